@@ -1,0 +1,316 @@
+// Package apiclient is a typed client for the Mintlify admin API: the unique
+// visitors analytics endpoint and the agent job endpoints. It owns the
+// transport concerns every caller needs: auth, timeouts, bounded retries with
+// backoff, Retry-After, response size limits and request metrics.
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/common/version"
+)
+
+// DefaultBaseURL is the public API.
+const DefaultBaseURL = "https://api.mintlify.com"
+
+// maxResponseBytes bounds a success body. A full visitors page of 250 rows is
+// tens of KiB; anything near this limit is not a response we understand.
+const maxResponseBytes = 8 << 20
+
+// Config configures a Client.
+type Config struct {
+	// BaseURL is the API root, e.g. https://api.mintlify.com.
+	BaseURL string
+	// APIKey is sent as a Bearer token and nowhere else.
+	APIKey string
+	// Timeout bounds each HTTP attempt (default 30s).
+	Timeout time.Duration
+	// MaxRetries is how many times a read is retried after the first try.
+	MaxRetries int
+	// BackoffBase and BackoffMax shape the exponential backoff between
+	// retries (defaults 500ms and 30s); each wait is drawn uniformly from
+	// [d/2, d] so that many clients do not retry in step.
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// HTTPClient defaults to a client with sensible transport timeouts.
+	HTTPClient *http.Client
+	// Metrics may be nil.
+	Metrics *Metrics
+	// Logger may be nil.
+	Logger log.Logger
+}
+
+// Client talks to the API. It is safe for concurrent use.
+type Client struct {
+	base    *url.URL
+	key     string
+	timeout time.Duration
+	retries int
+	backoff struct{ base, max time.Duration }
+	http    *http.Client
+	metrics *Metrics
+	logger  log.Logger
+	ua      string
+
+	mu sync.Mutex
+	// notBefore holds, per endpoint, the time before which the API asked us
+	// (via Retry-After) to send nothing. Per endpoint because the API's limits
+	// are per operation: a create-job limit must not stall analytics.
+	notBefore map[string]time.Time
+}
+
+// New validates cfg and returns a Client.
+func New(cfg Config) (*Client, error) {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	base, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("invalid API URL %q: want http(s)://host[/prefix]", cfg.BaseURL)
+	}
+	if cfg.MaxRetries < 0 {
+		return nil, fmt.Errorf("max retries must be >= 0, got %d", cfg.MaxRetries)
+	}
+	c := &Client{
+		base:      base,
+		key:       cfg.APIKey,
+		timeout:   cfg.Timeout,
+		retries:   cfg.MaxRetries,
+		http:      cfg.HTTPClient,
+		metrics:   cfg.Metrics,
+		logger:    cfg.Logger,
+		ua:        "mintlify_exporter/" + version.Version,
+		notBefore: map[string]time.Time{},
+	}
+	if c.timeout <= 0 {
+		c.timeout = 30 * time.Second
+	}
+	c.backoff.base, c.backoff.max = cfg.BackoffBase, cfg.BackoffMax
+	if c.backoff.base <= 0 {
+		c.backoff.base = 500 * time.Millisecond
+	}
+	if c.backoff.max <= 0 {
+		c.backoff.max = 30 * time.Second
+	}
+	if c.http == nil {
+		c.http = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: c.timeout,
+			MaxIdleConnsPerHost:   8,
+			IdleConnTimeout:       90 * time.Second,
+		}}
+	}
+	if c.logger == nil {
+		c.logger = log.NewNopLogger()
+	}
+	return c, nil
+}
+
+// request describes one API operation.
+type request struct {
+	endpoint string
+	method   string
+	path     string // already escaped
+	query    url.Values
+	body     []byte
+	// idempotent operations are retried; others only when the request
+	// certainly never left this process.
+	idempotent bool
+}
+
+// do runs req with retries and decodes a 2xx JSON body into out.
+func (c *Client) do(ctx context.Context, req request, out any) error {
+	for attempt := 0; ; attempt++ {
+		status, retryable, err := c.attempt(ctx, req, out)
+		if err == nil {
+			return nil
+		}
+		if !retryable || attempt >= c.retries {
+			return err
+		}
+		wait := c.backoffFor(attempt)
+		level.Debug(c.logger).Log("msg", "retrying API request", "endpoint", req.endpoint, "status", status, "attempt", attempt+1, "wait", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (gave up retrying: %w)", err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+func (c *Client) backoffFor(attempt int) time.Duration {
+	d := c.backoff.base << attempt
+	if d > c.backoff.max || d <= 0 {
+		d = c.backoff.max
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// attempt sends req once. It reports the HTTP status (0 when none was
+// received) and whether trying again may succeed.
+func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, error) {
+	if err := c.waitGate(ctx, req.endpoint); err != nil {
+		// Nothing was sent, so even a non-idempotent request may be retried.
+		return 0, true, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	u := *c.base
+	u.Path = c.base.Path + req.path
+	u.RawPath = c.base.EscapedPath() + req.path
+	u.RawQuery = req.query.Encode()
+	var body io.Reader
+	if req.body != nil {
+		body = bytes.NewReader(req.body)
+	}
+	httpReq, err := http.NewRequestWithContext(ctx, req.method, u.String(), body)
+	if err != nil {
+		return 0, false, fmt.Errorf("mintlify API %s: building request: %w", req.endpoint, err)
+	}
+	httpReq.Header.Set("Authorization", "Bearer "+c.key)
+	httpReq.Header.Set("User-Agent", c.ua)
+	httpReq.Header.Set("Accept", "application/json")
+	if req.body != nil {
+		httpReq.Header.Set("Content-Type", "application/json")
+	}
+
+	start := time.Now()
+	resp, err := c.http.Do(httpReq)
+	if err != nil {
+		c.metrics.observe(req.endpoint, 0, time.Since(start))
+		err = fmt.Errorf("mintlify API %s: %w", req.endpoint, redactErr(err, c.key))
+		// A failed dial never reached the server; anything later might have.
+		return 0, req.idempotent || isDialError(err), err
+	}
+	defer resp.Body.Close()
+	data, readErr := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	c.metrics.observe(req.endpoint, resp.StatusCode, time.Since(start))
+	level.Debug(c.logger).Log("msg", "API request", "endpoint", req.endpoint, "method", req.method, "path", u.Path, "status", resp.StatusCode, "duration", time.Since(start))
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		retryAfter := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		if retryAfter > 0 && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+			c.setGate(req.endpoint, time.Now().Add(retryAfter))
+		}
+		apiErr := newAPIError(req.endpoint, resp.StatusCode, data, retryAfter, c.key)
+		retryable := req.idempotent && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)
+		return resp.StatusCode, retryable, apiErr
+	}
+	if readErr != nil {
+		return resp.StatusCode, req.idempotent, fmt.Errorf("mintlify API %s: reading response: %w", req.endpoint, readErr)
+	}
+	if len(data) > maxResponseBytes {
+		return resp.StatusCode, false, fmt.Errorf("mintlify API %s: response larger than %d bytes", req.endpoint, maxResponseBytes)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return resp.StatusCode, false, fmt.Errorf("mintlify API %s: decoding response (HTTP %d, body %q): %w",
+			req.endpoint, resp.StatusCode, redact(truncate(string(data), 128), c.key), err)
+	}
+	return resp.StatusCode, false, nil
+}
+
+// waitGate blocks until the endpoint's Retry-After has passed. When that is
+// later than ctx's deadline it fails at once rather than sleep in vain.
+func (c *Client) waitGate(ctx context.Context, endpoint string) error {
+	c.mu.Lock()
+	until := c.notBefore[endpoint]
+	c.mu.Unlock()
+	wait := time.Until(until)
+	if wait <= 0 {
+		return nil
+	}
+	if dl, ok := ctx.Deadline(); ok && dl.Before(until) {
+		return &ThrottledError{Endpoint: endpoint, Until: until}
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return &ThrottledError{Endpoint: endpoint, Until: until}
+	case <-t.C:
+		return nil
+	}
+}
+
+func (c *Client) setGate(endpoint string, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if until.After(c.notBefore[endpoint]) {
+		c.notBefore[endpoint] = until
+	}
+}
+
+// ThrottledUntil reports when the endpoint may be called again, or the zero
+// time if it may be called now.
+func (c *Client) ThrottledUntil(endpoint string) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := c.notBefore[endpoint]; time.Now().Before(t) {
+		return t
+	}
+	return time.Time{}
+}
+
+// maxRetryAfter caps what a server may ask for, so a bogus header cannot
+// silence an endpoint for days.
+const maxRetryAfter = time.Hour
+
+// parseRetryAfter reads delay-seconds or an HTTP date; 0 if absent or bad.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(v); err == nil {
+		d = time.Duration(secs) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	if d < 0 {
+		return 0
+	}
+	return min(d, maxRetryAfter)
+}
+
+func isDialError(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "dial"
+}
+
+// redactErr keeps err's chain (so errors.As still works) while making sure
+// its text cannot carry the key.
+func redactErr(err error, secret string) error {
+	if secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	return redactedError{err: err, secret: secret}
+}
+
+type redactedError struct {
+	err    error
+	secret string
+}
+
+func (e redactedError) Error() string { return redact(e.err.Error(), e.secret) }
+func (e redactedError) Unwrap() error { return e.err }

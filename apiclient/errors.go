@@ -1,0 +1,113 @@
+package apiclient
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// maxErrorBodyBytes bounds how much of an error response is kept: enough to
+// show the upstream message, not enough to flood a log line.
+const maxErrorBodyBytes = 512
+
+// APIError is a non-2xx answer from the API.
+type APIError struct {
+	// Endpoint is the operation: visitors, create_job or get_job.
+	Endpoint   string
+	StatusCode int
+	// Message is the upstream's own error text when its body is JSON with an
+	// "error" or "message" string field; empty otherwise.
+	Message string
+	// Body is a bounded excerpt of the response body.
+	Body string
+	// RetryAfter is the delay the server asked for (429/503), or 0.
+	RetryAfter time.Duration
+}
+
+func (e *APIError) Error() string {
+	detail := e.Message
+	if detail == "" {
+		detail = e.Body
+	}
+	if detail == "" {
+		return fmt.Sprintf("mintlify API %s: HTTP %d", e.Endpoint, e.StatusCode)
+	}
+	return fmt.Sprintf("mintlify API %s: HTTP %d: %s", e.Endpoint, e.StatusCode, detail)
+}
+
+// ThrottledError means no request was sent because the API asked us to wait
+// (Retry-After) and the wait would outlast the caller's deadline.
+type ThrottledError struct {
+	Endpoint string
+	Until    time.Time
+}
+
+func (e *ThrottledError) Error() string {
+	return fmt.Sprintf("mintlify API %s: rate limited by the API until %s; request not sent",
+		e.Endpoint, e.Until.UTC().Format(time.RFC3339))
+}
+
+// RetryAfter returns how long to wait from now.
+func (e *ThrottledError) RetryAfter() time.Duration { return time.Until(e.Until) }
+
+// ErrTooManyPages means the visitors endpoint kept saying hasMore past the
+// page cap, so the result would be incomplete.
+var ErrTooManyPages = errors.New("visitors pagination did not end within the page cap")
+
+// StatusCode returns the HTTP status of an APIError anywhere in err's chain,
+// or 0.
+func StatusCode(err error) int {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.StatusCode
+	}
+	return 0
+}
+
+// newAPIError builds an APIError from a response body, redacting the key in
+// case the upstream echoes the Authorization header back.
+func newAPIError(endpoint string, status int, body []byte, retryAfter time.Duration, secret string) *APIError {
+	e := &APIError{Endpoint: endpoint, StatusCode: status, RetryAfter: retryAfter}
+	var parsed struct {
+		Error   any    `json:"error"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &parsed) == nil {
+		switch v := parsed.Error.(type) {
+		case string:
+			e.Message = v
+		case map[string]any:
+			if m, ok := v["message"].(string); ok {
+				e.Message = m
+			}
+		}
+		if e.Message == "" {
+			e.Message = parsed.Message
+		}
+	}
+	e.Message = redact(truncate(e.Message, maxErrorBodyBytes), secret)
+	e.Body = redact(truncate(strings.TrimSpace(string(body)), maxErrorBodyBytes), secret)
+	return e
+}
+
+// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func redact(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "<redacted>")
+}

@@ -1,0 +1,68 @@
+package apiclient
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Endpoint names used in metric labels and errors.
+const (
+	EndpointVisitors  = "visitors"
+	EndpointCreateJob = "create_job"
+	EndpointGetJob    = "get_job"
+)
+
+var endpoints = []string{EndpointVisitors, EndpointCreateJob, EndpointGetJob}
+
+// precreatedCodes are pre-created so that alerts built on increase() see the
+// first 401 or 429, which a series born at 1 would hide.
+var precreatedCodes = []string{"200", "401", "403", "429", "500", "502", "503", "error"}
+
+// Metrics instruments the client's requests. Every attempt counts, retries
+// included, because each one spends upstream quota.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewMetrics creates the client metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mintlify_api_requests_total",
+			Help: "HTTP requests sent to the Mintlify API, by endpoint and HTTP status code (\"error\" when no response was received). Retries count as requests.",
+		}, []string{"endpoint", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:                            "mintlify_api_request_duration_seconds",
+			Help:                            "Duration of HTTP requests to the Mintlify API, by endpoint.",
+			Buckets:                         []float64{.025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  100,
+			NativeHistogramMinResetDuration: time.Hour,
+		}, []string{"endpoint"}),
+	}
+	for _, e := range endpoints {
+		m.duration.WithLabelValues(e)
+		for _, c := range precreatedCodes {
+			m.requests.WithLabelValues(e, c)
+		}
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.duration)
+	}
+	return m
+}
+
+func (m *Metrics) observe(endpoint string, status int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	code := "error"
+	if status > 0 {
+		code = strconv.Itoa(status)
+	}
+	m.requests.WithLabelValues(endpoint, code).Inc()
+	m.duration.WithLabelValues(endpoint).Observe(d.Seconds())
+}

@@ -1,0 +1,94 @@
+package apiclient
+
+import "time"
+
+// Job statuses the API documents. The API may add others; callers must treat
+// any other value as not terminal (see IsTerminal).
+const (
+	StatusActive    = "active"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusArchived  = "archived"
+)
+
+// KnownStatuses lists the documented job statuses in a stable order.
+var KnownStatuses = []string{StatusActive, StatusCompleted, StatusFailed, StatusArchived}
+
+// IsTerminal reports whether a job in this status will not be worked on
+// again. Unknown statuses are not terminal: polling them further is the safe
+// choice, since stopping early would lose the job's real outcome.
+func IsTerminal(status string) bool {
+	switch status {
+	case StatusCompleted, StatusFailed, StatusArchived:
+		return true
+	}
+	return false
+}
+
+// Source is the repository an agent job works on.
+type Source struct {
+	// Repository is the repository URL.
+	Repository string `json:"repository"`
+	// Ref is the branch the changes are made on.
+	Ref string `json:"ref"`
+}
+
+// Job is the agent job object returned by create-job and get-job.
+type Job struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Source Source `json:"source"`
+	Model  string `json:"model"`
+	// PRLink is nil while the job is active or when no files were changed.
+	PRLink    *string   `json:"prLink"`
+	CreatedAt time.Time `json:"createdAt"`
+	// ArchivedAt is nil until the job is archived.
+	ArchivedAt *time.Time `json:"archivedAt"`
+}
+
+// CreateJobRequest is the body of create-job.
+type CreateJobRequest struct {
+	Prompt string `json:"prompt"`
+}
+
+// VisitorCounts are unique visitor counts. Total is deduplicated across
+// human and AI traffic, so it is not necessarily Human+AI.
+type VisitorCounts struct {
+	Human int64 `json:"human"`
+	AI    int64 `json:"ai"`
+	Total int64 `json:"total"`
+}
+
+// PageVisitors are the counts of one page.
+type PageVisitors struct {
+	Path string `json:"path"`
+	VisitorCounts
+}
+
+// VisitorsPage is one page of the unique visitors endpoint.
+type VisitorsPage struct {
+	Totals   VisitorCounts  `json:"totals"`
+	Visitors []PageVisitors `json:"visitors"`
+	HasMore  bool           `json:"hasMore"`
+}
+
+// VisitorsQuery selects the date range and page of a visitors request.
+type VisitorsQuery struct {
+	// DateFrom and DateTo are YYYY-MM-DD; DateTo is exclusive. Empty means
+	// the API's default.
+	DateFrom string
+	DateTo   string
+	Limit    int
+	Offset   int
+}
+
+// Visitors is the result of walking every page of the visitors endpoint.
+type Visitors struct {
+	Totals VisitorCounts
+	// Pages has one entry per distinct path, in the order first seen.
+	Pages []PageVisitors
+	// Requests is how many pages were fetched.
+	Requests int
+	// DuplicatePaths counts rows dropped because their path was already seen.
+	DuplicatePaths int
+}

@@ -1,0 +1,260 @@
+// Package fakeapi is the one simulation of the Mintlify API in this repo. The
+// exporter's sandbox mode serves it on loopback, and every test that needs
+// the API talks to it over real HTTP. Its data is synthetic but shaped like
+// the real thing (hundreds of paths, human and AI traffic that moves through
+// the day, deduplicated totals that are not sums, jobs that finish after a
+// while), and it has switches for the faults a client must survive.
+package fakeapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Endpoint names, as the exporter's metrics use them.
+const (
+	Visitors  = "visitors"
+	CreateJob = "create_job"
+	GetJob    = "get_job"
+)
+
+// CreateJobLimit is the documented create-job limit per project per hour.
+const CreateJobLimit = 100
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	// Projects lists the project ids that exist; empty means any id exists.
+	Projects []string
+	// APIKey, when set, is the only accepted Bearer token. When empty, any
+	// token with the documented mint_ prefix is accepted.
+	APIKey string
+	// Paths is the number of pages each project has (default 300).
+	Paths int
+	// PathsByProject overrides Paths per project; 0 is a site with no
+	// traffic yet.
+	PathsByProject map[string]int
+	// JobDuration is how long a job stays active (default 20s); each job
+	// varies it by ±50% unless its prompt fixes it.
+	JobDuration time.Duration
+	// ArchiveAfter is how long after completing a job bound for archiving
+	// is archived (default 30s).
+	ArchiveAfter time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Fault makes the server misbehave for one endpoint.
+type Fault struct {
+	// Status, when non-zero, is returned with a JSON error body.
+	Status int
+	// RetryAfter is sent as the Retry-After header with Status.
+	RetryAfter string
+	// Latency delays the response (the request's context still wins).
+	Latency time.Duration
+	// MalformedJSON answers 200 with a body that is not JSON.
+	MalformedJSON bool
+	// EndlessHasMore makes the visitors endpoint say hasMore forever,
+	// inventing rows past the real ones.
+	EndlessHasMore bool
+	// DuplicatePath repeats, at the top of every visitors page after the
+	// first, the first path of the page before it (with other counts).
+	DuplicatePath bool
+	// NegativeCounts puts a negative human count in the first visitors row.
+	NegativeCounts bool
+	// Remaining is how many requests the fault applies to; 0 is all until
+	// cleared.
+	Remaining int
+}
+
+// Server is the fake API. Create it with New; it is an http.Handler.
+type Server struct {
+	opts     Options
+	mux      *http.ServeMux
+	mu       sync.Mutex
+	faults   map[string]*Fault
+	jobs     map[string]*job // by project + "/" + id
+	created  map[string][]time.Time
+	queries  []url.Values
+	requests map[string]*atomic.Int64
+	nextID   atomic.Int64
+}
+
+// New returns a fake API server.
+func New(opts Options) *Server {
+	if opts.Paths == 0 {
+		opts.Paths = 300
+	}
+	if opts.JobDuration <= 0 {
+		opts.JobDuration = 20 * time.Second
+	}
+	if opts.ArchiveAfter <= 0 {
+		opts.ArchiveAfter = 30 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Server{
+		opts:     opts,
+		mux:      http.NewServeMux(),
+		faults:   map[string]*Fault{},
+		jobs:     map[string]*job{},
+		created:  map[string][]time.Time{},
+		requests: map[string]*atomic.Int64{},
+	}
+	for _, e := range []string{Visitors, CreateJob, GetJob} {
+		s.requests[e] = &atomic.Int64{}
+	}
+	s.mux.HandleFunc("GET /v1/analytics/{project}/visitors", s.withChecks(Visitors, s.handleVisitors))
+	s.mux.HandleFunc("POST /v2/agent/{project}/job", s.withChecks(CreateJob, s.handleCreateJob))
+	s.mux.HandleFunc("GET /v2/agent/{project}/job/{id}", s.withChecks(GetJob, s.handleGetJob))
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// SetFault installs a fault on an endpoint (Visitors, CreateJob, GetJob),
+// replacing any earlier one there.
+func (s *Server) SetFault(endpoint string, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[endpoint] = &f
+}
+
+// ClearFaults removes every fault.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = map[string]*Fault{}
+}
+
+// Requests is how many requests reached an endpoint, faulty ones included.
+func (s *Server) Requests(endpoint string) int64 { return s.requests[endpoint].Load() }
+
+// VisitorsQueries returns the query strings of every visitors request.
+func (s *Server) VisitorsQueries() []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]url.Values(nil), s.queries...)
+}
+
+// takeFault returns the endpoint's active fault, consuming one use.
+func (s *Server) takeFault(endpoint string) Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.faults[endpoint]
+	if f == nil {
+		return Fault{}
+	}
+	out := *f
+	if f.Remaining > 0 {
+		f.Remaining--
+		if f.Remaining == 0 {
+			delete(s.faults, endpoint)
+		}
+	}
+	return out
+}
+
+type handler func(w http.ResponseWriter, r *http.Request, project string, f Fault)
+
+// withChecks counts the request, applies latency and status faults, and
+// checks auth and the project before the endpoint's own handler runs.
+func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.requests[endpoint].Add(1)
+		f := s.takeFault(endpoint)
+		if f.Latency > 0 {
+			t := time.NewTimer(f.Latency)
+			select {
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		if f.Status != 0 {
+			if f.RetryAfter != "" {
+				w.Header().Set("Retry-After", f.RetryAfter)
+			}
+			writeError(w, f.Status, fmt.Sprintf("injected fault: %s", http.StatusText(f.Status)))
+			return
+		}
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || (s.opts.APIKey != "" && token != s.opts.APIKey) || (s.opts.APIKey == "" && !strings.HasPrefix(token, "mint_")) {
+			writeError(w, http.StatusUnauthorized, "invalid or missing API key")
+			return
+		}
+		project := r.PathValue("project")
+		if !s.projectExists(project) {
+			writeError(w, http.StatusNotFound, "project not found")
+			return
+		}
+		if f.MalformedJSON {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"totals": {"human": 1,, <html>`))
+			return
+		}
+		h(w, r, project, f)
+	}
+}
+
+func (s *Server) projectExists(p string) bool {
+	if len(s.opts.Projects) == 0 {
+		return p != ""
+	}
+	for _, q := range s.opts.Projects {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers in the {"error": "..."} shape. The real API's error
+// shape is undocumented; the client must cope with any body.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// Serve runs the fake on a loopback listener until ctx ends; it returns the
+// base URL once the listener is open and a function that waits for shutdown.
+func (s *Server) Serve(ctx context.Context, addr string) (baseURL string, wait func() error, err error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("fake API: listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan error, 1)
+	go func() {
+		err := srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		done <- err
+	}()
+	go func() {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}()
+	return "http://" + ln.Addr().String(), func() error { return <-done }, nil
+}

@@ -1,0 +1,204 @@
+package fakeapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+)
+
+type source struct {
+	Repository string `json:"repository"`
+	Ref        string `json:"ref"`
+}
+
+// jobBody is the agent job object as the spec writes it.
+type jobBody struct {
+	ID         string     `json:"id"`
+	Status     string     `json:"status"`
+	Source     source     `json:"source"`
+	Model      string     `json:"model"`
+	PRLink     *string    `json:"prLink"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	ArchivedAt *time.Time `json:"archivedAt"`
+}
+
+// Outcomes a job can be scripted to reach.
+const (
+	OutcomePR      = "pr"      // completed with a pull request
+	OutcomeNoPR    = "nopr"    // completed, no files changed
+	OutcomeFail    = "fail"    // failed
+	OutcomeArchive = "archive" // completed with a PR, archived later
+	OutcomeUnknown = "unknown" // reports a status the spec does not list
+)
+
+type job struct {
+	project  string
+	body     jobBody
+	outcome  string
+	duration time.Duration
+	gone     bool   // answers 404
+	override string // status forced by SetJobStatus
+}
+
+// directive lets a test or a sandbox user script a job through its prompt:
+// "#fake:fail", "#fake:nopr", "#fake:pr", "#fake:archive", "#fake:unknown",
+// optionally with a duration: "#fake:fail:3s".
+var directive = regexp.MustCompile(`#fake:(pr|nopr|fail|archive|unknown)(?::([0-9.]+[a-z]+))?`)
+
+// outcomeFor picks a job's fate: the prompt's directive, else a stable
+// pseudo-random draw from the id (70% PR, 12% no PR, 13% failed, 5% archived).
+func (s *Server) outcomeFor(id, prompt string) (string, time.Duration) {
+	h := hash(id)
+	d := s.opts.JobDuration/2 + time.Duration(h%1000)*s.opts.JobDuration/1000
+	if m := directive.FindStringSubmatch(prompt); m != nil {
+		if m[2] != "" {
+			if pd, err := time.ParseDuration(m[2]); err == nil {
+				d = pd
+			}
+		}
+		return m[1], d
+	}
+	switch r := (h >> 10) % 100; {
+	case r < 70:
+		return OutcomePR, d
+	case r < 82:
+		return OutcomeNoPR, d
+	case r < 95:
+		return OutcomeFail, d
+	default:
+		return OutcomeArchive, d
+	}
+}
+
+// view computes the job's state at now from its creation time and fate.
+func (s *Server) view(j *job, now time.Time) jobBody {
+	b := j.body
+	end := b.CreatedAt.Add(j.duration)
+	switch {
+	case j.override != "":
+		b.Status = j.override
+	case now.Before(end):
+		b.Status = "active"
+	case j.outcome == OutcomeFail:
+		b.Status = "failed"
+	case j.outcome == OutcomeUnknown:
+		b.Status = "waiting_for_review"
+	default:
+		b.Status = "completed"
+	}
+	if b.Status == "completed" && j.outcome != OutcomeNoPR {
+		link := fmt.Sprintf("https://github.com/acme/docs/pull/%s", strings.TrimPrefix(b.ID, "job_"))
+		b.PRLink = &link
+	}
+	if b.Status == "archived" && j.override != "" {
+		at := now.UTC()
+		b.ArchivedAt = &at
+	}
+	if j.outcome == OutcomeArchive && j.override == "" && !now.Before(end.Add(s.opts.ArchiveAfter)) {
+		b.Status = "archived"
+		at := end.Add(s.opts.ArchiveAfter).UTC()
+		b.ArchivedAt = &at
+	}
+	return b
+}
+
+func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project string, _ Fault) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "reading body")
+		return
+	}
+	var req struct {
+		Prompt *string `json:"prompt"`
+	}
+	if err := json.Unmarshal(data, &req); err != nil || req.Prompt == nil || *req.Prompt == "" {
+		writeError(w, http.StatusBadRequest, "prompt is required and must be a non-empty string")
+		return
+	}
+	now := s.opts.Now()
+	s.mu.Lock()
+	recent := s.created[project][:0]
+	for _, t := range s.created[project] {
+		if now.Sub(t) < time.Hour {
+			recent = append(recent, t)
+		}
+	}
+	s.created[project] = recent
+	if len(recent) >= CreateJobLimit {
+		retry := recent[0].Add(time.Hour).Sub(now)
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds())+1))
+		writeError(w, http.StatusTooManyRequests, "rate limit: 100 job creations per hour per project")
+		return
+	}
+	s.created[project] = append(recent, now)
+	id := fmt.Sprintf("job_%06d", s.nextID.Add(1))
+	outcome, d := s.outcomeFor(id, *req.Prompt)
+	j := &job{project: project, outcome: outcome, duration: d, body: jobBody{
+		ID:        id,
+		Source:    source{Repository: "https://github.com/acme/docs", Ref: "mintlify/" + id},
+		Model:     "claude-sonnet-4-5",
+		CreatedAt: now.UTC().Truncate(time.Millisecond),
+	}}
+	s.jobs[project+"/"+id] = j
+	body := s.view(j, now)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, project string, _ Fault) {
+	s.mu.Lock()
+	j := s.jobs[project+"/"+r.PathValue("id")]
+	var body jobBody
+	found := j != nil && !j.gone
+	if found {
+		body = s.view(j, s.opts.Now())
+	}
+	s.mu.Unlock()
+	if !found {
+		writeError(w, http.StatusNotFound, "job not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// SetJobStatus forces a job's status from now on (e.g. archive a completed
+// job); an empty status returns it to its scripted course.
+func (s *Server) SetJobStatus(project, id, status string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[project+"/"+id]
+	if j == nil {
+		return fmt.Errorf("fake API: no job %s/%s", project, id)
+	}
+	j.override = status
+	return nil
+}
+
+// ForgetJob makes a job answer 404 from now on.
+func (s *Server) ForgetJob(project, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[project+"/"+id]
+	if j == nil {
+		return fmt.Errorf("fake API: no job %s/%s", project, id)
+	}
+	j.gone = true
+	return nil
+}
+
+// JobCount is how many jobs were created.
+func (s *Server) JobCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.jobs)
+}

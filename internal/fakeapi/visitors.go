@@ -1,0 +1,152 @@
+package fakeapi
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+type counts struct {
+	Human int64 `json:"human"`
+	AI    int64 `json:"ai"`
+	Total int64 `json:"total"`
+}
+
+type pageRow struct {
+	Path string `json:"path"`
+	counts
+}
+
+type visitorsBody struct {
+	Totals   counts    `json:"totals"`
+	Visitors []pageRow `json:"visitors"`
+	HasMore  bool      `json:"hasMore"`
+}
+
+var sections = []string{"guides", "api-reference", "concepts", "integrations", "changelog", "sdks"}
+
+// pathName makes the i-th most visited path of a site.
+func pathName(i int) string {
+	switch i {
+	case 0:
+		return "/"
+	case 1:
+		return "/quickstart"
+	case 2:
+		return "/installation"
+	}
+	return fmt.Sprintf("/%s/page-%d", sections[i%len(sections)], i)
+}
+
+// dedupe models overlap between human and AI visitors: the deduplicated
+// total is at least the larger count and less than the sum.
+func dedupe(h, a int64) int64 {
+	return max(h, a) + min(h, a)*9/10
+}
+
+func hash(parts ...string) uint64 {
+	f := fnv.New64a()
+	for _, p := range parts {
+		_, _ = f.Write([]byte(p))
+		_, _ = f.Write([]byte{0})
+	}
+	return f.Sum64()
+}
+
+// siteRows builds every row of a project for a range of days at time now,
+// ordered by total descending. Traffic follows a Zipf-like curve over paths,
+// grows sub-linearly with the number of days (returning visitors), moves
+// through the day, and the AI share drifts by path and hour.
+func (s *Server) siteRows(project string, days int, now time.Time) ([]pageRow, counts) {
+	n := s.opts.Paths
+	if v, ok := s.opts.PathsByProject[project]; ok {
+		n = v
+	}
+	hour := float64(now.UTC().Hour()) + float64(now.UTC().Minute())/60
+	diurnal := 1 + 0.35*math.Sin((hour-9)/24*2*math.Pi)
+	scale := math.Pow(float64(days), 0.85) * diurnal
+	seed := hash(project)
+	rows := make([]pageRow, n)
+	var site counts
+	for i := range n {
+		base := 4000 / math.Pow(float64(i+1), 0.9)
+		aiShare := 0.15 + 0.25*float64((seed>>uint(i%32))&7)/7 + 0.05*math.Sin(hour/24*2*math.Pi+float64(i))
+		h := int64(base * scale * (1 - aiShare))
+		a := int64(base * scale * aiShare)
+		rows[i] = pageRow{Path: pathName(i), counts: counts{Human: h, AI: a, Total: dedupe(h, a)}}
+		site.Human += h * 7 / 10 // visitors see several pages: the site count is below the sum over pages
+		site.AI += a * 8 / 10
+	}
+	site.Total = dedupe(site.Human, site.AI)
+	return rows, site
+}
+
+// parseDate accepts the two formats the API documents.
+func parseDate(v string) (time.Time, error) {
+	if t, err := time.Parse("2006-01-02", v); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.RFC3339, v)
+}
+
+func (s *Server) handleVisitors(w http.ResponseWriter, r *http.Request, project string, f Fault) {
+	q := r.URL.Query()
+	s.mu.Lock()
+	s.queries = append(s.queries, q)
+	s.mu.Unlock()
+
+	limit, offset := 50, 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 250 {
+			writeError(w, http.StatusBadRequest, "limit must be an integer between 1 and 250")
+			return
+		}
+		limit = n
+	}
+	if v := q.Get("offset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "offset must be an integer >= 0")
+			return
+		}
+		offset = n
+	}
+	now := s.opts.Now()
+	days := 30 // the range when no dates are given, a guess the client must not rely on
+	if from, to := q.Get("dateFrom"), q.Get("dateTo"); from != "" || to != "" {
+		fromT, err1 := parseDate(from)
+		toT, err2 := parseDate(to)
+		if err1 != nil || err2 != nil || !toT.After(fromT) {
+			writeError(w, http.StatusBadRequest, "dateFrom and dateTo must be dates with dateFrom < dateTo")
+			return
+		}
+		days = int(toT.Sub(fromT).Hours()/24 + 0.5)
+	}
+
+	rows, site := s.siteRows(project, days, now)
+	body := visitorsBody{Totals: site, Visitors: []pageRow{}}
+	if offset < len(rows) {
+		body.Visitors = append(body.Visitors, rows[offset:min(offset+limit, len(rows))]...)
+	}
+	body.HasMore = offset+limit < len(rows)
+
+	if f.EndlessHasMore {
+		for i := len(body.Visitors); i < limit; i++ {
+			body.Visitors = append(body.Visitors, pageRow{Path: fmt.Sprintf("/endless/%d", offset+i), counts: counts{Human: 1, AI: 1, Total: 1}})
+		}
+		body.HasMore = true
+	}
+	if f.DuplicatePath && offset >= limit && offset-limit < len(rows) {
+		dup := rows[offset-limit]
+		dup.Human, dup.AI, dup.Total = dup.Human/2+1, dup.AI/2+1, dup.Total/2+1
+		body.Visitors = append([]pageRow{dup}, body.Visitors...)
+	}
+	if f.NegativeCounts && len(body.Visitors) > 0 {
+		body.Visitors[0].Human = -5
+	}
+	writeJSON(w, http.StatusOK, body)
+}
