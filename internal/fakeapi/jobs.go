@@ -43,6 +43,8 @@ type job struct {
 	duration time.Duration
 	gone     bool   // answers 404
 	override string // status forced by SetJobStatus
+	// overrideAt is when the override was set.
+	overrideAt time.Time
 }
 
 // directive lets a test or a sandbox user script a job through its prompt:
@@ -95,8 +97,8 @@ func (s *Server) view(j *job, now time.Time) jobBody {
 		link := fmt.Sprintf("https://github.com/acme/docs/pull/%s", strings.TrimPrefix(b.ID, "job_"))
 		b.PRLink = &link
 	}
-	if b.Status == "archived" && j.override != "" {
-		at := now.UTC()
+	if j.override == "archived" {
+		at := j.overrideAt.UTC()
 		b.ArchivedAt = &at
 	}
 	if j.outcome == OutcomeArchive && j.override == "" && !now.Before(end.Add(s.opts.ArchiveAfter)) {
@@ -180,7 +182,7 @@ func (s *Server) SetJobStatus(project, id, status string) error {
 	if j == nil {
 		return fmt.Errorf("fake API: no job %s/%s", project, id)
 	}
-	j.override = status
+	j.override, j.overrideAt = status, s.opts.Now()
 	return nil
 }
 
