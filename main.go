@@ -36,6 +36,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/agent"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 )
 
@@ -83,39 +84,41 @@ func parseFlags(args []string) (*config, error) {
 
 	c.web = kingpinflag.AddFlags(app, defaultPort)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&c.telemetryPath)
-	app.Flag("web.max-requests", "Maximum number of parallel scrape requests. 0 disables the limit.").Default("40").IntVar(&c.maxRequests)
+	maxRequests := flagvalue.Int(app, "web.max-requests", "Maximum number of parallel scrape requests. 0 disables the limit.", "40")
 	app.Flag("web.enable-agent-api", "Serve the agent job gateway under /api/. Anyone who can reach it can open pull requests: protect it with --web.config.file.").Default("false").BoolVar(&c.enableAgentAPI)
-	app.Flag("log.level", "Only log messages with the given severity or above. One of: ["+strings.Join(logging.Levels, ", ")+"]").Default("info").EnumVar(&c.logLevel, logging.Levels...)
-	app.Flag("log.format", "Output format of log messages. One of: ["+strings.Join(logging.Formats, ", ")+"]").Default("logfmt").EnumVar(&c.logFormat, logging.Formats...)
+	logLevel := flagvalue.Enum(app, "log.level", "Only log messages with the given severity or above.", "info", logging.Levels...)
+	logFormat := flagvalue.Enum(app, "log.format", "Output format of log messages.", "logfmt", logging.Formats...)
 
 	app.Flag("mintlify.api-url", "Base URL of the Mintlify API.").Default(apiclient.DefaultBaseURL).StringVar(&c.apiURL)
 	app.Flag("mintlify.api-key-file", "File holding the Mintlify admin API key (else the "+apiKeyEnv+" environment variable).").StringVar(&c.apiKeyFile)
 	app.Flag("mintlify.project", "Mintlify project id to export (repeatable).").StringsVar(&c.projects)
-	timeout := durationFlag(app, "mintlify.timeout", "Timeout of each HTTP request to the API.", "30s")
-	app.Flag("mintlify.max-retries", "Retries of a failed read (visitors, get job) after the first try.").Default("2").IntVar(&c.maxRetries)
+	timeout := flagvalue.Duration(app, "mintlify.timeout", "Timeout of each HTTP request to the API.", "30s")
+	maxRetries := flagvalue.Int(app, "mintlify.max-retries", "Retries of a failed read (visitors, get job) after the first try.", "2")
 	app.Flag("mintlify.sandbox", "Serve a built-in simulation of the Mintlify API on loopback and export it; no key or project needed.").Default("false").BoolVar(&c.sandbox)
 
 	v := &c.visitors
-	ttl := durationFlag(app, "visitors.cache-ttl", "How long fetched visitor counts are served before a scrape refreshes them.", "5m")
-	staleness := durationFlag(app, "visitors.max-staleness", "Visitor counts older than this are no longer served when refreshes keep failing. 0 keeps them forever.", "1h")
+	ttl := flagvalue.Duration(app, "visitors.cache-ttl", "How long fetched visitor counts are served before a scrape refreshes them.", "5m")
+	staleness := flagvalue.Duration(app, "visitors.max-staleness", "Visitor counts older than this are no longer served when refreshes keep failing. 0 keeps them forever.", "1h")
 	windows := app.Flag("visitors.window", "Date window to export, Nd = the last N calendar days including today (repeatable).").Default("1d").Strings()
 	tz := app.Flag("visitors.timezone", "IANA time zone that decides where a day starts for the windows.").Default("UTC").String()
-	app.Flag("visitors.page-size", "Rows per visitors request (1-250).").Default("250").IntVar(&v.PageSize)
-	app.Flag("visitors.max-paths", "Keep at most this many paths per project and window, the most visited first. 0 = no cap.").Default("1000").IntVar(&v.MaxPaths)
+	pageSize := flagvalue.Int(app, "visitors.page-size", "Rows per visitors request (1-250).", "250")
+	maxPaths := flagvalue.Int(app, "visitors.max-paths", "Keep at most this many paths per project and window, the most visited first. 0 = no cap.", "1000")
 	include := app.Flag("visitors.path-include", "Only export paths matching this regular expression.").String()
 	exclude := app.Flag("visitors.path-exclude", "Do not export paths matching this regular expression.").String()
 
 	a := &c.agent
-	poll := durationFlag(app, "agent.poll-interval", "How often each active agent job is polled.", "10s")
-	app.Flag("agent.max-concurrent-polls", "Maximum number of job polls in flight at once.").Default("4").IntVar(&a.MaxConcurrentPolls)
-	watch := durationFlag(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted.", "24h")
-	retention := durationFlag(app, "agent.retention", "How long finished jobs are kept before they are forgotten.", "7d")
+	poll := flagvalue.Duration(app, "agent.poll-interval", "How often each active agent job is polled.", "10s")
+	maxPolls := flagvalue.Int(app, "agent.max-concurrent-polls", "Maximum number of job polls in flight at once.", "4")
+	watch := flagvalue.Duration(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted.", "24h")
+	retention := flagvalue.Duration(app, "agent.retention", "How long finished jobs are kept before they are forgotten.", "7d")
 	app.Flag("agent.state-file", "File where tracked agent jobs are persisted across restarts.").Default(agent.DefaultStatePath).StringVar(&a.StatePath)
-	maxPrompt := app.Flag("agent.max-prompt-bytes", "Largest request body the gateway accepts for a job, e.g. 64KiB.").Default("64KiB").Bytes()
+	maxPrompt := flagvalue.Bytes(app, "agent.max-prompt-bytes", "Largest request body the gateway accepts for a job, e.g. 64KiB.", "64KiB")
 
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
 	}
+	c.maxRequests, c.maxRetries, c.logLevel, c.logFormat = *maxRequests, *maxRetries, *logLevel, *logFormat
+	v.PageSize, v.MaxPaths, a.MaxConcurrentPolls = *pageSize, *maxPaths, *maxPolls
 
 	checks := []struct {
 		flag string
@@ -175,26 +178,6 @@ func parseFlags(args []string) (*config, error) {
 	a.MaxPromptBytes = int64(*maxPrompt)
 	return c, nil
 }
-
-// durationFlag accepts Prometheus-style durations ("30s", "5m", "7d").
-func durationFlag(app *kingpin.Application, name, help, def string) *time.Duration {
-	d := new(time.Duration)
-	app.Flag(name, help+" Prometheus duration, e.g. 30s, 5m, 7d.").Default(def).SetValue((*durationValue)(d))
-	return d
-}
-
-type durationValue time.Duration
-
-func (d *durationValue) Set(s string) error {
-	v, err := model.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("invalid duration %q (want e.g. 30s, 5m, 7d; never negative)", s)
-	}
-	*d = durationValue(v)
-	return nil
-}
-
-func (d *durationValue) String() string { return model.Duration(*d).String() }
 
 func positive(d time.Duration) error {
 	if d <= 0 {

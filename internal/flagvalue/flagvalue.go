@@ -1,0 +1,114 @@
+// Package flagvalue holds kingpin flag values whose parse errors name their
+// flag. kingpin's own typed values report "invalid syntax" without saying
+// which flag was wrong, and a user with a dozen flags deserves to know.
+package flagvalue
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/alecthomas/units"
+	"github.com/prometheus/common/model"
+)
+
+// Duration adds a flag taking a Prometheus duration ("30s", "5m", "7d").
+// Negative durations are rejected by the syntax itself.
+func Duration(app *kingpin.Application, name, help, def string) *time.Duration {
+	d := new(time.Duration)
+	app.Flag(name, help+" A duration such as 30s, 5m or 7d.").Default(def).SetValue(&durationValue{name: name, d: d})
+	return d
+}
+
+type durationValue struct {
+	name string
+	d    *time.Duration
+}
+
+func (v *durationValue) Set(s string) error {
+	d, err := model.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("--%s: invalid duration %q (want e.g. 30s, 5m, 7d; never negative)", v.name, s)
+	}
+	*v.d = time.Duration(d)
+	return nil
+}
+
+func (v *durationValue) String() string { return model.Duration(*v.d).String() }
+
+// Int adds an integer flag.
+func Int(app *kingpin.Application, name, help, def string) *int {
+	n := new(int)
+	app.Flag(name, help).Default(def).SetValue(&intValue{name: name, n: n})
+	return n
+}
+
+type intValue struct {
+	name string
+	n    *int
+}
+
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("--%s: %q is not a whole number", v.name, s)
+	}
+	*v.n = n
+	return nil
+}
+
+func (v *intValue) String() string { return strconv.Itoa(*v.n) }
+
+// Enum adds a flag that takes one of options.
+func Enum(app *kingpin.Application, name, help, def string, options ...string) *string {
+	s := new(string)
+	app.Flag(name, help+" One of: ["+strings.Join(options, ", ")+"]").Default(def).SetValue(&enumValue{name: name, s: s, options: options})
+	return s
+}
+
+type enumValue struct {
+	name    string
+	s       *string
+	options []string
+}
+
+func (v *enumValue) Set(s string) error {
+	for _, o := range v.options {
+		if s == o {
+			*v.s = s
+			return nil
+		}
+	}
+	return fmt.Errorf("--%s: %q is not one of %s", v.name, s, strings.Join(v.options, ", "))
+}
+
+func (v *enumValue) String() string { return *v.s }
+
+// Bytes adds a size flag taking base-2 units ("64KiB", "1MiB", "65536").
+func Bytes(app *kingpin.Application, name, help, def string) *int64 {
+	n := new(int64)
+	app.Flag(name, help).Default(def).SetValue(&bytesValue{name: name, n: n})
+	return n
+}
+
+type bytesValue struct {
+	name string
+	n    *int64
+}
+
+func (v *bytesValue) Set(s string) error {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*v.n = n
+		return nil
+	}
+	b, err := units.ParseBase2Bytes(s)
+	if err != nil {
+		return fmt.Errorf("--%s: invalid size %q (want e.g. 65536 or 64KiB)", v.name, s)
+	}
+	*v.n = int64(b)
+	return nil
+}
+
+func (v *bytesValue) String() string { return strconv.FormatInt(*v.n, 10) }

@@ -1,0 +1,105 @@
+// Package testutil holds helpers shared by tests that run the built binary
+// or external tools: building the exporter once, free loopback ports,
+// waiting for a URL, and finding promtool.
+package testutil
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BuildExporter builds the exporter binary into dir and returns its path.
+func BuildExporter(dir string) (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	bin := filepath.Join(dir, "mintlify_exporter")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// FreeAddr returns a loopback address with a port that was free a moment ago.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// WaitHTTP polls url until it answers 200 or the timeout passes, and
+// returns the last body.
+func WaitHTTP(t testing.TB, url string, timeout time.Duration, ok func(body string) bool) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var last string
+	for {
+		if body, status, err := Get(ctx, url); err == nil && status == http.StatusOK {
+			last = body
+			if ok == nil || ok(body) {
+				return body
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s did not become ready within %s; last body:\n%.2000s", url, timeout, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Get fetches url and returns its body and status.
+func Get(ctx context.Context, url string) (string, int, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return "", 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), resp.StatusCode, err
+}
+
+// Promtool returns promtool's path. Outside CI a missing promtool skips the
+// test with a message; under CI=true it fails, so CI cannot pass silently.
+func Promtool(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("promtool")
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("promtool not found; CI must install Debian's prometheus package (.ci/run does)")
+	}
+	t.Skip("promtool not found: install Debian's prometheus package to run this test (apt-get install prometheus)")
+	return ""
+}
+
+// CheckMetrics pipes an exposition into promtool check metrics.
+func CheckMetrics(t testing.TB, exposition string) {
+	t.Helper()
+	cmd := exec.Command(Promtool(t), "check", "metrics")
+	cmd.Stdin = strings.NewReader(exposition)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+var exporterBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mintlify-exporter-bin")
+	if err != nil {
+		panic(err)
+	}
+	exporterBin, err = testutil.BuildExporter(dir)
+	if err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// syncBuffer collects a child's stderr while tests read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type exporterProc struct {
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	base   string
+	done   chan struct{}
+}
+
+// startExporter runs the built binary on a free loopback port; the test's
+// cleanup kills it if the test did not stop it.
+func startExporter(t *testing.T, env []string, args ...string) *exporterProc {
+	t.Helper()
+	addr := testutil.FreeAddr(t)
+	cmd := exec.Command(exporterBin, append([]string{"--web.listen-address=" + addr}, args...)...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	cmd.Dir = t.TempDir()
+	p := &exporterProc{cmd: cmd, stderr: &syncBuffer{}, base: "http://" + addr, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("exporter stderr:\n%s", p.stderr.String())
+		}
+	})
+	return p
+}
+
+// stop sends SIGTERM and asserts a clean exit within a few seconds.
+func (p *exporterProc) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("exporter did not exit within 10s of SIGTERM")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code after SIGTERM = %d, want 0", code)
+	}
+}
+
+func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
+	withKey := []string{"MINTLIFY_API_KEY=mint_x"}
+	cases := []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"window", []string{"--mintlify.project=p", "--visitors.window=3x"}, withKey, "--visitors.window"},
+		{"window zero", []string{"--mintlify.project=p", "--visitors.window=0d"}, withKey, "--visitors.window"},
+		{"page size 0", []string{"--mintlify.project=p", "--visitors.page-size=0"}, withKey, "--visitors.page-size"},
+		{"page size 300", []string{"--mintlify.project=p", "--visitors.page-size=300"}, withKey, "--visitors.page-size"},
+		{"timezone", []string{"--mintlify.project=p", "--visitors.timezone=Mars/Olympus"}, withKey, "--visitors.timezone"},
+		{"include regex", []string{"--mintlify.project=p", "--visitors.path-include=("}, withKey, "--visitors.path-include"},
+		{"exclude regex", []string{"--mintlify.project=p", "--visitors.path-exclude=[a-"}, withKey, "--visitors.path-exclude"},
+		{"negative ttl", []string{"--mintlify.project=p", "--visitors.cache-ttl=-5m"}, withKey, "visitors.cache-ttl"},
+		{"zero ttl", []string{"--mintlify.project=p", "--visitors.cache-ttl=0s"}, withKey, "--visitors.cache-ttl"},
+		{"staleness below ttl", []string{"--mintlify.project=p", "--visitors.max-staleness=1m"}, withKey, "--visitors.max-staleness"},
+		{"timeout", []string{"--mintlify.project=p", "--mintlify.timeout=abc"}, withKey, "mintlify.timeout"},
+		{"retries", []string{"--mintlify.project=p", "--mintlify.max-retries=-1"}, withKey, "--mintlify.max-retries"},
+		{"log level", []string{"--mintlify.project=p", "--log.level=loud"}, withKey, "log.level"},
+		{"unknown flag", []string{"--mintlify.api-key=mint_x"}, nil, "mintlify.api-key"},
+		{"poll interval", []string{"--mintlify.project=p", "--agent.poll-interval=0s"}, withKey, "--agent.poll-interval"},
+		{"prompt bytes", []string{"--mintlify.project=p", "--agent.max-prompt-bytes=0"}, withKey, "--agent.max-prompt-bytes"},
+		{"api url", []string{"--mintlify.project=p", "--mintlify.api-url=ftp://x"}, withKey, "--mintlify.api-url"},
+		{"no key", []string{"--mintlify.project=p"}, nil, "MINTLIFY_API_KEY"},
+		{"no project", nil, withKey, "--mintlify.project"},
+		{"missing key file", []string{"--mintlify.project=p", "--mintlify.api-key-file=/nonexistent/key"}, nil, "--mintlify.api-key-file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, exporterBin, append([]string{"--web.listen-address=127.0.0.1:0"}, tc.args...)...)
+			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, tc.env...)
+			var stderr, stdout bytes.Buffer
+			cmd.Stderr, cmd.Stdout = &stderr, &stdout
+			err := cmd.Run()
+			if ctx.Err() != nil {
+				t.Fatalf("exporter kept running with %v", tc.args)
+			}
+			if err == nil || cmd.ProcessState.ExitCode() == 0 {
+				t.Fatalf("exit code 0 for %v", tc.args)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			last := lines[len(lines)-1]
+			if !strings.Contains(last, tc.want) {
+				t.Errorf("error line %q does not name %s", last, tc.want)
+			}
+			// The error is one line; startup may log one info line before it.
+			if len(lines) > 2 {
+				t.Errorf("want at most 2 lines on stderr, got %d:\n%s", len(lines), stderr.String())
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("usage or output on stdout for a bad flag:\n%s", stdout.String())
+			}
+		})
+	}
+}
+
+func TestSandboxServesVisitorMetricsAndShutsDownCleanly(t *testing.T) {
+	p := startExporter(t, nil, "--mintlify.sandbox")
+	body := testutil.WaitHTTP(t, p.base+"/metrics", 20*time.Second, func(b string) bool {
+		return strings.Contains(b, `mintlify_page_unique_visitors{`)
+	})
+	for _, want := range []string{
+		`mintlify_site_unique_visitors{project="acme-docs",traffic="human",window="1d"}`,
+		`mintlify_site_unique_visitors_deduplicated{project="acme-api",window="1d"}`,
+		`mintlify_visitors_refresh_success{project="acme-docs",window="1d"} 1`,
+		`mintlify_api_requests_total{code="200",endpoint="visitors"}`,
+		`mintlify_exporter_build_info{`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	testutil.CheckMetrics(t, body)
+
+	ctx := context.Background()
+	for path, want := range map[string]int{"/-/healthy": 200, "/-/ready": 200, "/": 200, "/api/v2/agent/acme-docs/jobs": 404} {
+		b, status, err := testutil.Get(ctx, p.base+path)
+		if err != nil || status != want {
+			t.Errorf("GET %s = %d %v, want %d", path, status, err, want)
+		}
+		if path == "/api/v2/agent/acme-docs/jobs" && !strings.Contains(b, "--web.enable-agent-api") {
+			t.Errorf("disabled gateway answer does not say how to enable it: %s", b)
+		}
+		if path == "/" && !strings.Contains(b, "/metrics") {
+			t.Errorf("landing page does not link the metrics: %.300s", b)
+		}
+	}
+	if !strings.Contains(p.stderr.String(), "metrics") {
+		t.Errorf("no log line prints the metrics URL:\n%s", p.stderr.String())
+	}
+	p.stop(t)
+}
+
+func TestAPIKeyNeverLeaks(t *testing.T) {
+	const key = "mint_TOPSECRET_4242"
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}, APIKey: key, Paths: 20})
+	// A misbehaving upstream that echoes the Authorization header back in
+	// error bodies: the key must still not reach logs, metrics or errors.
+	var mu sync.Mutex
+	echo := true
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		e := echo
+		echo = !echo
+		mu.Unlock()
+		if e {
+			http.Error(w, `{"error":"bad auth header: `+r.Header.Get("Authorization")+`"}`, http.StatusInternalServerError)
+			return
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("  "+key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startExporter(t, nil, "--log.level=debug", "--mintlify.project=p1", "--mintlify.api-url="+srv.URL,
+		"--mintlify.api-key-file="+keyFile, "--mintlify.max-retries=0", "--visitors.cache-ttl=1s",
+		"--visitors.window=1d", "--visitors.window=7d")
+	var bodies []string
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _, err := testutil.Get(context.Background(), p.base+"/metrics")
+		if err == nil {
+			bodies = append(bodies, b)
+			if strings.Contains(b, `code="500"`) && strings.Contains(b, `mintlify_visitors_refresh_success{project="p1",window="1d"} 1`) && len(bodies) > 3 {
+				break
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	last := bodies[len(bodies)-1]
+	if !strings.Contains(last, `mintlify_api_requests_total{code="500",endpoint="visitors"}`) {
+		t.Fatalf("the echoing upstream was never hit:\n%s", last)
+	}
+	if !strings.Contains(last, `mintlify_visitors_refresh_success{project="p1",window="1d"} 1`) {
+		t.Errorf("key from file (with whitespace) was not accepted:\n%s", last)
+	}
+	logs := p.stderr.String()
+	if !strings.Contains(logs, "level=debug") || !strings.Contains(logs, "HTTP 500") {
+		t.Fatalf("expected debug logs and the upstream error in them:\n%s", logs)
+	}
+	for i, b := range bodies {
+		if strings.Contains(b, "TOPSECRET") {
+			t.Errorf("scrape %d contains the key", i)
+		}
+	}
+	if strings.Contains(logs, "TOPSECRET") {
+		t.Errorf("logs contain the key:\n%s", logs)
+	}
+	if strings.Contains(logs, "does not start with mint_") {
+		t.Errorf("a mint_ key got the prefix warning")
+	}
+	p.stop(t)
+}
+
+func TestKeyWithoutPrefixIsWarnedAbout(t *testing.T) {
+	fake := httptest.NewServer(fakeapi.New(fakeapi.Options{APIKey: "sk_other"}))
+	defer fake.Close()
+	p := startExporter(t, []string{"MINTLIFY_API_KEY=sk_other"}, "--mintlify.project=p1", "--mintlify.api-url="+fake.URL)
+	testutil.WaitHTTP(t, p.base+"/-/ready", 10*time.Second, nil)
+	if !strings.Contains(p.stderr.String(), "does not start with mint_") {
+		t.Errorf("no warning for a key without the mint_ prefix:\n%s", p.stderr.String())
+	}
+	p.stop(t)
+}
+
+func TestParseFlagsDefaultsAndWindows(t *testing.T) {
+	c, err := parseFlags([]string{"--mintlify.project=a", "--mintlify.project=b", "--mintlify.project=a",
+		"--visitors.window=7d", "--visitors.window=1d", "--visitors.window=7d", "--agent.retention=7d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.projects, ","); got != "a,b" {
+		t.Errorf("projects = %s, want a,b (deduplicated)", got)
+	}
+	var names []string
+	for _, w := range c.visitors.Windows {
+		names = append(names, w.Name)
+	}
+	if got := strings.Join(names, ","); got != "7d,1d" {
+		t.Errorf("windows = %s, want 7d,1d", got)
+	}
+	if c.visitors.PageSize != 250 || c.visitors.MaxPaths != 1000 || c.visitors.CacheTTL != 5*time.Minute || c.timeout != 30*time.Second || c.maxRetries != 2 {
+		t.Errorf("unexpected defaults: %+v timeout=%s retries=%d", c.visitors, c.timeout, c.maxRetries)
+	}
+	if c.agent.Retention != 7*24*time.Hour || c.agent.MaxPromptBytes != 64<<10 || c.agent.PollInterval != 10*time.Second {
+		t.Errorf("unexpected agent defaults: %+v", c.agent)
+	}
+	if (*c.web.WebListenAddresses)[0] != defaultPort {
+		t.Errorf("listen address default = %v", *c.web.WebListenAddresses)
+	}
+}
