@@ -1,0 +1,282 @@
+package alerts
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v2"
+)
+
+// promtool returns the path of promtool, skipping the test when it is missing outside CI and failing
+// it under CI=true.
+func promtool(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("PROMTOOL"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		msg := "promtool not found: install Debian's prometheus package " +
+			"(apt-get install --no-install-recommends prometheus) or set PROMTOOL"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+func run(t *testing.T, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = Dir()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out.String())
+	}
+}
+
+func TestPromtoolCheckRules(t *testing.T) {
+	run(t, promtool(t), "check", "rules", RulesFile)
+}
+
+func TestPromtoolTestRules(t *testing.T) {
+	p := promtool(t)
+	files, err := filepath.Glob(filepath.Join(Dir(), "tests", "*.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no unit tests in alerts/tests: %v", err)
+	}
+	args := []string{"test", "rules"}
+	for _, f := range files {
+		args = append(args, filepath.Join("tests", filepath.Base(f)))
+	}
+	run(t, p, args...)
+}
+
+func load(t *testing.T) *File {
+	t.Helper()
+	f, err := Load(RulesPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+var (
+	alertName  = regexp.MustCompile(`^Mintlify[A-Z][A-Za-z0-9]+$`)
+	recordName = regexp.MustCompile(`^mintlify:[a-z0-9_]+:[a-z0-9_]+$`)
+)
+
+// TestRuleConventions checks what promtool does not: names, severities, annotations and runbook links.
+func TestRuleConventions(t *testing.T) {
+	f := load(t)
+	runbook, err := os.ReadFile(filepath.Join(Dir(), "RUNBOOK.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	headings := map[string]bool{}
+	for _, line := range strings.Split(string(runbook), "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			headings[githubAnchor(h)] = true
+		}
+	}
+	if len(f.Alerts()) == 0 {
+		t.Fatal("no alerting rules")
+	}
+	seen := map[string]bool{}
+	for _, r := range f.Alerts() {
+		if seen[r.Alert] {
+			t.Errorf("%s: defined twice", r.Alert)
+		}
+		seen[r.Alert] = true
+		if !alertName.MatchString(r.Alert) {
+			t.Errorf("%s: alert names are CamelCase and start with Mintlify", r.Alert)
+		}
+		if r.For == "" {
+			t.Errorf("%s: no for: (write for: 0m to fire at once, and say why)", r.Alert)
+		}
+		switch r.Labels["severity"] {
+		case "critical", "warning", "info":
+		default:
+			t.Errorf("%s: severity %q, want critical, warning or info", r.Alert, r.Labels["severity"])
+		}
+		summary, desc, url := r.Annotations["summary"], r.Annotations["description"], r.Annotations["runbook_url"]
+		if summary == "" || strings.Contains(summary, "{{") || !strings.HasSuffix(summary, ".") {
+			t.Errorf("%s: summary %q: want one static sentence", r.Alert, summary)
+		}
+		if !strings.Contains(desc, "{{") {
+			t.Errorf("%s: description %q: want a template naming the instance and what is affected", r.Alert, desc)
+		}
+		if want := RunbookURL + strings.ToLower(r.Alert); url != want {
+			t.Errorf("%s: runbook_url %q, want %q", r.Alert, url, want)
+		}
+		if !headings[strings.ToLower(r.Alert)] {
+			t.Errorf("%s: RUNBOOK.md has no section \"## %s\"", r.Alert, r.Alert)
+		}
+		for k := range r.Annotations {
+			if k != "summary" && k != "description" && k != "runbook_url" {
+				t.Errorf("%s: unexpected annotation %q", r.Alert, k)
+			}
+		}
+	}
+	for _, name := range f.RecordingRules() {
+		if !recordName.MatchString(name) {
+			t.Errorf("recording rule %s: want mintlify:<what>:<operation>", name)
+		}
+	}
+}
+
+// githubAnchor is the anchor GitHub gives a Markdown heading (enough of it for our headings).
+func githubAnchor(h string) string {
+	h = strings.ToLower(strings.TrimSpace(h))
+	var b strings.Builder
+	for _, r := range h {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteRune('-')
+		}
+	}
+	return b.String()
+}
+
+// TestThresholdsTable checks that every threshold documented in the rule file's header is the one its
+// rule uses, and that every alert with a for: other than 0m documents it.
+func TestThresholdsTable(t *testing.T) {
+	f := load(t)
+	rows, err := Thresholds(RulesPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	documentedFor := map[string]bool{}
+	for _, row := range rows {
+		r, ok := f.Alert(row.Alert)
+		if !ok {
+			t.Errorf("threshold table names %s, which is not an alert", row.Alert)
+			continue
+		}
+		switch row.Field {
+		case "for":
+			documentedFor[row.Alert] = true
+			if r.For != row.Value {
+				t.Errorf("%s: threshold table says for: %s, the rule has for: %s", row.Alert, row.Value, r.For)
+			}
+		case "expr":
+			// The value must appear in the expression as a token of its own, on a line marked
+			// "# threshold".
+			re := regexp.MustCompile(`(^|[^\w.])` + regexp.QuoteMeta(row.Value) + `([^\w.]|$)`)
+			found := false
+			for _, line := range strings.Split(r.Expr, "\n") {
+				if strings.Contains(line, "# threshold") && re.MatchString(strings.Split(line, "#")[0]) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: threshold %s (%s) is not on a line marked \"# threshold\" of its expression:\n%s",
+					row.Alert, row.Value, row.Meaning, r.Expr)
+			}
+		}
+	}
+	for _, r := range f.Alerts() {
+		if r.For != "" && r.For != "0m" && r.For != "0s" && !documentedFor[r.Alert] {
+			t.Errorf("%s: for: %s is not in the THRESHOLDS table", r.Alert, r.For)
+		}
+	}
+}
+
+// unitTestFile is the part of a promtool unit test file this test looks at.
+type unitTestFile struct {
+	RuleFiles []string `yaml:"rule_files"`
+	Tests     []struct {
+		AlertRuleTest []struct {
+			EvalTime  string        `yaml:"eval_time"`
+			AlertName string        `yaml:"alertname"`
+			ExpAlerts []interface{} `yaml:"exp_alerts"`
+		} `yaml:"alert_rule_test"`
+		PromqlExprTest []struct {
+			Expr string `yaml:"expr"`
+		} `yaml:"promql_expr_test"`
+	} `yaml:"tests"`
+}
+
+// TestEveryRuleIsUnitTested checks that alerts/tests has, for every alert, a case where it fires and a
+// case where it does not, and a promql_expr_test for every recording rule.
+func TestEveryRuleIsUnitTested(t *testing.T) {
+	f := load(t)
+	files, err := filepath.Glob(filepath.Join(Dir(), "tests", "*.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no unit tests in alerts/tests: %v", err)
+	}
+	firing, quiet, exprs := map[string]int{}, map[string]int{}, []string{}
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var u unitTestFile
+		if err := yaml.Unmarshal(data, &u); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if !slices.Contains(u.RuleFiles, "../"+RulesFile) {
+			t.Errorf("%s: rule_files does not load ../%s", path, RulesFile)
+		}
+		for _, tg := range u.Tests {
+			for _, a := range tg.AlertRuleTest {
+				if len(a.ExpAlerts) > 0 {
+					firing[a.AlertName]++
+				} else {
+					quiet[a.AlertName]++
+				}
+			}
+			for _, e := range tg.PromqlExprTest {
+				exprs = append(exprs, e.Expr)
+			}
+		}
+	}
+	names := map[string]bool{}
+	for _, r := range f.Alerts() {
+		names[r.Alert] = true
+		if firing[r.Alert] == 0 {
+			t.Errorf("%s: no unit test where it fires", r.Alert)
+		}
+		if quiet[r.Alert] == 0 {
+			t.Errorf("%s: no unit test where it does not fire", r.Alert)
+		}
+	}
+	for name := range firing {
+		if !names[name] {
+			t.Errorf("unit tests expect alert %s, which the rules do not define", name)
+		}
+	}
+	for _, rec := range f.RecordingRules() {
+		if !slices.ContainsFunc(exprs, func(e string) bool { return strings.Contains(e, rec) }) {
+			t.Errorf("recording rule %s: no promql_expr_test", rec)
+		}
+	}
+}
+
+func TestThresholdsParser(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.yml")
+	content := "# header\n#   MintlifyX | expr | 0.5 | a ratio\n#   MintlifyX | for | 5m | long\ngroups: []\n# MintlifyY | for | 1m | not in the header\n"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Thresholds(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Threshold{{"MintlifyX", "expr", "0.5", "a ratio"}, {"MintlifyX", "for", "5m", "long"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}

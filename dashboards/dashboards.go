@@ -1,0 +1,423 @@
+// Package dashboards holds the Grafana dashboards shipped with mintlify_exporter (*.json in this
+// directory, importable as they are) and the code that checks them: Lint enforces the conventions
+// (stable uid, null id, a datasource variable that every query uses, job/instance/project variables,
+// a unit and a description on every panel), and Queries/TemplateQueries/Expand give tests (this
+// package's and the end-to-end test) every PromQL expression with its variables filled in.
+package dashboards
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+// DatasourceUID is the datasource uid every panel and query must use: the dashboard's own
+// "datasource" variable, so that the dashboards import into any Grafana without editing.
+const DatasourceUID = "${datasource}"
+
+// RequiredVariables are the template variables every dashboard must define, besides "datasource".
+var RequiredVariables = []string{"job", "instance", "project"}
+
+// Dir returns the directory of this package's source, where the dashboards live. It is meant for
+// tests run from a checkout.
+func Dir() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "dashboards"
+	}
+	return filepath.Dir(file)
+}
+
+// Files returns the dashboard files (*.json) in dir, sorted.
+func Files(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// Dashboard is the part of a Grafana dashboard model these checks look at.
+type Dashboard struct {
+	UID        string `json:"uid"`
+	Title      string `json:"title"`
+	Templating struct {
+		List []Variable `json:"list"`
+	} `json:"templating"`
+	Panels []Panel `json:"panels"`
+}
+
+// Variable is a template variable.
+type Variable struct {
+	Name       string          `json:"name"`
+	Type       string          `json:"type"`
+	Query      json.RawMessage `json:"query"`
+	Datasource *Datasource     `json:"datasource"`
+	Multi      bool            `json:"multi"`
+	IncludeAll bool            `json:"includeAll"`
+}
+
+// QueryString returns the variable's query, whether stored as a string (older Grafana) or as an
+// object with a "query" field (Grafana 10 and later).
+func (v Variable) QueryString() string {
+	var s string
+	if json.Unmarshal(v.Query, &s) == nil {
+		return s
+	}
+	var o struct {
+		Query string `json:"query"`
+	}
+	if json.Unmarshal(v.Query, &o) == nil {
+		return o.Query
+	}
+	return ""
+}
+
+// Datasource is a panel's or a target's datasource reference.
+type Datasource struct {
+	Type string `json:"type"`
+	UID  string `json:"uid"`
+}
+
+// Panel is a dashboard panel (rows hold nested panels when collapsed).
+type Panel struct {
+	ID          int         `json:"id"`
+	Type        string      `json:"type"`
+	Title       string      `json:"title"`
+	Description string      `json:"description"`
+	Datasource  *Datasource `json:"datasource"`
+	FieldConfig struct {
+		Defaults struct {
+			Unit string `json:"unit"`
+		} `json:"defaults"`
+	} `json:"fieldConfig"`
+	Targets []Target `json:"targets"`
+	Panels  []Panel  `json:"panels"`
+}
+
+// Target is a panel query.
+type Target struct {
+	RefID      string      `json:"refId"`
+	Expr       string      `json:"expr"`
+	Instant    bool        `json:"instant"`
+	Datasource *Datasource `json:"datasource"`
+}
+
+// Query is one PromQL expression of a dashboard, as written (variables not yet expanded).
+type Query struct {
+	File      string // base name of the dashboard file
+	Dashboard string // dashboard title
+	UID       string // dashboard uid
+	Panel     string // panel title, or "variable <name>" for a template variable's query
+	RefID     string // target refId; empty for template variables
+	Expr      string
+	Instant   bool
+}
+
+func (q Query) String() string {
+	if q.RefID == "" {
+		return fmt.Sprintf("%s: %s: %s", q.File, q.Panel, q.Expr)
+	}
+	return fmt.Sprintf("%s: panel %q, query %s: %s", q.File, q.Panel, q.RefID, q.Expr)
+}
+
+// Parse decodes a dashboard.
+func Parse(data []byte) (*Dashboard, error) {
+	var d Dashboard
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// allPanels flattens rows.
+func allPanels(ps []Panel) []Panel {
+	var out []Panel
+	for _, p := range ps {
+		out = append(out, p)
+		out = append(out, allPanels(p.Panels)...)
+	}
+	return out
+}
+
+var (
+	uidRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+	// A reference to a template variable: $name, ${name}, ${name:format} or [[name]].
+	varRefRe = regexp.MustCompile(`\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]`)
+	// The range of a range vector selector, e.g. [$__rate_interval].
+	rangeRe = regexp.MustCompile(`\[([^\]\[]+)\]`)
+)
+
+// BuiltinVariables are Grafana's global variables that may appear in queries.
+var BuiltinVariables = []string{"__rate_interval", "__interval", "__range", "__range_s", "__range_ms", "__interval_ms"}
+
+// allowedRanges are the ranges a panel query may use: Grafana's, so that rates follow the scrape
+// interval and the zoom, and totals over the dashboard's time range.
+var allowedRanges = map[string]bool{"$__rate_interval": true, "$__range": true, "$__interval": true}
+
+// Lint checks a dashboard against the conventions and returns every violation found.
+func Lint(data []byte) []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return []error{fmt.Errorf("not a JSON object: %w", err)}
+	}
+	if _, ok := raw["__inputs"]; ok {
+		add("has __inputs: export for sharing externally is off; use the datasource variable instead")
+	}
+	if strings.Contains(string(data), "${DS_") {
+		add("refers to a ${DS_...} input placeholder; use ${datasource}")
+	}
+	d, err := Parse(data)
+	if err != nil {
+		return append(errs, err)
+	}
+	if id, ok := raw["id"]; !ok || strings.TrimSpace(string(id)) != "null" {
+		add(`"id" must be present and null, so that importing never overwrites another dashboard`)
+	}
+	if !uidRe.MatchString(d.UID) {
+		add("uid %q: want a stable, non-empty uid of lower-case letters, digits and dashes (at most 40)", d.UID)
+	}
+	if strings.TrimSpace(d.Title) == "" {
+		add("no title")
+	}
+
+	vars := map[string]Variable{}
+	for _, v := range d.Templating.List {
+		if _, dup := vars[v.Name]; dup {
+			add("variable %q defined twice", v.Name)
+		}
+		vars[v.Name] = v
+		if v.Type == "query" {
+			if v.Datasource == nil || v.Datasource.UID != DatasourceUID || v.Datasource.Type != "prometheus" {
+				add("variable %q: datasource must be {\"type\":\"prometheus\",\"uid\":%q}", v.Name, DatasourceUID)
+			}
+			if v.QueryString() == "" {
+				add("variable %q: empty query", v.Name)
+			}
+		}
+	}
+	if ds, ok := vars["datasource"]; !ok || ds.Type != "datasource" || ds.QueryString() != "prometheus" {
+		add(`no "datasource" variable of type datasource with query prometheus`)
+	}
+	for _, name := range RequiredVariables {
+		if v, ok := vars[name]; !ok || v.Type != "query" {
+			add("no %q query variable", name)
+		}
+	}
+	known := map[string]bool{}
+	for name := range vars {
+		known[name] = true
+	}
+	for _, name := range BuiltinVariables {
+		known[name] = true
+	}
+	checkRefs := func(where, s string) {
+		for _, m := range varRefRe.FindAllStringSubmatch(s, -1) {
+			name := m[1] + m[2] + m[3]
+			if !known[name] {
+				add("%s: uses undefined variable $%s", where, name)
+			}
+		}
+	}
+	for _, v := range d.Templating.List {
+		if v.Type == "query" {
+			checkRefs(fmt.Sprintf("variable %q", v.Name), v.QueryString())
+		}
+	}
+
+	ids := map[int]bool{}
+	panels := allPanels(d.Panels)
+	if len(panels) == 0 {
+		add("no panels")
+	}
+	for _, p := range panels {
+		where := fmt.Sprintf("panel %q", p.Title)
+		if ids[p.ID] {
+			add("%s: duplicate panel id %d", where, p.ID)
+		}
+		ids[p.ID] = true
+		if p.Type == "row" {
+			continue
+		}
+		if strings.TrimSpace(p.Title) == "" {
+			add("panel %d has no title", p.ID)
+		}
+		if strings.TrimSpace(p.Description) == "" {
+			add("%s: no description", where)
+		}
+		if p.FieldConfig.Defaults.Unit == "" {
+			add("%s: no unit (fieldConfig.defaults.unit)", where)
+		}
+		if p.Datasource == nil || p.Datasource.UID != DatasourceUID || p.Datasource.Type != "prometheus" {
+			add("%s: datasource must be {\"type\":\"prometheus\",\"uid\":%q}", where, DatasourceUID)
+		}
+		if len(p.Targets) == 0 {
+			add("%s: no queries", where)
+		}
+		refIDs := map[string]bool{}
+		for _, t := range p.Targets {
+			tw := fmt.Sprintf("%s, query %s", where, t.RefID)
+			if t.RefID == "" || refIDs[t.RefID] {
+				add("%s: missing or duplicate refId", tw)
+			}
+			refIDs[t.RefID] = true
+			if t.Datasource == nil || t.Datasource.UID != DatasourceUID || t.Datasource.Type != "prometheus" {
+				add("%s: datasource must be {\"type\":\"prometheus\",\"uid\":%q}", tw, DatasourceUID)
+			}
+			if strings.TrimSpace(t.Expr) == "" {
+				add("%s: empty expression", tw)
+			}
+			checkRefs(tw, t.Expr)
+			for _, m := range rangeRe.FindAllStringSubmatch(t.Expr, -1) {
+				if !allowedRanges[strings.TrimSpace(m[1])] {
+					add("%s: range [%s]: use [$__rate_interval] (or [$__range] for totals over the time range)", tw, m[1])
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// Load reads and lints every dashboard in dir.
+func Load(dir string) (map[string]*Dashboard, error) {
+	files, err := Files(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no dashboards (*.json) in %s", dir)
+	}
+	out := map[string]*Dashboard{}
+	var errs []error
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range Lint(data) {
+			errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(f), e))
+		}
+		d, err := Parse(data)
+		if err != nil {
+			continue // reported by Lint
+		}
+		out[filepath.Base(f)] = d
+	}
+	return out, errors.Join(errs...)
+}
+
+func sortedNames(m map[string]*Dashboard) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Queries returns every panel query of every dashboard in dir, in file and panel order. It fails if a
+// dashboard breaks the conventions (see Lint).
+func Queries(dir string) ([]Query, error) {
+	ds, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Query
+	for _, file := range sortedNames(ds) {
+		d := ds[file]
+		for _, p := range allPanels(d.Panels) {
+			for _, t := range p.Targets {
+				out = append(out, Query{File: file, Dashboard: d.Title, UID: d.UID, Panel: p.Title,
+					RefID: t.RefID, Expr: t.Expr, Instant: t.Instant})
+			}
+		}
+	}
+	return out, nil
+}
+
+// TemplateQueries returns the PromQL expression of every query variable of every dashboard in dir:
+// for label_values(expr, label) the inner expr. Variables without one (label_values(label)) are left
+// out.
+func TemplateQueries(dir string) ([]Query, error) {
+	ds, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Query
+	for _, file := range sortedNames(ds) {
+		d := ds[file]
+		for _, v := range d.Templating.List {
+			if v.Type != "query" {
+				continue
+			}
+			expr, _, ok := LabelValues(v.QueryString())
+			if !ok {
+				expr = v.QueryString()
+			}
+			if expr == "" {
+				continue
+			}
+			out = append(out, Query{File: file, Dashboard: d.Title, UID: d.UID, Panel: "variable " + v.Name, Expr: expr})
+		}
+	}
+	return out, nil
+}
+
+var labelValuesRe = regexp.MustCompile(`^\s*label_values\s*\(\s*(.*?)\s*\)\s*$`)
+
+// LabelValues splits a Grafana label_values(expr, label) or label_values(label) variable query. ok is
+// false when q is not a label_values query.
+func LabelValues(q string) (expr, label string, ok bool) {
+	m := labelValuesRe.FindStringSubmatch(q)
+	if m == nil {
+		return "", "", false
+	}
+	inner := m[1]
+	i := strings.LastIndex(inner, ",")
+	if i < 0 {
+		return "", strings.TrimSpace(inner), true
+	}
+	return strings.TrimSpace(inner[:i]), strings.TrimSpace(inner[i+1:]), true
+}
+
+// Expand substitutes Grafana variables in expr: $name, ${name}, ${name:format} and [[name]] are
+// replaced by vars[name]; variables missing from vars are left as they are.
+func Expand(expr string, vars map[string]string) string {
+	return varRefRe.ReplaceAllStringFunc(expr, func(ref string) string {
+		m := varRefRe.FindStringSubmatch(ref)
+		if v, ok := vars[m[1]+m[2]+m[3]]; ok {
+			return v
+		}
+		return ref
+	})
+}
+
+// DefaultVars are values that make every dashboard expression valid PromQL: Grafana's interval and
+// range variables as durations, and every dashboard variable as ".*" (they are used in regex matchers,
+// or in equality matchers where any string parses). The end-to-end test replaces the dashboard
+// variables by real label values.
+func DefaultVars() map[string]string {
+	return map[string]string{
+		"__rate_interval": "1m",
+		"__interval":      "1m",
+		"__range":         "1d",
+		"__range_s":       "86400",
+		"__range_ms":      "86400000",
+		"__interval_ms":   "60000",
+		"job":             ".*",
+		"instance":        ".*",
+		"project":         ".*",
+		"window":          ".*",
+		"path":            ".*",
+	}
+}

@@ -1,0 +1,470 @@
+package dashboards
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/mintlify-exporter/mintlify_exporter/alerts"
+)
+
+// exporterMetrics are the metric names mintlify_exporter exposes (README "Metrics").
+var exporterMetrics = []string{
+	// Visitors.
+	"mintlify_site_unique_visitors",
+	"mintlify_site_unique_visitors_deduplicated",
+	"mintlify_page_unique_visitors",
+	"mintlify_page_unique_visitors_deduplicated",
+	"mintlify_visitors_refresh_success",
+	"mintlify_visitors_last_refresh_timestamp_seconds",
+	"mintlify_visitors_refresh_duration_seconds",
+	"mintlify_visitors_paths",
+	"mintlify_visitors_paths_dropped",
+	// API client.
+	"mintlify_api_requests_total",
+	// Agent jobs.
+	"mintlify_agent_jobs",
+	"mintlify_agent_jobs_submitted_total",
+	"mintlify_agent_jobs_finished_total",
+	"mintlify_agent_job_pull_requests_total",
+	"mintlify_agent_job_oldest_active_age_seconds",
+	"mintlify_agent_job_submit_rejected_total",
+	// Exporter.
+	"mintlify_exporter_build_info",
+}
+
+// exporterHistograms are exposed as classic histograms: <name>_bucket, _sum and _count.
+var exporterHistograms = []string{
+	"mintlify_api_request_duration_seconds",
+	"mintlify_agent_job_duration_seconds",
+}
+
+// standardMetrics come from client_golang's Go and process collectors and from Prometheus itself
+// (synthetic series of every scrape).
+var standardMetrics = []string{
+	"go_goroutines", "go_threads", "go_info", "go_memstats_alloc_bytes", "go_memstats_heap_alloc_bytes",
+	"go_gc_duration_seconds_sum", "go_gc_duration_seconds_count",
+	"process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+	"process_open_fds", "process_max_fds", "process_start_time_seconds",
+	"up", "scrape_duration_seconds", "scrape_samples_scraped", "scrape_samples_post_metric_relabeling",
+	"scrape_series_added",
+}
+
+// allowedMetrics is the allow-list: exporter metrics, recording rules of alerts/mintlify.rules.yml and
+// standard series.
+func allowedMetrics(t *testing.T) map[string]bool {
+	t.Helper()
+	rules, err := alerts.Load(alerts.RulesPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := rules.RecordingRules()
+	if len(recorded) == 0 {
+		t.Fatal("no recording rules in " + alerts.RulesPath())
+	}
+	allowed := map[string]bool{}
+	for _, n := range slices.Concat(exporterMetrics, standardMetrics, recorded) {
+		allowed[n] = true
+	}
+	for _, h := range exporterHistograms {
+		for _, s := range []string{"_bucket", "_sum", "_count"} {
+			allowed[h+s] = true
+		}
+	}
+	return allowed
+}
+
+// metricNames returns the metric names an expression selects, or an error if it does not parse or
+// has a selector without a metric name.
+func metricNames(expr string) ([]string, error) {
+	node, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	var errs []error
+	parser.Inspect(node, func(n parser.Node, _ []parser.Node) error {
+		vs, ok := n.(*parser.VectorSelector)
+		if !ok {
+			return nil
+		}
+		name := vs.Name
+		if name == "" {
+			for _, m := range vs.LabelMatchers {
+				if m.Name == "__name__" && m.Type.String() == "=" {
+					name = m.Value
+				}
+			}
+		}
+		if name == "" {
+			errs = append(errs, fmt.Errorf("selector %s has no metric name", vs))
+			return nil
+		}
+		names = append(names, name)
+		return nil
+	})
+	return names, errors.Join(errs...)
+}
+
+// checkExpr parses a dashboard expression (variables expanded with DefaultVars) and fails on any
+// metric name not in allowed.
+func checkExpr(expr string, allowed map[string]bool) error {
+	expanded := Expand(expr, DefaultVars())
+	names, err := metricNames(expanded)
+	if err != nil {
+		return fmt.Errorf("%q: %w", expanded, err)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("%q selects no metric", expanded)
+	}
+	var unknown []string
+	for _, n := range names {
+		if !allowed[n] {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("unknown metric name(s) %v: not exported by mintlify_exporter, not a recording rule of alerts/%s, not a standard series", unknown, alerts.RulesFile)
+	}
+	return nil
+}
+
+func TestDashboardsFollowConventions(t *testing.T) {
+	files, err := Files(Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"agent-jobs.json", "exporter-health.json", "visitors.json"}
+	var got []string
+	for _, f := range files {
+		got = append(got, filepath.Base(f))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("dashboards = %v, want %v", got, want)
+	}
+	uids := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range Lint(data) {
+			t.Errorf("%s: %v", filepath.Base(f), e)
+		}
+		d, err := Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, dup := uids[d.UID]; dup {
+			t.Errorf("%s and %s share uid %q", other, filepath.Base(f), d.UID)
+		}
+		uids[d.UID] = filepath.Base(f)
+	}
+	// The uids are part of the interface (links, provisioning): changing one breaks bookmarks.
+	wantUIDs := map[string]string{
+		"mintlify-agent-jobs":      "agent-jobs.json",
+		"mintlify-exporter-health": "exporter-health.json",
+		"mintlify-visitors":        "visitors.json",
+	}
+	for uid, file := range wantUIDs {
+		if uids[uid] != file {
+			t.Errorf("uid %q: in %q, want %q", uid, uids[uid], file)
+		}
+	}
+}
+
+// TestEveryExpressionUsesKnownMetrics parses every panel query and every variable query with the
+// PromQL parser and fails on a metric name the exporter, the recording rules or Prometheus do not
+// provide.
+func TestEveryExpressionUsesKnownMetrics(t *testing.T) {
+	allowed := allowedMetrics(t)
+	panels, err := Queries(Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, err := TemplateQueries(Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(panels) < 20 || len(vars) < 9 {
+		t.Fatalf("found %d panel queries and %d variable queries: the dashboards were not read", len(panels), len(vars))
+	}
+	for _, q := range slices.Concat(panels, vars) {
+		if err := checkExpr(q.Expr, allowed); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+		if left := Expand(q.Expr, DefaultVars()); strings.Contains(left, "$") {
+			t.Errorf("%s: variables left after expansion: %s", q, left)
+		}
+	}
+}
+
+// TestRulesUseKnownMetrics applies the same allow-list to the alerting and recording rules, so that a
+// typo in a rule is caught here as well as in the promtool unit tests.
+func TestRulesUseKnownMetrics(t *testing.T) {
+	allowed := allowedMetrics(t)
+	rules, err := alerts.Load(alerts.RulesPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			if err := checkExpr(r.Expr, allowed); err != nil {
+				t.Errorf("rule %s%s: %v", r.Alert, r.Record, err)
+			}
+		}
+	}
+}
+
+// TestDashboardPanels pins the panels the issue asks for, by title, so that none is lost in an edit.
+func TestDashboardPanels(t *testing.T) {
+	qs, err := Queries(Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	titles := map[string][]string{}
+	exprs := map[string][]string{}
+	for _, q := range qs {
+		if !slices.Contains(titles[q.File], q.Panel) {
+			titles[q.File] = append(titles[q.File], q.Panel)
+		}
+		exprs[q.File] = append(exprs[q.File], q.Expr)
+	}
+	want := map[string][]string{
+		"visitors.json": {"Site unique visitors, human vs AI", "Site unique visitors, deduplicated",
+			"AI share of visitors", "Top pages, human visitors", "Top pages, AI visitors",
+			"Unique visitors of $path", "Paths exported and dropped"},
+		"agent-jobs.json": {"Jobs by status", "Submissions and rejections", "Jobs finished by status",
+			"Success and failure ratio, last 24h", "Time to terminal state", "Pull requests opened",
+			"Oldest active job age"},
+		"exporter-health.json": {"Target up", "Build info", "Refresh success", "Age of visitors data",
+			"API requests by endpoint and code", "API latency", "Scrape duration"},
+	}
+	for file, ts := range want {
+		for _, title := range ts {
+			if !slices.Contains(titles[file], title) {
+				t.Errorf("%s: no panel %q (have %q)", file, title, titles[file])
+			}
+		}
+	}
+	// Quantiles come from the classic buckets (Debian's Prometheus has no native histograms).
+	for _, file := range []string{"agent-jobs.json", "exporter-health.json"} {
+		n := 0
+		for _, e := range exprs[file] {
+			if strings.Contains(e, "histogram_quantile(") {
+				n++
+				if !strings.Contains(e, "_bucket{") || !strings.Contains(e, "by (le") {
+					t.Errorf("%s: %s: quantiles must use the classic _bucket series summed by le", file, e)
+				}
+			}
+		}
+		if n < 3 {
+			t.Errorf("%s: %d quantile queries, want p50/p90/p99", file, n)
+		}
+	}
+}
+
+// load a good dashboard as a generic map to break it.
+func loadMap(t *testing.T, name string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Dir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func firstPanel(m map[string]any) map[string]any {
+	for _, p := range m["panels"].([]any) {
+		pm := p.(map[string]any)
+		if pm["type"] != "row" {
+			return pm
+		}
+	}
+	return nil
+}
+
+func dropVariable(m map[string]any, name string) {
+	tpl := m["templating"].(map[string]any)
+	var keep []any
+	for _, v := range tpl["list"].([]any) {
+		if v.(map[string]any)["name"] != name {
+			keep = append(keep, v)
+		}
+	}
+	tpl["list"] = keep
+}
+
+// TestLintRejectsBadDashboards breaks a good dashboard in each way the conventions forbid and checks
+// that Lint reports it.
+func TestLintRejectsBadDashboards(t *testing.T) {
+	cases := []struct {
+		name   string
+		break_ func(m map[string]any)
+		want   string
+	}{
+		{"numeric id", func(m map[string]any) { m["id"] = 42 }, `"id" must be present and null`},
+		{"missing id", func(m map[string]any) { delete(m, "id") }, `"id" must be present and null`},
+		{"empty uid", func(m map[string]any) { m["uid"] = "" }, "uid"},
+		{"__inputs", func(m map[string]any) {
+			m["__inputs"] = []any{map[string]any{"name": "DS_PROMETHEUS", "type": "datasource"}}
+		}, "__inputs"},
+		{"hard-coded panel datasource", func(m map[string]any) {
+			firstPanel(m)["datasource"] = map[string]any{"type": "prometheus", "uid": "P1809F7CD0C75ACF3"}
+		}, "datasource must be"},
+		{"input placeholder in a target", func(m map[string]any) {
+			tg := firstPanel(m)["targets"].([]any)[0].(map[string]any)
+			tg["datasource"] = map[string]any{"type": "prometheus", "uid": "${DS_PROMETHEUS}"}
+		}, "${DS_"},
+		{"no unit", func(m map[string]any) {
+			delete(firstPanel(m)["fieldConfig"].(map[string]any)["defaults"].(map[string]any), "unit")
+		}, "no unit"},
+		{"no description", func(m map[string]any) { delete(firstPanel(m), "description") }, "no description"},
+		{"no project variable", func(m map[string]any) { dropVariable(m, "project") }, `no "project" query variable`},
+		{"no datasource variable", func(m map[string]any) { dropVariable(m, "datasource") }, `no "datasource" variable`},
+		{"fixed rate range", func(m map[string]any) {
+			tg := firstPanel(m)["targets"].([]any)[0].(map[string]any)
+			tg["expr"] = `sum(rate(mintlify_api_requests_total[5m]))`
+		}, "range [5m]"},
+		{"undefined variable", func(m map[string]any) {
+			tg := firstPanel(m)["targets"].([]any)[0].(map[string]any)
+			tg["expr"] = `mintlify_site_unique_visitors{project=~"$site"}`
+		}, "undefined variable $site"},
+		{"no queries", func(m map[string]any) { firstPanel(m)["targets"] = []any{} }, "no queries"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := loadMap(t, "visitors.json")
+			c.break_(m)
+			data, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs := Lint(data)
+			if len(errs) == 0 {
+				t.Fatalf("Lint accepted a dashboard with %s", c.name)
+			}
+			if !strings.Contains(errors.Join(errs...).Error(), c.want) {
+				t.Errorf("Lint errors %v do not mention %q", errs, c.want)
+			}
+		})
+	}
+	// And the unbroken dashboard passes, so the cases above fail for their own reason.
+	data, _ := json.Marshal(loadMap(t, "visitors.json"))
+	if errs := Lint(data); len(errs) != 0 {
+		t.Fatalf("good dashboard rejected: %v", errs)
+	}
+	if errs := Lint([]byte(`[1, 2]`)); len(errs) == 0 {
+		t.Error("Lint accepted a JSON array")
+	}
+}
+
+// TestCheckExprRejects feeds bad expressions to the metric-name check.
+func TestCheckExprRejects(t *testing.T) {
+	allowed := allowedMetrics(t)
+	bad := map[string]string{
+		`rate(mintlify_api_request_total{job=~"$job"}[$__rate_interval])`: "unknown metric",
+		`mintlify:site_ai_share:ratio_typo`:                               "unknown metric",
+		`mintlify_agent_job_duration_seconds{project=~"$project"}`:        "unknown metric", // a histogram has no plain series
+		`sum(rate(mintlify_api_requests_total[$__rate_interval])`:         "unclosed",
+		`{job="mintlify"}`: "no metric name",
+		`vector(1)`:        "selects no metric",
+	}
+	for expr, want := range bad {
+		err := checkExpr(expr, allowed)
+		if err == nil {
+			t.Errorf("%s: accepted", expr)
+			continue
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %q does not mention %q", expr, err, want)
+		}
+	}
+	good := []string{
+		`histogram_quantile(0.9, sum by (le) (rate(mintlify_agent_job_duration_seconds_bucket{project=~"$project"}[$__rate_interval])))`,
+		`mintlify:agent_jobs_failure:ratio1d{job=~"$job"}`,
+		`{__name__="up", job=~"$job"}`,
+		`scrape_duration_seconds{job=~"$job",instance=~"$instance"}`,
+	}
+	for _, expr := range good {
+		if err := checkExpr(expr, allowed); err != nil {
+			t.Errorf("%s: %v", expr, err)
+		}
+	}
+}
+
+func TestExpand(t *testing.T) {
+	vars := map[string]string{"job": "mintlify", "instance": "127.0.0.1:9871", "__rate_interval": "15s"}
+	cases := map[string]string{
+		`rate(x{job=~"$job",instance=~"${instance}"}[$__rate_interval])`: `rate(x{job=~"mintlify",instance=~"127.0.0.1:9871"}[15s])`,
+		`x{job=~"${job:regex}",a="[[job]]"}`:                             `x{job=~"mintlify",a="mintlify"}`,
+		`x{project=~"$project"}`:                                         `x{project=~"$project"}`,
+		`x{job=~"$jobs"}`:                                                `x{job=~"$jobs"}`, // $jobs is another variable
+	}
+	for in, want := range cases {
+		if got := Expand(in, vars); got != want {
+			t.Errorf("Expand(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestLabelValues(t *testing.T) {
+	cases := []struct{ q, expr, label string }{
+		{`label_values(mintlify_exporter_build_info, job)`, "mintlify_exporter_build_info", "job"},
+		{`label_values(x{a=~"$a", b="c"}, instance)`, `x{a=~"$a", b="c"}`, "instance"},
+		{`label_values(job)`, "", "job"},
+	}
+	for _, c := range cases {
+		expr, label, ok := LabelValues(c.q)
+		if !ok || expr != c.expr || label != c.label {
+			t.Errorf("LabelValues(%s) = %q, %q, %v", c.q, expr, label, ok)
+		}
+	}
+	if _, _, ok := LabelValues(`query_result(up)`); ok {
+		t.Error("query_result taken for label_values")
+	}
+}
+
+// TestQueriesForE2E checks the helper the end-to-end test uses: every query, with file, panel and
+// refId, in a stable order.
+func TestQueriesForE2E(t *testing.T) {
+	qs, err := Queries(Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, q := range qs {
+		key := q.File + "/" + q.Panel + "/" + q.RefID
+		if seen[key] {
+			t.Errorf("duplicate query key %s", key)
+		}
+		seen[key] = true
+		if q.UID == "" || q.Dashboard == "" || q.Panel == "" || q.RefID == "" {
+			t.Errorf("incomplete query %+v", q)
+		}
+	}
+	files := []string{}
+	for _, q := range qs {
+		if len(files) == 0 || files[len(files)-1] != q.File {
+			files = append(files, q.File)
+		}
+	}
+	if !sort.StringsAreSorted(files) {
+		t.Errorf("queries not in file order: %v", files)
+	}
+	if _, err := Queries(t.TempDir()); err == nil {
+		t.Error("Queries of an empty directory did not fail")
+	}
+}
