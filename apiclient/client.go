@@ -108,14 +108,20 @@ func New(cfg Config) (*Client, error) {
 		c.backoff.max = 30 * time.Second
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: c.timeout,
-			MaxIdleConnsPerHost:   8,
-			IdleConnTimeout:       90 * time.Second,
-		}}
+		c.http = &http.Client{
+			Transport: &http.Transport{
+				Proxy:                 http.ProxyFromEnvironment,
+				DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+				TLSHandshakeTimeout:   10 * time.Second,
+				ResponseHeaderTimeout: c.timeout,
+				MaxIdleConnsPerHost:   8,
+				IdleConnTimeout:       90 * time.Second,
+			},
+			// Never follow redirects: Go resends the Authorization header
+			// to the same host on any port, and the API documents none.
+			// A 3xx is reported as an error carrying its status.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
 	}
 	if c.logger == nil {
 		c.logger = log.NewNopLogger()
@@ -133,6 +139,8 @@ type request struct {
 	// idempotent operations are retried; others only when the request
 	// certainly never left this process.
 	idempotent bool
+	// status, when set, receives the HTTP status of the successful answer.
+	status *int
 }
 
 // do runs req with retries and decodes a 2xx JSON body into out.
@@ -140,6 +148,9 @@ func (c *Client) do(ctx context.Context, req request, out any) error {
 	for attempt := 0; ; attempt++ {
 		status, retryable, err := c.attempt(ctx, req, out)
 		if err == nil {
+			if req.status != nil {
+				*req.status = status
+			}
 			return nil
 		}
 		if !retryable || attempt >= c.retries {
@@ -169,15 +180,23 @@ func (c *Client) backoffFor(attempt int) time.Duration {
 // received) and whether trying again may succeed.
 func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, error) {
 	if err := c.waitGate(ctx, req.endpoint); err != nil {
-		// Nothing was sent, so even a non-idempotent request may be retried.
-		return 0, true, err
+		// Nothing was sent, but trying again cannot help: the caller's
+		// deadline falls before the gate opens, or its context is done.
+		return 0, false, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 
+	// req.path is already escaped: Path must hold its unescaped form and
+	// RawPath the escaped one, or url.URL escapes the escapes again (an id
+	// "a/b" would be sent as a%252Fb, i.e. as the id "a%2Fb").
 	u := *c.base
-	u.Path = c.base.Path + req.path
 	u.RawPath = c.base.EscapedPath() + req.path
+	p, err := url.PathUnescape(u.RawPath)
+	if err != nil {
+		return 0, false, fmt.Errorf("mintlify API %s: building request: %w", req.endpoint, err)
+	}
+	u.Path = p
 	u.RawQuery = req.query.Encode()
 	var body io.Reader
 	if req.body != nil {
@@ -224,9 +243,22 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return resp.StatusCode, false, fmt.Errorf("mintlify API %s: decoding response (HTTP %d, body %q): %w",
-			req.endpoint, resp.StatusCode, redact(truncate(string(data), 128), c.key), err)
+			req.endpoint, resp.StatusCode, truncate(redact(string(data), c.key), 128), err)
 	}
 	return resp.StatusCode, false, nil
+}
+
+// segment escapes an id for use as one path segment. "." and ".." are
+// refused: servers and proxies resolve them as dot segments, so the request
+// would reach another resource than the one named.
+func segment(what, id string) (string, error) {
+	switch id {
+	case "":
+		return "", fmt.Errorf("empty %s", what)
+	case ".", "..":
+		return "", fmt.Errorf("invalid %s %q", what, id)
+	}
+	return url.PathEscape(id), nil
 }
 
 // waitGate blocks until the endpoint's Retry-After has passed. When that is
@@ -282,7 +314,10 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		return 0
 	}
 	var d time.Duration
-	if secs, err := strconv.Atoi(v); err == nil {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter // and no overflow of secs*time.Second
+		}
 		d = time.Duration(secs) * time.Second
 	} else if t, err := http.ParseTime(v); err == nil {
 		d = t.Sub(now)
@@ -304,13 +339,15 @@ func redactErr(err error, secret string) error {
 	if secret == "" || !strings.Contains(err.Error(), secret) {
 		return err
 	}
-	return redactedError{err: err, secret: secret}
+	return redactedError{err: err, msg: redact(err.Error(), secret)}
 }
 
+// redactedError holds the redacted text, not the secret: a %#v of the error
+// prints its fields.
 type redactedError struct {
-	err    error
-	secret string
+	err error
+	msg string
 }
 
-func (e redactedError) Error() string { return redact(e.err.Error(), e.secret) }
+func (e redactedError) Error() string { return e.msg }
 func (e redactedError) Unwrap() error { return e.err }

@@ -88,8 +88,10 @@ func newAPIError(endpoint string, status int, body []byte, retryAfter time.Durat
 			e.Message = parsed.Message
 		}
 	}
-	e.Message = redact(truncate(e.Message, maxErrorBodyBytes), secret)
-	e.Body = redact(truncate(strings.TrimSpace(string(body)), maxErrorBodyBytes), secret)
+	// Redact before truncating: the other order would let a cut through the
+	// key leave all but its last bytes in the text.
+	e.Message = truncate(redact(e.Message, secret), maxErrorBodyBytes)
+	e.Body = truncate(redact(strings.TrimSpace(string(body)), secret), maxErrorBodyBytes)
 	return e
 }
 

@@ -4,45 +4,62 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 )
 
 // CreateJob starts an agent job. It is not idempotent, so it is retried
 // only when the request certainly did not reach the server.
 func (c *Client) CreateJob(ctx context.Context, projectID, prompt string) (*Job, error) {
-	if projectID == "" {
-		return nil, fmt.Errorf("create job: empty project id")
+	job, _, err := c.CreateJobWithStatus(ctx, projectID, prompt)
+	return job, err
+}
+
+// CreateJobWithStatus is CreateJob that also returns the HTTP status of the
+// API's successful answer (the API does not document whether it is 200 or
+// 201; the agent gateway echoes it).
+func (c *Client) CreateJobWithStatus(ctx context.Context, projectID, prompt string) (*Job, int, error) {
+	project, err := segment("project id", projectID)
+	if err != nil {
+		return nil, 0, fmt.Errorf("create job: %w", err)
 	}
 	body, err := json.Marshal(CreateJobRequest{Prompt: prompt})
 	if err != nil {
-		return nil, fmt.Errorf("create job: encoding request: %w", err)
+		return nil, 0, fmt.Errorf("create job: encoding request: %w", err)
 	}
-	var job Job
+	var (
+		job    Job
+		status int
+	)
 	err = c.do(ctx, request{
 		endpoint: EndpointCreateJob,
 		method:   "POST",
-		path:     "/v2/agent/" + url.PathEscape(projectID) + "/job",
+		path:     "/v2/agent/" + project + "/job",
 		body:     body,
+		status:   &status,
 	}, &job)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if job.ID == "" {
-		return nil, fmt.Errorf("mintlify API %s: response has no job id", EndpointCreateJob)
+		return nil, status, fmt.Errorf("mintlify API %s: response has no job id", EndpointCreateJob)
 	}
-	return &job, nil
+	return &job, status, nil
 }
 
 // GetJob reads an agent job's current state.
 func (c *Client) GetJob(ctx context.Context, projectID, jobID string) (*Job, error) {
-	if projectID == "" || jobID == "" {
-		return nil, fmt.Errorf("get job: empty project or job id")
+	project, err := segment("project id", projectID)
+	if err != nil {
+		return nil, fmt.Errorf("get job: %w", err)
+	}
+	id, err := segment("job id", jobID)
+	if err != nil {
+		return nil, fmt.Errorf("get job: %w", err)
 	}
 	var job Job
-	err := c.do(ctx, request{
+	err = c.do(ctx, request{
 		endpoint:   EndpointGetJob,
 		method:     "GET",
-		path:       "/v2/agent/" + url.PathEscape(projectID) + "/job/" + url.PathEscape(jobID),
+		path:       "/v2/agent/" + project + "/job/" + id,
 		idempotent: true,
 	}, &job)
 	if err != nil {

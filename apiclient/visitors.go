@@ -16,8 +16,9 @@ const DefaultMaxPages = 2000
 
 // VisitorsPage fetches one page of unique visitors of a project.
 func (c *Client) VisitorsPage(ctx context.Context, projectID string, q VisitorsQuery) (*VisitorsPage, error) {
-	if projectID == "" {
-		return nil, fmt.Errorf("visitors: empty project id")
+	project, err := segment("project id", projectID)
+	if err != nil {
+		return nil, fmt.Errorf("visitors: %w", err)
 	}
 	v := url.Values{}
 	if q.DateFrom != "" {
@@ -33,10 +34,10 @@ func (c *Client) VisitorsPage(ctx context.Context, projectID string, q VisitorsQ
 		v.Set("offset", strconv.Itoa(q.Offset))
 	}
 	var page VisitorsPage
-	err := c.do(ctx, request{
+	err = c.do(ctx, request{
 		endpoint:   EndpointVisitors,
 		method:     "GET",
-		path:       "/v1/analytics/" + url.PathEscape(projectID) + "/visitors",
+		path:       "/v1/analytics/" + project + "/visitors",
 		query:      v,
 		idempotent: true,
 	}, &page)

@@ -50,6 +50,9 @@ type Options struct {
 	ArchiveAfter time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// CreateLimit overrides the create-job limit per project per hour:
+	// 0 is CreateJobLimit (the documented 100), negative is no limit.
+	CreateLimit int
 }
 
 // Fault makes the server misbehave for one endpoint.

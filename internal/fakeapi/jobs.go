@@ -94,12 +94,15 @@ func (s *Server) view(j *job, now time.Time) jobBody {
 		b.Status = "completed"
 	}
 	if b.Status == "completed" && j.outcome != OutcomeNoPR {
-		link := fmt.Sprintf("https://github.com/acme/docs/pull/%s", strings.TrimPrefix(b.ID, "job_"))
-		b.PRLink = &link
+		b.PRLink = prLink(b.ID)
 	}
 	if j.override == "archived" {
 		at := j.overrideAt.UTC()
 		b.ArchivedAt = &at
+		// Archiving does not undo a pull request the job had opened by then.
+		if (j.outcome == OutcomePR || j.outcome == OutcomeArchive) && !j.overrideAt.Before(end) {
+			b.PRLink = prLink(b.ID)
+		}
 	}
 	if j.outcome == OutcomeArchive && j.override == "" && !now.Before(end.Add(s.opts.ArchiveAfter)) {
 		b.Status = "archived"
@@ -107,6 +110,11 @@ func (s *Server) view(j *job, now time.Time) jobBody {
 		b.ArchivedAt = &at
 	}
 	return b
+}
+
+func prLink(id string) *string {
+	link := fmt.Sprintf("https://github.com/acme/docs/pull/%s", strings.TrimPrefix(id, "job_"))
+	return &link
 }
 
 func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project string, _ Fault) {
@@ -135,11 +143,15 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 		}
 	}
 	s.created[project] = recent
-	if len(recent) >= CreateJobLimit {
+	limit := s.opts.CreateLimit
+	if limit == 0 {
+		limit = CreateJobLimit
+	}
+	if limit > 0 && len(recent) >= limit {
 		retry := recent[0].Add(time.Hour).Sub(now)
 		s.mu.Unlock()
 		w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds())+1))
-		writeError(w, http.StatusTooManyRequests, "rate limit: 100 job creations per hour per project")
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: %d job creations per hour per project", limit))
 		return
 	}
 	s.created[project] = append(recent, now)

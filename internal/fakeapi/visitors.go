@@ -1,10 +1,12 @@
 package fakeapi
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -81,6 +83,9 @@ func (s *Server) siteRows(project string, days int, now time.Time) ([]pageRow, c
 		site.AI += a * 8 / 10
 	}
 	site.Total = dedupe(site.Human, site.AI)
+	// The AI share varies by path, so totals do not fall strictly with the
+	// rank of the base traffic: sort, as the ranking the API pages through.
+	slices.SortStableFunc(rows, func(a, b pageRow) int { return cmp.Compare(b.Total, a.Total) })
 	return rows, site
 }
 
@@ -124,7 +129,9 @@ func (s *Server) handleVisitors(w http.ResponseWriter, r *http.Request, project 
 			writeError(w, http.StatusBadRequest, "dateFrom and dateTo must be dates with dateFrom < dateTo")
 			return
 		}
-		days = int(toT.Sub(fromT).Hours()/24 + 0.5)
+		// At least one day, so that a range of a few hours (ISO 8601
+		// timestamps) is not a site without visitors.
+		days = max(1, int(toT.Sub(fromT).Hours()/24+0.5))
 	}
 
 	rows, site := s.siteRows(project, days, now)
