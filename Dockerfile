@@ -15,10 +15,10 @@ RUN CGO_ENABLED=0 go build -trimpath \
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/mintlify_exporter /bin/mintlify_exporter
-# The agent job state lives here; mount a volume to keep it across containers.
+# The working directory holds the agent job state (the default
+# --agent.state-file is relative); mount a volume to keep it across containers.
 COPY --from=build --chown=65532:65532 /out/state /var/lib/mintlify_exporter
 WORKDIR /var/lib/mintlify_exporter
 USER 65532:65532
 EXPOSE 9871
 ENTRYPOINT ["/bin/mintlify_exporter"]
-CMD ["--agent.state-file=/var/lib/mintlify_exporter/agent-state.db"]
