@@ -1,0 +1,352 @@
+package collector
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+)
+
+// testKey is the API key of every harness; no log line may contain it.
+const testKey = "mint_test_secret_0123456789"
+
+// fixedNow is the default time of the fake clock.
+var fixedNow = time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
+
+// fakeClock is a settable clock shared by the collector and the fake API.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// harness is a Visitors collector wired to the fake API over real HTTP, and
+// served through RefreshBeforeScrape and promhttp over real HTTP too.
+type harness struct {
+	t       testing.TB
+	clock   *fakeClock
+	fake    *fakeapi.Server
+	api     *httptest.Server
+	client  *apiclient.Client
+	reg     *prometheus.Registry
+	v       *Visitors
+	metrics *httptest.Server
+	logs    *syncBuffer
+}
+
+type harnessOptions struct {
+	fake fakeapi.Options
+	// cfg: zero fields get test defaults (project "docs", window 1d, page
+	// size 250, max pages 10, TTL 5m, the harness clock).
+	cfg           VisitorsConfig
+	now           time.Time
+	clientTimeout time.Duration
+	// plainRegistry uses prometheus.NewRegistry instead of the pedantic one.
+	plainRegistry bool
+}
+
+func newHarness(t testing.TB, o harnessOptions) *harness {
+	t.Helper()
+	if o.now.IsZero() {
+		o.now = fixedNow
+	}
+	h := &harness{t: t, clock: &fakeClock{t: o.now}, logs: &syncBuffer{}}
+	o.fake.APIKey = testKey
+	if o.fake.Now == nil {
+		o.fake.Now = h.clock.Now
+	}
+	h.fake = fakeapi.New(o.fake)
+	h.api = httptest.NewServer(h.fake)
+	t.Cleanup(h.api.Close)
+
+	if o.plainRegistry {
+		h.reg = prometheus.NewRegistry()
+	} else {
+		h.reg = prometheus.NewPedanticRegistry()
+	}
+	if o.clientTimeout == 0 {
+		o.clientTimeout = 10 * time.Second
+	}
+	var err error
+	h.client, err = apiclient.New(apiclient.Config{
+		BaseURL:     h.api.URL,
+		APIKey:      testKey,
+		Timeout:     o.clientTimeout,
+		MaxRetries:  0, // each fault costs exactly one request
+		BackoffBase: time.Millisecond,
+		Metrics:     apiclient.NewMetrics(h.reg),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := o.cfg
+	if cfg.Projects == nil {
+		cfg.Projects = []string{"docs"}
+	}
+	if cfg.Windows == nil {
+		cfg.Windows = []Window{{Name: "1d", Days: 1}}
+	}
+	if cfg.PageSize == 0 {
+		cfg.PageSize = apiclient.MaxPageSize
+	}
+	if cfg.MaxPages == 0 {
+		cfg.MaxPages = 10
+	}
+	if cfg.CacheTTL == 0 {
+		cfg.CacheTTL = 5 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = h.clock.Now
+	}
+	logger := log.NewLogfmtLogger(h.logs)
+	h.v, err = NewVisitors(h.client, cfg, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.v.Close) // runs before h.api.Close, which waits for open requests
+	h.reg.MustRegister(h.v)
+
+	h.metrics = httptest.NewServer(RefreshBeforeScrape(
+		promhttp.HandlerFor(h.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}),
+		h.v, 10*time.Second))
+	t.Cleanup(h.metrics.Close)
+	return h
+}
+
+// scrape GETs /metrics like Prometheus would, with the given scrape timeout
+// header ("" for none), and parses the answer. It fails the test on any
+// status but 200, and checks that the pedantic registry gathers cleanly.
+func (h *harness) scrape(timeoutHeader string) (families, time.Duration) {
+	h.t.Helper()
+	status, fams, elapsed := h.scrapeStatus(timeoutHeader)
+	if status != http.StatusOK {
+		h.t.Fatalf("GET /metrics: HTTP %d", status)
+	}
+	if _, err := h.reg.Gather(); err != nil {
+		h.t.Fatalf("gather: %v", err)
+	}
+	return fams, elapsed
+}
+
+// scrapeStatus is scrape without assertions; safe from any goroutine.
+func (h *harness) scrapeStatus(timeoutHeader string) (int, families, time.Duration) {
+	req, err := http.NewRequest("GET", h.metrics.URL+"/metrics", nil)
+	if err != nil {
+		return 0, nil, 0
+	}
+	if timeoutHeader != "" {
+		req.Header.Set(ScrapeTimeoutHeader, timeoutHeader)
+	}
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, time.Since(start)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(resp.Body)
+	elapsed := time.Since(start)
+	if err != nil {
+		return -1, nil, elapsed
+	}
+	return resp.StatusCode, families(mfs), elapsed
+}
+
+// scrapeBody GETs /metrics and returns the status and the raw body, without
+// parsing it: cheap enough for loops of scrapes. Safe from any goroutine.
+func (h *harness) scrapeBody(timeoutHeader string) (int, string) {
+	req, err := http.NewRequest("GET", h.metrics.URL+"/metrics", nil)
+	if err != nil {
+		return 0, ""
+	}
+	if timeoutHeader != "" {
+		req.Header.Set(ScrapeTimeoutHeader, timeoutHeader)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return -1, err.Error()
+	}
+	return resp.StatusCode, string(body)
+}
+
+// gather collects from the registry directly (no refresh).
+func (h *harness) gather() families {
+	h.t.Helper()
+	mfs, err := h.reg.Gather()
+	if err != nil {
+		h.t.Fatalf("gather: %v", err)
+	}
+	out := families{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out
+}
+
+// refresh runs one Refresh with a generous deadline.
+func (h *harness) refresh() {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h.v.Refresh(ctx)
+}
+
+func (h *harness) requests() int64 { return h.fake.Requests(fakeapi.Visitors) }
+
+// families are metric families by name.
+type families map[string]*dto.MetricFamily
+
+// get returns the value of the series of name whose labels are exactly the
+// given name/value pairs.
+func (f families) get(name string, labels ...string) (float64, bool) {
+	want := map[string]string{}
+	for i := 0; i+1 < len(labels); i += 2 {
+		want[labels[i]] = labels[i+1]
+	}
+	for _, m := range f[name].GetMetric() {
+		if len(m.GetLabel()) != len(want) {
+			continue
+		}
+		match := true
+		for _, lp := range m.GetLabel() {
+			if v, ok := want[lp.GetName()]; !ok || v != lp.GetValue() {
+				match = false
+				break
+			}
+		}
+		if match {
+			return metricValue(m), true
+		}
+	}
+	return 0, false
+}
+
+// must is get that fails the test when the series is missing.
+func (f families) must(t testing.TB, name string, labels ...string) float64 {
+	t.Helper()
+	v, ok := f.get(name, labels...)
+	if !ok {
+		t.Fatalf("no series %s%v", name, labels)
+	}
+	return v
+}
+
+func (f families) count(name string) int { return len(f[name].GetMetric()) }
+
+// series flattens the families whose names start with one of prefixes to
+// "name{l=v,...}" -> value.
+func (f families) series(prefixes ...string) map[string]float64 {
+	out := map[string]float64{}
+	for name, mf := range f {
+		if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var ls []string
+			for _, lp := range m.GetLabel() {
+				ls = append(ls, fmt.Sprintf("%s=%q", lp.GetName(), lp.GetValue()))
+			}
+			sort.Strings(ls)
+			out[name+"{"+strings.Join(ls, ",")+"}"] = metricValue(m)
+		}
+	}
+	return out
+}
+
+// data is every visitor data series.
+func (f families) data() map[string]float64 {
+	return f.series("mintlify_site_", "mintlify_page_")
+}
+
+// pathSet is the set of path label values of a page metric.
+func (f families) pathSet(name string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range f[name].GetMetric() {
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == "path" {
+				out[lp.GetValue()] = true
+			}
+		}
+	}
+	return out
+}
+
+func metricValue(m *dto.Metric) float64 {
+	switch {
+	case m.GetGauge() != nil:
+		return m.GetGauge().GetValue()
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	case m.GetUntyped() != nil:
+		return m.GetUntyped().GetValue()
+	}
+	return 0
+}
+
+// eventually polls cond every 20ms until it holds or the bound passes.
+func eventually(t testing.TB, bound time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", bound, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func sortedKeys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
