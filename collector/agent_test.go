@@ -1,0 +1,176 @@
+package collector
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+var agentTestNow = time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
+
+func newAgentTestMetrics(state []AgentProjectJobs) (*AgentMetrics, *prometheus.Registry) {
+	m := NewAgentMetrics([]string{"p1", "p2"}, func() []AgentProjectJobs { return state }, func() time.Time { return agentTestNow })
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	return m, reg
+}
+
+func TestAgentMetricsGolden(t *testing.T) {
+	m, reg := newAgentTestMetrics([]AgentProjectJobs{
+		{Project: "p1", ByStatus: map[string]int{"active": 2, "completed": 3, "waiting_for_review": 1, "lost": 1}, OldestActive: agentTestNow.Add(-90 * time.Second)},
+		// Not configured: must not appear.
+		{Project: "evil", ByStatus: map[string]int{"active": 9}},
+	})
+	m.Submitted("p1")
+	m.Submitted("p1")
+	m.Finished("p1", AgentStatusCompleted, 42*time.Second, true)
+	m.Finished("p1", AgentStatusArchived, 0, false) // archive after completion: counted, not observed
+	m.PullRequest("p1")
+	m.Lost("p1")
+	m.Rejected("p1", RejectTooLarge)
+	// Unknown projects never become label values.
+	m.Submitted("nope")
+	m.Rejected("nope", RejectBadRequest)
+	m.Finished("nope", AgentStatusFailed, time.Second, true)
+	m.PullRequest("nope")
+	m.Lost("nope")
+
+	want := `
+# HELP mintlify_agent_job_oldest_active_age_seconds Age (now minus createdAt) of the oldest tracked job not yet in a terminal status, 0 when there is none.
+# TYPE mintlify_agent_job_oldest_active_age_seconds gauge
+mintlify_agent_job_oldest_active_age_seconds{project="p1"} 90
+mintlify_agent_job_oldest_active_age_seconds{project="p2"} 0
+# HELP mintlify_agent_job_pull_requests_total Completed agent jobs seen with a pull request (prLink), once per job.
+# TYPE mintlify_agent_job_pull_requests_total counter
+mintlify_agent_job_pull_requests_total{project="p1"} 1
+mintlify_agent_job_pull_requests_total{project="p2"} 0
+# HELP mintlify_agent_jobs Agent jobs tracked by the exporter, by current status. active, completed, failed, archived and lost are always present; an undocumented status reported by the API appears as its own value. lost: the API answered 404 for the job, it is no longer polled.
+# TYPE mintlify_agent_jobs gauge
+mintlify_agent_jobs{project="p1",status="active"} 2
+mintlify_agent_jobs{project="p1",status="archived"} 0
+mintlify_agent_jobs{project="p1",status="completed"} 3
+mintlify_agent_jobs{project="p1",status="failed"} 0
+mintlify_agent_jobs{project="p1",status="lost"} 1
+mintlify_agent_jobs{project="p1",status="waiting_for_review"} 1
+mintlify_agent_jobs{project="p2",status="active"} 0
+mintlify_agent_jobs{project="p2",status="archived"} 0
+mintlify_agent_jobs{project="p2",status="completed"} 0
+mintlify_agent_jobs{project="p2",status="failed"} 0
+mintlify_agent_jobs{project="p2",status="lost"} 0
+# HELP mintlify_agent_jobs_lost_total Tracked agent jobs given up on because the API answered 404 for them repeatedly.
+# TYPE mintlify_agent_jobs_lost_total counter
+mintlify_agent_jobs_lost_total{project="p1"} 1
+mintlify_agent_jobs_lost_total{project="p2"} 0
+# HELP mintlify_agent_jobs_submitted_total Agent jobs created upstream through the gateway and persisted as tracked.
+# TYPE mintlify_agent_jobs_submitted_total counter
+mintlify_agent_jobs_submitted_total{project="p1"} 2
+mintlify_agent_jobs_submitted_total{project="p2"} 0
+`
+	names := []string{"mintlify_agent_jobs", "mintlify_agent_job_oldest_active_age_seconds", "mintlify_agent_jobs_submitted_total",
+		"mintlify_agent_job_pull_requests_total", "mintlify_agent_jobs_lost_total"}
+	if err := promtestutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
+		t.Fatal(err)
+	}
+
+	// finished_total, rejected_total and the histogram: every known label
+	// combination is pre-created, no unknown project appears.
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]int{}
+	for _, mf := range mfs {
+		for _, mt := range mf.GetMetric() {
+			var ls []string
+			for _, lp := range mt.GetLabel() {
+				if lp.GetValue() == "nope" || lp.GetValue() == "evil" {
+					t.Errorf("%s has a series for an unconfigured project: %v", mf.GetName(), mt.GetLabel())
+				}
+				ls = append(ls, lp.GetName()+"="+lp.GetValue())
+			}
+			series[mf.GetName()]++
+			if mf.GetName() == "mintlify_agent_job_duration_seconds" && strings.Join(ls, ",") == "project=p1,status=completed" {
+				h := mt.GetHistogram()
+				if h.GetSampleCount() != 1 || h.GetSampleSum() != 42 {
+					t.Errorf("duration histogram: count %d sum %v, want 1 and 42", h.GetSampleCount(), h.GetSampleSum())
+				}
+				if len(h.GetBucket()) != len(AgentDurationBuckets) {
+					t.Errorf("duration histogram has %d classic buckets, want %d", len(h.GetBucket()), len(AgentDurationBuckets))
+				}
+			}
+		}
+	}
+	for name, want := range map[string]int{
+		"mintlify_agent_jobs_finished_total":       2 * 3,
+		"mintlify_agent_job_duration_seconds":      2 * 3,
+		"mintlify_agent_job_submit_rejected_total": 2 * len(AgentRejectReasons),
+		"mintlify_agent_state_write_errors_total":  1,
+	} {
+		if series[name] != want {
+			t.Errorf("%s: %d series, want %d", name, series[name], want)
+		}
+	}
+	if got := promtestutil.ToFloat64(m.finished.WithLabelValues("p1", AgentStatusArchived)); got != 1 {
+		t.Errorf("finished archived = %v, want 1", got)
+	}
+
+	problems, err := promtestutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestAgentMetricsUnknownStatusesBounded(t *testing.T) {
+	by := map[string]int{"active": 1}
+	for i := range 25 {
+		by[fmt.Sprintf("weird_%02d", i)] = 1
+	}
+	_, reg := newAgentTestMetrics([]AgentProjectJobs{{Project: "p1", ByStatus: by}})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "mintlify_agent_jobs" {
+			continue
+		}
+		for _, mt := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, lp := range mt.GetLabel() {
+				labels[lp.GetName()] = lp.GetValue()
+			}
+			if labels["project"] == "p1" {
+				statuses[labels["status"]] = mt.GetGauge().GetValue()
+			}
+		}
+	}
+	// 5 always-present + 10 unknown + other.
+	if len(statuses) != 5+agentMaxUnknownStatuses+1 {
+		t.Errorf("got %d status values, want %d: %v", len(statuses), 5+agentMaxUnknownStatuses+1, statuses)
+	}
+	if statuses[AgentStatusOther] != 15 || statuses["weird_00"] != 1 || statuses["active"] != 1 {
+		t.Errorf("unexpected values: %v", statuses)
+	}
+	var sum float64
+	for _, v := range statuses {
+		sum += v
+	}
+	if sum != 26 {
+		t.Errorf("sum over status = %v, want 26 (folding must not lose jobs)", sum)
+	}
+}
+
+func TestAgentMetricsNilState(t *testing.T) {
+	m := NewAgentMetrics([]string{"p1"}, nil, nil)
+	if n := promtestutil.CollectAndCount(m, "mintlify_agent_jobs"); n != 5 {
+		t.Errorf("mintlify_agent_jobs series = %d, want 5", n)
+	}
+}

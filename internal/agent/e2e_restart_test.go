@@ -1,0 +1,301 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+// exporter is a running built binary.
+type exporter struct {
+	cmd    *exec.Cmd
+	base   string
+	stderr *lockedBuffer
+	done   chan struct{}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func startBinary(t *testing.T, bin, apiURL, statePath string) *exporter {
+	t.Helper()
+	addr := testutil.FreeAddr(t)
+	cmd := exec.Command(bin,
+		"--mintlify.api-url="+apiURL,
+		"--mintlify.project=p1",
+		"--web.enable-agent-api",
+		"--agent.state-file="+statePath,
+		"--agent.poll-interval=200ms",
+		"--web.listen-address="+addr,
+	)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MINTLIFY_API_KEY=mint_test"}
+	cmd.Dir = t.TempDir()
+	x := &exporter{cmd: cmd, base: "http://" + addr, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = x.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(x.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-x.done
+		if t.Failed() {
+			t.Logf("exporter %s stderr:\n%s", addr, x.stderr.String())
+		}
+	})
+	testutil.WaitHTTP(t, x.base+"/-/ready", 15*time.Second, nil)
+	return x
+}
+
+func (x *exporter) kill9(t *testing.T) {
+	t.Helper()
+	if err := x.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-x.done
+}
+
+func (x *exporter) term(t *testing.T) {
+	t.Helper()
+	if err := x.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-x.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("exporter did not exit within 15s of SIGTERM")
+	}
+	if code := x.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code after SIGTERM = %d", code)
+	}
+}
+
+func (x *exporter) jobs(t *testing.T) []gateway.JobView {
+	t.Helper()
+	body, status, err := testutil.Get(t.Context(), x.base+"/api/v2/agent/p1/jobs")
+	if err != nil || status != 200 {
+		t.Fatalf("list jobs: HTTP %d %v: %s", status, err, body)
+	}
+	var l gateway.JobList
+	if err := json.Unmarshal([]byte(body), &l); err != nil {
+		t.Fatal(err)
+	}
+	return l.Jobs
+}
+
+// metrics scrapes /metrics and returns "name{k=v,...}" -> value for our
+// agent series (histograms: _count).
+func (x *exporter) metrics(t *testing.T) map[string]float64 {
+	t.Helper()
+	body, status, err := testutil.Get(t.Context(), x.base+"/metrics")
+	if err != nil || status != 200 {
+		t.Fatalf("scrape: HTTP %d %v", status, err)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for name, mf := range mfs {
+		if !strings.HasPrefix(name, "mintlify_agent_") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var ls []string
+			for _, lp := range m.GetLabel() {
+				ls = append(ls, lp.GetName()+"="+lp.GetValue())
+			}
+			key := name + "{" + strings.Join(ls, ",") + "}"
+			switch mf.GetType() {
+			case dto.MetricType_HISTOGRAM:
+				out[key] = float64(m.GetHistogram().GetSampleCount())
+			case dto.MetricType_COUNTER:
+				out[key] = m.GetCounter().GetValue()
+			default:
+				out[key] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// TestAgentKill9DuringSubmissionBurst runs the built exporter, kills it
+// with SIGKILL in the middle of a burst of concurrent submissions, restarts
+// it on the same state file, and checks that every job that was
+// acknowledged with a 2xx is tracked, reaches a terminal status, and is
+// counted exactly once; then restarts once more and checks that nothing is
+// counted again.
+func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the exporter binary")
+	}
+	binDir := t.TempDir()
+	bin, err := testutil.BuildExporter(binDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	statePath := filepath.Join(t.TempDir(), "agent.db")
+
+	x := startBinary(t, bin, srv.URL, statePath)
+
+	// A burst: 8 clients submitting as fast as they can. Jobs last 3s
+	// upstream, longer than the burst, so none finishes before the kill.
+	outcomes := []string{"#fake:pr:3s", "#fake:nopr:3s", "#fake:fail:3s"}
+	var (
+		mu       sync.Mutex
+		accepted = map[string]bool{}
+		wg       sync.WaitGroup
+	)
+	ctx, stopBurst := context.WithCancel(context.Background())
+	client := &http.Client{Timeout: 10 * time.Second}
+	submitURL := x.base + "/api/v2/agent/p1/job"
+	for w := range 8 {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil && i < 10; i++ {
+				body := fmt.Sprintf(`{"prompt":"burst %d/%d %s"}`, w, i, outcomes[(w+i)%3])
+				resp, err := client.Post(submitURL, "application/json", strings.NewReader(body))
+				if err != nil {
+					return // the exporter died under us: not acknowledged
+				}
+				data, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode/100 != 2 {
+					continue
+				}
+				var j struct {
+					ID string `json:"id"`
+				}
+				if json.Unmarshal(data, &j) == nil && j.ID != "" {
+					mu.Lock()
+					accepted[j.ID] = true
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	// Kill once a good part of the burst is acknowledged, with more in
+	// flight.
+	eventually(t, 10*time.Second, "20 acknowledged submissions", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(accepted) >= 20
+	})
+	x.kill9(t)
+	stopBurst()
+	wg.Wait()
+	mu.Lock()
+	nAccepted := len(accepted)
+	mu.Unlock()
+	t.Logf("%d submissions acknowledged before kill -9; %d jobs created upstream", nAccepted, fake.JobCount())
+
+	// Restart on the same state file.
+	x = startBinary(t, bin, srv.URL, statePath)
+	tracked := map[string]gateway.JobView{}
+	for _, v := range x.jobs(t) {
+		tracked[v.ID] = v
+	}
+	for id := range accepted {
+		if _, ok := tracked[id]; !ok {
+			t.Errorf("acknowledged job %s is not tracked after kill -9 and restart", id)
+		}
+	}
+	t.Logf("%d jobs tracked after restart", len(tracked))
+	if len(tracked) > fake.JobCount() {
+		t.Errorf("%d tracked jobs but only %d exist upstream", len(tracked), fake.JobCount())
+	}
+
+	// Every tracked job reaches a terminal status.
+	eventually(t, 20*time.Second, "every tracked job terminal", func() bool {
+		for _, v := range x.jobs(t) {
+			if v.Status != "completed" && v.Status != "failed" {
+				return false
+			}
+		}
+		return true
+	})
+	byStatus := map[string]int{}
+	prs := 0
+	for _, v := range x.jobs(t) {
+		byStatus[v.Status]++
+		if v.PRLink != nil {
+			prs++
+		}
+	}
+	// None had finished before the kill, so the restarted process counts
+	// each exactly once.
+	m := x.metrics(t)
+	want := map[string]float64{
+		`mintlify_agent_jobs_finished_total{project=p1,status=completed}`:  float64(byStatus["completed"]),
+		`mintlify_agent_jobs_finished_total{project=p1,status=failed}`:     float64(byStatus["failed"]),
+		`mintlify_agent_jobs_finished_total{project=p1,status=archived}`:   0,
+		`mintlify_agent_job_duration_seconds{project=p1,status=completed}`: float64(byStatus["completed"]),
+		`mintlify_agent_job_duration_seconds{project=p1,status=failed}`:    float64(byStatus["failed"]),
+		`mintlify_agent_job_pull_requests_total{project=p1}`:               float64(prs),
+		`mintlify_agent_jobs{project=p1,status=completed}`:                 float64(byStatus["completed"]),
+		`mintlify_agent_jobs{project=p1,status=failed}`:                    float64(byStatus["failed"]),
+		`mintlify_agent_jobs{project=p1,status=active}`:                    0,
+		`mintlify_agent_jobs_submitted_total{project=p1}`:                  0,
+	}
+	for k, v := range want {
+		if got, ok := m[k]; !ok || got != v {
+			t.Errorf("after restart: %s = %v (present %v), want %v", k, got, ok, v)
+		}
+	}
+	if byStatus["completed"]+byStatus["failed"] != len(tracked) {
+		t.Errorf("statuses %v do not add up to %d tracked jobs", byStatus, len(tracked))
+	}
+
+	// A clean restart: the finished jobs are still tracked, and not
+	// counted again.
+	x.term(t)
+	x = startBinary(t, bin, srv.URL, statePath)
+	time.Sleep(time.Second) // several poll intervals
+	m = x.metrics(t)
+	for k, v := range m {
+		if strings.HasPrefix(k, "mintlify_agent_jobs_finished_total") && v != 0 {
+			t.Errorf("after a second restart: %s = %v, want 0", k, v)
+		}
+	}
+	if got := m[`mintlify_agent_jobs{project=p1,status=completed}`]; got != float64(byStatus["completed"]) {
+		t.Errorf("after a second restart: completed gauge = %v, want %d", got, byStatus["completed"])
+	}
+	x.term(t)
+}
