@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -109,9 +110,9 @@ func parseFlags(args []string) (*config, error) {
 	a := &c.agent
 	poll := flagvalue.Duration(app, "agent.poll-interval", "How often each active agent job is polled.", "10s")
 	maxPolls := flagvalue.Int(app, "agent.max-concurrent-polls", "Maximum number of job polls in flight at once.", "4")
-	watch := flagvalue.Duration(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted.", "24h")
+	watch := flagvalue.Duration(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted. 0 disables the re-checks.", "24h")
 	retention := flagvalue.Duration(app, "agent.retention", "How long finished jobs are kept before they are forgotten.", "7d")
-	app.Flag("agent.state-file", "File where tracked agent jobs are persisted across restarts.").Default(agent.DefaultStatePath).StringVar(&a.StatePath)
+	app.Flag("agent.state-file", "File where tracked agent jobs are persisted across restarts. Default "+agent.DefaultStatePath+" in the working directory; with --mintlify.sandbox a temporary file.").StringVar(&a.StatePath)
 	maxPrompt := flagvalue.Bytes(app, "agent.max-prompt-bytes", "Largest request body the gateway accepts for a job, e.g. 64KiB.", "64KiB")
 
 	if _, err := app.Parse(args); err != nil {
@@ -175,6 +176,9 @@ func parseFlags(args []string) (*config, error) {
 	}
 	c.projects = dedupe(c.projects)
 	a.PollInterval, a.ArchiveWatch, a.Retention = *poll, *watch, *retention
+	if a.ArchiveWatch == 0 {
+		a.ArchiveWatch = -1 // agent.Config reads 0 as "default"; the flag's 0 means off
+	}
 	a.MaxPromptBytes = int64(*maxPrompt)
 	return c, nil
 }
@@ -306,6 +310,16 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 			}
 		}()
 		cfg.apiURL = url
+		if cfg.agent.StatePath == "" {
+			// The simulated API forgets its jobs when it stops, so a state
+			// file kept across runs would only hold jobs it no longer knows.
+			dir, err := os.MkdirTemp("", "mintlify_exporter-sandbox-")
+			if err != nil {
+				return fmt.Errorf("sandbox state directory: %w", err)
+			}
+			defer os.RemoveAll(dir)
+			cfg.agent.StatePath = filepath.Join(dir, "agent.db")
+		}
 		level.Info(logger).Log("msg", "sandbox: exporting a simulated Mintlify API; no real API is contacted", "api_url", url, "projects", strings.Join(cfg.projects, ","))
 	}
 	if apiKey == "" {
@@ -347,6 +361,9 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	mux := http.NewServeMux()
 	if cfg.enableAgentAPI {
 		cfg.agent.Projects = cfg.projects
+		if cfg.agent.StatePath == "" {
+			cfg.agent.StatePath = agent.DefaultStatePath
+		}
 		svc, err := agent.New(client, reg, cfg.agent, logger)
 		if err != nil {
 			return fmt.Errorf("agent jobs: %w", err)

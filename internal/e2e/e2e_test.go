@@ -1,0 +1,386 @@
+//go:build e2e
+
+package e2e
+
+// The end-to-end test: the built exporter against the fake Mintlify API,
+// scraped every second by Debian's Prometheus with the repository's rules,
+// which notifies Debian's Alertmanager, whose webhook receiver is this test.
+// Prometheus and Alertmanager run with examples/prometheus.yml and
+// examples/alertmanager.yml, rewritten only where a test machine differs
+// (see configs_test.go). Everything listens on 127.0.0.1 and every process is
+// stopped by its PID when the test ends.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/mintlify-exporter/mintlify_exporter/alerts"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+const (
+	// The alerts the test drives through Alertmanager.
+	jobFailedAlert   = "MintlifyAgentJobFailed"
+	keyRejectedAlert = "MintlifyAPIKeyRejected"
+
+	apiKey     = "mint_e2e_0123456789abcdef"
+	jobProject = "acme-docs"
+	scrapeJob  = "mintlify" // the job_name in examples/prometheus.yml
+)
+
+var projects = []string{"acme-docs", "acme-api"}
+
+func TestEndToEnd(t *testing.T) {
+	began := time.Now()
+	promBin := lookTool(t, "prometheus", "prometheus")
+	amBin := lookTool(t, "prometheus-alertmanager", "prometheus-alertmanager")
+
+	rules, err := alerts.Load(alerts.RulesPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobFailed, keyRejected := mustAlert(t, rules, jobFailedAlert), mustAlert(t, rules, keyRejectedAlert)
+	jobFailedWindow, keyFor, keyWindow := ruleWindow(t, jobFailed), ruleFor(t, keyRejected), ruleWindow(t, keyRejected)
+	// Fail early, with the reason, rather than at the go test timeout.
+	if budget := keyFor + keyWindow; budget > 4*time.Minute {
+		t.Fatalf("%s needs %s (for) + %s (window) to fire and resolve: too long for the e2e time budget of 5 minutes", keyRejectedAlert, keyFor, keyWindow)
+	}
+
+	// 1. The fake API, in this process so that the test can inject faults,
+	// and the exporter built from this checkout, with the job gateway.
+	ctx, cancel := context.WithCancel(context.Background())
+	fake := fakeapi.New(fakeapi.Options{Projects: projects, APIKey: apiKey, Paths: 40})
+	apiURL, waitFake, err := fake.Serve(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = waitFake() })
+
+	bin, err := testutil.BuildExporter(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("built the exporter in %s", time.Since(began).Round(100*time.Millisecond))
+	exporterAddr := testutil.FreeAddr(t)
+	exporterArgs := []string{
+		"--web.listen-address=" + exporterAddr,
+		"--web.enable-agent-api",
+		"--mintlify.api-url=" + apiURL,
+		"--agent.state-file=" + filepath.Join(t.TempDir(), "agent.db"),
+		"--agent.poll-interval=500ms",
+		"--visitors.cache-ttl=2s",
+		"--visitors.max-staleness=10m",
+		"--visitors.window=1d",
+		"--visitors.window=7d",
+		// Below the fake's 40 paths, so that the paths-dropped panel has
+		// something to show.
+		"--visitors.max-paths=30",
+		"--log.level=debug",
+	}
+	for _, p := range projects {
+		exporterArgs = append(exporterArgs, "--mintlify.project="+p)
+	}
+	exporter := startProc(t, "exporter", bin, exporterArgs, []string{"MINTLIFY_API_KEY=" + apiKey})
+	exporterURL := "http://" + exporterAddr
+
+	// 2. The webhook receiver, 3. Alertmanager (before Prometheus, or the
+	// first alerts would be dropped).
+	hook := newReceiver(t)
+	amAddr := testutil.FreeAddr(t)
+	amConfig, err := rewriteAlertmanagerConfig(readExample(t, "alertmanager.yml"), amRewrite{
+		WebhookBase: hook.srv.URL,
+		// The example waits 30s before the first notification of a group and
+		// 5m between updates (including resolutions): too slow for a test.
+		GroupWait: "1s", GroupInterval: "1s", RepeatInterval: "1h",
+	})
+	if err != nil {
+		t.Fatalf("examples/alertmanager.yml: %v", err)
+	}
+	amDir := t.TempDir()
+	writeFile(t, filepath.Join(amDir, "alertmanager.yml"), amConfig)
+	am := startProc(t, "alertmanager", amBin, []string{
+		"--config.file=" + filepath.Join(amDir, "alertmanager.yml"),
+		"--storage.path=" + filepath.Join(amDir, "data"),
+		"--web.listen-address=" + amAddr,
+		"--cluster.listen-address=",
+		"--log.level=debug",
+	}, nil)
+	procs := []*proc{exporter, am}
+	waitReady(t, "http://"+amAddr+"/-/ready", procs)
+
+	// 4. Prometheus, scraping and evaluating every second.
+	promAddr := testutil.FreeAddr(t)
+	promConfig, err := rewritePrometheusConfig(readExample(t, "prometheus.yml"), examplesDir(), promRewrite{
+		Interval: "1s",
+		Services: map[string]string{"exporter": exporterAddr, "alertmanager": amAddr},
+	})
+	if err != nil {
+		t.Fatalf("examples/prometheus.yml: %v", err)
+	}
+	promDir := t.TempDir()
+	writeFile(t, filepath.Join(promDir, "prometheus.yml"), promConfig)
+	prom := startProc(t, "prometheus", promBin, []string{
+		"--config.file=" + filepath.Join(promDir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(promDir, "data"),
+		"--web.listen-address=" + promAddr,
+		"--rules.alert.resend-delay=1s",
+		"--log.level=debug",
+	}, nil)
+	procs = append(procs, prom)
+	promStarted := time.Now()
+	waitReady(t, "http://"+promAddr+"/-/ready", procs)
+	waitReady(t, exporterURL+"/-/ready", procs)
+	api := promAPI{base: "http://" + promAddr}
+	t.Logf("everything started in %s", time.Since(began).Round(100*time.Millisecond))
+
+	// 5. Prometheus sees the exporter up, with visitors of every project and
+	// window refreshed.
+	eventually(t, "exporter target up", 30*time.Second, 250*time.Millisecond, procs, func() error {
+		var resp struct {
+			Data struct {
+				ActiveTargets []struct {
+					Labels    map[string]string `json:"labels"`
+					Health    string            `json:"health"`
+					LastError string            `json:"lastError"`
+				} `json:"activeTargets"`
+			} `json:"data"`
+		}
+		if err := getJSON(api.base+"/api/v1/targets", &resp); err != nil {
+			return err
+		}
+		for _, tg := range resp.Data.ActiveTargets {
+			if tg.Labels["job"] == scrapeJob && tg.Labels["instance"] == exporterAddr {
+				if tg.Health != "up" {
+					return fmt.Errorf("target health %q (%s)", tg.Health, tg.LastError)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no target job=%q instance=%q in %+v", scrapeJob, exporterAddr, resp.Data.ActiveTargets)
+	})
+	wantRefreshed := len(projects) * 2 // windows 1d and 7d
+	eventually(t, "visitors refreshed for every project and window", 30*time.Second, 250*time.Millisecond, procs,
+		expectCount(api, `mintlify_visitors_refresh_success == 1`, wantRefreshed))
+
+	// 6. Agent jobs through the gateway: one fails, one opens a pull request.
+	failedID := submitJob(t, exporterURL, jobProject, "Rewrite the quickstart #fake:fail:2s")
+	prID := submitJob(t, exporterURL, jobProject, "Document the new endpoint #fake:pr:2s")
+	// And one the gateway refuses, for the rejections panel.
+	if err := postJSON(exporterURL+"/api/v2/agent/"+jobProject+"/job", map[string]string{"prompt": ""}, &struct{}{}); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("submitting an empty prompt: got %v, want 400 Bad Request", err)
+	}
+	eventually(t, "agent jobs finished (failed, completed with a PR)", 30*time.Second, 250*time.Millisecond, procs, func() error {
+		var list struct {
+			Jobs []struct {
+				ID     string  `json:"id"`
+				Status string  `json:"status"`
+				PRLink *string `json:"prLink"`
+			} `json:"jobs"`
+		}
+		if err := getJSON(exporterURL+"/api/v2/agent/"+jobProject+"/jobs", &list); err != nil {
+			return err
+		}
+		got := map[string]string{}
+		for _, j := range list.Jobs {
+			got[j.ID] = j.Status
+			if j.ID == prID && j.Status == "completed" && j.PRLink == nil {
+				return fmt.Errorf("job %s completed without prLink", prID)
+			}
+		}
+		if got[failedID] != "failed" || got[prID] != "completed" {
+			return fmt.Errorf("job %s is %q (want failed), job %s is %q (want completed)", failedID, got[failedID], prID, got[prID])
+		}
+		return nil
+	})
+	eventually(t, "finished jobs scraped", 15*time.Second, 250*time.Millisecond, procs,
+		expectCount(api, fmt.Sprintf(`mintlify_agent_jobs_finished_total{project=%q,status=~"failed|completed"} > 0`, jobProject), 2))
+
+	// 8. The job-failed alert reaches the webhook with its labels and
+	// annotations.
+	target := map[string]string{"job": scrapeJob, "instance": exporterAddr}
+	jobAlertLabels := merge(target, map[string]string{"alertname": jobFailedAlert, "project": jobProject})
+	failedAlert := waitAlert(t, hook, "firing", jobAlertLabels, 45*time.Second, procs)
+	checkNotification(t, failedAlert, jobFailed, jobAlertLabels, jobProject)
+
+	// 7. Every query of every dashboard panel returns data.
+	checkDashboards(t, api, promStarted, procs)
+
+	// 9. A 401 on the visitors endpoint fires the key alert; after the fault
+	// is cleared, both alerts resolve.
+	fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: http.StatusUnauthorized})
+	faultAt := time.Now()
+	t.Logf("injected 401 on the visitors endpoint at %s", faultAt.Format(time.TimeOnly))
+	keyAlertLabels := merge(target, map[string]string{"alertname": keyRejectedAlert, "endpoint": fakeapi.Visitors})
+	keyAlert := waitAlert(t, hook, "firing", keyAlertLabels, keyFor+45*time.Second, procs)
+	if since := time.Since(faultAt); since < keyFor {
+		t.Errorf("%s reached the webhook %s after the first 401, before its for: %s", keyRejectedAlert, since, keyFor)
+	}
+	checkNotification(t, keyAlert, keyRejected, keyAlertLabels, fakeapi.Visitors)
+
+	fake.ClearFaults()
+	clearedAt := time.Now()
+	t.Logf("cleared the fault at %s; %s resolves about %s later, %s about %s after the job failed", clearedAt.Format(time.TimeOnly),
+		keyRejectedAlert, keyWindow, jobFailedAlert, jobFailedWindow)
+	eventually(t, "visitors refresh recovered", 15*time.Second, 250*time.Millisecond, procs,
+		expectCount(api, `mintlify_visitors_refresh_success == 1`, wantRefreshed))
+	waitAlert(t, hook, "resolved", jobAlertLabels, jobFailedWindow+45*time.Second, procs)
+	resolved := waitAlert(t, hook, "resolved", keyAlertLabels, keyWindow+45*time.Second, procs)
+	if resolved.EndsAt.Before(clearedAt) {
+		t.Errorf("%s resolved at %s, before the fault was cleared at %s", keyRejectedAlert, resolved.EndsAt, clearedAt)
+	}
+	// Nothing else fired: in a healthy run with one failed job and one key
+	// fault, any other notification is a rule that cries wolf.
+	if other := hook.alertnames(jobFailedAlert, keyRejectedAlert); len(other) > 0 {
+		t.Errorf("unexpected alerts reached the webhook: %v; received:%s", other, hook.summary())
+	}
+	t.Logf("end-to-end run took %s", time.Since(began).Round(time.Second))
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitReady(t *testing.T, url string, procs []*proc) {
+	t.Helper()
+	eventually(t, url, 30*time.Second, 100*time.Millisecond, procs, func() error {
+		body, status, err := testutil.Get(context.Background(), url)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("%d: %s", status, body)
+		}
+		return nil
+	})
+}
+
+// expectCount returns a check that query has exactly n series.
+func expectCount(api promAPI, query string, n int) func() error {
+	return func() error {
+		r, err := api.query(query, time.Now())
+		if err != nil {
+			return err
+		}
+		if len(r.Series) != n {
+			return fmt.Errorf("%s: %d series, want %d", query, len(r.Series), n)
+		}
+		return nil
+	}
+}
+
+func submitJob(t *testing.T, exporterURL, project, prompt string) string {
+	t.Helper()
+	var job struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	if err := postJSON(exporterURL+"/api/v2/agent/"+project+"/job", map[string]string{"prompt": prompt}, &job); err != nil {
+		t.Fatalf("submitting a job: %v", err)
+	}
+	if job.ID == "" {
+		t.Fatalf("submitting a job: no id in the answer")
+	}
+	t.Logf("submitted job %s (%s): %q", job.ID, job.Status, prompt)
+	return job.ID
+}
+
+func waitAlert(t *testing.T, hook *receiver, status string, labels map[string]string, timeout time.Duration, procs []*proc) webhookAlert {
+	t.Helper()
+	var got webhookAlert
+	eventually(t, fmt.Sprintf("webhook received %s %s", labels["alertname"], status), timeout, 250*time.Millisecond, procs, func() error {
+		var ok bool
+		if got, ok = hook.find(status, labels); !ok {
+			return fmt.Errorf("no %s alert with labels %v; received:%s", status, labels, hook.summary())
+		}
+		return nil
+	})
+	return got
+}
+
+// checkNotification compares a notified alert with its rule: the rule's
+// labels plus the expected ones, the static summary and runbook_url as
+// written, and a description rendered for the alert (mentioning subject).
+func checkNotification(t *testing.T, a webhookAlert, rule alerts.Rule, labels map[string]string, subject string) {
+	t.Helper()
+	want := merge(rule.Labels, labels)
+	for k, v := range want {
+		if a.Labels[k] != v {
+			t.Errorf("%s: label %s=%q, want %q (labels %v)", rule.Alert, k, a.Labels[k], v, a.Labels)
+		}
+	}
+	if a.Labels["severity"] == "" {
+		t.Errorf("%s: no severity label: %v", rule.Alert, a.Labels)
+	}
+	for _, k := range []string{"summary", "runbook_url"} {
+		if a.Annotations[k] == "" || a.Annotations[k] != rule.Annotations[k] {
+			t.Errorf("%s: annotation %s=%q, want %q", rule.Alert, k, a.Annotations[k], rule.Annotations[k])
+		}
+	}
+	if d := a.Annotations["description"]; d == "" || strings.Contains(d, "{{") || strings.Contains(d, "<no value>") || !strings.Contains(d, subject) {
+		t.Errorf("%s: description %q: want it rendered and mentioning %q", rule.Alert, d, subject)
+	}
+}
+
+func mustAlert(t *testing.T, f *alerts.File, name string) alerts.Rule {
+	t.Helper()
+	r, ok := f.Alert(name)
+	if !ok {
+		t.Fatalf("%s: no alert %s; the e2e test drives it", alerts.RulesPath(), name)
+	}
+	return r
+}
+
+func ruleFor(t *testing.T, r alerts.Rule) time.Duration {
+	t.Helper()
+	if r.For == "" {
+		return 0
+	}
+	d, err := model.ParseDuration(r.For)
+	if err != nil {
+		t.Fatalf("%s: for: %v", r.Alert, err)
+	}
+	return time.Duration(d)
+}
+
+var rangeSelector = regexp.MustCompile(`\[([0-9]+[smhdwy])\]`)
+
+// ruleWindow is the longest range selector of the rule: how long an event
+// keeps an increase()-based alert firing.
+func ruleWindow(t *testing.T, r alerts.Rule) time.Duration {
+	t.Helper()
+	var longest time.Duration
+	for _, m := range rangeSelector.FindAllStringSubmatch(r.Expr, -1) {
+		d, err := model.ParseDuration(m[1])
+		if err != nil {
+			t.Fatalf("%s: %v", r.Alert, err)
+		}
+		longest = max(longest, time.Duration(d))
+	}
+	if longest == 0 {
+		t.Fatalf("%s: no range selector in %q", r.Alert, r.Expr)
+	}
+	return longest
+}
+
+func merge(maps ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
