@@ -37,6 +37,8 @@ var exporterMetrics = []string{
 	"mintlify_agent_job_pull_requests_total",
 	"mintlify_agent_job_oldest_active_age_seconds",
 	"mintlify_agent_job_submit_rejected_total",
+	"mintlify_agent_jobs_lost_total",
+	"mintlify_agent_state_write_errors_total",
 	// Exporter.
 	"mintlify_exporter_build_info",
 }
