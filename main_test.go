@@ -34,27 +34,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// syncBuffer collects a child's stderr while tests read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type exporterProc struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testutil.SyncBuffer
 	base   string
 	done   chan struct{}
 }
@@ -67,7 +49,7 @@ func startExporter(t *testing.T, env []string, args ...string) *exporterProc {
 	cmd := exec.Command(exporterBin, append([]string{"--web.listen-address=" + addr}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	cmd.Dir = t.TempDir()
-	p := &exporterProc{cmd: cmd, stderr: &syncBuffer{}, base: "http://" + addr, done: make(chan struct{})}
+	p := &exporterProc{cmd: cmd, stderr: &testutil.SyncBuffer{}, base: "http://" + addr, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 const (
@@ -27,25 +28,9 @@ const (
 // counts move with the time of day).
 func fixedNow() time.Time { return time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC) }
 
-// clock is a settable clock for the fake.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = testutil.Clock
 
-func newClock() *clock { return &clock{t: fixedNow()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *clock { return testutil.NewClock(fixedNow()) }
 
 // seen is one request as it arrived at the test server.
 type seen struct {

@@ -38,9 +38,7 @@ func TestCreateAndGetJob(t *testing.T) {
 		{"#fake:unknown:1m", []step{{0, "active", false, 0}, {2 * time.Minute, "waiting_for_review", false, 0}}},
 	}
 	for _, tc := range cases {
-		clk.mu.Lock()
-		clk.t = created
-		clk.mu.Unlock()
+		clk.Set(created)
 		job, err := c.CreateJob(ctx, testProject, tc.prompt)
 		if err != nil {
 			t.Fatalf("%q: CreateJob: %v", tc.prompt, err)
@@ -60,9 +58,7 @@ func TestCreateAndGetJob(t *testing.T) {
 			t.Errorf("%q: source/model not decoded: %+v", tc.prompt, job)
 		}
 		for _, st := range tc.steps {
-			clk.mu.Lock()
-			clk.t = created.Add(st.after)
-			clk.mu.Unlock()
+			clk.Set(created.Add(st.after))
 			got, err := c.GetJob(ctx, testProject, job.ID)
 			if err != nil {
 				t.Fatalf("%q at +%v: GetJob: %v", tc.prompt, st.after, err)

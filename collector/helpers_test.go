@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +22,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // testKey is the API key of every harness; no log line may contain it.
@@ -32,41 +31,11 @@ const testKey = "mint_test_secret_0123456789"
 // fixedNow is the default time of the fake clock.
 var fixedNow = time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
 
-// fakeClock is a settable clock shared by the collector and the fake API.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type (
+	// fakeClock is shared by the collector and the fake API.
+	fakeClock  = testutil.Clock
+	syncBuffer = testutil.SyncBuffer
+)
 
 // harness is a Visitors collector wired to the fake API over real HTTP, and
 // served through RefreshBeforeScrape and promhttp over real HTTP too.
@@ -98,7 +67,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	if o.now.IsZero() {
 		o.now = fixedNow
 	}
-	h := &harness{t: t, clock: &fakeClock{t: o.now}, logs: &syncBuffer{}}
+	h := &harness{t: t, clock: testutil.NewClock(o.now), logs: &syncBuffer{}}
 	o.fake.APIKey = testKey
 	if o.fake.Now == nil {
 		o.fake.Now = h.clock.Now

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,25 +29,8 @@ import (
 type exporter struct {
 	cmd    *exec.Cmd
 	base   string
-	stderr *lockedBuffer
+	stderr *testutil.SyncBuffer
 	done   chan struct{}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func startBinary(t *testing.T, bin, apiURL, statePath string) *exporter {
@@ -64,7 +46,7 @@ func startBinary(t *testing.T, bin, apiURL, statePath string) *exporter {
 	)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MINTLIFY_API_KEY=mint_test"}
 	cmd.Dir = t.TempDir()
-	x := &exporter{cmd: cmd, base: "http://" + addr, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	x := &exporter{cmd: cmd, base: "http://" + addr, stderr: &testutil.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = x.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -6,42 +6,20 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 const key = "mint_fake_test"
 
 func fixedNow() time.Time { return time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC) }
 
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = testutil.Clock
 
-func newClock() *clock { return &clock{t: fixedNow()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
+func newClock() *clock { return testutil.NewClock(fixedNow()) }
 
 type env struct {
 	t    *testing.T
