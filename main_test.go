@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,51 +33,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-type exporterProc struct {
-	cmd    *exec.Cmd
-	stderr *testutil.SyncBuffer
-	base   string
-	done   chan struct{}
-}
-
-// startExporter runs the built binary on a free loopback port; the test's
-// cleanup kills it if the test did not stop it.
-func startExporter(t *testing.T, env []string, args ...string) *exporterProc {
+// startExporter runs the built binary on a free loopback port.
+func startExporter(t *testing.T, env []string, args ...string) *testutil.Exporter {
 	t.Helper()
-	addr := testutil.FreeAddr(t)
-	cmd := exec.Command(exporterBin, append([]string{"--web.listen-address=" + addr}, args...)...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
-	cmd.Dir = t.TempDir()
-	p := &exporterProc{cmd: cmd, stderr: &testutil.SyncBuffer{}, base: "http://" + addr, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			t.Logf("exporter stderr:\n%s", p.stderr.String())
-		}
-	})
-	return p
-}
-
-// stop sends SIGTERM and asserts a clean exit within a few seconds.
-func (p *exporterProc) stop(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("exporter did not exit within 10s of SIGTERM")
-	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit code after SIGTERM = %d, want 0", code)
-	}
+	return testutil.StartExporter(t, exporterBin, env, args...)
 }
 
 func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
@@ -143,7 +101,7 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 
 func TestSandboxServesVisitorMetricsAndShutsDownCleanly(t *testing.T) {
 	p := startExporter(t, nil, "--mintlify.sandbox")
-	body := testutil.WaitHTTP(t, p.base+"/metrics", 20*time.Second, func(b string) bool {
+	body := testutil.WaitHTTP(t, p.Base+"/metrics", 20*time.Second, func(b string) bool {
 		return strings.Contains(b, `mintlify_page_unique_visitors{`)
 	})
 	for _, want := range []string{
@@ -161,7 +119,7 @@ func TestSandboxServesVisitorMetricsAndShutsDownCleanly(t *testing.T) {
 
 	ctx := context.Background()
 	for path, want := range map[string]int{"/-/healthy": 200, "/-/ready": 200, "/": 200, "/api/v2/agent/acme-docs/jobs": 404} {
-		b, status, err := testutil.Get(ctx, p.base+path)
+		b, status, err := testutil.Get(ctx, p.Base+path)
 		if err != nil || status != want {
 			t.Errorf("GET %s = %d %v, want %d", path, status, err, want)
 		}
@@ -172,10 +130,10 @@ func TestSandboxServesVisitorMetricsAndShutsDownCleanly(t *testing.T) {
 			t.Errorf("landing page does not link the metrics: %.300s", b)
 		}
 	}
-	if !strings.Contains(p.stderr.String(), "metrics") {
-		t.Errorf("no log line prints the metrics URL:\n%s", p.stderr.String())
+	if !strings.Contains(p.Stderr.String(), "metrics") {
+		t.Errorf("no log line prints the metrics URL:\n%s", p.Stderr.String())
 	}
-	p.stop(t)
+	p.Stop(t)
 }
 
 func TestAPIKeyNeverLeaks(t *testing.T) {
@@ -207,7 +165,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	var bodies []string
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		b, _, err := testutil.Get(context.Background(), p.base+"/metrics")
+		b, _, err := testutil.Get(context.Background(), p.Base+"/metrics")
 		if err == nil {
 			bodies = append(bodies, b)
 			if strings.Contains(b, `code="500"`) && strings.Contains(b, `mintlify_visitors_refresh_success{project="p1",window="1d"} 1`) && len(bodies) > 3 {
@@ -223,7 +181,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	if !strings.Contains(last, `mintlify_visitors_refresh_success{project="p1",window="1d"} 1`) {
 		t.Errorf("key from file (with whitespace) was not accepted:\n%s", last)
 	}
-	logs := p.stderr.String()
+	logs := p.Stderr.String()
 	if !strings.Contains(logs, "level=debug") || !strings.Contains(logs, "HTTP 500") {
 		t.Fatalf("expected debug logs and the upstream error in them:\n%s", logs)
 	}
@@ -238,18 +196,18 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	if strings.Contains(logs, "does not start with mint_") {
 		t.Errorf("a mint_ key got the prefix warning")
 	}
-	p.stop(t)
+	p.Stop(t)
 }
 
 func TestKeyWithoutPrefixIsWarnedAbout(t *testing.T) {
 	fake := httptest.NewServer(fakeapi.New(fakeapi.Options{APIKey: "sk_other"}))
 	defer fake.Close()
 	p := startExporter(t, []string{"MINTLIFY_API_KEY=sk_other"}, "--mintlify.project=p1", "--mintlify.api-url="+fake.URL)
-	testutil.WaitHTTP(t, p.base+"/-/ready", 10*time.Second, nil)
-	if !strings.Contains(p.stderr.String(), "does not start with mint_") {
-		t.Errorf("no warning for a key without the mint_ prefix:\n%s", p.stderr.String())
+	testutil.WaitHTTP(t, p.Base+"/-/ready", 10*time.Second, nil)
+	if !strings.Contains(p.Stderr.String(), "does not start with mint_") {
+		t.Errorf("no warning for a key without the mint_ prefix:\n%s", p.Stderr.String())
 	}
-	p.stop(t)
+	p.Stop(t)
 }
 
 func TestParseFlagsDefaultsAndWindows(t *testing.T) {

@@ -7,12 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,70 +22,25 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
-// exporter is a running built binary.
-type exporter struct {
-	cmd    *exec.Cmd
-	base   string
-	stderr *testutil.SyncBuffer
-	done   chan struct{}
-}
+// exporter is a running built binary with helpers for its agent API.
+type exporter struct{ *testutil.Exporter }
 
 func startBinary(t *testing.T, bin, apiURL, statePath string) *exporter {
 	t.Helper()
-	addr := testutil.FreeAddr(t)
-	cmd := exec.Command(bin,
+	x := &exporter{testutil.StartExporter(t, bin, []string{"MINTLIFY_API_KEY=mint_test"},
 		"--mintlify.api-url="+apiURL,
 		"--mintlify.project=p1",
 		"--web.enable-agent-api",
 		"--agent.state-file="+statePath,
 		"--agent.poll-interval=200ms",
-		"--web.listen-address="+addr,
-	)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MINTLIFY_API_KEY=mint_test"}
-	cmd.Dir = t.TempDir()
-	x := &exporter{cmd: cmd, base: "http://" + addr, stderr: &testutil.SyncBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = x.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(x.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-x.done
-		if t.Failed() {
-			t.Logf("exporter %s stderr:\n%s", addr, x.stderr.String())
-		}
-	})
-	testutil.WaitHTTP(t, x.base+"/-/ready", 15*time.Second, nil)
+	)}
+	testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
 	return x
-}
-
-func (x *exporter) kill9(t *testing.T) {
-	t.Helper()
-	if err := x.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-x.done
-}
-
-func (x *exporter) term(t *testing.T) {
-	t.Helper()
-	if err := x.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-x.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("exporter did not exit within 15s of SIGTERM")
-	}
-	if code := x.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit code after SIGTERM = %d", code)
-	}
 }
 
 func (x *exporter) jobs(t *testing.T) []gateway.JobView {
 	t.Helper()
-	body, status, err := testutil.Get(t.Context(), x.base+"/api/v2/agent/p1/jobs")
+	body, status, err := testutil.Get(t.Context(), x.Base+"/api/v2/agent/p1/jobs")
 	if err != nil || status != 200 {
 		t.Fatalf("list jobs: HTTP %d %v: %s", status, err, body)
 	}
@@ -103,7 +55,7 @@ func (x *exporter) jobs(t *testing.T) []gateway.JobView {
 // agent series (histograms: _count).
 func (x *exporter) metrics(t *testing.T) map[string]float64 {
 	t.Helper()
-	body, status, err := testutil.Get(t.Context(), x.base+"/metrics")
+	body, status, err := testutil.Get(t.Context(), x.Base+"/metrics")
 	if err != nil || status != 200 {
 		t.Fatalf("scrape: HTTP %d %v", status, err)
 	}
@@ -168,7 +120,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	)
 	ctx, stopBurst := context.WithCancel(context.Background())
 	client := &http.Client{Timeout: 10 * time.Second}
-	submitURL := x.base + "/api/v2/agent/p1/job"
+	submitURL := x.Base + "/api/v2/agent/p1/job"
 	for w := range 8 {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil && i < 10; i++ {
@@ -200,7 +152,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 		defer mu.Unlock()
 		return len(accepted) >= 20
 	})
-	x.kill9(t)
+	x.Kill(t)
 	stopBurst()
 	wg.Wait()
 	mu.Lock()
@@ -267,7 +219,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 
 	// A clean restart: the finished jobs are still tracked, and not
 	// counted again.
-	x.term(t)
+	x.Stop(t)
 	x = startBinary(t, bin, srv.URL, statePath)
 	time.Sleep(time.Second) // several poll intervals
 	m = x.metrics(t)
@@ -279,5 +231,5 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	if got := m[`mintlify_agent_jobs{project=p1,status=completed}`]; got != float64(byStatus["completed"]) {
 		t.Errorf("after a second restart: completed gauge = %v, want %d", got, byStatus["completed"])
 	}
-	x.term(t)
+	x.Stop(t)
 }
