@@ -64,6 +64,16 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{"poll interval", []string{"--mintlify.project=p", "--agent.poll-interval=0s"}, withKey, "--agent.poll-interval"},
 		{"prompt bytes", []string{"--mintlify.project=p", "--agent.max-prompt-bytes=0"}, withKey, "--agent.max-prompt-bytes"},
 		{"api url", []string{"--mintlify.project=p", "--mintlify.api-url=ftp://x"}, withKey, "--mintlify.api-url"},
+		{"max requests", []string{"--mintlify.project=p", "--web.max-requests=-1"}, withKey, "--web.max-requests"},
+		{"telemetry path", []string{"--mintlify.project=p", "--web.telemetry-path=metrics"}, withKey, "--web.telemetry-path"},
+		{"max paths", []string{"--mintlify.project=p", "--visitors.max-paths=-10"}, withKey, "--visitors.max-paths"},
+		{"max paths not a number", []string{"--mintlify.project=p", "--visitors.max-paths=many"}, withKey, "--visitors.max-paths"},
+		{"concurrent polls", []string{"--mintlify.project=p", "--agent.max-concurrent-polls=0"}, withKey, "--agent.max-concurrent-polls"},
+		{"retention", []string{"--mintlify.project=p", "--agent.retention=0s"}, withKey, "--agent.retention"},
+		{"archive watch", []string{"--mintlify.project=p", "--agent.archive-watch=-1h"}, withKey, "--agent.archive-watch"},
+		{"log format", []string{"--mintlify.project=p", "--log.format=xml"}, withKey, "--log.format"},
+		{"project id", []string{"--mintlify.project=a/b"}, withKey, "--mintlify.project"},
+		{"empty project id", []string{"--mintlify.project= "}, withKey, "--mintlify.project"},
 		{"no key", []string{"--mintlify.project=p"}, nil, "MINTLIFY_API_KEY"},
 		{"no project", nil, withKey, "--mintlify.project"},
 		{"missing key file", []string{"--mintlify.project=p", "--mintlify.api-key-file=/nonexistent/key"}, nil, "--mintlify.api-key-file"},
@@ -232,7 +242,31 @@ func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 	if c.agent.Retention != 7*24*time.Hour || c.agent.MaxPromptBytes != 64<<10 || c.agent.PollInterval != 10*time.Second {
 		t.Errorf("unexpected agent defaults: %+v", c.agent)
 	}
+	if c.agent.ArchiveWatch != 24*time.Hour {
+		t.Errorf("archive watch default = %s", c.agent.ArchiveWatch)
+	}
+	off, err := parseFlags([]string{"--agent.archive-watch=0s"})
+	if err != nil || off.agent.ArchiveWatch >= 0 {
+		t.Errorf("--agent.archive-watch=0s gave %v, %v; want a negative value (agent.Config's 'off')", off.agent.ArchiveWatch, err)
+	}
 	if (*c.web.WebListenAddresses)[0] != defaultPort {
 		t.Errorf("listen address default = %v", *c.web.WebListenAddresses)
+	}
+}
+
+func TestEmptyKeyFileIsRefused(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(" \n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The environment's key must not stand in for a broken file.
+	cmd := exec.Command(exporterBin, "--web.listen-address=127.0.0.1:0", "--mintlify.project=p", "--mintlify.api-key-file="+keyFile)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MINTLIFY_API_KEY=mint_from_env"}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("exporter started with an empty key file:\n%s", out)
+	}
+	if !strings.Contains(string(out), "--mintlify.api-key-file") || !strings.Contains(string(out), "is empty") {
+		t.Errorf("error does not say the key file is empty:\n%s", out)
 	}
 }
