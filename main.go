@@ -113,7 +113,7 @@ func parseFlags(args []string) (*config, error) {
 	watch := flagvalue.Duration(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted. 0 disables the re-checks.", "24h")
 	retention := flagvalue.Duration(app, "agent.retention", "How long finished jobs are kept before they are forgotten.", "7d")
 	app.Flag("agent.state-file", "File where tracked agent jobs are persisted across restarts. Default "+agent.DefaultStatePath+" in the working directory; with --mintlify.sandbox a temporary file.").StringVar(&a.StatePath)
-	maxPrompt := flagvalue.Bytes(app, "agent.max-prompt-bytes", "Largest request body the gateway accepts for a job, e.g. 64KiB.", "64KiB")
+	maxPrompt := flagvalue.Bytes(app, "agent.max-prompt-bytes", "Largest request body (and so prompt) the gateway accepts for a job, e.g. 64KiB; larger ones get 413.", "64KiB")
 
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
@@ -368,12 +368,17 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 		if err != nil {
 			return fmt.Errorf("agent jobs: %w", err)
 		}
-		defer svc.Close()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := svc.Run(ctx); err != nil {
 				level.Error(logger).Log("msg", "agent job tracker stopped", "err", err)
+			}
+			// Only now, with polling over (ctx ends after the HTTP server
+			// stopped), may the state file close; Close also waits for
+			// gateway creates still recording their job.
+			if err := svc.Close(); err != nil {
+				level.Error(logger).Log("msg", "closing the agent state file", "err", err)
 			}
 		}()
 		mux.Handle("/api/", svc.Handler())

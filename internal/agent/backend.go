@@ -20,6 +20,8 @@ var _ gateway.Backend = backend{}
 // at its next poll) and a *gateway.StateError is returned.
 func (b backend) Create(ctx context.Context, project, prompt string) (*apiclient.Job, int, error) {
 	s := b.s
+	s.inflight.Add(1)
+	defer s.inflight.Done()
 	if until := s.api.ThrottledUntil(apiclient.EndpointCreateJob); !until.IsZero() {
 		// Answer 429 at once instead of holding the client until the
 		// API's Retry-After has passed.
@@ -34,12 +36,13 @@ func (b backend) Create(ctx context.Context, project, prompt string) (*apiclient
 	internJob(&j)
 	rec, ev := transition(record{Project: project, Origin: originGateway, TrackedAt: at}, j, at, false)
 	key := storeKey(project, j.ID)
-	perr := s.persist(key, &rec)
-	e := &entry{rec: rec, dirty: perr != nil}
-	s.mu.Lock()
-	s.entries[key] = e
-	s.mu.Unlock()
 	s.metrics.Submitted(project)
+	e := &entry{rec: rec}
+	if s.claim(key, e) != nil {
+		return job, code, nil // tracked concurrently (and written) already
+	}
+	perr := s.persist(key, &rec)
+	s.release(e, perr)
 	if perr != nil {
 		return nil, 0, &gateway.StateError{JobID: j.ID, Err: perr}
 	}
@@ -87,6 +90,8 @@ func (b backend) Jobs(project, status string) []gateway.JobView {
 // counted as finished (this exporter did not see it finish).
 func (b backend) Track(ctx context.Context, project, id string) (gateway.JobView, bool, error) {
 	s := b.s
+	s.inflight.Add(1)
+	defer s.inflight.Done()
 	key := storeKey(project, id)
 	if v, ok := b.Job(project, id); ok {
 		return v, false, nil
@@ -103,18 +108,18 @@ func (b backend) Track(ctx context.Context, project, id string) (gateway.JobView
 	j.ID = id
 	internJob(&j)
 	rec, _ := transition(record{Project: project, Origin: originTrack, TrackedAt: at}, j, at, true)
-	perr := s.persist(key, &rec)
-	s.mu.Lock()
-	if e := s.entries[key]; e != nil { // tracked concurrently
-		v := e.view(at, &s.cfg)
-		s.mu.Unlock()
-		return v, false, nil
-	}
-	e := &entry{rec: rec, dirty: perr != nil, lastPolled: at}
+	e := &entry{rec: rec, lastPolled: at}
 	s.schedule(e, &rec, at, at)
-	s.entries[key] = e
+	if old := s.claim(key, e); old != nil { // tracked concurrently
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		return old.view(at, &s.cfg), false, nil
+	}
+	perr := s.persist(key, &rec)
+	s.release(e, perr)
+	s.mu.RLock()
 	v := e.view(at, &s.cfg)
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if perr != nil {
 		return v, true, &gateway.StateError{JobID: id, Err: perr}
 	}

@@ -58,7 +58,7 @@ type Config struct {
 	Retention time.Duration
 	// StatePath is the bbolt state file; its directory is created.
 	StatePath string
-	// MaxPromptBytes bounds a submitted prompt (413 beyond it).
+	// MaxPromptBytes bounds a create request's body (413 beyond it).
 	MaxPromptBytes int64
 	// CreateLimitPerHour is the local create limit per project (429 beyond
 	// it, nothing sent upstream). Every create sent upstream counts,

@@ -56,6 +56,10 @@ type Service struct {
 	entries map[string]*entry // by storeKey
 
 	running atomic.Bool
+	// inflight counts gateway creates and tracks under way: they outlive
+	// their HTTP request (an upstream create must be recorded even if the
+	// client hangs up), so Close waits for them before closing the store.
+	inflight sync.WaitGroup
 }
 
 // New opens (or creates) the state file, loads the tracked jobs, registers
@@ -175,8 +179,40 @@ func (s *Service) recentCreates(window time.Duration) map[string][]time.Time {
 // Handler is the gateway. Mount it at "/api/": its routes include /api.
 func (s *Service) Handler() http.Handler { return s.gateway }
 
-// Close closes the state file. Call it after Run has returned.
-func (s *Service) Close() error { return s.store.Close() }
+// Close waits for gateway creates and tracks under way (each bounded by
+// its upstream timeout), then closes the state file. Call it after Run has
+// returned and the HTTP server has stopped taking requests.
+func (s *Service) Close() error {
+	s.inflight.Wait()
+	return s.store.Close()
+}
+
+// claim inserts e under key unless the key is tracked already, in which
+// case it returns the existing entry. The entry is inserted pollPending, so
+// no poll writes it before its first write has landed; claiming before
+// writing keeps two concurrent tracks (or a track and a create) of one job
+// from writing an older record over a newer one.
+func (s *Service) claim(key string, e *entry) (existing *entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.entries[key]; old != nil {
+		return old
+	}
+	e.pollPending = true
+	s.entries[key] = e
+	return nil
+}
+
+// release ends a claim once the entry's first write is done.
+func (s *Service) release(e *entry, writeErr error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.pollPending = false
+	e.dirty = writeErr != nil
+	if writeErr != nil {
+		e.lastErr = "state file: " + writeErr.Error()
+	}
+}
 
 // Run polls until ctx is done, then returns once every poll it started has
 // finished. The first round starts at once, so jobs tracked before a
@@ -365,7 +401,10 @@ func transition(old record, job apiclient.Job, at time.Time, first bool) (record
 			}
 		}
 	}
-	if job.PRLink != nil && *job.PRLink != "" && !rec.PRCounted {
+	// A PR counts once its job completed (or was archived after that); a
+	// link on a job that is active or failed is not a finished change.
+	prDone := job.Status == apiclient.StatusCompleted || job.Status == apiclient.StatusArchived
+	if prDone && job.PRLink != nil && *job.PRLink != "" && !rec.PRCounted {
 		rec.PRCounted = true
 		ev.pr = !first
 	}

@@ -143,6 +143,8 @@ func TestAgentBadInputNeverReachesUpstream(t *testing.T) {
 		{"empty body", "application/json", ``, 400, "bad_request"},
 		{"malformed", "application/json", `{"prompt":`, 400, "bad_request"},
 		{"not an object", "application/json", `["x"]`, 400, "bad_request"},
+		{"null body", "application/json", `null`, 400, "bad_request"},
+		{"string body", "application/json", `"x"`, 400, "bad_request"},
 		{"trailing data", "application/json", `{"prompt":"x"} {"prompt":"y"}`, 400, "bad_request"},
 		{"missing prompt", "application/json", `{"promt":"x"}`, 400, "bad_request"},
 		{"null prompt", "application/json", `{"prompt":null}`, 400, "bad_request"},
@@ -176,12 +178,13 @@ func TestAgentBadInputNeverReachesUpstream(t *testing.T) {
 			t.Errorf("rejected{reason=%q} = %v, want %v", reason, got, n)
 		}
 	}
-	// A prompt exactly at the limit is accepted.
-	if r := e.submitRaw("p1", strings.Repeat("c", 1024)+" #fake:pr"); r.status != 413 {
-		t.Errorf("1033-byte prompt: HTTP %d, want 413", r.status)
+	// The limit is on the body: exactly at it is accepted, a byte over is not.
+	atLimit := `{"prompt":"` + strings.Repeat("c", 1024-len(`{"prompt":""}`)) + `"}`
+	if r := e.do("POST", "/api/v2/agent/p1/job", "application/json", []byte(atLimit+" ")); r.status != 413 {
+		t.Errorf("1025-byte body: HTTP %d, want 413", r.status)
 	}
-	if r := e.submitRaw("p1", strings.Repeat("c", 1024)); r.status != 200 {
-		t.Errorf("1024-byte prompt: HTTP %d, want 200: %s", r.status, r.body)
+	if r := e.do("POST", "/api/v2/agent/p1/job", "application/json", []byte(atLimit)); r.status != 200 {
+		t.Errorf("1024-byte body: HTTP %d, want 200: %s", r.status, r.body)
 	}
 }
 

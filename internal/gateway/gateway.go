@@ -93,8 +93,8 @@ type Backend interface {
 type Options struct {
 	// Projects are the only accepted project ids.
 	Projects []string
-	// MaxPromptBytes bounds the prompt (default 64 KiB). The request body
-	// may be up to twice that plus 4 KiB, leaving room for JSON escapes.
+	// MaxPromptBytes bounds the request body (default 64 KiB), and so the
+	// prompt in it: one limit that a client can check before sending.
 	MaxPromptBytes int64
 	// CreateLimit is the number of creates per project per CreateWindow
 	// (defaults 100 per hour, the API's own limit); negative disables it.
@@ -247,8 +247,8 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string)
 
 // readPrompt reads and validates the body. status is 0 when it is good.
 func (g *Gateway) readPrompt(w http.ResponseWriter, r *http.Request) (prompt string, status int, msg string) {
-	tooLarge := fmt.Sprintf("request too large: the prompt may be at most %d bytes", g.opts.MaxPromptBytes)
-	body := http.MaxBytesReader(w, r.Body, 2*g.opts.MaxPromptBytes+4096)
+	tooLarge := fmt.Sprintf("request too large: the body may be at most %d bytes", g.opts.MaxPromptBytes)
+	body := http.MaxBytesReader(w, r.Body, g.opts.MaxPromptBytes)
 	dec := json.NewDecoder(body)
 	var req struct {
 		Prompt json.RawMessage `json:"prompt"`
@@ -280,9 +280,6 @@ func (g *Gateway) readPrompt(w http.ResponseWriter, r *http.Request) (prompt str
 	}
 	if strings.TrimSpace(prompt) == "" {
 		return "", http.StatusBadRequest, "prompt must not be empty"
-	}
-	if int64(len(prompt)) > g.opts.MaxPromptBytes {
-		return "", http.StatusRequestEntityTooLarge, tooLarge
 	}
 	return prompt, 0, ""
 }
