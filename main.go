@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-kit/log/level"
@@ -170,7 +171,8 @@ func parseFlags(args []string) (*config, error) {
 		return nil, fmt.Errorf("--visitors.path-exclude: %w", err)
 	}
 	for _, p := range c.projects {
-		if strings.TrimSpace(p) == "" || strings.ContainsAny(p, "/?#") {
+		// Project ids become label values and URL path segments.
+		if strings.TrimSpace(p) == "" || strings.ContainsAny(p, "/?#") || !utf8.ValidString(p) {
 			return nil, fmt.Errorf("--mintlify.project: invalid project id %q", p)
 		}
 	}

@@ -74,6 +74,7 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{"log format", []string{"--mintlify.project=p", "--log.format=xml"}, withKey, "--log.format"},
 		{"project id", []string{"--mintlify.project=a/b"}, withKey, "--mintlify.project"},
 		{"empty project id", []string{"--mintlify.project= "}, withKey, "--mintlify.project"},
+		{"non-UTF-8 project id", []string{"--mintlify.project=a\xffb"}, withKey, "--mintlify.project"},
 		{"no key", []string{"--mintlify.project=p"}, nil, "MINTLIFY_API_KEY"},
 		{"no project", nil, withKey, "--mintlify.project"},
 		{"missing key file", []string{"--mintlify.project=p", "--mintlify.api-key-file=/nonexistent/key"}, nil, "--mintlify.api-key-file"},

@@ -293,8 +293,8 @@ func (v *Visitors) Describe(ch chan<- *prometheus.Desc) {
 // (it is omitted, not 0, before that: a 0 would read as a 56-year-old
 // snapshot on every dashboard, and refresh_success=0 already flags an
 // exporter that never got data). The data series, paths and paths_dropped
-// come from the last good snapshot while it is no older than MaxStaleness,
-// and vanish together when it is.
+// come from the last good snapshot while it is no older than MaxStaleness
+// and its dates are still the window's, and vanish together when not.
 func (v *Visitors) Collect(ch chan<- prometheus.Metric) {
 	now := v.now()
 	for _, e := range v.entries {
@@ -310,6 +310,13 @@ func (v *Visitors) Collect(ch chan<- prometheus.Metric) {
 		}
 		v.gauge(ch, lastRefreshDesc, s.timestamp, p, w)
 		if v.cfg.MaxStaleness > 0 && now.Sub(s.at) > v.cfg.MaxStaleness {
+			continue
+		}
+		// Past midnight in the window's time zone, a snapshot of the old
+		// dates answers another question ("1d" would show yesterday's full
+		// day as today) until a refresh succeeds: serve nothing rather than
+		// a wrong answer. One date computation per project×window.
+		if from, to := e.window.Range(now, v.cfg.Location); from != s.dateFrom || to != s.dateTo {
 			continue
 		}
 		v.gauge(ch, pathsDesc, float64(len(s.pages)), p, w)
@@ -524,7 +531,7 @@ const ScrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
 //
 // The budget is the X-Prometheus-Scrape-Timeout-Seconds header less a safety
 // margin for gathering, encoding and the network (10% of it, at least 250ms,
-// at most half of it), else defaultTimeout. A defaultTimeout <= 0 starts due
+// at most half of it), else defaultTimeout less the same margin. A defaultTimeout <= 0 starts due
 // refreshes without waiting for them. The wait also ends when the client
 // goes away.
 func RefreshBeforeScrape(next http.Handler, r Refresher, defaultTimeout time.Duration) http.Handler {
@@ -538,12 +545,15 @@ func RefreshBeforeScrape(next http.Handler, r Refresher, defaultTimeout time.Dur
 
 // refreshBudget derives the refresh wait from the scrape timeout header.
 func refreshBudget(header string, defaultTimeout time.Duration) time.Duration {
-	secs, err := strconv.ParseFloat(strings.TrimSpace(header), 64)
+	t := defaultTimeout
 	// The upper bound keeps the conversion below from overflowing.
-	if err != nil || !(secs > 0) || secs > 24*3600 {
-		return max(defaultTimeout, 0)
+	if secs, err := strconv.ParseFloat(strings.TrimSpace(header), 64); err == nil && secs > 0 && secs <= 24*3600 {
+		t = time.Duration(secs * float64(time.Second))
 	}
-	t := time.Duration(secs * float64(time.Second))
+	if t <= 0 {
+		return 0
+	}
+	// The default is a scrape timeout too, so it gets the same margin.
 	margin := min(max(t/10, 250*time.Millisecond), t/2)
 	return t - margin
 }

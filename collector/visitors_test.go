@@ -452,6 +452,33 @@ func TestVisitorsDayRollover(t *testing.T) {
 	}
 }
 
+// TestVisitorsDayRolloverWithFailedRefresh: when the first refresh after
+// midnight fails, yesterday's full day must not be served as today's "1d";
+// the status series stay and show the failure.
+func TestVisitorsDayRolloverWithFailedRefresh(t *testing.T) {
+	h := newHarness(t, harnessOptions{now: time.Date(2026, 3, 10, 23, 58, 0, 0, time.UTC),
+		fake: fakeapi.Options{Paths: 20}, cfg: VisitorsConfig{CacheTTL: time.Hour}})
+	before, _ := h.scrape("")
+	lastGood := before.must(t, lastRefresh, docs1d...)
+	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: 500})
+	h.clock.Advance(3 * time.Minute)
+	after, _ := h.scrape("")
+	if n := after.count(siteVisitors) + after.count(pageVisitors); n != 0 {
+		t.Errorf("%d visitor series of yesterday's dates served after midnight", n)
+	}
+	if v := after.must(t, refreshSuccess, docs1d...); v != 0 {
+		t.Errorf("refresh_success = %v, want 0", v)
+	}
+	if v := after.must(t, lastRefresh, docs1d...); v != lastGood {
+		t.Errorf("last refresh timestamp = %v, want the last good %v", v, lastGood)
+	}
+	h.fake.ClearFaults()
+	h.clock.Advance(time.Minute) // past the retry interval
+	if again, _ := h.scrape(""); again.count(pageVisitors) != 40 {
+		t.Errorf("%d page series after recovery, want 40", again.count(pageVisitors))
+	}
+}
+
 // TestVisitorsDuplicatePath: a path repeated across pages yields one series,
 // with the first copy's counts.
 func TestVisitorsDuplicatePath(t *testing.T) {
@@ -779,21 +806,24 @@ func (r *recordingRefresher) Refresh(ctx context.Context) {
 
 func TestRefreshBudget(t *testing.T) {
 	const def = 7 * time.Second
+	// A missing or unusable header falls back to the default less the same
+	// 10% margin as a header value gets.
+	const defBudget = 6300 * time.Millisecond
 	for header, want := range map[string]time.Duration{
-		"":      def,
+		"":      defBudget,
 		"1":     750 * time.Millisecond,
 		"10":    9 * time.Second,
 		"30.5":  30500*time.Millisecond - 3050*time.Millisecond,
 		"0.4":   200 * time.Millisecond,
 		" 2 ":   1750 * time.Millisecond,
-		"abc":   def,
-		"0":     def,
-		"-3":    def,
-		"NaN":   def,
-		"Inf":   def,
-		"1e300": def,
-		"10s":   def,
-		"1,5":   def,
+		"abc":   defBudget,
+		"0":     defBudget,
+		"-3":    defBudget,
+		"NaN":   defBudget,
+		"Inf":   defBudget,
+		"1e300": defBudget,
+		"10s":   defBudget,
+		"1,5":   defBudget,
 	} {
 		if got := refreshBudget(header, def); got != want {
 			t.Errorf("refreshBudget(%q) = %s, want %s", header, got, want)
