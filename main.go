@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -37,26 +39,34 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/agent"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 const (
 	exporterName = "mintlify_exporter"
 	// defaultPort is this exporter's default; see the README.
 	defaultPort = ":9871"
-	// defaultScrapeTimeout is used when Prometheus sends no
-	// X-Prometheus-Scrape-Timeout-Seconds header: its own default timeout.
-	defaultScrapeTimeout = 10 * time.Second
-	apiKeyEnv            = "MINTLIFY_API_KEY"
+	apiKeyEnv   = "MINTLIFY_API_KEY"
 )
 
 // sandboxProjects are the simulated projects when none is given.
 var sandboxProjects = []string{"acme-docs", "acme-api"}
 
+// Commands.
+const (
+	cmdServe    = "serve"
+	cmdBackfill = "backfill"
+)
+
 // config is everything the command line decides.
 type config struct {
+	command        string
 	web            *web.FlagConfig
 	telemetryPath  string
 	maxRequests    int
@@ -70,9 +80,11 @@ type config struct {
 	timeout    time.Duration
 	maxRetries int
 	sandbox    bool
+	budget     int
 
-	visitors collector.VisitorsConfig
+	visitors refresh.Config
 	agent    agent.Config
+	backfill history.Config
 }
 
 // parseFlags parses and validates args. Every error names its flag.
@@ -97,11 +109,13 @@ func parseFlags(args []string) (*config, error) {
 	timeout := flagvalue.Duration(app, "mintlify.timeout", "Timeout of each HTTP request to the API.", "30s")
 	maxRetries := flagvalue.Int(app, "mintlify.max-retries", "Retries of a failed read (visitors, get job) after the first try.", "2")
 	app.Flag("mintlify.sandbox", "Serve a built-in simulation of the Mintlify API on loopback and export it; no key or project needed.").Default("false").BoolVar(&c.sandbox)
+	analyticsBudget := flagvalue.Int(app, "mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", strconv.Itoa(budget.DefaultLimit))
 
 	v := &c.visitors
-	ttl := flagvalue.Duration(app, "visitors.cache-ttl", "How long fetched visitor counts are served before a scrape refreshes them.", "5m")
-	staleness := flagvalue.Duration(app, "visitors.max-staleness", "Visitor counts older than this are no longer served when refreshes keep failing. 0 keeps them forever.", "1h")
-	windows := app.Flag("visitors.window", "Date window to export, Nd = the last N calendar days including today (repeatable).").Default("1d").Strings()
+	ttl := flagvalue.Duration(app, "visitors.cache-ttl", "Shortest interval between two refreshes of a project and window; the analytics budget may plan longer ones.", "5m")
+	staleness := flagvalue.Duration(app, "visitors.max-staleness", "How long past its planned refresh a window's visitor counts are still served while refreshes fail. 0 keeps them forever.", "1h")
+	windows := app.Flag("visitors.window", "Date window to export, Nd = the last N calendar days including today, optionally with its own shortest refresh interval, Nd:INTERVAL (repeatable).").Default("1d").Strings()
+	finalDelay := flagvalue.Duration(app, "visitors.final-day-delay", "How long after midnight the finished day is fetched once more, for its settled numbers (exported as window=\"yesterday\" until 01:00).", "10m")
 	tz := app.Flag("visitors.timezone", "IANA time zone that decides where a day starts for the windows.").Default("UTC").String()
 	pageSize := flagvalue.Int(app, "visitors.page-size", "Rows per visitors request (1-250).", "250")
 	maxPaths := flagvalue.Int(app, "visitors.max-paths", "Keep at most this many paths per project and window, the most visited first. 0 = no cap.", "1000")
@@ -116,11 +130,23 @@ func parseFlags(args []string) (*config, error) {
 	app.Flag("agent.state-file", "File where tracked agent jobs are persisted across restarts. Default "+agent.DefaultStatePath+" in the working directory; with --mintlify.sandbox a temporary file.").StringVar(&a.StatePath)
 	maxPrompt := flagvalue.Bytes(app, "agent.max-prompt-bytes", "Largest request body (and so prompt) the gateway accepts for a job, e.g. 64KiB; larger ones get 413.", "64KiB")
 
-	if _, err := app.Parse(args); err != nil {
+	app.Command(cmdServe, "Serve metrics (the default).").Default()
+	bf := app.Command(cmdBackfill, "Write the visitor history of past days as OpenMetrics, for promtool tsdb create-blocks-from openmetrics.")
+	from := bf.Flag("from", "First day to backfill, YYYY-MM-DD in --visitors.timezone.").Required().String()
+	to := bf.Flag("to", "Last day to backfill, YYYY-MM-DD; it must be over (before today).").Required().String()
+	bf.Flag("output", "File to write the OpenMetrics text to; - is standard output.").Default("-").StringVar(&c.backfill.Output)
+	bf.Flag("backfill.state-dir", "Directory keeping each finished day, so that an interrupted backfill resumes without fetching them again. Default: OUTPUT.days next to --output, or ./mintlify-backfill.days with standard output.").StringVar(&c.backfill.StateDir)
+	bfConcurrency := flagvalue.Int(bf, "backfill.concurrency", "Days fetched at once.", "1")
+	bf.Flag("backfill.totals-only", "Fetch only site totals: one request per project and day, whatever the number of paths.").Default("false").BoolVar(&c.backfill.TotalsOnly)
+
+	cmd, err := app.Parse(args)
+	if err != nil {
 		return nil, err
 	}
+	c.command = cmd
 	c.maxRequests, c.maxRetries, c.logLevel, c.logFormat = *maxRequests, *maxRetries, *logLevel, *logFormat
-	v.PageSize, v.MaxPaths, a.MaxConcurrentPolls = *pageSize, *maxPaths, *maxPolls
+	v.PageSize, v.Paths.MaxPaths, a.MaxConcurrentPolls = *pageSize, *maxPaths, *maxPolls
+	c.budget = *analyticsBudget
 
 	checks := []struct {
 		flag string
@@ -131,8 +157,10 @@ func parseFlags(args []string) (*config, error) {
 		{"--web.max-requests", nonNegative(c.maxRequests)},
 		{"--web.telemetry-path", absPath(c.telemetryPath)},
 		{"--visitors.cache-ttl", positive(*ttl)},
+		{"--mintlify.analytics-budget", inRange(c.budget, 1, 100000)},
 		{"--visitors.page-size", inRange(v.PageSize, 1, apiclient.MaxPageSize)},
-		{"--visitors.max-paths", nonNegative(v.MaxPaths)},
+		{"--visitors.max-paths", nonNegative(v.Paths.MaxPaths)},
+		{"--visitors.final-day-delay", belowFinalDayExport(*finalDelay)},
 		{"--agent.poll-interval", positive(*poll)},
 		{"--agent.max-concurrent-polls", inRange(a.MaxConcurrentPolls, 1, 1000)},
 		{"--agent.retention", positive(*retention)},
@@ -143,31 +171,30 @@ func parseFlags(args []string) (*config, error) {
 			return nil, fmt.Errorf("%s: %w", ch.flag, ch.err)
 		}
 	}
-	if *staleness != 0 && *staleness < *ttl {
-		return nil, fmt.Errorf("--visitors.max-staleness: %s is shorter than --visitors.cache-ttl %s", model.Duration(*staleness), model.Duration(*ttl))
-	}
 
 	c.timeout = *timeout
-	v.CacheTTL, v.MaxStaleness = *ttl, *staleness
-	var err error
+	v.MinInterval, v.MaxStaleness, v.FinalDayDelay = *ttl, *staleness, *finalDelay
 	if v.Location, err = time.LoadLocation(*tz); err != nil || *tz == "" || *tz == "Local" {
 		return nil, fmt.Errorf("--visitors.timezone: unknown time zone %q (want an IANA name such as Europe/Berlin)", *tz)
 	}
 	seen := map[string]bool{}
 	for _, s := range *windows {
-		w, err := collector.ParseWindow(s)
+		w, err := visitors.ParseWindow(s)
 		if err != nil {
 			return nil, fmt.Errorf("--visitors.window: %w", err)
+		}
+		if w.Interval != 0 && w.Interval < v.MinInterval {
+			return nil, fmt.Errorf("--visitors.window: %s refreshes every %s, more often than --visitors.cache-ttl %s, the shortest interval of any window", s, model.Duration(w.Interval), model.Duration(v.MinInterval))
 		}
 		if !seen[w.Name] {
 			seen[w.Name] = true
 			v.Windows = append(v.Windows, w)
 		}
 	}
-	if v.PathInclude, err = optionalRegexp(*include); err != nil {
+	if v.Paths.Include, err = optionalRegexp(*include); err != nil {
 		return nil, fmt.Errorf("--visitors.path-include: %w", err)
 	}
-	if v.PathExclude, err = optionalRegexp(*exclude); err != nil {
+	if v.Paths.Exclude, err = optionalRegexp(*exclude); err != nil {
 		return nil, fmt.Errorf("--visitors.path-exclude: %w", err)
 	}
 	for _, p := range c.projects {
@@ -182,7 +209,42 @@ func parseFlags(args []string) (*config, error) {
 		a.ArchiveWatch = -1 // agent.Config reads 0 as "default"; the flag's 0 means off
 	}
 	a.MaxPromptBytes = int64(*maxPrompt)
+	if c.command == cmdBackfill {
+		b := &c.backfill
+		b.Concurrency = *bfConcurrency
+		if err := inRange(b.Concurrency, 1, 64); err != nil {
+			return nil, fmt.Errorf("--backfill.concurrency: %w", err)
+		}
+		if b.From, err = parseDay(*from); err != nil {
+			return nil, fmt.Errorf("--from: %w", err)
+		}
+		if b.To, err = parseDay(*to); err != nil {
+			return nil, fmt.Errorf("--to: %w", err)
+		}
+		if b.From.After(b.To) {
+			return nil, fmt.Errorf("--from: %s is after --to %s", *from, *to)
+		}
+		if today := visitors.Today(time.Now(), v.Location); !b.To.Before(today) {
+			return nil, fmt.Errorf("--to: %s is not over yet in %s (today is %s); backfill whole past days only", *to, v.Location, today.Format(visitors.DateLayout))
+		}
+	}
 	return c, nil
+}
+
+// parseDay reads YYYY-MM-DD as a date value (midnight UTC of that date).
+func parseDay(s string) (time.Time, error) {
+	d, err := time.Parse(visitors.DateLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("invalid date %q: want YYYY-MM-DD", s)
+	}
+	return d, nil
+}
+
+func belowFinalDayExport(d time.Duration) error {
+	if d >= refresh.FinalDayExport {
+		return fmt.Errorf("must be shorter than %s, while yesterday's numbers are exported", model.Duration(refresh.FinalDayExport))
+	}
+	return nil
 }
 
 func positive(d time.Duration) error {
@@ -272,37 +334,41 @@ func run(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, cfg, loggers); err != nil {
+	run := serve
+	if cfg.command == cmdBackfill {
+		run = backfill
+	}
+	if err := run(ctx, cfg, loggers); err != nil {
 		level.Error(logger).Log("msg", "exiting", "err", err)
 		return 1
 	}
 	return 0
 }
 
-// serve runs the exporter until ctx ends. Every goroutine it starts has
-// exited when it returns.
-func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
-	logger := loggers.Logger
-	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
+// upstream is the API this process talks to: the real one, or the sandbox.
+type upstream struct {
+	client *apiclient.Client
+	budget *budget.Budget
+}
 
+// connect reads the key, starts the sandbox when asked (owned by wg until
+// ctx ends), and builds the API client with the analytics budget.
+func connect(ctx context.Context, cfg *config, logger log.Logger, reg prometheus.Registerer, wg *sync.WaitGroup) (*upstream, error) {
 	apiKey, err := readAPIKey(cfg.apiKeyFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
 	if cfg.sandbox {
 		if len(cfg.projects) == 0 {
 			cfg.projects = sandboxProjects
 		}
 		apiKey = "mint_sandbox_" + randomHex(12)
-		fake := fakeapi.New(fakeapi.Options{Projects: cfg.projects, APIKey: apiKey})
+		// The sandbox enforces the organization's analytics quota as the
+		// real service does, so the demo shows the exporter living in it.
+		fake := fakeapi.New(fakeapi.Options{Projects: cfg.projects, APIKey: apiKey, AnalyticsBudget: fakeapi.AnalyticsLimit})
 		url, wait, err := fake.Serve(ctx, "127.0.0.1:0")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		wg.Add(1)
 		go func() {
@@ -312,27 +378,62 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 			}
 		}()
 		cfg.apiURL = url
-		if cfg.agent.StatePath == "" {
-			// The simulated API forgets its jobs when it stops, so a state
-			// file kept across runs would only hold jobs it no longer knows.
-			dir, err := os.MkdirTemp("", "mintlify_exporter-sandbox-")
-			if err != nil {
-				return fmt.Errorf("sandbox state directory: %w", err)
-			}
-			defer os.RemoveAll(dir)
-			cfg.agent.StatePath = filepath.Join(dir, "agent.db")
-		}
-		level.Info(logger).Log("msg", "sandbox: exporting a simulated Mintlify API; no real API is contacted", "api_url", url, "projects", strings.Join(cfg.projects, ","))
+		level.Info(logger).Log("msg", "sandbox: a simulated Mintlify API; no real API is contacted", "api_url", url, "projects", strings.Join(cfg.projects, ","))
 	}
 	if apiKey == "" {
-		return fmt.Errorf("no API key: set %s or --mintlify.api-key-file (or try --mintlify.sandbox)", apiKeyEnv)
+		return nil, fmt.Errorf("no API key: set %s or --mintlify.api-key-file (or try --mintlify.sandbox)", apiKeyEnv)
 	}
 	if len(cfg.projects) == 0 {
-		return errors.New("no project: give --mintlify.project at least once (or try --mintlify.sandbox)")
+		return nil, errors.New("no project: give --mintlify.project at least once (or try --mintlify.sandbox)")
 	}
 	if !strings.HasPrefix(apiKey, "mint_") {
 		level.Warn(logger).Log("msg", "the API key does not start with mint_, the prefix of Mintlify admin keys; requests will likely be rejected")
 	}
+	b, err := budget.New(budget.Config{Limit: cfg.budget})
+	if err != nil {
+		return nil, fmt.Errorf("--mintlify.analytics-budget: %w", err)
+	}
+	client, err := apiclient.New(apiclient.Config{
+		BaseURL:         cfg.apiURL,
+		APIKey:          apiKey,
+		Timeout:         cfg.timeout,
+		MaxRetries:      cfg.maxRetries,
+		Metrics:         apiclient.NewMetrics(reg),
+		Logger:          logger,
+		AnalyticsBudget: b,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--mintlify.api-url: %w", err)
+	}
+	return &upstream{client: client, budget: b}, nil
+}
+
+// backfill runs the backfill command until it is done or ctx ends.
+func backfill(ctx context.Context, cfg *config, loggers logging.Loggers) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	up, err := connect(ctx, cfg, loggers.Logger, nil, &wg)
+	if err != nil {
+		return err
+	}
+	b := cfg.backfill
+	b.Projects, b.Windows, b.Location = cfg.projects, cfg.visitors.Windows, cfg.visitors.Location
+	b.PageSize, b.MaxPages, b.Paths = cfg.visitors.PageSize, cfg.visitors.MaxPages, cfg.visitors.Paths
+	return history.Backfill(ctx, up.client, up.budget, b, os.Stderr, loggers.Logger)
+}
+
+// serve runs the exporter until ctx ends. Every goroutine it starts has
+// exited when it returns.
+func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
+	logger := loggers.Logger
+	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
@@ -340,25 +441,34 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	client, err := apiclient.New(apiclient.Config{
-		BaseURL:    cfg.apiURL,
-		APIKey:     apiKey,
-		Timeout:    cfg.timeout,
-		MaxRetries: cfg.maxRetries,
-		Metrics:    apiclient.NewMetrics(reg),
-		Logger:     logger,
-	})
+	up, err := connect(ctx, cfg, logger, reg, &wg)
 	if err != nil {
-		return fmt.Errorf("--mintlify.api-url: %w", err)
+		return err
+	}
+	client := up.client
+	reg.MustRegister(up.budget)
+	if cfg.sandbox && cfg.agent.StatePath == "" {
+		// The simulated API forgets its jobs when it stops, so a state
+		// file kept across runs would only hold jobs it no longer knows.
+		dir, err := os.MkdirTemp("", "mintlify_exporter-sandbox-")
+		if err != nil {
+			return fmt.Errorf("sandbox state directory: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		cfg.agent.StatePath = filepath.Join(dir, "agent.db")
 	}
 
 	cfg.visitors.Projects = cfg.projects
-	visitors, err := collector.NewVisitors(client, cfg.visitors, logger)
+	sched, err := refresh.New(client, up.budget, cfg.visitors, logger)
 	if err != nil {
-		return fmt.Errorf("visitors collector: %w", err)
+		return fmt.Errorf("visitors: %w", err)
 	}
-	defer visitors.Close()
-	reg.MustRegister(visitors)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sched.Run(ctx) // refreshes on the budget's plan, not on scrapes
+	}()
+	reg.MustRegister(collector.NewVisitors(sched, logger))
 
 	mux := http.NewServeMux()
 	if cfg.enableAgentAPI {
@@ -399,7 +509,7 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 		MaxRequestsInFlight: cfg.maxRequests,
 		Registry:            reg,
 	}))
-	mux.Handle(cfg.telemetryPath, collector.RefreshBeforeScrape(metricsHandler, visitors, defaultScrapeTimeout))
+	mux.Handle(cfg.telemetryPath, metricsHandler)
 
 	var shuttingDown atomic.Bool
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {

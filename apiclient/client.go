@@ -53,6 +53,19 @@ type Config struct {
 	Metrics *Metrics
 	// Logger may be nil.
 	Logger log.Logger
+	// AnalyticsBudget, when set, paces every request to the analytics
+	// endpoints, retries included, and hears of every 429 they answer: the
+	// API counts them against one quota per organization.
+	AnalyticsBudget Limiter
+}
+
+// Limiter paces requests to endpoints that share a quota.
+type Limiter interface {
+	// Wait blocks until one more request may be sent and counts it as sent.
+	Wait(ctx context.Context) error
+	// Rejected reports that the API refused a request for its quota (429),
+	// asking for retryAfter (0 when it did not say).
+	Rejected(retryAfter time.Duration)
 }
 
 // Client talks to the API. It is safe for concurrent use.
@@ -66,6 +79,8 @@ type Client struct {
 	metrics *Metrics
 	logger  log.Logger
 	ua      string
+	// analytics paces the analytics endpoints; nil means unpaced.
+	analytics Limiter
 
 	mu sync.Mutex
 	// notBefore holds, per endpoint, the time before which the API asked us
@@ -96,6 +111,7 @@ func New(cfg Config) (*Client, error) {
 		logger:    cfg.Logger,
 		ua:        "mintlify_exporter/" + version.Version,
 		notBefore: map[string]time.Time{},
+		analytics: cfg.AnalyticsBudget,
 	}
 	if c.timeout <= 0 {
 		c.timeout = 30 * time.Second
@@ -184,6 +200,12 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 		// deadline falls before the gate opens, or its context is done.
 		return 0, false, err
 	}
+	analytics := c.analytics != nil && isAnalytics(req.endpoint)
+	if analytics {
+		if err := c.analytics.Wait(ctx); err != nil {
+			return 0, false, fmt.Errorf("mintlify API %s: %w", req.endpoint, err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 
@@ -231,6 +253,9 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 		if retryAfter > 0 && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
 			c.setGate(req.endpoint, time.Now().Add(retryAfter))
 		}
+		if analytics && resp.StatusCode == http.StatusTooManyRequests {
+			c.analytics.Rejected(retryAfter)
+		}
 		apiErr := newAPIError(req.endpoint, resp.StatusCode, data, retryAfter, c.key)
 		retryable := req.idempotent && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)
 		return resp.StatusCode, retryable, apiErr
@@ -247,6 +272,10 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 	}
 	return resp.StatusCode, false, nil
 }
+
+// isAnalytics reports whether an endpoint draws on the organization's
+// analytics quota.
+func isAnalytics(endpoint string) bool { return endpoint == EndpointVisitors }
 
 // segment escapes an id for use as one path segment. "." and ".." are
 // refused: servers and proxies resolve them as dot segments, so the request

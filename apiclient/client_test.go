@@ -110,8 +110,8 @@ func TestReadRetrySucceedsAfterTransientFault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("AllVisitors: %v", err)
 	}
-	if len(v.Pages) != 600 {
-		t.Errorf("%d paths, want 600", len(v.Pages))
+	if len(v.Paths) != 600 {
+		t.Errorf("%d paths, want 600", len(v.Paths))
 	}
 	if got := fake.Requests(fakeapi.Visitors); got != 4 {
 		t.Errorf("%d requests, want 4 (one failed, then 3 pages)", got)

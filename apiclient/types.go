@@ -60,16 +60,16 @@ type VisitorCounts struct {
 }
 
 // PageVisitors are the counts of one page.
-type PageVisitors struct {
+type PathVisitors struct {
 	Path string `json:"path"`
 	VisitorCounts
 }
 
 // VisitorsPage is one page of the unique visitors endpoint.
 type VisitorsPage struct {
-	Totals   VisitorCounts  `json:"totals"`
-	Visitors []PageVisitors `json:"visitors"`
-	HasMore  bool           `json:"hasMore"`
+	Totals         VisitorCounts  `json:"totals"`
+	Rows []PathVisitors `json:"visitors"`
+	HasMore        bool           `json:"hasMore"`
 }
 
 // VisitorsQuery selects the date range and page of a visitors request.
@@ -83,10 +83,10 @@ type VisitorsQuery struct {
 }
 
 // Visitors is the result of walking every page of the visitors endpoint.
-type Visitors struct {
+type VisitorsReport struct {
 	Totals VisitorCounts
-	// Pages has one entry per distinct path, in the order first seen.
-	Pages []PageVisitors
+	// Paths has one entry per distinct path, in the order first seen.
+	Paths []PathVisitors
 	// Requests is how many pages were fetched.
 	Requests int
 	// DuplicatePaths counts rows dropped because their path was already seen.

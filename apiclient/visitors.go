@@ -55,14 +55,14 @@ func (c *Client) VisitorsPage(ctx context.Context, projectID string, q VisitorsQ
 // A path seen on an earlier page keeps its first row and later copies are
 // dropped: with offset pagination a row shifted by concurrent updates shows
 // up twice, and the first copy is the one read in ranking order.
-func (c *Client) AllVisitors(ctx context.Context, projectID string, q VisitorsQuery, pageSize, maxPages int) (*Visitors, error) {
+func (c *Client) AllVisitors(ctx context.Context, projectID string, q VisitorsQuery, pageSize, maxPages int) (*VisitorsReport, error) {
 	if pageSize <= 0 || pageSize > MaxPageSize {
 		return nil, fmt.Errorf("visitors: page size %d outside 1..%d", pageSize, MaxPageSize)
 	}
 	if maxPages <= 0 {
 		maxPages = DefaultMaxPages
 	}
-	out := &Visitors{}
+	out := &VisitorsReport{}
 	seen := map[string]struct{}{}
 	q.Limit, q.Offset = pageSize, 0
 	for {
@@ -80,7 +80,7 @@ func (c *Client) AllVisitors(ctx context.Context, projectID string, q VisitorsQu
 			}
 			out.Totals = page.Totals
 		}
-		for _, p := range page.Visitors {
+		for _, p := range page.Rows {
 			if err := checkCounts("path "+strconv.Quote(p.Path), p.VisitorCounts); err != nil {
 				return nil, fmt.Errorf("visitors for project %s, offset %d: %w", projectID, q.Offset, err)
 			}
@@ -89,16 +89,30 @@ func (c *Client) AllVisitors(ctx context.Context, projectID string, q VisitorsQu
 				continue
 			}
 			seen[p.Path] = struct{}{}
-			out.Pages = append(out.Pages, p)
+			out.Paths = append(out.Paths, p)
 		}
 		if !page.HasMore {
 			return out, nil
 		}
-		if len(page.Visitors) == 0 {
+		if len(page.Rows) == 0 {
 			return nil, fmt.Errorf("visitors for project %s: empty page at offset %d says hasMore", projectID, q.Offset)
 		}
 		q.Offset += pageSize
 	}
+}
+
+// VisitorsTotals fetches only the site totals of a date range: one request
+// (a page of one row), whatever the number of paths.
+func (c *Client) VisitorsTotals(ctx context.Context, projectID string, q VisitorsQuery) (VisitorCounts, error) {
+	q.Limit, q.Offset = 1, 0
+	page, err := c.VisitorsPage(ctx, projectID, q)
+	if err != nil {
+		return VisitorCounts{}, fmt.Errorf("visitor totals for project %s: %w", projectID, err)
+	}
+	if err := checkCounts("site totals", page.Totals); err != nil {
+		return VisitorCounts{}, fmt.Errorf("visitor totals for project %s: %w", projectID, err)
+	}
+	return page.Totals, nil
 }
 
 func checkCounts(what string, c VisitorCounts) error {

@@ -45,11 +45,11 @@ func TestAllVisitorsWalksEveryPage(t *testing.T) {
 	if v.Requests != wantPages {
 		t.Errorf("Visitors.Requests = %d, want %d", v.Requests, wantPages)
 	}
-	if len(v.Pages) != 1234 {
-		t.Errorf("got %d paths, want 1234", len(v.Pages))
+	if len(v.Paths) != 1234 {
+		t.Errorf("got %d paths, want 1234", len(v.Paths))
 	}
 	distinct := map[string]bool{}
-	for _, p := range v.Pages {
+	for _, p := range v.Paths {
 		distinct[p.Path] = true
 	}
 	if len(distinct) != 1234 {
@@ -87,16 +87,16 @@ func TestAllVisitorsWalksEveryPage(t *testing.T) {
 		t.Errorf("Totals.Total = Human+AI = %d: the fake dedupes, so the client must have summed", v.Totals.Total)
 	}
 	var sumHuman int64
-	for _, p := range v.Pages {
+	for _, p := range v.Paths {
 		sumHuman += p.Human
 	}
 	if sumHuman == v.Totals.Human {
 		t.Errorf("Totals.Human equals the sum over paths; want the site's own count")
 	}
 	// Order as read: the API's ranking.
-	for i := 1; i < len(v.Pages); i++ {
-		if v.Pages[i].Total > v.Pages[i-1].Total {
-			t.Fatalf("Pages[%d].Total %d > Pages[%d].Total %d: not in the order read", i, v.Pages[i].Total, i-1, v.Pages[i-1].Total)
+	for i := 1; i < len(v.Paths); i++ {
+		if v.Paths[i].Total > v.Paths[i-1].Total {
+			t.Fatalf("Pages[%d].Total %d > Pages[%d].Total %d: not in the order read", i, v.Paths[i].Total, i-1, v.Paths[i-1].Total)
 		}
 	}
 }
@@ -112,8 +112,8 @@ func TestAllVisitorsExactMultipleOfPageSize(t *testing.T) {
 	if got := fake.Requests(fakeapi.Visitors); got != 2 {
 		t.Errorf("%d requests for 500 paths at 250 a page, want 2", got)
 	}
-	if len(v.Pages) != 500 {
-		t.Errorf("got %d paths, want 500", len(v.Pages))
+	if len(v.Paths) != 500 {
+		t.Errorf("got %d paths, want 500", len(v.Paths))
 	}
 }
 
@@ -125,7 +125,7 @@ func TestAllVisitorsEmptySite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a site without traffic is data, not an error: %v", err)
 	}
-	if len(v.Pages) != 0 || v.Totals != (apiclient.VisitorCounts{}) || v.Requests != 1 {
+	if len(v.Paths) != 0 || v.Totals != (apiclient.VisitorCounts{}) || v.Requests != 1 {
 		t.Errorf("got %+v, want no pages, zero totals, 1 request", v)
 	}
 	if got := fake.Requests(fakeapi.Visitors); got != 1 {
@@ -196,8 +196,8 @@ func TestAllVisitorsDuplicatePathFirstCopyWins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	firstSeen := map[string]apiclient.PageVisitors{}
-	for _, p := range append(page1.Visitors, page2.Visitors...) {
+	firstSeen := map[string]apiclient.PathVisitors{}
+	for _, p := range append(page1.Rows, page2.Rows...) {
 		firstSeen[p.Path] = p
 	}
 
@@ -206,14 +206,14 @@ func TestAllVisitorsDuplicatePathFirstCopyWins(t *testing.T) {
 	if err != nil {
 		t.Fatalf("AllVisitors: %v", err)
 	}
-	if len(v.Pages) != 600 {
-		t.Errorf("got %d entries, want 600 (one per path)", len(v.Pages))
+	if len(v.Paths) != 600 {
+		t.Errorf("got %d entries, want 600 (one per path)", len(v.Paths))
 	}
 	if v.DuplicatePaths != 2 {
 		t.Errorf("DuplicatePaths = %d, want 2 (pages 2 and 3 each repeat one path)", v.DuplicatePaths)
 	}
 	count := map[string]int{}
-	for _, p := range v.Pages {
+	for _, p := range v.Paths {
 		count[p.Path]++
 		if want, ok := firstSeen[p.Path]; ok && p != want {
 			t.Errorf("%s: got %+v, want the first copy %+v", p.Path, p.VisitorCounts, want.VisitorCounts)
@@ -229,8 +229,8 @@ func TestAllVisitorsDuplicatePathFirstCopyWins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dup.Visitors[0].Path != page1.Visitors[0].Path || dup.Visitors[0] == page1.Visitors[0] {
-		t.Fatalf("fake's duplicate row %+v is not a differing copy of %+v", dup.Visitors[0], page1.Visitors[0])
+	if dup.Rows[0].Path != page1.Rows[0].Path || dup.Rows[0] == page1.Rows[0] {
+		t.Fatalf("fake's duplicate row %+v is not a differing copy of %+v", dup.Rows[0], page1.Rows[0])
 	}
 }
 

@@ -195,7 +195,7 @@ func TestVisitorsSiteTotalNotSummed(t *testing.T) {
 	if total == human+ai {
 		t.Errorf("site deduplicated = human + ai = %v: it was summed", total)
 	}
-	for _, row := range page.Visitors[:5] {
+	for _, row := range page.Rows[:5] {
 		got := fams.must(t, pageVisitorsDedup, labelsWith(docs1d, "path", row.Path)...)
 		if got != float64(row.Total) || row.Total == row.Human+row.AI {
 			t.Errorf("page %s deduplicated = %v, API total %d (human %d ai %d)", row.Path, got, row.Total, row.Human, row.AI)
@@ -488,7 +488,7 @@ func TestVisitorsDuplicatePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dup := first.Visitors[249] // the fake repeats it at the top of page 2
+	dup := first.Rows[249] // the fake repeats it at the top of page 2
 	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{DuplicatePath: true})
 	fams, _ := h.scrape("")
 	if !strings.Contains(h.logs.String(), "duplicate_rows=2") {
@@ -508,12 +508,12 @@ func TestVisitorsDuplicatePath(t *testing.T) {
 // TestBuildSnapshot covers what Collect relies on: unique valid label values,
 // filters, ranking with deterministic ties, the cap.
 func TestBuildSnapshot(t *testing.T) {
-	row := func(path string, h, a, total int64) apiclient.PageVisitors {
-		return apiclient.PageVisitors{Path: path, VisitorCounts: apiclient.VisitorCounts{Human: h, AI: a, Total: total}}
+	row := func(path string, h, a, total int64) apiclient.PathVisitors {
+		return apiclient.PathVisitors{Path: path, VisitorCounts: apiclient.VisitorCounts{Human: h, AI: a, Total: total}}
 	}
-	res := &apiclient.Visitors{
+	res := &apiclient.VisitorsReport{
 		Totals: apiclient.VisitorCounts{Human: 10, AI: 5, Total: 12},
-		Pages: []apiclient.PageVisitors{
+		Paths: []apiclient.PathVisitors{
 			row("/a", 1, 1, 2), row("/a", 9, 9, 9), // duplicate: first wins
 			row("/b\xff", 3, 0, 3), row("/b\uFFFD", 7, 7, 7), // the same label value once made valid UTF-8
 			row("/y", 4, 1, 5), row("/x", 4, 1, 5), // tie on total: path order
@@ -573,13 +573,13 @@ func TestVisitorsPathFilters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var kept []apiclient.PageVisitors
-			for _, p := range all.Pages {
+			var kept []apiclient.PathVisitors
+			for _, p := range all.Paths {
 				if (inc == nil || inc.MatchString(p.Path)) && (exc == nil || !exc.MatchString(p.Path)) {
 					kept = append(kept, p)
 				}
 			}
-			slices.SortFunc(kept, func(a, b apiclient.PageVisitors) int {
+			slices.SortFunc(kept, func(a, b apiclient.PathVisitors) int {
 				return cmp.Or(cmp.Compare(b.Total, a.Total), strings.Compare(a.Path, b.Path))
 			})
 			if tc.maxPaths > 0 && len(kept) > tc.maxPaths {

@@ -11,9 +11,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,7 +55,19 @@ type Options struct {
 	// CreateLimit overrides the create-job limit per project per hour:
 	// 0 is CreateJobLimit (the documented 100), negative is no limit.
 	CreateLimit int
+	// AnalyticsBudget is how many analytics requests the organization (all
+	// projects, any key) may send per AnalyticsWindow; beyond it the API
+	// answers 429 with Retry-After. 0 is no limit; the sandbox uses the
+	// real service's AnalyticsLimit.
+	AnalyticsBudget int
+	// AnalyticsWindow is the rolling window of AnalyticsBudget (default an
+	// hour; tests shorten it).
+	AnalyticsWindow time.Duration
 }
+
+// AnalyticsLimit is the analytics quota per organization per hour that
+// independent integrations report for the real service.
+const AnalyticsLimit = 100
 
 // Fault makes the server misbehave for one endpoint.
 type Fault struct {
@@ -89,6 +103,10 @@ type Server struct {
 	queries  []url.Values
 	requests map[string]*atomic.Int64
 	nextID   atomic.Int64
+	// analytics holds the times of analytics requests served within the
+	// last AnalyticsWindow, oldest first.
+	analytics  []time.Time
+	rejections atomic.Int64
 }
 
 // New returns a fake API server.
@@ -104,6 +122,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.AnalyticsWindow <= 0 {
+		opts.AnalyticsWindow = time.Hour
 	}
 	s := &Server{
 		opts:     opts,
@@ -201,6 +222,9 @@ func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
 			writeError(w, http.StatusNotFound, "project not found")
 			return
 		}
+		if endpoint == Visitors && !s.spendAnalytics(w) {
+			return
+		}
 		if f.MalformedJSON {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"totals": {"human": 1,, <html>`))
@@ -209,6 +233,36 @@ func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
 		h(w, r, project, f)
 	}
 }
+
+// spendAnalytics counts one analytics request against the organization's
+// quota, or answers 429 with the seconds until a slot frees.
+func (s *Server) spendAnalytics(w http.ResponseWriter) bool {
+	if s.opts.AnalyticsBudget <= 0 {
+		return true
+	}
+	now := s.opts.Now()
+	s.mu.Lock()
+	cut := 0
+	for cut < len(s.analytics) && !s.analytics[cut].After(now.Add(-s.opts.AnalyticsWindow)) {
+		cut++
+	}
+	s.analytics = append(s.analytics[:0], s.analytics[cut:]...)
+	if len(s.analytics) >= s.opts.AnalyticsBudget {
+		wait := s.analytics[0].Add(s.opts.AnalyticsWindow).Sub(now)
+		s.mu.Unlock()
+		s.rejections.Add(1)
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		writeError(w, http.StatusTooManyRequests, "analytics rate limit exceeded")
+		return false
+	}
+	s.analytics = append(s.analytics, now)
+	s.mu.Unlock()
+	return true
+}
+
+// AnalyticsRejections is how many analytics requests were refused with 429
+// for the organization's quota.
+func (s *Server) AnalyticsRejections() int64 { return s.rejections.Load() }
 
 func (s *Server) projectExists(p string) bool {
 	if len(s.opts.Projects) == 0 {

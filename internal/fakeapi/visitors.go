@@ -58,24 +58,34 @@ func hash(parts ...string) uint64 {
 	return f.Sum64()
 }
 
-// siteRows builds every row of a project for a range of days at time now,
-// ordered by total descending. Traffic follows a Zipf-like curve over paths,
-// grows sub-linearly with the number of days (returning visitors), moves
-// through the day, and the AI share drifts by path and hour.
-func (s *Server) siteRows(project string, days int, now time.Time) ([]pageRow, counts) {
+// siteRows builds every row of a project for the days [from, to) at time
+// now, ordered by total descending. Traffic follows a Zipf-like curve over
+// paths and varies by day (weekends are quieter). A finished day always
+// reads the same, as the real API's settled numbers do; today grows with
+// the share of the (UTC) day that has passed; the future has no visitors.
+// Longer ranges grow sub-linearly (returning visitors are counted once).
+// The AI share varies by path and by range: on some paths AI agents
+// outnumber humans.
+func (s *Server) siteRows(project string, from, to, now time.Time) ([]pageRow, counts) {
 	n := s.opts.Paths
 	if v, ok := s.opts.PathsByProject[project]; ok {
 		n = v
 	}
-	hour := float64(now.UTC().Hour()) + float64(now.UTC().Minute())/60
-	diurnal := 1 + 0.35*math.Sin((hour-9)/24*2*math.Pi)
-	scale := math.Pow(float64(days), 0.85) * diurnal
+	var days float64
+	for d := from.UTC().Truncate(24 * time.Hour); d.Before(to); d = d.Add(24 * time.Hour) {
+		days += dayWeight(project, d) * dayElapsed(d, now)
+	}
+	scale := days
+	if days > 1 {
+		scale = math.Pow(days, 0.85)
+	}
 	seed := hash(project)
+	wobble := float64(hash(project, from.Format(time.RFC3339), to.Format(time.RFC3339))%100) / 1000
 	rows := make([]pageRow, n)
 	var site counts
 	for i := range n {
 		base := 4000 / math.Pow(float64(i+1), 0.9)
-		aiShare := 0.15 + 0.25*float64((seed>>uint(i%32))&7)/7 + 0.05*math.Sin(hour/24*2*math.Pi+float64(i))
+		aiShare := 0.1 + 0.6*float64((seed>>uint(i%32))&7)/7 + wobble
 		h := int64(base * scale * (1 - aiShare))
 		a := int64(base * scale * aiShare)
 		rows[i] = pageRow{Path: pathName(i), counts: counts{Human: h, AI: a, Total: dedupe(h, a)}}
@@ -87,6 +97,27 @@ func (s *Server) siteRows(project string, days int, now time.Time) ([]pageRow, c
 	// rank of the base traffic: sort, as the ranking the API pages through.
 	slices.SortStableFunc(rows, func(a, b pageRow) int { return cmp.Compare(b.Total, a.Total) })
 	return rows, site
+}
+
+// dayWeight is how busy a (UTC) day is relative to an average one.
+func dayWeight(project string, day time.Time) float64 {
+	w := 0.8 + 0.4*float64(hash(project, day.Format("2006-01-02"))%1000)/1000
+	if wd := day.Weekday(); wd == time.Saturday || wd == time.Sunday {
+		w *= 0.6
+	}
+	return w
+}
+
+// dayElapsed is the share of a day that has passed at now, 0 to 1.
+func dayElapsed(day, now time.Time) float64 {
+	return min(max(now.Sub(day).Hours()/24, 0), 1)
+}
+
+// DayCounts is what the API answers for the site totals of one day, as of
+// now: for tests that compare exported numbers with the API's.
+func (s *Server) DayCounts(project string, day time.Time, now time.Time) (human, ai, total int64) {
+	_, site := s.siteRows(project, day, day.Add(24*time.Hour), now)
+	return site.Human, site.AI, site.Total
 }
 
 // parseDate accepts the two formats the API documents.
@@ -121,20 +152,20 @@ func (s *Server) handleVisitors(w http.ResponseWriter, r *http.Request, project 
 		offset = n
 	}
 	now := s.opts.Now()
-	days := 30 // the range when no dates are given, a guess the client must not rely on
+	// The range when no dates are given is a guess the client must not rely on.
+	toT := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	fromT := toT.AddDate(0, 0, -30)
 	if from, to := q.Get("dateFrom"), q.Get("dateTo"); from != "" || to != "" {
-		fromT, err1 := parseDate(from)
-		toT, err2 := parseDate(to)
+		var err1, err2 error
+		fromT, err1 = parseDate(from)
+		toT, err2 = parseDate(to)
 		if err1 != nil || err2 != nil || !toT.After(fromT) {
 			writeError(w, http.StatusBadRequest, "dateFrom and dateTo must be dates with dateFrom < dateTo")
 			return
 		}
-		// At least one day, so that a range of a few hours (ISO 8601
-		// timestamps) is not a site without visitors.
-		days = max(1, int(toT.Sub(fromT).Hours()/24+0.5))
 	}
 
-	rows, site := s.siteRows(project, days, now)
+	rows, site := s.siteRows(project, fromT, toT, now)
 	body := visitorsBody{Totals: site, Visitors: []pageRow{}}
 	if offset < len(rows) {
 		body.Visitors = append(body.Visitors, rows[offset:min(offset+limit, len(rows))]...)

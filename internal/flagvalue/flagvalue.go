@@ -14,9 +14,15 @@ import (
 	"github.com/prometheus/common/model"
 )
 
+// Flagger is what flags are added to: a kingpin application or one of its
+// commands.
+type Flagger interface {
+	Flag(name, help string) *kingpin.FlagClause
+}
+
 // Duration adds a flag taking a Prometheus duration ("30s", "5m", "7d").
 // Negative durations are rejected by the syntax itself.
-func Duration(app *kingpin.Application, name, help, def string) *time.Duration {
+func Duration(app Flagger, name, help, def string) *time.Duration {
 	d := new(time.Duration)
 	app.Flag(name, help+" A duration such as 30s, 5m or 7d.").Default(def).SetValue(&durationValue{name: name, d: d})
 	return d
@@ -39,7 +45,7 @@ func (v *durationValue) Set(s string) error {
 func (v *durationValue) String() string { return model.Duration(*v.d).String() }
 
 // Int adds an integer flag.
-func Int(app *kingpin.Application, name, help, def string) *int {
+func Int(app Flagger, name, help, def string) *int {
 	n := new(int)
 	app.Flag(name, help).Default(def).SetValue(&intValue{name: name, n: n})
 	return n
@@ -62,7 +68,7 @@ func (v *intValue) Set(s string) error {
 func (v *intValue) String() string { return strconv.Itoa(*v.n) }
 
 // Enum adds a flag that takes one of options.
-func Enum(app *kingpin.Application, name, help, def string, options ...string) *string {
+func Enum(app Flagger, name, help, def string, options ...string) *string {
 	s := new(string)
 	app.Flag(name, help+" One of: ["+strings.Join(options, ", ")+"]").Default(def).SetValue(&enumValue{name: name, s: s, options: options})
 	return s
@@ -87,7 +93,7 @@ func (v *enumValue) Set(s string) error {
 func (v *enumValue) String() string { return *v.s }
 
 // Bytes adds a size flag taking base-2 units ("64KiB", "1MiB", "65536").
-func Bytes(app *kingpin.Application, name, help, def string) *int64 {
+func Bytes(app Flagger, name, help, def string) *int64 {
 	n := new(int64)
 	app.Flag(name, help).Default(def).SetValue(&bytesValue{name: name, n: n})
 	return n

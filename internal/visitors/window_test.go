@@ -1,4 +1,4 @@
-package collector
+package visitors
 
 import (
 	"strings"
@@ -72,5 +72,50 @@ func TestWindowRange(t *testing.T) {
 				t.Errorf("Range = %s..%s, want %s..%s", from, to, tc.from, tc.to)
 			}
 		})
+	}
+}
+
+func TestParseWindowInterval(t *testing.T) {
+	w, err := ParseWindow("30d:6h")
+	if err != nil || w != (Window{Name: "30d", Days: 30, Interval: 6 * time.Hour}) {
+		t.Fatalf("ParseWindow(30d:6h) = %+v, %v", w, err)
+	}
+	if w, err := ParseWindow("07d:1d"); err != nil || w.Name != "7d" || w.Interval != 24*time.Hour {
+		t.Fatalf("ParseWindow(07d:1d) = %+v, %v", w, err)
+	}
+	for _, bad := range []string{"30d:", "30d:0s", "30d:-1h", "30d:soon", "30d:6h:1h", ":6h"} {
+		if _, err := ParseWindow(bad); err == nil {
+			t.Errorf("ParseWindow(%q) accepted", bad)
+		}
+	}
+}
+
+// TestDayStartAndLength: local days of 23 and 25 hours across DST changes,
+// and Today read in the window's zone.
+func TestDayStartAndLength(t *testing.T) {
+	for _, tc := range []struct {
+		zone  string
+		day   time.Time
+		hours float64
+	}{
+		{"America/New_York", time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC), 23},
+		{"America/New_York", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 25},
+		{"Europe/Berlin", time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC), 23},
+		{"Europe/Berlin", time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC), 25},
+		{"Australia/Sydney", time.Date(2026, 4, 5, 0, 0, 0, 0, time.UTC), 25},
+		{"Asia/Kolkata", time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC), 24},
+		{"UTC", time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC), 24},
+	} {
+		loc := mustLoad(t, tc.zone)
+		start, end := DayStart(tc.day, loc), DayStart(AddDays(tc.day, 1), loc)
+		if got := end.Sub(start).Hours(); got != tc.hours {
+			t.Errorf("%s %s: %v hours, want %v", tc.zone, tc.day.Format(DateLayout), got, tc.hours)
+		}
+		if got := Today(start, loc); !got.Equal(tc.day) {
+			t.Errorf("%s: Today(start of %s) = %s", tc.zone, tc.day.Format(DateLayout), got.Format(DateLayout))
+		}
+		if got := Today(end.Add(-time.Nanosecond), loc); !got.Equal(tc.day) {
+			t.Errorf("%s: Today(last instant of %s) = %s", tc.zone, tc.day.Format(DateLayout), got.Format(DateLayout))
+		}
 	}
 }

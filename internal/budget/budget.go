@@ -1,0 +1,294 @@
+// Package budget paces the requests one API key sends to a group of
+// endpoints that share a quota: the Mintlify analytics endpoints allow 100
+// requests per organization per hour, and one admin key is one organization.
+// A Budget never lets more than its limit through in any rolling window
+// (an hour), whoever asks: scheduled refreshes, retries, a backfill.
+package budget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// DefaultWindow is the length of the rolling window the API's quota is
+// counted over.
+const DefaultWindow = time.Hour
+
+// DefaultLimit leaves 40 of the organization's 100 requests per hour to its
+// other analytics tools.
+const DefaultLimit = 60
+
+// pauseWithoutRetryAfter is how long nothing is sent after a 429 that did
+// not say how long to wait: long enough not to add to someone else's burst,
+// short enough to miss little.
+const pauseWithoutRetryAfter = time.Minute
+
+// Config configures a Budget.
+type Config struct {
+	// Limit is how many requests may be sent in any rolling Window (> 0).
+	Limit int
+	// Window is the rolling window (0 = DefaultWindow). Tests shorten it.
+	Window time.Duration
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+}
+
+// Budget is a rolling-window request budget. It is safe for concurrent use.
+type Budget struct {
+	limit  int
+	window time.Duration
+	now    func() time.Time
+
+	mu sync.Mutex
+	// sent holds the send times within the last window, oldest first.
+	sent []time.Time
+	// halvedUntil: after a 429 the budget allows half its limit for one
+	// window, because someone else is spending the organization's quota.
+	halvedUntil time.Time
+	// pausedUntil: after a 429 nothing is sent before this time.
+	pausedUntil time.Time
+	rejections  int
+	// changed is closed and replaced whenever a waiter might proceed.
+	changed chan struct{}
+}
+
+// New validates cfg and returns an unspent Budget.
+func New(cfg Config) (*Budget, error) {
+	if cfg.Limit <= 0 {
+		return nil, fmt.Errorf("budget must be at least 1 request per window, got %d", cfg.Limit)
+	}
+	if cfg.Window < 0 {
+		return nil, fmt.Errorf("budget window must not be negative, got %s", cfg.Window)
+	}
+	if cfg.Window == 0 {
+		cfg.Window = DefaultWindow
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Budget{limit: cfg.Limit, window: cfg.Window, now: cfg.Now, changed: make(chan struct{})}, nil
+}
+
+// Limit is the configured number of requests per window.
+func (b *Budget) Limit() int { return b.limit }
+
+// Window is the rolling window's length.
+func (b *Budget) Window() time.Duration { return b.window }
+
+// ExhaustedError means a request could not be sent before the caller's
+// deadline because the budget was spent (or paused after a 429).
+type ExhaustedError struct {
+	// Until is when the next request may be sent.
+	Until time.Time
+}
+
+func (e *ExhaustedError) Error() string {
+	return fmt.Sprintf("analytics request budget spent until %s; request not sent", e.Until.UTC().Format(time.RFC3339))
+}
+
+// prune drops send times that left the window. Caller holds mu.
+func (b *Budget) prune(now time.Time) {
+	cut := 0
+	for cut < len(b.sent) && !b.sent[cut].After(now.Add(-b.window)) {
+		cut++
+	}
+	if cut > 0 {
+		b.sent = append(b.sent[:0], b.sent[cut:]...)
+	}
+}
+
+// effective is the limit in force at now. Caller holds mu.
+func (b *Budget) effective(now time.Time) int {
+	if now.Before(b.halvedUntil) {
+		return max(1, b.limit/2)
+	}
+	return b.limit
+}
+
+// Effective is the limit in force now: the configured one, or half of it
+// for a window after the API answered 429.
+func (b *Budget) Effective() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.effective(b.now())
+}
+
+// Spent is how many requests were sent in the last window.
+func (b *Budget) Spent() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.prune(b.now())
+	return len(b.sent)
+}
+
+// Free is how many requests may be sent right now.
+func (b *Budget) Free() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	return b.free(now)
+}
+
+func (b *Budget) free(now time.Time) int {
+	if now.Before(b.pausedUntil) {
+		return 0
+	}
+	b.prune(now)
+	return max(0, b.effective(now)-len(b.sent))
+}
+
+// NextFree is when n more requests may be sent (now if they may already).
+// For n larger than the limit in force it answers for the whole limit.
+func (b *Budget) NextFree(n int) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.nextFree(b.now(), n)
+}
+
+func (b *Budget) nextFree(now time.Time, n int) time.Time {
+	b.prune(now)
+	at := b.slotTime(now, b.effective(now), n)
+	// A halved limit ends: no need to wait past that for a slot it withholds.
+	if now.Before(b.halvedUntil) && at.After(b.halvedUntil) {
+		at = later(b.halvedUntil, b.slotTime(now, b.limit, n))
+	}
+	return later(at, b.pausedUntil)
+}
+
+// slotTime is when n requests fit under limit, counting the sends in the
+// window (each leaves it one window after it was sent). Caller holds mu.
+func (b *Budget) slotTime(now time.Time, limit, n int) time.Time {
+	n = min(max(n, 1), limit)
+	if over := len(b.sent) - (limit - n); over > 0 {
+		return b.sent[over-1].Add(b.window)
+	}
+	return now
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// TryTake counts one request as sent now if the budget allows it.
+func (b *Budget) TryTake() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	if b.free(now) == 0 {
+		return false
+	}
+	b.sent = append(b.sent, now)
+	return true
+}
+
+// Wait blocks until one request may be sent and counts it as sent. It fails
+// at once with an *ExhaustedError when that moment lies past ctx's deadline,
+// and with one wrapping ctx's error when ctx ends first.
+func (b *Budget) Wait(ctx context.Context) error {
+	for {
+		b.mu.Lock()
+		now := b.now()
+		if b.free(now) > 0 {
+			b.sent = append(b.sent, now)
+			b.mu.Unlock()
+			return nil
+		}
+		until := b.nextFree(now, 1)
+		changed := b.changed
+		b.mu.Unlock()
+		if dl, ok := ctx.Deadline(); ok && dl.Before(until) {
+			return &ExhaustedError{Until: until}
+		}
+		t := time.NewTimer(max(until.Sub(now), time.Millisecond))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(&ExhaustedError{Until: until}, ctx.Err())
+		case <-changed:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// Rejected records that the API refused a request for its quota (HTTP 429).
+// Someone else is spending the organization's budget, so for one window
+// this Budget allows half its limit, and it sends nothing before retryAfter
+// has passed (a minute when the API did not say).
+func (b *Budget) Rejected(retryAfter time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	if retryAfter <= 0 {
+		retryAfter = pauseWithoutRetryAfter
+	}
+	if t := now.Add(retryAfter); t.After(b.pausedUntil) {
+		b.pausedUntil = t
+	}
+	b.halvedUntil = now.Add(b.window)
+	b.rejections++
+}
+
+// PausedUntil is when a pause after a 429 ends (zero when none is on).
+func (b *Budget) PausedUntil() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.now().Before(b.pausedUntil) {
+		return b.pausedUntil
+	}
+	return time.Time{}
+}
+
+// Wake tells waiters to look again, e.g. after the clock of a test moved.
+func (b *Budget) Wake() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+var (
+	limitDesc = prometheus.NewDesc("mintlify_api_budget_requests_per_hour",
+		"Analytics requests this exporter may send per rolling hour (--mintlify.analytics-budget), for all projects, windows, pages and retries together.",
+		nil, nil)
+	effectiveDesc = prometheus.NewDesc("mintlify_api_budget_effective_requests_per_hour",
+		"Analytics requests per rolling hour the exporter allows itself now: the budget, or half of it for an hour after the API answered 429.",
+		nil, nil)
+	spentDesc = prometheus.NewDesc("mintlify_api_budget_spent_requests",
+		"Analytics requests sent in the last rolling hour.",
+		nil, nil)
+	rejectionsDesc = prometheus.NewDesc("mintlify_api_budget_rejections_total",
+		"Analytics requests the API refused with HTTP 429: the organization's shared quota was spent, by this exporter or another tool.",
+		nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (b *Budget) Describe(ch chan<- *prometheus.Desc) {
+	ch <- limitDesc
+	ch <- effectiveDesc
+	ch <- spentDesc
+	ch <- rejectionsDesc
+}
+
+// Collect implements prometheus.Collector. The per-hour figures are scaled
+// to an hour when a test shortens the window.
+func (b *Budget) Collect(ch chan<- prometheus.Metric) {
+	b.mu.Lock()
+	now := b.now()
+	b.prune(now)
+	eff, spent, rej := b.effective(now), len(b.sent), b.rejections
+	b.mu.Unlock()
+	perHour := float64(time.Hour) / float64(b.window)
+	ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(b.limit)*perHour)
+	ch <- prometheus.MustNewConstMetric(effectiveDesc, prometheus.GaugeValue, float64(eff)*perHour)
+	ch <- prometheus.MustNewConstMetric(spentDesc, prometheus.GaugeValue, float64(spent))
+	ch <- prometheus.MustNewConstMetric(rejectionsDesc, prometheus.CounterValue, float64(rej))
+}

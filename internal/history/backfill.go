@@ -1,0 +1,461 @@
+// Package history backfills visitor numbers of past days: it walks the API
+// day by day through the same client and analytics budget as the live
+// exporter, keeps each finished day on disk so that an interrupted run
+// resumes, and writes OpenMetrics text that promtool turns into TSDB blocks.
+// The samples carry the live series' names and labels (collector's mapping),
+// so one query reads live and backfilled days alike.
+package history
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/collector"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// Config configures a backfill.
+type Config struct {
+	Projects []string
+	// Windows: the 1d value of every day is always written; an Nd window
+	// adds the Nd value ending on each day.
+	Windows  []visitors.Window
+	Location *time.Location
+	PageSize int
+	MaxPages int
+	Paths    visitors.PathPolicy
+	// From and To are date values (midnight UTC of the date), inclusive.
+	From, To time.Time
+	// Output is a file path, or "-" (or "") for Stdout.
+	Output string
+	// StateDir keeps finished days ("" = Output + ".days", or
+	// DefaultStateDir when writing to Stdout).
+	StateDir string
+	// Concurrency is how many walks run at once (default 1).
+	Concurrency int
+	// TotalsOnly fetches site totals alone, one request per project and day.
+	TotalsOnly bool
+	// Stdout receives the OpenMetrics text when Output is "-" (default os.Stdout).
+	Stdout io.Writer
+	// Now is the clock (default time.Now); ProgressEvery the period of plain
+	// progress lines (default 10s).
+	Now           func() time.Time
+	ProgressEvery time.Duration
+}
+
+// DefaultStateDir is where finished days are kept when writing to stdout.
+const DefaultStateDir = "mintlify-backfill.days"
+
+// job is one walk: a project's window ending on one day.
+type job struct {
+	project string
+	window  visitors.Window
+	day     time.Time
+}
+
+func (j job) file(dir string) string {
+	return filepath.Join(dir, url.PathEscape(j.project), j.window.Name, j.day.Format(visitors.DateLayout)+".json")
+}
+
+// params are what a state directory's days depend on: resuming with other
+// ones would mix two different backfills into one file.
+type params struct {
+	PageSize   int    `json:"pageSize"`
+	MaxPaths   int    `json:"maxPaths"`
+	Include    string `json:"include"`
+	Exclude    string `json:"exclude"`
+	TotalsOnly bool   `json:"totalsOnly"`
+}
+
+// Backfill fetches every project, window and day not yet in the state
+// directory, then writes all of them as OpenMetrics to the output. It never
+// sends more than the budget allows in any rolling hour: it waits instead.
+// Progress goes to progress: a bar on a terminal, plain lines otherwise.
+func Backfill(ctx context.Context, client *apiclient.Client, b *budget.Budget, cfg Config, progress io.Writer, logger log.Logger) error {
+	if err := cfg.defaults(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return fmt.Errorf("--backfill.state-dir: %w", err)
+	}
+	if err := checkParams(cfg); err != nil {
+		return err
+	}
+	jobs, err := cfg.jobs()
+	if err != nil {
+		return err
+	}
+	var todo []job
+	for _, j := range jobs {
+		if _, err := os.Stat(j.file(cfg.StateDir)); errors.Is(err, os.ErrNotExist) {
+			todo = append(todo, j)
+		} else if err != nil {
+			return fmt.Errorf("--backfill.state-dir: %w", err)
+		}
+	}
+	r := &runner{client: client, budget: b, cfg: cfg, logger: logger}
+	if err := r.fetch(ctx, jobs, todo, progress); err != nil {
+		return err
+	}
+	return write(cfg, jobs)
+}
+
+func (c *Config) defaults() error {
+	if len(c.Projects) == 0 {
+		return errors.New("backfill: no project")
+	}
+	if c.From.IsZero() || c.To.IsZero() || c.From.After(c.To) {
+		return errors.New("backfill: --from must be a day on or before --to")
+	}
+	if c.Location == nil {
+		c.Location = time.UTC
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if !c.To.Before(visitors.Today(c.Now(), c.Location)) {
+		return fmt.Errorf("--to: %s is not over yet in %s", c.To.Format(visitors.DateLayout), c.Location)
+	}
+	if c.PageSize <= 0 {
+		c.PageSize = apiclient.MaxPageSize
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 1
+	}
+	if c.Stdout == nil {
+		c.Stdout = os.Stdout
+	}
+	if c.ProgressEvery <= 0 {
+		c.ProgressEvery = 10 * time.Second
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+		if c.Output != "" && c.Output != "-" {
+			c.StateDir = c.Output + ".days"
+		}
+	}
+	return nil
+}
+
+// windows are 1d plus every other configured window, shortest first.
+func (c *Config) windows() []visitors.Window {
+	out := []visitors.Window{{Name: "1d", Days: 1}}
+	for _, w := range c.Windows {
+		if !slices.ContainsFunc(out, func(o visitors.Window) bool { return o.Name == w.Name }) {
+			out = append(out, visitors.Window{Name: w.Name, Days: w.Days})
+		}
+	}
+	slices.SortFunc(out, func(a, b visitors.Window) int { return a.Days - b.Days })
+	return out
+}
+
+// jobs lists every walk, day by day from the first.
+func (c *Config) jobs() ([]job, error) {
+	var out []job
+	for day := c.From; !day.After(c.To); day = visitors.AddDays(day, 1) {
+		for _, p := range c.Projects {
+			for _, w := range c.windows() {
+				out = append(out, job{project: p, window: w, day: day})
+			}
+		}
+	}
+	return out, nil
+}
+
+func checkParams(cfg Config) error {
+	want := params{PageSize: cfg.PageSize, MaxPaths: cfg.Paths.MaxPaths, TotalsOnly: cfg.TotalsOnly}
+	if cfg.Paths.Include != nil {
+		want.Include = cfg.Paths.Include.String()
+	}
+	if cfg.Paths.Exclude != nil {
+		want.Exclude = cfg.Paths.Exclude.String()
+	}
+	file := filepath.Join(cfg.StateDir, "params.json")
+	data, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		data, _ = json.Marshal(want)
+		return writeAtomic(file, data)
+	}
+	if err != nil {
+		return fmt.Errorf("--backfill.state-dir: %w", err)
+	}
+	var got params
+	if err := json.Unmarshal(data, &got); err != nil || got != want {
+		return fmt.Errorf("--backfill.state-dir: %s holds days fetched with other settings (%s); resume with the same --visitors.page-size, --visitors.max-paths, path filters and --backfill.totals-only, or use another state directory",
+			cfg.StateDir, strings.TrimSpace(string(data)))
+	}
+	return nil
+}
+
+// writeAtomic writes data to file through a temporary file and a rename, so
+// that an interrupted run never leaves half a day behind.
+func writeAtomic(file string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return fmt.Errorf("backfill state: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("backfill state: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("backfill state: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("backfill state: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return fmt.Errorf("backfill state: %w", err)
+	}
+	return nil
+}
+
+// runner fetches the days still to do.
+type runner struct {
+	client *apiclient.Client
+	budget *budget.Budget
+	cfg    Config
+	logger log.Logger
+
+	mu       sync.Mutex
+	requests int
+	done     int
+}
+
+// fetch walks todo with cfg.Concurrency workers, reporting progress.
+func (r *runner) fetch(ctx context.Context, all, todo []job, progress io.Writer) error {
+	if len(todo) == 0 {
+		fmt.Fprintf(progress, "backfill: all %d walks already fetched in %s\n", len(all), r.cfg.StateDir)
+		return nil
+	}
+	// The cost of a walk is only known once one was made: learn it from a
+	// finished day, or make the first walk of each project before planning.
+	costs := map[string]int{}
+	for _, j := range all {
+		if _, ok := costs[j.project]; !ok || r.cfg.TotalsOnly {
+			costs[j.project] = 1
+		}
+		if s, err := readSnapshot(j.file(r.cfg.StateDir)); err == nil && !r.cfg.TotalsOnly {
+			costs[j.project] = max(costs[j.project], s.Requests)
+		}
+	}
+	rest := todo
+	if !r.cfg.TotalsOnly {
+		probed := map[string]bool{}
+		var later []job
+		for _, j := range todo {
+			if !probed[j.project] && j.window.Days == 1 {
+				probed[j.project] = true
+				s, err := r.walk(ctx, j)
+				if err != nil {
+					return err
+				}
+				costs[j.project] = s.Requests
+				continue
+			}
+			later = append(later, j)
+		}
+		rest = later
+	}
+	need := 0
+	for _, j := range rest {
+		need += costs[j.project]
+	}
+	eta := r.eta(need)
+	fmt.Fprintf(progress, "backfill: %d walks to fetch (%d done before), %s requests at %d/h: %s\n",
+		len(rest), len(all)-len(todo)+len(todo)-len(rest), group(need), r.budget.Limit(), formatETA(eta))
+	level.Info(r.logger).Log("msg", "backfill plan", "walks", len(rest), "requests", need, "budget_per_hour", r.budget.Limit(), "eta", eta)
+
+	rep := newReporter(progress, len(rest), need, r.cfg.ProgressEvery)
+	defer rep.finish()
+	work := make(chan job)
+	errc := make(chan error, r.cfg.Concurrency)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range r.cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				s, err := r.walk(ctx, j)
+				if err != nil {
+					errc <- err
+					cancel()
+					return
+				}
+				rep.step(s.Requests, func() time.Duration { return r.eta(rep.remaining()) })
+			}
+		}()
+	}
+feed:
+	for _, j := range rest {
+		select {
+		case work <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("backfill interrupted; run it again to resume: %w", err)
+	}
+	return nil
+}
+
+// walk fetches one job and keeps it in the state directory.
+func (r *runner) walk(ctx context.Context, j job) (*visitors.Snapshot, error) {
+	from, to := j.window.RangeEndingOn(j.day)
+	q := apiclient.VisitorsQuery{DateFrom: from, DateTo: to}
+	var s *visitors.Snapshot
+	if r.cfg.TotalsOnly {
+		totals, err := r.client.VisitorsTotals(ctx, j.project, q)
+		if err != nil {
+			return nil, fmt.Errorf("backfill %s %s ending %s: %w", j.project, j.window.Name, j.day.Format(visitors.DateLayout), err)
+		}
+		s = visitors.TotalsOnly(totals, from, to, r.cfg.Now())
+	} else {
+		res, err := r.client.AllVisitors(ctx, j.project, q, r.cfg.PageSize, r.cfg.MaxPages)
+		if err != nil {
+			return nil, fmt.Errorf("backfill %s %s ending %s: %w", j.project, j.window.Name, j.day.Format(visitors.DateLayout), err)
+		}
+		s = r.cfg.Paths.Build(res, from, to, r.cfg.Now())
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("backfill state: %w", err)
+	}
+	if err := writeAtomic(j.file(r.cfg.StateDir), data); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// eta is how long n more requests take at the budget: what is free now
+// goes at once, the rest at the budget's pace.
+func (r *runner) eta(n int) time.Duration {
+	over := n - r.budget.Free()
+	if over <= 0 {
+		return 0
+	}
+	return time.Duration(float64(over) / float64(r.budget.Limit()) * float64(r.budget.Window()))
+}
+
+func readSnapshot(file string) (*visitors.Snapshot, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var s visitors.Snapshot
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("backfill state %s is damaged (delete it to fetch that day again): %w", file, err)
+	}
+	return &s, nil
+}
+
+// SampleTime is the instant a day's numbers are stamped with: the last
+// second of the day in the window's time zone. That is where the live 1d
+// series holds the day's final value, so a daily query reads backfilled
+// and live days the same, and a day of 23 or 25 hours still ends at its
+// own local midnight.
+func SampleTime(day time.Time, loc *time.Location) time.Time {
+	return visitors.DayStart(visitors.AddDays(day, 1), loc).Add(-time.Second)
+}
+
+// write assembles the OpenMetrics text from the state directory: each
+// family once, its samples day by day (so every series' timestamps
+// ascend), then # EOF.
+func write(cfg Config, jobs []job) (err error) {
+	out := cfg.Stdout
+	var file *os.File
+	if cfg.Output != "" && cfg.Output != "-" {
+		file, err = os.CreateTemp(filepath.Dir(cfg.Output), ".backfill-*")
+		if err != nil {
+			return fmt.Errorf("--output: %w", err)
+		}
+		defer func() {
+			if err != nil {
+				file.Close()
+				os.Remove(file.Name())
+			}
+		}()
+		out = file
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
+	for _, f := range collector.DataFamilies {
+		if cfg.TotalsOnly && slices.Contains(f.Labels, "path") {
+			continue
+		}
+		fmt.Fprintf(w, "# TYPE %s gauge\n# HELP %s %s\n", f.Name, f.Name, escapeHelp(f.Help))
+		for _, j := range jobs {
+			s, err := readSnapshot(j.file(cfg.StateDir))
+			if err != nil {
+				return err
+			}
+			ts := strconv.FormatInt(SampleTime(j.day, cfg.Location).Unix(), 10)
+			f.Samples(j.project, j.window.Name, s, func(v float64, lv ...string) {
+				w.WriteString(f.Name)
+				w.WriteByte('{')
+				for i, name := range f.Labels {
+					if i > 0 {
+						w.WriteByte(',')
+					}
+					w.WriteString(name)
+					w.WriteString(`="`)
+					w.WriteString(escapeLabel(lv[i]))
+					w.WriteByte('"')
+				}
+				w.WriteString("} ")
+				w.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
+				w.WriteByte(' ')
+				w.WriteString(ts)
+				w.WriteByte('\n')
+			})
+		}
+	}
+	w.WriteString("# EOF\n")
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("--output: %w", err)
+	}
+	if file != nil {
+		if err := file.Close(); err != nil {
+			return fmt.Errorf("--output: %w", err)
+		}
+		if err := os.Rename(file.Name(), cfg.Output); err != nil {
+			return fmt.Errorf("--output: %w", err)
+		}
+	}
+	return nil
+}
+
+var (
+	labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+)
+
+func escapeLabel(s string) string { return labelEscaper.Replace(s) }
+func escapeHelp(s string) string  { return helpEscaper.Replace(s) }

@@ -1,0 +1,582 @@
+package refresh
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// FinalDayWindow is the window label of yesterday's settled numbers,
+// exported for the first FinalDayExport of each day (see README, History).
+const FinalDayWindow = "yesterday"
+
+// FinalDayExport is how long after local midnight yesterday's settled
+// numbers are exported: long enough for a daily query to pick them up,
+// short enough not to be mistaken for today's.
+const FinalDayExport = time.Hour
+
+// Defaults for Config fields left at zero.
+const (
+	DefaultRefreshTimeout = 2 * time.Minute
+	DefaultConcurrency    = 4
+	// maxRetryInterval bounds how long a failed walk waits before the next
+	// attempt when RetryInterval is not set (and the plan's is longer).
+	maxRetryInterval = 30 * time.Second
+	// recheck bounds every sleep of Run, so that a day change is noticed.
+	recheck = time.Minute
+)
+
+// Config configures a Scheduler.
+type Config struct {
+	// Projects are the project ids to walk; duplicates are ignored.
+	Projects []string
+	// Windows are the date ranges to walk; duplicates are ignored.
+	Windows []visitors.Window
+	// Location is the time zone whose calendar defines "today" (nil = UTC).
+	Location *time.Location
+	// PageSize is the visitors page size, 1..apiclient.MaxPageSize.
+	PageSize int
+	// MaxPages caps one walk (0 = apiclient.DefaultMaxPages).
+	MaxPages int
+	// Paths decides which paths are kept.
+	Paths visitors.PathPolicy
+	// MinInterval is the shortest interval of any window (--visitors.cache-ttl).
+	MinInterval time.Duration
+	// MaxStaleness is how long past its planned interval a snapshot is
+	// still served while walks fail (0 = served forever).
+	MaxStaleness time.Duration
+	// RefreshTimeout bounds one walk's requests (0 = DefaultRefreshTimeout).
+	RefreshTimeout time.Duration
+	// RetryInterval is how long after a failed walk the next may start
+	// (0 = the smaller of the planned interval and 30s).
+	RetryInterval time.Duration
+	// FinalDayDelay is how long after local midnight the finished day is
+	// walked once more for the settled numbers (window "yesterday"); it
+	// must be below FinalDayExport. Negative disables the final-day walk.
+	FinalDayDelay time.Duration
+	// Concurrency is how many walks may run at once (0 = DefaultConcurrency).
+	Concurrency int
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+}
+
+// Scheduler walks every project and window on a plan the budget pays for.
+type Scheduler struct {
+	client *apiclient.Client
+	budget *budget.Budget
+	cfg    Config
+	logger log.Logger
+	now    func() time.Time
+
+	entries []*entry
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// walked is signalled when a walk ends, so Run plans again.
+	walked chan struct{}
+
+	mu      sync.Mutex
+	closed  bool
+	running int
+	// late is the last warning about windows the budget cannot keep
+	// within max staleness, to warn only when it changes.
+	late string
+}
+
+// entry is one project×window (or the final day of a project).
+type entry struct {
+	project string
+	window  visitors.Window
+	final   bool
+	label   string
+
+	// Guarded by Scheduler.mu.
+	cost     int
+	interval time.Duration
+	// logged is the plan last logged for the entry.
+	logged   string
+	nextDue  time.Time
+	inflight chan struct{}
+	state    *state
+}
+
+// state is an entry's outcome so far. It is immutable.
+type state struct {
+	good       *visitors.Snapshot
+	attempted  bool
+	ok         bool
+	attemptEnd time.Time
+	duration   time.Duration
+}
+
+// New validates cfg and returns a Scheduler with nothing fetched yet.
+func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logger) (*Scheduler, error) {
+	if client == nil || b == nil {
+		return nil, errors.New("refresh: nil API client or budget")
+	}
+	if len(cfg.Projects) == 0 {
+		return nil, errors.New("refresh: no project")
+	}
+	if len(cfg.Windows) == 0 {
+		return nil, errors.New("refresh: no window")
+	}
+	if cfg.PageSize < 1 || cfg.PageSize > apiclient.MaxPageSize {
+		return nil, fmt.Errorf("page size %d outside 1..%d", cfg.PageSize, apiclient.MaxPageSize)
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{
+		{"max pages", int64(cfg.MaxPages)}, {"max paths", int64(cfg.Paths.MaxPaths)},
+		{"shortest interval", int64(cfg.MinInterval)}, {"max staleness", int64(cfg.MaxStaleness)},
+		{"refresh timeout", int64(cfg.RefreshTimeout)}, {"retry interval", int64(cfg.RetryInterval)},
+		{"concurrency", int64(cfg.Concurrency)},
+	} {
+		if c.v < 0 {
+			return nil, fmt.Errorf("%s must not be negative", c.name)
+		}
+	}
+	if cfg.MinInterval <= 0 {
+		return nil, errors.New("the shortest refresh interval must be positive")
+	}
+	if cfg.FinalDayDelay >= FinalDayExport {
+		return nil, fmt.Errorf("final-day delay %s must be shorter than %s", cfg.FinalDayDelay, FinalDayExport)
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	if cfg.RefreshTimeout == 0 {
+		cfg.RefreshTimeout = DefaultRefreshTimeout
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if logger == nil {
+		logger = log.NewNopLogger()
+	}
+	s := &Scheduler{client: client, budget: b, cfg: cfg, logger: logger, now: cfg.Now, walked: make(chan struct{}, 1)}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	windows := map[string]visitors.Window{}
+	var uniq []visitors.Window
+	for _, w := range cfg.Windows {
+		if w.Name == "" || w.Days < 1 || w.Days > visitors.MaxWindowDays || w.Interval < 0 {
+			return nil, fmt.Errorf("invalid window %+v", w)
+		}
+		if w.Interval != 0 && w.Interval < cfg.MinInterval {
+			return nil, fmt.Errorf("window %s: interval %s is shorter than the shortest interval %s", w.Name, w.Interval, cfg.MinInterval)
+		}
+		if prev, ok := windows[w.Name]; ok {
+			if prev != w {
+				return nil, fmt.Errorf("window %q given twice, differently", w.Name)
+			}
+			continue
+		}
+		windows[w.Name] = w
+		uniq = append(uniq, w)
+	}
+	// Freshest first: the order is also the priority when the budget is
+	// short, so today's window is never starved by longer ones.
+	slices.SortStableFunc(uniq, func(a, b visitors.Window) int { return cmp.Compare(a.Days, b.Days) })
+	var projects []string
+	seen := map[string]bool{}
+	for _, p := range cfg.Projects {
+		if p == "" {
+			return nil, errors.New("empty project id")
+		}
+		if !seen[p] {
+			seen[p] = true
+			projects = append(projects, p)
+		}
+	}
+	for _, w := range uniq {
+		for _, p := range projects {
+			s.entries = append(s.entries, &entry{project: p, window: w, label: w.Name, cost: 1, state: &state{}})
+		}
+		if w.Days == 1 && cfg.FinalDayDelay >= 0 {
+			for _, p := range projects {
+				s.entries = append(s.entries, &entry{project: p, window: w, final: true, label: FinalDayWindow, cost: 1, state: &state{}})
+			}
+		}
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.replan()
+	s.mu.Unlock()
+	return s, nil
+}
+
+// replan derives every window's interval from the budget and the walks'
+// costs, and logs the plan when it changed. Caller holds mu.
+func (s *Scheduler) replan() {
+	limit := s.budget.Limit()
+	perWindow := plannable(limit)
+	var demands []Demand
+	var current []*entry
+	for _, e := range s.entries {
+		if e.final {
+			// One walk a day, planned before everything else.
+			perWindow -= float64(e.cost) * s.budget.Window().Hours() / 24
+			continue
+		}
+		minInterval := cmp.Or(e.window.Interval, s.cfg.MinInterval)
+		demands = append(demands, Demand{Cost: e.cost, MinInterval: minInterval, Days: e.window.Days})
+		current = append(current, e)
+	}
+	intervals := Intervals(perWindow, s.budget.Window(), demands)
+	// Walk costs are known once every window was walked: log the plan from
+	// then on, one line per project and window, and whenever it changes
+	// (a project grew past a page).
+	known := !slices.ContainsFunc(current, func(e *entry) bool { return !e.state.attempted })
+	var late []string
+	for i, e := range current {
+		if e.interval != intervals[i] && !e.nextDue.IsZero() {
+			// Keep the last walk's start, move the next one.
+			e.nextDue = e.nextDue.Add(intervals[i] - e.interval)
+		}
+		e.interval = intervals[i]
+		if plan := fmt.Sprintf("%d@%s", e.cost, e.interval); known && plan != e.logged {
+			e.logged = plan
+			level.Info(s.logger).Log("msg", "visitors refresh plan", "project", e.project, "window", e.label,
+				"requests_per_walk", e.cost, "interval", e.interval, "budget_per_hour", limit)
+		}
+		// The budget, not the user's own interval, pushes it past the
+		// staleness bound.
+		if wanted := max(demands[i].MinInterval, s.cfg.MaxStaleness); s.cfg.MaxStaleness > 0 && e.interval > wanted {
+			late = append(late, fmt.Sprintf("%s/%s every %s", e.project, e.label, e.interval))
+		}
+	}
+	if l := strings.Join(late, ", "); known && l != s.late {
+		s.late = l
+		if l != "" {
+			level.Warn(s.logger).Log("msg", "the analytics budget cannot refresh every window within --visitors.max-staleness; "+
+				"raise --mintlify.analytics-budget, export fewer windows or projects, or give long windows their own interval (--visitors.window=30d:6h); "+
+				"path filters do not lower the cost, the API is walked whole",
+				"budget_per_hour", limit, "planned_requests_per_hour", fmt.Sprintf("%.1f", Spend(s.budget.Window(), demands, intervals)),
+				"max_staleness", s.cfg.MaxStaleness, "late", l)
+		}
+	}
+}
+
+// Run walks on the plan until ctx ends, then waits for walks in flight.
+func (s *Scheduler) Run(ctx context.Context) {
+	defer s.Close()
+	for {
+		// next is on the scheduler's clock, which tests move by hand.
+		wait := recheck
+		if next := s.startDue(); !next.IsZero() {
+			wait = min(max(next.Sub(s.now()), 10*time.Millisecond), recheck)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.walked:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// RefreshDue starts every walk that is due and that the budget pays for,
+// and waits for the walks in flight until ctx ends. Tests drive the
+// scheduler with it; Run does the same on a timer.
+func (s *Scheduler) RefreshDue(ctx context.Context) {
+	s.startDue()
+	s.mu.Lock()
+	var waits []chan struct{}
+	for _, e := range s.entries {
+		if e.inflight != nil {
+			waits = append(waits, e.inflight)
+		}
+	}
+	s.mu.Unlock()
+	for _, ch := range waits {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// startDue starts the due walks in priority order while the budget can pay
+// for each whole walk, and returns when to look again (zero: no idea, look
+// again after recheck).
+func (s *Scheduler) startDue() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return time.Time{}
+	}
+	now := s.now()
+	var next time.Time
+	soonest := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	paused := s.budget.PausedUntil()
+	if t := s.client.ThrottledUntil(apiclient.EndpointVisitors); t.After(paused) {
+		paused = t
+	}
+	reserved := 0
+	for _, e := range s.entries {
+		if e.inflight != nil {
+			reserved += e.cost
+		}
+	}
+	free := s.budget.Free() - reserved
+	blocked := false
+	for _, e := range s.entries { // in priority order
+		if e.inflight != nil {
+			continue
+		}
+		due, at := s.due(e, now)
+		if !due {
+			soonest(at)
+			continue
+		}
+		if blocked {
+			continue
+		}
+		if !paused.IsZero() {
+			soonest(paused)
+			blocked = true
+			continue
+		}
+		need := min(e.cost, s.budget.Effective())
+		if s.running >= s.cfg.Concurrency {
+			blocked = true // a walk's end wakes Run
+			continue
+		}
+		if free < need {
+			// Strict priority: nothing behind this entry may take the
+			// requests it waits for, or a long window could starve today's.
+			soonest(s.budget.NextFree(reserved + need))
+			blocked = true
+			continue
+		}
+		free -= need
+		reserved += e.cost
+		s.start(e, now)
+	}
+	return next
+}
+
+// due reports whether e should be walked at now, or else when it will be.
+// Caller holds mu.
+func (s *Scheduler) due(e *entry, now time.Time) (bool, time.Time) {
+	st := e.state
+	retryAt := st.attemptEnd.Add(s.retryInterval(e))
+	if e.final {
+		today := visitors.Today(now, s.cfg.Location)
+		start := visitors.DayStart(today, s.cfg.Location)
+		from, to := e.window.RangeEndingOn(visitors.AddDays(today, -1))
+		if st.good != nil && st.good.DateFrom == from && st.good.DateTo == to {
+			return false, visitors.DayStart(visitors.AddDays(today, 1), s.cfg.Location).Add(s.cfg.FinalDayDelay)
+		}
+		at := start.Add(s.cfg.FinalDayDelay)
+		if st.attempted && !st.ok && retryAt.After(at) {
+			at = retryAt
+		}
+		if !now.Before(start.Add(FinalDayExport)) { // too late today
+			return false, visitors.DayStart(visitors.AddDays(today, 1), s.cfg.Location).Add(s.cfg.FinalDayDelay)
+		}
+		return !now.Before(at), at
+	}
+	if !st.attempted {
+		return true, now
+	}
+	if !st.ok && now.Before(retryAt) {
+		return false, retryAt
+	}
+	if st.good == nil {
+		return true, now
+	}
+	// Today's window has new dates after midnight: refresh it at once
+	// (yesterday's numbers are not served as today's). Longer windows keep
+	// their plan, or midnight would spend a day's budget at once.
+	if e.window.Days == 1 {
+		if from, to := e.window.Range(now, s.cfg.Location); from != st.good.DateFrom || to != st.good.DateTo {
+			return true, now
+		}
+	}
+	return !now.Before(e.nextDue), e.nextDue
+}
+
+func (s *Scheduler) retryInterval(e *entry) time.Duration {
+	if s.cfg.RetryInterval > 0 {
+		return s.cfg.RetryInterval
+	}
+	if e.final {
+		return maxRetryInterval
+	}
+	return min(max(e.interval, time.Second), maxRetryInterval)
+}
+
+// start runs one walk of e in its own goroutine. Caller holds mu.
+func (s *Scheduler) start(e *entry, now time.Time) {
+	done := make(chan struct{})
+	e.inflight = done
+	s.running++
+	s.wg.Add(1)
+	go s.walk(e, now, done)
+}
+
+// walk fetches every page of e, then swaps in its new state.
+func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
+	defer s.wg.Done()
+	s.mu.Lock()
+	cost, effective := e.cost, s.budget.Effective()
+	s.mu.Unlock()
+	timeout := s.cfg.RefreshTimeout
+	if cost > effective {
+		// A walk larger than the whole budget waits for it between pages.
+		timeout += time.Duration((cost-1)/effective) * s.budget.Window()
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, timeout)
+	defer cancel()
+
+	day := visitors.Today(start, s.cfg.Location)
+	if e.final {
+		day = visitors.AddDays(day, -1)
+	}
+	from, to := e.window.RangeEndingOn(day)
+	res, err := s.client.AllVisitors(ctx, e.project, apiclient.VisitorsQuery{DateFrom: from, DateTo: to}, s.cfg.PageSize, s.cfg.MaxPages)
+	end := s.now()
+
+	s.mu.Lock()
+	old := e.state
+	next := &state{good: old.good, attempted: true, ok: err == nil, attemptEnd: end, duration: max(end.Sub(start), 0)}
+	if err != nil {
+		var exhausted *budget.ExhaustedError
+		if errors.As(err, &exhausted) {
+			// The site outgrew the requests reserved for it: reserve more.
+			e.cost = min(e.cost*2, max(e.cost+1, s.budget.Limit()))
+		}
+		lvl := level.Warn(s.logger)
+		if s.ctx.Err() != nil {
+			lvl = level.Debug(s.logger) // shutting down: not worth a warning
+		}
+		serving := "no data yet"
+		if old.good != nil {
+			serving = "last good data from " + old.good.At.UTC().Format(time.RFC3339)
+		}
+		lvl.Log("msg", "visitors refresh failed", "project", e.project, "window", e.label,
+			"date_from", from, "date_to", to, "duration", end.Sub(start), "serving", serving, "err", err)
+	} else {
+		next.good = s.cfg.Paths.Build(res, from, to, end)
+		e.cost = res.Requests
+		e.nextDue = start.Add(e.interval)
+		level.Debug(s.logger).Log("msg", "visitors refreshed", "project", e.project, "window", e.label,
+			"date_from", from, "date_to", to, "requests", res.Requests, "paths", len(next.good.Paths),
+			"paths_dropped", next.good.Dropped, "duplicate_rows", res.DuplicatePaths, "duration", end.Sub(start))
+	}
+	e.state = next
+	e.inflight = nil
+	s.running--
+	if !old.attempted || cost != e.cost {
+		s.replan()
+	}
+	s.mu.Unlock()
+	close(done)
+	select {
+	case s.walked <- struct{}{}:
+	default:
+	}
+}
+
+// Close cancels walks in flight and waits for them. After Close nothing
+// new starts and the last states stay readable.
+func (s *Scheduler) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+}
+
+// View is what the collector exports of one project and window.
+type View struct {
+	Project string
+	// Window is the window label value ("1d", "30d", FinalDayWindow).
+	Window string
+	// Attempted is false until the first walk ended; OK tells whether the
+	// last one succeeded, Duration how long it took.
+	Attempted, OK bool
+	Duration      time.Duration
+	// Interval is the planned interval (0 for the final day, walked once
+	// a day).
+	Interval time.Duration
+	// LastSuccess is the end of the last good walk (zero before one).
+	LastSuccess time.Time
+	// Data is the snapshot to export now, nil when there is none or it is
+	// stale, or of other dates than the window's at now.
+	Data *visitors.Snapshot
+}
+
+// Views returns one view per project and window, in a stable order.
+func (s *Scheduler) Views() []View {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	out := make([]View, 0, len(s.entries))
+	for _, e := range s.entries {
+		st := e.state
+		if e.final && !now.Before(visitors.DayStart(visitors.Today(now, s.cfg.Location), s.cfg.Location).Add(FinalDayExport)) {
+			continue // yesterday's numbers matter only in the first hour of today
+		}
+		v := View{Project: e.project, Window: e.label, Attempted: st.attempted, OK: st.ok, Duration: st.duration}
+		if !e.final {
+			v.Interval = e.interval
+		}
+		if st.good != nil {
+			v.LastSuccess = st.good.At
+			if s.servable(e, st.good, now) {
+				v.Data = st.good
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// servable reports whether a snapshot answers its window's question at now.
+// Caller holds mu.
+func (s *Scheduler) servable(e *entry, snap *visitors.Snapshot, now time.Time) bool {
+	today := visitors.Today(now, s.cfg.Location)
+	if e.final {
+		from, to := e.window.RangeEndingOn(visitors.AddDays(today, -1))
+		return snap.DateFrom == from && snap.DateTo == to &&
+			now.Before(visitors.DayStart(today, s.cfg.Location).Add(FinalDayExport))
+	}
+	// Staleness is judged against the plan: a window planned every 6h is
+	// not dropped after an hour; max staleness is the grace past a missed
+	// planned walk.
+	if s.cfg.MaxStaleness > 0 && now.Sub(snap.At) > e.interval+s.cfg.MaxStaleness {
+		return false
+	}
+	// Past midnight a 1d snapshot of the old date would show yesterday's
+	// full day as today's: serve nothing rather than a wrong answer.
+	if e.window.Days == 1 {
+		from, to := e.window.Range(now, s.cfg.Location)
+		return snap.DateFrom == from && snap.DateTo == to
+	}
+	return true
+}

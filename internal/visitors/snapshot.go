@@ -1,0 +1,91 @@
+package visitors
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+)
+
+// Counts are unique visitor counts as floats, ready to export.
+type Counts struct{ Human, AI, Total float64 }
+
+// PathCounts are the counts of one documentation path.
+type PathCounts struct {
+	Path string
+	Counts
+}
+
+// Snapshot is one walk of the visitors endpoint for a date range, reduced to
+// what is exported. It is immutable once built.
+type Snapshot struct {
+	// At is when the walk finished.
+	At time.Time
+	// DateFrom and DateTo are the API's dates (dateTo exclusive).
+	DateFrom, DateTo string
+	Site             Counts
+	// Paths are unique, sorted by total descending then path. Nil in a
+	// snapshot of site totals only.
+	Paths []PathCounts
+	// Dropped counts paths left out by the filters or the cap.
+	Dropped int
+	// Requests is how many API requests the walk took.
+	Requests int
+}
+
+// PathPolicy decides which paths are exported.
+type PathPolicy struct {
+	// MaxPaths keeps the top N paths by deduplicated total, ties broken by
+	// path (0 = no cap).
+	MaxPaths int
+	// Include, when set, keeps only paths it matches (regexp.MatchString:
+	// unanchored unless the pattern anchors itself).
+	Include *regexp.Regexp
+	// Exclude, when set, drops paths it matches. It wins over Include.
+	Exclude *regexp.Regexp
+}
+
+// Build reduces an API result to a snapshot: paths made valid label values
+// and merged (first row wins, as in apiclient), filtered, ranked and capped.
+func (p PathPolicy) Build(res *apiclient.VisitorsReport, from, to string, at time.Time) *Snapshot {
+	s := &Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(res.Totals), Requests: res.Requests}
+	seen := make(map[string]struct{}, len(res.Paths))
+	paths := make([]PathCounts, 0, len(res.Paths))
+	for _, row := range res.Paths {
+		path := strings.ToValidUTF8(row.Path, "\uFFFD")
+		if _, dup := seen[path]; dup {
+			continue
+		}
+		seen[path] = struct{}{}
+		if (p.Include != nil && !p.Include.MatchString(path)) || (p.Exclude != nil && p.Exclude.MatchString(path)) {
+			s.Dropped++
+			continue
+		}
+		paths = append(paths, PathCounts{Path: path, Counts: countsOf(row.VisitorCounts)})
+	}
+	slices.SortFunc(paths, func(a, b PathCounts) int {
+		if c := cmp.Compare(b.Total, a.Total); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	if p.MaxPaths > 0 && len(paths) > p.MaxPaths {
+		s.Dropped += len(paths) - p.MaxPaths
+		// A copy, so that the dropped tail's memory is released.
+		paths = slices.Clone(paths[:p.MaxPaths])
+	}
+	s.Paths = paths
+	return s
+}
+
+// TotalsOnly is a snapshot of site totals without paths.
+func TotalsOnly(totals apiclient.VisitorCounts, from, to string, at time.Time) *Snapshot {
+	return &Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Requests: 1}
+}
+
+func countsOf(c apiclient.VisitorCounts) Counts {
+	return Counts{Human: float64(c.Human), AI: float64(c.AI), Total: float64(c.Total)}
+}
