@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // benchPaths is the number of paths of the benchmark site: 3 page series
@@ -23,16 +25,16 @@ func (d *discardResponse) Header() http.Header         { return d.h }
 func (d *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discardResponse) WriteHeader(int)             {}
 
-// cachedVisitors returns a Visitors collector whose cache holds one snapshot
-// of benchPaths paths, fetched from the fake API over HTTP.
+// cachedVisitors returns a harness whose scheduler holds one snapshot of
+// benchPaths paths, fetched from the fake API over HTTP.
 func cachedVisitors(b *testing.B) *harness {
 	b.Helper()
 	h := newHarness(b, harnessOptions{
 		fake:          fakeapi.Options{Paths: benchPaths},
-		cfg:           VisitorsConfig{MaxPages: 100, CacheTTL: time.Hour},
+		cfg:           refresh.Config{MaxPages: 100, MinInterval: time.Hour},
 		plainRegistry: true,
 	})
-	h.refresh()
+	h.refreshDue()
 	if n := h.gather().count(pageVisitors) + h.gather().count(pageVisitorsDedup); n != 3*benchPaths {
 		b.Fatalf("cache holds %d page series, want %d", n, 3*benchPaths)
 	}
@@ -45,7 +47,6 @@ func scrapeLoop(b *testing.B, handler http.Handler) {
 	b.Helper()
 	req := httptest.NewRequest("GET", "/metrics", nil)
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
-	req.Header.Set(ScrapeTimeoutHeader, "10")
 	w := &discardResponse{h: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -57,15 +58,16 @@ func metricsHandler(reg *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
-// BenchmarkScrapeCached is a whole cached scrape of 30,000 page series (plus
-// the 3 site and 5 status series): RefreshBeforeScrape finds nothing due,
-// then promhttp gathers the Visitors collector, which builds const metrics
-// from the snapshot, and encodes them as text. It must not reach the API.
+// BenchmarkScrapeCached is a whole scrape of 30,000 page series (plus the 3
+// site and 6 status series): promhttp gathers the Visitors collector, which
+// reads the scheduler's views and builds const metrics from the snapshot,
+// and encodes them as text. Scrapes never refresh: it must not reach the
+// API.
 func BenchmarkScrapeCached(b *testing.B) {
 	h := cachedVisitors(b)
 	reg := prometheus.NewRegistry() // the collector alone, as in the baseline
 	reg.MustRegister(h.v)
-	handler := RefreshBeforeScrape(metricsHandler(reg), h.v, 10*time.Second)
+	handler := metricsHandler(reg)
 	before := h.requests()
 
 	scrapeLoop(b, handler)
@@ -75,11 +77,20 @@ func BenchmarkScrapeCached(b *testing.B) {
 	}
 }
 
+// allDescs are the descriptors of the Visitors collector.
+func allDescs() []*prometheus.Desc {
+	var out []*prometheus.Desc
+	for _, f := range DataFamilies {
+		out = append(out, f.desc)
+	}
+	return append(out, statusDescs...)
+}
+
 // metricsCollector is a bare collector that emits given const metrics.
 type metricsCollector struct{ metrics []prometheus.Metric }
 
 func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range allDescs {
+	for _, d := range allDescs() {
 		ch <- d
 	}
 }
@@ -94,12 +105,12 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 // plain slices, the textbook const-metric exporter.
 type perCollectCollector struct {
 	project, window string
-	site            visitorCounts
-	pages           []pageVisitorCounts
+	site            visitors.Counts
+	paths           []visitors.PathCounts
 }
 
 func (c *perCollectCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range allDescs {
+	for _, d := range allDescs() {
 		ch <- d
 	}
 }
@@ -110,22 +121,23 @@ func (c *perCollectCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range []struct {
 		d *prometheus.Desc
 		v float64
-	}{{refreshSuccessDesc, 1}, {refreshDurationDesc, 0}, {lastRefreshDesc, 1}, {pathsDesc, float64(len(c.pages))}, {pathsDroppedDesc, 0}} {
+	}{{refreshSuccessDesc, 1}, {refreshDurationDesc, 0}, {refreshIntervalDesc, 3600}, {lastRefreshDesc, 1}, {pathsDesc, float64(len(c.paths))}, {pathsDroppedDesc, 0}} {
 		ch <- prometheus.MustNewConstMetric(m.d, g, m.v, p, w)
 	}
-	ch <- prometheus.MustNewConstMetric(siteVisitorsDesc, g, c.site.human, p, w, trafficHuman)
-	ch <- prometheus.MustNewConstMetric(siteVisitorsDesc, g, c.site.ai, p, w, trafficAI)
-	ch <- prometheus.MustNewConstMetric(siteVisitorsDedupDesc, g, c.site.total, p, w)
-	for _, pg := range c.pages {
-		ch <- prometheus.MustNewConstMetric(pageVisitorsDesc, g, pg.human, p, w, pg.path, trafficHuman)
-		ch <- prometheus.MustNewConstMetric(pageVisitorsDesc, g, pg.ai, p, w, pg.path, trafficAI)
-		ch <- prometheus.MustNewConstMetric(pageVisitorsDedupDesc, g, pg.total, p, w, pg.path)
+	site, siteDedup, page, pageDedup := DataFamilies[0].desc, DataFamilies[1].desc, DataFamilies[2].desc, DataFamilies[3].desc
+	ch <- prometheus.MustNewConstMetric(site, g, c.site.Human, p, w, TrafficHuman)
+	ch <- prometheus.MustNewConstMetric(site, g, c.site.AI, p, w, TrafficAI)
+	ch <- prometheus.MustNewConstMetric(siteDedup, g, c.site.Total, p, w)
+	for _, pc := range c.paths {
+		ch <- prometheus.MustNewConstMetric(page, g, pc.Human, p, w, pc.Path, TrafficHuman)
+		ch <- prometheus.MustNewConstMetric(page, g, pc.AI, p, w, pc.Path, TrafficAI)
+		ch <- prometheus.MustNewConstMetric(pageDedup, g, pc.Total, p, w, pc.Path)
 	}
 }
 
 // BenchmarkScrapeBareConstMetrics exposes the same series, with the same
 // names, labels, help and values, from a bare registry through the same
-// promhttp handler, without the cache or RefreshBeforeScrape.
+// promhttp handler, without the scheduler's views.
 //
 // prebuilt emits const metrics built once, outside the loop: the cost of
 // exposition alone, the lowest any const-metric collector can reach, and
@@ -141,7 +153,11 @@ func BenchmarkScrapeBareConstMetrics(b *testing.B) {
 	for m := range ch {
 		prebuilt = append(prebuilt, m)
 	}
-	snap := h.v.entries[0].state.Load().good
+	views := h.sched.Views()
+	if len(views) != 1 || views[0].Data == nil {
+		b.Fatalf("views %+v, want one with data", views)
+	}
+	snap := views[0].Data
 	before := h.requests()
 
 	b.Run("prebuilt", func(b *testing.B) {
@@ -151,7 +167,7 @@ func BenchmarkScrapeBareConstMetrics(b *testing.B) {
 	})
 	b.Run("per-collect", func(b *testing.B) {
 		reg := prometheus.NewRegistry()
-		reg.MustRegister(&perCollectCollector{project: "docs", window: "1d", site: snap.site, pages: snap.pages})
+		reg.MustRegister(&perCollectCollector{project: "docs", window: "1d", site: snap.Site, paths: snap.Paths})
 		scrapeLoop(b, metricsHandler(reg))
 	})
 	if h.requests() != before {

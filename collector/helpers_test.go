@@ -21,31 +21,41 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // testKey is the API key of every harness; no log line may contain it.
 const testKey = "mint_test_secret_0123456789"
 
-// fixedNow is the default time of the fake clock.
+// fixedNow is the default time of the fake clock: 15:00 UTC, so that the
+// fake's counts for today are well above zero.
 var fixedNow = time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
 
+// bigBudget is the harness's default analytics budget: large enough never
+// to hold a walk back, so that only the budget tests see it at work.
+const bigBudget = 100000
+
 type (
-	// fakeClock is shared by the collector and the fake API.
+	// fakeClock is shared by the scheduler, the budget and the fake API.
 	fakeClock  = testutil.Clock
 	syncBuffer = testutil.SyncBuffer
 )
 
-// harness is a Visitors collector wired to the fake API over real HTTP, and
-// served through RefreshBeforeScrape and promhttp over real HTTP too.
+// harness is a refresh scheduler walking the fake API over real HTTP, with
+// its Visitors collector served through promhttp over real HTTP too.
 type harness struct {
 	t       testing.TB
 	clock   *fakeClock
 	fake    *fakeapi.Server
 	api     *httptest.Server
+	budget  *budget.Budget
 	client  *apiclient.Client
 	reg     *prometheus.Registry
+	sched   *refresh.Scheduler
 	v       *Visitors
 	metrics *httptest.Server
 	logs    *syncBuffer
@@ -54,8 +64,14 @@ type harness struct {
 type harnessOptions struct {
 	fake fakeapi.Options
 	// cfg: zero fields get test defaults (project "docs", window 1d, page
-	// size 250, max pages 10, TTL 5m, the harness clock).
-	cfg           VisitorsConfig
+	// size 250, max pages 10, shortest interval 5m, the harness clock).
+	cfg refresh.Config
+	// finalDay keeps cfg.FinalDayDelay as given; otherwise the harness
+	// disables the final-day walk (FinalDayDelay -1).
+	finalDay bool
+	// budget configures the analytics budget; a zero Limit is bigBudget.
+	// Its clock is always the harness's.
+	budget        budget.Config
 	now           time.Time
 	clientTimeout time.Duration
 	// plainRegistry uses prometheus.NewRegistry instead of the pedantic one.
@@ -81,17 +97,27 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	} else {
 		h.reg = prometheus.NewPedanticRegistry()
 	}
+	if o.budget.Limit == 0 {
+		o.budget.Limit = bigBudget
+	}
+	o.budget.Now = h.clock.Now
+	var err error
+	h.budget, err = budget.New(o.budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.reg.MustRegister(h.budget)
 	if o.clientTimeout == 0 {
 		o.clientTimeout = 10 * time.Second
 	}
-	var err error
 	h.client, err = apiclient.New(apiclient.Config{
-		BaseURL:     h.api.URL,
-		APIKey:      testKey,
-		Timeout:     o.clientTimeout,
-		MaxRetries:  0, // each fault costs exactly one request
-		BackoffBase: time.Millisecond,
-		Metrics:     apiclient.NewMetrics(h.reg),
+		BaseURL:         h.api.URL,
+		APIKey:          testKey,
+		Timeout:         o.clientTimeout,
+		MaxRetries:      0, // each fault costs exactly one request
+		BackoffBase:     time.Millisecond,
+		Metrics:         apiclient.NewMetrics(h.reg),
+		AnalyticsBudget: h.budget,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +128,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		cfg.Projects = []string{"docs"}
 	}
 	if cfg.Windows == nil {
-		cfg.Windows = []Window{{Name: "1d", Days: 1}}
+		cfg.Windows = []visitors.Window{{Name: "1d", Days: 1}}
 	}
 	if cfg.PageSize == 0 {
 		cfg.PageSize = apiclient.MaxPageSize
@@ -110,33 +136,53 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	if cfg.MaxPages == 0 {
 		cfg.MaxPages = 10
 	}
-	if cfg.CacheTTL == 0 {
-		cfg.CacheTTL = 5 * time.Minute
+	if cfg.MinInterval == 0 {
+		cfg.MinInterval = 5 * time.Minute
+	}
+	if !o.finalDay {
+		cfg.FinalDayDelay = -1
 	}
 	if cfg.Now == nil {
 		cfg.Now = h.clock.Now
 	}
 	logger := log.NewLogfmtLogger(h.logs)
-	h.v, err = NewVisitors(h.client, cfg, logger)
+	h.sched, err = refresh.New(h.client, h.budget, cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(h.v.Close) // runs before h.api.Close, which waits for open requests
+	t.Cleanup(h.sched.Close) // runs before h.api.Close, which waits for open requests
+	h.v = NewVisitors(h.sched, logger)
 	h.reg.MustRegister(h.v)
 
-	h.metrics = httptest.NewServer(RefreshBeforeScrape(
-		promhttp.HandlerFor(h.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}),
-		h.v, 10*time.Second))
+	h.metrics = httptest.NewServer(promhttp.HandlerFor(h.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	t.Cleanup(h.metrics.Close)
 	return h
 }
 
-// scrape GETs /metrics like Prometheus would, with the given scrape timeout
-// header ("" for none), and parses the answer. It fails the test on any
-// status but 200, and checks that the pedantic registry gathers cleanly.
-func (h *harness) scrape(timeoutHeader string) (families, time.Duration) {
+// refreshDue starts every walk that is due and waits for the walks in
+// flight, with a generous deadline.
+func (h *harness) refreshDue() {
 	h.t.Helper()
-	status, fams, elapsed := h.scrapeStatus(timeoutHeader)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h.sched.RefreshDue(ctx)
+}
+
+// scrape runs the walks that are due, then GETs /metrics like Prometheus
+// would and parses the answer. It fails the test on any status but 200,
+// and checks that the pedantic registry gathers cleanly.
+func (h *harness) scrape() families {
+	h.t.Helper()
+	h.refreshDue()
+	fams, _ := h.scrapeOnly()
+	return fams
+}
+
+// scrapeOnly GETs /metrics without running any walk, as a real scrape does:
+// scrapes never refresh. It returns the families and how long it took.
+func (h *harness) scrapeOnly() (families, time.Duration) {
+	h.t.Helper()
+	status, fams, elapsed := h.scrapeStatus()
 	if status != http.StatusOK {
 		h.t.Fatalf("GET /metrics: HTTP %d", status)
 	}
@@ -146,17 +192,10 @@ func (h *harness) scrape(timeoutHeader string) (families, time.Duration) {
 	return fams, elapsed
 }
 
-// scrapeStatus is scrape without assertions; safe from any goroutine.
-func (h *harness) scrapeStatus(timeoutHeader string) (int, families, time.Duration) {
-	req, err := http.NewRequest("GET", h.metrics.URL+"/metrics", nil)
-	if err != nil {
-		return 0, nil, 0
-	}
-	if timeoutHeader != "" {
-		req.Header.Set(ScrapeTimeoutHeader, timeoutHeader)
-	}
+// scrapeStatus is scrapeOnly without assertions; safe from any goroutine.
+func (h *harness) scrapeStatus() (int, families, time.Duration) {
 	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.Get(h.metrics.URL + "/metrics")
 	if err != nil {
 		return 0, nil, time.Since(start)
 	}
@@ -172,15 +211,8 @@ func (h *harness) scrapeStatus(timeoutHeader string) (int, families, time.Durati
 
 // scrapeBody GETs /metrics and returns the status and the raw body, without
 // parsing it: cheap enough for loops of scrapes. Safe from any goroutine.
-func (h *harness) scrapeBody(timeoutHeader string) (int, string) {
-	req, err := http.NewRequest("GET", h.metrics.URL+"/metrics", nil)
-	if err != nil {
-		return 0, ""
-	}
-	if timeoutHeader != "" {
-		req.Header.Set(ScrapeTimeoutHeader, timeoutHeader)
-	}
-	resp, err := http.DefaultClient.Do(req)
+func (h *harness) scrapeBody() (int, string) {
+	resp, err := http.Get(h.metrics.URL + "/metrics")
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -192,7 +224,7 @@ func (h *harness) scrapeBody(timeoutHeader string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-// gather collects from the registry directly (no refresh).
+// gather collects from the registry directly (no walk).
 func (h *harness) gather() families {
 	h.t.Helper()
 	mfs, err := h.reg.Gather()
@@ -204,14 +236,6 @@ func (h *harness) gather() families {
 		out[mf.GetName()] = mf
 	}
 	return out
-}
-
-// refresh runs one Refresh with a generous deadline.
-func (h *harness) refresh() {
-	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h.v.Refresh(ctx)
 }
 
 func (h *harness) requests() int64 { return h.fake.Requests(fakeapi.Visitors) }

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,12 +17,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -36,60 +39,111 @@ const (
 	refreshSuccess    = "mintlify_visitors_refresh_success"
 	lastRefresh       = "mintlify_visitors_last_refresh_timestamp_seconds"
 	refreshDuration   = "mintlify_visitors_refresh_duration_seconds"
+	refreshInterval   = "mintlify_visitors_refresh_interval_seconds"
 	pathsExported     = "mintlify_visitors_paths"
 	pathsDropped      = "mintlify_visitors_paths_dropped"
 	apiRequests       = "mintlify_api_requests_total"
 )
 
 var ourMetrics = []string{siteVisitors, siteVisitorsDedup, pageVisitors, pageVisitorsDedup,
-	refreshSuccess, lastRefresh, refreshDuration, pathsExported, pathsDropped}
+	refreshSuccess, lastRefresh, refreshDuration, refreshInterval, pathsExported, pathsDropped}
 
 var docs1d = []string{"project", "docs", "window", "1d"}
 
+var (
+	day1  = visitors.Window{Name: "1d", Days: 1}
+	days7 = visitors.Window{Name: "7d", Days: 7}
+)
+
 func labelsWith(base []string, more ...string) []string { return append(slices.Clone(base), more...) }
 
-func TestNewVisitorsValidation(t *testing.T) {
+func mustLoad(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatalf("time zone %s: %v", name, err)
+	}
+	return loc
+}
+
+// TestSchedulerValidation: refresh.New refuses configurations the collector
+// could not export sensibly, and merges duplicate projects and windows.
+func TestSchedulerValidation(t *testing.T) {
 	client, err := apiclient.New(apiclient.Config{BaseURL: "http://127.0.0.1:1", APIKey: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := VisitorsConfig{Projects: []string{"a"}, Windows: []Window{{"1d", 1}}, PageSize: 250, CacheTTL: time.Minute}
-	bad := map[string]func(c *VisitorsConfig){
-		"no project":           func(c *VisitorsConfig) { c.Projects = nil },
-		"empty project":        func(c *VisitorsConfig) { c.Projects = []string{""} },
-		"no window":            func(c *VisitorsConfig) { c.Windows = nil },
-		"zero days":            func(c *VisitorsConfig) { c.Windows = []Window{{"0d", 0}} },
-		"conflicting windows":  func(c *VisitorsConfig) { c.Windows = []Window{{"1d", 1}, {"1d", 2}} },
-		"page size 0":          func(c *VisitorsConfig) { c.PageSize = 0 },
-		"page size 251":        func(c *VisitorsConfig) { c.PageSize = 251 },
-		"negative TTL":         func(c *VisitorsConfig) { c.CacheTTL = -time.Second },
-		"negative max paths":   func(c *VisitorsConfig) { c.MaxPaths = -1 },
-		"staleness below TTL":  func(c *VisitorsConfig) { c.MaxStaleness = time.Second },
-		"negative staleness":   func(c *VisitorsConfig) { c.MaxStaleness = -time.Second },
-		"negative max pages":   func(c *VisitorsConfig) { c.MaxPages = -1 },
-		"negative timeout":     func(c *VisitorsConfig) { c.RefreshTimeout = -1 },
-		"negative retry delay": func(c *VisitorsConfig) { c.RetryInterval = -1 },
+	b, err := budget.New(budget.Config{Limit: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := refresh.Config{Projects: []string{"a"}, Windows: []visitors.Window{day1}, PageSize: 250, MinInterval: time.Minute, FinalDayDelay: -1}
+	bad := map[string]func(c *refresh.Config){
+		"no project":                  func(c *refresh.Config) { c.Projects = nil },
+		"empty project":               func(c *refresh.Config) { c.Projects = []string{""} },
+		"no window":                   func(c *refresh.Config) { c.Windows = nil },
+		"zero days":                   func(c *refresh.Config) { c.Windows = []visitors.Window{{Name: "0d"}} },
+		"366 days":                    func(c *refresh.Config) { c.Windows = []visitors.Window{{Name: "366d", Days: 366}} },
+		"unnamed window":              func(c *refresh.Config) { c.Windows = []visitors.Window{{Days: 1}} },
+		"conflicting windows":         func(c *refresh.Config) { c.Windows = []visitors.Window{day1, {Name: "1d", Days: 2}} },
+		"window interval below min":   func(c *refresh.Config) { c.Windows = []visitors.Window{{Name: "1d", Days: 1, Interval: time.Second}} },
+		"negative window interval":    func(c *refresh.Config) { c.Windows = []visitors.Window{{Name: "1d", Days: 1, Interval: -time.Hour}} },
+		"page size 0":                 func(c *refresh.Config) { c.PageSize = 0 },
+		"page size 251":               func(c *refresh.Config) { c.PageSize = 251 },
+		"zero min interval":           func(c *refresh.Config) { c.MinInterval = 0 },
+		"negative min interval":       func(c *refresh.Config) { c.MinInterval = -time.Second },
+		"negative max paths":          func(c *refresh.Config) { c.Paths.MaxPaths = -1 },
+		"negative staleness":          func(c *refresh.Config) { c.MaxStaleness = -time.Second },
+		"negative max pages":          func(c *refresh.Config) { c.MaxPages = -1 },
+		"negative timeout":            func(c *refresh.Config) { c.RefreshTimeout = -1 },
+		"negative retry interval":     func(c *refresh.Config) { c.RetryInterval = -1 },
+		"negative concurrency":        func(c *refresh.Config) { c.Concurrency = -1 },
+		"final day after its export":  func(c *refresh.Config) { c.FinalDayDelay = refresh.FinalDayExport },
+		"final day long after export": func(c *refresh.Config) { c.FinalDayDelay = 2 * time.Hour },
 	}
 	for name, mutate := range bad {
 		cfg := ok
 		mutate(&cfg)
-		if _, err := NewVisitors(client, cfg, nil); err == nil {
-			t.Errorf("%s: NewVisitors accepted it", name)
+		if s, err := refresh.New(client, b, cfg, nil); err == nil {
+			s.Close()
+			t.Errorf("%s: refresh.New accepted it", name)
 		}
 	}
-	if _, err := NewVisitors(nil, ok, nil); err == nil {
+	if _, err := refresh.New(nil, b, ok, nil); err == nil {
 		t.Error("nil client accepted")
 	}
-	cfg := ok
-	cfg.Projects = []string{"a", "b", "a"}
-	cfg.Windows = []Window{{"1d", 1}, {"7d", 7}, {"1d", 1}}
-	v, err := NewVisitors(client, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
+	if _, err := refresh.New(client, nil, ok, nil); err == nil {
+		t.Error("nil budget accepted")
 	}
-	defer v.Close()
-	if len(v.entries) != 4 {
-		t.Errorf("got %d project×window entries, want 4 (duplicates merged)", len(v.entries))
+
+	// Duplicates are merged: 2 projects × 2 windows, plus yesterday's
+	// final day per project during the first hour of the day.
+	for _, tc := range []struct {
+		finalDay time.Duration
+		now      time.Time
+		views    int
+	}{
+		{-1, fixedNow, 4},
+		{0, fixedNow, 4}, // 15:00: yesterday is no longer exported
+		{0, time.Date(2026, 3, 10, 0, 30, 0, 0, time.UTC), 6},
+	} {
+		cfg := ok
+		cfg.Projects = []string{"a", "b", "a"}
+		cfg.Windows = []visitors.Window{day1, days7, day1}
+		cfg.FinalDayDelay = tc.finalDay
+		cfg.Now = func() time.Time { return tc.now }
+		s, err := refresh.New(client, b, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range s.Views() {
+			got = append(got, v.Project+"/"+v.Window)
+		}
+		s.Close()
+		if len(got) != tc.views {
+			t.Errorf("final-day delay %s at %s: views %q, want %d (duplicates merged)", tc.finalDay, tc.now.Format(time.Kitchen), got, tc.views)
+		}
 	}
 }
 
@@ -98,7 +152,7 @@ func TestNewVisitorsValidation(t *testing.T) {
 func TestVisitorsQueryDates(t *testing.T) {
 	ny := mustLoad(t, "America/New_York")
 	now := time.Date(2026, 3, 10, 23, 30, 0, 0, ny)
-	windows := []Window{{"1d", 1}, {"7d", 7}}
+	windows := []visitors.Window{day1, days7}
 	for _, tc := range []struct {
 		loc  *time.Location
 		want []string // dateFrom..dateTo per window
@@ -108,8 +162,8 @@ func TestVisitorsQueryDates(t *testing.T) {
 	} {
 		t.Run(tc.loc.String(), func(t *testing.T) {
 			h := newHarness(t, harnessOptions{now: now, fake: fakeapi.Options{Paths: 20},
-				cfg: VisitorsConfig{Windows: windows, Location: tc.loc}})
-			fams, _ := h.scrape("")
+				cfg: refresh.Config{Windows: windows, Location: tc.loc}})
+			fams := h.scrape()
 			var got []string
 			for _, q := range h.fake.VisitorsQueries() {
 				got = append(got, q.Get("dateFrom")+".."+q.Get("dateTo"))
@@ -131,7 +185,7 @@ func TestVisitorsQueryDates(t *testing.T) {
 
 func TestVisitorsPagination(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 1234}})
-	fams, _ := h.scrape("")
+	fams := h.scrape()
 	if got := h.requests(); got != 5 {
 		t.Fatalf("one refresh of 1,234 paths sent %d requests, want ceil(1234/250) = 5", got)
 	}
@@ -161,9 +215,10 @@ func TestVisitorsPagination(t *testing.T) {
 		t.Errorf("refresh_success = %v, want 1", v)
 	}
 
-	// The next refresh, once the TTL has passed, walks all pages again.
+	// The next walk, once the planned interval has passed, walks all pages
+	// again.
 	h.clock.Advance(5 * time.Minute)
-	h.scrape("")
+	h.scrape()
 	if got := h.requests(); got != 10 {
 		t.Errorf("after a second refresh: %d requests, want 10", got)
 	}
@@ -173,7 +228,7 @@ func TestVisitorsPagination(t *testing.T) {
 // API's, which the fake makes differ from human + ai.
 func TestVisitorsSiteTotalNotSummed(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 40}})
-	from, to := Window{"1d", 1}.Range(h.clock.Now(), time.UTC)
+	from, to := day1.Range(h.clock.Now(), time.UTC)
 	page, err := h.client.VisitorsPage(context.Background(), "docs", apiclient.VisitorsQuery{DateFrom: from, DateTo: to, Limit: 250})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +237,7 @@ func TestVisitorsSiteTotalNotSummed(t *testing.T) {
 	if api.Total == api.Human+api.AI {
 		t.Fatalf("fake's site total %d equals human+ai: the test cannot tell a sum from the API's total", api.Total)
 	}
-	fams, _ := h.scrape("")
+	fams := h.scrape()
 	human := fams.must(t, siteVisitors, labelsWith(docs1d, "traffic", "human")...)
 	ai := fams.must(t, siteVisitors, labelsWith(docs1d, "traffic", "ai")...)
 	total := fams.must(t, siteVisitorsDedup, docs1d...)
@@ -203,65 +258,93 @@ func TestVisitorsSiteTotalNotSummed(t *testing.T) {
 	}
 }
 
-// TestVisitorsCacheTTL: scrapes inside the TTL cost no upstream request; the
-// first scrape after it costs one refresh.
-func TestVisitorsCacheTTL(t *testing.T) {
-	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 1234}})
-	h.scrape("")
+// TestVisitorsRefreshInterval: walks follow the plan, not scrapes. Scrapes
+// never reach the API; RefreshDue inside the planned interval sends
+// nothing; the first one after it walks once. The plan is exported.
+func TestVisitorsRefreshInterval(t *testing.T) {
+	// 240 paths in pages of 50: 5 requests a walk, cheap scrapes.
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 240}, cfg: refresh.Config{PageSize: 50}})
+	fams := h.scrape()
 	if got := h.requests(); got != 5 {
-		t.Fatalf("cold scrape: %d requests, want 5", got)
+		t.Fatalf("first walk: %d requests, want 5", got)
+	}
+	if v := fams.must(t, refreshInterval, docs1d...); v != 300 {
+		t.Errorf("refresh_interval = %v, want the shortest interval 300 (the budget pays for it)", v)
 	}
 	for i := range 30 {
 		if i == 15 {
-			h.clock.Advance(5*time.Minute - time.Second) // still inside the TTL
+			h.clock.Advance(5*time.Minute - time.Second) // still inside the interval
 		}
-		if status, body := h.scrapeBody(""); status != http.StatusOK || !strings.Contains(body, `mintlify_visitors_paths{project="docs",window="1d"} 1234`) {
+		if i%2 == 0 {
+			h.refreshDue()
+		}
+		if status, body := h.scrapeBody(); status != http.StatusOK || !strings.Contains(body, `mintlify_visitors_paths{project="docs",window="1d"} 240`) {
 			t.Fatalf("scrape %d: HTTP %d without the cached paths", i, status)
 		}
 	}
 	if got := h.requests(); got != 5 {
-		t.Fatalf("30 scrapes inside the TTL made %d extra requests", got-5)
+		t.Fatalf("30 scrapes inside the interval made %d extra requests", got-5)
 	}
 	h.clock.Advance(time.Second)
-	h.scrape("")
-	h.scrape("")
+	// Due now, but scrapes alone never walk.
+	for range 5 {
+		if status, _ := h.scrapeBody(); status != http.StatusOK {
+			t.Fatalf("scrape: HTTP %d", status)
+		}
+	}
+	if got := h.requests(); got != 5 {
+		t.Fatalf("scrapes sent %d requests", got-5)
+	}
+	h.refreshDue()
+	h.refreshDue()
 	if got := h.requests(); got != 10 {
-		t.Fatalf("after the TTL: %d requests in all, want 10 (one refresh)", got)
+		t.Fatalf("after the interval: %d requests in all, want 10 (one walk)", got)
 	}
 }
 
-// TestVisitorsConcurrentColdScrapes: concurrent scrapes of a cold cache share
-// one refresh.
-func TestVisitorsConcurrentColdScrapes(t *testing.T) {
+// TestVisitorsConcurrentRefreshes: concurrent RefreshDue calls of a cold
+// scheduler share one walk, and each returns with its data.
+func TestVisitorsConcurrentRefreshes(t *testing.T) {
 	for _, tc := range []struct {
 		paths        int
 		wantRequests int64
 	}{{1234, 5}, {50, 1}} {
 		t.Run(strconv.Itoa(tc.paths)+" paths", func(t *testing.T) {
 			h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: tc.paths}})
-			// Slow pages keep the refresh in flight while every scrape arrives.
+			// Slow pages keep the walk in flight while every caller arrives.
 			h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Latency: 100 * time.Millisecond})
-			const scrapes = 40
+			const callers = 40
 			var wg sync.WaitGroup
 			start := make(chan struct{})
-			statuses := make([]int, scrapes)
-			bodies := make([]string, scrapes)
-			for i := range scrapes {
+			paths := make([]int, callers)
+			for i := range callers {
 				wg.Go(func() {
 					<-start
-					statuses[i], bodies[i] = h.scrapeBody("10")
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel()
+					h.sched.RefreshDue(ctx)
+					// What a scrape would export now (a real scrape of
+					// each would only slow the test down).
+					for _, v := range h.sched.Views() {
+						if v.Project == "docs" && v.Window == "1d" && v.Data != nil {
+							paths[i] = len(v.Data.Paths)
+						}
+					}
 				})
 			}
 			close(start)
 			wg.Wait()
-			want := `mintlify_visitors_paths{project="docs",window="1d"} ` + strconv.Itoa(tc.paths) + "\n"
-			for i := range scrapes {
-				if statuses[i] != http.StatusOK || !strings.Contains(bodies[i], want) {
-					t.Errorf("scrape %d: HTTP %d, want 200 with %q", i, statuses[i], want)
+			for i := range callers {
+				if paths[i] != tc.paths {
+					t.Errorf("caller %d: RefreshDue returned with %d paths to export, want %d", i, paths[i], tc.paths)
 				}
 			}
+			want := `mintlify_visitors_paths{project="docs",window="1d"} ` + strconv.Itoa(tc.paths) + "\n"
+			if status, body := h.scrapeBody(); status != http.StatusOK || !strings.Contains(body, want) {
+				t.Errorf("scrape: HTTP %d, want 200 with %q", status, want)
+			}
 			if got := h.requests(); got != tc.wantRequests {
-				t.Errorf("%d concurrent cold scrapes sent %d requests, want %d (one refresh)", scrapes, got, tc.wantRequests)
+				t.Errorf("%d concurrent refreshes sent %d requests, want %d (one walk)", callers, got, tc.wantRequests)
 			}
 		})
 	}
@@ -290,7 +373,7 @@ func TestVisitorsFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 300}, clientTimeout: tc.clientTimeout})
-			fams, _ := h.scrape("")
+			fams := h.scrape()
 			good := fams.data()
 			ts0 := fams.must(t, lastRefresh, docs1d...)
 			if len(good) != 3+3*300 || fams.must(t, refreshSuccess, docs1d...) != 1 {
@@ -300,7 +383,7 @@ func TestVisitorsFaults(t *testing.T) {
 
 			h.fake.SetFault(fakeapi.Visitors, tc.fault)
 			h.clock.Advance(5 * time.Minute)
-			fams, _ = h.scrape("10")
+			fams = h.scrape()
 			if got := fams.data(); !maps.Equal(got, good) {
 				t.Errorf("during the fault: %d data series differ from the last good %d", len(got), len(good))
 			}
@@ -320,10 +403,13 @@ func TestVisitorsFaults(t *testing.T) {
 
 			h.fake.ClearFaults()
 			h.clock.Advance(5 * time.Minute)
-			fams, _ = h.scrape("10")
-			if v := fams.must(t, refreshSuccess, docs1d...); v != 1 {
-				t.Errorf("after the fault cleared: refresh_success = %v, want 1", v)
-			}
+			// A Retry-After of 1s holds the next walk back for a real second
+			// (the client's gate runs on the wall clock).
+			eventually(t, 10*time.Second, "no successful walk after the fault cleared", func() bool {
+				fams = h.scrape()
+				v, _ := fams.get(refreshSuccess, docs1d...)
+				return v == 1
+			})
 			if v := fams.must(t, lastRefresh, docs1d...); v != ts0+600 {
 				t.Errorf("after the fault cleared: last_refresh_timestamp = %v, want %v", v, ts0+600)
 			}
@@ -337,18 +423,32 @@ func TestVisitorsFaults(t *testing.T) {
 	}
 }
 
-// TestVisitorsLatencyServesCache: a scrape never waits past its deadline; the
-// refresh it started completes in the background.
-func TestVisitorsLatencyServesCache(t *testing.T) {
+// TestVisitorsScrapeNotHeldUpBySlowRefresh: a scrape never waits for a walk
+// in flight; it answers at once from the last snapshot, and the walk
+// completes on its own.
+func TestVisitorsScrapeNotHeldUpBySlowRefresh(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 50}})
-	fams, _ := h.scrape("")
+	fams := h.scrape()
 	good, ts0 := fams.data(), fams.must(t, lastRefresh, docs1d...)
 
 	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Latency: 2 * time.Second, Remaining: 1})
 	h.clock.Advance(5 * time.Minute)
-	fams, elapsed := h.scrape("1")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		h.sched.RefreshDue(ctx)
+	}()
+	eventually(t, 5*time.Second, "the slow walk never reached the API", func() bool { return h.requests() == 2 })
+	fams, elapsed := h.scrapeOnly()
 	if elapsed >= time.Second {
-		t.Errorf("scrape with a 1s timeout took %s", elapsed)
+		t.Errorf("scrape during a 2s walk took %s", elapsed)
+	}
+	select {
+	case <-done:
+		t.Fatal("the slow walk ended before the scrape: the test proves nothing")
+	default:
 	}
 	if !maps.Equal(fams.data(), good) {
 		t.Error("the scrape did not serve the cached data")
@@ -357,35 +457,40 @@ func TestVisitorsLatencyServesCache(t *testing.T) {
 		t.Errorf("timestamp %v, want the cached %v", v, ts0)
 	}
 	if v := fams.must(t, refreshSuccess, docs1d...); v != 1 {
-		t.Errorf("refresh_success = %v while the refresh is in flight, want the last outcome (1)", v)
+		t.Errorf("refresh_success = %v while the walk is in flight, want the last outcome (1)", v)
 	}
-	eventually(t, 10*time.Second, "the background refresh never completed", func() bool {
-		v, _ := h.gather().get(lastRefresh, docs1d...)
-		return v == ts0+300
-	})
+	<-done
 	fams = h.gather()
+	if v := fams.must(t, lastRefresh, docs1d...); v != ts0+300 {
+		t.Errorf("after the slow walk: timestamp %v, want %v", v, ts0+300)
+	}
 	if v := fams.must(t, refreshSuccess, docs1d...); v != 1 {
-		t.Errorf("after the slow refresh: refresh_success = %v, want 1", v)
+		t.Errorf("after the slow walk: refresh_success = %v, want 1", v)
 	}
 	if got := h.requests(); got != 2 {
 		t.Errorf("%d requests, want 2", got)
 	}
 }
 
-// TestVisitorsRetryAfter: after a 503 with Retry-After, no request is sent
+// TestVisitorsRetryAfter: after a 503 with Retry-After, no walk starts
 // before it has passed, and scrapes meanwhile are not held up.
 func TestVisitorsRetryAfter(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 50}})
-	h.scrape("")
+	h.scrape()
 	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: 503, RetryAfter: "2", Remaining: 1})
 	h.clock.Advance(5 * time.Minute)
-	fams, _ := h.scrape("10")
+	fams := h.scrape()
 	t503 := time.Now()
 	if v := fams.must(t, refreshSuccess, docs1d...); v != 0 || h.requests() != 2 {
 		t.Fatalf("503: success %v, %d requests; want 0 and 2", v, h.requests())
 	}
-	h.clock.Advance(time.Minute) // past the retry interval, so a refresh starts
-	fams, elapsed := h.scrape("1")
+	h.clock.Advance(time.Minute) // past the retry interval, so a walk is due
+	start := time.Now()
+	h.refreshDue()
+	if d := time.Since(start); d >= time.Second {
+		t.Errorf("RefreshDue during Retry-After waited %s instead of leaving the walk for later", d)
+	}
+	fams, elapsed := h.scrapeOnly()
 	if elapsed >= time.Second {
 		t.Errorf("scrape during Retry-After took %s", elapsed)
 	}
@@ -395,74 +500,101 @@ func TestVisitorsRetryAfter(t *testing.T) {
 	if len(fams.data()) != 3+3*50 {
 		t.Error("the cache was not served during Retry-After")
 	}
-	eventually(t, 10*time.Second, "no request after Retry-After", func() bool { return h.requests() == 3 })
+	eventually(t, 10*time.Second, "no request after Retry-After", func() bool {
+		h.refreshDue()
+		return h.requests() == 3
+	})
 	if d := time.Since(t503); d < 1800*time.Millisecond {
 		t.Errorf("request sent %s after a Retry-After of 2s", d)
 	}
-	eventually(t, 5*time.Second, "refresh did not recover", func() bool {
-		v, _ := h.gather().get(refreshSuccess, docs1d...)
-		return v == 1
-	})
+	if v := h.gather().must(t, refreshSuccess, docs1d...); v != 1 {
+		t.Errorf("after Retry-After: refresh_success = %v, want 1", v)
+	}
 }
 
-// TestVisitorsRetryInterval: a failed refresh is not retried on every scrape.
+// TestVisitorsRetryInterval: a failed walk is not retried before the retry
+// interval (30s at most) has passed, however often RefreshDue runs.
 func TestVisitorsRetryInterval(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 50}})
-	h.scrape("")
+	h.scrape()
 	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: 500})
 	h.clock.Advance(5 * time.Minute)
-	h.scrape("")
+	h.scrape()
 	if h.requests() != 2 {
 		t.Fatalf("%d requests, want 2", h.requests())
 	}
 	for range 5 {
-		h.scrape("")
+		h.scrape()
 	}
 	h.clock.Advance(29 * time.Second)
-	h.scrape("")
+	h.scrape()
 	if got := h.requests(); got != 2 {
-		t.Errorf("scrapes within 30s of a failure sent %d requests", got-2)
+		t.Errorf("RefreshDue within 30s of a failure sent %d requests", got-2)
 	}
 	h.clock.Advance(time.Second)
-	h.scrape("")
+	h.scrape()
 	if got := h.requests(); got != 3 {
 		t.Errorf("30s after a failure: %d requests, want 3", got)
 	}
 }
 
-// TestVisitorsDayRollover: when the day changes, the window's dates change,
-// so the snapshot is refreshed even inside the TTL.
+// TestVisitorsDayRollover: when the day changes, the 1d window's dates
+// change, so it is walked at once, inside its interval. A longer window
+// keeps its plan: it is served with the old dates until its planned walk.
 func TestVisitorsDayRollover(t *testing.T) {
 	h := newHarness(t, harnessOptions{now: time.Date(2026, 3, 10, 23, 58, 0, 0, time.UTC),
-		fake: fakeapi.Options{Paths: 20}, cfg: VisitorsConfig{CacheTTL: time.Hour}})
-	h.scrape("")
+		fake: fakeapi.Options{Paths: 20}, cfg: refresh.Config{MinInterval: time.Hour, Windows: []visitors.Window{day1, days7}}})
+	h.scrape()
 	h.clock.Advance(time.Minute)
-	h.scrape("")
-	if h.requests() != 1 {
-		t.Fatalf("%d requests before midnight, want 1", h.requests())
+	h.scrape()
+	if h.requests() != 2 {
+		t.Fatalf("%d requests before midnight, want 2 (one per window)", h.requests())
 	}
 	h.clock.Advance(2 * time.Minute)
-	h.scrape("")
+	fams := h.scrape()
 	qs := h.fake.VisitorsQueries()
-	if len(qs) != 2 {
-		t.Fatalf("%d requests after midnight, want 2", len(qs))
+	if len(qs) != 3 {
+		t.Fatalf("%d requests after midnight, want 3 (the 1d window only)", len(qs))
 	}
-	if got := qs[1].Get("dateFrom") + ".." + qs[1].Get("dateTo"); got != "2026-03-11..2026-03-12" {
+	if got := qs[2].Get("dateFrom") + ".." + qs[2].Get("dateTo"); got != "2026-03-11..2026-03-12" {
 		t.Errorf("after midnight the 1d window asked for %s", got)
+	}
+	docs7d := []string{"project", "docs", "window", "7d"}
+	if n := fams.count(pageVisitorsDedup); n != 2*20 {
+		t.Errorf("%d page series after midnight, want 40 (1d refreshed, 7d still served)", n)
+	}
+	if v := fams.must(t, lastRefresh, docs7d...); v != float64(time.Date(2026, 3, 10, 23, 58, 0, 0, time.UTC).Unix()) {
+		t.Errorf("7d last refresh %v: it was walked before its planned interval", v)
+	}
+	// The 7d window's planned walk, an hour after its last.
+	h.clock.Set(time.Date(2026, 3, 11, 0, 58, 0, 0, time.UTC))
+	h.scrape()
+	qs = h.fake.VisitorsQueries()
+	var sevenDay []string
+	for _, q := range qs[3:] {
+		if q.Get("dateFrom") != "2026-03-11" {
+			sevenDay = append(sevenDay, q.Get("dateFrom")+".."+q.Get("dateTo"))
+		}
+	}
+	if want := []string{"2026-03-05..2026-03-12"}; !slices.Equal(sevenDay, want) {
+		t.Errorf("7d queries after its interval %q, want %q", sevenDay, want)
 	}
 }
 
-// TestVisitorsDayRolloverWithFailedRefresh: when the first refresh after
+// TestVisitorsDayRolloverWithFailedRefresh: when the first walk after
 // midnight fails, yesterday's full day must not be served as today's "1d";
 // the status series stay and show the failure.
 func TestVisitorsDayRolloverWithFailedRefresh(t *testing.T) {
 	h := newHarness(t, harnessOptions{now: time.Date(2026, 3, 10, 23, 58, 0, 0, time.UTC),
-		fake: fakeapi.Options{Paths: 20}, cfg: VisitorsConfig{CacheTTL: time.Hour}})
-	before, _ := h.scrape("")
+		fake: fakeapi.Options{Paths: 20}, cfg: refresh.Config{MinInterval: time.Hour}})
+	before := h.scrape()
 	lastGood := before.must(t, lastRefresh, docs1d...)
 	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: 500})
 	h.clock.Advance(3 * time.Minute)
-	after, _ := h.scrape("")
+	after := h.scrape()
+	if h.requests() != 2 {
+		t.Fatalf("%d requests, want 2: the 1d window was not walked after midnight", h.requests())
+	}
 	if n := after.count(siteVisitors) + after.count(pageVisitors); n != 0 {
 		t.Errorf("%d visitor series of yesterday's dates served after midnight", n)
 	}
@@ -474,8 +606,79 @@ func TestVisitorsDayRolloverWithFailedRefresh(t *testing.T) {
 	}
 	h.fake.ClearFaults()
 	h.clock.Advance(time.Minute) // past the retry interval
-	if again, _ := h.scrape(""); again.count(pageVisitors) != 40 {
+	if again := h.scrape(); again.count(pageVisitors) != 40 {
 		t.Errorf("%d page series after recovery, want 40", again.count(pageVisitors))
+	}
+}
+
+// TestVisitorsFinalDay: the finished day is walked once more FinalDayDelay
+// after midnight and exported as window="yesterday" during the first hour
+// of the day only, with the API's settled numbers for that day.
+func TestVisitorsFinalDay(t *testing.T) {
+	h := newHarness(t, harnessOptions{now: time.Date(2026, 3, 10, 23, 50, 0, 0, time.UTC),
+		fake: fakeapi.Options{Paths: 20}, finalDay: true, cfg: refresh.Config{FinalDayDelay: 5 * time.Minute}})
+	yesterday := []string{"project", "docs", "window", refresh.FinalDayWindow}
+	fams := h.scrape()
+	if h.requests() != 1 {
+		t.Fatalf("%d requests at 23:50, want 1 (the 1d window; the final day is walked after midnight)", h.requests())
+	}
+	if _, ok := fams.get(refreshSuccess, yesterday...); ok {
+		t.Error("window=yesterday exported at 23:50")
+	}
+
+	h.clock.Set(time.Date(2026, 3, 11, 0, 1, 0, 0, time.UTC)) // before the delay
+	fams = h.scrape()
+	if h.requests() != 2 {
+		t.Fatalf("%d requests at 00:01, want 2 (the 1d window's new day only)", h.requests())
+	}
+	if v := fams.must(t, refreshSuccess, yesterday...); v != 0 {
+		t.Errorf("yesterday's refresh_success before its walk = %v, want 0", v)
+	}
+	if _, ok := fams.get(siteVisitorsDedup, yesterday...); ok {
+		t.Error("yesterday's data exported before its walk")
+	}
+
+	h.clock.Set(time.Date(2026, 3, 11, 0, 5, 0, 0, time.UTC))
+	fams = h.scrape()
+	qs := h.fake.VisitorsQueries()
+	if len(qs) != 3 {
+		t.Fatalf("%d requests at 00:05, want 3", len(qs))
+	}
+	if got := qs[2].Get("dateFrom") + ".." + qs[2].Get("dateTo"); got != "2026-03-10..2026-03-11" {
+		t.Errorf("the final-day walk asked for %s, want 2026-03-10..2026-03-11", got)
+	}
+	_, _, total := h.fake.DayCounts("docs", time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), h.clock.Now())
+	if v := fams.must(t, siteVisitorsDedup, yesterday...); v != float64(total) {
+		t.Errorf("yesterday's site total %v, want the settled %d", v, total)
+	}
+	if v := fams.must(t, refreshSuccess, yesterday...); v != 1 {
+		t.Errorf("yesterday's refresh_success = %v, want 1", v)
+	}
+	if n := fams.count(pageVisitorsDedup); n != 2*20 {
+		t.Errorf("%d page series, want 40 (1d and yesterday)", n)
+	}
+	if _, ok := fams.get(refreshInterval, yesterday...); ok {
+		t.Error("refresh_interval exported for the final day, which is walked once a day")
+	}
+	fams.must(t, refreshInterval, docs1d...)
+
+	h.clock.Set(time.Date(2026, 3, 11, 0, 59, 0, 0, time.UTC))
+	fams = h.scrape()
+	if got := h.requests(); got != 4 { // the 1d window's planned walk only
+		t.Errorf("%d requests at 00:59, want 4 (yesterday is walked once)", got)
+	}
+	fams.must(t, siteVisitorsDedup, yesterday...)
+
+	h.clock.Set(time.Date(2026, 3, 11, 1, 0, 0, 0, time.UTC))
+	fams = h.scrape()
+	for name, mf := range fams {
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "window" && lp.GetValue() == refresh.FinalDayWindow {
+					t.Errorf("%s still exports window=yesterday at 01:00", name)
+				}
+			}
+		}
 	}
 }
 
@@ -483,14 +686,14 @@ func TestVisitorsDayRolloverWithFailedRefresh(t *testing.T) {
 // with the first copy's counts.
 func TestVisitorsDuplicatePath(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 600}})
-	from, to := Window{"1d", 1}.Range(h.clock.Now(), time.UTC)
+	from, to := day1.Range(h.clock.Now(), time.UTC)
 	first, err := h.client.VisitorsPage(context.Background(), "docs", apiclient.VisitorsQuery{DateFrom: from, DateTo: to, Limit: 250})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dup := first.Rows[249] // the fake repeats it at the top of page 2
 	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{DuplicatePath: true})
-	fams, _ := h.scrape("")
+	fams := h.scrape()
 	if !strings.Contains(h.logs.String(), "duplicate_rows=2") {
 		t.Fatalf("the fake sent no duplicates? log:\n%s", h.logs.String())
 	}
@@ -520,22 +723,26 @@ func TestBuildSnapshot(t *testing.T) {
 			row("/private/1", 50, 50, 90),
 			row("/z", 0, 1, 1),
 		},
+		Requests: 2,
 	}
-	v := &Visitors{cfg: VisitorsConfig{MaxPaths: 3, PathExclude: regexp.MustCompile(`^/private/`)}}
-	s := v.buildSnapshot(res, "2026-03-10", "2026-03-11", fixedNow)
+	policy := visitors.PathPolicy{MaxPaths: 3, Exclude: regexp.MustCompile(`^/private/`)}
+	s := policy.Build(res, "2026-03-10", "2026-03-11", fixedNow)
 	var got []string
-	for _, p := range s.pages {
-		got = append(got, p.path+"="+strconv.FormatFloat(p.total, 'f', -1, 64))
+	for _, p := range s.Paths {
+		got = append(got, p.Path+"="+strconv.FormatFloat(p.Total, 'f', -1, 64))
 	}
 	if want := []string{"/x=5", "/y=5", "/b\uFFFD=3"}; !slices.Equal(got, want) {
-		t.Errorf("pages %q, want %q", got, want)
+		t.Errorf("paths %q, want %q", got, want)
 	}
 	// /private/1 by the filter; /a and /z by the cap.
-	if s.dropped != 3 {
-		t.Errorf("dropped = %d, want 3", s.dropped)
+	if s.Dropped != 3 {
+		t.Errorf("dropped = %d, want 3", s.Dropped)
 	}
-	if s.site != (visitorCounts{10, 5, 12}) {
-		t.Errorf("site = %+v", s.site)
+	if s.Site != (visitors.Counts{Human: 10, AI: 5, Total: 12}) {
+		t.Errorf("site = %+v", s.Site)
+	}
+	if s.DateFrom != "2026-03-10" || s.DateTo != "2026-03-11" || !s.At.Equal(fixedNow) || s.Requests != 2 {
+		t.Errorf("snapshot %s..%s at %s, %d requests", s.DateFrom, s.DateTo, s.At, s.Requests)
 	}
 }
 
@@ -555,20 +762,20 @@ func TestVisitorsPathFilters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := VisitorsConfig{MaxPaths: tc.maxPaths}
+			cfg := refresh.Config{Paths: visitors.PathPolicy{MaxPaths: tc.maxPaths}}
 			var inc, exc *regexp.Regexp
 			if tc.include != "" {
 				inc = regexp.MustCompile(tc.include)
-				cfg.PathInclude = inc
+				cfg.Paths.Include = inc
 			}
 			if tc.exclude != "" {
 				exc = regexp.MustCompile(tc.exclude)
-				cfg.PathExclude = exc
+				cfg.Paths.Exclude = exc
 			}
 			h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 300}, cfg: cfg})
 
 			// The expected set, from the API's own rows.
-			from, to := Window{"1d", 1}.Range(h.clock.Now(), time.UTC)
+			from, to := day1.Range(h.clock.Now(), time.UTC)
 			all, err := h.client.AllVisitors(context.Background(), "docs", apiclient.VisitorsQuery{DateFrom: from, DateTo: to}, 250, 10)
 			if err != nil {
 				t.Fatal(err)
@@ -590,7 +797,7 @@ func TestVisitorsPathFilters(t *testing.T) {
 				want[p.Path] = true
 			}
 
-			fams, _ := h.scrape("")
+			fams := h.scrape()
 			for _, name := range []string{pageVisitors, pageVisitorsDedup} {
 				if got := fams.pathSet(name); !maps.Equal(got, want) {
 					t.Errorf("%s paths:\n got %q\nwant %q", name, sortedKeys(got), sortedKeys(want))
@@ -610,24 +817,31 @@ func TestVisitorsPathFilters(t *testing.T) {
 	}
 }
 
-// TestVisitorsMaxStaleness: a snapshot older than MaxStaleness is no longer
-// served, while the refresh status series stay.
+// TestVisitorsMaxStaleness: while walks fail, a snapshot is served until it
+// is older than its planned interval plus MaxStaleness; then the data goes
+// while the refresh status series stay.
 func TestVisitorsMaxStaleness(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 30},
-		cfg: VisitorsConfig{CacheTTL: time.Minute, MaxStaleness: 10 * time.Minute}})
-	fams, _ := h.scrape("")
+		cfg: refresh.Config{MinInterval: time.Minute, MaxStaleness: 10 * time.Minute}})
+	fams := h.scrape()
 	good, ts0 := fams.data(), fams.must(t, lastRefresh, docs1d...)
+	if v := fams.must(t, refreshInterval, docs1d...); v != 60 {
+		t.Fatalf("refresh_interval = %v, want 60", v)
+	}
 	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: 500})
 
-	h.clock.Advance(10 * time.Minute) // exactly MaxStaleness old: still served
-	fams, _ = h.scrape("")
+	h.clock.Advance(11 * time.Minute) // exactly interval + MaxStaleness old: still served
+	fams = h.scrape()
+	if h.requests() != 2 {
+		t.Fatalf("%d requests, want 2 (one failed walk)", h.requests())
+	}
 	if !maps.Equal(fams.data(), good) {
-		t.Error("a snapshot MaxStaleness old was not served")
+		t.Error("a snapshot interval + MaxStaleness old was not served")
 	}
 	h.clock.Advance(time.Second)
-	fams, _ = h.scrape("")
+	fams = h.scrape()
 	if d := fams.data(); len(d) != 0 {
-		t.Errorf("a snapshot older than MaxStaleness still serves %d data series", len(d))
+		t.Errorf("a snapshot older than interval + MaxStaleness still serves %d data series", len(d))
 	}
 	for _, name := range []string{pathsExported, pathsDropped} {
 		if _, ok := fams.get(name, docs1d...); ok {
@@ -641,12 +855,46 @@ func TestVisitorsMaxStaleness(t *testing.T) {
 		t.Errorf("last_refresh_timestamp = %v, want %v (its age shows why data is missing)", v, ts0)
 	}
 	fams.must(t, refreshDuration, docs1d...)
+	fams.must(t, refreshInterval, docs1d...)
 
 	h.fake.ClearFaults()
 	h.clock.Advance(time.Minute)
-	fams, _ = h.scrape("")
+	fams = h.scrape()
 	if n := len(fams.data()); n != 3+3*30 || fams.must(t, refreshSuccess, docs1d...) != 1 {
 		t.Errorf("after recovery: %d data series, success %v", n, fams.must(t, refreshSuccess, docs1d...))
+	}
+}
+
+// TestVisitorsMaxStalenessFollowsPlan: a window the budget walks every few
+// hours is not dropped an hour after its walk when MaxStaleness is an
+// hour: staleness is judged against the planned interval.
+func TestVisitorsMaxStalenessFollowsPlan(t *testing.T) {
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 30},
+		cfg: refresh.Config{MinInterval: time.Minute, MaxStaleness: time.Hour,
+			Windows: []visitors.Window{day1, {Name: "30d", Days: 30, Interval: 6 * time.Hour}}}})
+	docs30d := []string{"project", "docs", "window", "30d"}
+	fams := h.scrape()
+	if v := fams.must(t, refreshInterval, docs30d...); v != 6*3600 {
+		t.Fatalf("30d refresh_interval = %v, want its own 6h", v)
+	}
+	h.clock.Advance(5 * time.Hour)
+	fams = h.scrape()
+	if _, ok := fams.get(siteVisitorsDedup, docs30d...); !ok {
+		t.Error("a 30d snapshot planned every 6h was dropped after 5h")
+	}
+	if h.requests() != 3 {
+		t.Errorf("%d requests, want 3 (both windows, then 1d alone)", h.requests())
+	}
+	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: 500})
+	h.clock.Advance(2 * time.Hour) // 7h: the 6h walk failed, within the grace
+	fams = h.scrape()
+	if _, ok := fams.get(siteVisitorsDedup, docs30d...); !ok {
+		t.Error("a 30d snapshot 7h old (planned 6h + 1h staleness) was dropped")
+	}
+	h.clock.Advance(time.Second)
+	fams = h.gather()
+	if _, ok := fams.get(siteVisitorsDedup, docs30d...); ok {
+		t.Error("a 30d snapshot older than 6h + 1h still served")
 	}
 }
 
@@ -654,9 +902,9 @@ func TestVisitorsMaxStaleness(t *testing.T) {
 func TestVisitorsEmptyProject(t *testing.T) {
 	h := newHarness(t, harnessOptions{
 		fake: fakeapi.Options{Paths: 20, PathsByProject: map[string]int{"empty": 0}},
-		cfg:  VisitorsConfig{Projects: []string{"docs", "empty"}},
+		cfg:  refresh.Config{Projects: []string{"docs", "empty"}},
 	})
-	fams, _ := h.scrape("")
+	fams := h.scrape()
 	empty := []string{"project", "empty", "window", "1d"}
 	for _, c := range []struct {
 		name   string
@@ -687,16 +935,22 @@ func TestVisitorsEmptyProject(t *testing.T) {
 	}
 }
 
-// TestVisitorsCollectDoesNoIO: Collect on a cold cache fetches nothing and
-// reports refresh_success 0 without a timestamp.
+// TestVisitorsCollectDoesNoIO: Collect before any walk fetches nothing and
+// reports refresh_success 0 without a timestamp, with the planned interval.
 func TestVisitorsCollectDoesNoIO(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 20}})
 	fams := h.gather()
+	if _, elapsed := h.scrapeOnly(); elapsed > 5*time.Second {
+		t.Errorf("scrape of a cold scheduler took %s", elapsed)
+	}
 	if h.requests() != 0 {
 		t.Fatalf("Collect sent %d requests", h.requests())
 	}
 	if v := fams.must(t, refreshSuccess, docs1d...); v != 0 {
 		t.Errorf("cold refresh_success = %v, want 0", v)
+	}
+	if v := fams.must(t, refreshInterval, docs1d...); v != 300 {
+		t.Errorf("cold refresh_interval = %v, want 300", v)
 	}
 	for _, name := range []string{lastRefresh, refreshDuration, pathsExported, siteVisitorsDedup} {
 		if fams.count(name) != 0 {
@@ -705,12 +959,46 @@ func TestVisitorsCollectDoesNoIO(t *testing.T) {
 	}
 }
 
+// staticViews is a ViewSource with fixed views.
+type staticViews []refresh.View
+
+func (s staticViews) Views() []refresh.View { return s }
+
+// TestVisitorsInvalidLabelSkipped: a series whose label value is not valid
+// UTF-8 is skipped and logged, and the rest of the scrape is served.
+func TestVisitorsInvalidLabelSkipped(t *testing.T) {
+	var logs syncBuffer
+	snap := &visitors.Snapshot{At: fixedNow, DateFrom: "2026-03-10", DateTo: "2026-03-11",
+		Paths: []visitors.PathCounts{{Path: "/ok", Counts: visitors.Counts{Human: 1, AI: 1, Total: 1}}}}
+	v := NewVisitors(staticViews{
+		{Project: "docs", Window: "1d", Attempted: true, OK: true, Interval: time.Minute, LastSuccess: fixedNow, Data: snap},
+		{Project: "bad\xff", Window: "1d", Attempted: true, OK: true, Interval: time.Minute, LastSuccess: fixedNow, Data: snap},
+	}, log.NewLogfmtLogger(&logs))
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(v)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	fams := families{}
+	for _, mf := range mfs {
+		fams[mf.GetName()] = mf
+	}
+	fams.must(t, pageVisitorsDedup, labelsWith(docs1d, "path", "/ok")...)
+	if n := fams.count(refreshSuccess); n != 1 {
+		t.Errorf("%d refresh_success series, want 1 (the invalid project skipped)", n)
+	}
+	if !strings.Contains(logs.String(), "skipping invalid visitors series") {
+		t.Errorf("no error logged:\n%s", logs.String())
+	}
+}
+
 // TestVisitorsGolden compares Collect for a fixed snapshot (small fake data,
 // fixed clock) with testdata/visitors.golden.prom, and lints it.
 func TestVisitorsGolden(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 4},
-		cfg: VisitorsConfig{Windows: []Window{{"1d", 1}, {"7d", 7}}, MaxPaths: 3}})
-	h.refresh()
+		cfg: refresh.Config{Windows: []visitors.Window{day1, days7}, Paths: visitors.PathPolicy{MaxPaths: 3}}})
+	h.refreshDue()
 	golden := filepath.Join("testdata", "visitors.golden.prom")
 	if *update {
 		reg := prometheus.NewPedanticRegistry()
@@ -747,110 +1035,161 @@ func TestVisitorsGolden(t *testing.T) {
 	}
 }
 
-// TestVisitorsClose: Close cancels a refresh in flight and returns promptly;
-// afterwards nothing starts and the cache is still served.
+// TestVisitorsClose: Close cancels a walk in flight and returns promptly;
+// afterwards nothing starts and the last states are still served.
 func TestVisitorsClose(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 20}})
 	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Latency: 30 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	start := time.Now()
-	h.v.Refresh(ctx)
+	h.sched.RefreshDue(ctx)
 	cancel()
 	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Refresh with a 200ms context took %s", d)
+		t.Errorf("RefreshDue with a 200ms context took %s", d)
 	}
-	eventually(t, 5*time.Second, "the refresh never reached the API", func() bool { return h.requests() == 1 })
+	eventually(t, 5*time.Second, "the walk never reached the API", func() bool { return h.requests() == 1 })
 
 	start = time.Now()
-	h.v.Close()
+	h.sched.Close()
 	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Close took %s with a refresh in flight", d)
+		t.Errorf("Close took %s with a walk in flight", d)
 	}
-	h.v.Close() // idempotent
+	h.sched.Close() // idempotent
 
 	h.clock.Advance(time.Hour)
 	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start = time.Now()
-	h.v.Refresh(ctx)
+	h.sched.RefreshDue(ctx)
 	if d := time.Since(start); d > 100*time.Millisecond {
-		t.Errorf("Refresh after Close waited %s", d)
+		t.Errorf("RefreshDue after Close waited %s", d)
 	}
 	time.Sleep(50 * time.Millisecond)
 	if got := h.requests(); got != 1 {
 		t.Errorf("%d requests after Close, want none", got-1)
 	}
-	fams := h.gather()
+	fams, _ := h.scrapeOnly()
 	if v := fams.must(t, refreshSuccess, docs1d...); v != 0 {
-		t.Errorf("refresh_success = %v after a cancelled refresh", v)
+		t.Errorf("refresh_success = %v after a cancelled walk", v)
 	}
 	if strings.Contains(h.logs.String(), "level=warn") {
 		t.Errorf("shutting down logged a warning:\n%s", h.logs.String())
 	}
 }
 
-type recordingRefresher struct {
-	mu     sync.Mutex
-	budget time.Duration
-	calls  int
-}
-
-func (r *recordingRefresher) Refresh(ctx context.Context) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls++
-	if dl, ok := ctx.Deadline(); ok {
-		r.budget = time.Until(dl)
-	}
-}
-
-func TestRefreshBudget(t *testing.T) {
-	const def = 7 * time.Second
-	// A missing or unusable header falls back to the default less the same
-	// 10% margin as a header value gets.
-	const defBudget = 6300 * time.Millisecond
-	for header, want := range map[string]time.Duration{
-		"":      defBudget,
-		"1":     750 * time.Millisecond,
-		"10":    9 * time.Second,
-		"30.5":  30500*time.Millisecond - 3050*time.Millisecond,
-		"0.4":   200 * time.Millisecond,
-		" 2 ":   1750 * time.Millisecond,
-		"abc":   defBudget,
-		"0":     defBudget,
-		"-3":    defBudget,
-		"NaN":   defBudget,
-		"Inf":   defBudget,
-		"1e300": defBudget,
-		"10s":   defBudget,
-		"1,5":   defBudget,
-	} {
-		if got := refreshBudget(header, def); got != want {
-			t.Errorf("refreshBudget(%q) = %s, want %s", header, got, want)
+// TestVisitorsWaitForBudget: with an analytics budget smaller than one
+// round of walks, the scheduler waits for the budget instead of sending:
+// the API never answers 429, a walk whose cost is known starts only when
+// the budget pays for all of it, and the plan stretches to what the budget
+// pays for. Two projects of 5 pages each, 6 requests per hour.
+func TestVisitorsWaitForBudget(t *testing.T) {
+	// The budget's clock is the harness's, while walk deadlines are on the
+	// wall clock (RefreshTimeout): a fake clock in the future keeps "the
+	// next free request comes after the walk's deadline" true, as in
+	// production, where both clocks are one. 15:00 UTC, as fixedNow.
+	now := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 7).Add(15 * time.Hour)
+	h := newHarness(t, harnessOptions{
+		now: now,
+		// The organization's quota is the same as the exporter's budget:
+		// one request too many would be answered 429.
+		fake:   fakeapi.Options{Paths: 5, AnalyticsBudget: 6},
+		budget: budget.Config{Limit: 6},
+		cfg: refresh.Config{Projects: []string{"a", "b"}, PageSize: 1, MinInterval: 5 * time.Minute,
+			Concurrency: 1}, // one walk at a time: which walk gets the budget is deterministic
+	})
+	t0 := h.clock.Now()
+	a1d := []string{"project", "a", "window", "1d"}
+	b1d := []string{"project", "b", "window", "1d"}
+	stays := func(want int64, what string) {
+		t.Helper()
+		time.Sleep(200 * time.Millisecond) // a walk that should wait would have sent by now
+		if got := h.requests(); got != want {
+			t.Fatalf("%s: %d requests, want %d", what, got, want)
+		}
+		if r := h.fake.AnalyticsRejections(); r != 0 {
+			t.Fatalf("%s: the API answered 429 %d times", what, r)
 		}
 	}
-	if got := refreshBudget("", -1); got != 0 {
-		t.Errorf("negative default gave %s", got)
+
+	// First walk of a: its cost is unknown until walked; 5 requests.
+	h.refreshDue()
+	stays(5, "first walk of a")
+	// b's cost is unknown too, so it starts with the one request left; the
+	// next is not sent but refused by the budget: the walk fails (no data
+	// yet) instead of being answered 429.
+	h.refreshDue()
+	stays(6, "b's walk on a spent budget")
+	fams, _ := h.scrapeOnly()
+	if v := fams.must(t, refreshSuccess, a1d...); v != 1 {
+		t.Errorf("a: refresh_success %v, want 1", v)
+	}
+	if v := fams.must(t, refreshSuccess, b1d...); v != 0 {
+		t.Errorf("b: refresh_success %v, want 0", v)
+	}
+	if _, ok := fams.get(lastRefresh, b1d...); ok {
+		t.Error("b has a successful walk on a spent budget")
+	}
+	if v := fams.must(t, "mintlify_api_budget_spent_requests"); v != 6 {
+		t.Errorf("budget spent = %v, want 6", v)
+	}
+	if !regexp.MustCompile(`level=warn msg="visitors refresh failed" project=b .*budget spent`).MatchString(h.logs.String()) {
+		t.Errorf("b's failure does not say the budget was spent:\n%s", h.logs.String())
+	}
+	h.clock.Advance(10 * time.Minute) // past the retry interval, but not the budget's window
+	h.refreshDue()
+	stays(6, "b's retry on a spent budget")
+
+	// An hour later the budget is free again and b's walk succeeds.
+	h.clock.Set(t0.Add(time.Hour))
+	h.refreshDue()
+	stays(11, "b's walk after an hour")
+	fams, _ = h.scrapeOnly()
+	// Both walks are known to take 5 requests now: the plan stretches the
+	// interval to what the budget pays for, 2 × 5 requests per interval
+	// within 6 per hour (the planner keeps some of it free), and no longer
+	// than half the budget would pay for.
+	interval := time.Duration(fams.must(t, refreshInterval, a1d...)) * time.Second
+	if interval < 2*5*time.Hour/6 || interval > 2*5*time.Hour/3 {
+		t.Errorf("refresh_interval %s: not what a budget of 6 per hour pays for walks of 2 × 5 requests", interval)
+	}
+	for _, l := range [][]string{a1d, b1d} {
+		if v := fams.must(t, refreshSuccess, l...); v != 1 {
+			t.Errorf("%v: refresh_success %v, want 1", l, v)
+		}
+		if v := fams.must(t, refreshInterval, l...); v != interval.Seconds() {
+			t.Errorf("%v: refresh_interval %v, want %v as for a (same cost, same window)", l, v, interval.Seconds())
+		}
 	}
 
-	// Through the handler: Refresh sees the budget, then next serves.
-	r := &recordingRefresher{}
-	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	srv := httptest.NewServer(RefreshBeforeScrape(next, r, def))
-	defer srv.Close()
-	req, _ := http.NewRequest("GET", srv.URL, nil)
-	req.Header.Set(ScrapeTimeoutHeader, "4")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	// Once both are due (b walked an hour after a) and every earlier
+	// request has left the window, the budget pays for one walk: a walks
+	// (it comes first), b waits, sending nothing, although a's walk has
+	// ended and nothing else runs.
+	x := t0.Add(time.Hour + interval)
+	h.clock.Set(x)
+	h.refreshDue()
+	stays(16, "both due, one walk paid for")
+	h.refreshDue()
+	stays(16, "1 request free for a walk of 5")
+	h.clock.Set(x.Add(time.Minute))
+	h.refreshDue()
+	stays(16, "a minute later, 1 request free for a walk of 5")
+	fams, _ = h.scrapeOnly()
+	if v := fams.must(t, lastRefresh, a1d...); v != float64(x.Unix()) {
+		t.Errorf("a last walked at %v, want %v", v, x.Unix())
 	}
-	resp.Body.Close()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.calls != 1 || r.budget > 3600*time.Millisecond || r.budget < 3*time.Second {
-		t.Errorf("Refresh called %d times with a budget of %s, want once with ~3.6s", r.calls, r.budget)
+	if v := fams.must(t, lastRefresh, b1d...); v != float64(t0.Add(time.Hour).Unix()) {
+		t.Errorf("b last walked at %v, want %v (it waits for the budget)", v, t0.Add(time.Hour).Unix())
 	}
-	if resp.StatusCode != 200 {
-		t.Errorf("HTTP %d", resp.StatusCode)
+	// An hour later a's requests have left the window: b walks.
+	h.clock.Set(x.Add(time.Hour))
+	h.refreshDue()
+	stays(21, "b's walk once the budget pays for it")
+	fams, _ = h.scrapeOnly()
+	if v := fams.must(t, lastRefresh, b1d...); v != float64(x.Add(time.Hour).Unix()) {
+		t.Errorf("b last walked at %v, want %v", v, x.Add(time.Hour).Unix())
+	}
+	if v := fams.must(t, "mintlify_api_budget_rejections_total"); v != 0 {
+		t.Errorf("budget rejections = %v, want 0", v)
 	}
 }

@@ -189,10 +189,21 @@ func (b *Budget) TryTake() bool {
 	return true
 }
 
+type noWaitKey struct{}
+
+// WithoutWaiting marks ctx so that Wait fails at once instead of waiting
+// for the budget: for callers that reserved their requests beforehand and
+// would rather fail than hold a half-done walk open for an hour.
+func WithoutWaiting(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noWaitKey{}, true)
+}
+
 // Wait blocks until one request may be sent and counts it as sent. It fails
-// at once with an *ExhaustedError when that moment lies past ctx's deadline,
-// and with one wrapping ctx's error when ctx ends first.
+// at once with an *ExhaustedError when that moment lies past ctx's deadline
+// or ctx says WithoutWaiting, and with one wrapping ctx's error when ctx
+// ends first.
 func (b *Budget) Wait(ctx context.Context) error {
+	noWait, _ := ctx.Value(noWaitKey{}).(bool)
 	for {
 		b.mu.Lock()
 		now := b.now()
@@ -204,7 +215,7 @@ func (b *Budget) Wait(ctx context.Context) error {
 		until := b.nextFree(now, 1)
 		changed := b.changed
 		b.mu.Unlock()
-		if dl, ok := ctx.Deadline(); ok && dl.Before(until) {
+		if dl, ok := ctx.Deadline(); noWait || (ok && dl.Before(until)) {
 			return &ExhaustedError{Until: until}
 		}
 		t := time.NewTimer(max(until.Sub(now), time.Millisecond))

@@ -107,6 +107,8 @@ type Server struct {
 	// last AnalyticsWindow, oldest first.
 	analytics  []time.Time
 	rejections atomic.Int64
+	rowsMu     sync.Mutex
+	rows       map[rowsKey]rowsValue
 }
 
 // New returns a fake API server.
@@ -133,6 +135,7 @@ func New(opts Options) *Server {
 		jobs:     map[string]*job{},
 		created:  map[string][]time.Time{},
 		requests: map[string]*atomic.Int64{},
+		rows:     map[rowsKey]rowsValue{},
 	}
 	for _, e := range []string{Visitors, CreateJob, GetJob} {
 		s.requests[e] = &atomic.Int64{}

@@ -99,6 +99,38 @@ func (s *Server) siteRows(project string, from, to, now time.Time) ([]pageRow, c
 	return rows, site
 }
 
+// rowsKey identifies a ranking: numbers move at most once a minute.
+type rowsKey struct {
+	project  string
+	from, to time.Time
+	minute   int64
+}
+
+type rowsValue struct {
+	rows []pageRow
+	site counts
+}
+
+// cachedRows is siteRows, kept for the pages that follow: a walk of a big
+// site asks for the same ranking once per page.
+func (s *Server) cachedRows(project string, from, to, now time.Time) ([]pageRow, counts) {
+	k := rowsKey{project, from, to, now.Unix() / 60}
+	s.rowsMu.Lock()
+	v, ok := s.rows[k]
+	s.rowsMu.Unlock()
+	if ok {
+		return v.rows, v.site
+	}
+	rows, site := s.siteRows(project, from, to, now)
+	s.rowsMu.Lock()
+	if len(s.rows) >= 32 {
+		clear(s.rows)
+	}
+	s.rows[k] = rowsValue{rows, site}
+	s.rowsMu.Unlock()
+	return rows, site
+}
+
 // dayWeight is how busy a (UTC) day is relative to an average one.
 func dayWeight(project string, day time.Time) float64 {
 	w := 0.8 + 0.4*float64(hash(project, day.Format("2006-01-02"))%1000)/1000
@@ -165,7 +197,7 @@ func (s *Server) handleVisitors(w http.ResponseWriter, r *http.Request, project 
 		}
 	}
 
-	rows, site := s.siteRows(project, fromT, toT, now)
+	rows, site := s.cachedRows(project, fromT, toT, now)
 	body := visitorsBody{Totals: site, Visitors: []pageRow{}}
 	if offset < len(rows) {
 		body.Visitors = append(body.Visitors, rows[offset:min(offset+limit, len(rows))]...)

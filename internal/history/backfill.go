@@ -280,8 +280,8 @@ func (r *runner) fetch(ctx context.Context, all, todo []job, progress io.Writer)
 		need += costs[j.project]
 	}
 	eta := r.eta(need)
-	fmt.Fprintf(progress, "backfill: %d walks to fetch (%d done before), %s requests at %d/h: %s\n",
-		len(rest), len(all)-len(todo)+len(todo)-len(rest), group(need), r.budget.Limit(), formatETA(eta))
+	fmt.Fprintf(progress, "backfill: %d walks, %d already fetched; %s requests to go at %d/h: %s\n",
+		len(all), len(all)-len(rest), group(need), r.budget.Limit(), formatETA(eta))
 	level.Info(r.logger).Log("msg", "backfill plan", "walks", len(rest), "requests", need, "budget_per_hour", r.budget.Limit(), "eta", eta)
 
 	rep := newReporter(progress, len(rest), need, r.cfg.ProgressEvery)
@@ -442,6 +442,9 @@ func write(cfg Config, jobs []job) (err error) {
 		return fmt.Errorf("--output: %w", err)
 	}
 	if file != nil {
+		if err := file.Chmod(0o644); err != nil {
+			return fmt.Errorf("--output: %w", err)
+		}
 		if err := file.Close(); err != nil {
 			return fmt.Errorf("--output: %w", err)
 		}

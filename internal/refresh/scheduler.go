@@ -88,6 +88,9 @@ type Scheduler struct {
 	// walked is signalled when a walk ends, so Run plans again.
 	walked chan struct{}
 
+	// started is when the scheduler was made: every window is due then.
+	started time.Time
+
 	mu      sync.Mutex
 	closed  bool
 	running int
@@ -104,8 +107,12 @@ type entry struct {
 	label   string
 
 	// Guarded by Scheduler.mu.
-	cost     int
-	interval time.Duration
+	// cost is the requests of the last good walk once costKnown, else an
+	// estimate; reserved is what the walk in flight reserved.
+	cost      int
+	costKnown bool
+	reserved  int
+	interval  time.Duration
 	// logged is the plan last logged for the entry.
 	logged   string
 	nextDue  time.Time
@@ -171,6 +178,7 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.started = s.now()
 	windows := map[string]visitors.Window{}
 	var uniq []visitors.Window
 	for _, w := range cfg.Windows {
@@ -203,16 +211,18 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 			projects = append(projects, p)
 		}
 	}
+	var finals []*entry
 	for _, w := range uniq {
 		for _, p := range projects {
 			s.entries = append(s.entries, &entry{project: p, window: w, label: w.Name, cost: 1, state: &state{}})
-		}
-		if w.Days == 1 && cfg.FinalDayDelay >= 0 {
-			for _, p := range projects {
-				s.entries = append(s.entries, &entry{project: p, window: w, final: true, label: FinalDayWindow, cost: 1, state: &state{}})
+			if w.Days == 1 && cfg.FinalDayDelay >= 0 {
+				finals = append(finals, &entry{project: p, window: w, final: true, label: FinalDayWindow, cost: 1, state: &state{}})
 			}
 		}
 	}
+	// Yesterday's settled numbers come last: they correct a day that is
+	// already exported, with what the plan leaves over.
+	s.entries = append(s.entries, finals...)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mu.Lock()
 	s.replan()
@@ -228,14 +238,19 @@ func (s *Scheduler) replan() {
 	var demands []Demand
 	var current []*entry
 	for _, e := range s.entries {
+		e.cost = s.estimate(e)
 		if e.final {
-			// One walk a day, planned before everything else.
-			perWindow -= float64(e.cost) * s.budget.Window().Hours() / 24
-			continue
+			continue // walked with what the plan leaves over
 		}
 		minInterval := cmp.Or(e.window.Interval, s.cfg.MinInterval)
-		demands = append(demands, Demand{Cost: e.cost, MinInterval: minInterval, Days: e.window.Days})
+		demands = append(demands, Demand{Cost: e.cost, MinInterval: minInterval, Days: e.window.Days, Midnight: e.window.Days == 1})
 		current = append(current, e)
+	}
+	// Walks are paid whole: with walks of c requests a window holds
+	// floor(limit/c) of them, so a budget of 60 carries one walk of 40 an
+	// hour, not one and a half.
+	if maxCost := slices.MaxFunc(demands, func(a, b Demand) int { return cmp.Compare(a.Cost, b.Cost) }).Cost; maxCost > 0 {
+		perWindow = min(perWindow, float64(limit/maxCost*maxCost))
 	}
 	intervals := Intervals(perWindow, s.budget.Window(), demands)
 	// Walk costs are known once every window was walked: log the plan from
@@ -270,6 +285,27 @@ func (s *Scheduler) replan() {
 				"max_staleness", s.cfg.MaxStaleness, "late", l)
 		}
 	}
+}
+
+// estimate is the requests e's next walk is expected to take: its last
+// good walk's, else the most any window of the same project took, else the
+// most any project took (sites of one organization are alike), else 1.
+// Caller holds mu.
+func (s *Scheduler) estimate(e *entry) int {
+	if e.costKnown {
+		return e.cost
+	}
+	same, other := 0, 0
+	for _, o := range s.entries {
+		if !o.costKnown {
+			continue
+		}
+		if o.project == e.project {
+			same = max(same, o.cost)
+		}
+		other = max(other, o.cost)
+	}
+	return max(cmp.Or(same, other, 1), e.cost)
 }
 
 // Run walks on the plan until ctx ends, then waits for walks in flight.
@@ -335,15 +371,18 @@ func (s *Scheduler) startDue() time.Time {
 	if t := s.client.ThrottledUntil(apiclient.EndpointVisitors); t.After(paused) {
 		paused = t
 	}
-	reserved := 0
+	reserved, probing := 0, false
 	for _, e := range s.entries {
 		if e.inflight != nil {
-			reserved += e.cost
+			// Requests a walk in flight already sent count in Free too:
+			// counting them twice only delays the next start a little.
+			reserved += e.reserved
+			probing = probing || !e.costKnown
 		}
 	}
 	free := s.budget.Free() - reserved
 	blocked := false
-	for _, e := range s.entries { // in priority order
+	for _, e := range s.order(now) {
 		if e.inflight != nil {
 			continue
 		}
@@ -361,7 +400,9 @@ func (s *Scheduler) startDue() time.Time {
 			continue
 		}
 		need := min(e.cost, s.budget.Effective())
-		if s.running >= s.cfg.Concurrency {
+		// One walk of unknown cost at a time: its estimate may be short,
+		// and walks never wait for the budget halfway.
+		if s.running >= s.cfg.Concurrency || (probing && !e.costKnown) {
 			blocked = true // a walk's end wakes Run
 			continue
 		}
@@ -373,10 +414,42 @@ func (s *Scheduler) startDue() time.Time {
 			continue
 		}
 		free -= need
-		reserved += e.cost
+		reserved += need
+		e.reserved = need
+		probing = probing || !e.costKnown
 		s.start(e, now)
 	}
 	return next
+}
+
+// order is the entries in priority order: today's window first, longer
+// windows after it, yesterday's settled numbers last; but a window kept
+// waiting longer than its own interval (and than a budget window) goes
+// first, so that when single walks are large against the budget, long
+// windows still get their turn. Caller holds mu.
+func (s *Scheduler) order(now time.Time) []*entry {
+	starving := func(e *entry) bool {
+		if e.final {
+			return false
+		}
+		since := e.nextDue
+		if since.IsZero() {
+			since = s.started
+		}
+		return now.Sub(since) > max(e.interval, s.budget.Window())
+	}
+	out := slices.Clone(s.entries)
+	slices.SortStableFunc(out, func(a, b *entry) int {
+		sa, sb := starving(a), starving(b)
+		switch {
+		case sa && !sb:
+			return -1
+		case sb && !sa:
+			return 1
+		}
+		return 0
+	})
+	return out
 }
 
 // due reports whether e should be walked at now, or else when it will be.
@@ -452,6 +525,12 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, timeout)
 	defer cancel()
+	if cost <= effective {
+		// The walk's requests were reserved: it fails rather than wait
+		// for the budget halfway (its estimate was short; it reserves
+		// more next time).
+		ctx = budget.WithoutWaiting(ctx)
+	}
 
 	day := visitors.Today(start, s.cfg.Location)
 	if e.final {
@@ -482,7 +561,7 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 			"date_from", from, "date_to", to, "duration", end.Sub(start), "serving", serving, "err", err)
 	} else {
 		next.good = s.cfg.Paths.Build(res, from, to, end)
-		e.cost = res.Requests
+		e.cost, e.costKnown = res.Requests, true
 		e.nextDue = start.Add(e.interval)
 		level.Debug(s.logger).Log("msg", "visitors refreshed", "project", e.project, "window", e.label,
 			"date_from", from, "date_to", to, "requests", res.Requests, "paths", len(next.good.Paths),
@@ -490,6 +569,7 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 	}
 	e.state = next
 	e.inflight = nil
+	e.reserved = 0
 	s.running--
 	if !old.attempted || cost != e.cost {
 		s.replan()
@@ -569,7 +649,14 @@ func (s *Scheduler) servable(e *entry, snap *visitors.Snapshot, now time.Time) b
 	// Staleness is judged against the plan: a window planned every 6h is
 	// not dropped after an hour; max staleness is the grace past a missed
 	// planned walk.
-	if s.cfg.MaxStaleness > 0 && now.Sub(snap.At) > e.interval+s.cfg.MaxStaleness {
+	// A window planned less often than once a budget window may start up
+	// to a budget window late (its plan counts on averages), so that much
+	// more grace.
+	grace := s.cfg.MaxStaleness
+	if e.interval >= s.budget.Window() {
+		grace += s.budget.Window()
+	}
+	if s.cfg.MaxStaleness > 0 && now.Sub(snap.At) > e.interval+grace {
 		return false
 	}
 	// Past midnight a 1d snapshot of the old date would show yesterday's
