@@ -421,7 +421,7 @@ func backfill(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	b := cfg.backfill
 	b.Projects, b.Windows, b.Location = cfg.projects, cfg.visitors.Windows, cfg.visitors.Location
 	b.PageSize, b.MaxPages, b.Paths = cfg.visitors.PageSize, cfg.visitors.MaxPages, cfg.visitors.Paths
-	return history.Backfill(ctx, up.client, up.budget, b, os.Stderr, loggers.Logger)
+	return history.Backfill(ctx, up.client, up.budget, b, os.Stderr)
 }
 
 // serve runs the exporter until ctx ends. Every goroutine it starts has

@@ -56,7 +56,17 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{"exclude regex", []string{"--mintlify.project=p", "--visitors.path-exclude=[a-"}, withKey, "--visitors.path-exclude"},
 		{"negative ttl", []string{"--mintlify.project=p", "--visitors.cache-ttl=-5m"}, withKey, "visitors.cache-ttl"},
 		{"zero ttl", []string{"--mintlify.project=p", "--visitors.cache-ttl=0s"}, withKey, "--visitors.cache-ttl"},
-		{"staleness below ttl", []string{"--mintlify.project=p", "--visitors.max-staleness=1m"}, withKey, "--visitors.max-staleness"},
+		{"budget zero", []string{"--mintlify.project=p", "--mintlify.analytics-budget=0"}, withKey, "--mintlify.analytics-budget"},
+		{"budget negative", []string{"--mintlify.project=p", "--mintlify.analytics-budget=-5"}, withKey, "--mintlify.analytics-budget"},
+		{"budget not a number", []string{"--mintlify.project=p", "--mintlify.analytics-budget=lots"}, withKey, "--mintlify.analytics-budget"},
+		{"window interval", []string{"--mintlify.project=p", "--visitors.window=30d:soon"}, withKey, "--visitors.window"},
+		{"window interval below ttl", []string{"--mintlify.project=p", "--visitors.window=7d:1m"}, withKey, "--visitors.window"},
+		{"final day delay", []string{"--mintlify.project=p", "--visitors.final-day-delay=2h"}, withKey, "--visitors.final-day-delay"},
+		{"backfill to today", []string{"--mintlify.project=p", "backfill", "--from=2020-01-01", "--to=" + time.Now().Add(24*time.Hour).Format("2006-01-02")}, withKey, "--to"},
+		{"backfill from after to", []string{"--mintlify.project=p", "backfill", "--from=2020-02-01", "--to=2020-01-01"}, withKey, "--from"},
+		{"backfill bad date", []string{"--mintlify.project=p", "backfill", "--from=2020-13-01", "--to=2020-01-01"}, withKey, "--from"},
+		{"backfill without from", []string{"--mintlify.project=p", "backfill", "--to=2020-01-01"}, withKey, "--from"},
+		{"backfill concurrency", []string{"--mintlify.project=p", "backfill", "--from=2020-01-01", "--to=2020-01-01", "--backfill.concurrency=0"}, withKey, "--backfill.concurrency"},
 		{"timeout", []string{"--mintlify.project=p", "--mintlify.timeout=abc"}, withKey, "mintlify.timeout"},
 		{"retries", []string{"--mintlify.project=p", "--mintlify.max-retries=-1"}, withKey, "--mintlify.max-retries"},
 		{"log level", []string{"--mintlify.project=p", "--log.level=loud"}, withKey, "log.level"},
@@ -171,7 +181,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startExporter(t, nil, "--log.level=debug", "--mintlify.project=p1", "--mintlify.api-url="+srv.URL,
-		"--mintlify.api-key-file="+keyFile, "--mintlify.max-retries=0", "--visitors.cache-ttl=1s",
+		"--mintlify.api-key-file="+keyFile, "--mintlify.max-retries=0", "--visitors.cache-ttl=1s", "--mintlify.analytics-budget=100000",
 		"--visitors.window=1d", "--visitors.window=7d")
 	var bodies []string
 	deadline := time.Now().Add(20 * time.Second)
@@ -223,7 +233,7 @@ func TestKeyWithoutPrefixIsWarnedAbout(t *testing.T) {
 
 func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 	c, err := parseFlags([]string{"--mintlify.project=a", "--mintlify.project=b", "--mintlify.project=a",
-		"--visitors.window=7d", "--visitors.window=1d", "--visitors.window=7d", "--agent.retention=7d"})
+		"--visitors.window=7d", "--visitors.window=1d", "--visitors.window=7d", "--visitors.window=30d:6h", "--agent.retention=7d"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,10 +244,11 @@ func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 	for _, w := range c.visitors.Windows {
 		names = append(names, w.Name)
 	}
-	if got := strings.Join(names, ","); got != "7d,1d" {
+	if got := strings.Join(names, ","); got != "7d,1d,30d" || c.visitors.Windows[2].Interval != 6*time.Hour {
 		t.Errorf("windows = %s, want 7d,1d", got)
 	}
-	if c.visitors.PageSize != 250 || c.visitors.MaxPaths != 1000 || c.visitors.CacheTTL != 5*time.Minute || c.timeout != 30*time.Second || c.maxRetries != 2 {
+	if c.visitors.PageSize != 250 || c.visitors.Paths.MaxPaths != 1000 || c.visitors.MinInterval != 5*time.Minute || c.timeout != 30*time.Second || c.maxRetries != 2 ||
+		c.budget != 60 || c.visitors.FinalDayDelay != 10*time.Minute || c.command != cmdServe {
 		t.Errorf("unexpected defaults: %+v timeout=%s retries=%d", c.visitors, c.timeout, c.maxRetries)
 	}
 	if c.agent.Retention != 7*24*time.Hour || c.agent.MaxPromptBytes != 64<<10 || c.agent.PollInterval != 10*time.Second {
@@ -269,5 +280,40 @@ func TestEmptyKeyFileIsRefused(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "--mintlify.api-key-file") || !strings.Contains(string(out), "is empty") {
 		t.Errorf("error does not say the key file is empty:\n%s", out)
+	}
+}
+
+// TestBackfillCommandOnSandbox runs the backfill subcommand of the built
+// binary against the sandbox: the output is OpenMetrics ending in # EOF,
+// progress goes to stderr, and a second run fetches nothing again.
+func TestBackfillCommandOnSandbox(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "history.om")
+	from := time.Now().UTC().AddDate(0, 0, -4).Format("2006-01-02")
+	to := time.Now().UTC().AddDate(0, 0, -2).Format("2006-01-02")
+	run := func() string {
+		cmd := exec.Command(exporterBin, "backfill", "--mintlify.sandbox", "--mintlify.project=acme-docs",
+			"--from="+from, "--to="+to, "--output="+out)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("backfill: %v\n%s", err, b)
+		}
+		return string(b)
+	}
+	first := run()
+	if !strings.Contains(first, "backfill: 3 walks") || !strings.Contains(first, "requests to go at 60/h") {
+		t.Errorf("no plan line:\n%s", first)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	if !strings.HasSuffix(text, "# EOF\n") || !strings.Contains(text, `mintlify_site_unique_visitors{project="acme-docs",window="1d",traffic="human"}`) {
+		t.Fatalf("output is not the expected OpenMetrics:\n%.500s", text)
+	}
+	if second := run(); !strings.Contains(second, "all 3 walks already fetched") {
+		t.Errorf("second run fetched again:\n%s", second)
 	}
 }

@@ -67,9 +67,9 @@ type PathVisitors struct {
 
 // VisitorsPage is one page of the unique visitors endpoint.
 type VisitorsPage struct {
-	Totals         VisitorCounts  `json:"totals"`
-	Rows []PathVisitors `json:"visitors"`
-	HasMore        bool           `json:"hasMore"`
+	Totals  VisitorCounts  `json:"totals"`
+	Rows    []PathVisitors `json:"visitors"`
+	HasMore bool           `json:"hasMore"`
 }
 
 // VisitorsQuery selects the date range and page of a visitors request.

@@ -91,10 +91,12 @@ func (e *ExhaustedError) Error() string {
 	return fmt.Sprintf("analytics request budget spent until %s; request not sent", e.Until.UTC().Format(time.RFC3339))
 }
 
-// prune drops send times that left the window. Caller holds mu.
+// prune drops send times that left the window, a hundredth of it late:
+// the API counts a request when it arrives, and its clock is not ours, so
+// a slot freed to the second could still be taken there. Caller holds mu.
 func (b *Budget) prune(now time.Time) {
 	cut := 0
-	for cut < len(b.sent) && !b.sent[cut].After(now.Add(-b.window)) {
+	for cut < len(b.sent) && !b.sent[cut].After(now.Add(-b.hold())) {
 		cut++
 	}
 	if cut > 0 {
@@ -165,10 +167,13 @@ func (b *Budget) nextFree(now time.Time, n int) time.Time {
 func (b *Budget) slotTime(now time.Time, limit, n int) time.Time {
 	n = min(max(n, 1), limit)
 	if over := len(b.sent) - (limit - n); over > 0 {
-		return b.sent[over-1].Add(b.window)
+		return b.sent[over-1].Add(b.hold())
 	}
 	return now
 }
+
+// hold is how long a request counts against the budget after it was sent.
+func (b *Budget) hold() time.Duration { return b.window + b.window/100 }
 
 func later(a, b time.Time) time.Time {
 	if b.After(a) {

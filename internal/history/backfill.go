@@ -22,8 +22,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-kit/log"
-	"github.com/go-kit/log/level"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
@@ -88,7 +86,7 @@ type params struct {
 // directory, then writes all of them as OpenMetrics to the output. It never
 // sends more than the budget allows in any rolling hour: it waits instead.
 // Progress goes to progress: a bar on a terminal, plain lines otherwise.
-func Backfill(ctx context.Context, client *apiclient.Client, b *budget.Budget, cfg Config, progress io.Writer, logger log.Logger) error {
+func Backfill(ctx context.Context, client *apiclient.Client, b *budget.Budget, cfg Config, progress io.Writer) error {
 	if err := cfg.defaults(); err != nil {
 		return err
 	}
@@ -110,7 +108,7 @@ func Backfill(ctx context.Context, client *apiclient.Client, b *budget.Budget, c
 			return fmt.Errorf("--backfill.state-dir: %w", err)
 		}
 	}
-	r := &runner{client: client, budget: b, cfg: cfg, logger: logger}
+	r := &runner{client: client, budget: b, cfg: cfg}
 	if err := r.fetch(ctx, jobs, todo, progress); err != nil {
 		return err
 	}
@@ -233,11 +231,6 @@ type runner struct {
 	client *apiclient.Client
 	budget *budget.Budget
 	cfg    Config
-	logger log.Logger
-
-	mu       sync.Mutex
-	requests int
-	done     int
 }
 
 // fetch walks todo with cfg.Concurrency workers, reporting progress.
@@ -282,12 +275,12 @@ func (r *runner) fetch(ctx context.Context, all, todo []job, progress io.Writer)
 	eta := r.eta(need)
 	fmt.Fprintf(progress, "backfill: %d walks, %d already fetched; %s requests to go at %d/h: %s\n",
 		len(all), len(all)-len(rest), group(need), r.budget.Limit(), formatETA(eta))
-	level.Info(r.logger).Log("msg", "backfill plan", "walks", len(rest), "requests", need, "budget_per_hour", r.budget.Limit(), "eta", eta)
 
 	rep := newReporter(progress, len(rest), need, r.cfg.ProgressEvery)
 	defer rep.finish()
 	work := make(chan job)
 	errc := make(chan error, r.cfg.Concurrency)
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -316,13 +309,13 @@ feed:
 	}
 	close(work)
 	wg.Wait()
+	if err := parent.Err(); err != nil {
+		return fmt.Errorf("backfill interrupted; run it again to resume: %w", err)
+	}
 	select {
 	case err := <-errc:
-		return err
+		return fmt.Errorf("%w; finished days are kept, run it again to resume", err)
 	default:
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("backfill interrupted; run it again to resume: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,74 @@
+package refresh
+
+import (
+	"context"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// TestRunWithinCompressedBudget runs the scheduler for real, over loopback
+// HTTP, against a fake API that enforces an organization quota with a
+// 2-second "hour": several budget windows of refreshes of 2 projects × 3
+// pages × 3 windows never get a 429, never exceed the budget in any
+// window, and today's window is refreshed over and over.
+func TestRunWithinCompressedBudget(t *testing.T) {
+	t.Parallel()
+	const window = 2 * time.Second
+	fake := fakeapi.New(fakeapi.Options{APIKey: simKey, Paths: 600, AnalyticsBudget: 14, AnalyticsWindow: window})
+	log := &sendLog{}
+	api := httptest.NewServer(log.wrap(time.Now, fake))
+	defer api.Close()
+	b, err := budget.New(budget.Config{Limit: 12, Window: window})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := apiclient.New(apiclient.Config{BaseURL: api.URL, APIKey: simKey, AnalyticsBudget: b, MaxRetries: 1, BackoffBase: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var windows []visitors.Window
+	for _, w := range []string{"1d", "7d", "30d"} {
+		win, _ := visitors.ParseWindow(w)
+		windows = append(windows, win)
+	}
+	s, err := New(client, b, Config{Projects: []string{"a", "b"}, Windows: windows, PageSize: apiclient.MaxPageSize,
+		MinInterval: 50 * time.Millisecond, FinalDayDelay: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 7*window)
+	defer cancel()
+	s.Run(ctx) // returns when ctx ends, with every walk stopped
+
+	log.mu.Lock()
+	times := slices.Clone(log.times)
+	log.mu.Unlock()
+	if n, at := maxInWindow(times, window); n > 12 {
+		t.Errorf("%d requests in the window up to %s, budget 12", n, at.Format(time.StampMilli))
+	}
+	if r := fake.AnalyticsRejections(); r != 0 {
+		t.Errorf("%d requests answered 429", r)
+	}
+	if len(times) < 3*12 {
+		t.Errorf("only %d requests in 7 windows of a budget of 12: the scheduler idled", len(times))
+	}
+	var oneDay int
+	for _, v := range s.Views() {
+		if v.Window == "1d" && v.OK && v.Data != nil {
+			oneDay++
+		}
+	}
+	if oneDay != 2 {
+		t.Errorf("%d projects with today's data, want 2", oneDay)
+	}
+	if got := fake.Requests(fakeapi.Visitors); got != int64(len(times)) {
+		t.Errorf("fake saw %d requests, log %d", got, len(times))
+	}
+}
