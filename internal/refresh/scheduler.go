@@ -329,24 +329,30 @@ func (s *Scheduler) Run(ctx context.Context) {
 	}
 }
 
-// RefreshDue starts every walk that is due and that the budget pays for,
-// and waits for the walks in flight until ctx ends. Tests drive the
+// RefreshDue walks everything that is due and that the budget pays for,
+// round after round (a walk of unknown cost goes alone, so its end may let
+// others start), until nothing more starts or ctx ends. Tests drive the
 // scheduler with it; Run does the same on a timer.
 func (s *Scheduler) RefreshDue(ctx context.Context) {
-	s.startDue()
-	s.mu.Lock()
-	var waits []chan struct{}
-	for _, e := range s.entries {
-		if e.inflight != nil {
-			waits = append(waits, e.inflight)
+	for {
+		s.startDue()
+		s.mu.Lock()
+		var waits []chan struct{}
+		for _, e := range s.entries {
+			if e.inflight != nil {
+				waits = append(waits, e.inflight)
+			}
 		}
-	}
-	s.mu.Unlock()
-	for _, ch := range waits {
-		select {
-		case <-ch:
-		case <-ctx.Done():
+		s.mu.Unlock()
+		if len(waits) == 0 {
 			return
+		}
+		for _, ch := range waits {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
 }
