@@ -22,7 +22,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
