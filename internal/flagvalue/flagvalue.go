@@ -18,8 +18,18 @@ import (
 // Negative durations are rejected by the syntax itself.
 func Duration(app *kingpin.Application, name, help, def string) *time.Duration {
 	d := new(time.Duration)
-	app.Flag(name, help+" A duration such as 30s, 5m or 7d.").Default(def).SetValue(&durationValue{name: name, d: d})
+	durationFlag(app, name, help, def, d)
 	return d
+}
+
+// DurationVar adds a duration flag that sets *d, with *d's current value as
+// its default: the default stays with the Config that owns it.
+func DurationVar(app *kingpin.Application, name, help string, d *time.Duration) {
+	durationFlag(app, name, help, model.Duration(*d).String(), d)
+}
+
+func durationFlag(app *kingpin.Application, name, help, def string, d *time.Duration) {
+	app.Flag(name, help+" A duration such as 30s, 5m or 7d.").Default(def).SetValue(&durationValue{name: name, d: d})
 }
 
 type durationValue struct {
@@ -43,6 +53,12 @@ func Int(app *kingpin.Application, name, help, def string) *int {
 	n := new(int)
 	app.Flag(name, help).Default(def).SetValue(&intValue{name: name, n: n})
 	return n
+}
+
+// IntVar adds an integer flag that sets *n, with *n's current value as its
+// default.
+func IntVar(app *kingpin.Application, name, help string, n *int) {
+	app.Flag(name, help).Default(strconv.Itoa(*n)).SetValue(&intValue{name: name, n: n})
 }
 
 type intValue struct {
@@ -91,6 +107,12 @@ func Bytes(app *kingpin.Application, name, help, def string) *int64 {
 	n := new(int64)
 	app.Flag(name, help).Default(def).SetValue(&bytesValue{name: name, n: n})
 	return n
+}
+
+// BytesVar adds a size flag that sets *n, with *n's current value as its
+// default (shown in base-2 units, e.g. 64KiB).
+func BytesVar(app *kingpin.Application, name, help string, n *int64) {
+	app.Flag(name, help).Default(units.Base2Bytes(*n).String()).SetValue(&bytesValue{name: name, n: n})
 }
 
 type bytesValue struct {
