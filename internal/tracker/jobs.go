@@ -139,7 +139,10 @@ func (s *Tracker) Jobs(project, status string) []JobView {
 
 // Track starts tracking a job created elsewhere after one get upstream. A
 // job that is already terminal when first seen is stored as such but not
-// counted as finished (this exporter did not see it finish).
+// counted as finished (this exporter did not see it finish). A job tracked
+// already is returned as it is, AlreadyTracked, without asking upstream.
+// With a *StateError the job is tracked (in memory) and its view is valid;
+// with any other error nothing is tracked.
 func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, TrackResult, error) {
 	s.inflight.Add(1)
 	defer s.inflight.Done()
