@@ -38,7 +38,7 @@ run: build
 	./$(BIN) --mintlify.sandbox --web.enable-agent-api --web.listen-address=$(RUN_ADDR)
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/agent/...
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/tracker/...
 
 e2e:
 	$(GO) test -count=1 -tags e2e -timeout 6m -v ./internal/e2e/

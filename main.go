@@ -38,13 +38,15 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/agent"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -83,8 +85,12 @@ type config struct {
 	budget     int
 
 	visitors refresh.Config
-	agent    agent.Config
+	tracker  tracker.Config
+	gateway  gateway.Config
 	backfill history.Config
+	// stateFileSet: --agent.state-file was given (the sandbox otherwise
+	// uses a temporary file).
+	stateFileSet bool
 }
 
 // parseFlags parses and validates args. Every error names its flag.
@@ -122,13 +128,15 @@ func parseFlags(args []string) (*config, error) {
 	include := app.Flag("visitors.path-include", "Only export paths matching this regular expression.").String()
 	exclude := app.Flag("visitors.path-exclude", "Do not export paths matching this regular expression.").String()
 
-	a := &c.agent
-	poll := flagvalue.Duration(app, "agent.poll-interval", "How often each active agent job is polled.", "10s")
-	maxPolls := flagvalue.Int(app, "agent.max-concurrent-polls", "Maximum number of job polls in flight at once.", "4")
-	watch := flagvalue.Duration(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted. 0 disables the re-checks.", "24h")
-	retention := flagvalue.Duration(app, "agent.retention", "How long finished jobs are kept before they are forgotten.", "7d")
-	app.Flag("agent.state-file", "File where tracked agent jobs are persisted across restarts. Default "+agent.DefaultStatePath+" in the working directory; with --mintlify.sandbox a temporary file.").StringVar(&a.StatePath)
-	maxPrompt := flagvalue.Bytes(app, "agent.max-prompt-bytes", "Largest request body (and so prompt) the gateway accepts for a job, e.g. 64KiB; larger ones get 413.", "64KiB")
+	c.tracker, c.gateway = tracker.Defaults(), gateway.Defaults()
+	a := &c.tracker
+	flagvalue.DurationVar(app, "agent.poll-interval", "How often each active agent job is polled.", &a.PollInterval)
+	flagvalue.IntVar(app, "agent.max-concurrent-polls", "Maximum number of job polls in flight at once.", &a.MaxConcurrentPolls)
+	flagvalue.DurationVar(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted. 0 disables the re-checks.", &a.ArchiveWatch)
+	flagvalue.DurationVar(app, "agent.retention", "How long finished jobs are kept before they are forgotten.", &a.Retention)
+	app.Flag("agent.state-file", "File where tracked agent jobs are persisted across restarts, relative to the working directory; with --mintlify.sandbox and no value, a temporary file.").
+		Default(a.StatePath).IsSetByUser(&c.stateFileSet).StringVar(&a.StatePath)
+	flagvalue.BytesVar(app, "agent.max-prompt-bytes", "Largest request body (and so prompt) the gateway accepts for a job, e.g. 64KiB; larger ones get 413.", &c.gateway.MaxPromptBytes)
 
 	app.Command(cmdServe, "Serve metrics (the default).").Default()
 	bf := app.Command(cmdBackfill, "Write the visitor history of past days as OpenMetrics, for promtool tsdb create-blocks-from openmetrics.")
@@ -145,7 +153,7 @@ func parseFlags(args []string) (*config, error) {
 	}
 	c.command = cmd
 	c.maxRequests, c.maxRetries, c.logLevel, c.logFormat = *maxRequests, *maxRetries, *logLevel, *logFormat
-	v.PageSize, v.Paths.MaxPaths, a.MaxConcurrentPolls = *pageSize, *maxPaths, *maxPolls
+	v.PageSize, v.Paths.MaxPaths = *pageSize, *maxPaths
 	c.budget = *analyticsBudget
 
 	checks := []struct {
@@ -161,10 +169,6 @@ func parseFlags(args []string) (*config, error) {
 		{"--visitors.page-size", inRange(v.PageSize, 1, apiclient.MaxPageSize)},
 		{"--visitors.max-paths", nonNegative(v.Paths.MaxPaths)},
 		{"--visitors.final-day-delay", belowFinalDayExport(*finalDelay)},
-		{"--agent.poll-interval", positive(*poll)},
-		{"--agent.max-concurrent-polls", inRange(a.MaxConcurrentPolls, 1, 1000)},
-		{"--agent.retention", positive(*retention)},
-		{"--agent.max-prompt-bytes", inRange(int(*maxPrompt), 1, 16<<20)},
 	}
 	for _, ch := range checks {
 		if ch.err != nil {
@@ -204,11 +208,9 @@ func parseFlags(args []string) (*config, error) {
 		}
 	}
 	c.projects = dedupe(c.projects)
-	a.PollInterval, a.ArchiveWatch, a.Retention = *poll, *watch, *retention
-	if a.ArchiveWatch == 0 {
-		a.ArchiveWatch = -1 // agent.Config reads 0 as "default"; the flag's 0 means off
+	if err := validateAgent(c); err != nil {
+		return nil, err
 	}
-	a.MaxPromptBytes = int64(*maxPrompt)
 	if c.command == cmdBackfill {
 		b := &c.backfill
 		b.Concurrency = *bfConcurrency
@@ -243,6 +245,32 @@ func parseDay(s string) (time.Time, error) {
 func belowFinalDayExport(d time.Duration) error {
 	if d >= refresh.FinalDayExport {
 		return fmt.Errorf("must be shorter than %s, while yesterday's numbers are exported", model.Duration(refresh.FinalDayExport))
+	}
+	return nil
+}
+
+// agentFlags names the flag that sets each tracker.Config and
+// gateway.Config field.
+var agentFlags = map[string]string{
+	"PollInterval":       "--agent.poll-interval",
+	"MaxConcurrentPolls": "--agent.max-concurrent-polls",
+	"ArchiveWatch":       "--agent.archive-watch",
+	"Retention":          "--agent.retention",
+	"StatePath":          "--agent.state-file",
+	"MaxPromptBytes":     "--agent.max-prompt-bytes",
+}
+
+// validateAgent runs the tracker's and the gateway's own validation and
+// names the flag of the field it rejects.
+func validateAgent(c *config) error {
+	for _, err := range []error{c.tracker.Validate(), c.gateway.Validate()} {
+		var fe *validate.FieldError
+		if errors.As(err, &fe) && agentFlags[fe.Field] != "" {
+			return fmt.Errorf("%s: %w", agentFlags[fe.Field], fe.Err)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -447,7 +475,7 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	}
 	client := up.client
 	reg.MustRegister(up.budget)
-	if cfg.sandbox && cfg.agent.StatePath == "" {
+	if cfg.sandbox && !cfg.stateFileSet {
 		// The simulated API forgets its jobs when it stops, so a state
 		// file kept across runs would only hold jobs it no longer knows.
 		dir, err := os.MkdirTemp("", "mintlify_exporter-sandbox-")
@@ -455,7 +483,7 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 			return fmt.Errorf("sandbox state directory: %w", err)
 		}
 		defer os.RemoveAll(dir)
-		cfg.agent.StatePath = filepath.Join(dir, "agent.db")
+		cfg.tracker.StatePath = filepath.Join(dir, "agent.db")
 	}
 
 	cfg.visitors.Projects = cfg.projects
@@ -471,37 +499,35 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	reg.MustRegister(collector.NewVisitors(sched, logger))
 
 	mux := http.NewServeMux()
+	api := gateway.Disabled()
 	if cfg.enableAgentAPI {
-		cfg.agent.Projects = cfg.projects
-		if cfg.agent.StatePath == "" {
-			cfg.agent.StatePath = agent.DefaultStatePath
-		}
-		svc, err := agent.New(client, reg, cfg.agent, logger)
+		cfg.tracker.Projects, cfg.gateway.Projects = cfg.projects, cfg.projects
+		trk, err := tracker.New(client, reg, cfg.tracker, logger)
 		if err != nil {
 			return fmt.Errorf("agent jobs: %w", err)
+		}
+		gw, err := gateway.New(trk, reg, cfg.gateway, logger)
+		if err != nil {
+			_ = trk.Close()
+			return fmt.Errorf("agent job gateway: %w", err)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := svc.Run(ctx); err != nil {
+			if err := trk.Run(ctx); err != nil {
 				level.Error(logger).Log("msg", "agent job tracker stopped", "err", err)
 			}
 			// Only now, with polling over (ctx ends after the HTTP server
 			// stopped), may the state file close; Close also waits for
 			// gateway creates still recording their job.
-			if err := svc.Close(); err != nil {
-				level.Error(logger).Log("msg", "closing the agent state file", "err", err)
+			if err := trk.Close(); err != nil {
+				level.Error(logger).Log("msg", "agent job tracker", "err", err)
 			}
 		}()
-		mux.Handle("/api/", svc.Handler())
+		api = gw
 		level.Warn(logger).Log("msg", "agent job gateway enabled under /api/: anyone who can reach it can open pull requests", "web_config_file", *cfg.web.WebConfigFile)
-	} else {
-		mux.HandleFunc("/api/", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = io.WriteString(w, `{"error":"the agent job gateway is disabled; start the exporter with --web.enable-agent-api"}`+"\n")
-		})
 	}
+	mux.Handle("/api/", api)
 
 	metricsHandler := promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorLog:            logging.PromHTTPErrorLogger{Logger: logger},

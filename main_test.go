@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 )
 
 var exporterBin string
@@ -72,6 +74,10 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{"log level", []string{"--mintlify.project=p", "--log.level=loud"}, withKey, "log.level"},
 		{"unknown flag", []string{"--mintlify.api-key=mint_x"}, nil, "mintlify.api-key"},
 		{"poll interval", []string{"--mintlify.project=p", "--agent.poll-interval=0s"}, withKey, "--agent.poll-interval"},
+		{"poll interval too short", []string{"--mintlify.project=p", "--agent.poll-interval=5ms"}, withKey, "--agent.poll-interval"},
+		{"too many concurrent polls", []string{"--mintlify.project=p", "--agent.max-concurrent-polls=1001"}, withKey, "--agent.max-concurrent-polls"},
+		{"prompt bytes over 16MiB", []string{"--mintlify.project=p", "--agent.max-prompt-bytes=17MiB"}, withKey, "--agent.max-prompt-bytes"},
+		{"empty state file", []string{"--mintlify.project=p", "--agent.state-file="}, withKey, "--agent.state-file"},
 		{"prompt bytes", []string{"--mintlify.project=p", "--agent.max-prompt-bytes=0"}, withKey, "--agent.max-prompt-bytes"},
 		{"api url", []string{"--mintlify.project=p", "--mintlify.api-url=ftp://x"}, withKey, "--mintlify.api-url"},
 		{"max requests", []string{"--mintlify.project=p", "--web.max-requests=-1"}, withKey, "--web.max-requests"},
@@ -251,15 +257,18 @@ func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 		c.budget != 60 || c.visitors.FinalDayDelay != 10*time.Minute || c.command != cmdServe {
 		t.Errorf("unexpected defaults: %+v timeout=%s retries=%d", c.visitors, c.timeout, c.maxRetries)
 	}
-	if c.agent.Retention != 7*24*time.Hour || c.agent.MaxPromptBytes != 64<<10 || c.agent.PollInterval != 10*time.Second {
-		t.Errorf("unexpected agent defaults: %+v", c.agent)
+	// The flags' defaults are the packages' own.
+	wantTracker, wantGateway := tracker.Defaults(), gateway.Defaults()
+	if c.tracker.Retention != 7*24*time.Hour || c.tracker.PollInterval != 10*time.Second || c.tracker.ArchiveWatch != 24*time.Hour ||
+		c.tracker.MaxConcurrentPolls != wantTracker.MaxConcurrentPolls || c.tracker.StatePath != wantTracker.StatePath || c.stateFileSet {
+		t.Errorf("unexpected tracker defaults: %+v", c.tracker)
 	}
-	if c.agent.ArchiveWatch != 24*time.Hour {
-		t.Errorf("archive watch default = %s", c.agent.ArchiveWatch)
+	if c.gateway.MaxPromptBytes != 64<<10 || c.gateway.CreateLimitPerHour != wantGateway.CreateLimitPerHour {
+		t.Errorf("unexpected gateway defaults: %+v", c.gateway)
 	}
-	off, err := parseFlags([]string{"--agent.archive-watch=0s"})
-	if err != nil || off.agent.ArchiveWatch >= 0 {
-		t.Errorf("--agent.archive-watch=0s gave %v, %v; want a negative value (agent.Config's 'off')", off.agent.ArchiveWatch, err)
+	off, err := parseFlags([]string{"--agent.archive-watch=0s", "--agent.state-file=x.db"})
+	if err != nil || off.tracker.ArchiveWatch != 0 || !off.stateFileSet || off.tracker.StatePath != "x.db" {
+		t.Errorf("--agent.archive-watch=0s --agent.state-file=x.db gave %+v, %v; want 0 (tracker.Config's 'off') and the file", off.tracker, err)
 	}
 	if (*c.web.WebListenAddresses)[0] != defaultPort {
 		t.Errorf("listen address default = %v", *c.web.WebListenAddresses)

@@ -24,8 +24,18 @@ type Flagger interface {
 // Negative durations are rejected by the syntax itself.
 func Duration(app Flagger, name, help, def string) *time.Duration {
 	d := new(time.Duration)
-	app.Flag(name, help+" A duration such as 30s, 5m or 7d.").Default(def).SetValue(&durationValue{name: name, d: d})
+	durationFlag(app, name, help, def, d)
 	return d
+}
+
+// DurationVar adds a duration flag that sets *d, with *d's current value as
+// its default: the default stays with the Config that owns it.
+func DurationVar(app Flagger, name, help string, d *time.Duration) {
+	durationFlag(app, name, help, model.Duration(*d).String(), d)
+}
+
+func durationFlag(app Flagger, name, help, def string, d *time.Duration) {
+	app.Flag(name, help+" A duration such as 30s, 5m or 7d.").Default(def).SetValue(&durationValue{name: name, d: d})
 }
 
 type durationValue struct {
@@ -49,6 +59,12 @@ func Int(app Flagger, name, help, def string) *int {
 	n := new(int)
 	app.Flag(name, help).Default(def).SetValue(&intValue{name: name, n: n})
 	return n
+}
+
+// IntVar adds an integer flag that sets *n, with *n's current value as its
+// default.
+func IntVar(app Flagger, name, help string, n *int) {
+	app.Flag(name, help).Default(strconv.Itoa(*n)).SetValue(&intValue{name: name, n: n})
 }
 
 type intValue struct {
@@ -97,6 +113,12 @@ func Bytes(app Flagger, name, help, def string) *int64 {
 	n := new(int64)
 	app.Flag(name, help).Default(def).SetValue(&bytesValue{name: name, n: n})
 	return n
+}
+
+// BytesVar adds a size flag that sets *n, with *n's current value as its
+// default (shown in base-2 units, e.g. 64KiB).
+func BytesVar(app Flagger, name, help string, n *int64) {
+	app.Flag(name, help).Default(units.Base2Bytes(*n).String()).SetValue(&bytesValue{name: name, n: n})
 }
 
 type bytesValue struct {

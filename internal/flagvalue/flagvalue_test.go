@@ -9,6 +9,7 @@ import (
 )
 
 func TestValuesParseAndNameTheirFlagOnError(t *testing.T) {
+	t.Parallel()
 	app := kingpin.New("t", "")
 	d := Duration(app, "d", "", "5m")
 	n := Int(app, "n", "", "3")
@@ -32,5 +33,27 @@ func TestValuesParseAndNameTheirFlagOnError(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), name+":") {
 			t.Errorf("%s: error %v does not start with %s:", bad, err, name)
 		}
+	}
+}
+
+func TestVarsDefaultToTheCurrentValue(t *testing.T) {
+	t.Parallel()
+	app := kingpin.New("t", "")
+	d, n, b := 7*24*time.Hour, 4, int64(64<<10)
+	zero := time.Duration(0)
+	DurationVar(app, "d", "", &d)
+	DurationVar(app, "z", "", &zero)
+	IntVar(app, "n", "", &n)
+	BytesVar(app, "b", "", &b)
+	for _, f := range []struct{ name, def string }{{"d", "1w"}, {"z", "0s"}, {"n", "4"}, {"b", "64KiB"}} {
+		if got := app.GetFlag(f.name).Model().Default; len(got) != 1 || got[0] != f.def {
+			t.Errorf("--%s default %v, want %s", f.name, got, f.def)
+		}
+	}
+	if _, err := app.Parse([]string{"--n=9"}); err != nil {
+		t.Fatal(err)
+	}
+	if d != 7*24*time.Hour || zero != 0 || n != 9 || b != 64<<10 {
+		t.Errorf("after parse: %v %v %v %v", d, zero, n, b)
 	}
 }

@@ -1,8 +1,11 @@
 // Package gateway serves the agent job submission API: the Mintlify API's
 // own job paths and shapes under /api, so that a client only swaps the base
-// URL and drops the key. It validates input, enforces the per-project create
-// limit locally and maps upstream errors; creating, tracking and persisting
-// jobs is the Backend's business (internal/agent).
+// URL and drops the key. It owns its routes, input validation, the local
+// per-project create limit, the mapping of upstream errors to answers, and
+// the rejection metric (mintlify_agent_job_submit_rejected_total).
+// Creating, tracking and persisting jobs is the tracker's business
+// (internal/tracker), which the gateway reaches through its Tracker
+// interface.
 //
 // The gateway has no authentication of its own: it is served behind the
 // exporter-toolkit web config (--web.config.file), like /metrics.
@@ -23,143 +26,123 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/collector"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
 )
 
-// Tracking is the exporter's own information about a tracked job, added to
-// the job object under "tracking" (clients of the API ignore unknown
-// fields).
-type Tracking struct {
-	// Origin is "gateway" (created through the gateway) or "track" (created
-	// elsewhere, tracked through the track endpoint).
-	Origin    string    `json:"origin"`
-	TrackedAt time.Time `json:"trackedAt"`
-	// LastPolledAt is the last successful poll in this process.
-	LastPolledAt *time.Time `json:"lastPolledAt,omitempty"`
-	// TerminalAt is when the job was first seen in a terminal status (or
-	// declared lost).
-	TerminalAt *time.Time `json:"terminalAt,omitempty"`
-	// LastUpstreamStatus is the last status the API reported, set when the
-	// job's status is the exporter's own "lost".
-	LastUpstreamStatus string `json:"lastUpstreamStatus,omitempty"`
-	// LastError is the last poll error, cleared by a successful poll.
-	LastError string `json:"lastError,omitempty"`
-	// NextCheckAt is when the job will be polled next (for a completed job:
-	// its next archive re-check); absent when it is due at the next poll
-	// round or no longer polled.
-	NextCheckAt *time.Time `json:"nextCheckAt,omitempty"`
-}
-
-// JobView is a tracked job as the gateway shows it: the API's job object
-// (same field names) plus "tracking". Its status is the API's latest, or
-// "lost" when the API no longer knows the job.
-type JobView struct {
-	apiclient.Job
-	Tracking Tracking `json:"tracking"`
-}
-
-// StateError means a job was created upstream but could not be written to
-// the state file, so the gateway cannot promise it survives a restart.
-type StateError struct {
-	JobID string
-	Err   error
-}
-
-func (e *StateError) Error() string {
-	return fmt.Sprintf("job %s was created upstream but could not be saved to the state file: %v", e.JobID, e.Err)
-}
-
-func (e *StateError) Unwrap() error { return e.Err }
-
-// Backend creates, tracks and lists jobs.
-type Backend interface {
+// Tracker is what the gateway needs from the job tracker; *tracker.Tracker
+// implements it.
+type Tracker interface {
 	// Create creates a job upstream and durably records it as tracked
 	// before returning. It returns the upstream job and the HTTP status of
 	// the upstream answer.
 	Create(ctx context.Context, project, prompt string) (*apiclient.Job, int, error)
 	// Job returns a tracked job.
-	Job(project, id string) (JobView, bool)
-	// Jobs returns the project's tracked jobs, newest first, optionally only
-	// those whose (view) status equals status.
-	Jobs(project, status string) []JobView
+	Job(project, id string) (tracker.JobView, bool)
+	// Jobs returns the project's tracked jobs, newest first, only those
+	// whose shown status equals status unless it is empty.
+	Jobs(project, status string) []tracker.JobView
 	// Track starts tracking a job created elsewhere after reading it once
-	// upstream. created is false when it was already tracked.
-	Track(ctx context.Context, project, id string) (view JobView, created bool, err error)
+	// upstream.
+	Track(ctx context.Context, project, id string) (tracker.JobView, tracker.TrackResult, error)
+	// RecentCreates returns when jobs were created through the gateway
+	// within window, per project, to seed the create limit after a restart.
+	RecentCreates(window time.Duration) map[string][]time.Time
 }
 
-// Options configure a Gateway.
-type Options struct {
-	// Projects are the only accepted project ids.
+// createWindow is the window of the API's documented create limit.
+const createWindow = time.Hour
+
+// maxMaxPromptBytes bounds MaxPromptBytes.
+const maxMaxPromptBytes = 16 << 20
+
+// Config configures a Gateway. Start from Defaults: a zero value is never
+// replaced by a default, it means what the field says it means.
+type Config struct {
+	// Projects are the only accepted project ids. Distinct, non-empty.
 	Projects []string
-	// MaxPromptBytes bounds the request body (default 64 KiB), and so the
-	// prompt in it: one limit that a client can check before sending.
+	// MaxPromptBytes bounds the request body, and so the prompt in it: one
+	// limit that a client can check before sending (1 byte to 16 MiB).
 	MaxPromptBytes int64
-	// CreateLimit is the number of creates per project per CreateWindow
-	// (defaults 100 per hour, the API's own limit); negative disables it.
-	CreateLimit  int
-	CreateWindow time.Duration
-	// RecentCreates seeds the limiter with creates made before a restart.
-	RecentCreates map[string][]time.Time
-	// UpstreamTimeout bounds one create or track call upstream (default
-	// 60s). The call is detached from the client's connection, so a client
-	// that hangs up does not leave a created but untracked job behind.
+	// CreateLimitPerHour is the local create limit per project in any hour
+	// (429 beyond it, nothing sent upstream); 0 disables it. Every create
+	// passed to the tracker counts, whatever the answer, because the API
+	// counts requests; only a create refused before sending (Retry-After
+	// still running) gives its slot back.
+	CreateLimitPerHour int
+	// UpstreamTimeout bounds one create or track call upstream. The call
+	// is detached from the client's connection, so a client that hangs up
+	// does not leave a created but untracked job behind.
 	UpstreamTimeout time.Duration
-	// Rejected is called for every refused submission of a configured
-	// project with a collector.Reject* reason. May be nil.
-	Rejected func(project, reason string)
-	Now      func() time.Time
-	Logger   log.Logger
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
 }
 
-// Gateway is the HTTP handler.
+// Defaults returns the configuration the exporter's flags start from.
+func Defaults() Config {
+	return Config{
+		MaxPromptBytes: 64 << 10,
+		// The API's documented limit: 100 creates per hour per project.
+		CreateLimitPerHour: 100,
+		UpstreamTimeout:    60 * time.Second,
+	}
+}
+
+// Validate reports the first invalid field as a *validate.FieldError.
+func (c *Config) Validate() error {
+	return validate.First(
+		validate.Field("Projects", validate.Projects(c.Projects)),
+		validate.Field("MaxPromptBytes", validate.InRange(c.MaxPromptBytes, 1, maxMaxPromptBytes)),
+		validate.Field("CreateLimitPerHour", validate.AtLeast(c.CreateLimitPerHour, 0)),
+		validate.Field("UpstreamTimeout", validate.Positive(c.UpstreamTimeout)),
+	)
+}
+
+// Gateway is the HTTP handler of /api/.
 type Gateway struct {
-	backend  Backend
-	opts     Options
+	tracker  Tracker
+	cfg      Config
+	logger   log.Logger
 	projects map[string]bool
 	limiter  *limiter
+	rejected *prometheus.CounterVec
 	mux      *http.ServeMux
 }
 
-// DefaultMaxPromptBytes is --agent.max-prompt-bytes' default.
-const DefaultMaxPromptBytes = 64 << 10
-
-// New returns the gateway.
-func New(b Backend, opts Options) *Gateway {
-	if opts.MaxPromptBytes <= 0 {
-		opts.MaxPromptBytes = DefaultMaxPromptBytes
+// New validates cfg, seeds the create limit from the tracker's recent
+// creates and registers the rejection metric with reg (when not nil).
+func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*Gateway, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("gateway config: %w", err)
 	}
-	if opts.CreateLimit == 0 {
-		opts.CreateLimit = 100
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
-	if opts.CreateWindow <= 0 {
-		opts.CreateWindow = time.Hour
-	}
-	if opts.UpstreamTimeout <= 0 {
-		opts.UpstreamTimeout = 60 * time.Second
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = log.NewNopLogger()
-	}
-	if opts.Rejected == nil {
-		opts.Rejected = func(string, string) {}
+	if logger == nil {
+		logger = log.NewNopLogger()
 	}
 	g := &Gateway{
-		backend:  b,
-		opts:     opts,
+		tracker:  t,
+		cfg:      cfg,
+		logger:   logger,
 		projects: map[string]bool{},
-		limiter:  newLimiter(opts.CreateLimit, opts.CreateWindow),
+		limiter:  newLimiter(cfg.CreateLimitPerHour, createWindow),
+		rejected: newRejected(cfg.Projects),
 		mux:      http.NewServeMux(),
 	}
-	now := opts.Now()
-	for _, p := range opts.Projects {
+	if reg != nil {
+		if err := reg.Register(g.rejected); err != nil {
+			return nil, fmt.Errorf("gateway: registering metrics: %w", err)
+		}
+	}
+	now := cfg.Now()
+	for _, p := range cfg.Projects {
 		g.projects[p] = true
 	}
-	for p, ts := range opts.RecentCreates {
+	for p, ts := range t.RecentCreates(createWindow) {
 		g.limiter.seed(p, ts, now)
 	}
 	const base = "/api/v2/agent/{projectId}"
@@ -175,10 +158,18 @@ func New(b Backend, opts Options) *Gateway {
 	g.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, "not found")
 	})
-	return g
+	return g, nil
 }
 
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+
+// Disabled is what /api/ answers when the gateway is not enabled: 404 in
+// JSON, saying how to enable it.
+func Disabled() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, "the agent job gateway is disabled; start the exporter with --web.enable-agent-api")
+	})
+}
 
 // handle registers h behind the project check.
 func (g *Gateway) handle(pattern string, h func(http.ResponseWriter, *http.Request, string)) {
@@ -199,44 +190,46 @@ func methodNotAllowed(allow string) http.HandlerFunc {
 	}
 }
 
+// reject answers a refused submission of a configured project and counts it.
 func (g *Gateway) reject(w http.ResponseWriter, project, reason string, status int, msg string) {
-	g.opts.Rejected(project, reason)
+	g.rejected.WithLabelValues(project, reason).Inc()
 	writeError(w, status, msg)
 }
 
 // create handles POST .../job.
 func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		g.reject(w, project, collector.RejectUnsupportedMediaType, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		g.reject(w, project, reasonUnsupportedMediaType, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}
-	prompt, status, msg := g.readPrompt(w, r)
-	if status != 0 {
-		reason := collector.RejectBadRequest
-		if status == http.StatusRequestEntityTooLarge {
-			reason = collector.RejectTooLarge
-		}
-		g.reject(w, project, reason, status, msg)
+	prompt, bad := g.readPrompt(w, r)
+	if bad != nil {
+		g.reject(w, project, bad.reason, bad.status, bad.msg)
 		return
 	}
-	at := g.opts.Now()
+	at := g.cfg.Now()
 	ok, wait := g.limiter.reserve(project, at)
 	if !ok {
 		setRetryAfter(w, wait)
-		g.reject(w, project, collector.RejectRateLimited, http.StatusTooManyRequests,
+		g.reject(w, project, reasonRateLimited, http.StatusTooManyRequests,
 			fmt.Sprintf("create limit reached: at most %d jobs per %s per project; retry in %s",
-				g.opts.CreateLimit, g.opts.CreateWindow, wait.Round(time.Second)))
+				g.cfg.CreateLimitPerHour, createWindow, wait.Round(time.Second)))
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.opts.UpstreamTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.cfg.UpstreamTimeout)
 	defer cancel()
-	job, upstreamStatus, err := g.backend.Create(ctx, project, prompt)
+	job, upstreamStatus, err := g.tracker.Create(ctx, project, prompt)
 	if err != nil {
 		var throttled *apiclient.ThrottledError
 		if errors.As(err, &throttled) {
 			g.limiter.release(project, at) // nothing was sent
 		}
-		g.upstreamError(w, project, "create", err, true)
+		a := g.upstreamAnswer(w, project, "create", err)
+		if a.reason == "" {
+			writeError(w, a.status, a.msg)
+		} else {
+			g.reject(w, project, a.reason, a.status, a.msg)
+		}
 		return
 	}
 	if upstreamStatus < 200 || upstreamStatus > 299 {
@@ -245,10 +238,21 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string)
 	writeJSON(w, upstreamStatus, job)
 }
 
-// readPrompt reads and validates the body. status is 0 when it is good.
-func (g *Gateway) readPrompt(w http.ResponseWriter, r *http.Request) (prompt string, status int, msg string) {
-	tooLarge := fmt.Sprintf("request too large: the body may be at most %d bytes", g.opts.MaxPromptBytes)
-	body := http.MaxBytesReader(w, r.Body, g.opts.MaxPromptBytes)
+// badRequest is a refused request body.
+type badRequest struct {
+	status      int
+	reason, msg string
+}
+
+func badBody(msg string) *badRequest {
+	return &badRequest{status: http.StatusBadRequest, reason: reasonBadRequest, msg: msg}
+}
+
+// readPrompt reads and validates the body; bad is nil when it is good.
+func (g *Gateway) readPrompt(w http.ResponseWriter, r *http.Request) (prompt string, bad *badRequest) {
+	tooLarge := &badRequest{status: http.StatusRequestEntityTooLarge, reason: reasonTooLarge,
+		msg: fmt.Sprintf("request too large: the body may be at most %d bytes", g.cfg.MaxPromptBytes)}
+	body := http.MaxBytesReader(w, r.Body, g.cfg.MaxPromptBytes)
 	dec := json.NewDecoder(body)
 	var req struct {
 		Prompt json.RawMessage `json:"prompt"`
@@ -256,58 +260,60 @@ func (g *Gateway) readPrompt(w http.ResponseWriter, r *http.Request) (prompt str
 	if err := dec.Decode(&req); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return "", http.StatusRequestEntityTooLarge, tooLarge
+			return "", tooLarge
 		}
 		if errors.Is(err, io.EOF) {
-			return "", http.StatusBadRequest, "request body is empty: want {\"prompt\": \"...\"}"
+			return "", badBody("request body is empty: want {\"prompt\": \"...\"}")
 		}
-		return "", http.StatusBadRequest, "malformed JSON: want {\"prompt\": \"...\"}"
+		return "", badBody("malformed JSON: want {\"prompt\": \"...\"}")
 	}
 	// Exactly one JSON value.
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return "", http.StatusRequestEntityTooLarge, tooLarge
+			return "", tooLarge
 		}
-		return "", http.StatusBadRequest, "malformed JSON: unexpected data after the request object"
+		return "", badBody("malformed JSON: unexpected data after the request object")
 	}
 	raw := strings.TrimSpace(string(req.Prompt))
 	if raw == "" {
-		return "", http.StatusBadRequest, "prompt is required"
+		return "", badBody("prompt is required")
 	}
 	if raw == "null" || json.Unmarshal(req.Prompt, &prompt) != nil {
-		return "", http.StatusBadRequest, "prompt must be a string"
+		return "", badBody("prompt must be a string")
 	}
 	if strings.TrimSpace(prompt) == "" {
-		return "", http.StatusBadRequest, "prompt must not be empty"
+		return "", badBody("prompt must not be empty")
 	}
-	return prompt, 0, ""
+	return prompt, nil
 }
 
-// upstreamError answers for a failed create or track call.
-func (g *Gateway) upstreamError(w http.ResponseWriter, project, op string, err error, count bool) {
-	reject := func(reason string, status int, msg string) {
-		if count {
-			g.reject(w, project, reason, status, msg)
-		} else {
-			writeError(w, status, msg)
-		}
-	}
+// answer is the reply to a failed create or track call.
+type answer struct {
+	status int
+	msg    string
+	// reason is the rejection reason of a create; empty when the failure
+	// is not a rejection (the job exists but was not saved).
+	reason string
+}
+
+// upstreamAnswer logs a failed create or track call and returns the answer
+// for it, setting Retry-After on w where the client should wait.
+func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err error) answer {
 	var (
 		throttled *apiclient.ThrottledError
 		apiErr    *apiclient.APIError
-		stateErr  *StateError
+		stateErr  *tracker.StateError
 	)
 	switch {
 	case errors.As(err, &stateErr):
-		level.Error(g.opts.Logger).Log("msg", "job not persisted", "op", op, "project", project, "job", stateErr.JobID, "err", stateErr.Err)
+		level.Error(g.logger).Log("msg", "job not persisted", "op", op, "project", project, "job", stateErr.JobID, "err", stateErr.Err)
 		// Not a rejection: the job exists upstream and is tracked in memory.
-		writeError(w, http.StatusInternalServerError, stateErr.Error())
+		return answer{status: http.StatusInternalServerError, msg: stateErr.Error()}
 	case errors.As(err, &throttled):
-		wait := time.Until(throttled.Until)
-		setRetryAfter(w, wait)
-		reject(collector.RejectRateLimited, http.StatusTooManyRequests,
-			fmt.Sprintf("the Mintlify API asked us to wait until %s; request not sent", throttled.Until.UTC().Format(time.RFC3339)))
+		setRetryAfter(w, throttled.Until.Sub(g.cfg.Now()))
+		return answer{status: http.StatusTooManyRequests, reason: reasonRateLimited,
+			msg: fmt.Sprintf("the Mintlify API asked us to wait until %s; request not sent", throttled.Until.UTC().Format(time.RFC3339))}
 	case errors.As(err, &apiErr):
 		status := apiErr.StatusCode
 		if status < 400 || status > 599 {
@@ -320,24 +326,24 @@ func (g *Gateway) upstreamError(w http.ResponseWriter, project, op string, err e
 		if apiErr.RetryAfter > 0 {
 			setRetryAfter(w, apiErr.RetryAfter)
 		}
-		reason := collector.RejectUpstreamError
+		reason := reasonUpstreamError
 		if apiErr.StatusCode == http.StatusTooManyRequests {
-			reason = collector.RejectRateLimited
+			reason = reasonRateLimited
 		}
-		level.Warn(g.opts.Logger).Log("msg", "upstream error", "op", op, "project", project, "err", err)
-		reject(reason, status, msg)
+		level.Warn(g.logger).Log("msg", "upstream error", "op", op, "project", project, "err", err)
+		return answer{status: status, msg: msg, reason: reason}
 	case errors.Is(err, context.DeadlineExceeded):
-		level.Warn(g.opts.Logger).Log("msg", "upstream timeout", "op", op, "project", project, "err", err)
-		reject(collector.RejectUpstreamError, http.StatusGatewayTimeout, "the Mintlify API did not answer in time")
+		level.Warn(g.logger).Log("msg", "upstream timeout", "op", op, "project", project, "err", err)
+		return answer{status: http.StatusGatewayTimeout, reason: reasonUpstreamError, msg: "the Mintlify API did not answer in time"}
 	default:
-		level.Warn(g.opts.Logger).Log("msg", "upstream request failed", "op", op, "project", project, "err", err)
-		reject(collector.RejectUpstreamError, http.StatusBadGateway, "the Mintlify API could not be reached or gave an unreadable answer")
+		level.Warn(g.logger).Log("msg", "upstream request failed", "op", op, "project", project, "err", err)
+		return answer{status: http.StatusBadGateway, reason: reasonUpstreamError, msg: "the Mintlify API could not be reached or gave an unreadable answer"}
 	}
 }
 
 // get handles GET .../job/{id}.
 func (g *Gateway) get(w http.ResponseWriter, r *http.Request, project string) {
-	v, ok := g.backend.Job(project, r.PathValue("id"))
+	v, ok := g.tracker.Job(project, r.PathValue("id"))
 	if !ok {
 		writeError(w, http.StatusNotFound, "job not tracked by this exporter (use POST .../job/{id}/track to track a job created elsewhere)")
 		return
@@ -347,7 +353,7 @@ func (g *Gateway) get(w http.ResponseWriter, r *http.Request, project string) {
 
 // JobList is the body of GET .../jobs.
 type JobList struct {
-	Jobs []JobView `json:"jobs"`
+	Jobs []tracker.JobView `json:"jobs"`
 }
 
 // list handles GET .../jobs?status=&limit=.
@@ -362,32 +368,34 @@ func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 		}
 		limit = n
 	}
-	jobs := g.backend.Jobs(project, q.Get("status"))
+	jobs := g.tracker.Jobs(project, q.Get("status"))
 	if limit >= 0 && len(jobs) > limit {
 		jobs = jobs[:limit]
 	}
 	if jobs == nil {
-		jobs = []JobView{}
+		jobs = []tracker.JobView{}
 	}
 	writeJSON(w, http.StatusOK, JobList{Jobs: jobs})
 }
 
-// track handles POST .../job/{id}/track. The body is ignored.
+// track handles POST .../job/{id}/track. The body is ignored. Failures are
+// answered but not counted as rejected submissions.
 func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.opts.UpstreamTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.cfg.UpstreamTimeout)
 	defer cancel()
-	v, created, err := g.backend.Track(ctx, project, r.PathValue("id"))
+	v, result, err := g.tracker.Track(ctx, project, r.PathValue("id"))
 	if err != nil {
 		var apiErr *apiclient.APIError
 		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
 			writeError(w, http.StatusNotFound, "job not found upstream")
 			return
 		}
-		g.upstreamError(w, project, "track", err, false)
+		a := g.upstreamAnswer(w, project, "track", err)
+		writeError(w, a.status, a.msg)
 		return
 	}
 	status := http.StatusOK
-	if created {
+	if result == tracker.NewlyTracked {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, v)

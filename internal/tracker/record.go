@@ -1,18 +1,16 @@
-package agent
+package tracker
 
 import (
 	"time"
 	"unique"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/collector"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 )
 
-// Origins of a tracked job.
+// Origins of a tracked job (Tracking.Origin).
 const (
-	originGateway = "gateway" // created through the gateway
-	originTrack   = "track"   // created elsewhere, tracked via the track endpoint
+	OriginGateway = "gateway" // created through the gateway (Create)
+	OriginTrack   = "track"   // created elsewhere, tracked with Track
 )
 
 // counted is a bit set of the terminal statuses already counted for a job
@@ -38,25 +36,25 @@ func countedBit(status string) counted {
 	return 0
 }
 
-// record is the persisted form of a tracked job: one JSON value per job in
-// the state file, keyed by project + "\x00" + id.
+// record is a tracked job as the tracker works with it; recordV1 is its
+// form in the state file.
 type record struct {
-	Project   string        `json:"project"`
-	Job       apiclient.Job `json:"job"`
-	Origin    string        `json:"origin"`
-	TrackedAt time.Time     `json:"trackedAt"`
+	Project   string
+	Job       apiclient.Job
+	Origin    string
+	TrackedAt time.Time
 	// TerminalAt is when the job was first seen terminal or declared lost.
-	TerminalAt time.Time `json:"terminalAt,omitzero"`
+	TerminalAt time.Time
 	// Counted holds the terminal statuses already counted (or deliberately
 	// not counted because the job was terminal when first seen).
-	Counted counted `json:"counted,omitempty"`
+	Counted counted
 	// PRCounted: the job's pull request was counted (or deliberately not).
-	PRCounted bool `json:"prCounted,omitempty"`
+	PRCounted bool
 	// Lost: the API answered 404 repeatedly; no longer polled.
-	Lost bool `json:"lost,omitempty"`
+	Lost bool
 	// WatchEnded: the archive watch of a completed job ended early (the API
 	// no longer knows the job).
-	WatchEnded bool `json:"watchEnded,omitempty"`
+	WatchEnded bool
 }
 
 func storeKey(project, id string) string { return project + "\x00" + id }
@@ -93,10 +91,10 @@ func internJob(j *apiclient.Job) {
 	j.Source.Repository = intern(j.Source.Repository)
 }
 
-// viewStatus is the status the gateway and the jobs gauge show.
+// viewStatus is the status Job, Jobs and the jobs gauge show.
 func (r *record) viewStatus() string {
 	if r.Lost {
-		return collector.AgentStatusLost
+		return StatusLost
 	}
 	return r.Job.Status
 }
@@ -115,15 +113,15 @@ func (e *entry) polled(now time.Time, cfg *Config) bool {
 	return false
 }
 
-func (e *entry) view(now time.Time, cfg *Config) gateway.JobView {
+func (e *entry) view(now time.Time, cfg *Config) JobView {
 	r := &e.rec
-	v := gateway.JobView{Job: r.Job, Tracking: gateway.Tracking{
+	v := JobView{Job: r.Job, Tracking: Tracking{
 		Origin:    r.Origin,
 		TrackedAt: r.TrackedAt,
 		LastError: e.lastErr,
 	}}
 	if r.Lost {
-		v.Status = collector.AgentStatusLost
+		v.Status = StatusLost
 		v.Tracking.LastUpstreamStatus = r.Job.Status
 	}
 	if !e.lastPolled.IsZero() {
@@ -139,4 +137,59 @@ func (e *entry) view(now time.Time, cfg *Config) gateway.JobView {
 		v.Tracking.NextCheckAt = &t
 	}
 	return v
+}
+
+// sighting says how the tracker came to know a job's current state, which
+// decides whether what the state shows is counted.
+type sighting int
+
+const (
+	// seenLive: the job was created or polled by this tracker, so a
+	// terminal status or pull request it shows is news and is counted.
+	seenLive sighting = iota
+	// seenAfterTheFact: the job was first seen now, tracked after it was
+	// created elsewhere; whatever it already reached is recorded as
+	// counted without counting it (this tracker did not see it happen).
+	seenAfterTheFact
+)
+
+// events are the metric updates of one state change, applied only after
+// the change is persisted.
+type events struct {
+	finished string
+	// duration, when observed, is createdAt to the first terminal poll.
+	duration   time.Duration
+	observeDur bool
+	pr         bool
+	lost       bool
+}
+
+// transition computes the record after seeing job at time at, and the
+// events to count.
+func transition(old record, job apiclient.Job, at time.Time, how sighting) (record, events) {
+	rec := old
+	rec.Job = job
+	var ev events
+	if bit := countedBit(job.Status); bit != 0 && rec.Counted&bit == 0 {
+		rec.Counted |= bit
+		firstTerminal := rec.TerminalAt.IsZero()
+		if firstTerminal {
+			rec.TerminalAt = at
+		}
+		if how == seenLive {
+			ev.finished = job.Status
+			if firstTerminal && !job.CreatedAt.IsZero() {
+				ev.observeDur = true
+				ev.duration = at.Sub(job.CreatedAt)
+			}
+		}
+	}
+	// A PR counts once its job completed (or was archived after that); a
+	// link on a job that is active or failed is not a finished change.
+	prDone := job.Status == apiclient.StatusCompleted || job.Status == apiclient.StatusArchived
+	if prDone && job.PRLink != nil && *job.PRLink != "" && !rec.PRCounted {
+		rec.PRCounted = true
+		ev.pr = how == seenLive
+	}
+	return rec, ev
 }

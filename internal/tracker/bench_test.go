@@ -1,8 +1,7 @@
-package agent
+package tracker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
@@ -15,8 +14,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/agent/store"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
 const benchJobs = 10_000
@@ -42,7 +41,7 @@ func benchJob(i int, status string, createdAt time.Time) apiclient.Job {
 // that bbolt batches the commits.
 func seedState(b *testing.B, path string, jobs []apiclient.Job, trackedAt time.Time) {
 	b.Helper()
-	st, err := store.Open(path)
+	st, err := store.Open(path, store.Options{Schema: stateSchema, LockTimeout: time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,13 +50,13 @@ func seedState(b *testing.B, path string, jobs []apiclient.Job, trackedAt time.T
 	g.SetLimit(256)
 	for _, j := range jobs {
 		g.Go(func() error {
-			rec := record{Project: "p1", Job: j, Origin: originGateway, TrackedAt: trackedAt}
+			rec := record{Project: "p1", Job: j, Origin: OriginGateway, TrackedAt: trackedAt}
 			if apiclient.IsTerminal(j.Status) {
 				rec.TerminalAt = trackedAt
 				rec.Counted = countedBit(j.Status)
 				rec.PRCounted = j.PRLink != nil
 			}
-			data, err := json.Marshal(rec)
+			data, err := encodeRecord(&rec)
 			if err != nil {
 				return err
 			}
@@ -91,12 +90,13 @@ func BenchmarkAgentMemoryPerJob(b *testing.B) {
 	}
 	path := filepath.Join(b.TempDir(), "agent.db")
 	seedState(b, path, jobs, now)
-	cfg := Config{Projects: []string{"p1"}, StatePath: path}
+	cfg := Defaults()
+	cfg.Projects, cfg.StatePath = []string{"p1"}, path
 	var perJob float64
 	b.ResetTimer()
 	for b.Loop() {
 		before := heapAlloc()
-		svc, err := newService(stubUpstream{}, nil, cfg, nil)
+		svc, err := newTracker(stubUpstream{}, nil, cfg, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -195,8 +195,9 @@ func benchPollRound(b *testing.B, mode string, concurrency int) {
 	var mu sync.Mutex
 	clock := time.Now()
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	cfg := Config{Projects: []string{"p1"}, StatePath: path, MaxConcurrentPolls: concurrency, Now: now}
-	svc, err := newService(api, nil, cfg, nil)
+	cfg := Defaults()
+	cfg.Projects, cfg.StatePath, cfg.MaxConcurrentPolls, cfg.Now = []string{"p1"}, path, concurrency, now
+	svc, err := newTracker(api, nil, cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func benchPollRound(b *testing.B, mode string, concurrency int) {
 	for b.Loop() {
 		svc.round(ctx)
 		mu.Lock()
-		clock = clock.Add(DefaultPollInterval)
+		clock = clock.Add(cfg.PollInterval)
 		mu.Unlock()
 	}
 	b.StopTimer()

@@ -1,4 +1,4 @@
-package agent
+package main
 
 import (
 	"context"
@@ -20,14 +20,15 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 )
 
-// exporter is a running built binary with helpers for its agent API.
-type exporter struct{ *testutil.Exporter }
+// agentExporter is a running built binary with helpers for its agent API.
+type agentExporter struct{ *testutil.Exporter }
 
-func startBinary(t *testing.T, bin, apiURL, statePath string) *exporter {
+func startAgentExporter(t *testing.T, apiURL, statePath string) *agentExporter {
 	t.Helper()
-	x := &exporter{testutil.StartExporter(t, bin, []string{"MINTLIFY_API_KEY=mint_test"},
+	x := &agentExporter{startExporter(t, []string{"MINTLIFY_API_KEY=mint_test"},
 		"--mintlify.api-url="+apiURL,
 		"--mintlify.project=p1",
 		"--web.enable-agent-api",
@@ -38,7 +39,7 @@ func startBinary(t *testing.T, bin, apiURL, statePath string) *exporter {
 	return x
 }
 
-func (x *exporter) jobs(t *testing.T) []gateway.JobView {
+func (x *agentExporter) jobs(t *testing.T) []tracker.JobView {
 	t.Helper()
 	body, status, err := testutil.Get(t.Context(), x.Base+"/api/v2/agent/p1/jobs")
 	if err != nil || status != 200 {
@@ -53,7 +54,7 @@ func (x *exporter) jobs(t *testing.T) []gateway.JobView {
 
 // metrics scrapes /metrics and returns "name{k=v,...}" -> value for our
 // agent series (histograms: _count).
-func (x *exporter) metrics(t *testing.T) map[string]float64 {
+func (x *agentExporter) metrics(t *testing.T) map[string]float64 {
 	t.Helper()
 	body, status, err := testutil.Get(t.Context(), x.Base+"/metrics")
 	if err != nil || status != 200 {
@@ -95,20 +96,13 @@ func (x *exporter) metrics(t *testing.T) map[string]float64 {
 // counted exactly once; then restarts once more and checks that nothing is
 // counted again.
 func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the exporter binary")
-	}
-	binDir := t.TempDir()
-	bin, err := testutil.BuildExporter(binDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
 	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	statePath := filepath.Join(t.TempDir(), "agent.db")
 
-	x := startBinary(t, bin, srv.URL, statePath)
+	x := startAgentExporter(t, srv.URL, statePath)
 
 	// A burst: 8 clients submitting as fast as they can. Jobs last 3s
 	// upstream, longer than the burst, so none finishes before the kill.
@@ -161,8 +155,8 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	t.Logf("%d submissions acknowledged before kill -9; %d jobs created upstream", nAccepted, fake.JobCount())
 
 	// Restart on the same state file.
-	x = startBinary(t, bin, srv.URL, statePath)
-	tracked := map[string]gateway.JobView{}
+	x = startAgentExporter(t, srv.URL, statePath)
+	tracked := map[string]tracker.JobView{}
 	for _, v := range x.jobs(t) {
 		tracked[v.ID] = v
 	}
@@ -220,7 +214,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	// A clean restart: the finished jobs are still tracked, and not
 	// counted again.
 	x.Stop(t)
-	x = startBinary(t, bin, srv.URL, statePath)
+	x = startAgentExporter(t, srv.URL, statePath)
 	time.Sleep(time.Second) // several poll intervals
 	m = x.metrics(t)
 	for k, v := range m {
@@ -232,4 +226,17 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 		t.Errorf("after a second restart: completed gauge = %v, want %d", got, byStatus["completed"])
 	}
 	x.Stop(t)
+}
+
+// eventually polls cond until it holds or timeout passes. The timeout is a
+// hang guard for a test of a running binary, not a bound the test asserts.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

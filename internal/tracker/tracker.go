@@ -1,24 +1,25 @@
-// Package agent tracks Mintlify agent jobs to their end: it creates jobs
-// for the gateway, polls every active job, persists each job's state
-// crash-safely, and turns what it sees into the mintlify_agent_* metrics.
+// Package tracker follows Mintlify agent jobs to their end. It creates jobs
+// (for the gateway) and starts tracking jobs created elsewhere, polls every
+// active job, keeps each job's state crash-safely in its own record format
+// in a bbolt file (package store), and owns the mintlify_agent_* metrics
+// that describe what it sees. It knows no HTTP routes: internal/gateway
+// serves it.
 //
 // Counting rules, which hold within a process and across restarts:
-//   - a job's state is written (fsync) before the gateway answers 2xx for
-//     it, so a job whose creation was acknowledged is never lost;
+//   - a job's state is written (fsync) before Create returns it, so a job
+//     whose creation was acknowledged is never lost;
 //   - a terminal transition is written before it is counted, and the
 //     statuses already counted are part of the written state, so a crash
 //     between the two under-counts by one but never counts twice, and jobs
 //     that were terminal before a restart are not counted again.
-package agent
+package tracker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,26 +30,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/collector"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/agent/store"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
-// upstream is the part of *apiclient.Client the service uses.
+// upstream is the part of *apiclient.Client the tracker uses.
 type upstream interface {
 	CreateJobWithStatus(ctx context.Context, project, prompt string) (*apiclient.Job, int, error)
 	GetJob(ctx context.Context, project, id string) (*apiclient.Job, error)
 	ThrottledUntil(endpoint string) time.Time
 }
 
-// Service is the agent job tracker with its state store, metrics and
-// gateway.
-type Service struct {
+// Tracker is the agent job tracker with its state store and metrics.
+type Tracker struct {
 	cfg      Config
 	api      upstream
 	store    *store.Store
-	metrics  *collector.AgentMetrics
-	gateway  *gateway.Gateway
+	metrics  *metrics
 	logger   log.Logger
 	projects map[string]bool
 
@@ -56,35 +53,38 @@ type Service struct {
 	entries map[string]*entry // by storeKey
 
 	running atomic.Bool
-	// inflight counts gateway creates and tracks under way: they outlive
-	// their HTTP request (an upstream create must be recorded even if the
-	// client hangs up), so Close waits for them before closing the store.
+	// inflight counts creates and tracks under way: they outlive their HTTP
+	// request (an upstream create must be recorded even if the client hangs
+	// up), so Close waits for them before closing the store.
 	inflight sync.WaitGroup
 }
 
-// New opens (or creates) the state file, loads the tracked jobs, registers
-// the metrics with reg and builds the gateway. It fails when the state file
-// cannot be opened (unreadable, locked by another process, unknown layout).
-// Polling starts with Run.
-func New(client *apiclient.Client, reg prometheus.Registerer, cfg Config, logger log.Logger) (*Service, error) {
+// New validates cfg, opens (or creates) the state file, loads the tracked
+// jobs and registers the metrics with reg (when not nil). It fails when the
+// state file cannot be opened (unreadable, locked by another process,
+// unknown layout). Polling starts with Run.
+func New(client *apiclient.Client, reg prometheus.Registerer, cfg Config, logger log.Logger) (*Tracker, error) {
 	if client == nil {
-		return nil, errors.New("agent: nil API client")
+		return nil, errors.New("tracker: nil API client")
 	}
-	return newService(client, reg, cfg, logger)
+	return newTracker(client, reg, cfg, logger)
 }
 
-func newService(api upstream, reg prometheus.Registerer, cfg Config, logger log.Logger) (*Service, error) {
-	if err := cfg.setDefaults(); err != nil {
-		return nil, err
+func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.Logger) (*Tracker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("tracker config: %w", err)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	st, err := store.Open(cfg.StatePath)
+	st, err := store.Open(cfg.StatePath, store.Options{Schema: stateSchema, LockTimeout: cfg.LockTimeout})
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{
+	s := &Tracker{
 		cfg:      cfg,
 		api:      api,
 		store:    st,
@@ -99,33 +99,23 @@ func newService(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 		_ = st.Close()
 		return nil, err
 	}
-	s.metrics = collector.NewAgentMetrics(cfg.Projects, s.snapshot, cfg.Now)
+	s.metrics = newMetrics(cfg.Projects, s.snapshot, cfg.Now)
 	if reg != nil {
 		if err := reg.Register(s.metrics); err != nil {
 			_ = st.Close()
-			return nil, fmt.Errorf("agent: registering metrics: %w", err)
+			return nil, fmt.Errorf("tracker: registering metrics: %w", err)
 		}
 	}
-	s.gateway = gateway.New(backend{s}, gateway.Options{
-		Projects:       cfg.Projects,
-		MaxPromptBytes: cfg.MaxPromptBytes,
-		CreateLimit:    cfg.CreateLimitPerHour,
-		CreateWindow:   time.Hour,
-		RecentCreates:  s.recentCreates(time.Hour),
-		Rejected:       s.metrics.Rejected,
-		Now:            cfg.Now,
-		Logger:         logger,
-	})
 	return s, nil
 }
 
 // load reads every record of a configured project into memory.
-func (s *Service) load() error {
+func (s *Tracker) load() error {
 	now := s.cfg.Now()
 	var bad, foreign, active, watched int
 	err := s.store.ForEach(func(k, v []byte) error {
-		var rec record
-		if err := json.Unmarshal(v, &rec); err != nil || rec.Job.ID == "" || rec.Project == "" {
+		rec, err := decodeRecord(v)
+		if err != nil {
 			bad++
 			level.Warn(s.logger).Log("msg", "skipping unreadable record in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
 			return nil
@@ -158,33 +148,15 @@ func (s *Service) load() error {
 	return nil
 }
 
-// recentCreates returns, per project, when jobs were created through the
-// gateway within window, to seed the local create limit after a restart.
-func (s *Service) recentCreates(window time.Duration) map[string][]time.Time {
-	now := s.cfg.Now()
-	out := map[string][]time.Time{}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	for _, e := range s.entries {
-		if e.rec.Origin == originGateway && now.Sub(e.rec.TrackedAt) < window {
-			out[e.rec.Project] = append(out[e.rec.Project], e.rec.TrackedAt)
-		}
-	}
-	for _, ts := range out {
-		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
-	}
-	return out
-}
-
-// Handler is the gateway. Mount it at "/api/": its routes include /api.
-func (s *Service) Handler() http.Handler { return s.gateway }
-
-// Close waits for gateway creates and tracks under way (each bounded by
-// its upstream timeout), then closes the state file. Call it after Run has
+// Close waits for creates and tracks under way (each bounded by its
+// caller's context), then closes the state file. Call it after Run has
 // returned and the HTTP server has stopped taking requests.
-func (s *Service) Close() error {
+func (s *Tracker) Close() error {
 	s.inflight.Wait()
-	return s.store.Close()
+	if err := s.store.Close(); err != nil {
+		return fmt.Errorf("closing the agent state file: %w", err)
+	}
+	return nil
 }
 
 // claim inserts e under key unless the key is tracked already, in which
@@ -192,7 +164,7 @@ func (s *Service) Close() error {
 // no poll writes it before its first write has landed; claiming before
 // writing keeps two concurrent tracks (or a track and a create) of one job
 // from writing an older record over a newer one.
-func (s *Service) claim(key string, e *entry) (existing *entry) {
+func (s *Tracker) claim(key string, e *entry) (existing *entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old := s.entries[key]; old != nil {
@@ -204,7 +176,7 @@ func (s *Service) claim(key string, e *entry) (existing *entry) {
 }
 
 // release ends a claim once the entry's first write is done.
-func (s *Service) release(e *entry, writeErr error) {
+func (s *Tracker) release(e *entry, writeErr error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e.pollPending = false
@@ -217,9 +189,9 @@ func (s *Service) release(e *entry, writeErr error) {
 // Run polls until ctx is done, then returns once every poll it started has
 // finished. The first round starts at once, so jobs tracked before a
 // restart resume immediately.
-func (s *Service) Run(ctx context.Context) error {
+func (s *Tracker) Run(ctx context.Context) error {
 	if !s.running.CompareAndSwap(false, true) {
-		return errors.New("agent: Run called twice")
+		return errors.New("tracker: Run called twice")
 	}
 	defer s.running.Store(false)
 	t := time.NewTicker(s.cfg.PollInterval)
@@ -239,7 +211,7 @@ type pollTask struct{ key, project, id string }
 
 // round forgets expired jobs and polls every due job, at most
 // MaxConcurrentPolls at a time, and returns when all polls are done.
-func (s *Service) round(ctx context.Context) {
+func (s *Tracker) round(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
@@ -281,7 +253,7 @@ func (s *Service) round(ctx context.Context) {
 // due picks the jobs to poll in a round starting at now. Half a poll
 // interval of slack keeps a job scheduled for "next round" from slipping
 // one more round because the ticker fired a hair early.
-func (s *Service) due(now time.Time) []pollTask {
+func (s *Tracker) due(now time.Time) []pollTask {
 	limit := now.Add(s.cfg.PollInterval / 2)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -298,7 +270,7 @@ func (s *Service) due(now time.Time) []pollTask {
 
 // forgetExpired deletes jobs that have been terminal (or lost) for longer
 // than Retention: from the state file first, then from memory.
-func (s *Service) forgetExpired(now time.Time) {
+func (s *Tracker) forgetExpired(now time.Time) {
 	s.mu.RLock()
 	var keys []string
 	for k, e := range s.entries {
@@ -312,7 +284,7 @@ func (s *Service) forgetExpired(now time.Time) {
 		return
 	}
 	if err := s.store.Delete(keys...); err != nil {
-		s.metrics.StateWriteError()
+		s.metrics.stateWriteError()
 		level.Error(s.logger).Log("msg", "could not forget expired agent jobs", "jobs", len(keys), "err", err)
 		return
 	}
@@ -325,7 +297,7 @@ func (s *Service) forgetExpired(now time.Time) {
 }
 
 // poll reads one job and applies what it learned.
-func (s *Service) poll(ctx context.Context, t pollTask, roundStart time.Time) {
+func (s *Tracker) poll(ctx context.Context, t pollTask, roundStart time.Time) {
 	if until := s.api.ThrottledUntil(apiclient.EndpointGetJob); !until.IsZero() {
 		// The API asked for a pause (Retry-After): no request, and no
 		// worker blocked waiting for it.
@@ -357,62 +329,8 @@ func (s *Service) poll(ctx context.Context, t pollTask, roundStart time.Time) {
 	s.applyJob(t, job, at, roundStart)
 }
 
-// events are the metric updates of one state change, applied only after
-// the change is persisted.
-type events struct {
-	finished string
-	observe  bool
-	duration time.Duration
-	pr       bool
-	lost     bool
-}
-
-func (s *Service) emit(project string, ev events) {
-	if ev.finished != "" {
-		s.metrics.Finished(project, ev.finished, ev.duration, ev.observe)
-	}
-	if ev.pr {
-		s.metrics.PullRequest(project)
-	}
-	if ev.lost {
-		s.metrics.Lost(project)
-	}
-}
-
-// transition computes the record after seeing job at time at, and the
-// events to count. first says the job was never seen non-terminal by this
-// exporter (tracked after the fact): its terminal status and pull request
-// are recorded as counted without counting them.
-func transition(old record, job apiclient.Job, at time.Time, first bool) (record, events) {
-	rec := old
-	rec.Job = job
-	var ev events
-	if bit := countedBit(job.Status); bit != 0 && rec.Counted&bit == 0 {
-		rec.Counted |= bit
-		firstTerminal := rec.TerminalAt.IsZero()
-		if firstTerminal {
-			rec.TerminalAt = at
-		}
-		if !first {
-			ev.finished = job.Status
-			if firstTerminal && !job.CreatedAt.IsZero() {
-				ev.observe = true
-				ev.duration = at.Sub(job.CreatedAt)
-			}
-		}
-	}
-	// A PR counts once its job completed (or was archived after that); a
-	// link on a job that is active or failed is not a finished change.
-	prDone := job.Status == apiclient.StatusCompleted || job.Status == apiclient.StatusArchived
-	if prDone && job.PRLink != nil && *job.PRLink != "" && !rec.PRCounted {
-		rec.PRCounted = true
-		ev.pr = !first
-	}
-	return rec, ev
-}
-
 // applyJob records a successful poll.
-func (s *Service) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.Time) {
+func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.Time) {
 	j := *job
 	j.ID = t.id // the key is what we asked for
 	internJob(&j)
@@ -427,7 +345,7 @@ func (s *Service) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 	e.lastPolled = at
 	e.errors, e.notFound, e.lastErr = 0, 0, ""
 	changed := !sameJob(&e.rec.Job, &j)
-	rec, ev := transition(e.rec, j, at, false)
+	rec, ev := transition(e.rec, j, at, seenLive)
 	s.schedule(e, &rec, at, roundStart)
 	if !changed && !e.dirty {
 		s.mu.Unlock()
@@ -445,11 +363,11 @@ func (s *Service) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 	s.mu.Lock()
 	e.rec, e.dirty = rec, false
 	s.mu.Unlock()
-	s.emit(t.project, ev)
+	s.metrics.count(t.project, ev)
 }
 
 // schedule sets e's next poll for a job whose record will be rec.
-func (s *Service) schedule(e *entry, rec *record, at, roundStart time.Time) {
+func (s *Tracker) schedule(e *entry, rec *record, at, roundStart time.Time) {
 	switch {
 	case !apiclient.IsTerminal(rec.Job.Status):
 		e.nextPoll = roundStart.Add(s.cfg.PollInterval)
@@ -476,7 +394,7 @@ func sameTime(a, b *time.Time) bool {
 // applyError records a failed poll: backoff, and after repeated 404s the
 // job is lost (or, for a completed job under archive watch, the watch
 // ends).
-func (s *Service) applyError(t pollTask, err error, at time.Time) {
+func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
 	s.mu.Lock()
 	e := s.entries[t.key]
 	if e == nil {
@@ -490,7 +408,7 @@ func (s *Service) applyError(t pollTask, err error, at time.Time) {
 		msg = msg[:300] + "…"
 	}
 	e.lastErr = msg
-	e.nextPoll = at.Add(s.backoff(e.errors, err))
+	e.nextPoll = at.Add(s.backoff(e.errors, err, at))
 
 	var rec record
 	var ev events
@@ -525,13 +443,13 @@ func (s *Service) applyError(t pollTask, err error, at time.Time) {
 	if ev.lost {
 		level.Warn(s.logger).Log("msg", "agent job lost: the API no longer knows it", "project", t.project, "job", t.id, "last_status", rec.Job.Status)
 	}
-	s.emit(t.project, ev)
+	s.metrics.count(t.project, ev)
 }
 
-// backoff is the wait after n consecutive errors: PollInterval doubled per
-// error, capped at 5m, jittered by ±20%, and never shorter than what the
-// API asked for.
-func (s *Service) backoff(n int, err error) time.Duration {
+// backoff is the wait after n consecutive errors, the last at now:
+// PollInterval doubled per error, capped at 5m, jittered by ±20%, and never
+// shorter than what the API asked for.
+func (s *Tracker) backoff(n int, err error, now time.Time) time.Duration {
 	d := s.cfg.PollInterval
 	for i := 1; i < n && d < maxPollBackoff; i++ {
 		d *= 2
@@ -541,7 +459,7 @@ func (s *Service) backoff(n int, err error) time.Duration {
 	var throttled *apiclient.ThrottledError
 	var apiErr *apiclient.APIError
 	if errors.As(err, &throttled) {
-		d = max(d, time.Until(throttled.Until))
+		d = max(d, throttled.Until.Sub(now))
 	} else if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
 		d = max(d, apiErr.RetryAfter)
 	}
@@ -549,26 +467,26 @@ func (s *Service) backoff(n int, err error) time.Duration {
 }
 
 // persist writes rec durably.
-func (s *Service) persist(key string, rec *record) error {
-	data, err := json.Marshal(rec)
+func (s *Tracker) persist(key string, rec *record) error {
+	data, err := encodeRecord(rec)
 	if err == nil {
 		err = s.store.Put(key, data)
 	}
 	if err != nil {
-		s.metrics.StateWriteError()
+		s.metrics.stateWriteError()
 		level.Error(s.logger).Log("msg", "could not write agent job to the state file", "project", rec.Project, "job", rec.Job.ID, "err", err)
 	}
 	return err
 }
 
 // snapshot is the metrics' view at scrape time.
-func (s *Service) snapshot() []collector.AgentProjectJobs {
+func (s *Tracker) snapshot() []projectJobs {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	by := make(map[string]*collector.AgentProjectJobs, len(s.cfg.Projects))
-	out := make([]collector.AgentProjectJobs, len(s.cfg.Projects))
+	by := make(map[string]*projectJobs, len(s.cfg.Projects))
+	out := make([]projectJobs, len(s.cfg.Projects))
 	for i, p := range s.cfg.Projects {
-		out[i] = collector.AgentProjectJobs{Project: p, ByStatus: map[string]int{}}
+		out[i] = projectJobs{project: p, byStatus: map[string]int{}}
 		by[p] = &out[i]
 	}
 	for _, e := range s.entries {
@@ -577,14 +495,14 @@ func (s *Service) snapshot() []collector.AgentProjectJobs {
 			continue
 		}
 		st := e.rec.viewStatus()
-		pj.ByStatus[st]++
+		pj.byStatus[st]++
 		if !e.rec.Lost && !apiclient.IsTerminal(st) {
 			c := e.rec.Job.CreatedAt
 			if c.IsZero() {
 				c = e.rec.TrackedAt
 			}
-			if pj.OldestActive.IsZero() || c.Before(pj.OldestActive) {
-				pj.OldestActive = c
+			if pj.oldestActive.IsZero() || c.Before(pj.oldestActive) {
+				pj.oldestActive = c
 			}
 		}
 	}

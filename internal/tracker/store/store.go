@@ -1,4 +1,4 @@
-// Package store persists the agent job tracker's state in a bbolt file.
+// Package store persists the job tracker's state in a bbolt file.
 //
 // bbolt gives the crash safety the tracker needs without a temp-file dance:
 // every committed transaction is fsynced before Put or Delete returns, and a
@@ -7,8 +7,9 @@
 // Concurrent writers are coalesced with db.Batch, so a burst of submissions
 // costs a few fsyncs rather than one each.
 //
-// The store is a plain key/value map; the agent package owns the value
-// format.
+// The store is a plain key/value map with a schema version. The tracker owns
+// the value format and its version; the store keeps the version in the file
+// and refuses a file of another version.
 package store
 
 import (
@@ -28,13 +29,15 @@ var (
 	keySchema  = []byte("schema")
 )
 
-// SchemaVersion is the layout of the values the agent package writes. It is
-// stored in the file so that a future layout can migrate or refuse old files.
-const SchemaVersion = "1"
-
-// lockTimeout bounds how long Open waits for another process to release the
-// file lock.
-const lockTimeout = 2 * time.Second
+// Options configure Open.
+type Options struct {
+	// Schema is the layout of the values the caller writes. A new file is
+	// stamped with it; an existing file of another schema is refused.
+	Schema string
+	// LockTimeout bounds how long Open waits for another process to release
+	// the file lock; it must be positive.
+	LockTimeout time.Duration
+}
 
 // Store is an open state file. It is safe for concurrent use.
 type Store struct {
@@ -45,17 +48,20 @@ type Store struct {
 // Open opens or creates the state file at path, creating its directory if
 // needed. It fails when the file is locked by another process (two exporters
 // sharing one state file would both poll and count every job) or is not a
-// state file of a layout it understands.
-func Open(path string) (*Store, error) {
+// state file of opts.Schema.
+func Open(path string, opts Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("agent state file: empty path")
+	}
+	if opts.Schema == "" || opts.LockTimeout <= 0 {
+		return nil, fmt.Errorf("agent state file %s: a schema and a positive lock timeout are required", path)
 	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return nil, fmt.Errorf("agent state file: creating directory: %w", err)
 		}
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("agent state file %s is locked by another process (is another exporter running with the same --agent.state-file?)", path)
@@ -67,10 +73,10 @@ func Open(path string) (*Store, error) {
 		if err != nil {
 			return err
 		}
-		if v := meta.Get(keySchema); v != nil && string(v) != SchemaVersion {
-			return fmt.Errorf("schema version %q, this exporter understands %q", v, SchemaVersion)
+		if v := meta.Get(keySchema); v != nil && string(v) != opts.Schema {
+			return fmt.Errorf("schema version %q, this exporter understands %q", v, opts.Schema)
 		}
-		if err := meta.Put(keySchema, []byte(SchemaVersion)); err != nil {
+		if err := meta.Put(keySchema, []byte(opts.Schema)); err != nil {
 			return err
 		}
 		_, err = tx.CreateBucketIfNotExists(bucketJobs)

@@ -7,13 +7,19 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-func TestAgentStoreRoundTrip(t *testing.T) {
+// opts are the test's Options: schema "1", and a lock timeout short enough
+// that waiting it out costs nothing.
+var opts = Options{Schema: "1", LockTimeout: 20 * time.Millisecond}
+
+func TestStoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "sub", "dir", "agent.db")
-	s, err := Open(path)
+	s, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +42,7 @@ func TestAgentStoreRoundTrip(t *testing.T) {
 		t.Errorf("state file mode: %v %v", fi.Mode(), err)
 	}
 
-	s, err = Open(path)
+	s, err = Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +59,8 @@ func TestAgentStoreRoundTrip(t *testing.T) {
 	}
 }
 
-func TestAgentStoreRefusesOtherSchema(t *testing.T) {
+func TestStoreRefusesOtherSchema(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
@@ -69,29 +76,41 @@ func TestAgentStoreRefusesOtherSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "schema") {
+	if _, err := Open(path, opts); err == nil || !strings.Contains(err.Error(), "schema") {
 		t.Errorf("Open of a schema 99 file: %v", err)
 	}
 }
 
-func TestAgentStoreRefusesGarbage(t *testing.T) {
+func TestStoreRefusesGarbage(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	if err := os.WriteFile(path, []byte(strings.Repeat("not a bbolt file\n", 1000)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(path); err == nil {
+	if _, err := Open(path, opts); err == nil {
 		t.Error("Open of a garbage file succeeded")
 	}
 }
 
-func TestAgentStoreLocked(t *testing.T) {
+func TestStoreLocked(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.db")
-	s, err := Open(path)
+	s, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "locked") {
+	if _, err := Open(path, opts); err == nil || !strings.Contains(err.Error(), "locked") {
 		t.Errorf("second Open: %v, want locked", err)
+	}
+}
+
+func TestStoreNeedsSchemaAndLockTimeout(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "agent.db")
+	for _, o := range []Options{{LockTimeout: time.Second}, {Schema: "1"}} {
+		if _, err := Open(path, o); err == nil {
+			t.Errorf("Open with %+v succeeded", o)
+		}
 	}
 }

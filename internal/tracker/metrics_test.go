@@ -1,4 +1,4 @@
-package collector
+package tracker
 
 import (
 	"fmt"
@@ -8,36 +8,35 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
 
 var agentTestNow = time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
 
-func newAgentTestMetrics(state []AgentProjectJobs) (*AgentMetrics, *prometheus.Registry) {
-	m := NewAgentMetrics([]string{"p1", "p2"}, func() []AgentProjectJobs { return state }, func() time.Time { return agentTestNow })
+func newAgentTestMetrics(state []projectJobs) (*metrics, *prometheus.Registry) {
+	m := newMetrics([]string{"p1", "p2"}, func() []projectJobs { return state }, func() time.Time { return agentTestNow })
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(m)
 	return m, reg
 }
 
-func TestAgentMetricsGolden(t *testing.T) {
-	m, reg := newAgentTestMetrics([]AgentProjectJobs{
-		{Project: "p1", ByStatus: map[string]int{"active": 2, "completed": 3, "waiting_for_review": 1, "lost": 1}, OldestActive: agentTestNow.Add(-90 * time.Second)},
+func TestMetricsGolden(t *testing.T) {
+	t.Parallel()
+	m, reg := newAgentTestMetrics([]projectJobs{
+		{project: "p1", byStatus: map[string]int{"active": 2, "completed": 3, "waiting_for_review": 1, "lost": 1}, oldestActive: agentTestNow.Add(-90 * time.Second)},
 		// Not configured: must not appear.
-		{Project: "evil", ByStatus: map[string]int{"active": 9}},
+		{project: "evil", byStatus: map[string]int{"active": 9}},
 	})
-	m.Submitted("p1")
-	m.Submitted("p1")
-	m.Finished("p1", AgentStatusCompleted, 42*time.Second, true)
-	m.Finished("p1", AgentStatusArchived, 0, false) // archive after completion: counted, not observed
-	m.PullRequest("p1")
-	m.Lost("p1")
-	m.Rejected("p1", RejectTooLarge)
+	m.submittedJob("p1")
+	m.submittedJob("p1")
+	m.count("p1", events{finished: apiclient.StatusCompleted, observeDur: true, duration: 42 * time.Second})
+	m.count("p1", events{finished: apiclient.StatusArchived}) // archive after completion: counted, not observed
+	m.count("p1", events{pr: true})
+	m.count("p1", events{lost: true})
 	// Unknown projects never become label values.
-	m.Submitted("nope")
-	m.Rejected("nope", RejectBadRequest)
-	m.Finished("nope", AgentStatusFailed, time.Second, true)
-	m.PullRequest("nope")
-	m.Lost("nope")
+	m.submittedJob("nope")
+	m.count("nope", events{finished: apiclient.StatusFailed, observeDur: true, duration: time.Second, pr: true, lost: true})
 
 	want := `
 # HELP mintlify_agent_job_oldest_active_age_seconds Age (now minus createdAt) of the oldest tracked job not yet in a terminal status, 0 when there is none.
@@ -76,7 +75,7 @@ mintlify_agent_jobs_submitted_total{project="p2"} 0
 		t.Fatal(err)
 	}
 
-	// finished_total, rejected_total and the histogram: every known label
+	// finished_total and the histogram: every known label
 	// combination is pre-created, no unknown project appears.
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -98,23 +97,22 @@ mintlify_agent_jobs_submitted_total{project="p2"} 0
 				if h.GetSampleCount() != 1 || h.GetSampleSum() != 42 {
 					t.Errorf("duration histogram: count %d sum %v, want 1 and 42", h.GetSampleCount(), h.GetSampleSum())
 				}
-				if len(h.GetBucket()) != len(AgentDurationBuckets) {
-					t.Errorf("duration histogram has %d classic buckets, want %d", len(h.GetBucket()), len(AgentDurationBuckets))
+				if len(h.GetBucket()) != len(DurationBuckets) {
+					t.Errorf("duration histogram has %d classic buckets, want %d", len(h.GetBucket()), len(DurationBuckets))
 				}
 			}
 		}
 	}
 	for name, want := range map[string]int{
-		"mintlify_agent_jobs_finished_total":       2 * 3,
-		"mintlify_agent_job_duration_seconds":      2 * 3,
-		"mintlify_agent_job_submit_rejected_total": 2 * len(AgentRejectReasons),
-		"mintlify_agent_state_write_errors_total":  1,
+		"mintlify_agent_jobs_finished_total":      2 * 3,
+		"mintlify_agent_job_duration_seconds":     2 * 3,
+		"mintlify_agent_state_write_errors_total": 1,
 	} {
 		if series[name] != want {
 			t.Errorf("%s: %d series, want %d", name, series[name], want)
 		}
 	}
-	if got := promtestutil.ToFloat64(m.finished.WithLabelValues("p1", AgentStatusArchived)); got != 1 {
+	if got := promtestutil.ToFloat64(m.finished.WithLabelValues("p1", apiclient.StatusArchived)); got != 1 {
 		t.Errorf("finished archived = %v, want 1", got)
 	}
 
@@ -127,12 +125,13 @@ mintlify_agent_jobs_submitted_total{project="p2"} 0
 	}
 }
 
-func TestAgentMetricsUnknownStatusesBounded(t *testing.T) {
+func TestMetricsUnknownStatusesBounded(t *testing.T) {
+	t.Parallel()
 	by := map[string]int{"active": 1}
 	for i := range 25 {
 		by[fmt.Sprintf("weird_%02d", i)] = 1
 	}
-	_, reg := newAgentTestMetrics([]AgentProjectJobs{{Project: "p1", ByStatus: by}})
+	_, reg := newAgentTestMetrics([]projectJobs{{project: "p1", byStatus: by}})
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -153,10 +152,10 @@ func TestAgentMetricsUnknownStatusesBounded(t *testing.T) {
 		}
 	}
 	// 5 always-present + 10 unknown + other.
-	if len(statuses) != 5+agentMaxUnknownStatuses+1 {
-		t.Errorf("got %d status values, want %d: %v", len(statuses), 5+agentMaxUnknownStatuses+1, statuses)
+	if len(statuses) != 5+maxUnknownStatuses+1 {
+		t.Errorf("got %d status values, want %d: %v", len(statuses), 5+maxUnknownStatuses+1, statuses)
 	}
-	if statuses[AgentStatusOther] != 15 || statuses["weird_00"] != 1 || statuses["active"] != 1 {
+	if statuses[statusOther] != 15 || statuses["weird_00"] != 1 || statuses["active"] != 1 {
 		t.Errorf("unexpected values: %v", statuses)
 	}
 	var sum float64
@@ -165,12 +164,5 @@ func TestAgentMetricsUnknownStatusesBounded(t *testing.T) {
 	}
 	if sum != 26 {
 		t.Errorf("sum over status = %v, want 26 (folding must not lose jobs)", sum)
-	}
-}
-
-func TestAgentMetricsNilState(t *testing.T) {
-	m := NewAgentMetrics([]string{"p1"}, nil, nil)
-	if n := promtestutil.CollectAndCount(m, "mintlify_agent_jobs"); n != 5 {
-		t.Errorf("mintlify_agent_jobs series = %d, want 5", n)
 	}
 }

@@ -1,0 +1,200 @@
+package tracker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+)
+
+// Tracking is the exporter's own information about a tracked job, added to
+// the job object under "tracking" (clients of the API ignore unknown
+// fields).
+type Tracking struct {
+	// Origin is OriginGateway or OriginTrack.
+	Origin    string    `json:"origin"`
+	TrackedAt time.Time `json:"trackedAt"`
+	// LastPolledAt is the last successful poll in this process.
+	LastPolledAt *time.Time `json:"lastPolledAt,omitempty"`
+	// TerminalAt is when the job was first seen in a terminal status (or
+	// declared lost).
+	TerminalAt *time.Time `json:"terminalAt,omitempty"`
+	// LastUpstreamStatus is the last status the API reported, set when the
+	// job's status is the exporter's own StatusLost.
+	LastUpstreamStatus string `json:"lastUpstreamStatus,omitempty"`
+	// LastError is the last poll error, cleared by a successful poll.
+	LastError string `json:"lastError,omitempty"`
+	// NextCheckAt is when the job will be polled next (for a completed job:
+	// its next archive re-check); absent when it is due at the next poll
+	// round or no longer polled.
+	NextCheckAt *time.Time `json:"nextCheckAt,omitempty"`
+}
+
+// JobView is a tracked job as shown to clients: the API's job object (same
+// field names) plus "tracking". Its status is the API's latest, or
+// StatusLost when the API no longer knows the job.
+type JobView struct {
+	apiclient.Job
+	Tracking Tracking `json:"tracking"`
+}
+
+// StateError means a job was created (or read) upstream but could not be
+// written to the state file, so it is not certain to survive a restart. It
+// is tracked in memory and written again at its next poll.
+type StateError struct {
+	JobID string
+	Err   error
+}
+
+func (e *StateError) Error() string {
+	return fmt.Sprintf("job %s was created upstream but could not be saved to the state file: %v", e.JobID, e.Err)
+}
+
+func (e *StateError) Unwrap() error { return e.Err }
+
+// TrackResult says what Track did.
+type TrackResult int
+
+const (
+	// NewlyTracked: the job was read upstream and is tracked from now on.
+	NewlyTracked TrackResult = iota
+	// AlreadyTracked: the job was tracked before; nothing was sent upstream.
+	AlreadyTracked
+)
+
+// Create creates the job upstream, then writes it to the state file before
+// returning, so that a 2xx answered for it means the job survives kill -9.
+// It returns the upstream job and the HTTP status of the API's answer. If
+// the write fails the job is still tracked in memory (and written again at
+// its next poll) and a *StateError is returned. A create refused because
+// the API's Retry-After is still running returns *apiclient.ThrottledError
+// without sending anything.
+func (s *Tracker) Create(ctx context.Context, project, prompt string) (*apiclient.Job, int, error) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	if until := s.api.ThrottledUntil(apiclient.EndpointCreateJob); !until.IsZero() {
+		// Answer at once instead of holding the client until the API's
+		// Retry-After has passed.
+		return nil, 0, &apiclient.ThrottledError{Endpoint: apiclient.EndpointCreateJob, Until: until}
+	}
+	job, code, err := s.api.CreateJobWithStatus(ctx, project, prompt)
+	if err != nil {
+		return nil, 0, fmt.Errorf("creating a job of project %s: %w", project, err)
+	}
+	at := s.cfg.Now()
+	j := *job
+	internJob(&j)
+	rec, ev := transition(record{Project: project, Origin: OriginGateway, TrackedAt: at}, j, at, seenLive)
+	key := storeKey(project, j.ID)
+	s.metrics.submittedJob(project)
+	e := &entry{rec: rec}
+	if s.claim(key, e) != nil {
+		return job, code, nil // tracked concurrently (and written) already
+	}
+	perr := s.persist(key, &rec)
+	s.release(e, perr)
+	if perr != nil {
+		return nil, 0, &StateError{JobID: j.ID, Err: perr}
+	}
+	s.metrics.count(project, ev)
+	return job, code, nil
+}
+
+// Job returns a tracked job.
+func (s *Tracker) Job(project, id string) (JobView, bool) {
+	now := s.cfg.Now()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e := s.entries[storeKey(project, id)]
+	if e == nil {
+		return JobView{}, false
+	}
+	return e.view(now, &s.cfg), true
+}
+
+// Jobs lists a project's tracked jobs, newest first (createdAt, then id),
+// only those whose shown status is status unless it is empty.
+func (s *Tracker) Jobs(project, status string) []JobView {
+	now := s.cfg.Now()
+	s.mu.RLock()
+	out := []JobView{}
+	for _, e := range s.entries {
+		if e.rec.Project != project || (status != "" && e.rec.viewStatus() != status) {
+			continue
+		}
+		out = append(out, e.view(now, &s.cfg))
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b JobView) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	return out
+}
+
+// Track starts tracking a job created elsewhere after one get upstream. A
+// job that is already terminal when first seen is stored as such but not
+// counted as finished (this exporter did not see it finish). A job tracked
+// already is returned as it is, AlreadyTracked, without asking upstream.
+// With a *StateError the job is tracked (in memory) and its view is valid;
+// with any other error nothing is tracked.
+func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, TrackResult, error) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	key := storeKey(project, id)
+	if v, ok := s.Job(project, id); ok {
+		return v, AlreadyTracked, nil
+	}
+	if until := s.api.ThrottledUntil(apiclient.EndpointGetJob); !until.IsZero() {
+		return JobView{}, NewlyTracked, &apiclient.ThrottledError{Endpoint: apiclient.EndpointGetJob, Until: until}
+	}
+	job, err := s.api.GetJob(ctx, project, id)
+	if err != nil {
+		return JobView{}, NewlyTracked, fmt.Errorf("reading job %s/%s to track it: %w", project, id, err)
+	}
+	at := s.cfg.Now()
+	j := *job
+	j.ID = id
+	internJob(&j)
+	rec, _ := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at}, j, at, seenAfterTheFact)
+	e := &entry{rec: rec, lastPolled: at}
+	s.schedule(e, &rec, at, at)
+	if old := s.claim(key, e); old != nil { // tracked concurrently
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		return old.view(at, &s.cfg), AlreadyTracked, nil
+	}
+	perr := s.persist(key, &rec)
+	s.release(e, perr)
+	s.mu.RLock()
+	v := e.view(at, &s.cfg)
+	s.mu.RUnlock()
+	if perr != nil {
+		return v, NewlyTracked, &StateError{JobID: id, Err: perr}
+	}
+	return v, NewlyTracked, nil
+}
+
+// RecentCreates returns, per project, when jobs were created through the
+// gateway within window of now, oldest first: what a local create limit
+// must count after a restart.
+func (s *Tracker) RecentCreates(window time.Duration) map[string][]time.Time {
+	now := s.cfg.Now()
+	out := map[string][]time.Time{}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, e := range s.entries {
+		if e.rec.Origin == OriginGateway && now.Sub(e.rec.TrackedAt) < window {
+			out[e.rec.Project] = append(out[e.rec.Project], e.rec.TrackedAt)
+		}
+	}
+	for _, ts := range out {
+		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+	}
+	return out
+}

@@ -1,0 +1,223 @@
+package tracker
+
+import (
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+)
+
+// Statuses of the tracker's own, beside the API's (apiclient.Status*).
+const (
+	// StatusLost is shown for a job the API answered 404 for several times
+	// in a row; it is no longer polled.
+	StatusLost = "lost"
+	// statusOther collects undocumented statuses beyond maxUnknownStatuses
+	// in the jobs gauge.
+	statusOther = "other"
+)
+
+// gaugeStatuses are always exported, 0 included.
+var gaugeStatuses = []string{apiclient.StatusActive, apiclient.StatusCompleted, apiclient.StatusFailed, apiclient.StatusArchived, StatusLost}
+
+// terminalStatuses are the finished_total and duration label values.
+var terminalStatuses = []string{apiclient.StatusCompleted, apiclient.StatusFailed, apiclient.StatusArchived}
+
+// maxUnknownStatuses bounds how many distinct undocumented statuses one
+// project exports; the rest are summed under statusOther, so an API that
+// returns garbage cannot explode cardinality.
+const maxUnknownStatuses = 10
+
+// DurationBuckets are the classic buckets of
+// mintlify_agent_job_duration_seconds: 10s to 4h.
+var DurationBuckets = []float64{10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400}
+
+// projectJobs is the tracker's view of one project at scrape time.
+type projectJobs struct {
+	project string
+	// byStatus counts tracked jobs by current status: the API's statuses,
+	// undocumented statuses as reported, and StatusLost.
+	byStatus map[string]int
+	// oldestActive is the createdAt of the oldest job that is not in a
+	// terminal status (active or an undocumented status, not lost); zero
+	// when there is none.
+	oldestActive time.Time
+}
+
+// metrics are the mintlify_agent_* metrics of the tracker. The gauges are
+// read from the tracker's state at scrape time; counters and the histogram
+// are the process's own observations (they reset on restart, Prometheus
+// copes). Only configured projects ever become label values.
+type metrics struct {
+	projects map[string]bool
+	state    func() []projectJobs
+	now      func() time.Time
+
+	jobsDesc   *prometheus.Desc
+	oldestDesc *prometheus.Desc
+
+	submitted   *prometheus.CounterVec
+	finished    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	prs         *prometheus.CounterVec
+	lost        *prometheus.CounterVec
+	writeErrors prometheus.Counter
+}
+
+// newMetrics builds the metrics for the configured projects. state is
+// called on every scrape and must be cheap and safe for concurrent use.
+func newMetrics(projects []string, state func() []projectJobs, now func() time.Time) *metrics {
+	m := &metrics{
+		projects: map[string]bool{},
+		state:    state,
+		now:      now,
+		jobsDesc: prometheus.NewDesc("mintlify_agent_jobs",
+			"Agent jobs tracked by the exporter, by current status. active, completed, failed, archived and lost are always present; "+
+				"an undocumented status reported by the API appears as its own value. lost: the API answered 404 for the job, it is no longer polled.",
+			[]string{"project", "status"}, nil),
+		oldestDesc: prometheus.NewDesc("mintlify_agent_job_oldest_active_age_seconds",
+			"Age (now minus createdAt) of the oldest tracked job not yet in a terminal status, 0 when there is none.",
+			[]string{"project"}, nil),
+		submitted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mintlify_agent_jobs_submitted_total",
+			Help: "Agent jobs created upstream through the gateway and persisted as tracked.",
+		}, []string{"project"}),
+		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mintlify_agent_jobs_finished_total",
+			Help: "Tracked agent jobs seen reaching a terminal status, counted once per job and status. A completed job archived later " +
+				"is counted under completed and again under archived, so sum over status counts terminal transitions; " +
+				"jobs already terminal when first seen (tracked after the fact, or before a restart) are not counted.",
+		}, []string{"project", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "mintlify_agent_job_duration_seconds",
+			Help: "Time from an agent job's createdAt to the first poll that saw it in a terminal status (so up to one poll interval late), " +
+				"by that first terminal status.",
+			Buckets:                         DurationBuckets,
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  100,
+			NativeHistogramMinResetDuration: time.Hour,
+		}, []string{"project", "status"}),
+		prs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mintlify_agent_job_pull_requests_total",
+			Help: "Completed agent jobs seen with a pull request (prLink), once per job.",
+		}, []string{"project"}),
+		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mintlify_agent_jobs_lost_total",
+			Help: "Tracked agent jobs given up on because the API answered 404 for them repeatedly.",
+		}, []string{"project"}),
+		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mintlify_agent_state_write_errors_total",
+			Help: "Failed writes to the agent state file. Jobs whose state could not be written are retried on the next poll; a failed write of a new submission answers 500.",
+		}),
+	}
+	for _, p := range projects {
+		m.projects[p] = true
+		m.submitted.WithLabelValues(p)
+		m.prs.WithLabelValues(p)
+		m.lost.WithLabelValues(p)
+		for _, s := range terminalStatuses {
+			m.finished.WithLabelValues(p, s)
+			m.duration.WithLabelValues(p, s)
+		}
+	}
+	return m
+}
+
+func (m *metrics) vecs() []prometheus.Collector {
+	return []prometheus.Collector{m.submitted, m.finished, m.duration, m.prs, m.lost, m.writeErrors}
+}
+
+// Describe implements prometheus.Collector.
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
+	ch <- m.jobsDesc
+	ch <- m.oldestDesc
+	for _, c := range m.vecs() {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.vecs() {
+		c.Collect(ch)
+	}
+	now := m.now()
+	byProject := map[string]projectJobs{}
+	for _, pj := range m.state() {
+		if m.projects[pj.project] {
+			byProject[pj.project] = pj
+		}
+	}
+	projects := make([]string, 0, len(m.projects))
+	for p := range m.projects {
+		projects = append(projects, p)
+	}
+	sort.Strings(projects)
+	for _, p := range projects {
+		pj := byProject[p]
+		for status, n := range foldStatuses(pj.byStatus) {
+			ch <- prometheus.MustNewConstMetric(m.jobsDesc, prometheus.GaugeValue, float64(n), p, status)
+		}
+		age := 0.0
+		if !pj.oldestActive.IsZero() {
+			age = max(now.Sub(pj.oldestActive).Seconds(), 0)
+		}
+		ch <- prometheus.MustNewConstMetric(m.oldestDesc, prometheus.GaugeValue, age, p)
+	}
+}
+
+// foldStatuses returns the counts to export: every always-present status,
+// the first maxUnknownStatuses undocumented ones (in name order) and the
+// rest summed under statusOther.
+func foldStatuses(by map[string]int) map[string]int {
+	out := make(map[string]int, len(gaugeStatuses)+len(by))
+	for _, s := range gaugeStatuses {
+		out[s] = by[s]
+	}
+	var unknown []string
+	for s := range by {
+		if _, ok := out[s]; !ok {
+			unknown = append(unknown, s)
+		}
+	}
+	sort.Strings(unknown)
+	for i, s := range unknown {
+		if i < maxUnknownStatuses && s != statusOther {
+			out[s] = by[s]
+		} else {
+			out[statusOther] += by[s]
+		}
+	}
+	return out
+}
+
+// count applies the events of one persisted state change.
+func (m *metrics) count(project string, ev events) {
+	if !m.projects[project] {
+		return
+	}
+	if ev.finished != "" {
+		m.finished.WithLabelValues(project, ev.finished).Inc()
+		if ev.observeDur {
+			m.duration.WithLabelValues(project, ev.finished).Observe(max(ev.duration.Seconds(), 0))
+		}
+	}
+	if ev.pr {
+		m.prs.WithLabelValues(project).Inc()
+	}
+	if ev.lost {
+		m.lost.WithLabelValues(project).Inc()
+	}
+}
+
+// submittedJob counts a job created upstream through the gateway.
+func (m *metrics) submittedJob(project string) {
+	if m.projects[project] {
+		m.submitted.WithLabelValues(project).Inc()
+	}
+}
+
+// stateWriteError counts a failed state file write.
+func (m *metrics) stateWriteError() { m.writeErrors.Inc() }
