@@ -35,10 +35,11 @@ lint:
 	$(GO) tool staticcheck ./...
 
 run: build
-	./$(BIN) --mintlify.sandbox --web.enable-agent-api --web.listen-address=$(RUN_ADDR)
+	./$(BIN) --mintlify.sandbox --web.enable-agent-api --web.listen-address=$(RUN_ADDR) \
+	  --visitors.window=1d --visitors.window=7d --visitors.window=30d
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/tracker/...
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/tracker/... ./internal/history/
 
 e2e:
 	$(GO) test -count=1 -tags e2e -timeout 6m -v ./internal/e2e/

@@ -32,7 +32,7 @@ type rig struct {
 	budget *budget.Budget
 }
 
-func newRig(t *testing.T, opts fakeapi.Options, limit int, window time.Duration) *rig {
+func newRig(t testing.TB, opts fakeapi.Options, limit int, window time.Duration) *rig {
 	t.Helper()
 	opts.APIKey = testKey
 	if opts.Now == nil {

@@ -1,0 +1,38 @@
+package history
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+)
+
+// countingWriter counts the bytes of the OpenMetrics output.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// BenchmarkBackfillYear backfills 365 days of a 2,500-path project from the
+// fake API over loopback HTTP, with a budget that never waits (the wall time
+// is the exporter's and the fake's, not the quota's), and reports the
+// requests and the output size.
+//
+//	go test -run '^$' -bench BackfillYear -benchtime 1x ./internal/history/
+func BenchmarkBackfillYear(b *testing.B) {
+	for range b.N {
+		r := newRig(b, fakeapi.Options{Paths: 2500}, 1_000_000, 0)
+		out := &countingWriter{}
+		cfg := Config{Projects: []string{"docs"}, From: day("2025-03-20"), To: day("2026-03-19"),
+			StateDir: filepath.Join(b.TempDir(), "days"), Stdout: out, Now: func() time.Time { return today }}
+		start := time.Now()
+		if err := Backfill(context.Background(), r.client, r.budget, cfg, io.Discard); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(r.fake.Requests(fakeapi.Visitors)), "requests")
+		b.ReportMetric(float64(out.n)/(1<<20), "MiB-output")
+		b.ReportMetric(time.Since(start).Seconds(), "s-wall")
+	}
+}
