@@ -7,9 +7,15 @@
 // Concurrent writers are coalesced with db.Batch, so a burst of submissions
 // costs a few fsyncs rather than one each.
 //
-// The store is a plain key/value map with a schema version. The tracker owns
-// the value format and its version; the store keeps the version in the file
-// and refuses a file of another version.
+// The store is a few plain key/value maps (buckets) with a schema version.
+// The tracker owns the value format and its version; the store keeps the
+// version in the file, upgrades the stamp of a file of an older version the
+// caller still reads, and refuses any other.
+//
+// A damaged file (cut short, overwritten, not a state file) is refused with
+// a *DamagedError before bbolt touches it, and left as it is: bbolt trusts
+// its file and panics or faults on some damaged ones. Check and Salvage
+// read such a file without bbolt (verify.go).
 package store
 
 import (
@@ -17,14 +23,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
+// Jobs is the bucket of Put, Delete and ForEach, and the one every file
+// has.
+const Jobs = "jobs"
+
 var (
-	bucketJobs = []byte("jobs")
 	bucketMeta = []byte("meta")
 	keySchema  = []byte("schema")
 )
@@ -34,6 +45,11 @@ type Options struct {
 	// Schema is the layout of the values the caller writes. A new file is
 	// stamped with it; an existing file of another schema is refused.
 	Schema string
+	// Upgrades are older schemas the caller still reads: a file stamped
+	// with one is re-stamped with Schema when it is opened.
+	Upgrades []string
+	// Buckets are created beside Jobs when missing.
+	Buckets []string
 	// LockTimeout bounds how long Open waits for another process to release
 	// the file lock; it must be positive.
 	LockTimeout time.Duration
@@ -41,14 +57,16 @@ type Options struct {
 
 // Store is an open state file. It is safe for concurrent use.
 type Store struct {
-	db   *bolt.DB
-	path string
+	db      *bolt.DB
+	path    string
+	buckets map[string]bool
 }
 
 // Open opens or creates the state file at path, creating its directory if
 // needed. It fails when the file is locked by another process (two exporters
-// sharing one state file would both poll and count every job) or is not a
-// state file of opts.Schema.
+// sharing one state file would both poll and count every job), is damaged
+// (a *DamagedError; the file is left as it is), or is not a state file of
+// opts.Schema or opts.Upgrades.
 func Open(path string, opts Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("agent state file: empty path")
@@ -61,54 +79,115 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("agent state file: creating directory: %w", err)
 		}
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	if err := verifyPath(path); err != nil {
+		return nil, err
+	}
+	var db *bolt.DB
+	err := guard(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+		return err
+	})
 	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
+		var de *DamagedError
+		switch {
+		case errors.As(err, &de):
+			de.Path = path
+			return nil, de
+		case errors.Is(err, bolterrors.ErrTimeout):
 			return nil, fmt.Errorf("agent state file %s is locked by another process (is another exporter running with the same --agent.state-file?)", path)
 		}
 		return nil, fmt.Errorf("agent state file %s: %w", path, err)
+	}
+	buckets := map[string]bool{Jobs: true}
+	for _, b := range opts.Buckets {
+		buckets[b] = true
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
 			return err
 		}
-		if v := meta.Get(keySchema); v != nil && string(v) != opts.Schema {
+		if v := meta.Get(keySchema); v != nil && string(v) != opts.Schema && !slices.Contains(opts.Upgrades, string(v)) {
 			return fmt.Errorf("schema version %q, this exporter understands %q", v, opts.Schema)
 		}
 		if err := meta.Put(keySchema, []byte(opts.Schema)); err != nil {
 			return err
 		}
-		_, err = tx.CreateBucketIfNotExists(bucketJobs)
-		return err
+		for b := range buckets {
+			if _, err := tx.CreateBucketIfNotExists([]byte(b)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("agent state file %s: %w", path, err)
 	}
-	return &Store{db: db, path: path}, nil
+	return &Store{db: db, path: path, buckets: buckets}, nil
+}
+
+// verifyPath checks an existing, non-empty file before bbolt opens it.
+func verifyPath(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("agent state file %s: %w", path, err)
+	}
+	defer f.Close()
+	fl, err := readFile(f)
+	if err == nil && fl != nil {
+		err = fl.verify()
+	}
+	if err != nil {
+		return &DamagedError{Path: path, Problem: err.Error()}
+	}
+	return nil
+}
+
+// guard runs fn, turning a panic or a memory fault (bbolt reads its file
+// through a memory map) into a *DamagedError: a file that changed between
+// the check and the open must not crash the process either.
+func guard(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = &DamagedError{Problem: fmt.Sprintf("unreadable (%v)", r)}
+		}
+	}()
+	return fn()
 }
 
 // Path is the file's path.
 func (s *Store) Path() string { return s.path }
 
-// Put writes key=value durably: when it returns nil the value is on disk.
-// Concurrent calls share commits.
-func (s *Store) Put(key string, value []byte) error {
-	return s.db.Batch(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketJobs).Put([]byte(key), value)
-	})
+// Op is one change of Apply: Value nil deletes Key from Bucket.
+type Op struct {
+	Bucket string
+	Key    string
+	Value  []byte
 }
 
-// Delete removes keys durably in one transaction. Missing keys are ignored.
-func (s *Store) Delete(keys ...string) error {
-	if len(keys) == 0 {
-		return nil
+// Apply makes the changes durably and atomically: when it returns nil they
+// are all on disk, when it fails none is. Concurrent calls share commits.
+func (s *Store) Apply(ops ...Op) error {
+	for _, op := range ops {
+		if !s.buckets[op.Bucket] {
+			return fmt.Errorf("agent state file: no bucket %q", op.Bucket)
+		}
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketJobs)
-		for _, k := range keys {
-			if err := b.Delete([]byte(k)); err != nil {
+	return s.db.Batch(func(tx *bolt.Tx) error {
+		for _, op := range ops {
+			b := tx.Bucket([]byte(op.Bucket))
+			var err error
+			if op.Value == nil {
+				err = b.Delete([]byte(op.Key))
+			} else {
+				err = b.Put([]byte(op.Key), op.Value)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -116,11 +195,42 @@ func (s *Store) Delete(keys ...string) error {
 	})
 }
 
-// ForEach calls fn for every entry in key order. The slices are only valid
-// during the call.
+// Put writes key=value to Jobs durably: when it returns nil the value is
+// on disk. Concurrent calls share commits.
+func (s *Store) Put(key string, value []byte) error {
+	if value == nil {
+		value = []byte{}
+	}
+	return s.Apply(Op{Bucket: Jobs, Key: key, Value: value})
+}
+
+// Delete removes keys from Jobs durably in one transaction. Missing keys
+// are ignored.
+func (s *Store) Delete(keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	ops := make([]Op, len(keys))
+	for i, k := range keys {
+		ops[i] = Op{Bucket: Jobs, Key: k}
+	}
+	return s.Apply(ops...)
+}
+
+// ForEach calls fn for every entry of Jobs in key order. The slices are
+// only valid during the call.
 func (s *Store) ForEach(fn func(key, value []byte) error) error {
+	return s.ForEachIn(Jobs, fn)
+}
+
+// ForEachIn calls fn for every entry of bucket in key order. The slices
+// are only valid during the call.
+func (s *Store) ForEachIn(bucket string, fn func(key, value []byte) error) error {
+	if !s.buckets[bucket] {
+		return fmt.Errorf("agent state file: no bucket %q", bucket)
+	}
 	return s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketJobs).ForEach(fn)
+		return tx.Bucket([]byte(bucket)).ForEach(fn)
 	})
 }
 
@@ -128,7 +238,7 @@ func (s *Store) ForEach(fn func(key, value []byte) error) error {
 func (s *Store) Len() (int, error) {
 	n := 0
 	err := s.db.View(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketJobs).Stats().KeyN
+		n = tx.Bucket([]byte(Jobs)).Stats().KeyN
 		return nil
 	})
 	return n, err

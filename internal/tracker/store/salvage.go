@@ -1,0 +1,218 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Report is what Check or Salvage found in a state file.
+type Report struct {
+	Path string
+	Size int64
+	// PageSize and TxID are of the newest valid meta page; 0 when none.
+	PageSize int
+	TxID     uint64
+	// Schema is the file's schema stamp; empty when unreadable.
+	Schema string
+	// Entries counts the readable key/values per bucket, reached through
+	// the file's tree.
+	Entries map[string]int
+	// Loose counts key/values found only on pages the tree no longer
+	// reaches (cut off by damage, or old versions), per bucket the caller's
+	// classify gave them; Salvage keeps those the tree lacks.
+	Loose map[string]int
+	// Unreadable counts values that classify refused.
+	Unreadable int
+	// Problem is why Open would refuse the file; empty when it is healthy.
+	Problem string
+	// Damaged lists the parts that could not be read (at most 100).
+	Damaged []string
+}
+
+// Healthy reports whether Open would accept the file.
+func (r *Report) Healthy() bool { return r.Problem == "" }
+
+// Classify says where a value found in a state file belongs. bucket is the
+// bucket the file's tree puts it in, or "" for a value found on a page the
+// tree no longer reaches. It returns the bucket to keep it in, or ok false
+// for a value that is not readable.
+type Classify func(bucket string, key, value []byte) (keep string, ok bool)
+
+// Pick chooses between two values of one key of bucket found on loose
+// pages (one may be an older version): it returns the one to keep.
+type Pick func(bucket string, a, b []byte) []byte
+
+type found struct {
+	tree  map[string]map[string][]byte
+	loose map[string]map[string][]byte
+}
+
+// read reads the file at path without bbolt.
+func read(path string, classify Classify, pick Pick) (*Report, *found, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("state file: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("state file %s: %w", path, err)
+	}
+	rep := &Report{Path: path, Size: st.Size(), Entries: map[string]int{}, Loose: map[string]int{}}
+	fd := &found{tree: map[string]map[string][]byte{}, loose: map[string]map[string][]byte{}}
+	if st.Size() == 0 {
+		return rep, fd, nil // bbolt makes an empty file a new state file
+	}
+	fl, err := parseFile(f, st.Size())
+	if err != nil {
+		rep.Problem = err.Error()
+		rep.Damaged = []string{err.Error()}
+		fl = &file{r: f, size: st.Size()}
+	} else {
+		rep.PageSize, rep.TxID = int(fl.metas[0].pageSize), fl.metas[0].txid
+		if err := fl.verify(); err != nil {
+			rep.Problem = err.Error()
+		}
+	}
+	put := func(m map[string]map[string][]byte, b string, k, v []byte) {
+		if m[b] == nil {
+			m[b] = map[string][]byte{}
+		}
+		m[b][string(k)] = slices.Clone(v)
+	}
+	seen := map[uint64]bool{}
+	if len(fl.metas) > 0 {
+		var damaged []string
+		damaged, seen = fl.walk(func(bucket string, k, v []byte) {
+			if bucket == string(bucketMeta) {
+				if string(k) == string(keySchema) {
+					rep.Schema = string(v)
+				}
+				return
+			}
+			keep, ok := classify(bucket, k, v)
+			if !ok {
+				rep.Unreadable++
+				return
+			}
+			put(fd.tree, keep, k, v)
+		})
+		rep.Damaged = append(rep.Damaged, damaged...)
+	}
+	if len(rep.Damaged) == 0 {
+		// Pages outside a healthy tree hold only older versions and
+		// deleted values: nothing to salvage from them.
+		return finish(rep, fd), fd, nil
+	}
+	fl.scan(seen, func(k, v []byte) {
+		keep, ok := classify("", k, v)
+		if !ok || fd.tree[keep][string(k)] != nil {
+			return
+		}
+		if old := fd.loose[keep][string(k)]; old != nil {
+			v = pick(keep, old, v)
+		}
+		put(fd.loose, keep, k, v)
+	})
+	return finish(rep, fd), fd, nil
+}
+
+func finish(rep *Report, fd *found) *Report {
+	for b, m := range fd.tree {
+		rep.Entries[b] = len(m)
+	}
+	for b, m := range fd.loose {
+		rep.Loose[b] = len(m)
+	}
+	return rep
+}
+
+// Check reads the file at path without bbolt and without changing it, and
+// reports what it holds and what is damaged. It fails only when the file
+// cannot be read at all.
+func Check(path string, classify Classify, pick Pick) (*Report, error) {
+	rep, _, err := read(path, classify, pick)
+	return rep, err
+}
+
+// Salvage copies every readable value of the file at src into a new state
+// file at dst (which must not exist), leaving src as it is: the values of
+// the file's tree, and those found only on pages the tree no longer reaches
+// for keys the tree lacks. The schema of dst is opts.Schema; src must be of
+// that schema or one of opts.Upgrades, or have lost its stamp.
+func Salvage(src, dst string, opts Options, classify Classify, pick Pick) (*Report, error) {
+	if _, err := os.Lstat(dst); err == nil {
+		return nil, fmt.Errorf("salvage: %s exists already; give a new file", dst)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("salvage: %w", err)
+	}
+	rep, fd, err := read(src, classify, pick)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Schema != "" && rep.Schema != opts.Schema && !slices.Contains(opts.Upgrades, rep.Schema) {
+		return rep, fmt.Errorf("salvage: %s has schema version %q, this exporter understands %q", src, rep.Schema, opts.Schema)
+	}
+	for b := range fd.loose {
+		if b != Jobs && !slices.Contains(opts.Buckets, b) {
+			return rep, fmt.Errorf("salvage: classify returned unknown bucket %q", b)
+		}
+	}
+	out, err := Open(dst, opts)
+	if err != nil {
+		return rep, fmt.Errorf("salvage: %w", err)
+	}
+	var ops []Op
+	for _, m := range []map[string]map[string][]byte{fd.tree, fd.loose} {
+		for _, b := range slices.Sorted(maps.Keys(m)) {
+			for _, k := range slices.Sorted(maps.Keys(m[b])) {
+				ops = append(ops, Op{Bucket: b, Key: k, Value: m[b][k]})
+			}
+		}
+	}
+	for chunk := range slices.Chunk(ops, 1000) {
+		if err := out.Apply(chunk...); err != nil {
+			_ = out.Close()
+			return rep, fmt.Errorf("salvage: writing %s: %w", dst, err)
+		}
+	}
+	if err := out.Close(); err != nil {
+		return rep, fmt.Errorf("salvage: closing %s: %w", dst, err)
+	}
+	return rep, nil
+}
+
+// String is the report as a few lines for a person.
+func (r *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "file: %s (%d bytes", r.Path, r.Size)
+	if r.PageSize > 0 {
+		fmt.Fprintf(&b, ", pages of %d bytes, transaction %d", r.PageSize, r.TxID)
+	}
+	b.WriteString(")\n")
+	if r.Schema != "" {
+		fmt.Fprintf(&b, "schema: %s\n", r.Schema)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Entries)) {
+		fmt.Fprintf(&b, "readable %s: %d\n", k, r.Entries[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Loose)) {
+		fmt.Fprintf(&b, "found only on pages the file no longer reaches, %s: %d (may be older versions)\n", k, r.Loose[k])
+	}
+	if r.Unreadable > 0 {
+		fmt.Fprintf(&b, "unreadable values: %d\n", r.Unreadable)
+	}
+	for _, d := range r.Damaged {
+		fmt.Fprintf(&b, "damaged: %s\n", d)
+	}
+	if r.Healthy() {
+		b.WriteString("status: healthy\n")
+	} else {
+		fmt.Fprintf(&b, "status: DAMAGED: %s\n", r.Problem)
+	}
+	return b.String()
+}
