@@ -87,6 +87,9 @@ type Fault struct {
 	DuplicatePath bool
 	// NegativeCounts puts a negative human count in the first visitors row.
 	NegativeCounts bool
+	// DropAnswer (create job only) creates the job, then closes the
+	// connection without answering: the client cannot know the outcome.
+	DropAnswer bool
 	// Remaining is how many requests the fault applies to; 0 is all until
 	// cleared.
 	Remaining int

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -117,7 +118,7 @@ func prLink(id string) *string {
 	return &link
 }
 
-func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project string, _ Fault) {
+func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project string, f Fault) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
@@ -166,7 +167,30 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 	s.jobs[project+"/"+id] = j
 	body := s.view(j, now)
 	s.mu.Unlock()
+	if f.DropAnswer {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler) // HTTP/2: reset the stream
+	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// JobIDs are the ids of the project's jobs, in creation order.
+func (s *Server) JobIDs(project string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for _, j := range s.jobs {
+		if j.project == project {
+			ids = append(ids, j.body.ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, project string, _ Fault) {

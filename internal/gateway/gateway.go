@@ -36,10 +36,10 @@ import (
 // Tracker is what the gateway needs from the job tracker; *tracker.Tracker
 // implements it.
 type Tracker interface {
-	// Create creates a job upstream and durably records it as tracked
-	// before returning. It returns the upstream job and the HTTP status of
-	// the upstream answer.
-	Create(ctx context.Context, project, prompt string) (*apiclient.Job, int, error)
+	// Create creates a job upstream (after a durable create intent) and
+	// durably records it as tracked before returning, or replays the
+	// answer for an idempotency key used before.
+	Create(ctx context.Context, req tracker.CreateRequest) (tracker.Created, error)
 	// Job returns a tracked job.
 	Job(project, id string) (tracker.JobView, bool)
 	// Jobs returns the project's tracked jobs, newest first, only those
@@ -51,6 +51,12 @@ type Tracker interface {
 	// RecentCreates returns when jobs were created through the gateway
 	// within window, per project, to seed the create limit after a restart.
 	RecentCreates(window time.Duration) map[string][]time.Time
+	// UnknownCreates lists the project's creates of unknown outcome.
+	UnknownCreates(project string) []tracker.UnknownCreate
+	// ResolveIntent tracks the job a create of unknown outcome created.
+	ResolveIntent(ctx context.Context, project, intentID, jobID string) (tracker.JobView, tracker.TrackResult, error)
+	// DismissIntent deletes a create of unknown outcome.
+	DismissIntent(project, intentID string) error
 }
 
 // createWindow is the window of the API's documented create limit.
@@ -150,11 +156,15 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 	g.handle("GET "+base+"/job/{id}", g.get)
 	g.handle("GET "+base+"/jobs", g.list)
 	g.handle("POST "+base+"/job/{id}/track", g.track)
+	g.handle("GET "+base+"/unknown-creates", g.unknownCreates)
+	g.handle("DELETE "+base+"/unknown-creates/{intentId}", g.dismiss)
 	// Method-less fallbacks answer 405 in JSON; everything else 404 in JSON.
 	g.mux.HandleFunc(base+"/job", methodNotAllowed("POST"))
 	g.mux.HandleFunc(base+"/job/{id}", methodNotAllowed("GET, HEAD"))
 	g.mux.HandleFunc(base+"/jobs", methodNotAllowed("GET, HEAD"))
 	g.mux.HandleFunc(base+"/job/{id}/track", methodNotAllowed("POST"))
+	g.mux.HandleFunc(base+"/unknown-creates", methodNotAllowed("GET, HEAD"))
+	g.mux.HandleFunc(base+"/unknown-creates/{intentId}", methodNotAllowed("DELETE"))
 	g.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, "not found")
 	})
@@ -196,10 +206,20 @@ func (g *Gateway) reject(w http.ResponseWriter, project, reason string, status i
 	writeError(w, status, msg)
 }
 
+// limitError is the local create limit refusing a create.
+type limitError struct{ wait time.Duration }
+
+func (e *limitError) Error() string { return "create limit reached" }
+
 // create handles POST .../job.
 func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		g.reject(w, project, reasonUnsupportedMediaType, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return
+	}
+	key, err := IdempotencyKey(r.Header)
+	if err != nil {
+		g.reject(w, project, reasonBadRequest, http.StatusBadRequest, err.Error())
 		return
 	}
 	prompt, bad := g.readPrompt(w, r)
@@ -208,21 +228,33 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string)
 		return
 	}
 	at := g.cfg.Now()
-	ok, wait := g.limiter.reserve(project, at)
-	if !ok {
-		setRetryAfter(w, wait)
-		g.reject(w, project, reasonRateLimited, http.StatusTooManyRequests,
-			fmt.Sprintf("create limit reached: at most %d jobs per %s per project; retry in %s",
-				g.cfg.CreateLimitPerHour, createWindow, wait.Round(time.Second)))
-		return
+	admitted := false
+	admit := func() error {
+		ok, wait := g.limiter.reserve(project, at)
+		if !ok {
+			return &limitError{wait: wait}
+		}
+		admitted = true
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.cfg.UpstreamTimeout)
 	defer cancel()
-	job, upstreamStatus, err := g.tracker.Create(ctx, project, prompt)
+	c, err := g.tracker.Create(ctx, tracker.CreateRequest{Project: project, Prompt: prompt, IdempotencyKey: key, Admit: admit})
 	if err != nil {
-		var throttled *apiclient.ThrottledError
-		if errors.As(err, &throttled) {
+		var (
+			throttled *apiclient.ThrottledError
+			intentErr *tracker.IntentError
+			limited   *limitError
+		)
+		if admitted && (errors.As(err, &throttled) || errors.As(err, &intentErr)) {
 			g.limiter.release(project, at) // nothing was sent
+		}
+		if errors.As(err, &limited) {
+			setRetryAfter(w, limited.wait)
+			g.reject(w, project, reasonRateLimited, http.StatusTooManyRequests,
+				fmt.Sprintf("create limit reached: at most %d jobs per %s per project; retry in %s",
+					g.cfg.CreateLimitPerHour, createWindow, limited.wait.Round(time.Second)))
+			return
 		}
 		a := g.upstreamAnswer(w, project, "create", err)
 		if a.reason == "" {
@@ -232,10 +264,56 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string)
 		}
 		return
 	}
-	if upstreamStatus < 200 || upstreamStatus > 299 {
-		upstreamStatus = http.StatusOK
+	status := c.Status
+	if status < 200 || status > 299 {
+		status = http.StatusOK
 	}
-	writeJSON(w, upstreamStatus, job)
+	if c.Replayed {
+		// Not part of the draft, but what clients of other idempotent APIs
+		// look for: this answer is a replay, nothing was sent.
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	writeJSON(w, status, c.Job)
+}
+
+// IdempotencyKey reads the Idempotency-Key header: a Structured Fields
+// string as the IETF draft defines it ("..."), or for the clients that send
+// it so, a bare token. The key is 1 to 255 printable ASCII characters; no
+// header is an empty key.
+func IdempotencyKey(h http.Header) (string, error) {
+	vals := h.Values("Idempotency-Key")
+	if len(vals) == 0 {
+		return "", nil
+	}
+	if len(vals) > 1 {
+		return "", errors.New("Idempotency-Key: give the header once")
+	}
+	v := strings.TrimSpace(vals[0])
+	if strings.HasPrefix(v, `"`) {
+		var b strings.Builder
+		closed := false
+		for i := 1; i < len(v); i++ {
+			c := v[i]
+			if c == '\\' && i+1 < len(v) && (v[i+1] == '"' || v[i+1] == '\\') {
+				b.WriteByte(v[i+1])
+				i++
+				continue
+			}
+			if c == '"' {
+				closed = i == len(v)-1
+				break
+			}
+			b.WriteByte(c)
+		}
+		if !closed {
+			return "", errors.New("Idempotency-Key: malformed quoted string")
+		}
+		v = b.String()
+	}
+	if !tracker.ValidIdempotencyKey(v) {
+		return "", fmt.Errorf("Idempotency-Key: must be 1 to %d printable ASCII characters", tracker.MaxIdempotencyKeyLen)
+	}
+	return v, nil
 }
 
 // badRequest is a refused request body.
@@ -304,8 +382,27 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		throttled *apiclient.ThrottledError
 		apiErr    *apiclient.APIError
 		stateErr  *tracker.StateError
+		intentErr *tracker.IntentError
+		unknown   *tracker.OutcomeUnknownError
 	)
 	switch {
+	case errors.Is(err, tracker.ErrIdempotencyKeyReused):
+		return answer{status: http.StatusUnprocessableEntity, reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}
+	case errors.Is(err, tracker.ErrIdempotencyKeyInFlight):
+		return answer{status: http.StatusConflict, reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}
+	case errors.As(err, &unknown) && unknown.Err == nil:
+		// A retry with the key of a create whose outcome is unknown.
+		return answer{status: http.StatusConflict, reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}
+	case errors.As(err, &unknown):
+		level.Warn(g.logger).Log("msg", "create of unknown outcome", "op", op, "project", project, "intent", unknown.Intent.ID, "err", unknown.Err)
+		status := http.StatusBadGateway
+		if errors.Is(err, context.DeadlineExceeded) {
+			status = http.StatusGatewayTimeout
+		}
+		return answer{status: status, reason: reasonUpstreamError, msg: err.Error()}
+	case errors.As(err, &intentErr):
+		level.Error(g.logger).Log("msg", "create not sent: state file not writable", "op", op, "project", project, "err", intentErr.Err)
+		return answer{status: http.StatusServiceUnavailable, reason: reasonStateError, msg: err.Error()}
 	case errors.As(err, &stateErr):
 		level.Error(g.logger).Log("msg", "job not persisted", "op", op, "project", project, "job", stateErr.JobID, "err", stateErr.Err)
 		// Not a rejection: the job exists upstream and is tracked in memory.
@@ -383,7 +480,20 @@ func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.cfg.UpstreamTimeout)
 	defer cancel()
-	v, result, err := g.tracker.Track(ctx, project, r.PathValue("id"))
+	var (
+		v      tracker.JobView
+		result tracker.TrackResult
+		err    error
+	)
+	if intent := r.URL.Query().Get("intent"); intent != "" {
+		v, result, err = g.tracker.ResolveIntent(ctx, project, intent, r.PathValue("id"))
+		if errors.Is(err, tracker.ErrNoSuchIntent) {
+			writeError(w, http.StatusNotFound, "no create of unknown outcome with this intent id (GET .../unknown-creates lists them)")
+			return
+		}
+	} else {
+		v, result, err = g.tracker.Track(ctx, project, r.PathValue("id"))
+	}
 	if err != nil {
 		var apiErr *apiclient.APIError
 		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
@@ -399,6 +509,34 @@ func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) 
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, v)
+}
+
+// UnknownCreateList is the body of GET .../unknown-creates.
+type UnknownCreateList struct {
+	UnknownCreates []tracker.UnknownCreate `json:"unknownCreates"`
+}
+
+// unknownCreates handles GET .../unknown-creates: the creates whose outcome
+// is unknown, oldest first, for an operator to find in the platform's
+// dashboard and then track (POST .../job/{id}/track?intent=ID) or dismiss.
+func (g *Gateway) unknownCreates(w http.ResponseWriter, _ *http.Request, project string) {
+	writeJSON(w, http.StatusOK, UnknownCreateList{UnknownCreates: g.tracker.UnknownCreates(project)})
+}
+
+// dismiss handles DELETE .../unknown-creates/{intentId}: the operator found
+// no job for it (or gives it up); its idempotency key is free again.
+func (g *Gateway) dismiss(w http.ResponseWriter, r *http.Request, project string) {
+	err := g.tracker.DismissIntent(project, r.PathValue("intentId"))
+	switch {
+	case errors.Is(err, tracker.ErrNoSuchIntent):
+		writeError(w, http.StatusNotFound, err.Error())
+	case err != nil:
+		level.Error(g.logger).Log("msg", "dismissing a create of unknown outcome", "project", project, "err", err)
+		writeError(w, http.StatusInternalServerError, err.Error())
+	default:
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+	}
 }
 
 func setRetryAfter(w http.ResponseWriter, d time.Duration) {

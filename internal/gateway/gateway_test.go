@@ -42,15 +42,28 @@ type stubTracker struct {
 	recent   map[string][]time.Time
 }
 
-func (b *stubTracker) Create(_ context.Context, _, _ string) (*apiclient.Job, int, error) {
+func (b *stubTracker) Create(_ context.Context, req tracker.CreateRequest) (tracker.Created, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if req.Admit != nil {
+		if err := req.Admit(); err != nil {
+			return tracker.Created{}, err
+		}
+	}
 	b.creates++
 	if b.createErr != nil {
-		return nil, 0, b.createErr
+		return tracker.Created{}, b.createErr
 	}
-	return &apiclient.Job{ID: "job_1", Status: "active"}, http.StatusCreated, nil
+	return tracker.Created{Job: apiclient.Job{ID: "job_1", Status: "active"}, Status: http.StatusCreated}, nil
 }
+
+func (b *stubTracker) UnknownCreates(string) []tracker.UnknownCreate { return []tracker.UnknownCreate{} }
+
+func (b *stubTracker) ResolveIntent(context.Context, string, string, string) (tracker.JobView, tracker.TrackResult, error) {
+	return tracker.JobView{}, tracker.NewlyTracked, tracker.ErrNoSuchIntent
+}
+
+func (b *stubTracker) DismissIntent(string, string) error { return tracker.ErrNoSuchIntent }
 
 func (b *stubTracker) createCount() int {
 	b.mu.Lock()

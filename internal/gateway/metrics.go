@@ -9,10 +9,13 @@ const (
 	reasonUnsupportedMediaType = "unsupported_media_type" // 415: Content-Type is not application/json
 	reasonRateLimited          = "rate_limited"           // 429: local create limit, or the API's 429 / Retry-After
 	reasonUpstreamError        = "upstream_error"         // the API answered an error, or could not be reached
+	reasonIdempotencyConflict  = "idempotency_conflict"   // 409/422: Idempotency-Key in flight, of unknown outcome, or reused with another body
+	reasonStateError           = "state_error"            // 503: the create intent could not be written; nothing sent
 )
 
 // rejectReasons lists every reason; each is pre-created at 0.
-var rejectReasons = []string{reasonBadRequest, reasonTooLarge, reasonUnsupportedMediaType, reasonRateLimited, reasonUpstreamError}
+var rejectReasons = []string{reasonBadRequest, reasonTooLarge, reasonUnsupportedMediaType, reasonRateLimited, reasonUpstreamError,
+	reasonIdempotencyConflict, reasonStateError}
 
 // newRejected is mintlify_agent_job_submit_rejected_total with every
 // project and reason at 0. Only configured projects become label values:
@@ -20,7 +23,8 @@ var rejectReasons = []string{reasonBadRequest, reasonTooLarge, reasonUnsupported
 func newRejected(projects []string) *prometheus.CounterVec {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mintlify_agent_job_submit_rejected_total",
-		Help: "Job submissions the gateway refused, by reason: bad_request, too_large, unsupported_media_type, rate_limited (local or upstream limit), upstream_error.",
+		Help: "Job submissions the gateway refused, by reason: bad_request, too_large, unsupported_media_type, rate_limited (local or upstream limit), upstream_error, " +
+			"idempotency_conflict (Idempotency-Key in flight, of unknown outcome, or reused with another body), state_error (create intent not written; nothing sent).",
 	}, []string{"project", "reason"})
 	for _, p := range projects {
 		for _, r := range rejectReasons {

@@ -121,11 +121,11 @@ func (e *env) tickUntil(n int, what string, cond func() bool) {
 // create creates a job through the tracker; it fails the test on error.
 func (e *env) create(project, prompt string) apiclient.Job {
 	e.t.Helper()
-	j, _, err := e.trk.Create(context.Background(), project, prompt)
+	c, err := e.trk.Create(context.Background(), CreateRequest{Project: project, Prompt: prompt})
 	if err != nil {
 		e.t.Fatalf("create: %v", err)
 	}
-	return *j
+	return c.Job
 }
 
 // status is a tracked job's shown status, "" when it is not tracked.

@@ -65,44 +65,6 @@ const (
 	AlreadyTracked
 )
 
-// Create creates the job upstream, then writes it to the state file before
-// returning, so that a 2xx answered for it means the job survives kill -9.
-// It returns the upstream job and the HTTP status of the API's answer. If
-// the write fails the job is still tracked in memory (and written again at
-// its next poll) and a *StateError is returned. A create refused because
-// the API's Retry-After is still running returns *apiclient.ThrottledError
-// without sending anything.
-func (s *Tracker) Create(ctx context.Context, project, prompt string) (*apiclient.Job, int, error) {
-	s.inflight.Add(1)
-	defer s.inflight.Done()
-	if until := s.api.ThrottledUntil(apiclient.EndpointCreateJob); !until.IsZero() {
-		// Answer at once instead of holding the client until the API's
-		// Retry-After has passed.
-		return nil, 0, &apiclient.ThrottledError{Endpoint: apiclient.EndpointCreateJob, Until: until}
-	}
-	job, code, err := s.api.CreateJobWithStatus(ctx, project, prompt)
-	if err != nil {
-		return nil, 0, fmt.Errorf("creating a job of project %s: %w", project, err)
-	}
-	at := s.cfg.Now()
-	j := *job
-	internJob(&j)
-	rec, ev := transition(record{Project: project, Origin: OriginGateway, TrackedAt: at}, j, at, seenLive)
-	key := storeKey(project, j.ID)
-	s.metrics.submittedJob(project)
-	e := &entry{rec: rec}
-	if s.claim(key, e) != nil {
-		return job, code, nil // tracked concurrently (and written) already
-	}
-	perr := s.persist(key, &rec)
-	s.release(e, perr)
-	if perr != nil {
-		return nil, 0, &StateError{JobID: j.ID, Err: perr}
-	}
-	s.metrics.count(project, ev)
-	return job, code, nil
-}
-
 // Job returns a tracked job.
 func (s *Tracker) Job(project, id string) (JobView, bool) {
 	now := s.cfg.Now()
@@ -191,6 +153,12 @@ func (s *Tracker) RecentCreates(window time.Duration) map[string][]time.Time {
 	for _, e := range s.entries {
 		if e.rec.Origin == OriginGateway && now.Sub(e.rec.TrackedAt) < window {
 			out[e.rec.Project] = append(out[e.rec.Project], e.rec.TrackedAt)
+		}
+	}
+	// Creates of unknown outcome may have reached the API too.
+	for _, in := range s.intents {
+		if now.Sub(in.rec.StartedAt) < window {
+			out[in.rec.Project] = append(out[in.rec.Project], in.rec.StartedAt)
 		}
 	}
 	for _, ts := range out {

@@ -44,6 +44,8 @@ type projectJobs struct {
 	// terminal status (active or an undocumented status, not lost); zero
 	// when there is none.
 	oldestActive time.Time
+	// unknownCreates counts creates whose outcome is unknown.
+	unknownCreates int
 }
 
 // metrics are the mintlify_agent_* metrics of the tracker. The gauges are
@@ -55,8 +57,9 @@ type metrics struct {
 	state    func() []projectJobs
 	now      func() time.Time
 
-	jobsDesc   *prometheus.Desc
-	oldestDesc *prometheus.Desc
+	jobsDesc    *prometheus.Desc
+	oldestDesc  *prometheus.Desc
+	unknownDesc *prometheus.Desc
 
 	submitted   *prometheus.CounterVec
 	finished    *prometheus.CounterVec
@@ -79,6 +82,13 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 			[]string{"project", "status"}, nil),
 		oldestDesc: prometheus.NewDesc("mintlify_agent_job_oldest_active_age_seconds",
 			"Age (now minus createdAt) of the oldest tracked job not yet in a terminal status, 0 when there is none.",
+			[]string{"project"}, nil),
+		// A gauge, not a counter: it is how many such creates wait for an
+		// operator now, and it falls when they are resolved or dismissed,
+		// which is what clears the alert.
+		unknownDesc: prometheus.NewDesc("mintlify_agent_create_unknown_outcomes",
+			"Job creates sent (or perhaps sent) upstream whose outcome is unknown: the exporter stopped, or the request failed, before the answer was recorded. "+
+				"The jobs may exist untracked; list them with GET /api/v2/agent/{project}/unknown-creates and track or dismiss each.",
 			[]string{"project"}, nil),
 		submitted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mintlify_agent_jobs_submitted_total",
@@ -109,7 +119,7 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 		}, []string{"project"}),
 		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mintlify_agent_state_write_errors_total",
-			Help: "Failed writes to the agent state file. Jobs whose state could not be written are retried on the next poll; a failed write of a new submission answers 500.",
+			Help: "Failed writes to the agent state file. Jobs whose state could not be written are retried on the next poll; a failed write of a new submission answers 500 (job created, kept in memory) or 503 (create intent not written, nothing sent).",
 		}),
 	}
 	for _, p := range projects {
@@ -133,6 +143,7 @@ func (m *metrics) vecs() []prometheus.Collector {
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.jobsDesc
 	ch <- m.oldestDesc
+	ch <- m.unknownDesc
 	for _, c := range m.vecs() {
 		c.Describe(ch)
 	}
@@ -165,6 +176,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 			age = max(now.Sub(pj.oldestActive).Seconds(), 0)
 		}
 		ch <- prometheus.MustNewConstMetric(m.oldestDesc, prometheus.GaugeValue, age, p)
+		ch <- prometheus.MustNewConstMetric(m.unknownDesc, prometheus.GaugeValue, float64(pj.unknownCreates), p)
 	}
 }
 

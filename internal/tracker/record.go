@@ -55,6 +55,13 @@ type record struct {
 	// WatchEnded: the archive watch of a completed job ended early (the API
 	// no longer knows the job).
 	WatchEnded bool
+	// IdemKey is the Idempotency-Key the job was created with, RequestHash
+	// the hash of that request (requestHash) and CreateStatus the HTTP
+	// status of the API's first answer: what a retry with the key is
+	// answered with.
+	IdemKey      string
+	RequestHash  string
+	CreateStatus int
 }
 
 func storeKey(project, id string) string { return project + "\x00" + id }
@@ -74,6 +81,9 @@ type entry struct {
 	notFound    int // consecutive 404s
 	lastErr     string
 	pollPending bool // picked by a round that has not applied its result yet
+	// intentKey is the create intent still in the state file because the
+	// job's first write failed: deleted by the write that lands.
+	intentKey string
 }
 
 // intern shares the strings that repeat across jobs (status, model,

@@ -7,17 +7,36 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
 // stateSchema is the layout of the values in the state file, stored in the
-// file itself (see store.Open): version 1 is recordV1. A new layout gets a
-// new record type, a new version and a migration from the old one.
-const stateSchema = "1"
+// file itself (see store.Open). A new layout gets a new version and a
+// migration from the old one.
+//
+// Version 2 adds to recordV1 the idempotency key of the create, the hash of
+// its request and the status of its first answer, all omitted when empty,
+// and a bucket of create intents (intentV2). A version 1 file is a version 2
+// file without either, so it is read as it is and re-stamped "2" (which the
+// release that wrote it then refuses, rather than drop what it does not
+// know).
+const stateSchema = "2"
+
+// olderSchemas are the versions this tracker still reads.
+var olderSchemas = []string{"1"}
+
+// bucketIntents holds the create intents, keyed by storeKey(project, id).
+const bucketIntents = "intents"
+
+// storeOptions are the state file's options for the tracker.
+func storeOptions(lockTimeout time.Duration) store.Options {
+	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents}, LockTimeout: lockTimeout}
+}
 
 // recordV1 is one tracked job in the state file, as JSON, keyed by
-// storeKey. Its field names and encodings are the file format: they must
-// not change with apiclient.Job, which is why the job is copied into jobV1
-// rather than embedded.
+// storeKey; version 2 added the last three fields. Its field names and
+// encodings are the file format: they must not change with apiclient.Job,
+// which is why the job is copied into jobV1 rather than embedded.
 type recordV1 struct {
 	Project    string    `json:"project"`
 	Job        jobV1     `json:"job"`
@@ -28,6 +47,10 @@ type recordV1 struct {
 	PRCounted  bool      `json:"prCounted,omitempty"`
 	Lost       bool      `json:"lost,omitempty"`
 	WatchEnded bool      `json:"watchEnded,omitempty"`
+	// Version 2.
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	RequestHash    string `json:"requestHash,omitempty"`
+	CreateStatus   int    `json:"createStatus,omitempty"`
 }
 
 // jobV1 is the upstream job as version 1 stores it (the API's own field
@@ -68,6 +91,10 @@ func encodeRecord(r *record) ([]byte, error) {
 		PRCounted:  r.PRCounted,
 		Lost:       r.Lost,
 		WatchEnded: r.WatchEnded,
+
+		IdempotencyKey: r.IdemKey,
+		RequestHash:    r.RequestHash,
+		CreateStatus:   r.CreateStatus,
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -103,5 +130,44 @@ func decodeRecord(data []byte) (record, error) {
 		PRCounted:  v.PRCounted,
 		Lost:       v.Lost,
 		WatchEnded: v.WatchEnded,
+
+		IdemKey:      v.IdempotencyKey,
+		RequestHash:  v.RequestHash,
+		CreateStatus: v.CreateStatus,
 	}, nil
+}
+
+// intentV2 is a create intent in the state file, as JSON, keyed by
+// storeKey(project, id): written (fsync) before a create is sent upstream
+// and deleted in the transaction that writes the created job, or once the
+// API's answer says nothing was created. One that is still there after a
+// restart is a create whose outcome is unknown.
+type intentV2 struct {
+	ID             string    `json:"id"`
+	Project        string    `json:"project"`
+	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
+	RequestHash    string    `json:"requestHash"`
+	PromptExcerpt  string    `json:"promptExcerpt"`
+	StartedAt      time.Time `json:"startedAt"`
+}
+
+func encodeIntent(in *intentRecord) ([]byte, error) {
+	data, err := json.Marshal(intentV2{ID: in.ID, Project: in.Project, IdempotencyKey: in.IdemKey,
+		RequestHash: in.RequestHash, PromptExcerpt: in.PromptExcerpt, StartedAt: in.StartedAt})
+	if err != nil {
+		return nil, fmt.Errorf("encoding create intent %s/%s: %w", in.Project, in.ID, err)
+	}
+	return data, nil
+}
+
+func decodeIntent(data []byte) (intentRecord, error) {
+	var v intentV2
+	if err := json.Unmarshal(data, &v); err != nil {
+		return intentRecord{}, fmt.Errorf("decoding create intent: %w", err)
+	}
+	if v.ID == "" || v.Project == "" || v.RequestHash == "" {
+		return intentRecord{}, errors.New("decoding create intent: no id, project or request hash")
+	}
+	return intentRecord{ID: v.ID, Project: v.Project, IdemKey: v.IdempotencyKey, RequestHash: v.RequestHash,
+		PromptExcerpt: v.PromptExcerpt, StartedAt: v.StartedAt}, nil
 }

@@ -40,17 +40,32 @@ type upstream interface {
 	ThrottledUntil(endpoint string) time.Time
 }
 
+// stateStore is the part of *store.Store the tracker uses (tests inject a
+// failing one).
+type stateStore interface {
+	Apply(ops ...store.Op) error
+	ForEachIn(bucket string, fn func(key, value []byte) error) error
+	Len() (int, error)
+	Path() string
+	Close() error
+}
+
 // Tracker is the agent job tracker with its state store and metrics.
 type Tracker struct {
 	cfg      Config
 	api      upstream
-	store    *store.Store
+	store    stateStore
 	metrics  *metrics
 	logger   log.Logger
 	projects map[string]bool
 
 	mu      sync.RWMutex
 	entries map[string]*entry // by storeKey
+	// intents are the creates under way and those of unknown outcome, by
+	// storeKey(project, intent id).
+	intents map[string]*intent
+	// keys are the idempotency keys in use, by storeKey(project, key).
+	keys map[string]keyRef
 
 	running atomic.Bool
 	// inflight counts creates and tracks under way: they outlive their HTTP
@@ -80,7 +95,7 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	st, err := store.Open(cfg.StatePath, store.Options{Schema: stateSchema, LockTimeout: cfg.LockTimeout})
+	st, err := store.Open(cfg.StatePath, storeOptions(cfg.LockTimeout))
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +106,8 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 		logger:   logger,
 		projects: map[string]bool{},
 		entries:  map[string]*entry{},
+		intents:  map[string]*intent{},
+		keys:     map[string]keyRef{},
 	}
 	for _, p := range cfg.Projects {
 		s.projects[p] = true
@@ -113,7 +130,7 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 func (s *Tracker) load() error {
 	now := s.cfg.Now()
 	var bad, foreign, active, watched int
-	err := s.store.ForEach(func(k, v []byte) error {
+	err := s.store.ForEachIn(store.Jobs, func(k, v []byte) error {
 		rec, err := decodeRecord(v)
 		if err != nil {
 			bad++
@@ -143,8 +160,36 @@ func (s *Tracker) load() error {
 	if err != nil {
 		return fmt.Errorf("agent state file %s: reading: %w", s.store.Path(), err)
 	}
+	for k, e := range s.entries {
+		if e.rec.IdemKey != "" {
+			s.keys[storeKey(e.rec.Project, e.rec.IdemKey)] = keyRef{job: k}
+		}
+	}
+	unknown := 0
+	err = s.store.ForEachIn(bucketIntents, func(k, v []byte) error {
+		in, err := decodeIntent(v)
+		if err != nil {
+			bad++
+			level.Warn(s.logger).Log("msg", "skipping unreadable create intent in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
+			return nil
+		}
+		if !s.projects[in.Project] {
+			return nil
+		}
+		unknown++
+		s.addIntentLocked(string(k), &intent{rec: in})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("agent state file %s: reading create intents: %w", s.store.Path(), err)
+	}
 	level.Info(s.logger).Log("msg", "agent state loaded", "path", s.store.Path(), "jobs", len(s.entries),
-		"active", active, "archive_watch", watched, "other_projects", foreign, "unreadable", bad)
+		"active", active, "archive_watch", watched, "other_projects", foreign, "unreadable", bad, "unknown_creates", unknown)
+	if unknown > 0 {
+		level.Warn(s.logger).Log("msg", "creates of unknown outcome: sent upstream by an earlier run that stopped before recording the answer; "+
+			"the jobs may exist untracked. List them with GET /api/v2/agent/{project}/unknown-creates, then track or dismiss each (see alerts/RUNBOOK.md)",
+			"unknown_creates", unknown, "path", s.store.Path())
+	}
 	return nil
 }
 
@@ -283,13 +328,20 @@ func (s *Tracker) forgetExpired(now time.Time) {
 	if len(keys) == 0 {
 		return
 	}
-	if err := s.store.Delete(keys...); err != nil {
+	ops := make([]store.Op, len(keys))
+	for i, k := range keys {
+		ops[i] = store.Op{Bucket: store.Jobs, Key: k}
+	}
+	if err := s.store.Apply(ops...); err != nil {
 		s.metrics.stateWriteError()
 		level.Error(s.logger).Log("msg", "could not forget expired agent jobs", "jobs", len(keys), "err", err)
 		return
 	}
 	s.mu.Lock()
 	for _, k := range keys {
+		if e := s.entries[k]; e != nil && e.rec.IdemKey != "" {
+			delete(s.keys, storeKey(e.rec.Project, e.rec.IdemKey))
+		}
 		delete(s.entries, k)
 	}
 	s.mu.Unlock()
@@ -351,17 +403,35 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 		s.mu.Unlock()
 		return
 	}
+	var extra []store.Op
+	if e.intentKey != "" {
+		// The job's first write failed: its intent is still in the file.
+		extra = append(extra, store.Op{Bucket: bucketIntents, Key: e.intentKey})
+	}
 	s.mu.Unlock()
 
-	if err := s.persist(t.key, &rec); err != nil {
+	if err := s.persist(t.key, &rec, extra...); err != nil {
 		s.mu.Lock()
 		e.dirty = true
 		e.lastErr = "state file: " + err.Error()
+		// Retried at the next round, not at the schedule of the status
+		// that could not be written (5m and more for a completed job).
+		e.nextPoll = roundStart.Add(s.cfg.PollInterval)
 		s.mu.Unlock()
 		return // memory unchanged: the next poll sees the change again
 	}
 	s.mu.Lock()
-	e.rec, e.dirty = rec, false
+	if e.rec.IdemKey != rec.IdemKey {
+		// Resolved with a key while this poll was writing: written again
+		// at the next poll.
+		rec.IdemKey, rec.RequestHash = e.rec.IdemKey, e.rec.RequestHash
+		e.rec, e.dirty = rec, true
+	} else {
+		e.rec, e.dirty = rec, false
+	}
+	if len(extra) > 0 {
+		e.intentKey = ""
+	}
 	s.mu.Unlock()
 	s.metrics.count(t.project, ev)
 }
@@ -466,11 +536,11 @@ func (s *Tracker) backoff(n int, err error, now time.Time) time.Duration {
 	return d
 }
 
-// persist writes rec durably.
-func (s *Tracker) persist(key string, rec *record) error {
+// persist writes rec durably, with extra in the same transaction.
+func (s *Tracker) persist(key string, rec *record, extra ...store.Op) error {
 	data, err := encodeRecord(rec)
 	if err == nil {
-		err = s.store.Put(key, data)
+		err = s.store.Apply(append([]store.Op{{Bucket: store.Jobs, Key: key, Value: data}}, extra...)...)
 	}
 	if err != nil {
 		s.metrics.stateWriteError()
@@ -504,6 +574,11 @@ func (s *Tracker) snapshot() []projectJobs {
 			if pj.oldestActive.IsZero() || c.Before(pj.oldestActive) {
 				pj.oldestActive = c
 			}
+		}
+	}
+	for _, in := range s.intents {
+		if pj := by[in.rec.Project]; pj != nil && !in.inFlight {
+			pj.unknownCreates++
 		}
 	}
 	return out

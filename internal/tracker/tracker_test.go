@@ -247,7 +247,8 @@ func TestConcurrentCreates(t *testing.T) {
 	for i := range 200 {
 		project := []string{"p1", "p2"}[i%2]
 		wg.Go(func() {
-			j, _, err := trk.Create(context.Background(), project, fmt.Sprintf("job %d #fake:pr:30s", i))
+			c, err := trk.Create(context.Background(), CreateRequest{Project: project, Prompt: fmt.Sprintf("job %d #fake:pr:30s", i)})
+			j := c.Job
 			if err != nil {
 				t.Errorf("create %d: %v", i, err)
 				return
@@ -469,7 +470,8 @@ func TestRunPollsUntilCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, _, err := trk.Create(t.Context(), "p1", "#fake:fail:1ms")
+	c, err := trk.Create(t.Context(), CreateRequest{Project: "p1", Prompt: "#fake:fail:1ms"})
+	j := c.Job
 	if err != nil {
 		t.Fatal(err)
 	}
