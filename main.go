@@ -45,6 +45,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/statecmd"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
@@ -91,6 +92,8 @@ type config struct {
 	// stateFileSet: --agent.state-file was given (the sandbox otherwise
 	// uses a temporary file).
 	stateFileSet bool
+	// state is the state command, when it is the one given.
+	state *statecmd.Command
 }
 
 // parseFlags parses and validates args. Every error names its flag.
@@ -147,11 +150,17 @@ func parseFlags(args []string) (*config, error) {
 	bfConcurrency := flagvalue.Int(bf, "backfill.concurrency", "Days fetched at once.", "1")
 	bf.Flag("backfill.totals-only", "Fetch only site totals: one request per project and day, whatever the number of paths.").Default("false").BoolVar(&c.backfill.TotalsOnly)
 
+	stateCmd := statecmd.Register(app)
+
 	cmd, err := app.Parse(args)
 	if err != nil {
 		return nil, err
 	}
 	c.command = cmd
+	if stateCmd.Handles(cmd) {
+		c.state = stateCmd
+		return c, nil
+	}
 	c.maxRequests, c.maxRetries, c.logLevel, c.logFormat = *maxRequests, *maxRetries, *logLevel, *logFormat
 	v.PageSize, v.Paths.MaxPaths = *pageSize, *maxPaths
 	c.budget = *analyticsBudget
@@ -352,6 +361,13 @@ func run(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: error: %v\n", exporterName, err)
 		return 2
+	}
+	if cfg.state != nil {
+		if err := cfg.state.Run(cfg.command, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: error: %v\n", exporterName, err)
+			return 1
+		}
+		return 0
 	}
 	loggers, err := logging.New(os.Stderr, cfg.logLevel, cfg.logFormat)
 	if err != nil {

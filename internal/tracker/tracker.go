@@ -166,6 +166,7 @@ func (s *Tracker) load() error {
 		}
 	}
 	unknown := 0
+	var resolved []store.Op
 	err = s.store.ForEachIn(bucketIntents, func(k, v []byte) error {
 		in, err := decodeIntent(v)
 		if err != nil {
@@ -176,12 +177,24 @@ func (s *Tracker) load() error {
 		if !s.projects[in.Project] {
 			return nil
 		}
+		if ref, ok := s.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.job != "" &&
+			s.entries[ref.job].rec.RequestHash == in.RequestHash {
+			// Its job is tracked (a salvaged file can hold both): the
+			// outcome is known.
+			resolved = append(resolved, store.Op{Bucket: bucketIntents, Key: string(k)})
+			return nil
+		}
 		unknown++
 		s.addIntentLocked(string(k), &intent{rec: in})
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("agent state file %s: reading create intents: %w", s.store.Path(), err)
+	}
+	if len(resolved) > 0 {
+		if err := s.store.Apply(resolved...); err != nil {
+			level.Warn(s.logger).Log("msg", "could not delete create intents whose job is tracked; retried at the next start", "err", err)
+		}
 	}
 	level.Info(s.logger).Log("msg", "agent state loaded", "path", s.store.Path(), "jobs", len(s.entries),
 		"active", active, "archive_watch", watched, "other_projects", foreign, "unreadable", bad, "unknown_creates", unknown)

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
+)
+
+// submitKeyed posts a prompt with an Idempotency-Key; it returns the HTTP
+// status and the job id (2xx) or the error message.
+func submitKeyed(client *http.Client, url, key, prompt string) (int, string, error) {
+	body, _ := json.Marshal(map[string]string{"prompt": prompt})
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, "", err
+	}
+	var v struct {
+		ID    string `json:"id"`
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(data, &v)
+	if resp.StatusCode/100 == 2 {
+		return resp.StatusCode, v.ID, nil
+	}
+	return resp.StatusCode, v.Error, nil
+}
+
+// TestKill9WithIdempotencyKeys kills the exporter with SIGKILL during a
+// burst of keyed submissions, restarts it, and has every client retry
+// every key: each key ends with one job (the one acknowledged before the
+// kill, if any) or a create of unknown outcome, and no key ever gets a
+// second job upstream.
+func TestKill9WithIdempotencyKeys(t *testing.T) {
+	t.Parallel()
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	statePath := filepath.Join(t.TempDir(), "agent.db")
+	x := startAgentExporter(t, srv.URL, statePath)
+
+	var (
+		mu        sync.Mutex
+		attempted = map[string]string{} // key -> prompt
+		acked     = map[string]string{} // key -> job id
+		wg        sync.WaitGroup
+	)
+	ctx, stop := context.WithCancel(context.Background())
+	client := &http.Client{Timeout: 10 * time.Second}
+	for w := range 8 {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil && i < 15; i++ {
+				key, prompt := fmt.Sprintf("key-%d-%d", w, i), fmt.Sprintf("burst %d/%d #fake:nopr:3s", w, i)
+				mu.Lock()
+				attempted[key] = prompt
+				mu.Unlock()
+				status, id, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job", key, prompt)
+				if err != nil {
+					return // killed under us
+				}
+				if status/100 == 2 {
+					mu.Lock()
+					acked[key] = id
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	eventually(t, 10*time.Second, "20 acknowledged submissions", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= 20
+	})
+	x.Kill(t)
+	stop()
+	wg.Wait()
+	before := fake.JobCount()
+
+	x = startAgentExporter(t, srv.URL, statePath)
+	defer x.Stop(t)
+	jobs := map[string]string{} // job id -> key
+	unknown := 0
+	for round := range 2 {
+		for key, prompt := range attempted {
+			status, msg, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job", key, prompt)
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case status/100 == 2:
+				if k, ok := jobs[msg]; ok && k != key {
+					t.Errorf("keys %s and %s answered with one job %s", k, key, msg)
+				}
+				if old, ok := acked[key]; ok && old != msg {
+					t.Errorf("key %s: job %s before the kill, %s after", key, old, msg)
+				}
+				if round == 1 && jobs[msg] != key {
+					t.Errorf("key %s: a new job on the second retry", key)
+				}
+				jobs[msg] = key
+			case status == http.StatusConflict && strings.Contains(msg, "unknown"):
+				if _, ok := acked[key]; ok {
+					t.Errorf("acknowledged key %s reported of unknown outcome", key)
+				}
+				if round == 0 {
+					unknown++
+				}
+			default:
+				t.Errorf("key %s: HTTP %d %s", key, status, msg)
+			}
+		}
+	}
+	body, _, err := getBody(x.Base + "/api/v2/agent/p1/unknown-creates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l gateway.UnknownCreateList
+	if err := json.Unmarshal(body, &l); err != nil || len(l.UnknownCreates) != unknown {
+		t.Errorf("listed %d unknown creates (%v), %d answered 409", len(l.UnknownCreates), err, unknown)
+	}
+	after := fake.JobCount()
+	t.Logf("%d keys tried, %d acknowledged before kill -9; %d jobs upstream before the retries, %d after; %d keys with a job, %d of unknown outcome",
+		len(attempted), len(acked), before, after, len(jobs), unknown)
+	// Every job upstream belongs to one key: a key with a job, or one of
+	// unknown outcome (whose job may or may not exist).
+	if after > len(jobs)+unknown {
+		t.Errorf("%d jobs upstream for %d keys with a job and %d of unknown outcome: a duplicate", after, len(jobs), unknown)
+	}
+}
+
+func getBody(url string) ([]byte, int, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return b, resp.StatusCode, err
+}
+
+// TestDamagedStateFile cuts a real state file short and checks that the
+// exporter refuses it with one line (no panic), leaves it as it is, and
+// that `state check` and `state salvage` handle it.
+func TestDamagedStateFile(t *testing.T) {
+	t.Parallel()
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	statePath := filepath.Join(dir, "agent.db")
+	x := startAgentExporter(t, srv.URL, statePath)
+	for i := range 60 {
+		status, _, err := submitKeyed(http.DefaultClient, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("k%d", i), fmt.Sprintf("job %d %s #fake:nopr:1h", i, strings.Repeat("padding ", 40)))
+		if err != nil || status/100 != 2 {
+			t.Fatalf("submit %d: HTTP %d %v", i, status, err)
+		}
+	}
+	x.Stop(t)
+	data, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := data[:len(data)/2]
+	if err := os.WriteFile(statePath, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	run := func(args ...string) (int, string, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, exporterBin, args...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MINTLIFY_API_KEY=mint_test"}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		_ = cmd.Run()
+		if ctx.Err() != nil {
+			t.Fatalf("%v kept running", args)
+		}
+		return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+	}
+
+	code, _, stderr := run("--web.listen-address=127.0.0.1:0", "--mintlify.api-url="+srv.URL, "--mintlify.project=p1",
+		"--web.enable-agent-api", "--agent.state-file="+statePath)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := lines[len(lines)-1]
+	if code == 0 || strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine") {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	for _, want := range []string{statePath, "damaged", "cut short", "state salvage"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("last line lacks %q: %s", want, last)
+		}
+	}
+	for _, l := range lines[:len(lines)-1] {
+		if !strings.Contains(l, "level=info") {
+			t.Errorf("more than one error line: %s", l)
+		}
+	}
+	if after, _ := os.ReadFile(statePath); !bytes.Equal(after, damaged) {
+		t.Error("the damaged file was changed")
+	}
+
+	code, stdout, stderr := run("state", "check", statePath)
+	if code != 1 || !strings.Contains(stdout, "status: DAMAGED") || !strings.Contains(stderr, "state salvage") {
+		t.Errorf("check: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	newPath := filepath.Join(dir, "salvaged.db")
+	code, stdout, stderr = run("state", "salvage", statePath, newPath)
+	if code != 0 || !strings.Contains(stdout, "salvaged") {
+		t.Fatalf("salvage: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	t.Logf("salvage of half a file:\n%s", stdout)
+	if code, stdout, _ := run("state", "check", newPath); code != 0 || !strings.Contains(stdout, "status: healthy") {
+		t.Errorf("check of the salvaged file: exit %d\n%s", code, stdout)
+	}
+	if after, _ := os.ReadFile(statePath); !bytes.Equal(after, damaged) {
+		t.Error("salvage changed the damaged file")
+	}
+	// The exporter starts on the salvaged file with what was readable.
+	x = startAgentExporter(t, srv.URL, newPath)
+	n := len(x.jobs(t))
+	x.Stop(t)
+	if n == 0 || n > 60 {
+		t.Errorf("%d jobs from the salvaged file", n)
+	}
+	t.Logf("%d of 60 jobs salvaged from half a state file", n)
+}
