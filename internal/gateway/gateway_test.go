@@ -57,7 +57,9 @@ func (b *stubTracker) Create(_ context.Context, req tracker.CreateRequest) (trac
 	return tracker.Created{Job: apiclient.Job{ID: "job_1", Status: "active"}, Status: http.StatusCreated}, nil
 }
 
-func (b *stubTracker) UnknownCreates(string) []tracker.UnknownCreate { return []tracker.UnknownCreate{} }
+func (b *stubTracker) UnknownCreates(string) []tracker.UnknownCreate {
+	return []tracker.UnknownCreate{}
+}
 
 func (b *stubTracker) ResolveIntent(context.Context, string, string, string) (tracker.JobView, tracker.TrackResult, error) {
 	return tracker.JobView{}, tracker.NewlyTracked, tracker.ErrNoSuchIntent
