@@ -18,7 +18,7 @@ LDFLAGS := -s -w \
 # Where `make run` listens: loopback only, since it enables the job gateway.
 RUN_ADDR ?= localhost:9871
 
-.PHONY: all build test lint run bench e2e clean
+.PHONY: all build test lint run bench e2e fuzz soak clean
 
 all: lint test build
 
@@ -43,6 +43,12 @@ bench:
 
 e2e:
 	$(GO) test -count=1 -tags e2e -timeout 6m -v ./internal/e2e/
+
+# Every fuzz target for FUZZTIME each (crashers land in testdata/fuzz/ and
+# stay there as regression cases).
+FUZZTIME ?= 10s
+fuzz:
+	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 clean:
 	rm -f $(BIN)

@@ -118,7 +118,17 @@ func Bytes(app Flagger, name, help, def string) *int64 {
 // BytesVar adds a size flag that sets *n, with *n's current value as its
 // default (shown in base-2 units, e.g. 64KiB).
 func BytesVar(app Flagger, name, help string, n *int64) {
-	app.Flag(name, help).Default(units.Base2Bytes(*n).String()).SetValue(&bytesValue{name: name, n: n})
+	app.Flag(name, help).Default(bytesDefault(*n)).SetValue(&bytesValue{name: name, n: n})
+}
+
+// bytesDefault shows n in base-2 units when that reads back exactly (the
+// units package rounds large values), else in bytes.
+func bytesDefault(n int64) string {
+	s := units.Base2Bytes(n).String()
+	if b, err := units.ParseBase2Bytes(s); err == nil && int64(b) == n {
+		return s
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 type bytesValue struct {

@@ -181,6 +181,9 @@ func (s *Store) Apply(ops ...Op) error {
 	return s.db.Batch(func(tx *bolt.Tx) error {
 		for _, op := range ops {
 			b := tx.Bucket([]byte(op.Bucket))
+			if b == nil {
+				return fmt.Errorf("bucket %q missing from the file", op.Bucket)
+			}
 			var err error
 			if op.Value == nil {
 				err = b.Delete([]byte(op.Key))
@@ -230,7 +233,11 @@ func (s *Store) ForEachIn(bucket string, fn func(key, value []byte) error) error
 		return fmt.Errorf("agent state file: no bucket %q", bucket)
 	}
 	return s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte(bucket)).ForEach(fn)
+		b := tx.Bucket([]byte(bucket))
+		if b == nil {
+			return fmt.Errorf("bucket %q missing from the file", bucket)
+		}
+		return b.ForEach(fn)
 	})
 }
 
@@ -238,7 +245,11 @@ func (s *Store) ForEachIn(bucket string, fn func(key, value []byte) error) error
 func (s *Store) Len() (int, error) {
 	n := 0
 	err := s.db.View(func(tx *bolt.Tx) error {
-		n = tx.Bucket([]byte(Jobs)).Stats().KeyN
+		b := tx.Bucket([]byte(Jobs))
+		if b == nil {
+			return fmt.Errorf("bucket %q missing from the file", Jobs)
+		}
+		n = b.Stats().KeyN
 		return nil
 	})
 	return n, err

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -98,10 +99,20 @@ func parseFile(r io.ReaderAt, size int64) (*file, error) {
 		}
 		return decodeMeta(buf[pageHeaderSize:])
 	}
+	var im *implausibleMeta
 	m0, err0 := readMeta(0)
+	if errors.As(err0, &im) {
+		return nil, fmt.Errorf("first meta page: %s", im.msg)
+	}
 	if err0 == nil {
 		fl.metas = append(fl.metas, m0)
-		if m1, err := readMeta(int64(m0.pageSize)); err == nil && m1.pageSize == m0.pageSize {
+		m1, err := readMeta(int64(m0.pageSize))
+		switch {
+		case errors.As(err, &im):
+			return nil, fmt.Errorf("second meta page: %s", im.msg)
+		case err == nil && m1.pageSize != m0.pageSize:
+			return nil, fmt.Errorf("the meta pages disagree on the page size (%d, %d)", m0.pageSize, m1.pageSize)
+		case err == nil:
 			fl.metas = append(fl.metas, m1)
 		}
 	} else {
@@ -123,6 +134,12 @@ func parseFile(r io.ReaderAt, size int64) (*file, error) {
 	return fl, nil
 }
 
+// implausibleMeta is a meta page with a valid checksum and values that
+// cannot be: bbolt would trust it.
+type implausibleMeta struct{ msg string }
+
+func (e *implausibleMeta) Error() string { return e.msg }
+
 func decodeMeta(b []byte) (meta, error) {
 	le := binary.LittleEndian
 	if le.Uint32(b[0:]) != boltMagic {
@@ -136,6 +153,8 @@ func decodeMeta(b []byte) (meta, error) {
 	if le.Uint64(b[metaSumLen:]) != h.Sum64() {
 		return meta{}, errors.New("checksum mismatch")
 	}
+	// From here on bbolt would use the page: what is wrong with it now is
+	// damage, not a reason to fall back to the other meta page.
 	m := meta{
 		pageSize: le.Uint32(b[8:]),
 		root:     le.Uint64(b[16:]),
@@ -144,10 +163,10 @@ func decodeMeta(b []byte) (meta, error) {
 		txid:     le.Uint64(b[48:]),
 	}
 	if m.pageSize < minPageSize || m.pageSize > maxPageSize || m.pageSize&(m.pageSize-1) != 0 {
-		return meta{}, fmt.Errorf("implausible page size %d", m.pageSize)
+		return meta{}, &implausibleMeta{fmt.Sprintf("implausible page size %d", m.pageSize)}
 	}
 	if m.pgid < 2 || m.root >= m.pgid || m.root < 2 || (m.freelist != noFreelist && m.freelist >= m.pgid) {
-		return meta{}, fmt.Errorf("page ids out of range (root %d, freelist %d, high water mark %d)", m.root, m.freelist, m.pgid)
+		return meta{}, &implausibleMeta{fmt.Sprintf("page ids out of range (root %d, freelist %d, high water mark %d)", m.root, m.freelist, m.pgid)}
 	}
 	return m, nil
 }
@@ -202,6 +221,10 @@ func parsePage(id uint64, data []byte) (*page, error) {
 	default:
 		return nil, fmt.Errorf("page %d has type %#x where a branch or leaf page belongs: overwritten", id, p.flags)
 	}
+	if p.flags == flagBranch && p.count == 0 {
+		// bbolt never writes one, and its cursor would read past it.
+		return nil, fmt.Errorf("page %d is an empty branch page", id)
+	}
 	if pageHeaderSize+p.count*elem > len(data) {
 		return nil, fmt.Errorf("page %d claims %d elements, more than fit", id, p.count)
 	}
@@ -224,6 +247,23 @@ type walker struct {
 	seen    map[uint64]bool
 	visit   func(bucket string, key, value []byte)
 	damaged []string // what could not be read
+	// budget bounds the elements visited: in a sound file each element
+	// has 16 bytes of its own, but damaged elements may overlap, and
+	// inline buckets within inline buckets would multiply them.
+	budget int64
+}
+
+// spend takes one element from the budget; false when it is spent.
+func (w *walker) spend() bool {
+	if w.budget == 0 {
+		w.budget = w.fl.size/leafElemSize + 16
+	}
+	w.budget--
+	if w.budget == 0 {
+		w.problem("more elements than the file can hold: elements overlap")
+		w.budget = -1
+	}
+	return w.budget > 0
 }
 
 func (w *walker) problem(format string, args ...any) {
@@ -271,15 +311,30 @@ func (w *walker) walkPage(name string, id uint64, depth int) {
 		return
 	}
 	le := binary.LittleEndian
+	var prev []byte
 	for i := range p.count {
-		e := pageHeaderSize + i*branchElemSize
+		if !w.spend() {
+			return
+		}
+		e := uint64(pageHeaderSize + i*branchElemSize)
+		pos, ksize := uint64(le.Uint32(p.data[e:])), uint64(le.Uint32(p.data[e+4:]))
+		k, ok := slice(p.data, e+pos, ksize)
+		if !ok || (i > 0 && bytes.Compare(prev, k) >= 0) {
+			w.problem("bucket %q: page %d element %d: key out of bounds or out of order", name, p.id, i)
+			return
+		}
+		prev = k
 		w.walkPage(name, le.Uint64(p.data[e+8:]), depth+1)
 	}
 }
 
 func (w *walker) walkLeaf(name string, p *page, depth int) {
 	le := binary.LittleEndian
+	var prev []byte
 	for i := range p.count {
+		if !w.spend() {
+			return
+		}
 		e := uint64(pageHeaderSize + i*leafElemSize)
 		flags := le.Uint32(p.data[e:])
 		pos, ksize, vsize := uint64(le.Uint32(p.data[e+4:])), uint64(le.Uint32(p.data[e+8:])), uint64(le.Uint32(p.data[e+12:]))
@@ -289,7 +344,17 @@ func (w *walker) walkLeaf(name string, p *page, depth int) {
 			w.problem("bucket %q: page %d element %d points outside its page", name, p.id, i)
 			continue
 		}
+		// bbolt finds keys by binary search: out of order, they are lost.
+		if i > 0 && prev != nil && bytes.Compare(prev, k) >= 0 {
+			w.problem("bucket %q: page %d element %d: key out of order", name, p.id, i)
+		}
+		prev = k
 		if flags&leafBucket == 0 {
+			if name == "" {
+				// A state file's root holds buckets only.
+				w.problem("page %d: a value %q where the file's root holds only buckets", p.id, k)
+				continue
+			}
 			w.visit(name, k, v)
 			continue
 		}
