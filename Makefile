@@ -44,6 +44,13 @@ bench:
 e2e:
 	$(GO) test -count=1 -tags e2e -timeout 6m -v ./internal/e2e/
 
+# The exporter in-process against the fake API for SOAK_DURATION while every
+# fault of the fake is toggled, /metrics scraped and jobs submitted; checks
+# goroutines, heap, 5xx and lost jobs (figures in BENCHMARKS.md).
+SOAK_DURATION ?= 3m
+soak:
+	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -run '^TestSoak$$' -count=1 -timeout 30m -v .
+
 # Every fuzz target for FUZZTIME each (crashers land in testdata/fuzz/ and
 # stay there as regression cases).
 FUZZTIME ?= 10s

@@ -1,0 +1,352 @@
+//go:build soak
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+// soakFaults are every fault of the fake API, each on the endpoints it
+// applies to.
+var soakFaults = []struct {
+	name      string
+	endpoints []string
+	fault     fakeapi.Fault
+}{
+	{"429 Retry-After 1", []string{fakeapi.Visitors, fakeapi.CreateJob, fakeapi.GetJob}, fakeapi.Fault{Status: 429, RetryAfter: "1"}},
+	{"500", []string{fakeapi.Visitors, fakeapi.CreateJob, fakeapi.GetJob}, fakeapi.Fault{Status: 500}},
+	{"503 Retry-After 1", []string{fakeapi.Visitors, fakeapi.GetJob}, fakeapi.Fault{Status: 503, RetryAfter: "1"}},
+	{"401", []string{fakeapi.Visitors, fakeapi.GetJob}, fakeapi.Fault{Status: 401}},
+	{"404", []string{fakeapi.GetJob}, fakeapi.Fault{Status: 404, Remaining: 2}},
+	{"latency 2s", []string{fakeapi.Visitors, fakeapi.CreateJob, fakeapi.GetJob}, fakeapi.Fault{Latency: 2 * time.Second}},
+	{"malformed JSON", []string{fakeapi.Visitors, fakeapi.CreateJob, fakeapi.GetJob}, fakeapi.Fault{MalformedJSON: true}},
+	{"endless hasMore", []string{fakeapi.Visitors}, fakeapi.Fault{EndlessHasMore: true}},
+	{"duplicate paths", []string{fakeapi.Visitors}, fakeapi.Fault{DuplicatePath: true}},
+	{"negative counts", []string{fakeapi.Visitors}, fakeapi.Fault{NegativeCounts: true}},
+	{"dropped create answer", []string{fakeapi.CreateJob}, fakeapi.Fault{DropAnswer: true, Remaining: 1}},
+}
+
+type soakRun struct {
+	stop func() error
+	base string
+}
+
+// startInProcess runs serve in this process, as main does, and returns its
+// base URL and a stop function that returns serve's error once every
+// goroutine it started has ended.
+func startInProcess(t *testing.T, logs io.Writer, args ...string) *soakRun {
+	t.Helper()
+	addr := testutil.FreeAddr(t)
+	cfg, err := parseFlags(append([]string{"--web.listen-address=" + addr}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No local create limit (it has no flag): the soak submits far more
+	// than the API's 100 an hour, and the fake has no limit either.
+	cfg.gateway.CreateLimitPerHour = 0
+	loggers, err := logging.New(logs, "warn", "logfmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, loggers) }()
+	base := "http://" + addr
+	testutil.WaitHTTP(t, base+"/-/ready", 15*time.Second, nil)
+	return &soakRun{base: base, stop: func() error {
+		cancel()
+		return <-done
+	}}
+}
+
+// liveHeap is the heap still reachable after a collection (HeapAlloc right
+// after GC; HeapInuse would count the spans' free space too).
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// settledGoroutines waits until the goroutine count stops moving.
+func settledGoroutines(limit int) int {
+	n := runtime.NumGoroutine()
+	for range 50 {
+		time.Sleep(100 * time.Millisecond)
+		m := runtime.NumGoroutine()
+		if m <= limit && m == n {
+			return m
+		}
+		n = m
+	}
+	return n
+}
+
+// TestSoak runs the exporter in this process against the fake API for
+// SOAK_DURATION (default 3m), toggling every fault of the fake while
+// scrapers read /metrics and clients submit keyed jobs, then checks:
+// no 5xx on /metrics, no acknowledged job lost (also across a restart),
+// every key with one job or an unknown outcome and never two jobs,
+// goroutines and heap back to their baseline, and every goroutine gone
+// once the exporter stopped.
+func TestSoak(t *testing.T) {
+	duration := 3 * time.Minute
+	if v := os.Getenv("SOAK_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("SOAK_DURATION: %v", err)
+		}
+		duration = d
+	}
+	projects := []string{"p1", "p2"}
+	fake := fakeapi.New(fakeapi.Options{Projects: projects, APIKey: "mint_soak", CreateLimit: -1})
+	api := httptest.NewServer(fake)
+	defer api.Close()
+	statePath := filepath.Join(t.TempDir(), "agent.db")
+	t.Setenv("MINTLIFY_API_KEY", "mint_soak")
+	args := []string{
+		"--mintlify.api-url=" + api.URL, "--mintlify.project=p1", "--mintlify.project=p2",
+		"--web.enable-agent-api", "--agent.state-file=" + statePath,
+		"--agent.poll-interval=500ms", "--agent.archive-watch=0s",
+		"--mintlify.analytics-budget=100000", "--mintlify.timeout=1s", "--mintlify.max-retries=1",
+		"--visitors.cache-ttl=1s", "--visitors.window=1d", "--visitors.window=7d", "--visitors.max-staleness=10s",
+	}
+	before := settledGoroutines(1 << 20)
+	// The exporter's log goes to a file: kept in memory it would count
+	// as heap growth.
+	logs, err := os.Create(filepath.Join(t.TempDir(), "exporter.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
+	x := startInProcess(t, logs, args...)
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+
+	// Warm up without faults, then take the baseline.
+	time.Sleep(3 * time.Second)
+	// Idle keep-alive connections (ours to the exporter, the exporter's
+	// to the API) hold goroutines that are pooled, not leaked: close them
+	// before every count.
+	dropConns := func() {
+		client.CloseIdleConnections()
+		api.CloseClientConnections()
+	}
+	dropConns()
+	baseG, baseHeap := settledGoroutines(1<<20), liveHeap()
+
+	var (
+		scrapes, scrape5xx, scrapeErrs atomic.Int64
+		scrapeMu                       sync.Mutex
+		scrapeDur                      []time.Duration
+		mu                             sync.Mutex
+		keys                           = map[string]string{} // key -> project/prompt
+		acked                          = map[string]string{} // key -> job id
+		statuses                       = map[int]int{}
+		wg                             sync.WaitGroup
+		toggles                        []string
+	)
+	ctx, stopLoad := context.WithTimeout(context.Background(), duration)
+	defer stopLoad()
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				start := time.Now()
+				resp, err := client.Get(x.base + "/metrics")
+				if err != nil {
+					scrapeErrs.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				scrapes.Add(1)
+				if resp.StatusCode >= 500 {
+					scrape5xx.Add(1)
+				}
+				scrapeMu.Lock()
+				scrapeDur = append(scrapeDur, time.Since(start))
+				scrapeMu.Unlock()
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				project := projects[(w+i)%2]
+				key := fmt.Sprintf("soak-%d-%d", w, i)
+				prompt := fmt.Sprintf("soak %d/%d #fake:nopr:1s", w, i)
+				mu.Lock()
+				keys[key] = project + "\x00" + prompt
+				mu.Unlock()
+				// Retry with the same key, as the README's client does.
+				for attempt := 0; attempt < 20 && ctx.Err() == nil; attempt++ {
+					status, msg, err := submitKeyed(client, x.base+"/api/v2/agent/"+project+"/job", key, prompt)
+					mu.Lock()
+					statuses[status]++
+					if err == nil && status/100 == 2 {
+						acked[key] = project + "/" + msg
+					}
+					mu.Unlock()
+					if err == nil && (status/100 == 2 || status == 422 || (status == 409 && strings.Contains(msg, "unknown"))) {
+						break
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+		})
+	}
+	// Toggle every fault in turn.
+	wg.Go(func() {
+		for i := 0; ctx.Err() == nil; i++ {
+			f := soakFaults[i%len(soakFaults)]
+			for _, ep := range f.endpoints {
+				fake.SetFault(ep, f.fault)
+			}
+			toggles = append(toggles, f.name)
+			select {
+			case <-ctx.Done():
+			case <-time.After(1500 * time.Millisecond):
+			}
+			fake.ClearFaults()
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	})
+	wg.Wait()
+	fake.ClearFaults()
+
+	// Settle: every acknowledged job tracked; every key with a job or an
+	// unknown outcome.
+	listJobs := func(project string) map[string]bool {
+		body, status, err := getBody(x.base + "/api/v2/agent/" + project + "/jobs")
+		if err != nil || status != 200 {
+			t.Fatalf("jobs: HTTP %d %v", status, err)
+		}
+		var l gateway.JobList
+		if err := json.Unmarshal(body, &l); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, v := range l.Jobs {
+			out[project+"/"+v.ID] = true
+		}
+		return out
+	}
+	tracked := map[string]bool{}
+	unknown := 0
+	for _, p := range projects {
+		maps := listJobs(p)
+		for k := range maps {
+			tracked[k] = true
+		}
+		body, _, err := getBody(x.base + "/api/v2/agent/" + p + "/unknown-creates")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l gateway.UnknownCreateList
+		if err := json.Unmarshal(body, &l); err != nil {
+			t.Fatal(err)
+		}
+		unknown += len(l.UnknownCreates)
+	}
+	lost := 0
+	for key, id := range acked {
+		if !tracked[id] {
+			lost++
+			t.Errorf("acknowledged job %s (key %s) not tracked", id, key)
+		}
+	}
+	jobsUpstream := fake.JobCount()
+	if jobsUpstream > len(tracked)+unknown {
+		t.Errorf("%d jobs upstream, %d tracked and %d of unknown outcome: a duplicate", jobsUpstream, len(tracked), unknown)
+	}
+	if n := scrape5xx.Load(); n > 0 {
+		t.Errorf("%d scrapes of /metrics answered 5xx", n)
+	}
+
+	// Back to baseline once the load is gone.
+	time.Sleep(3 * time.Second)
+	dropConns()
+	endG, endHeap := settledGoroutines(baseG+5), liveHeap()
+	if endG > baseG+5 {
+		buf := make([]byte, 1<<20)
+		t.Errorf("goroutines: %d at the baseline, %d after the soak\n%s", baseG, endG, buf[:runtime.Stack(buf, true)])
+	}
+	// The heap holds the tracked jobs (kept for --agent.retention, 7d) and
+	// the fake's jobs: allow for them, and nothing else.
+	perJob := int64(endHeap-baseHeap) / int64(max(len(acked), 1))
+	if endHeap > baseHeap+4<<20+uint64(len(acked))*4<<10 {
+		t.Errorf("live heap: %.1f MiB at the baseline, %.1f MiB after the soak with %d jobs (%d bytes a job, allowed 4 KiB)",
+			float64(baseHeap)/(1<<20), float64(endHeap)/(1<<20), len(acked), perJob)
+	}
+	if err := x.stop(); err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	client.CloseIdleConnections()
+	api.CloseClientConnections()
+	afterG := settledGoroutines(before + 2)
+	if afterG > before+2 {
+		buf := make([]byte, 1<<20)
+		t.Errorf("goroutines: %d before the exporter started, %d after it stopped\n%s", before, afterG, buf[:runtime.Stack(buf, true)])
+	}
+
+	// A restart on the same state file keeps every acknowledged job.
+	x = startInProcess(t, logs, args...)
+	for _, p := range projects {
+		for k := range listJobs(p) {
+			delete(tracked, k)
+		}
+	}
+	if len(tracked) > 0 {
+		t.Errorf("%d tracked jobs missing after a restart", len(tracked))
+	}
+	if err := x.stop(); err != nil {
+		t.Errorf("serve after restart: %v", err)
+	}
+
+	scrapeMu.Lock()
+	slices.Sort(scrapeDur)
+	p50, p99, pmax := scrapeDur[len(scrapeDur)/2], scrapeDur[len(scrapeDur)*99/100], scrapeDur[len(scrapeDur)-1]
+	scrapeMu.Unlock()
+	codes := []string{}
+	for c, n := range statuses {
+		codes = append(codes, fmt.Sprintf("%d:%d", c, n))
+	}
+	sort.Strings(codes)
+	t.Logf("soak %s: %d fault toggles (%d kinds); %d scrapes (%d 5xx, %d transport errors), scrape p50 %s p99 %s max %s",
+		duration, len(toggles), len(soakFaults), scrapes.Load(), scrape5xx.Load(), scrapeErrs.Load(), p50.Round(time.Millisecond), p99.Round(time.Millisecond), pmax.Round(time.Millisecond))
+	t.Logf("submissions: %d keys, %d acknowledged, %d lost, %d of unknown outcome; %d jobs upstream; answers %s",
+		len(keys), len(acked), lost, unknown, jobsUpstream, strings.Join(codes, " "))
+	t.Logf("goroutines: %d before start, %d baseline, %d after the soak, %d after stop; live heap: %.1f MiB baseline, %.1f MiB after (%d bytes per tracked job, the fake's included)",
+		before, baseG, endG, afterG, float64(baseHeap)/(1<<20), float64(endHeap)/(1<<20), perJob)
+	if t.Failed() {
+		if data, err := os.ReadFile(logs.Name()); err == nil {
+			t.Logf("exporter log (warn and above), last 4000 bytes:\n%s", data[max(0, len(data)-4000):])
+		}
+	}
+}
