@@ -617,3 +617,38 @@ func TestConfigValidate(t *testing.T) {
 		t.Error("MaxPromptBytes over 16MiB accepted")
 	}
 }
+
+func TestTrackerErrorsAnswered(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err    error
+		status int
+		reason string
+		// freed: the create limit slot taken (the stub admits every
+		// create) is given back, because nothing was sent. The real
+		// tracker admits no replay or key conflict at all.
+		freed bool
+		slot  bool // check freed
+	}{
+		{&tracker.IntentError{Err: errors.New("disk full")}, http.StatusServiceUnavailable, reasonStateError, true, true},
+		{tracker.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, reasonIdempotencyConflict, false, false},
+		{tracker.ErrIdempotencyKeyInFlight, http.StatusConflict, reasonIdempotencyConflict, false, false},
+		{&tracker.OutcomeUnknownError{Intent: tracker.UnknownCreate{ID: "ci_1", Project: "p1"}}, http.StatusConflict, reasonIdempotencyConflict, false, false},
+		{&tracker.OutcomeUnknownError{Intent: tracker.UnknownCreate{ID: "ci_1", Project: "p1"}, Err: context.DeadlineExceeded}, http.StatusGatewayTimeout, reasonUpstreamError, false, true},
+	} {
+		b := &stubTracker{createErr: tc.err}
+		cfg := testConfig(testutil.NewClock(t0))
+		cfg.CreateLimitPerHour = 1
+		g := newTestGateway(t, b, cfg)
+		r := submit(t, g, "p1", "x")
+		if r.status != tc.status || rejected(g, "p1", tc.reason) != 1 || !strings.Contains(r.errorMessage(t), strings.SplitN(tc.err.Error(), ":", 2)[0]) {
+			t.Errorf("%v: HTTP %d %s", tc.err, r.status, r.body)
+		}
+		b.mu.Lock()
+		b.createErr = nil
+		b.mu.Unlock()
+		if got := submit(t, g, "p1", "x").status; tc.slot && (got == http.StatusCreated) != tc.freed {
+			t.Errorf("%v: next create HTTP %d, slot given back: %v", tc.err, got, tc.freed)
+		}
+	}
+}

@@ -6,6 +6,10 @@
 // serves it.
 //
 // Counting rules, which hold within a process and across restarts:
+//   - a create intent is written (fsync) before a create is sent upstream,
+//     so a create whose answer a crash hides is reported (UnknownCreates)
+//     rather than forgotten; an Idempotency-Key is kept with its job, so a
+//     retry with it never creates a second job (create.go);
 //   - a job's state is written (fsync) before Create returns it, so a job
 //     whose creation was acknowledged is never lost;
 //   - a terminal transition is written before it is counted, and the
