@@ -39,6 +39,7 @@ var exporterMetrics = []string{
 	"mintlify_agent_job_submit_rejected_total",
 	"mintlify_agent_jobs_lost_total",
 	"mintlify_agent_state_write_errors_total",
+	"mintlify_agent_create_unknown_outcomes",
 	// Exporter.
 	"mintlify_exporter_build_info",
 }
