@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	_ "time/tzdata" // --visitors.timezone works on any base image, scratch included
 	"unicode/utf8"
 
 	"github.com/alecthomas/kingpin/v2"
