@@ -49,6 +49,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
 )
 
 const (
@@ -63,8 +64,9 @@ var sandboxProjects = []string{"acme-docs", "acme-api"}
 
 // Commands.
 const (
-	cmdServe    = "serve"
-	cmdBackfill = "backfill"
+	cmdServe        = "serve"
+	cmdBackfill     = "backfill"
+	cmdHashPassword = "hash-password"
 )
 
 // config is everything the command line decides.
@@ -146,6 +148,7 @@ func parseFlags(args []string) (*config, error) {
 	bf.Flag("output", "File to write the OpenMetrics text to; - is standard output.").Default("-").StringVar(&c.backfill.Output)
 	bf.Flag("backfill.state-dir", "Directory keeping each finished day, so that an interrupted backfill resumes without fetching them again. Default: OUTPUT.days next to --output, or ./mintlify-backfill.days with standard output.").StringVar(&c.backfill.StateDir)
 	bfConcurrency := flagvalue.Int(bf, "backfill.concurrency", "Days fetched at once.", "1")
+	app.Command(cmdHashPassword, "Read a password on standard input and print its bcrypt hash, for basic_auth_users in --web.config.file.")
 	bf.Flag("backfill.totals-only", "Fetch only site totals: one request per project and day, whatever the number of paths.").Default("false").BoolVar(&c.backfill.TotalsOnly)
 
 	cmd, err := app.Parse(args)
@@ -363,6 +366,13 @@ func run(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if cfg.command == cmdHashPassword {
+		if err := webauth.HashPassword(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: error: %v\n", exporterName, err)
+			return 1
+		}
+		return 0
+	}
 	run := serve
 	if cfg.command == cmdBackfill {
 		run = backfill
@@ -457,8 +467,6 @@ func backfill(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 // exited when it returns.
 func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	logger := loggers.Logger
-	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
-
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
@@ -474,6 +482,9 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	if err != nil {
 		return err
 	}
+	// Logged once the configuration is known good: a missing key or project
+	// says so in one line, not after a line that suggests all is well.
+	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
 	client := up.client
 	reg.MustRegister(up.budget)
 	if cfg.sandbox && !cfg.stateFileSet {
@@ -526,7 +537,15 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 			}
 		}()
 		api = gw
-		level.Warn(logger).Log("msg", "agent job gateway enabled under /api/: anyone who can reach it can open pull requests", "web_config_file", *cfg.web.WebConfigFile)
+		protected, err := webauth.BasicAuthConfigured(*cfg.web.WebConfigFile)
+		if err != nil {
+			return err
+		}
+		if protected {
+			level.Info(logger).Log("msg", "agent job gateway enabled under /api/, behind the basic auth of --web.config.file")
+		} else {
+			level.Warn(logger).Log("msg", "agent job gateway enabled under /api/ without basic auth: anyone who can reach it can open pull requests; set basic_auth_users in --web.config.file", "web_config_file", *cfg.web.WebConfigFile)
+		}
 	}
 	mux.Handle("/api/", api)
 
@@ -606,6 +625,8 @@ func landingPage(cfg *config) (http.Handler, error) {
 		Description: desc,
 		Version:     version.Info(),
 		Links:       links,
+		// The pprof handlers are not served: link nothing that 404s.
+		Profiling: "false",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("landing page: %w", err)
