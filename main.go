@@ -404,7 +404,8 @@ func connect(ctx context.Context, cfg *config, logger log.Logger, reg prometheus
 		apiKey = "mint_sandbox_" + randomHex(12)
 		// The sandbox enforces the organization's analytics quota as the
 		// real service does, so the demo shows the exporter living in it.
-		fake := fakeapi.New(fakeapi.Options{Projects: cfg.projects, APIKey: apiKey, AnalyticsBudget: fakeapi.AnalyticsLimit})
+		fake := fakeapi.New(fakeapi.Options{Projects: cfg.projects, APIKey: apiKey, AnalyticsBudget: fakeapi.AnalyticsLimit,
+			JobIDPrefix: randomHex(4) + "_"})
 		url, wait, err := fake.Serve(ctx, "127.0.0.1:0")
 		if err != nil {
 			return nil, err

@@ -52,6 +52,10 @@ type Options struct {
 	ArchiveAfter time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// JobIDPrefix goes before the number of every job id: a sandbox gives
+	// each run its own, so that ids are unique across restarts, as the real
+	// API's are.
+	JobIDPrefix string
 	// CreateLimit overrides the create-job limit per project per hour:
 	// 0 is CreateJobLimit (the documented 100), negative is no limit.
 	CreateLimit int
