@@ -49,7 +49,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/tracker/... ./internal/history/
 
 e2e:
-	$(GO) test -count=1 -tags e2e -timeout 6m -v ./internal/e2e/
+	$(GO) test -count=1 -tags e2e -timeout 10m -v ./internal/e2e/
 
 image-binary:
 	mkdir -p .build/state

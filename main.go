@@ -150,6 +150,7 @@ func parseFlags(args []string) (*config, error) {
 	bfConcurrency := flagvalue.Int(bf, "backfill.concurrency", "Days fetched at once.", "1")
 	app.Command(cmdHashPassword, "Read a password on standard input and print its bcrypt hash, for basic_auth_users in --web.config.file.")
 	bf.Flag("backfill.totals-only", "Fetch only site totals: one request per project and day, whatever the number of paths.").Default("false").BoolVar(&c.backfill.TotalsOnly)
+	bfLabels := bf.Flag("backfill.label", "Label NAME=VALUE added to every sample (repeatable), e.g. the job and instance labels of the exporter's scrape target, which Prometheus adds to scraped series but not to imported blocks.").Strings()
 
 	cmd, err := app.Parse(args)
 	if err != nil {
@@ -220,6 +221,13 @@ func parseFlags(args []string) (*config, error) {
 		b.Concurrency = *bfConcurrency
 		if err := inRange(b.Concurrency, 1, 64); err != nil {
 			return nil, fmt.Errorf("--backfill.concurrency: %w", err)
+		}
+		for _, l := range *bfLabels {
+			label, err := history.ParseLabel(l)
+			if err != nil {
+				return nil, fmt.Errorf("--backfill.label: %w", err)
+			}
+			b.Labels = append(b.Labels, label)
 		}
 		if b.From, err = parseDay(*from); err != nil {
 			return nil, fmt.Errorf("--from: %w", err)
@@ -405,7 +413,7 @@ func connect(ctx context.Context, cfg *config, logger log.Logger, reg prometheus
 		// The sandbox enforces the organization's analytics quota as the
 		// real service does, so the demo shows the exporter living in it.
 		fake := fakeapi.New(fakeapi.Options{Projects: cfg.projects, APIKey: apiKey, AnalyticsBudget: fakeapi.AnalyticsLimit,
-			JobIDPrefix: randomHex(4) + "_"})
+			JobIDPrefix: randomHex(4) + "_", Location: cfg.visitors.Location})
 		url, wait, err := fake.Serve(ctx, "127.0.0.1:0")
 		if err != nil {
 			return nil, err

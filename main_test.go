@@ -72,6 +72,7 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{"backfill from after to", []string{"--mintlify.project=p", "backfill", "--from=2020-02-01", "--to=2020-01-01"}, withKey, "--from"},
 		{"backfill bad date", []string{"--mintlify.project=p", "backfill", "--from=2020-13-01", "--to=2020-01-01"}, withKey, "--from"},
 		{"backfill without from", []string{"--mintlify.project=p", "backfill", "--to=2020-01-01"}, withKey, "--from"},
+		{"backfill label", []string{"--mintlify.project=p", "backfill", "--from=2020-01-01", "--to=2020-01-01", "--backfill.label=path=/x"}, withKey, "--backfill.label"},
 		{"backfill concurrency", []string{"--mintlify.project=p", "backfill", "--from=2020-01-01", "--to=2020-01-01", "--backfill.concurrency=0"}, withKey, "--backfill.concurrency"},
 		{"timeout", []string{"--mintlify.project=p", "--mintlify.timeout=abc"}, withKey, "mintlify.timeout"},
 		{"retries", []string{"--mintlify.project=p", "--mintlify.max-retries=-1"}, withKey, "--mintlify.max-retries"},

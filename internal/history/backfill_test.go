@@ -365,3 +365,24 @@ func TestFormatting(t *testing.T) {
 		t.Errorf("escapeLabel = %s", got)
 	}
 }
+
+func TestBackfillLabels(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, fakeapi.Options{Paths: 3}, 100, 0)
+	job, _ := ParseLabel("job=mintlify")
+	inst, _ := ParseLabel(`instance=exp:9871`)
+	out, _, err := r.run(t, context.Background(), Config{Projects: []string{"docs"}, From: day("2026-03-01"), To: day("2026-03-01"), Labels: []Label{job, inst}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range parse(t, out) {
+		if !strings.HasPrefix(s.labels, `job="mintlify",instance="exp:9871",project="docs",window="1d"`) {
+			t.Fatalf("sample without the extra labels first: %s{%s}", s.name, s.labels)
+		}
+	}
+	for _, bad := range []string{"job", "=x", "__name__=x", "path=/x", "1a=b", "project=p"} {
+		if _, err := ParseLabel(bad); err == nil {
+			t.Errorf("ParseLabel(%q) accepted", bad)
+		}
+	}
+}
