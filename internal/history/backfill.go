@@ -120,10 +120,7 @@ func Backfill(ctx context.Context, client *apiclient.Client, b *budget.Budget, c
 	if err := checkParams(cfg); err != nil {
 		return err
 	}
-	jobs, err := cfg.jobs()
-	if err != nil {
-		return err
-	}
+	jobs := cfg.jobs()
 	var todo []job
 	for _, j := range jobs {
 		if _, err := os.Stat(j.file(cfg.StateDir)); errors.Is(err, os.ErrNotExist) {
@@ -189,7 +186,7 @@ func (c *Config) windows() []visitors.Window {
 }
 
 // jobs lists every walk, day by day from the first.
-func (c *Config) jobs() ([]job, error) {
+func (c *Config) jobs() []job {
 	var out []job
 	for day := c.From; !day.After(c.To); day = visitors.AddDays(day, 1) {
 		for _, p := range c.Projects {
@@ -198,7 +195,7 @@ func (c *Config) jobs() ([]job, error) {
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 func checkParams(cfg Config) error {
