@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"bytes"
 	"compress/gzip"
 	"fmt"
 	"sync"
@@ -134,43 +135,72 @@ func (e *Encoded) sync() []*encodedView {
 }
 
 // chunks returns the snapshot's chunks in encoding enc, encoding them on
-// first use. A gzipped encoding is compressed from its plain one, which is
-// kept only if a scrape asked for it too.
+// first use.
 func (v *encodedView) chunks(gauges []*exposition.Gauge, enc exposition.Encoding) [][]byte {
 	c := &v.enc[enc.Index()]
 	c.once.Do(func() {
-		if !enc.Gzip {
-			c.chunks = v.encode(gauges, enc.Format)
-		} else {
-			plainEnc := exposition.Encoding{Format: enc.Format}
-			plain := v.enc[plainEnc.Index()].chunks
-			if !v.enc[plainEnc.Index()].built.Load() {
-				plain = v.encode(gauges, enc.Format)
-			}
-			c.chunks = make([][]byte, len(plain))
-			for i, p := range plain {
-				if len(p) > 0 {
-					c.chunks[i] = exposition.Gzip(p, chunkGzipLevel)
-				}
-			}
-		}
+		c.chunks = v.encode(gauges, enc)
 		c.built.Store(true)
 	})
 	return c.chunks
 }
 
-// encode writes the snapshot's series of every family in format f.
-func (v *encodedView) encode(gauges []*exposition.Gauge, f exposition.Format) [][]byte {
+// Scratch space for encoding, reused across chunks and snapshots: the only
+// allocations that stay are the chunks themselves, at their exact size, so
+// that a first scrape of 900,000 series does not leave hundreds of MB of
+// garbage for the heap (and RSS) to grow into.
+var (
+	scratchPool = sync.Pool{New: func() any { return new([]byte) }}
+	zbufPool    = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	zwPool      = sync.Pool{New: func() any {
+		zw, _ := gzip.NewWriterLevel(nil, chunkGzipLevel)
+		return zw
+	}}
+)
+
+// zflush is how much plain text is encoded before it is handed to gzip.
+const zflush = 64 << 10
+
+// encode writes the snapshot's series of every family in enc: a gzipped
+// chunk is one gzip member, compressed as the lines are written, without
+// the plain chunk.
+func (v *encodedView) encode(gauges []*exposition.Gauge, enc exposition.Encoding) [][]byte {
 	out := make([][]byte, len(DataFamilies))
-	var buf []byte
+	bp := scratchPool.Get().(*[]byte)
+	defer scratchPool.Put(bp)
+	var (
+		zbuf *bytes.Buffer
+		zw   *gzip.Writer
+	)
+	if enc.Gzip {
+		zbuf, zw = zbufPool.Get().(*bytes.Buffer), zwPool.Get().(*gzip.Writer)
+		defer zbufPool.Put(zbuf)
+		defer zwPool.Put(zw)
+	}
 	for i, fam := range DataFamilies {
-		buf = buf[:0]
-		fam.Samples(v.project, v.window, v.snap, func(value float64, lv ...string) {
-			buf = gauges[i].Append(buf, f, lv, value)
-		})
-		if len(buf) > 0 {
-			out[i] = append([]byte(nil), buf...) // exact size: the cache lives long
+		buf, n := (*bp)[:0], 0
+		if enc.Gzip {
+			zbuf.Reset()
+			zw.Reset(zbuf)
 		}
+		fam.Samples(v.project, v.window, v.snap, func(value float64, lv ...string) {
+			buf = gauges[i].Append(buf, enc.Format, lv, value)
+			n++
+			if enc.Gzip && len(buf) >= zflush {
+				_, _ = zw.Write(buf) // into a bytes.Buffer: cannot fail
+				buf = buf[:0]
+			}
+		})
+		switch {
+		case n == 0:
+		case enc.Gzip:
+			_, _ = zw.Write(buf)
+			_ = zw.Close()
+			out[i] = bytes.Clone(zbuf.Bytes())
+		default:
+			out[i] = bytes.Clone(buf)
+		}
+		*bp = buf[:0]
 	}
 	return out
 }

@@ -61,14 +61,6 @@ func (e Encoding) String() string {
 // NumEncodings is len(Encodings).
 const NumEncodings = 4
 
-// expfmtFormat is the expfmt format whose bytes f reproduces.
-func (f Format) expfmtFormat() expfmt.Format {
-	if f == OpenMetrics {
-		return expfmt.FmtOpenMetrics_1_0_0
-	}
-	return expfmt.FmtText
-}
-
 // GaugeHeader returns the HELP and TYPE lines of a gauge family exactly as
 // expfmt writes them in format f.
 func GaugeHeader(f Format, name, help string) ([]byte, error) {
