@@ -40,6 +40,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
@@ -517,7 +518,11 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 		defer wg.Done()
 		sched.Run(ctx) // refreshes on the budget's plan, not on scrapes
 	}()
-	reg.MustRegister(collector.NewVisitors(sched, logger))
+	// The data series are encoded once per snapshot and written after the
+	// registry's families by the /metrics handler; the registry keeps the
+	// status series.
+	reg.MustRegister(collector.NewVisitorsStatus(sched, logger))
+	encoded := collector.NewEncoded(sched, logger)
 
 	mux := http.NewServeMux()
 	api := gateway.Disabled()
@@ -558,9 +563,8 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	}
 	mux.Handle("/api/", api)
 
-	metricsHandler := promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	metricsHandler := promhttp.InstrumentMetricHandler(reg, exposition.NewHandler(reg, encoded, exposition.Opts{
 		ErrorLog:            logging.PromHTTPErrorLogger{Logger: logger},
-		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: cfg.maxRequests,
 		Registry:            reg,
 	}))
