@@ -25,7 +25,7 @@ IMAGE_BASE ?= gcr.io/distroless/static-debian12:nonroot
 # Where `make run` listens: loopback only, since it enables the job gateway.
 RUN_ADDR ?= localhost:9871
 
-.PHONY: all build test lint run bench e2e clean image-binary image image-check release-check chart-files chart-check
+.PHONY: all build test lint run bench e2e clean image-binary image image-check release-check mixin chart-files chart-check
 
 all: lint test build
 
@@ -66,6 +66,13 @@ image-check:
 # goreleaser check, a snapshot build, and the built archive's --version.
 release-check:
 	scripts/release-check.sh
+
+# Generates alerts/mintlify.rules.yml and dashboards/*.json from the monitoring
+# mixin (mixin/, jsonnet evaluated by go-jsonnet), then the chart's copies; a
+# test fails when the committed files differ from the mixin.
+mixin:
+	$(GO) run ./mixin/gen
+	scripts/chart-files.sh
 
 # Copies alerts/ and dashboards/ into the Helm chart (Helm reads no file
 # outside it); a test fails when the copies drift.

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Copies the rules and dashboards into the Helm chart, which cannot read files
-# outside its directory. alerts/ and dashboards/ stay the one source: never edit
-# charts/mintlify-exporter/files/ by hand; the chart's test
-# (charts/mintlify-exporter/test) fails when the copies drift.
+# outside its directory. They are generated from the monitoring mixin (mixin/,
+# `make mixin` runs this script after generating them): never edit alerts/
+# mintlify.rules.yml, dashboards/*.json or charts/mintlify-exporter/files/ by
+# hand; mixin/mixin_test.go and the chart's test (charts/mintlify-exporter/test)
+# fail when the copies drift.
 set -eu
 cd "$(dirname "$0")/.."
 dst=charts/mintlify-exporter/files
