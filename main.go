@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	_ "time/tzdata" // --visitors.timezone works on any base image, scratch included
 	"unicode/utf8"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -39,6 +40,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
@@ -49,6 +51,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
 )
 
 const (
@@ -63,8 +66,9 @@ var sandboxProjects = []string{"acme-docs", "acme-api"}
 
 // Commands.
 const (
-	cmdServe    = "serve"
-	cmdBackfill = "backfill"
+	cmdServe        = "serve"
+	cmdBackfill     = "backfill"
+	cmdHashPassword = "hash-password"
 )
 
 // config is everything the command line decides.
@@ -148,7 +152,9 @@ func parseFlags(args []string) (*config, error) {
 	bf.Flag("output", "File to write the OpenMetrics text to; - is standard output.").Default("-").StringVar(&c.backfill.Output)
 	bf.Flag("backfill.state-dir", "Directory keeping each finished day, so that an interrupted backfill resumes without fetching them again. Default: OUTPUT.days next to --output, or ./mintlify-backfill.days with standard output.").StringVar(&c.backfill.StateDir)
 	bfConcurrency := flagvalue.Int(bf, "backfill.concurrency", "Days fetched at once.", "1")
+	app.Command(cmdHashPassword, "Read a password on standard input and print its bcrypt hash, for basic_auth_users in --web.config.file.")
 	bf.Flag("backfill.totals-only", "Fetch only site totals: one request per project and day, whatever the number of paths.").Default("false").BoolVar(&c.backfill.TotalsOnly)
+	bfLabels := bf.Flag("backfill.label", "Label NAME=VALUE added to every sample (repeatable), e.g. the job and instance labels of the exporter's scrape target, which Prometheus adds to scraped series but not to imported blocks.").Strings()
 
 	stateCmd := statecmd.Register(app)
 
@@ -225,6 +231,13 @@ func parseFlags(args []string) (*config, error) {
 		b.Concurrency = *bfConcurrency
 		if err := inRange(b.Concurrency, 1, 64); err != nil {
 			return nil, fmt.Errorf("--backfill.concurrency: %w", err)
+		}
+		for _, l := range *bfLabels {
+			label, err := history.ParseLabel(l)
+			if err != nil {
+				return nil, fmt.Errorf("--backfill.label: %w", err)
+			}
+			b.Labels = append(b.Labels, label)
 		}
 		if b.From, err = parseDay(*from); err != nil {
 			return nil, fmt.Errorf("--from: %w", err)
@@ -378,6 +391,13 @@ func run(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if cfg.command == cmdHashPassword {
+		if err := webauth.HashPassword(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: error: %v\n", exporterName, err)
+			return 1
+		}
+		return 0
+	}
 	run := serve
 	if cfg.command == cmdBackfill {
 		run = backfill
@@ -409,7 +429,8 @@ func connect(ctx context.Context, cfg *config, logger log.Logger, reg prometheus
 		apiKey = "mint_sandbox_" + randomHex(12)
 		// The sandbox enforces the organization's analytics quota as the
 		// real service does, so the demo shows the exporter living in it.
-		fake := fakeapi.New(fakeapi.Options{Projects: cfg.projects, APIKey: apiKey, AnalyticsBudget: fakeapi.AnalyticsLimit})
+		fake := fakeapi.New(fakeapi.Options{Projects: cfg.projects, APIKey: apiKey, AnalyticsBudget: fakeapi.AnalyticsLimit,
+			JobIDPrefix: randomHex(4) + "_", Location: cfg.visitors.Location})
 		url, wait, err := fake.Serve(ctx, "127.0.0.1:0")
 		if err != nil {
 			return nil, err
@@ -472,8 +493,6 @@ func backfill(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 // exited when it returns.
 func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	logger := loggers.Logger
-	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
-
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
@@ -489,6 +508,9 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	if err != nil {
 		return err
 	}
+	// Logged once the configuration is known good: a missing key or project
+	// says so in one line, not after a line that suggests all is well.
+	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
 	client := up.client
 	reg.MustRegister(up.budget)
 	if cfg.sandbox && !cfg.stateFileSet {
@@ -512,7 +534,11 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 		defer wg.Done()
 		sched.Run(ctx) // refreshes on the budget's plan, not on scrapes
 	}()
-	reg.MustRegister(collector.NewVisitors(sched, logger))
+	// The data series are encoded once per snapshot and written after the
+	// registry's families by the /metrics handler; the registry keeps the
+	// status series.
+	reg.MustRegister(collector.NewVisitorsStatus(sched, logger))
+	encoded := collector.NewEncoded(sched, logger)
 
 	mux := http.NewServeMux()
 	api := gateway.Disabled()
@@ -541,13 +567,20 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 			}
 		}()
 		api = gw
-		level.Warn(logger).Log("msg", "agent job gateway enabled under /api/: anyone who can reach it can open pull requests", "web_config_file", *cfg.web.WebConfigFile)
+		protected, err := webauth.BasicAuthConfigured(*cfg.web.WebConfigFile)
+		if err != nil {
+			return err
+		}
+		if protected {
+			level.Info(logger).Log("msg", "agent job gateway enabled under /api/, behind the basic auth of --web.config.file")
+		} else {
+			level.Warn(logger).Log("msg", "agent job gateway enabled under /api/ without basic auth: anyone who can reach it can open pull requests; set basic_auth_users in --web.config.file", "web_config_file", *cfg.web.WebConfigFile)
+		}
 	}
 	mux.Handle("/api/", api)
 
-	metricsHandler := promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	metricsHandler := promhttp.InstrumentMetricHandler(reg, exposition.NewHandler(reg, encoded, exposition.Opts{
 		ErrorLog:            logging.PromHTTPErrorLogger{Logger: logger},
-		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: cfg.maxRequests,
 		Registry:            reg,
 	}))
@@ -621,6 +654,8 @@ func landingPage(cfg *config) (http.Handler, error) {
 		Description: desc,
 		Version:     version.Info(),
 		Links:       links,
+		// The pprof handlers are not served: link nothing that 404s.
+		Profiling: "false",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("landing page: %w", err)

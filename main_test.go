@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,8 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 )
@@ -68,6 +72,7 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{"backfill from after to", []string{"--mintlify.project=p", "backfill", "--from=2020-02-01", "--to=2020-01-01"}, withKey, "--from"},
 		{"backfill bad date", []string{"--mintlify.project=p", "backfill", "--from=2020-13-01", "--to=2020-01-01"}, withKey, "--from"},
 		{"backfill without from", []string{"--mintlify.project=p", "backfill", "--to=2020-01-01"}, withKey, "--from"},
+		{"backfill label", []string{"--mintlify.project=p", "backfill", "--from=2020-01-01", "--to=2020-01-01", "--backfill.label=path=/x"}, withKey, "--backfill.label"},
 		{"backfill concurrency", []string{"--mintlify.project=p", "backfill", "--from=2020-01-01", "--to=2020-01-01", "--backfill.concurrency=0"}, withKey, "--backfill.concurrency"},
 		{"timeout", []string{"--mintlify.project=p", "--mintlify.timeout=abc"}, withKey, "mintlify.timeout"},
 		{"retries", []string{"--mintlify.project=p", "--mintlify.max-retries=-1"}, withKey, "--mintlify.max-retries"},
@@ -115,9 +120,9 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 			if !strings.Contains(last, tc.want) {
 				t.Errorf("error line %q does not name %s", last, tc.want)
 			}
-			// The error is one line; startup may log one info line before it.
-			if len(lines) > 2 {
-				t.Errorf("want at most 2 lines on stderr, got %d:\n%s", len(lines), stderr.String())
+			// The error is one line, with nothing before it.
+			if len(lines) != 1 {
+				t.Errorf("want 1 line on stderr, got %d:\n%s", len(lines), stderr.String())
 			}
 			if stdout.Len() != 0 {
 				t.Errorf("usage or output on stdout for a bad flag:\n%s", stdout.String())
@@ -324,5 +329,67 @@ func TestBackfillCommandOnSandbox(t *testing.T) {
 	}
 	if second := run(); !strings.Contains(second, "all 3 walks already fetched") {
 		t.Errorf("second run fetched again:\n%s", second)
+	}
+}
+
+// TestLandingPageLinksAreServed: every link of the landing page answers
+// 200, and no profiling link points at handlers that are not served.
+func TestLandingPageLinksAreServed(t *testing.T) {
+	p := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api")
+	body := testutil.WaitHTTP(t, p.Base+"/", 10*time.Second, nil)
+	if strings.Contains(body, "debug/pprof") {
+		t.Errorf("the landing page links to pprof, which is not served")
+	}
+	links := regexp.MustCompile(`href="(/[^"]*)"`).FindAllStringSubmatch(body, -1)
+	if len(links) < 3 {
+		t.Fatalf("only %d links on the landing page:\n%s", len(links), body)
+	}
+	for _, l := range links {
+		_, status, err := testutil.Get(context.Background(), p.Base+html.UnescapeString(l[1]))
+		if err != nil || status != http.StatusOK {
+			t.Errorf("landing page link %s: HTTP %d, %v", l[1], status, err)
+		}
+	}
+	p.Stop(t)
+}
+
+// TestGatewayWarningFollowsBasicAuth: the "anyone can open pull requests"
+// warning is for a gateway without basic auth only.
+func TestGatewayWarningFollowsBasicAuth(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webConfig := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(webConfig, []byte("basic_auth_users:\n  bot: "+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	open := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api")
+	guarded := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api", "--web.config.file="+webConfig)
+	testutil.WaitHTTP(t, open.Base+"/-/ready", 10*time.Second, nil)
+	// The guarded one answers 401 without credentials: wait for its log.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(guarded.Stderr.String(), "gateway enabled") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(open.Stderr.String(), "without basic auth") {
+		t.Errorf("no warning for a gateway without basic auth:\n%s", open.Stderr.String())
+	}
+	if g := guarded.Stderr.String(); strings.Contains(g, "without basic auth") || !strings.Contains(g, "behind the basic auth") {
+		t.Errorf("a gateway behind basic auth is warned about:\n%s", g)
+	}
+	open.Stop(t)
+	guarded.Stop(t)
+}
+
+func TestHashPasswordCommand(t *testing.T) {
+	cmd := exec.Command(exporterBin, "hash-password")
+	cmd.Stdin = strings.NewReader("correct horse\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hash-password: %v", err)
+	}
+	if err := bcrypt.CompareHashAndPassword(bytes.TrimSpace(out), []byte("correct horse")); err != nil {
+		t.Errorf("printed %q, not a bcrypt hash of the password: %v", out, err)
 	}
 }

@@ -1,5 +1,6 @@
 // Package alerts holds the Prometheus rules shipped with mintlify_exporter: mintlify.rules.yml
-// (recording and alerting rules), their promtool unit tests in tests/, and RUNBOOK.md. The Go code reads
+// (recording and alerting rules, generated from the monitoring mixin in ../mixin by make mixin), their
+// promtool unit tests in tests/, and RUNBOOK.md. The Go code reads
 // the rule file so that tests (this package's, the dashboards' and the end-to-end test) can check the
 // rules against each other without a copy of their names.
 package alerts
@@ -108,7 +109,8 @@ func (f *File) Alert(name string) (Rule, bool) {
 	return Rule{}, false
 }
 
-// Threshold is one row of the THRESHOLDS table in the rule file's header comment.
+// Threshold is one row of the THRESHOLDS table in the rule file's header comment (generated from the
+// mixin's _config.thresholds and _config.thresholdDocs; the _config key is the first word of Meaning).
 type Threshold struct {
 	Alert   string // the alerting rule it belongs to
 	Field   string // "expr" (the value appears in the expression) or "for"

@@ -150,7 +150,9 @@ func githubAnchor(h string) string {
 }
 
 // TestThresholdsTable checks that every threshold documented in the rule file's header is the one its
-// rule uses, and that every alert with a for: other than 0m documents it.
+// rule uses, and that every alert with a for: other than 0m documents it. The table and the rules are
+// both generated from the mixin (../mixin), whose own test checks that each threshold is wired to the
+// alert its row names; this one checks the generated file as users read it.
 func TestThresholdsTable(t *testing.T) {
 	f := load(t)
 	rows, err := Thresholds(RulesPath())

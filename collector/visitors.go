@@ -126,23 +126,40 @@ type ViewSource interface {
 type Visitors struct {
 	src    ViewSource
 	logger log.Logger
+	// status: the refresh status series; data: the DataFamilies.
+	status, data bool
 }
 
-// NewVisitors returns a collector of src's snapshots.
+// NewVisitors returns a collector of src's snapshots: status and data.
 func NewVisitors(src ViewSource, logger log.Logger) *Visitors {
+	return newVisitors(src, logger, true, true)
+}
+
+// NewVisitorsStatus returns a collector of the status series of src's
+// snapshots only, for a registry whose handler writes the data families
+// from an Encoded cache (internal/exposition).
+func NewVisitorsStatus(src ViewSource, logger log.Logger) *Visitors {
+	return newVisitors(src, logger, true, false)
+}
+
+func newVisitors(src ViewSource, logger log.Logger, status, data bool) *Visitors {
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	return &Visitors{src: src, logger: logger}
+	return &Visitors{src: src, logger: logger, status: status, data: data}
 }
 
 // Describe implements prometheus.Collector.
 func (v *Visitors) Describe(ch chan<- *prometheus.Desc) {
-	for _, f := range DataFamilies {
-		ch <- f.desc
+	if v.data {
+		for _, f := range DataFamilies {
+			ch <- f.desc
+		}
 	}
-	for _, d := range statusDescs {
-		ch <- d
+	if v.status {
+		for _, d := range statusDescs {
+			ch <- d
+		}
 	}
 }
 
@@ -157,23 +174,26 @@ func (v *Visitors) Describe(ch chan<- *prometheus.Desc) {
 // there is none.
 func (v *Visitors) Collect(ch chan<- prometheus.Metric) {
 	for _, view := range v.src.Views() {
-		p, w := view.Project, view.Window
-		v.gauge(ch, refreshSuccessDesc, boolFloat(view.OK), p, w)
-		if view.Attempted {
-			v.gauge(ch, refreshDurationDesc, view.Duration.Seconds(), p, w)
+		p, w, s := view.Project, view.Window, view.Data
+		if v.status {
+			v.gauge(ch, refreshSuccessDesc, boolFloat(view.OK), p, w)
+			if view.Attempted {
+				v.gauge(ch, refreshDurationDesc, view.Duration.Seconds(), p, w)
+			}
+			if view.Interval > 0 {
+				v.gauge(ch, refreshIntervalDesc, view.Interval.Seconds(), p, w)
+			}
+			if !view.LastSuccess.IsZero() {
+				v.gauge(ch, lastRefreshDesc, float64(view.LastSuccess.UnixNano())/1e9, p, w)
+			}
+			if s != nil {
+				v.gauge(ch, pathsDesc, float64(len(s.Paths)), p, w)
+				v.gauge(ch, pathsDroppedDesc, float64(s.Dropped), p, w)
+			}
 		}
-		if view.Interval > 0 {
-			v.gauge(ch, refreshIntervalDesc, view.Interval.Seconds(), p, w)
-		}
-		if !view.LastSuccess.IsZero() {
-			v.gauge(ch, lastRefreshDesc, float64(view.LastSuccess.UnixNano())/1e9, p, w)
-		}
-		s := view.Data
-		if s == nil {
+		if s == nil || !v.data {
 			continue
 		}
-		v.gauge(ch, pathsDesc, float64(len(s.Paths)), p, w)
-		v.gauge(ch, pathsDroppedDesc, float64(s.Dropped), p, w)
 		for _, f := range DataFamilies {
 			f.Samples(p, w, s, func(value float64, lv ...string) { v.gauge(ch, f.desc, value, lv...) })
 		}

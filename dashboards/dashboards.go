@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -62,6 +63,27 @@ type Variable struct {
 	Datasource *Datasource     `json:"datasource"`
 	Multi      bool            `json:"multi"`
 	IncludeAll bool            `json:"includeAll"`
+	// Current is the selected value as saved: the default of a custom variable.
+	Current struct {
+		Text  json.RawMessage `json:"text"`
+		Value json.RawMessage `json:"value"`
+	} `json:"current"`
+	Options []Option `json:"options"`
+}
+
+// Option is one value of a custom variable.
+type Option struct {
+	Text  string `json:"text"`
+	Value string `json:"value"`
+}
+
+// CurrentValue returns the variable's saved current value when it is a single string ("" otherwise).
+func (v Variable) CurrentValue() string {
+	var s string
+	if json.Unmarshal(v.Current.Value, &s) == nil {
+		return s
+	}
+	return ""
 }
 
 // QueryString returns the variable's query, whether stored as a string (older Grafana) or as an
@@ -162,6 +184,15 @@ var BuiltinVariables = []string{"__rate_interval", "__interval", "__range", "__r
 // interval and the zoom, and totals over the dashboard's time range.
 var allowedRanges = map[string]bool{"$__rate_interval": true, "$__range": true, "$__interval": true}
 
+// DayOffsetVariable is the custom variable of the daily panels: the offset that makes a 1d step at
+// UTC midnight read one local day (see visitors.json).
+const DayOffsetVariable = "day_offset"
+
+// dailyRanges are the ranges a daily query (one that uses $day_offset) may use besides allowedRanges:
+// a calendar day, whatever the zoom, and subqueries stepping one day (aligned to UTC midnights, like
+// the panels' 1d steps).
+var dailyRanges = map[string]bool{"1d": true, "1h:1d": true, "$__range:1d": true}
+
 // Lint checks a dashboard against the conventions and returns every violation found.
 func Lint(data []byte) []error {
 	var errs []error
@@ -197,6 +228,14 @@ func Lint(data []byte) []error {
 			add("variable %q defined twice", v.Name)
 		}
 		vars[v.Name] = v
+		if v.Type == "custom" {
+			if strings.TrimSpace(v.QueryString()) == "" || len(v.Options) == 0 {
+				add("variable %q: a custom variable needs its values (query and options)", v.Name)
+			}
+			if cur := v.CurrentValue(); cur == "" || !slices.ContainsFunc(v.Options, func(o Option) bool { return o.Value == cur }) {
+				add("variable %q: the current (default) value %q is not one of its options", v.Name, cur)
+			}
+		}
 		if v.Type == "query" {
 			if v.Datasource == nil || v.Datasource.UID != DatasourceUID || v.Datasource.Type != "prometheus" {
 				add("variable %q: datasource must be {\"type\":\"prometheus\",\"uid\":%q}", v.Name, DatasourceUID)
@@ -278,8 +317,15 @@ func Lint(data []byte) []error {
 				add("%s: empty expression", tw)
 			}
 			checkRefs(tw, t.Expr)
+			daily := slices.ContainsFunc(varRefRe.FindAllStringSubmatch(t.Expr, -1), func(m []string) bool {
+				return m[1]+m[2]+m[3] == DayOffsetVariable
+			})
 			for _, m := range rangeRe.FindAllStringSubmatch(t.Expr, -1) {
-				if !allowedRanges[strings.TrimSpace(m[1])] {
+				r := strings.TrimSpace(m[1])
+				if daily && dailyRanges[r] {
+					continue
+				}
+				if !allowedRanges[r] {
 					add("%s: range [%s]: use [$__rate_interval] (or [$__range] for totals over the time range)", tw, m[1])
 				}
 			}
@@ -419,5 +465,6 @@ func DefaultVars() map[string]string {
 		"project":         ".*",
 		"window":          ".*",
 		"path":            ".*",
+		DayOffsetVariable: "-25h",
 	}
 }

@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/mintlify-exporter/mintlify_exporter/alerts"
@@ -26,10 +30,15 @@ var exporterMetrics = []string{
 	"mintlify_visitors_refresh_success",
 	"mintlify_visitors_last_refresh_timestamp_seconds",
 	"mintlify_visitors_refresh_duration_seconds",
+	"mintlify_visitors_refresh_interval_seconds",
 	"mintlify_visitors_paths",
 	"mintlify_visitors_paths_dropped",
-	// API client.
+	// API client and analytics budget.
 	"mintlify_api_requests_total",
+	"mintlify_api_budget_requests_per_hour",
+	"mintlify_api_budget_effective_requests_per_hour",
+	"mintlify_api_budget_spent_requests",
+	"mintlify_api_budget_rejections_total",
 	// Agent jobs.
 	"mintlify_agent_jobs",
 	"mintlify_agent_jobs_submitted_total",
@@ -244,12 +253,14 @@ func TestDashboardPanels(t *testing.T) {
 	want := map[string][]string{
 		"visitors.json": {"Site unique visitors, human vs AI", "Site unique visitors, deduplicated",
 			"AI share of visitors", "Top pages, human visitors", "Top pages, AI visitors",
-			"Unique visitors of $path", "Paths exported and dropped"},
+			"Unique visitors of $path", "Paths exported and dropped",
+			"Daily unique visitors, human and AI", "Daily unique visitors, deduplicated",
+			"Daily visitors, week over week", "Daily visitors, 4 weeks over 4 weeks", "Top pages by visitor-days"},
 		"agent-jobs.json": {"Jobs by status", "Submissions and rejections", "Jobs finished by status",
 			"Success and failure ratio, last 24h", "Time to terminal state", "Pull requests opened",
 			"Oldest active job age"},
 		"exporter-health.json": {"Target up", "Build info", "Refresh success", "Age of visitors data",
-			"API requests by endpoint and code", "API latency", "Scrape duration"},
+			"API requests by endpoint and code", "API latency", "Analytics budget", "Scrape duration"},
 	}
 	for file, ts := range want {
 		for _, title := range ts {
@@ -346,6 +357,26 @@ func TestLintRejectsBadDashboards(t *testing.T) {
 			tg["expr"] = `mintlify_site_unique_visitors{project=~"$site"}`
 		}, "undefined variable $site"},
 		{"no queries", func(m map[string]any) { firstPanel(m)["targets"] = []any{} }, "no queries"},
+		{"fixed 1d range outside a daily query", func(m map[string]any) {
+			tg := firstPanel(m)["targets"].([]any)[0].(map[string]any)
+			tg["expr"] = `max_over_time(mintlify_site_unique_visitors{job=~"$job"}[1d])`
+		}, "range [1d]"},
+		{"day subquery outside a daily query", func(m map[string]any) {
+			tg := firstPanel(m)["targets"].([]any)[0].(map[string]any)
+			tg["expr"] = `sum_over_time(mintlify_site_unique_visitors{job=~"$job"}[$__range:1d])`
+		}, "range [$__range:1d]"},
+		{"other range in a daily query", func(m map[string]any) {
+			tg := firstPanel(m)["targets"].([]any)[0].(map[string]any)
+			tg["expr"] = `max_over_time(mintlify_site_unique_visitors{job=~"$job"}[2d] offset $day_offset)`
+		}, "range [2d]"},
+		{"no day_offset variable", func(m map[string]any) { dropVariable(m, "day_offset") }, "undefined variable $day_offset"},
+		{"day_offset default not an option", func(m map[string]any) {
+			for _, v := range m["templating"].(map[string]any)["list"].([]any) {
+				if vm := v.(map[string]any); vm["name"] == "day_offset" {
+					vm["current"] = map[string]any{"text": "x", "value": "-26h"}
+				}
+			}
+		}, "not one of its options"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -469,5 +500,60 @@ func TestQueriesForE2E(t *testing.T) {
 	}
 	if _, err := Queries(t.TempDir()); err == nil {
 		t.Error("Queries of an empty directory did not fail")
+	}
+}
+
+// TestDayOffsetOptions checks every value of the visitors dashboard's day_offset variable against its
+// label: a zone at UTC+H needs -(25h - H), so that a 1d step at UTC midnight of day D reads from 01:00
+// local on D to 01:00 local on D+1; the default is UTC.
+func TestDayOffsetOptions(t *testing.T) {
+	ds, err := Load(Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v *Variable
+	for i, tv := range ds["visitors.json"].Templating.List {
+		if tv.Name == DayOffsetVariable {
+			v = &ds["visitors.json"].Templating.List[i]
+		}
+	}
+	if v == nil || v.Type != "custom" || v.Multi || v.IncludeAll {
+		t.Fatalf("visitors.json: want a single-value custom variable %s, got %+v", DayOffsetVariable, v)
+	}
+	if v.CurrentValue() != "-25h" {
+		t.Errorf("default %q, want -25h (UTC, the exporter's default --visitors.timezone)", v.CurrentValue())
+	}
+	labelRe := regexp.MustCompile(`^UTC(?:([+-])(\d+)(?::(\d+))?)?(?: |$)`)
+	var fromQuery []string
+	for _, part := range strings.Split(v.QueryString(), ",") {
+		fromQuery = append(fromQuery, strings.TrimSpace(part))
+	}
+	if len(fromQuery) != len(v.Options) || len(v.Options) < 10 {
+		t.Fatalf("%d values in the query, %d options", len(fromQuery), len(v.Options))
+	}
+	for i, o := range v.Options {
+		if want := o.Text + " : " + o.Value; fromQuery[i] != want {
+			t.Errorf("option %d is %q, the query says %q", i, want, fromQuery[i])
+		}
+		m := labelRe.FindStringSubmatch(o.Text)
+		if m == nil {
+			t.Errorf("option %q: label does not start with UTC, UTC+H or UTC-H", o.Text)
+			continue
+		}
+		h, _ := strconv.Atoi(m[2])
+		mins, _ := strconv.Atoi(m[3])
+		offset := time.Duration(h)*time.Hour + time.Duration(mins)*time.Minute
+		if m[1] == "-" {
+			offset = -offset
+		}
+		want := -(25*time.Hour - offset)
+		d, err := model.ParseDuration(strings.TrimPrefix(o.Value, "-"))
+		if err != nil || !strings.HasPrefix(o.Value, "-") || -time.Duration(d) != want {
+			t.Errorf("option %q: value %q, want -%s", o.Text, o.Value, model.Duration(-want))
+		}
+		expr := Expand(`max_over_time(mintlify_site_unique_visitors[1d] offset $day_offset)`, map[string]string{DayOffsetVariable: o.Value})
+		if _, err := parser.NewParser(parser.Options{}).ParseExpr(expr); err != nil {
+			t.Errorf("option %q: %s: %v", o.Text, expr, err)
+		}
 	}
 }

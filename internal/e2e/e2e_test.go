@@ -79,6 +79,11 @@ func TestEndToEnd(t *testing.T) {
 		"--agent.state-file=" + filepath.Join(t.TempDir(), "agent.db"),
 		"--agent.poll-interval=500ms",
 		"--visitors.cache-ttl=2s",
+		// This fake has no analytics quota: a budget of one request a second
+		// keeps the refresh plan near the cache TTL (at the default 60/h the
+		// 1d windows are walked every few minutes, and the injected 401 below
+		// would not be met within the alert's window).
+		"--mintlify.analytics-budget=3600",
 		"--visitors.max-staleness=10m",
 		"--visitors.window=1d",
 		"--visitors.window=7d",

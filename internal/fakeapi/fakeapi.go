@@ -52,6 +52,13 @@ type Options struct {
 	ArchiveAfter time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Location is the time zone of the API's dates: a day is over at its
+	// midnight there (default UTC). The sandbox uses --visitors.timezone.
+	Location *time.Location
+	// JobIDPrefix goes before the number of every job id: a sandbox gives
+	// each run its own, so that ids are unique across restarts, as the real
+	// API's are.
+	JobIDPrefix string
 	// CreateLimit overrides the create-job limit per project per hour:
 	// 0 is CreateJobLimit (the documented 100), negative is no limit.
 	CreateLimit int
@@ -127,6 +134,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Location == nil {
+		opts.Location = time.UTC
 	}
 	if opts.AnalyticsWindow <= 0 {
 		opts.AnalyticsWindow = time.Hour

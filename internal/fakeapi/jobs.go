@@ -156,7 +156,7 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 		return
 	}
 	s.created[project] = append(recent, now)
-	id := fmt.Sprintf("job_%06d", s.nextID.Add(1))
+	id := fmt.Sprintf("job_%s%06d", s.opts.JobIDPrefix, s.nextID.Add(1))
 	outcome, d := s.outcomeFor(id, *req.Prompt)
 	j := &job{project: project, outcome: outcome, duration: d, body: jobBody{
 		ID:        id,

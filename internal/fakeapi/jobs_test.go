@@ -301,3 +301,19 @@ func TestServe(t *testing.T) {
 		t.Error("Serve on a bad address succeeded")
 	}
 }
+
+// TestJobIDPrefix: two fakes with their own prefixes never hand out the
+// same id, as two sandbox runs must not.
+func TestJobIDPrefix(t *testing.T) {
+	ids := map[string]bool{}
+	for _, prefix := range []string{"a1b2c3d4_", "e5f6a7b8_"} {
+		e := start(t, fakeapi.Options{JobIDPrefix: prefix})
+		for range 3 {
+			id := e.create("docs", "x").ID
+			if !strings.HasPrefix(id, "job_"+prefix) || ids[id] {
+				t.Errorf("id %q: want the prefix %s and no repeat", id, prefix)
+			}
+			ids[id] = true
+		}
+	}
+}

@@ -73,7 +73,7 @@ func (s *Server) siteRows(project string, from, to, now time.Time) ([]pageRow, c
 	}
 	var days float64
 	for d := from.UTC().Truncate(24 * time.Hour); d.Before(to); d = d.Add(24 * time.Hour) {
-		days += dayWeight(project, d) * dayElapsed(d, now)
+		days += dayWeight(project, d) * s.dayElapsed(d, now)
 	}
 	scale := days
 	if days > 1 {
@@ -140,9 +140,12 @@ func dayWeight(project string, day time.Time) float64 {
 	return w
 }
 
-// dayElapsed is the share of a day that has passed at now, 0 to 1.
-func dayElapsed(day, now time.Time) float64 {
-	return min(max(now.Sub(day).Hours()/24, 0), 1)
+// dayElapsed is the share of the date value day that has passed at now, 0
+// to 1, in the fake's time zone.
+func (s *Server) dayElapsed(day, now time.Time) float64 {
+	start := time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, s.opts.Location)
+	end := time.Date(day.Year(), day.Month(), day.Day()+1, 0, 0, 0, 0, s.opts.Location)
+	return min(max(now.Sub(start).Seconds()/end.Sub(start).Seconds(), 0), 1)
 }
 
 // DayCounts is what the API answers for the site totals of one day, as of

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,10 @@ type Config struct {
 	Concurrency int
 	// TotalsOnly fetches site totals alone, one request per project and day.
 	TotalsOnly bool
+	// Labels are added to every sample, before the series' own: the job
+	// and instance labels Prometheus adds to scraped series (it adds none
+	// to imported blocks), so that queries selecting them see history.
+	Labels []Label
 	// Stdout receives the OpenMetrics text when Output is "-" (default os.Stdout).
 	Stdout io.Writer
 	// Now is the clock (default time.Now); ProgressEvery the period of plain
@@ -56,6 +61,26 @@ type Config struct {
 	Now           func() time.Time
 	ProgressEvery time.Duration
 }
+
+// Label is one extra label of every backfilled sample.
+type Label struct{ Name, Value string }
+
+// ParseLabel reads NAME=VALUE. NAME must be a Prometheus label name other
+// than the visitor series' own and not reserved (__).
+func ParseLabel(s string) (Label, error) {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || !labelNameRE.MatchString(name) || strings.HasPrefix(name, "__") {
+		return Label{}, fmt.Errorf("invalid label %q: want NAME=VALUE with NAME a Prometheus label name, such as job=mintlify", s)
+	}
+	for _, f := range collector.DataFamilies {
+		if slices.Contains(f.Labels, name) {
+			return Label{}, fmt.Errorf("invalid label %q: %s is a label of the visitor series themselves", s, name)
+		}
+	}
+	return Label{Name: name, Value: value}, nil
+}
+
+var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // DefaultStateDir is where finished days are kept when writing to stdout.
 const DefaultStateDir = "mintlify-backfill.days"
@@ -95,10 +120,7 @@ func Backfill(ctx context.Context, client *apiclient.Client, b *budget.Budget, c
 	if err := checkParams(cfg); err != nil {
 		return err
 	}
-	jobs, err := cfg.jobs()
-	if err != nil {
-		return err
-	}
+	jobs := cfg.jobs()
 	var todo []job
 	for _, j := range jobs {
 		if _, err := os.Stat(j.file(cfg.StateDir)); errors.Is(err, os.ErrNotExist) {
@@ -164,7 +186,7 @@ func (c *Config) windows() []visitors.Window {
 }
 
 // jobs lists every walk, day by day from the first.
-func (c *Config) jobs() ([]job, error) {
+func (c *Config) jobs() []job {
 	var out []job
 	for day := c.From; !day.After(c.To); day = visitors.AddDays(day, 1) {
 		for _, p := range c.Projects {
@@ -173,7 +195,7 @@ func (c *Config) jobs() ([]job, error) {
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 func checkParams(cfg Config) error {
@@ -412,6 +434,12 @@ func write(cfg Config, jobs []job) (err error) {
 			f.Samples(j.project, j.window.Name, s, func(v float64, lv ...string) {
 				w.WriteString(f.Name)
 				w.WriteByte('{')
+				for _, l := range cfg.Labels {
+					w.WriteString(l.Name)
+					w.WriteString(`="`)
+					w.WriteString(escapeLabel(l.Value))
+					w.WriteString(`",`)
+				}
 				for i, name := range f.Labels {
 					if i > 0 {
 						w.WriteByte(',')

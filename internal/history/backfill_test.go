@@ -314,8 +314,11 @@ func TestBackfillTotalsOnly(t *testing.T) {
 func TestBackfillWaitsForBudget(t *testing.T) {
 	t.Parallel()
 	const window = 500 * time.Millisecond
-	// The fake counts its quota on the real clock, as the service does.
-	r := newRig(t, fakeapi.Options{Paths: 250, AnalyticsBudget: 4, AnalyticsWindow: window, Now: time.Now}, 4, window)
+	// The fake counts its quota on the real clock, as the service does, at
+	// arrival: over a window a little shorter than the budget's, so that a
+	// loaded test machine's latency cannot shift a request into the
+	// previous window (in production a hundredth of the hour covers it).
+	r := newRig(t, fakeapi.Options{Paths: 250, AnalyticsBudget: 4, AnalyticsWindow: window * 4 / 5, Now: time.Now}, 4, window)
 	start := time.Now()
 	_, progress, err := r.run(t, context.Background(), Config{Projects: []string{"docs"}, From: day("2026-01-01"), To: day("2026-01-10"), ProgressEvery: time.Nanosecond})
 	if err != nil {
@@ -360,5 +363,26 @@ func TestFormatting(t *testing.T) {
 	}
 	if got := escapeLabel("a\"b\\c\nd"); got != `a\"b\\c\nd` {
 		t.Errorf("escapeLabel = %s", got)
+	}
+}
+
+func TestBackfillLabels(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, fakeapi.Options{Paths: 3}, 100, 0)
+	job, _ := ParseLabel("job=mintlify")
+	inst, _ := ParseLabel(`instance=exp:9871`)
+	out, _, err := r.run(t, context.Background(), Config{Projects: []string{"docs"}, From: day("2026-03-01"), To: day("2026-03-01"), Labels: []Label{job, inst}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range parse(t, out) {
+		if !strings.HasPrefix(s.labels, `job="mintlify",instance="exp:9871",project="docs",window="1d"`) {
+			t.Fatalf("sample without the extra labels first: %s{%s}", s.name, s.labels)
+		}
+	}
+	for _, bad := range []string{"job", "=x", "__name__=x", "path=/x", "1a=b", "project=p"} {
+		if _, err := ParseLabel(bad); err == nil {
+			t.Errorf("ParseLabel(%q) accepted", bad)
+		}
 	}
 }

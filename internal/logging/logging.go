@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -57,8 +58,26 @@ func New(w io.Writer, lvl, format string) (Loggers, error) {
 	base = level.NewFilter(base, opt)
 	return Loggers{
 		Logger: log.With(base, "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller),
-		Slog:   slog.New(slgk.NewGoKitHandler(base, slogLevel)),
+		Slog:   slog.New(slgk.NewGoKitHandler(tsKey(base), slogLevel)),
 	}, nil
+}
+
+// tsKey renames slog's "time" to go-kit's "ts", formatted as go-kit does
+// (RFC 3339 in UTC), so that one output has one timestamp key whichever
+// library logged the line.
+func tsKey(next log.Logger) log.Logger {
+	return log.LoggerFunc(func(keyvals ...any) error {
+		for i := 0; i+1 < len(keyvals); i += 2 {
+			if keyvals[i] != slog.TimeKey {
+				continue
+			}
+			keyvals[i] = "ts"
+			if t, ok := keyvals[i+1].(time.Time); ok {
+				keyvals[i+1] = t.UTC().Format(time.RFC3339Nano)
+			}
+		}
+		return next.Log(keyvals...)
+	})
 }
 
 func levelVar(l slog.Level) *slog.LevelVar {

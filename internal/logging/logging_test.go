@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-kit/log/level"
 )
@@ -60,5 +61,37 @@ func TestRejectsUnknownValues(t *testing.T) {
 	}
 	if _, err := New(&bytes.Buffer{}, "info", "xml"); err == nil {
 		t.Error("unknown format accepted")
+	}
+}
+
+// TestOneTimestampKey: lines from go-kit and from slog (exporter-toolkit)
+// carry the same timestamp key, in the same format, in both formats.
+func TestOneTimestampKey(t *testing.T) {
+	for _, format := range Formats {
+		var buf bytes.Buffer
+		l, err := New(&buf, "info", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		level.Info(l.Logger).Log("msg", "from go-kit")
+		l.Slog.Info("from slog")
+		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			if strings.Contains(line, "time") {
+				t.Errorf("%s: a line keeps slog's time key: %s", format, line)
+			}
+			var ts string
+			if format == "json" {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(line), &m); err != nil {
+					t.Fatal(err)
+				}
+				ts, _ = m["ts"].(string)
+			} else if _, rest, ok := strings.Cut(line, "ts="); ok {
+				ts, _, _ = strings.Cut(rest, " ")
+			}
+			if _, err := time.Parse(time.RFC3339Nano, ts); err != nil || !strings.HasSuffix(ts, "Z") {
+				t.Errorf("%s: ts %q is not RFC 3339 in UTC: %s", format, ts, line)
+			}
+		}
 	}
 }

@@ -1,0 +1,592 @@
+// Package charttest renders the Helm chart with helm and decodes every object strictly (unknown fields
+// fail) into its Kubernetes or prometheus-operator Go type, then checks what each values set must
+// produce. It is its own Go module so that k8s.io/api and prometheus-operator stay out of the
+// exporter's go.mod. Run it with scripts/chart-check.sh (which installs helm), or with helm on PATH
+// (or HELM=/path/to/helm): go test ./... in this directory.
+package charttest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	chartDir  = ".."
+	repoRoot  = "../../.."
+	release   = "rel"
+	namespace = "monitoring"
+	fullname  = "rel-mintlify-exporter"
+)
+
+var helmBin string
+
+func TestMain(m *testing.M) {
+	helmBin = os.Getenv("HELM")
+	if helmBin == "" {
+		var err error
+		if helmBin, err = exec.LookPath("helm"); err != nil {
+			// Never skip: this module only runs where helm is wanted.
+			fmt.Fprintln(os.Stderr, "helm not found: put it on PATH or set HELM (scripts/chart-check.sh installs it)")
+			os.Exit(1)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// helmTemplate runs helm template on the chart with the given extra arguments.
+func helmTemplate(args ...string) (string, error) {
+	cmd := exec.Command(helmBin, append([]string{"template", release, chartDir, "--namespace", namespace}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("helm template %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// rendered holds the objects of one rendering, each decoded strictly into its Go type.
+type rendered struct {
+	deployment      *appsv1.Deployment
+	service         *corev1.Service
+	pvcs            []*corev1.PersistentVolumeClaim
+	configMaps      []*corev1.ConfigMap
+	serviceMonitors []*monitoringv1.ServiceMonitor
+	prometheusRules []*monitoringv1.PrometheusRule
+	kinds           []string
+}
+
+var docSep = regexp.MustCompile(`(?m)^---[ \t]*$`)
+
+// decodeStrict decodes YAML into v and fails on unknown or duplicate fields.
+func decodeStrict(doc []byte, v any) error {
+	return yaml.UnmarshalStrict(doc, v)
+}
+
+func render(t *testing.T, args ...string) *rendered {
+	t.Helper()
+	out, err := helmTemplate(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rendered{}
+	for _, doc := range docSep.Split(out, -1) {
+		if strings.TrimSpace(stripComments(doc)) == "" {
+			continue
+		}
+		var meta struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			t.Fatalf("not YAML: %v\n%s", err, doc)
+		}
+		var obj any
+		switch meta.APIVersion + " " + meta.Kind {
+		case "apps/v1 Deployment":
+			if r.deployment != nil {
+				t.Errorf("more than one Deployment")
+			}
+			r.deployment = &appsv1.Deployment{}
+			obj = r.deployment
+		case "v1 Service":
+			if r.service != nil {
+				t.Errorf("more than one Service")
+			}
+			r.service = &corev1.Service{}
+			obj = r.service
+		case "v1 PersistentVolumeClaim":
+			o := &corev1.PersistentVolumeClaim{}
+			r.pvcs, obj = append(r.pvcs, o), o
+		case "v1 ConfigMap":
+			o := &corev1.ConfigMap{}
+			r.configMaps, obj = append(r.configMaps, o), o
+		case "monitoring.coreos.com/v1 ServiceMonitor":
+			o := &monitoringv1.ServiceMonitor{}
+			r.serviceMonitors, obj = append(r.serviceMonitors, o), o
+		case "monitoring.coreos.com/v1 PrometheusRule":
+			o := &monitoringv1.PrometheusRule{}
+			r.prometheusRules, obj = append(r.prometheusRules, o), o
+		default:
+			t.Fatalf("unexpected object %s %s:\n%s", meta.APIVersion, meta.Kind, doc)
+		}
+		if err := decodeStrict([]byte(doc), obj); err != nil {
+			t.Fatalf("%s does not decode strictly into its Go type: %v\n%s", meta.Kind, err, doc)
+		}
+		r.kinds = append(r.kinds, meta.Kind)
+	}
+	sort.Strings(r.kinds)
+	if r.deployment == nil || r.service == nil {
+		t.Fatalf("want a Deployment and a Service, got %v", r.kinds)
+	}
+	return r
+}
+
+func stripComments(doc string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+func (r *rendered) container(t *testing.T) corev1.Container {
+	t.Helper()
+	cs := r.deployment.Spec.Template.Spec.Containers
+	if len(cs) != 1 {
+		t.Fatalf("want one container, got %d", len(cs))
+	}
+	return cs[0]
+}
+
+func (r *rendered) volume(name string) (corev1.Volume, bool) {
+	for _, v := range r.deployment.Spec.Template.Spec.Volumes {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return corev1.Volume{}, false
+}
+
+func mountPath(c corev1.Container, name string) string {
+	for _, m := range c.VolumeMounts {
+		if m.Name == name {
+			return m.MountPath
+		}
+	}
+	return ""
+}
+
+func wantKinds(t *testing.T, r *rendered, want ...string) {
+	t.Helper()
+	sort.Strings(want)
+	if !slices.Equal(r.kinds, want) {
+		t.Errorf("objects: got %v, want %v", r.kinds, want)
+	}
+}
+
+func wantArgs(t *testing.T, c corev1.Container, want ...string) {
+	t.Helper()
+	for _, a := range want {
+		if !slices.Contains(c.Args, a) {
+			t.Errorf("args %q lack %q", c.Args, a)
+		}
+	}
+}
+
+func noArgPrefix(t *testing.T, c corev1.Container, prefixes ...string) {
+	t.Helper()
+	for _, a := range c.Args {
+		for _, p := range prefixes {
+			if strings.HasPrefix(a, p) {
+				t.Errorf("unexpected arg %q", a)
+			}
+		}
+	}
+}
+
+// checkCommon checks what every rendering must hold: one hardened replica, a Service that selects it,
+// a writable /tmp, flags the exporter knows.
+func checkCommon(t *testing.T, r *rendered) {
+	t.Helper()
+	d := r.deployment
+	if d.Name != fullname || d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
+		t.Errorf("deployment %s: want %s with replicas 1", d.Name, fullname)
+	}
+	pod := d.Spec.Template.Spec
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Error("the service account token is mounted; the exporter needs no Kubernetes API")
+	}
+	psc := pod.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser != 65532 ||
+		psc.FSGroup == nil || *psc.FSGroup != 65532 {
+		t.Errorf("pod security context %+v: want runAsNonRoot, runAsUser and fsGroup 65532", psc)
+	}
+	if psc == nil || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Error("pod seccomp profile is not RuntimeDefault")
+	}
+	c := r.container(t)
+	sc := c.SecurityContext
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Error("root filesystem is not read-only")
+	}
+	if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Error("privilege escalation is allowed")
+	}
+	if sc == nil || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) != 0 {
+		t.Errorf("capabilities %+v: want drop [ALL] and nothing added", sc)
+	}
+	if v, ok := r.volume("tmp"); !ok || v.EmptyDir == nil || mountPath(c, "tmp") != "/tmp" {
+		t.Error("no emptyDir mounted at /tmp (the root is read-only; the sandbox keeps its state in /tmp)")
+	}
+	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 9871 {
+		t.Errorf("ports %+v: want http 9871", c.Ports)
+	}
+	wantArgs(t, c, "--web.listen-address=:9871")
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
+		if p == nil {
+			t.Fatal("missing liveness or readiness probe")
+		}
+	}
+	checkFlagsKnown(t, c.Args)
+
+	// The Service selects the pod and the Deployment selects its own pods.
+	podLabels := d.Spec.Template.Labels
+	for k, v := range d.Spec.Selector.MatchLabels {
+		if podLabels[k] != v {
+			t.Errorf("deployment selector %s=%s does not match the pod's labels %v", k, v, podLabels)
+		}
+	}
+	for k, v := range r.service.Spec.Selector {
+		if podLabels[k] != v {
+			t.Errorf("service selector %s=%s does not match the pod's labels %v", k, v, podLabels)
+		}
+	}
+	if len(r.service.Spec.Selector) == 0 {
+		t.Error("service has no selector")
+	}
+	sp := r.service.Spec.Ports
+	if len(sp) != 1 || sp[0].Name != "http" || sp[0].Port != 9871 || sp[0].TargetPort.String() != "http" {
+		t.Errorf("service ports %+v: want http 9871 -> http", sp)
+	}
+}
+
+func checkHTTPProbes(t *testing.T, c corev1.Container, scheme corev1.URIScheme) {
+	t.Helper()
+	for _, p := range []struct {
+		probe *corev1.Probe
+		path  string
+	}{{c.LivenessProbe, "/-/healthy"}, {c.ReadinessProbe, "/-/ready"}} {
+		g := p.probe.HTTPGet
+		if g == nil || g.Path != p.path || g.Port.String() != "http" || g.Scheme != scheme {
+			t.Errorf("probe %+v: want GET %s on port http over %s", p.probe.ProbeHandler, p.path, scheme)
+		}
+	}
+}
+
+var (
+	exporterFlagsOnce sync.Once
+	exporterFlags     map[string]bool
+	exporterFlagsErr  error
+)
+
+// checkFlagsKnown fails for an arg that is not a flag of the exporter built from this checkout.
+func checkFlagsKnown(t *testing.T, args []string) {
+	t.Helper()
+	exporterFlagsOnce.Do(func() {
+		bin := filepath.Join(os.TempDir(), fmt.Sprintf("mintlify_exporter-charttest-%d", os.Getpid()))
+		defer os.Remove(bin)
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			exporterFlagsErr = fmt.Errorf("building the exporter: %v: %s", err, out)
+			return
+		}
+		out, err := exec.Command(bin, "--help").CombinedOutput()
+		if err != nil {
+			exporterFlagsErr = fmt.Errorf("mintlify_exporter --help: %v: %s", err, out)
+			return
+		}
+		exporterFlags = map[string]bool{}
+		for _, m := range regexp.MustCompile(`--(\[no-\])?([a-z0-9.-]+)`).FindAllStringSubmatch(string(out), -1) {
+			exporterFlags[m[2]] = true
+		}
+	})
+	if exporterFlagsErr != nil {
+		t.Fatal(exporterFlagsErr)
+	}
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !strings.HasPrefix(a, "--") || !exporterFlags[name] {
+			t.Errorf("arg %q is not a flag of mintlify_exporter", a)
+		}
+	}
+}
+
+func TestStrictDecodingRejectsUnknownFields(t *testing.T) {
+	// The checks below mean something only if a misspelt field fails.
+	doc := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replica: 1\n"
+	if err := decodeStrict([]byte(doc), &appsv1.Deployment{}); err == nil {
+		t.Fatal("a Deployment with spec.replica decoded without error")
+	}
+	doc = "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: x\nspec:\n  groups:\n  - name: g\n    rules:\n    - alert: A\n      expr: up\n      fore: 5m\n"
+	if err := decodeStrict([]byte(doc), &monitoringv1.PrometheusRule{}); err == nil {
+		t.Fatal("a PrometheusRule with a rule field fore decoded without error")
+	}
+}
+
+// TestChartFilesMatchSources fails when the chart's copies of the rules and dashboards drift from
+// alerts/ and dashboards/: run `make chart-files`.
+func TestChartFilesMatchSources(t *testing.T) {
+	pairs := map[string]string{
+		filepath.Join(repoRoot, "alerts", "mintlify.rules.yml"): filepath.Join(chartDir, "files", "alerts", "mintlify.rules.yml"),
+	}
+	srcDash, _ := filepath.Glob(filepath.Join(repoRoot, "dashboards", "*.json"))
+	if len(srcDash) == 0 {
+		t.Fatal("no dashboards in dashboards/")
+	}
+	for _, f := range srcDash {
+		pairs[f] = filepath.Join(chartDir, "files", "dashboards", filepath.Base(f))
+	}
+	for src, cp := range pairs {
+		want, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(cp)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s is missing or differs from %s: run make chart-files", cp, src)
+		}
+	}
+	var copies []string
+	err := filepath.WalkDir(filepath.Join(chartDir, "files"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			copies = append(copies, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range copies {
+		found := false
+		for _, want := range pairs {
+			found = found || filepath.Clean(want) == filepath.Clean(c)
+		}
+		if !found {
+			t.Errorf("%s has no source in alerts/ or dashboards/: run make chart-files", c)
+		}
+	}
+}
+
+func TestDefaultValues(t *testing.T) {
+	r := render(t)
+	wantKinds(t, r, "Deployment", "Service")
+	checkCommon(t, r)
+	c := r.container(t)
+	checkHTTPProbes(t, c, corev1.URISchemeHTTP)
+	if r.deployment.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+		t.Error("strategy Recreate without the gateway")
+	}
+	noArgPrefix(t, c, "--web.enable-agent-api", "--agent.state-file", "--web.config.file", "--mintlify.api-key-file", "--mintlify.sandbox")
+	for _, name := range []string{"state", "api-key", "web-config"} {
+		if _, ok := r.volume(name); ok {
+			t.Errorf("volume %s without the values that ask for it", name)
+		}
+	}
+	for _, e := range c.Env {
+		if strings.Contains(strings.ToUpper(e.Name), "KEY") {
+			t.Errorf("env %s: the key is read from a mounted file, never the environment", e.Name)
+		}
+	}
+	if c.Image != "ghcr.io/mintlify-exporter/mintlify_exporter:v0.1.0" {
+		t.Errorf("image %s: want the appVersion's tag", c.Image)
+	}
+}
+
+func TestGatewayValues(t *testing.T) {
+	r := render(t, "-f", filepath.Join(chartDir, "ci", "gateway-values.yaml"))
+	dashFiles, _ := filepath.Glob(filepath.Join(repoRoot, "dashboards", "*.json"))
+	want := []string{"Deployment", "Service", "PersistentVolumeClaim", "ServiceMonitor", "PrometheusRule"}
+	for range dashFiles {
+		want = append(want, "ConfigMap")
+	}
+	wantKinds(t, r, want...)
+	checkCommon(t, r)
+	d, c := r.deployment, r.container(t)
+
+	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("strategy %q: want Recreate (the state file takes a lock)", d.Spec.Strategy.Type)
+	}
+	wantArgs(t, c,
+		"--web.enable-agent-api",
+		"--agent.state-file=/var/lib/mintlify_exporter/agent.db",
+		"--web.config.file=/etc/mintlify_exporter/web/web-config.yml",
+		"--mintlify.api-key-file=/etc/mintlify_exporter/key/api-key",
+		"--mintlify.project=acme-docs", "--mintlify.project=acme-api",
+		"--visitors.window=1d", "--visitors.window=7d", "--visitors.timezone=Europe/Berlin")
+	noArgPrefix(t, c, "--mintlify.sandbox")
+
+	// State on the claim, the key and the web config from their Secrets.
+	if len(r.pvcs) != 1 {
+		t.Fatalf("want one PersistentVolumeClaim, got %d", len(r.pvcs))
+	}
+	pvc := r.pvcs[0]
+	if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.Cmp(resource.MustParse("2Gi")) != 0 {
+		t.Errorf("claim size %s: want 2Gi", got.String())
+	}
+	if !slices.Equal(pvc.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}) {
+		t.Errorf("claim access modes %v: want ReadWriteOnce", pvc.Spec.AccessModes)
+	}
+	if v, ok := r.volume("state"); !ok || v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != pvc.Name {
+		t.Errorf("state volume %+v: want the claim %s", v, pvc.Name)
+	}
+	if mountPath(c, "state") != "/var/lib/mintlify_exporter" {
+		t.Error("state volume not mounted at /var/lib/mintlify_exporter")
+	}
+	for name, secret := range map[string]string{"api-key": "mintlify-api-key", "web-config": "mintlify-web-config"} {
+		v, ok := r.volume(name)
+		if !ok || v.Secret == nil || v.Secret.SecretName != secret {
+			t.Errorf("volume %s: want the Secret %s", name, secret)
+		}
+	}
+	if mountPath(c, "api-key") != "/etc/mintlify_exporter/key" || mountPath(c, "web-config") != "/etc/mintlify_exporter/web" {
+		t.Error("key or web config mounted elsewhere than the args say")
+	}
+	// Basic auth covers the probe paths too: the probes check the port.
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
+		if p.TCPSocket == nil || p.TCPSocket.Port.String() != "http" || p.HTTPGet != nil {
+			t.Errorf("probe %+v: want a TCP check of port http (basic auth on)", p.ProbeHandler)
+		}
+	}
+
+	// ServiceMonitor: selects the Service, scrapes over HTTPS with basic auth.
+	sm := r.serviceMonitors[0]
+	for k, v := range sm.Spec.Selector.MatchLabels {
+		if r.service.Labels[k] != v {
+			t.Errorf("ServiceMonitor selector %s=%s does not match the Service's labels", k, v)
+		}
+	}
+	if sm.Labels["release"] != "kube-prometheus-stack" {
+		t.Errorf("ServiceMonitor labels %v lack release: kube-prometheus-stack", sm.Labels)
+	}
+	if len(sm.Spec.Endpoints) != 1 {
+		t.Fatalf("want one endpoint, got %d", len(sm.Spec.Endpoints))
+	}
+	ep := sm.Spec.Endpoints[0]
+	if ep.Port != "http" || ep.Path != "/metrics" || ep.Scheme == nil || strings.ToLower(ep.Scheme.String()) != "https" ||
+		ep.Interval != "60s" || ep.ScrapeTimeout != "30s" {
+		t.Errorf("endpoint %+v: want https /metrics on port http every 60s with a 30s timeout", ep)
+	}
+	if ep.BasicAuth == nil || ep.BasicAuth.Username.Name != "mintlify-scrape-auth" || ep.BasicAuth.Username.Key != "username" ||
+		ep.BasicAuth.Password.Name != "mintlify-scrape-auth" || ep.BasicAuth.Password.Key != "password" {
+		t.Errorf("endpoint basic auth %+v: want the Secret mintlify-scrape-auth", ep.BasicAuth)
+	}
+
+	// PrometheusRule: exactly the rule file.
+	data, err := os.ReadFile(filepath.Join(repoRoot, "alerts", "mintlify.rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec monitoringv1.PrometheusRuleSpec
+	if err := decodeStrict(data, &spec); err != nil {
+		t.Fatalf("alerts/mintlify.rules.yml does not decode strictly as a PrometheusRule spec: %v", err)
+	}
+	pr := r.prometheusRules[0]
+	if !reflect.DeepEqual(pr.Spec, spec) {
+		t.Error("the PrometheusRule's spec differs from alerts/mintlify.rules.yml")
+	}
+	alerts := 0
+	for _, g := range pr.Spec.Groups {
+		for _, rule := range g.Rules {
+			if rule.Alert != "" {
+				alerts++
+				if rule.Labels["severity"] == "" || rule.Annotations["runbook_url"] == "" {
+					t.Errorf("alert %s lacks severity or runbook_url", rule.Alert)
+				}
+			}
+		}
+	}
+	if alerts == 0 {
+		t.Error("the PrometheusRule has no alerts")
+	}
+	if pr.Labels["release"] != "kube-prometheus-stack" {
+		t.Errorf("PrometheusRule labels %v lack release: kube-prometheus-stack", pr.Labels)
+	}
+
+	// Dashboards: one ConfigMap each, for the Grafana sidecar, holding the file as it is.
+	byKey := map[string]*corev1.ConfigMap{}
+	for _, cm := range r.configMaps {
+		if cm.Labels["grafana_dashboard"] != "1" || cm.Annotations["grafana_folder"] != "Mintlify" {
+			t.Errorf("ConfigMap %s: labels %v, annotations %v: want grafana_dashboard: \"1\" and the folder", cm.Name, cm.Labels, cm.Annotations)
+		}
+		if len(cm.Data) != 1 {
+			t.Errorf("ConfigMap %s holds %d keys, want one dashboard", cm.Name, len(cm.Data))
+		}
+		for k := range cm.Data {
+			byKey[k] = cm
+		}
+	}
+	for _, f := range dashFiles {
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm, ok := byKey[filepath.Base(f)]
+		if !ok {
+			t.Errorf("no ConfigMap holds %s", filepath.Base(f))
+			continue
+		}
+		got := cm.Data[filepath.Base(f)]
+		if got != string(want) {
+			t.Errorf("ConfigMap %s: %s differs from dashboards/", cm.Name, filepath.Base(f))
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("ConfigMap %s: %s is not JSON", cm.Name, filepath.Base(f))
+		}
+	}
+}
+
+func TestGatewayRequiresWebConfig(t *testing.T) {
+	_, err := helmTemplate("--set", "gateway.enabled=true", "--set", "mintlify.projects={docs}",
+		"--set", "mintlify.apiKey.existingSecret=k")
+	if err == nil || !strings.Contains(err.Error(), "webConfig.existingSecret") {
+		t.Fatalf("the gateway rendered without a web config (basic auth); err = %v", err)
+	}
+}
+
+func TestSandboxGateway(t *testing.T) {
+	// The sandbox's simulated jobs die with it: no claim, no state file; its temporary state goes to /tmp.
+	r := render(t, "--set", "mintlify.sandbox=true", "--set", "gateway.enabled=true")
+	wantKinds(t, r, "Deployment", "Service")
+	checkCommon(t, r)
+	c := r.container(t)
+	wantArgs(t, c, "--mintlify.sandbox", "--web.enable-agent-api")
+	noArgPrefix(t, c, "--agent.state-file", "--mintlify.api-key-file", "--web.config.file")
+	if r.deployment.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Error("gateway without strategy Recreate")
+	}
+	checkHTTPProbes(t, c, corev1.URISchemeHTTP)
+}
+
+func TestGatewayWithoutPersistence(t *testing.T) {
+	r := render(t, "--set", "gateway.enabled=true", "--set", "gateway.persistence.enabled=false",
+		"--set", "mintlify.projects={docs}", "--set", "mintlify.apiKey.existingSecret=k",
+		"--set", "webConfig.existingSecret=w", "--set", "webConfig.tls=true")
+	wantKinds(t, r, "Deployment", "Service")
+	checkCommon(t, r)
+	c := r.container(t)
+	if v, ok := r.volume("state"); !ok || v.EmptyDir == nil {
+		t.Errorf("state volume %+v: want an emptyDir", v)
+	}
+	wantArgs(t, c, "--agent.state-file=/var/lib/mintlify_exporter/agent.db", "--mintlify.project=docs")
+	checkHTTPProbes(t, c, corev1.URISchemeHTTPS)
+}
+
+func TestExistingClaim(t *testing.T) {
+	r := render(t, "-f", filepath.Join(chartDir, "ci", "gateway-values.yaml"), "--set", "gateway.persistence.existingClaim=old-state")
+	if len(r.pvcs) != 0 {
+		t.Errorf("a claim was created although existingClaim is set")
+	}
+	if v, ok := r.volume("state"); !ok || v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "old-state" {
+		t.Errorf("state volume %+v: want the claim old-state", v)
+	}
+}

@@ -1,0 +1,333 @@
+package collector
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// Accept headers as Prometheus 2.42 sends them, and for the text format.
+const (
+	acceptOpenMetrics = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+	acceptText        = "text/plain;version=0.0.4"
+)
+
+// pair is the same views served two ways: a plain promhttp handler over a
+// registry with the whole Visitors collector (the reference), and the
+// exposition handler over a registry with the status collector plus the
+// Encoded cache.
+type pair struct {
+	ref, cur http.Handler
+	enc      *Encoded
+}
+
+func newPair(src ViewSource, others ...prometheus.Collector) *pair {
+	ref := prometheus.NewPedanticRegistry()
+	ref.MustRegister(append(others, NewVisitors(src, nil))...)
+	cur := prometheus.NewPedanticRegistry()
+	cur.MustRegister(append(others, NewVisitorsStatus(src, nil))...)
+	enc := NewEncoded(src, nil)
+	return &pair{
+		ref: promhttp.HandlerFor(ref, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true, Registry: ref}),
+		cur: exposition.NewHandler(cur, enc, exposition.Opts{Registry: cur}),
+		enc: enc,
+	}
+}
+
+type answer struct {
+	contentType, contentEncoding string
+	body                         []byte // decompressed
+}
+
+func get(t testing.TB, h http.Handler, accept string, gz bool) answer {
+	t.Helper()
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Accept", accept)
+	if gz {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("HTTP %d: %s", rec.Code, rec.Body)
+	}
+	a := answer{contentType: rec.Header().Get("Content-Type"), contentEncoding: rec.Header().Get("Content-Encoding"), body: rec.Body.Bytes()}
+	if gz {
+		zr, err := gzip.NewReader(bytes.NewReader(a.body)) // multistream, as Prometheus reads it
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.body, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
+// checkContiguous fails unless every family has one TYPE line and all its
+// samples follow it, before any other family's.
+func checkContiguous(body []byte) error {
+	seen := map[string]bool{}
+	current := ""
+	for line := range strings.Lines(string(body)) {
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, _, _ := strings.Cut(rest, " ")
+			if seen[name] {
+				return fmt.Errorf("family %s split: a second TYPE line", name)
+			}
+			seen[name], current = true, name
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		name := line[:strings.IndexAny(line, "{ ")]
+		suffix, ok := strings.CutPrefix(name, current)
+		if current == "" || !ok || !slices.Contains([]string{"", "_total", "_created", "_bucket", "_sum", "_count", "_info"}, suffix) {
+			return fmt.Errorf("sample %s outside its family (after TYPE %s)", strings.TrimSpace(line), current)
+		}
+	}
+	return nil
+}
+
+// canonicalText parses a text 0.0.4 exposition into sorted lines.
+func canonicalText(t testing.TB, body []byte) []string {
+	t.Helper()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("text parser: %v\n%.2000s", err, body)
+	}
+	var out []string
+	for name, mf := range mfs {
+		out = append(out, fmt.Sprintf("%s HELP %q TYPE %s", name, mf.GetHelp(), mf.GetType()))
+		for _, m := range mf.GetMetric() {
+			var ls []string
+			for _, lp := range m.GetLabel() {
+				ls = append(ls, fmt.Sprintf("%s=%q", lp.GetName(), lp.GetValue()))
+			}
+			slices.Sort(ls)
+			out = append(out, fmt.Sprintf("%s{%s} %v", name, strings.Join(ls, ","), m.String()))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// canonicalOpenMetrics parses an OpenMetrics exposition with Prometheus'
+// own scrape parser into sorted lines.
+func canonicalOpenMetrics(t testing.TB, body []byte) []string {
+	t.Helper()
+	if !bytes.HasSuffix(body, []byte("\n# EOF\n")) || bytes.Count(body, []byte("# EOF")) != 1 {
+		t.Fatalf("OpenMetrics exposition without exactly one # EOF at its end:\n%.500s", body[max(0, len(body)-500):])
+	}
+	p := textparse.NewOpenMetricsParser(body, labels.NewSymbolTable())
+	var out []string
+	for {
+		et, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("OpenMetrics parser: %v", err)
+		}
+		switch et {
+		case textparse.EntryHelp:
+			name, help := p.Help()
+			out = append(out, fmt.Sprintf("%s HELP %q", name, help))
+		case textparse.EntryType:
+			name, typ := p.Type()
+			out = append(out, fmt.Sprintf("%s TYPE %s", name, typ))
+		case textparse.EntrySeries:
+			_, ts, v := p.Series()
+			var ls labels.Labels
+			p.Labels(&ls)
+			out = append(out, fmt.Sprintf("%s %v %v", ls, ts, v))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// compare checks every format and encoding against the reference and
+// returns the parsed text exposition.
+func (p *pair) compare(t *testing.T, what string) families {
+	t.Helper()
+	var fams families
+	for _, gz := range []bool{false, true} {
+		for _, accept := range []string{acceptText, acceptOpenMetrics} {
+			ref, cur := get(t, p.ref, accept, gz), get(t, p.cur, accept, gz)
+			where := fmt.Sprintf("%s, Accept %s, gzip %v", what, accept, gz)
+			if cur.contentType != ref.contentType || cur.contentEncoding != ref.contentEncoding {
+				t.Errorf("%s: Content-Type %q, Content-Encoding %q; promhttp: %q, %q", where,
+					cur.contentType, cur.contentEncoding, ref.contentType, ref.contentEncoding)
+			}
+			if err := checkContiguous(cur.body); err != nil {
+				t.Errorf("%s: %v", where, err)
+			}
+			canonical := canonicalText
+			if accept == acceptOpenMetrics {
+				canonical = canonicalOpenMetrics
+			}
+			want, got := canonical(t, ref.body), canonical(t, cur.body)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: the parsed expositions differ:\n%s", where, diffLines(want, got))
+			}
+			if accept == acceptText && !gz {
+				parser := expfmt.NewTextParser(model.UTF8Validation)
+				mfs, _ := parser.TextToMetricFamilies(bytes.NewReader(cur.body))
+				fams = families(mfs)
+				testutil.CheckMetrics(t, string(cur.body))
+			}
+		}
+	}
+	return fams
+}
+
+func diffLines(want, got []string) string {
+	var b strings.Builder
+	for _, l := range want {
+		if !slices.Contains(got, l) {
+			fmt.Fprintf(&b, "- %.300s\n", l)
+		}
+	}
+	for _, l := range got {
+		if !slices.Contains(want, l) {
+			fmt.Fprintf(&b, "+ %.300s\n", l)
+		}
+	}
+	return b.String()
+}
+
+// windowSeries counts the data series of one window.
+func windowSeries(f families, window string) int {
+	n := 0
+	for k := range f.data() {
+		if strings.Contains(k, `window="`+window+`"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestEncodedEqualsRegistry: the exposition handler's answer parses to
+// exactly what promhttp over the whole collector gives, in text and
+// OpenMetrics, plain and gzipped, as snapshots come, are replaced, go stale
+// and pass midnight; the cache holds only what is served, in the
+// encodings asked for.
+func TestEncodedEqualsRegistry(t *testing.T) {
+	day7 := visitors.Window{Name: "7d", Days: 7, Interval: time.Hour}
+	h := newHarness(t, harnessOptions{
+		fake: fakeapi.Options{Paths: 40},
+		cfg: refresh.Config{Projects: []string{"docs", "api"}, Windows: []visitors.Window{day1, day7},
+			MinInterval: time.Minute, MaxStaleness: 10 * time.Minute},
+		now: time.Date(2026, 3, 10, 23, 0, 0, 0, time.UTC),
+	})
+	p := newPair(h.sched, h.budget)
+
+	if n := len(p.compare(t, "before any walk").data()); n != 0 {
+		t.Fatalf("%d data series before any walk", n)
+	}
+	if b := p.enc.Bytes(); b != [exposition.NumEncodings]int{} {
+		t.Fatalf("cache holds %v bytes before any walk", b)
+	}
+
+	h.refreshDue()
+	fams := p.compare(t, "first snapshots")
+	if n := len(fams.data()); n != 2*2*(3+3*40) {
+		t.Fatalf("%d data series, want %d", n, 2*2*(3+3*40))
+	}
+	first := p.enc.Bytes()
+	for _, e := range exposition.Encodings {
+		if first[e.Index()] == 0 {
+			t.Errorf("nothing cached in %s after a scrape asked for it", e)
+		}
+	}
+
+	h.clock.Advance(2 * time.Minute)
+	h.refreshDue() // replaces both 1d snapshots; 7d stays
+	p.compare(t, "1d replaced")
+	if p.enc.Bytes() == first {
+		t.Error("cache unchanged after new snapshots") // counts grow through the day
+	}
+
+	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: 500})
+	h.clock.Advance(12 * time.Minute)
+	h.refreshDue()
+	fams = p.compare(t, "1d stale")
+	if windowSeries(fams, "1d") != 0 || windowSeries(fams, "7d") != 2*(3+3*40) {
+		t.Fatalf("stale 1d: %d 1d and %d 7d data series", windowSeries(fams, "1d"), windowSeries(fams, "7d"))
+	}
+
+	h.fake.ClearFaults()
+	h.clock.Set(time.Date(2026, 3, 10, 23, 55, 0, 0, time.UTC))
+	h.refreshDue()
+	p.compare(t, "recovered")
+
+	// Only text, plain, is asked for from now on: only it is cached.
+	h.clock.Set(time.Date(2026, 3, 11, 0, 1, 0, 0, time.UTC))
+	fams = p.compare(t, "past midnight, before the walk")
+	if windowSeries(fams, "1d") != 0 || windowSeries(fams, "7d") == 0 {
+		t.Fatalf("past midnight: %d 1d and %d 7d data series", windowSeries(fams, "1d"), windowSeries(fams, "7d"))
+	}
+	h.refreshDue()
+	p.compare(t, "past midnight, after the walk")
+	for range 2 {
+		get(t, p.cur, acceptText, false)
+	}
+	h.clock.Advance(61 * time.Minute) // every snapshot replaced
+	h.refreshDue()
+	get(t, p.cur, acceptText, false)
+	b := p.enc.Bytes()
+	for _, e := range exposition.Encodings {
+		if asked := e == (exposition.Encoding{Format: exposition.Text}); (b[e.Index()] > 0) != asked {
+			t.Errorf("after text-only scrapes, %s holds %d bytes", e, b[e.Index()])
+		}
+	}
+}
+
+// TestEncodedOddPaths: label values that need escaping, a site without
+// paths and an empty window encode as the registry does.
+func TestEncodedOddPaths(t *testing.T) {
+	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	odd := &visitors.Snapshot{At: at, Site: visitors.Counts{Human: 10, AI: 3, Total: 12}, Paths: []visitors.PathCounts{
+		{Path: `/a "quoted" page`, Counts: visitors.Counts{Human: 1, AI: 0, Total: 1}},
+		{Path: `/back\slash\`, Counts: visitors.Counts{Human: 2, AI: 1e7, Total: 1e7}},
+		{Path: "/new\nline", Counts: visitors.Counts{Human: 0.5, AI: 123456789012, Total: 123456789012}},
+		{Path: "/ünïcödé/\uFFFD/日本", Counts: visitors.Counts{Human: 3}},
+		{Path: "/{braces},=commas# not a comment", Counts: visitors.Counts{Human: 4, AI: 4, Total: 7}},
+	}}
+	src := staticViews{
+		{Project: "docs", Window: "1d", Attempted: true, OK: true, LastSuccess: at, Interval: time.Hour, Data: odd},
+		{Project: `we"ird\proj`, Window: "7d", Attempted: true, OK: true, LastSuccess: at, Data: &visitors.Snapshot{At: at, Site: visitors.Counts{Human: 1, AI: 1, Total: 1}}},
+		{Project: "empty", Window: "1d", Attempted: true, OK: false},
+	}
+	p := newPair(src)
+	p.compare(t, "odd paths")
+	p = newPair(src[1:])
+	fams := p.compare(t, "no paths anywhere")
+	if _, ok := fams[pageVisitors]; ok {
+		t.Error("a page family without series is exported")
+	}
+}

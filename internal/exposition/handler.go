@@ -1,0 +1,248 @@
+package exposition
+
+import (
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+)
+
+// Family is one pre-encoded metric family: its HELP and TYPE lines and the
+// chunks of its series (one per snapshot, say), in one encoding. Written
+// header first and then every chunk, a family stays contiguous under one
+// HELP/TYPE however many snapshots hold its series.
+type Family struct {
+	Name   string
+	Header []byte
+	Chunks [][]byte
+}
+
+// Source holds families encoded ahead of time.
+type Source interface {
+	// Encoded returns the families to write after the registry's, in the
+	// encoding e. A family without chunks is left out.
+	Encoded(e Encoding) []Family
+	// Collector yields the same series as metrics, for the formats served
+	// through the registry (protobuf).
+	prometheus.Collector
+}
+
+// Opts configures the handler, as promhttp.HandlerOpts does promhttp's.
+// Gathering errors are always handled as promhttp.ContinueOnError.
+type Opts struct {
+	ErrorLog            promhttp.Logger
+	MaxRequestsInFlight int
+	// Registry, when set, registers promhttp_metric_handler_errors_total.
+	Registry prometheus.Registerer
+}
+
+// gzipLevel compresses the registry's part of a gzipped answer: a few kB
+// written on every scrape, so the fastest level.
+const gzipLevel = gzip.BestSpeed
+
+var gzipPool = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzipLevel)
+	return zw
+}}
+
+// eofLine ends an OpenMetrics exposition; eofGzip is it as a gzip member.
+var (
+	eofLine = []byte("# EOF\n")
+	eofGzip = Gzip(eofLine, gzip.DefaultCompression)
+)
+
+// NewHandler serves reg's families followed by src's pre-encoded families
+// for the text formats (0.0.4 and OpenMetrics, negotiated as promhttp does
+// with OpenMetrics enabled) with gzip when the client accepts it; protobuf
+// goes through a promhttp handler over reg and src's collector. reg must not
+// hold src's families.
+func NewHandler(reg prometheus.Gatherer, src Source, o Opts) http.Handler {
+	errCnt := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "promhttp_metric_handler_errors_total",
+		Help: "Total number of internal errors encountered by the promhttp metric handler.",
+	}, []string{"cause"})
+	errCnt.WithLabelValues("gathering")
+	errCnt.WithLabelValues("encoding")
+	if o.Registry != nil {
+		if err := o.Registry.Register(errCnt); err != nil {
+			are := &prometheus.AlreadyRegisteredError{}
+			if !errors.As(err, are) {
+				panic(err)
+			}
+			errCnt = are.ExistingCollector.(*prometheus.CounterVec)
+		}
+	}
+	data := prometheus.NewRegistry()
+	data.MustRegister(src)
+	h := &handler{
+		reg: reg, src: src, o: o, errCnt: errCnt,
+		// Registry unset: it would register a second errors counter.
+		proto: promhttp.HandlerFor(prometheus.Gatherers{reg, data}, promhttp.HandlerOpts{
+			ErrorLog:          o.ErrorLog,
+			ErrorHandling:     promhttp.ContinueOnError,
+			EnableOpenMetrics: true,
+		}),
+	}
+	if o.MaxRequestsInFlight > 0 {
+		h.inFlight = make(chan struct{}, o.MaxRequestsInFlight)
+	}
+	return h
+}
+
+type handler struct {
+	reg      prometheus.Gatherer
+	src      Source
+	o        Opts
+	errCnt   *prometheus.CounterVec
+	proto    http.Handler
+	inFlight chan struct{}
+}
+
+func (h *handler) logf(format string, args ...any) {
+	if h.o.ErrorLog != nil {
+		h.o.ErrorLog.Println(fmt.Sprintf(format, args...))
+	}
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if h.inFlight != nil {
+		select {
+		case h.inFlight <- struct{}{}:
+			defer func() { <-h.inFlight }()
+		default:
+			http.Error(w, fmt.Sprintf("Limit of concurrent requests reached (%d), try again later.", h.o.MaxRequestsInFlight),
+				http.StatusServiceUnavailable)
+			return
+		}
+	}
+	format := expfmt.NegotiateAccept(req.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...)
+	var enc Encoding
+	switch format.FormatType() {
+	case expfmt.TypeTextPlain:
+		enc.Format = Text
+	case expfmt.TypeOpenMetrics:
+		enc.Format = OpenMetrics
+	default:
+		h.proto.ServeHTTP(w, req)
+		return
+	}
+
+	mfs, err := h.reg.Gather()
+	if err != nil {
+		h.logf("error gathering metrics: %v", err)
+		h.errCnt.WithLabelValues("gathering").Inc()
+		if len(mfs) == 0 {
+			http.Error(w, "An error has occurred while serving metrics:\n\n"+err.Error(), http.StatusInternalServerError)
+			return
+		}
+	}
+	var filter map[string]bool
+	if names := req.URL.Query()["name[]"]; len(names) > 0 {
+		filter = map[string]bool{}
+		for _, n := range names {
+			filter[n] = true
+		}
+	}
+	enc.Gzip = acceptsGzip(req.Header.Get("Accept-Encoding"))
+
+	hdr := w.Header()
+	hdr.Add("Vary", "Accept")
+	hdr.Add("Vary", "Accept-Encoding")
+	hdr.Set("Content-Type", string(format))
+	if enc.Gzip {
+		hdr.Set("Content-Encoding", "gzip")
+	}
+
+	// The registry's part: encoded now, as promhttp would (its own gzip
+	// member when gzipped).
+	var out io.Writer = w
+	var zw *gzip.Writer
+	if enc.Gzip {
+		zw = gzipPool.Get().(*gzip.Writer)
+		defer gzipPool.Put(zw)
+		zw.Reset(w)
+		out = zw
+	}
+	e := expfmt.NewEncoder(out, format)
+	for _, mf := range mfs {
+		if filter != nil && !filter[mf.GetName()] {
+			continue
+		}
+		if err := e.Encode(mf); err != nil {
+			h.encodingError(err)
+			return
+		}
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			h.encodingError(err)
+			return
+		}
+	}
+
+	// The pre-encoded part: whole families, already in this encoding.
+	for _, f := range h.src.Encoded(enc) {
+		if len(f.Chunks) == 0 || (filter != nil && !filter[f.Name]) {
+			continue
+		}
+		if _, err := w.Write(f.Header); err != nil {
+			h.encodingError(err)
+			return
+		}
+		for _, c := range f.Chunks {
+			if _, err := w.Write(c); err != nil {
+				h.encodingError(err)
+				return
+			}
+		}
+	}
+	if enc.Format == OpenMetrics {
+		eof := eofLine
+		if enc.Gzip {
+			eof = eofGzip
+		}
+		if _, err := w.Write(eof); err != nil {
+			h.encodingError(err)
+		}
+	}
+}
+
+func (h *handler) encodingError(err error) {
+	h.logf("error encoding and sending metric family: %v", err)
+	h.errCnt.WithLabelValues("encoding").Inc()
+}
+
+// acceptsGzip reports whether an Accept-Encoding header accepts gzip (by
+// name or by *) with a quality above 0.
+func acceptsGzip(header string) bool {
+	star := false
+	for _, part := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "gzip" && name != "*" {
+			continue
+		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		if name == "gzip" {
+			return q > 0
+		}
+		star = q > 0
+	}
+	return star
+}

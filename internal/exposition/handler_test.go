@@ -1,0 +1,103 @@
+package exposition
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// stubSource serves one gauge family, pre-encoded and as a collector.
+type stubSource struct {
+	desc  *prometheus.Desc
+	block chan struct{} // when set, Encoded waits on it
+}
+
+func newStub() *stubSource {
+	return &stubSource{desc: prometheus.NewDesc("stub_value", "A stub.", []string{"k"}, nil)}
+}
+
+func (s *stubSource) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
+func (s *stubSource) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, 2, "a")
+}
+
+func (s *stubSource) Encoded(e Encoding) []Family {
+	if s.block != nil {
+		<-s.block
+	}
+	g, _ := NewGauge("stub_value", []string{"k"})
+	h, _ := GaugeHeader(e.Format, "stub_value", "A stub.")
+	c := g.Append(nil, e.Format, []string{"a"}, 2)
+	if e.Gzip {
+		h, c = Gzip(h, 1), Gzip(c, 1)
+	}
+	return []Family{{Name: "stub_value", Header: h, Chunks: [][]byte{c}}}
+}
+
+func serve(h http.Handler, accept, target string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", target, nil)
+	req.Header.Set("Accept", accept)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestHandlerFormatsAndFilter(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "own_gauge", Help: "Own."}))
+	h := NewHandler(reg, newStub(), Opts{Registry: reg})
+
+	rec := serve(h, "text/plain;version=0.0.4", "/metrics")
+	body := rec.Body.String()
+	for _, want := range []string{"own_gauge 0\n", "# TYPE stub_value gauge\nstub_value{k=\"a\"} 2\n", "promhttp_metric_handler_errors_total{cause=\"encoding\"} 0"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("text lacks %q:\n%s", want, body)
+		}
+	}
+	rec = serve(h, "application/openmetrics-text;version=1.0.0", "/metrics?name[]=stub_value")
+	if got, want := rec.Body.String(), "# HELP stub_value A stub.\n# TYPE stub_value gauge\nstub_value{k=\"a\"} 2.0\n# EOF\n"; got != want {
+		t.Errorf("OpenMetrics filtered to stub_value:\n%s\nwant:\n%s", got, want)
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text; version=1.0.0") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	// Protobuf goes through the registry, data included.
+	rec = serve(h, string(expfmt.FmtProtoDelim), "/metrics")
+	dec := expfmt.NewDecoder(rec.Body, expfmt.FmtProtoDelim)
+	names := map[string]bool{}
+	for {
+		var mf dto.MetricFamily
+		if err := dec.Decode(&mf); err != nil {
+			break
+		}
+		names[mf.GetName()] = true
+	}
+	if !names["stub_value"] || !names["own_gauge"] {
+		t.Errorf("protobuf answer holds %v", names)
+	}
+}
+
+func TestHandlerMaxRequestsInFlight(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	src := newStub()
+	src.block = make(chan struct{})
+	h := NewHandler(reg, src, Opts{Registry: reg, MaxRequestsInFlight: 1})
+	done := make(chan struct{})
+	go func() { defer close(done); serve(h, "text/plain", "/metrics") }()
+	// Wait until the first request holds the slot.
+	for len(h.(*handler).inFlight) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	rec := serve(h, "text/plain", "/metrics")
+	close(src.block)
+	<-done
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("second request in flight: HTTP %d, want 503", rec.Code)
+	}
+}

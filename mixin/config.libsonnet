@@ -1,0 +1,103 @@
+// The mixin's configuration. Override any field from your own jsonnet:
+//
+//   (import 'mixin.libsonnet') + {
+//     _config+:: {
+//       exporterSelector: 'job="docs-exporter"',
+//       runbookURL: 'https://wiki.example.com/mintlify/RUNBOOK.md',
+//       thresholds+: { agentJobStuckSeconds: 4 * 3600 },
+//     },
+//   }
+//
+// The defaults generate the files shipped in alerts/ and dashboards/ (make mixin).
+{
+  _config+:: {
+    // Label matchers of the scrape job(s) of the exporter, used by MintlifyExporterDown to cover
+    // targets that have never come up (every other rule selects on metric names only).
+    exporterSelector: 'job=~".*mintlify.*"',
+
+    // Base URL of the runbook; each alert links to <runbookURL>#<alert name in lower case>, so a copy
+    // of alerts/RUNBOOK.md (or any page with the same anchors) works.
+    runbookURL: 'https://github.com/mintlify-exporter/mintlify_exporter/blob/main/alerts/RUNBOOK.md',
+
+    // Name of the rule group holding the recording rules and, after them, the alerts.
+    ruleGroupName: 'mintlify',
+
+    // Dashboards: label matchers added to the query of the "job" variable, which otherwise lists
+    // every job exposing mintlify_exporter_build_info (e.g. 'job=~".*mintlify.*"'); '' for none.
+    dashboardSelector: '',
+    dashboardTags: ['mintlify'],
+    dashboardRefresh: '1m',
+    // '' is the viewer's browser time zone; 'utc' or an IANA name (e.g. 'Europe/Berlin').
+    dashboardTimezone: '',
+
+    // Every alert threshold. Durations are Prometheus durations ('15m'), other values are numbers.
+    // The generated rule file lists them in its THRESHOLDS table (thresholdDocs below says where each
+    // one is used); the unit tests in alerts/tests pin the behaviour around the defaults.
+    thresholds: {
+      exporterDownFor: '5m',
+      refreshFailingFor: '15m',
+      refreshBehindPlanIntervals: 1.5,
+      refreshBehindPlanSlackSeconds: 900,
+      refreshBehindPlanFor: '15m',
+      apiKeyRejectedWindow: '2m',
+      apiKeyRejectedFor: '1m',
+      apiRateLimitedWindow: '10m',
+      apiRateLimitedFor: '15m',
+      analyticsBudgetContendedWindow: '1h',
+      apiErrorsWindow: '5m',
+      apiErrorsRatio: 0.5,
+      apiErrorsMinRequests: 10,
+      apiErrorsFor: '15m',
+      agentJobFailedWindow: '2m',
+      agentJobStuckSeconds: 7200,
+      agentJobStuckFor: '10m',
+      agentJobFailureRatio: 0.5,
+      agentJobFailureMinJobs: 5,
+      agentJobFailureRatioFor: '15m',
+      agentStateWriteWindow: '5m',
+      agentStateWriteFor: '10m',
+      humanVisitorsDropRatio: 0.5,
+      humanVisitorsDropMinVisitors: 100,
+      humanVisitorsDropFor: '30m',
+      aiShareSurgePoints: 0.2,
+      aiShareSurgeMinVisitors: 100,
+      aiShareSurgeFor: '30m',
+      agentCreateUnknownFor: '5m',
+    },
+
+    // One row per threshold, in the order of the THRESHOLDS table: the alert using it, where
+    // (expr or for) and what it means. mixin/mixin_test.go checks that every threshold has a row and
+    // that changing it changes that alert.
+    thresholdDocs:: [
+      { key: 'exporterDownFor', alert: 'MintlifyExporterDown', field: 'for', meaning: 'target down (up == 0) this long' },
+      { key: 'refreshFailingFor', alert: 'MintlifyVisitorsRefreshFailing', field: 'for', meaning: 'refresh failing this long (3 x the default 5m cache TTL)' },
+      { key: 'refreshBehindPlanIntervals', alert: 'MintlifyVisitorsRefreshBehindPlan', field: 'expr', meaning: 'data older than this many planned intervals ...' },
+      { key: 'refreshBehindPlanSlackSeconds', alert: 'MintlifyVisitorsRefreshBehindPlan', field: 'expr', meaning: '... plus these seconds (a late or slow walk on a short plan)' },
+      { key: 'refreshBehindPlanFor', alert: 'MintlifyVisitorsRefreshBehindPlan', field: 'for', meaning: '... this long' },
+      { key: 'apiKeyRejectedWindow', alert: 'MintlifyAPIKeyRejected', field: 'expr', meaning: 'window in which a 401/403 response counts' },
+      { key: 'apiKeyRejectedFor', alert: 'MintlifyAPIKeyRejected', field: 'for', meaning: '401/403 responses seen this long' },
+      { key: 'apiRateLimitedWindow', alert: 'MintlifyAPIRateLimited', field: 'expr', meaning: 'window in which a 429 response to a job endpoint counts' },
+      { key: 'apiRateLimitedFor', alert: 'MintlifyAPIRateLimited', field: 'for', meaning: '429 responses seen this long' },
+      { key: 'analyticsBudgetContendedWindow', alert: 'MintlifyAnalyticsBudgetContended', field: 'expr', meaning: 'window in which an analytics 429 counts (the budget stays halved that long)' },
+      { key: 'apiErrorsWindow', alert: 'MintlifyAPIErrors', field: 'expr', meaning: 'window of the error share and of the volume guard (shorter than for:)' },
+      { key: 'apiErrorsRatio', alert: 'MintlifyAPIErrors', field: 'expr', meaning: 'share of requests ending in 5xx or a transport error' },
+      { key: 'apiErrorsMinRequests', alert: 'MintlifyAPIErrors', field: 'expr', meaning: 'minimum requests to the endpoint in that window (volume guard)' },
+      { key: 'apiErrorsFor', alert: 'MintlifyAPIErrors', field: 'for', meaning: '... above that this long' },
+      { key: 'agentJobFailedWindow', alert: 'MintlifyAgentJobFailed', field: 'expr', meaning: 'window after a failure during which the alert fires' },
+      { key: 'agentJobStuckSeconds', alert: 'MintlifyAgentJobStuck', field: 'expr', meaning: 'age in seconds of the oldest active agent job' },
+      { key: 'agentJobStuckFor', alert: 'MintlifyAgentJobStuck', field: 'for', meaning: '... above that this long' },
+      { key: 'agentJobFailureRatio', alert: 'MintlifyAgentJobFailureRatioHigh', field: 'expr', meaning: 'failed / (completed + failed) over the last 24h' },
+      { key: 'agentJobFailureMinJobs', alert: 'MintlifyAgentJobFailureRatioHigh', field: 'expr', meaning: 'minimum completed + failed jobs in 24h (volume guard)' },
+      { key: 'agentJobFailureRatioFor', alert: 'MintlifyAgentJobFailureRatioHigh', field: 'for', meaning: 'ratio above threshold this long' },
+      { key: 'agentStateWriteWindow', alert: 'MintlifyAgentStateWriteFailing', field: 'expr', meaning: 'window in which a failed agent state file write counts' },
+      { key: 'agentStateWriteFor', alert: 'MintlifyAgentStateWriteFailing', field: 'for', meaning: 'failed writes seen this long (a single failed write does not fire)' },
+      { key: 'humanVisitorsDropRatio', alert: 'MintlifyHumanVisitorsDrop', field: 'expr', meaning: 'human visitors now / same time a week earlier' },
+      { key: 'humanVisitorsDropMinVisitors', alert: 'MintlifyHumanVisitorsDrop', field: 'expr', meaning: 'minimum human visitors a week earlier (volume guard)' },
+      { key: 'humanVisitorsDropFor', alert: 'MintlifyHumanVisitorsDrop', field: 'for', meaning: 'ratio below threshold this long' },
+      { key: 'aiShareSurgePoints', alert: 'MintlifyAITrafficShareSurge', field: 'expr', meaning: 'rise of the AI share (ai / (human + ai)) vs a week earlier' },
+      { key: 'aiShareSurgeMinVisitors', alert: 'MintlifyAITrafficShareSurge', field: 'expr', meaning: 'minimum human + ai visitors now (volume guard)' },
+      { key: 'aiShareSurgeFor', alert: 'MintlifyAITrafficShareSurge', field: 'for', meaning: 'rise above threshold this long' },
+      { key: 'agentCreateUnknownFor', alert: 'MintlifyAgentCreateOutcomeUnknown', field: 'for', meaning: 'creates of unknown outcome waiting this long for an operator' },
+    ],
+  },
+}

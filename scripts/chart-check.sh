@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Checks the Helm chart charts/mintlify-exporter:
+#  - helm lint --strict, with the default values and with ci/gateway-values.yaml
+#    (gateway, state volume, web config, ServiceMonitor, PrometheusRule, dashboards);
+#  - helm template with both;
+#  - helm package: the package holds the rules and dashboards, not the test module;
+#  - the chart's Go test module (charts/mintlify-exporter/test): every rendered
+#    object decoded strictly into its Kubernetes or prometheus-operator type and
+#    checked, the chart's copies of alerts/ and dashboards/ compared to them.
+# helm is installed into $(go env GOPATH)/bin from the Go module proxy when
+# missing or at another version. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+HELM_VERSION=v3.22.0
+chart=charts/mintlify-exporter
+values=$chart/ci/gateway-values.yaml
+
+log() { echo "chart-check: $*" >&2; }
+fail() {
+	log "FAIL: $*"
+	exit 1
+}
+
+gobin=$(go env GOBIN)
+[ -n "$gobin" ] || gobin=$(go env GOPATH)/bin
+helm=$gobin/helm
+# A helm built by go install reports only "v3.22"; its module version is exact.
+if ! go version -m "$helm" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+helm.sh/helm/v3[[:space:]]+$HELM_VERSION[[:space:]]"; then
+	log "installing helm $HELM_VERSION"
+	GOFLAGS= go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+fi
+
+"$helm" lint --strict "$chart"
+"$helm" lint --strict "$chart" -f "$values"
+"$helm" template rel "$chart" >/dev/null
+"$helm" template rel "$chart" -f "$values" >/dev/null
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$helm" package "$chart" -d "$work" >/dev/null
+pkg=$(ls "$work"/mintlify-exporter-*.tgz)
+tar -tzf "$pkg" | sort >"$work/contents"
+for f in mintlify-exporter/files/alerts/mintlify.rules.yml mintlify-exporter/templates/deployment.yaml; do
+	grep -qx "$f" "$work/contents" || fail "$pkg lacks $f"
+done
+for d in "$chart"/files/dashboards/*.json; do
+	grep -qx "mintlify-exporter/files/dashboards/$(basename "$d")" "$work/contents" || fail "$pkg lacks $(basename "$d")"
+done
+if grep -Eq '^mintlify-exporter/(test|ci)/' "$work/contents"; then
+	fail "$pkg holds the test module or CI values (see .helmignore)"
+fi
+
+cd "$chart/test"
+out=$(gofmt -l .)
+[ -z "$out" ] || fail "gofmt would change: $out"
+go vet ./...
+HELM=$helm go test -count=1 ./...
+log "ok"
