@@ -1,35 +1,49 @@
 #!/usr/bin/env bash
-# Measures what one exporter carries on the sandbox: for N projects (each a
-# few hundred simulated pages) and the given windows, the series served, the
-# time of a cold scrape (every (project, window) fetched) and of a cached one,
-# and the resident memory after a few scrapes. Prints a Markdown table, the
-# source of the figures in README.md's "Scale-out and availability".
+# Measures what one exporter carries: for N projects (300 simulated pages
+# each) and the windows 1d, 7d and 30d, against the fake API without its
+# analytics quota (internal/fakeapi/cmd/fakeapi) and a budget that does not
+# hold walks back, it reports the series served, how long until every
+# (project, window) was walked, a cached scrape as Prometheus asks for it
+# (OpenMetrics, gzip) and as plain text, and the resident memory after a few
+# scrapes. Prints a Markdown table, the source of the figures in README.md's
+# "Scale-out and availability".
 #   scripts/measure-scale.sh [N ...]          (default: 1 10 50 100)
 # Listens on 127.0.0.1 only. Not part of CI (timings depend on the machine).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-make --no-print-directory build >/dev/null
-windows=(--visitors.window=1d --visitors.window=7d --visitors.window=30d)
-echo "| projects | windows | series | paths (per project x window) | cold scrape | cached scrape | RSS after 5 scrapes |"
-echo "|---|---|---|---|---|---|---|"
-for n in "${@:-1 10 50 100}"; do
-	for n1 in $n; do
-		args=()
-		for i in $(seq "$n1"); do args+=("--mintlify.project=p$i"); done
-		port=$((20000 + RANDOM % 20000))
-		./mintlify_exporter --mintlify.sandbox "${windows[@]}" --web.listen-address=127.0.0.1:$port \
-			--log.level=warn "${args[@]}" 2>/dev/null &
-		pid=$!
-		until curl -fs -o /dev/null "http://127.0.0.1:$port/-/ready"; do sleep 0.1; done
-		cold=$(curl -fs -o /tmp/measure-scale.$$ -w '%{time_total}' -H 'X-Prometheus-Scrape-Timeout-Seconds: 60' "http://127.0.0.1:$port/metrics")
-		for _ in 1 2 3; do curl -fs -o /dev/null "http://127.0.0.1:$port/metrics"; done
-		warm=$(curl -fs -o /tmp/measure-scale.$$ -w '%{time_total}' "http://127.0.0.1:$port/metrics")
-		series=$(grep -vc '^#' /tmp/measure-scale.$$)
-		paths=$(awk '/^mintlify_visitors_paths{/ {print $2; exit}' /tmp/measure-scale.$$)
-		rss=$(awk '/^VmRSS:/ {printf "%.0f MiB", $2/1024}' /proc/$pid/status)
-		kill $pid
-		wait $pid || true
-		printf '| %d | 3 (1d, 7d, 30d) | %d | %s | %.2f s | %.3f s | %s |\n' "$n1" "$series" "$paths" "$cold" "$warm" "$rss"
+set -u
+cd "$(dirname "$0")/.." || exit 1
+make --no-print-directory build >/dev/null || exit 1
+fakebin=$(mktemp)
+go build -o "$fakebin" ./internal/fakeapi/cmd/fakeapi || exit 1
+fport=$((20000 + RANDOM % 20000))
+"$fakebin" -addr "127.0.0.1:$fport" -paths 300 >/dev/null 2>&1 &
+fake=$!
+out=$(mktemp)
+trap 'kill $fake 2>/dev/null; rm -f "$fakebin" "$out"' EXIT
+until curl -s -o /dev/null "http://127.0.0.1:$fport/"; do sleep 0.1; done
+om='Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5'
+echo "| projects | series | all walked after | cached scrape, OpenMetrics + gzip | cached scrape, plain text | RSS after 5 scrapes |"
+echo "|---|---|---|---|---|---|"
+for n in ${@:-1 10 50 100}; do
+	args=()
+	for i in $(seq "$n"); do args+=("--mintlify.project=p$i"); done
+	port=$((20000 + RANDOM % 20000))
+	start=$(date +%s.%N)
+	MINTLIFY_API_KEY=mint_measure ./mintlify_exporter --mintlify.api-url="http://127.0.0.1:$fport" \
+		--mintlify.analytics-budget=100000 --visitors.window=1d --visitors.window=7d --visitors.window=30d \
+		--web.listen-address="127.0.0.1:$port" --log.level=warn "${args[@]}" >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 1200); do # at most a minute
+		c=$(curl -fs "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -c '^mintlify_visitors_refresh_success{.*} 1$')
+		[ "$c" -ge $((n * 3)) ] && break
+		sleep 0.05
 	done
+	walked=$(echo "$(date +%s.%N) - $start" | bc)
+	for _ in 1 2 3; do curl -fs -o /dev/null --compressed -H "$om" "http://127.0.0.1:$port/metrics"; done
+	gz=$(curl -fs -o /dev/null -H 'Accept-Encoding: gzip' -H "$om" -w '%{time_total}' "http://127.0.0.1:$port/metrics")
+	plain=$(curl -fs -o "$out" -w '%{time_total}' "http://127.0.0.1:$port/metrics")
+	series=$(grep -vc '^#' "$out")
+	rss=$(awk '/^VmRSS:/ {printf "%.0f MiB", $2/1024}' "/proc/$pid/status")
+	kill "$pid"
+	wait "$pid"
+	printf '| %d | %d | %.2f s | %.4f s | %.3f s | %s |\n' "$n" "$series" "$walked" "$gz" "$plain" "$rss"
 done
-rm -f /tmp/measure-scale.$$
