@@ -27,10 +27,16 @@ const (
 	Visitors  = "visitors"
 	CreateJob = "create_job"
 	GetJob    = "get_job"
+	// SendMessage is the follow-up message to an existing job.
+	SendMessage = "send_message"
 )
 
 // CreateJobLimit is the documented create-job limit per project per hour.
 const CreateJobLimit = 100
+
+// MessageLimit is the documented follow-up message limit per project per
+// hour.
+const MessageLimit = 100
 
 // Options configure a Server. The zero value is usable.
 type Options struct {
@@ -55,6 +61,9 @@ type Options struct {
 	// CreateLimit overrides the create-job limit per project per hour:
 	// 0 is CreateJobLimit (the documented 100), negative is no limit.
 	CreateLimit int
+	// MessageLimit overrides the follow-up message limit per project per
+	// hour: 0 is MessageLimit (the documented 100), negative is no limit.
+	MessageLimit int
 	// AnalyticsBudget is how many analytics requests the organization (all
 	// projects, any key) may send per AnalyticsWindow; beyond it the API
 	// answers 429 with Retry-After. 0 is no limit; the sandbox uses the
@@ -87,8 +96,9 @@ type Fault struct {
 	DuplicatePath bool
 	// NegativeCounts puts a negative human count in the first visitors row.
 	NegativeCounts bool
-	// DropAnswer (create job only) creates the job, then closes the
-	// connection without answering: the client cannot know the outcome.
+	// DropAnswer (create job and send message only) does the work, then
+	// closes the connection without answering: the client cannot know the
+	// outcome.
 	DropAnswer bool
 	// Remaining is how many requests the fault applies to; 0 is all until
 	// cleared.
@@ -103,6 +113,7 @@ type Server struct {
 	faults   map[string]*Fault
 	jobs     map[string]*job // by project + "/" + id
 	created  map[string][]time.Time
+	messaged map[string][]time.Time
 	queries  []url.Values
 	requests map[string]*atomic.Int64
 	nextID   atomic.Int64
@@ -137,21 +148,24 @@ func New(opts Options) *Server {
 		faults:   map[string]*Fault{},
 		jobs:     map[string]*job{},
 		created:  map[string][]time.Time{},
+		messaged: map[string][]time.Time{},
 		requests: map[string]*atomic.Int64{},
 		rows:     map[rowsKey]rowsValue{},
 	}
-	for _, e := range []string{Visitors, CreateJob, GetJob} {
+	for _, e := range []string{Visitors, CreateJob, GetJob, SendMessage} {
 		s.requests[e] = &atomic.Int64{}
 	}
 	s.mux.HandleFunc("GET /v1/analytics/{project}/visitors", s.withChecks(Visitors, s.handleVisitors))
 	s.mux.HandleFunc("POST /v2/agent/{project}/job", s.withChecks(CreateJob, s.handleCreateJob))
 	s.mux.HandleFunc("GET /v2/agent/{project}/job/{id}", s.withChecks(GetJob, s.handleGetJob))
+	s.mux.HandleFunc("POST /v2/agent/{project}/job/{id}/message", s.withChecks(SendMessage, s.handleMessage))
 	return s
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// SetFault installs a fault on an endpoint (Visitors, CreateJob, GetJob),
+// SetFault installs a fault on an endpoint (Visitors, CreateJob, GetJob,
+// SendMessage),
 // replacing any earlier one there.
 func (s *Server) SetFault(endpoint string, f Fault) {
 	s.mu.Lock()
