@@ -63,12 +63,23 @@ var (
 	ErrNoSuchIntent = errors.New("no create of unknown outcome with this id")
 )
 
-// IntentError means the create intent could not be written to the state
-// file, so the create was not sent.
-type IntentError struct{ Err error }
+// IntentError means the create (or message) intent could not be written to
+// the state file, so the request was not sent.
+type IntentError struct {
+	Err error
+	// Message: the intent of a follow-up message, not a create.
+	Message bool
+}
 
 func (e *IntentError) Error() string {
-	return fmt.Sprintf("the create could not be recorded in the state file, so it was not sent: %v", e.Err)
+	return fmt.Sprintf("the %s could not be recorded in the state file, so it was not sent: %v", e.what(), e.Err)
+}
+
+func (e *IntentError) what() string {
+	if e.Message {
+		return "follow-up message"
+	}
+	return "create"
 }
 
 func (e *IntentError) Unwrap() error { return e.Err }
@@ -128,10 +139,14 @@ func (in *intent) view() UnknownCreate {
 }
 
 // keyRef is what an idempotency key of a project refers to: a tracked job
-// (by storeKey) or an intent.
+// (by storeKey) or an intent of a create, or a follow-up: of a tracked job
+// (msgJob, by storeKey) or a message intent in flight.
 type keyRef struct {
 	job    string
 	intent *intent
+
+	msgJob    string
+	msgIntent *messageIntent
 }
 
 func requestHash(prompt string) string {
@@ -289,6 +304,10 @@ func createNotDone(err error) bool {
 
 // replayLocked answers a create whose key is known. s.mu is held.
 func (s *Tracker) replayLocked(ref keyRef, hash string) (Created, error) {
+	if ref.msgJob != "" || ref.msgIntent != nil {
+		// The key of a follow-up: another request.
+		return Created{}, ErrIdempotencyKeyReused
+	}
 	if ref.intent != nil {
 		switch {
 		case ref.intent.rec.RequestHash != hash:

@@ -31,6 +31,12 @@ type Tracking struct {
 	// its next archive re-check); absent when it is due at the next poll
 	// round or no longer polled.
 	NextCheckAt *time.Time `json:"nextCheckAt,omitempty"`
+	// Turn is the job's current turn: 1 from its creation, one more for
+	// each follow-up message.
+	Turn int `json:"turn"`
+	// TurnStartedAt is when the current turn started, absent for the first
+	// turn (it started at createdAt).
+	TurnStartedAt *time.Time `json:"turnStartedAt,omitempty"`
 }
 
 // JobView is a tracked job as shown to clients: the API's job object (same
