@@ -57,9 +57,18 @@ type Tracker interface {
 	ResolveIntent(ctx context.Context, project, intentID, jobID string) (tracker.JobView, tracker.TrackResult, error)
 	// DismissIntent deletes a create of unknown outcome.
 	DismissIntent(project, intentID string) error
+	// Message sends a follow-up message to a job (tracking it first when
+	// it is not tracked) and durably records the job's new turn before
+	// returning, or replays the answer for an idempotency key used before.
+	Message(ctx context.Context, req tracker.MessageRequest) (tracker.Messaged, error)
+	// RecentMessages returns when follow-ups were sent through the gateway
+	// within window, per project, to seed the message limit after a
+	// restart.
+	RecentMessages(window time.Duration) map[string][]time.Time
 }
 
-// createWindow is the window of the API's documented create limit.
+// createWindow is the window of the API's documented create and message
+// limits.
 const createWindow = time.Hour
 
 // maxMaxPromptBytes bounds MaxPromptBytes.
@@ -79,7 +88,10 @@ type Config struct {
 	// counts requests; only a create refused before sending (Retry-After
 	// still running) gives its slot back.
 	CreateLimitPerHour int
-	// UpstreamTimeout bounds one create or track call upstream. The call
+	// MessageLimitPerHour is the local follow-up message limit per project
+	// in any hour, counted like CreateLimitPerHour; 0 disables it.
+	MessageLimitPerHour int
+	// UpstreamTimeout bounds one create, message or track call upstream. The call
 	// is detached from the client's connection, so a client that hangs up
 	// does not leave a created but untracked job behind.
 	UpstreamTimeout time.Duration
@@ -93,7 +105,9 @@ func Defaults() Config {
 		MaxPromptBytes: 64 << 10,
 		// The API's documented limit: 100 creates per hour per project.
 		CreateLimitPerHour: 100,
-		UpstreamTimeout:    60 * time.Second,
+		// The API's documented limit: 100 messages per hour per project.
+		MessageLimitPerHour: 100,
+		UpstreamTimeout:     60 * time.Second,
 	}
 }
 
@@ -103,6 +117,7 @@ func (c *Config) Validate() error {
 		validate.Field("Projects", validate.Projects(c.Projects)),
 		validate.Field("MaxPromptBytes", validate.InRange(c.MaxPromptBytes, 1, maxMaxPromptBytes)),
 		validate.Field("CreateLimitPerHour", validate.AtLeast(c.CreateLimitPerHour, 0)),
+		validate.Field("MessageLimitPerHour", validate.AtLeast(c.MessageLimitPerHour, 0)),
 		validate.Field("UpstreamTimeout", validate.Positive(c.UpstreamTimeout)),
 	)
 }
@@ -114,8 +129,11 @@ type Gateway struct {
 	logger   log.Logger
 	projects map[string]bool
 	limiter  *limiter
+	messages *limiter
 	rejected *prometheus.CounterVec
-	mux      *http.ServeMux
+	// msgRejected counts refused follow-up messages.
+	msgRejected *prometheus.CounterVec
+	mux         *http.ServeMux
 }
 
 // New validates cfg, seeds the create limit from the tracker's recent
@@ -131,17 +149,21 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 		logger = log.NewNopLogger()
 	}
 	g := &Gateway{
-		tracker:  t,
-		cfg:      cfg,
-		logger:   logger,
-		projects: map[string]bool{},
-		limiter:  newLimiter(cfg.CreateLimitPerHour, createWindow),
-		rejected: newRejected(cfg.Projects),
-		mux:      http.NewServeMux(),
+		tracker:     t,
+		cfg:         cfg,
+		logger:      logger,
+		projects:    map[string]bool{},
+		limiter:     newLimiter(cfg.CreateLimitPerHour, createWindow),
+		messages:    newLimiter(cfg.MessageLimitPerHour, createWindow),
+		rejected:    newRejected(cfg.Projects),
+		msgRejected: newMessageRejected(cfg.Projects),
+		mux:         http.NewServeMux(),
 	}
 	if reg != nil {
-		if err := reg.Register(g.rejected); err != nil {
-			return nil, fmt.Errorf("gateway: registering metrics: %w", err)
+		for _, c := range []prometheus.Collector{g.rejected, g.msgRejected} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("gateway: registering metrics: %w", err)
+			}
 		}
 	}
 	now := cfg.Now()
@@ -151,11 +173,15 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 	for p, ts := range t.RecentCreates(createWindow) {
 		g.limiter.seed(p, ts, now)
 	}
+	for p, ts := range t.RecentMessages(createWindow) {
+		g.messages.seed(p, ts, now)
+	}
 	const base = "/api/v2/agent/{projectId}"
 	g.handle("POST "+base+"/job", g.create)
 	g.handle("GET "+base+"/job/{id}", g.get)
 	g.handle("GET "+base+"/jobs", g.list)
 	g.handle("POST "+base+"/job/{id}/track", g.track)
+	g.handle("POST "+base+"/job/{id}/message", g.message)
 	g.handle("GET "+base+"/unknown-creates", g.unknownCreates)
 	g.handle("DELETE "+base+"/unknown-creates/{intentId}", g.dismiss)
 	// Method-less fallbacks answer 405 in JSON; everything else 404 in JSON.
@@ -163,6 +189,7 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 	g.mux.HandleFunc(base+"/job/{id}", methodNotAllowed("GET, HEAD"))
 	g.mux.HandleFunc(base+"/jobs", methodNotAllowed("GET, HEAD"))
 	g.mux.HandleFunc(base+"/job/{id}/track", methodNotAllowed("POST"))
+	g.mux.HandleFunc(base+"/job/{id}/message", methodNotAllowed("POST"))
 	g.mux.HandleFunc(base+"/unknown-creates", methodNotAllowed("GET, HEAD"))
 	g.mux.HandleFunc(base+"/unknown-creates/{intentId}", methodNotAllowed("DELETE"))
 	g.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
@@ -273,7 +300,105 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string)
 		// look for: this answer is a replay, nothing was sent.
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
+	g.audit(r, "agent job submitted", project, c.Job.ID, key, "replayed", c.Replayed, "prompt_bytes", len(prompt))
 	writeJSON(w, status, c.Job)
+}
+
+// message handles POST .../job/{id}/message: a follow-up to a job, under
+// the same checks as a create and its own local limit.
+func (g *Gateway) message(w http.ResponseWriter, r *http.Request, project string) {
+	id := r.PathValue("id")
+	reject := func(reason string, status int, msg string) {
+		g.msgRejected.WithLabelValues(project, reason).Inc()
+		writeError(w, status, msg)
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		reject(reasonUnsupportedMediaType, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return
+	}
+	key, err := IdempotencyKey(r.Header)
+	if err != nil {
+		reject(reasonBadRequest, http.StatusBadRequest, err.Error())
+		return
+	}
+	prompt, bad := g.readPrompt(w, r)
+	if bad != nil {
+		reject(bad.reason, bad.status, bad.msg)
+		return
+	}
+	at := g.cfg.Now()
+	admitted := false
+	admit := func() error {
+		ok, wait := g.messages.reserve(project, at)
+		if !ok {
+			return &limitError{wait: wait}
+		}
+		admitted = true
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.cfg.UpstreamTimeout)
+	defer cancel()
+	m, err := g.tracker.Message(ctx, tracker.MessageRequest{Project: project, JobID: id, Prompt: prompt, IdempotencyKey: key, Admit: admit})
+	if err != nil {
+		var (
+			notSent   *tracker.NotSentError
+			limited   *limitError
+			apiErr    *apiclient.APIError
+			throttled *apiclient.ThrottledError
+			unknown   *tracker.MessageOutcomeUnknownError
+		)
+		if admitted && (errors.As(err, &notSent) || errors.As(err, &throttled)) {
+			g.messages.release(project, at) // nothing was sent
+		}
+		switch {
+		case errors.As(err, &limited):
+			setRetryAfter(w, limited.wait)
+			reject(reasonRateLimited, http.StatusTooManyRequests,
+				fmt.Sprintf("message limit reached: at most %d follow-up messages per %s per project; retry in %s",
+					g.cfg.MessageLimitPerHour, createWindow, limited.wait.Round(time.Second)))
+		case errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound:
+			reject(reasonJobNotFound, http.StatusNotFound, "job not found upstream; nothing was sent")
+		case errors.As(err, &unknown) && unknown.Err == nil:
+			// A retry with the key of a message whose outcome is unknown.
+			reject(reasonIdempotencyConflict, http.StatusConflict, err.Error()+"; nothing was sent")
+		case errors.As(err, &unknown):
+			level.Warn(g.logger).Log("msg", "follow-up message of unknown outcome", "project", project, "job", id, "err", unknown.Err)
+			status := http.StatusBadGateway
+			if errors.Is(err, context.DeadlineExceeded) {
+				status = http.StatusGatewayTimeout
+			}
+			reject(reasonUpstreamError, status, err.Error())
+		default:
+			a := g.upstreamAnswer(w, project, "message", err)
+			if a.reason == "" {
+				writeError(w, a.status, a.msg)
+			} else {
+				reject(a.reason, a.status, a.msg)
+			}
+		}
+		return
+	}
+	status := m.Status
+	if status < 200 || status > 299 {
+		status = http.StatusOK
+	}
+	if m.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	g.audit(r, "agent job follow-up message sent", project, id, key, "turn", m.Job.Tracking.Turn, "replayed", m.Replayed, "prompt_bytes", len(prompt))
+	writeJSON(w, status, m.Job)
+}
+
+// audit logs an accepted request at info: what, for which project and job,
+// by whom (the basic-auth user, when there is one) and from where. Never
+// the prompt: only its size.
+func (g *Gateway) audit(r *http.Request, msg, project, job, key string, kv ...any) {
+	user, _, _ := r.BasicAuth()
+	args := []any{"msg", msg, "project", project, "job", job, "user", user, "remote", r.RemoteAddr}
+	if key != "" {
+		args = append(args, "idempotency_key", key)
+	}
+	level.Info(g.logger).Log(append(args, kv...)...)
 }
 
 // IdempotencyKey reads the Idempotency-Key header: a Structured Fields
@@ -507,6 +632,7 @@ func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) 
 	status := http.StatusOK
 	if result == tracker.NewlyTracked {
 		status = http.StatusCreated
+		g.audit(r, "agent job tracked", project, v.ID, "", "intent", r.URL.Query().Get("intent"))
 	}
 	writeJSON(w, status, v)
 }

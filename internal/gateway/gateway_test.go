@@ -40,6 +40,33 @@ type stubTracker struct {
 	tracked  tracker.TrackResult
 	trackErr error
 	recent   map[string][]time.Time
+	// messages counts follow-ups that reached the stub; msgErr fails them.
+	messages       int
+	msgErr         error
+	recentMessages map[string][]time.Time
+}
+
+func (b *stubTracker) Message(_ context.Context, req tracker.MessageRequest) (tracker.Messaged, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if req.Admit != nil {
+		if err := req.Admit(); err != nil {
+			return tracker.Messaged{}, err
+		}
+	}
+	b.messages++
+	if b.msgErr != nil {
+		return tracker.Messaged{}, b.msgErr
+	}
+	return tracker.Messaged{Job: tracker.JobView{Job: apiclient.Job{ID: req.JobID, Status: "active"}, Tracking: tracker.Tracking{Turn: 2}}, Status: http.StatusOK}, nil
+}
+
+func (b *stubTracker) RecentMessages(time.Duration) map[string][]time.Time { return b.recentMessages }
+
+func (b *stubTracker) messageCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.messages
 }
 
 func (b *stubTracker) Create(_ context.Context, req tracker.CreateRequest) (tracker.Created, error) {

@@ -20,10 +20,11 @@ import (
 
 // idemEnv is the gateway over a real tracker and the fake API.
 type idemEnv struct {
-	t    *testing.T
-	fake *fakeapi.Server
-	srv  *httptest.Server
-	g    *Gateway
+	t      *testing.T
+	fake   *fakeapi.Server
+	client *apiclient.Client
+	srv    *httptest.Server
+	g      *Gateway
 }
 
 func newIdemEnv(t *testing.T, clientTimeout time.Duration) *idemEnv {
@@ -57,7 +58,7 @@ func newIdemEnv(t *testing.T, clientTimeout time.Duration) *idemEnv {
 			t.Error(err)
 		}
 	})
-	return &idemEnv{t: t, fake: fake, srv: srv, g: g}
+	return &idemEnv{t: t, fake: fake, client: client, srv: srv, g: g}
 }
 
 func (e *idemEnv) call(method, path, idemKey, body string) response {
