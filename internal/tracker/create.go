@@ -429,6 +429,9 @@ func (s *Tracker) ResolveIntent(ctx context.Context, project, intentID, jobID st
 		return v, res, err
 	}
 	jkey := storeKey(project, jobID)
+	// A poll or a follow-up must not write an older record over this one.
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	e := s.entries[jkey]
 	if e == nil || (e.rec.IdemKey != "" && e.rec.IdemKey != in.rec.IdemKey) {

@@ -215,12 +215,13 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 	// status, not a job seen active again.
 	rec.Job = j
 	rec, ev := transition(rec, j, at, seenLive)
-	s.mu.Unlock()
-
 	extra := []store.Op{{Bucket: bucketMessageIntents, Key: ikey}}
 	if e.intentKey != "" {
+		// The job's first write failed: its create intent is still there.
 		extra = append(extra, store.Op{Bucket: bucketIntents, Key: e.intentKey})
 	}
+	s.mu.Unlock()
+
 	perr := s.persist(jkey, &rec, extra...)
 	s.mu.Lock()
 	e.rec = rec

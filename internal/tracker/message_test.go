@@ -324,3 +324,51 @@ func TestPollLagShows(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowUpsRacingPolls sends follow-ups while poll rounds run: no poll
+// writes an older turn over a newer one, in memory or in the state file.
+func TestFollowUpsRacingPolls(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Options{CreateLimit: -1, MessageLimit: -1})
+	cfg := e.config()
+	cfg.MaxConcurrentPolls = 8
+	e.open(cfg)
+	var ids []string
+	for range 8 {
+		ids = append(ids, e.create("p1", "#fake:pr:1h").ID)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				e.trk.round(context.Background())
+				e.clock.Advance(cfg.PollInterval)
+			}
+		}
+	}()
+	for i := range 40 {
+		id := ids[i%len(ids)]
+		if _, err := e.message("p1", id, "", "more #fake:pr:1h"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	<-done
+	check := func(when string) {
+		for _, id := range ids {
+			v, _ := e.trk.Job("p1", id)
+			if want := e.fake.Messages("p1", id) + 1; v.Tracking.Turn != want || v.Status != apiclient.StatusActive {
+				t.Errorf("%s: job %s in turn %d (%s), want %d active", when, id, v.Tracking.Turn, v.Status, want)
+			}
+		}
+	}
+	check("in memory")
+	e.close()
+	e.open(cfg)
+	check("after a restart")
+}
