@@ -537,15 +537,8 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		return answer{status: http.StatusTooManyRequests, reason: reasonRateLimited,
 			msg: fmt.Sprintf("the Mintlify API asked us to wait until %s; request not sent", throttled.Until.UTC().Format(time.RFC3339))}
 	case errors.As(err, &apiErr):
-		status := apiErr.StatusCode
-		if status < 400 || status > 599 {
-			status = http.StatusBadGateway
-		}
-		msg := apiErr.Message
-		if msg == "" {
-			msg = fmt.Sprintf("the Mintlify API answered HTTP %d", apiErr.StatusCode)
-		}
-		if apiErr.RetryAfter > 0 {
+		status, msg := upstreamStatus(apiErr)
+		if apiErr.RetryAfter > 0 && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
 			setRetryAfter(w, apiErr.RetryAfter)
 		}
 		reason := reasonUpstreamError
@@ -561,6 +554,47 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		level.Warn(g.logger).Log("msg", "upstream request failed", "op", op, "project", project, "err", err)
 		return answer{status: http.StatusBadGateway, reason: reasonUpstreamError, msg: "the Mintlify API could not be reached or gave an unreadable answer"}
 	}
+}
+
+// upstreamStatus maps the API's error answer to the gateway's status and
+// message (README, "Endpoints"). What is about the caller's request is
+// passed on with the API's message; what is about the exporter itself (its
+// key, or a request the API should never have refused) is a gateway error,
+// 502, so that a caller never mistakes it for its own fault: 401 and 403
+// from the gateway mean the caller's own credentials (basic auth).
+func upstreamStatus(apiErr *apiclient.APIError) (int, string) {
+	code := apiErr.StatusCode
+	passed := func() (int, string) {
+		if apiErr.Message != "" {
+			return code, apiErr.Message
+		}
+		return code, fmt.Sprintf("the Mintlify API answered HTTP %d", code)
+	}
+	switch {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden || code == http.StatusProxyAuthRequired:
+		return http.StatusBadGateway, fmt.Sprintf("the Mintlify API rejected the exporter's API key (HTTP %d); "+
+			"this is not about your credentials: the exporter's operator must replace its key", code)
+	case code == http.StatusBadRequest, code == http.StatusNotFound, code == http.StatusConflict, code == http.StatusGone,
+		code == http.StatusRequestEntityTooLarge, code == http.StatusUnprocessableEntity, code == http.StatusTooManyRequests:
+		// About the caller's request, or a limit: the caller can act on it.
+		return passed()
+	case code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
+		// Temporary, and retryable as such.
+		return passed()
+	case code >= 500 && code <= 599:
+		return http.StatusBadGateway, fmt.Sprintf("the Mintlify API failed (HTTP %d): %s", code, orDefault(apiErr.Message, "no message"))
+	default:
+		// 3xx, and 4xx that mean a request the exporter should not have
+		// built (405, 406, 415, ...): the gateway's fault, not the caller's.
+		return http.StatusBadGateway, fmt.Sprintf("the Mintlify API answered HTTP %d: %s", code, orDefault(apiErr.Message, "unexpected answer"))
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // get handles GET .../job/{id}.

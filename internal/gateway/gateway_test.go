@@ -307,9 +307,24 @@ func TestUpstreamErrorMapping(t *testing.T) {
 		reason     string
 		retryAfter string
 	}{
-		{"api error with message", &apiclient.APIError{StatusCode: 403, Message: "forbidden project"}, 403, "forbidden project", reasonUpstreamError, ""},
-		{"api error without message", &apiclient.APIError{StatusCode: 500}, 500, "the Mintlify API answered HTTP 500", reasonUpstreamError, ""},
+		// The exporter's key: never passed on as 401/403, which mean the
+		// caller's own credentials.
+		{"api 401", &apiclient.APIError{StatusCode: 401, Message: "invalid or missing API key"}, 502, "rejected the exporter's API key (HTTP 401)", reasonUpstreamError, ""},
+		{"api 403", &apiclient.APIError{StatusCode: 403, Message: "forbidden project"}, 502, "rejected the exporter's API key (HTTP 403)", reasonUpstreamError, ""},
+		// About the caller's request: passed on with the API's message.
+		{"api 400", &apiclient.APIError{StatusCode: 400, Message: "prompt too vague"}, 400, "prompt too vague", reasonUpstreamError, ""},
+		{"api 409", &apiclient.APIError{StatusCode: 409, Message: "job is busy"}, 409, "job is busy", reasonUpstreamError, ""},
+		{"api 413", &apiclient.APIError{StatusCode: 413}, 413, "the Mintlify API answered HTTP 413", reasonUpstreamError, ""},
+		{"api 422", &apiclient.APIError{StatusCode: 422, Message: "bad prompt"}, 422, "bad prompt", reasonUpstreamError, ""},
+		// The API failing: a gateway error; 503 and 504 stay retryable.
+		{"api 500", &apiclient.APIError{StatusCode: 500}, 502, "the Mintlify API failed (HTTP 500)", reasonUpstreamError, ""},
+		{"api 500 with message", &apiclient.APIError{StatusCode: 500, Message: "boom"}, 502, "boom", reasonUpstreamError, ""},
+		{"api 503", &apiclient.APIError{StatusCode: 503, RetryAfter: 20 * time.Second}, 503, "HTTP 503", reasonUpstreamError, "20"},
+		{"api 504", &apiclient.APIError{StatusCode: 504}, 504, "HTTP 504", reasonUpstreamError, ""},
+		// Answers the exporter should never get: a gateway error.
 		{"api 3xx", &apiclient.APIError{StatusCode: 302}, 502, "the Mintlify API answered HTTP 302", reasonUpstreamError, ""},
+		{"api 405", &apiclient.APIError{StatusCode: 405}, 502, "the Mintlify API answered HTTP 405", reasonUpstreamError, ""},
+		{"api 415", &apiclient.APIError{StatusCode: 415, RetryAfter: time.Second}, 502, "HTTP 415", reasonUpstreamError, ""},
 		{"api 429", &apiclient.APIError{StatusCode: 429, RetryAfter: 30 * time.Second}, 429, "HTTP 429", reasonRateLimited, "30"},
 		{"throttled", &apiclient.ThrottledError{Until: t0.Add(90 * time.Second)}, 429, "request not sent", reasonRateLimited, "90"},
 		{"timeout", context.DeadlineExceeded, 504, "did not answer in time", reasonUpstreamError, ""},

@@ -30,7 +30,14 @@ type idemEnv struct {
 func newIdemEnv(t *testing.T, clientTimeout time.Duration) *idemEnv {
 	t.Helper()
 	const key = "mint_test_key_do_not_leak"
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1", "p2"}, APIKey: key})
+	return newIdemEnvKeys(t, clientTimeout, key, key)
+}
+
+// newIdemEnvKeys is newIdemEnv with the key the fake accepts and the one
+// the exporter sends.
+func newIdemEnvKeys(t *testing.T, clientTimeout time.Duration, fakeKey, key string) *idemEnv {
+	t.Helper()
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1", "p2"}, APIKey: fakeKey})
 	api := httptest.NewServer(fake)
 	t.Cleanup(api.Close)
 	client, err := apiclient.New(apiclient.Config{BaseURL: api.URL, APIKey: key, MaxRetries: 0, Timeout: clientTimeout})

@@ -158,7 +158,8 @@ func TestMessageUpstreamAnswers(t *testing.T) {
 	}{
 		{"unknown job", &tracker.NotSentError{Err: &apiclient.APIError{Endpoint: "get_job", StatusCode: 404}}, 404, reasonJobNotFound, "job not found upstream"},
 		{"unknown job at send", &apiclient.APIError{Endpoint: "send_message", StatusCode: 404}, 404, reasonJobNotFound, "job not found upstream"},
-		{"upstream 500", &apiclient.APIError{StatusCode: 500, Message: "boom"}, 500, reasonUpstreamError, "boom"},
+		{"upstream 500", &apiclient.APIError{StatusCode: 500, Message: "boom"}, 502, reasonUpstreamError, "boom"},
+		{"exporter's key rejected", &apiclient.APIError{StatusCode: 401}, 502, reasonUpstreamError, "rejected the exporter's API key"},
 		{"upstream 429", &apiclient.APIError{StatusCode: 429, RetryAfter: 30 * time.Second}, 429, reasonRateLimited, "HTTP 429"},
 		{"unknown outcome", &tracker.MessageOutcomeUnknownError{Project: "p1", JobID: "job_1", At: t0, Err: errors.New("connection reset")}, 502, reasonUpstreamError, "is unknown"},
 		{"retry of an unknown outcome", &tracker.MessageOutcomeUnknownError{Project: "p1", JobID: "job_1", At: t0}, 409, reasonIdempotencyConflict, "is unknown"},
@@ -231,5 +232,26 @@ func TestMessageOverTracker(t *testing.T) {
 	}
 	if got := msgRejected(e.g, "p1", reasonJobNotFound); got != 1 {
 		t.Errorf("job_not_found = %v", got)
+	}
+}
+
+// TestExporterKeyRejected: with a key the API refuses, every call through
+// the gateway answers 502 saying so, never the API's 401, which would read
+// as the caller's own credentials; the key never appears in an answer.
+func TestExporterKeyRejected(t *testing.T) {
+	t.Parallel()
+	e := newIdemEnvKeys(t, 5*time.Second, "mint_the_right_key", "mint_a_revoked_key")
+	for _, c := range []struct{ path, body string }{
+		{"/api/v2/agent/p1/job", `{"prompt":"x"}`},
+		{"/api/v2/agent/p1/job/job_000001/message", `{"prompt":"x"}`},
+		{"/api/v2/agent/p1/job/job_000001/track", ``},
+	} {
+		r := e.call("POST", c.path, "", c.body)
+		if r.status != http.StatusBadGateway || !strings.Contains(r.errorMessage(t), "rejected the exporter's API key (HTTP 401)") {
+			t.Errorf("%s: HTTP %d %s, want 502 naming the exporter's key", c.path, r.status, r.body)
+		}
+		if strings.Contains(string(r.body), "revoked") {
+			t.Errorf("%s: the answer leaks the key: %s", c.path, r.body)
+		}
 	}
 }
