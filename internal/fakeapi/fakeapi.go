@@ -72,6 +72,11 @@ type Options struct {
 	// AnalyticsWindow is the rolling window of AnalyticsBudget (default an
 	// hour; tests shorten it).
 	AnalyticsWindow time.Duration
+	// JobIDPrefix starts every job id, before a 6-digit sequence number
+	// (default "job_"). The sandbox makes it unique per run, so that a
+	// state file kept across runs never meets an id again, as the real
+	// API's ids are unique.
+	JobIDPrefix string
 }
 
 // AnalyticsLimit is the analytics quota per organization per hour that
@@ -138,6 +143,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.JobIDPrefix == "" {
+		opts.JobIDPrefix = "job_"
 	}
 	if opts.AnalyticsWindow <= 0 {
 		opts.AnalyticsWindow = time.Hour

@@ -141,7 +141,7 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: %d job creations per hour per project", limit))
 		return
 	}
-	id := fmt.Sprintf("job_%06d", s.nextID.Add(1))
+	id := fmt.Sprintf("%s%06d", s.opts.JobIDPrefix, s.nextID.Add(1))
 	outcome, d := s.outcomeFor(id, prompt)
 	j := &job{project: project, outcome: outcome, duration: d, turnStart: now, body: jobBody{
 		ID:        id,

@@ -354,3 +354,14 @@ func TestFollowUpMessage(t *testing.T) {
 		t.Errorf("other project: %d", r.status)
 	}
 }
+
+func TestJobIDPrefix(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakeapi.Options{JobIDPrefix: "job_run7_"})
+	if j := e.create("docs", "x"); j.ID != "job_run7_000001" {
+		t.Errorf("id %q, want job_run7_000001", j.ID)
+	}
+	if j := start(t, fakeapi.Options{}).create("docs", "x"); j.ID != "job_000001" {
+		t.Errorf("default id %q", j.ID)
+	}
+}

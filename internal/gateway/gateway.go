@@ -509,6 +509,7 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		stateErr  *tracker.StateError
 		intentErr *tracker.IntentError
 		unknown   *tracker.OutcomeUnknownError
+		collision *tracker.IDCollisionError
 	)
 	switch {
 	case errors.Is(err, tracker.ErrIdempotencyKeyReused):
@@ -525,6 +526,8 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 			status = http.StatusGatewayTimeout
 		}
 		return answer{status: status, reason: reasonUpstreamError, msg: err.Error()}
+	case errors.As(err, &collision):
+		return answer{status: http.StatusBadGateway, reason: reasonUpstreamError, msg: err.Error()}
 	case errors.As(err, &intentErr):
 		level.Error(g.logger).Log("msg", "create not sent: state file not writable", "op", op, "project", project, "err", intentErr.Err)
 		return answer{status: http.StatusServiceUnavailable, reason: reasonStateError, msg: err.Error()}

@@ -329,6 +329,8 @@ func TestUpstreamErrorMapping(t *testing.T) {
 		{"throttled", &apiclient.ThrottledError{Until: t0.Add(90 * time.Second)}, 429, "request not sent", reasonRateLimited, "90"},
 		{"timeout", context.DeadlineExceeded, 504, "did not answer in time", reasonUpstreamError, ""},
 		{"network", errors.New("dial tcp: refused"), 502, "could not be reached", reasonUpstreamError, ""},
+		// Never a 2xx for a job that is not tracked.
+		{"id collision", &tracker.IDCollisionError{JobID: "job_1", Intent: tracker.UnknownCreate{ID: "ci_1"}}, 502, "the new job is not tracked", reasonUpstreamError, ""},
 		// Not a rejection: the job exists and is tracked in memory.
 		{"state", &tracker.StateError{JobID: "job_9", Err: errors.New("disk full")}, 500, "job_9", "", ""},
 	} {

@@ -271,7 +271,22 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	jkey := storeKey(project, j.ID)
 	s.metrics.submittedJob(project)
 	e := &entry{rec: rec, intentKey: ikey}
-	if old := s.claim(jkey, e); old != nil {
+	// A poll of a stale record being replaced must not write over the new
+	// job's first record.
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	old, stale := s.claimNew(jkey, e, in.rec.StartedAt)
+	switch {
+	case old != nil && stale:
+		// Never a 2xx for a job that is not tracked: the intent stays,
+		// listed with the creates of unknown outcome.
+		s.mu.Lock()
+		in.inFlight = false
+		s.mu.Unlock()
+		level.Error(s.logger).Log("msg", "the API answered a new job with the id of a tracked job that is still running; the new job is not tracked",
+			"project", project, "job", j.ID, "intent", in.rec.ID)
+		return Created{}, &IDCollisionError{JobID: j.ID, Intent: in.view()}
+	case old != nil:
 		// Tracked concurrently (and written) already: only the intent goes.
 		s.dropIntent(ikey, in, true)
 		return Created{Job: *job, Status: code}, nil
@@ -292,6 +307,61 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	s.mu.Unlock()
 	s.metrics.count(project, ev)
 	return Created{Job: *job, Status: code}, nil
+}
+
+// IDCollisionError means the API answered a create with the id of a job
+// that is tracked and still running, so the new job could not be tracked.
+// Its intent is kept, listed by UnknownCreates.
+type IDCollisionError struct {
+	JobID  string
+	Intent UnknownCreate
+}
+
+func (e *IDCollisionError) Error() string {
+	return fmt.Sprintf("the Mintlify API created job %s, but a tracked job that is still running has that id: the new job is not tracked "+
+		"(create %s is listed under unknown-creates)", e.JobID, e.Intent.ID)
+}
+
+// claimNew claims key for a job just created upstream (the create started
+// at since), like claim. An entry already under the key is either this job,
+// tracked concurrently (same createdAt, or tracked since the create
+// started), returned with stale false; or an older job that had the same id
+// (an API that reused ids, as the sandbox did across restarts): a finished
+// or lost one is replaced by e (its idempotency keys go with it), a running
+// one is returned with stale true.
+func (s *Tracker) claimNew(key string, e *entry, since time.Time) (old *entry, stale bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old = s.entries[key]
+	if old != nil {
+		r := &old.rec
+		if (!r.Job.CreatedAt.IsZero() && r.Job.CreatedAt.Equal(e.rec.Job.CreatedAt)) || !r.TrackedAt.Before(since) {
+			return old, false
+		}
+		if !r.Lost && !apiclient.IsTerminal(r.Job.Status) {
+			return old, true
+		}
+		level.Warn(s.logger).Log("msg", "the API reused the id of a finished tracked job: the old record is replaced by the new job",
+			"project", r.Project, "job", r.Job.ID, "old_status", r.viewStatus(), "old_created_at", r.Job.CreatedAt)
+		s.forgetKeysLocked(key, old)
+	}
+	e.pollPending = true
+	s.entries[key] = e
+	return nil, false
+}
+
+// forgetKeysLocked drops the idempotency keys that refer to the job under
+// key. s.mu is held.
+func (s *Tracker) forgetKeysLocked(key string, e *entry) {
+	r := &e.rec
+	if r.IdemKey != "" && s.keys[storeKey(r.Project, r.IdemKey)].job == key {
+		delete(s.keys, storeKey(r.Project, r.IdemKey))
+	}
+	for _, m := range r.Messages {
+		if m.IdemKey != "" && s.keys[storeKey(r.Project, m.IdemKey)].msgJob == key {
+			delete(s.keys, storeKey(r.Project, m.IdemKey))
+		}
+	}
 }
 
 // createNotDone reports whether a failed create certainly created nothing:

@@ -374,14 +374,7 @@ func (s *Tracker) forgetExpired(now time.Time) {
 	s.mu.Lock()
 	for _, k := range keys {
 		if e := s.entries[k]; e != nil {
-			if e.rec.IdemKey != "" {
-				delete(s.keys, storeKey(e.rec.Project, e.rec.IdemKey))
-			}
-			for _, m := range e.rec.Messages {
-				if ref := s.keys[storeKey(e.rec.Project, m.IdemKey)]; m.IdemKey != "" && ref.msgJob == k {
-					delete(s.keys, storeKey(e.rec.Project, m.IdemKey))
-				}
-			}
+			s.forgetKeysLocked(k, e)
 		}
 		delete(s.entries, k)
 	}
