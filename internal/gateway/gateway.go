@@ -264,7 +264,7 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string)
 		admitted = true
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.cfg.UpstreamTimeout)
+	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
 	c, err := g.tracker.Create(ctx, tracker.CreateRequest{Project: project, Prompt: prompt, IdempotencyKey: key, Admit: admit})
 	if err != nil {
@@ -336,7 +336,7 @@ func (g *Gateway) message(w http.ResponseWriter, r *http.Request, project string
 		admitted = true
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.cfg.UpstreamTimeout)
+	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
 	m, err := g.tracker.Message(ctx, tracker.MessageRequest{Project: project, JobID: id, Prompt: prompt, IdempotencyKey: key, Admit: admit})
 	if err != nil {
@@ -387,6 +387,15 @@ func (g *Gateway) message(w http.ResponseWriter, r *http.Request, project string
 	}
 	g.audit(r, "agent job follow-up message sent", project, id, key, "turn", m.Job.Tracking.Turn, "replayed", m.Replayed, "prompt_bytes", len(prompt))
 	writeJSON(w, status, m.Job)
+}
+
+// upstreamContext is the context of a call upstream for r: detached from
+// the client's connection (a client that hangs up must not leave a created
+// but untracked job behind), bounded by UpstreamTimeout, and carrying the
+// basic-auth user for the job record.
+func (g *Gateway) upstreamContext(r *http.Request) (context.Context, context.CancelFunc) {
+	user, _, _ := r.BasicAuth()
+	return context.WithTimeout(tracker.WithUser(context.WithoutCancel(r.Context()), user), g.cfg.UpstreamTimeout)
 }
 
 // audit logs an accepted request at info: what, for which project and job,
@@ -640,7 +649,7 @@ func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 // track handles POST .../job/{id}/track. The body is ignored. Failures are
 // answered but not counted as rejected submissions.
 func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.cfg.UpstreamTimeout)
+	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
 	var (
 		v      tracker.JobView

@@ -40,6 +40,8 @@ type stubTracker struct {
 	tracked  tracker.TrackResult
 	trackErr error
 	recent   map[string][]time.Time
+	// lastUser is the user of the last create.
+	lastUser string
 	// messages counts follow-ups that reached the stub; msgErr fails them.
 	messages       int
 	msgErr         error
@@ -69,7 +71,7 @@ func (b *stubTracker) messageCount() int {
 	return b.messages
 }
 
-func (b *stubTracker) Create(_ context.Context, req tracker.CreateRequest) (tracker.Created, error) {
+func (b *stubTracker) Create(ctx context.Context, req tracker.CreateRequest) (tracker.Created, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if req.Admit != nil {
@@ -78,6 +80,7 @@ func (b *stubTracker) Create(_ context.Context, req tracker.CreateRequest) (trac
 		}
 	}
 	b.creates++
+	b.lastUser = tracker.UserFrom(ctx)
 	if b.createErr != nil {
 		return tracker.Created{}, b.createErr
 	}
@@ -252,6 +255,11 @@ func TestBasicAuthFromWebConfig(t *testing.T) {
 	}
 	if n := b.createCount(); n != 1 {
 		t.Errorf("tracker creates = %d, want 1", n)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lastUser != "alice" {
+		t.Errorf("the tracker was told the user %q, want alice (the submitter on the job record)", b.lastUser)
 	}
 }
 

@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 )
 
@@ -23,8 +25,12 @@ type idemEnv struct {
 	t      *testing.T
 	fake   *fakeapi.Server
 	client *apiclient.Client
-	srv    *httptest.Server
-	g      *Gateway
+	// logs are the tracker's and the gateway's log lines.
+	logs *testutil.SyncBuffer
+	srv  *httptest.Server
+	g    *Gateway
+	// user, when set, is sent as the basic-auth user.
+	user string
 }
 
 func newIdemEnv(t *testing.T, clientTimeout time.Duration) *idemEnv {
@@ -45,16 +51,18 @@ func newIdemEnvKeys(t *testing.T, clientTimeout time.Duration, fakeKey, key stri
 		t.Fatal(err)
 	}
 	reg := prometheus.NewPedanticRegistry()
+	logs := &testutil.SyncBuffer{}
+	logger := log.NewLogfmtLogger(logs)
 	tcfg := tracker.Defaults()
 	tcfg.Projects = []string{"p1", "p2"}
 	tcfg.StatePath = filepath.Join(t.TempDir(), "agent.db")
-	trk, err := tracker.New(client, reg, tcfg, nil)
+	trk, err := tracker.New(client, reg, tcfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gcfg := Defaults()
 	gcfg.Projects = tcfg.Projects
-	g, err := New(trk, reg, gcfg, nil)
+	g, err := New(trk, reg, gcfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +73,7 @@ func newIdemEnvKeys(t *testing.T, clientTimeout time.Duration, fakeKey, key stri
 			t.Error(err)
 		}
 	})
-	return &idemEnv{t: t, fake: fake, client: client, srv: srv, g: g}
+	return &idemEnv{t: t, fake: fake, client: client, logs: logs, srv: srv, g: g}
 }
 
 func (e *idemEnv) call(method, path, idemKey, body string) response {
@@ -79,6 +87,9 @@ func (e *idemEnv) call(method, path, idemKey, body string) response {
 	}
 	if idemKey != "" {
 		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	if e.user != "" {
+		req.SetBasicAuth(e.user, "pw")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

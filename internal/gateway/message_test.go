@@ -255,3 +255,51 @@ func TestExporterKeyRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditTrail: each submission, track and follow-up is logged at info
+// with project, job, user, remote address and idempotency key, never the
+// prompt; the job record keeps who submitted it and who started its turn.
+func TestAuditTrail(t *testing.T) {
+	t.Parallel()
+	e := newIdemEnv(t, 5*time.Second)
+	const secret = "the confidential roadmap for Q3"
+	e.user = "alice"
+	id := jobID(t, e.call("POST", "/api/v2/agent/p1/job", "create-1", `{"prompt":"`+secret+` #fake:pr:1h"}`))
+	e.user = "bob"
+	if r := e.call("POST", "/api/v2/agent/p1/job/"+id+"/message", "msg-1", `{"prompt":"`+secret+` again"}`); r.status != 200 {
+		t.Fatalf("message: HTTP %d %s", r.status, r.body)
+	}
+	elsewhere, err := e.client.CreateJob(t.Context(), "p2", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.user = "carol"
+	if r := e.call("POST", "/api/v2/agent/p2/job/"+elsewhere.ID+"/track", "", ""); r.status != 201 {
+		t.Fatalf("track: HTTP %d", r.status)
+	}
+
+	var v tracker.JobView
+	if r := e.call("GET", "/api/v2/agent/p1/job/"+id, "", ""); json.Unmarshal(r.body, &v) != nil ||
+		v.Tracking.SubmittedBy != "alice" || v.Tracking.TurnStartedBy != "bob" {
+		t.Errorf("job %s: %s, want submittedBy alice, turnStartedBy bob", id, r.body)
+	}
+	if r := e.call("GET", "/api/v2/agent/p2/job/"+elsewhere.ID, "", ""); json.Unmarshal(r.body, &v) != nil || v.Tracking.SubmittedBy != "carol" {
+		t.Errorf("tracked job: %s, want submittedBy carol", r.body)
+	}
+
+	logs := e.logs.String()
+	if strings.Contains(logs, "confidential") {
+		t.Errorf("the prompt reached the log:\n%s", logs)
+	}
+	for _, want := range []string{
+		`level=info msg="agent job submitted" project=p1 job=` + id + ` user=alice remote=127.0.0.1:`,
+		`idempotency_key=create-1`,
+		`level=info msg="agent job follow-up message sent" project=p1 job=` + id + ` user=bob remote=127.0.0.1:`,
+		`idempotency_key=msg-1 turn=2`,
+		`level=info msg="agent job tracked" project=p2 job=` + elsewhere.ID + ` user=carol remote=127.0.0.1:`,
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("no log line with %q in:\n%s", want, logs)
+		}
+	}
+}

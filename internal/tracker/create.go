@@ -266,7 +266,7 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	at = s.cfg.Now()
 	j := *job
 	internJob(&j)
-	rec, ev := transition(record{Project: project, Origin: OriginGateway, TrackedAt: at,
+	rec, ev := transition(record{Project: project, Origin: OriginGateway, TrackedAt: at, SubmittedBy: userFrom(ctx),
 		IdemKey: key, RequestHash: in.rec.RequestHash, CreateStatus: code}, j, at, seenLive)
 	jkey := storeKey(project, j.ID)
 	s.metrics.submittedJob(project)

@@ -37,6 +37,30 @@ type Tracking struct {
 	// TurnStartedAt is when the current turn started, absent for the first
 	// turn (it started at createdAt).
 	TurnStartedAt *time.Time `json:"turnStartedAt,omitempty"`
+	// SubmittedBy is the basic-auth user who created the job through the
+	// gateway (origin gateway) or tracked it (origin track); absent without
+	// basic auth.
+	SubmittedBy string `json:"submittedBy,omitempty"`
+	// TurnStartedBy is the basic-auth user whose follow-up message started
+	// the current turn, when it was sent through the gateway.
+	TurnStartedBy string `json:"turnStartedBy,omitempty"`
+}
+
+type userKey struct{}
+
+// WithUser returns ctx carrying the user on whose behalf the gateway calls
+// the tracker (its basic-auth user): Create, Track and Message record it
+// on the job.
+func WithUser(ctx context.Context, user string) context.Context {
+	return context.WithValue(ctx, userKey{}, user)
+}
+
+// UserFrom returns the user WithUser put in ctx ("" when none).
+func UserFrom(ctx context.Context) string { return userFrom(ctx) }
+
+func userFrom(ctx context.Context) string {
+	u, _ := ctx.Value(userKey{}).(string)
+	return u
 }
 
 // JobView is a tracked job as shown to clients: the API's job object (same
@@ -129,7 +153,7 @@ func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, Track
 	j := *job
 	j.ID = id
 	internJob(&j)
-	rec, _ := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at}, j, at, seenAfterTheFact)
+	rec, _ := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}, j, at, seenAfterTheFact)
 	e := &entry{rec: rec, lastPolled: at}
 	s.schedule(e, &rec, at, at)
 	if old := s.claim(key, e); old != nil { // tracked concurrently

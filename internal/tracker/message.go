@@ -200,7 +200,7 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 		s.entries[jkey] = e
 	}
 	rec := e.rec
-	rec.Messages = append(keptMessages(rec.Messages, at), messageRecord{IdemKey: key, RequestHash: mi.RequestHash, At: at, Status: code})
+	rec.Messages = append(keptMessages(rec.Messages, at), messageRecord{IdemKey: key, RequestHash: mi.RequestHash, At: at, Status: code, By: userFrom(ctx)})
 	startTurn(&rec, at)
 	rec.Messages[len(rec.Messages)-1].Turn = rec.Turns
 	j := rec.Job

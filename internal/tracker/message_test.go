@@ -372,3 +372,23 @@ func TestFollowUpsRacingPolls(t *testing.T) {
 	e.open(cfg)
 	check("after a restart")
 }
+
+// TestSubmitterIsKept: who created a job and who started its turn survive
+// a restart.
+func TestSubmitterIsKept(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Options{})
+	e.open(e.config())
+	c, err := e.trk.Create(WithUser(context.Background(), "alice"), CreateRequest{Project: "p1", Prompt: "#fake:pr:1m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.trk.Message(WithUser(context.Background(), "bob"), MessageRequest{Project: "p1", JobID: c.Job.ID, Prompt: "more"}); err != nil {
+		t.Fatal(err)
+	}
+	e.close()
+	e.open(e.config())
+	if v, _ := e.trk.Job("p1", c.Job.ID); v.Tracking.SubmittedBy != "alice" || v.Tracking.TurnStartedBy != "bob" {
+		t.Errorf("after a restart: %+v, want submitted by alice, turn 2 started by bob", v.Tracking)
+	}
+}

@@ -71,6 +71,9 @@ type record struct {
 	// turn (its start is the job's createdAt), else the time of the
 	// follow-up (or when the job was first seen active again).
 	TurnStartedAt time.Time
+	// SubmittedBy is who created the job through the gateway, or tracked
+	// it: the gateway's basic-auth user, empty without one.
+	SubmittedBy string
 	// Messages are the follow-ups sent through the gateway: every one with
 	// an idempotency key (kept as long as the job, for replays), and the
 	// others of the last hour (for the local message limit after a
@@ -88,6 +91,8 @@ type messageRecord struct {
 	Status int
 	// Turn is the turn the message started (0 when unknown).
 	Turn int
+	// By is who sent it (the gateway's basic-auth user).
+	By string
 }
 
 // turn is the number of the current turn.
@@ -185,8 +190,15 @@ func (e *entry) view(now time.Time, cfg *Config) JobView {
 		Origin:    r.Origin,
 		TrackedAt: r.TrackedAt,
 		LastError: e.lastErr,
-		Turn:      r.turn(),
+		Turn:        r.turn(),
+		SubmittedBy: r.SubmittedBy,
 	}}
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if m := r.Messages[i]; m.Turn == r.turn() && m.Turn > 1 {
+			v.Tracking.TurnStartedBy = m.By
+			break
+		}
+	}
 	if !r.TurnStartedAt.IsZero() {
 		t := r.TurnStartedAt
 		v.Tracking.TurnStartedAt = &t

@@ -21,8 +21,9 @@ import (
 // release that wrote it then refuses, rather than drop what it does not
 // know).
 //
-// Version 3 adds to the record the job's turns (turns, turnStartedAt) and
-// its follow-up messages (messageV3), all omitted when empty, and a bucket
+// Version 3 adds to the record the job's turns (turns, turnStartedAt), its
+// follow-up messages (messageV3) and who submitted it (submittedBy), all
+// omitted when empty, and a bucket
 // of message intents (messageIntentV3). Versions 1 and 2 are read as they
 // are (a job with one turn and no messages) and the file is re-stamped
 // "3": a release that does not know turns refuses it rather than lose a
@@ -66,6 +67,7 @@ type recordV1 struct {
 	Turns         int         `json:"turns,omitempty"`
 	TurnStartedAt time.Time   `json:"turnStartedAt,omitzero"`
 	Messages      []messageV3 `json:"messages,omitempty"`
+	SubmittedBy   string      `json:"submittedBy,omitempty"`
 }
 
 // messageV3 is a follow-up message sent through the gateway.
@@ -75,6 +77,7 @@ type messageV3 struct {
 	At             time.Time `json:"at"`
 	Status         int       `json:"status,omitempty"`
 	Turn           int       `json:"turn,omitempty"`
+	By             string    `json:"by,omitempty"`
 }
 
 // jobV1 is the upstream job as version 1 stores it (the API's own field
@@ -122,9 +125,10 @@ func encodeRecord(r *record) ([]byte, error) {
 
 		Turns:         r.Turns,
 		TurnStartedAt: r.TurnStartedAt,
+		SubmittedBy:   r.SubmittedBy,
 	}
 	for _, m := range r.Messages {
-		v.Messages = append(v.Messages, messageV3{IdempotencyKey: m.IdemKey, RequestHash: m.RequestHash, At: m.At, Status: m.Status, Turn: m.Turn})
+		v.Messages = append(v.Messages, messageV3{IdempotencyKey: m.IdemKey, RequestHash: m.RequestHash, At: m.At, Status: m.Status, Turn: m.Turn, By: m.By})
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -144,7 +148,7 @@ func decodeRecord(data []byte) (record, error) {
 	}
 	var msgs []messageRecord
 	for _, m := range v.Messages {
-		msgs = append(msgs, messageRecord{IdemKey: m.IdempotencyKey, RequestHash: m.RequestHash, At: m.At, Status: m.Status, Turn: m.Turn})
+		msgs = append(msgs, messageRecord{IdemKey: m.IdempotencyKey, RequestHash: m.RequestHash, At: m.At, Status: m.Status, Turn: m.Turn, By: m.By})
 	}
 	return record{
 		Project: v.Project,
@@ -172,6 +176,7 @@ func decodeRecord(data []byte) (record, error) {
 		Turns:         v.Turns,
 		TurnStartedAt: v.TurnStartedAt,
 		Messages:      msgs,
+		SubmittedBy:   v.SubmittedBy,
 	}, nil
 }
 
