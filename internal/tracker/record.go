@@ -187,9 +187,9 @@ func (e *entry) polled(now time.Time, cfg *Config) bool {
 func (e *entry) view(now time.Time, cfg *Config) JobView {
 	r := &e.rec
 	v := JobView{Job: r.Job, Tracking: Tracking{
-		Origin:    r.Origin,
-		TrackedAt: r.TrackedAt,
-		LastError: e.lastErr,
+		Origin:      r.Origin,
+		TrackedAt:   r.TrackedAt,
+		LastError:   e.lastErr,
 		Turn:        r.turn(),
 		SubmittedBy: r.SubmittedBy,
 	}}
