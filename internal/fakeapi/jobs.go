@@ -131,14 +131,8 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 	}
 	now := s.opts.Now()
 	s.mu.Lock()
-	limit := s.opts.CreateLimit
-	if limit == 0 {
-		limit = CreateJobLimit
-	}
-	if ok, retry := takeSlot(s.created, project, limit, now); !ok {
+	if s.rateLimited(w, s.created, project, s.opts.CreateLimit, CreateJobLimit, "job creations", now) {
 		s.mu.Unlock()
-		w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds())+1))
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: %d job creations per hour per project", limit))
 		return
 	}
 	id := fmt.Sprintf("%s%06d", s.opts.JobIDPrefix, s.nextID.Add(1))
@@ -209,6 +203,22 @@ func takeSlot(log map[string][]time.Time, project string, limit int, now time.Ti
 	return true, 0
 }
 
+// rateLimited spends a slot of a per-project hourly limit kept in log
+// (limit 0 is def, negative is none); when none is free it answers 429
+// with Retry-After and returns true. s.mu is held.
+func (s *Server) rateLimited(w http.ResponseWriter, log map[string][]time.Time, project string, limit, def int, what string, now time.Time) bool {
+	if limit == 0 {
+		limit = def
+	}
+	ok, retry := takeSlot(log, project, limit, now)
+	if ok {
+		return false
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds())+1))
+	writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: %d %s per hour per project", limit, what))
+	return true
+}
+
 // handleMessage is POST .../job/{id}/message: a follow-up starts a new turn
 // at once (the job is active again, then finishes after a while like a new
 // job, scripted by the message's own #fake: directive), answered 200 with
@@ -226,14 +236,8 @@ func (s *Server) handleMessage(w http.ResponseWriter, r *http.Request, project s
 		writeError(w, http.StatusNotFound, "job not found")
 		return
 	}
-	limit := s.opts.MessageLimit
-	if limit == 0 {
-		limit = MessageLimit
-	}
-	if ok, retry := takeSlot(s.messaged, project, limit, now); !ok {
+	if s.rateLimited(w, s.messaged, project, s.opts.MessageLimit, MessageLimit, "messages", now) {
 		s.mu.Unlock()
-		w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds())+1))
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: %d messages per hour per project", limit))
 		return
 	}
 	j.messages++

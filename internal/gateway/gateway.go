@@ -240,33 +240,16 @@ func (e *limitError) Error() string { return "create limit reached" }
 
 // create handles POST .../job.
 func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		g.reject(w, project, reasonUnsupportedMediaType, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+	sub, ok := g.intake(w, r, func(reason string, status int, msg string) { g.reject(w, project, reason, status, msg) })
+	if !ok {
 		return
 	}
-	key, err := IdempotencyKey(r.Header)
-	if err != nil {
-		g.reject(w, project, reasonBadRequest, http.StatusBadRequest, err.Error())
-		return
-	}
-	prompt, bad := g.readPrompt(w, r)
-	if bad != nil {
-		g.reject(w, project, bad.reason, bad.status, bad.msg)
-		return
-	}
-	at := g.cfg.Now()
-	admitted := false
-	admit := func() error {
-		ok, wait := g.limiter.reserve(project, at)
-		if !ok {
-			return &limitError{wait: wait}
-		}
-		admitted = true
-		return nil
-	}
+	key, prompt, at := sub.key, sub.prompt, sub.at
 	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
-	c, err := g.tracker.Create(ctx, tracker.CreateRequest{Project: project, Prompt: prompt, IdempotencyKey: key, Admit: admit})
+	c, err := g.tracker.Create(ctx, tracker.CreateRequest{Project: project, Prompt: prompt, IdempotencyKey: key,
+		Admit: sub.admit(g.limiter, project)})
+	admitted := sub.admitted
 	if err != nil {
 		var (
 			throttled *apiclient.ThrottledError
@@ -312,33 +295,16 @@ func (g *Gateway) message(w http.ResponseWriter, r *http.Request, project string
 		g.msgRejected.WithLabelValues(project, reason).Inc()
 		writeError(w, status, msg)
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		reject(reasonUnsupportedMediaType, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+	sub, ok := g.intake(w, r, reject)
+	if !ok {
 		return
 	}
-	key, err := IdempotencyKey(r.Header)
-	if err != nil {
-		reject(reasonBadRequest, http.StatusBadRequest, err.Error())
-		return
-	}
-	prompt, bad := g.readPrompt(w, r)
-	if bad != nil {
-		reject(bad.reason, bad.status, bad.msg)
-		return
-	}
-	at := g.cfg.Now()
-	admitted := false
-	admit := func() error {
-		ok, wait := g.messages.reserve(project, at)
-		if !ok {
-			return &limitError{wait: wait}
-		}
-		admitted = true
-		return nil
-	}
+	key, prompt, at := sub.key, sub.prompt, sub.at
 	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
-	m, err := g.tracker.Message(ctx, tracker.MessageRequest{Project: project, JobID: id, Prompt: prompt, IdempotencyKey: key, Admit: admit})
+	m, err := g.tracker.Message(ctx, tracker.MessageRequest{Project: project, JobID: id, Prompt: prompt, IdempotencyKey: key,
+		Admit: sub.admit(g.messages, project)})
+	admitted := sub.admitted
 	if err != nil {
 		var (
 			notSent   *tracker.NotSentError
@@ -408,6 +374,50 @@ func (g *Gateway) audit(r *http.Request, msg, project, job, key string, kv ...an
 		args = append(args, "idempotency_key", key)
 	}
 	level.Info(g.logger).Log(append(args, kv...)...)
+}
+
+// submission is a create or follow-up request that passed the gateway's
+// checks.
+type submission struct {
+	key, prompt string
+	// at is when it arrived: the time of its limit slot.
+	at time.Time
+	// admitted: admit took a slot.
+	admitted bool
+}
+
+// intake checks a create or follow-up request (Content-Type,
+// Idempotency-Key, body and prompt), answering and counting a refusal
+// itself through reject.
+func (g *Gateway) intake(w http.ResponseWriter, r *http.Request, reject func(reason string, status int, msg string)) (*submission, bool) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		reject(reasonUnsupportedMediaType, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return nil, false
+	}
+	key, err := IdempotencyKey(r.Header)
+	if err != nil {
+		reject(reasonBadRequest, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	prompt, bad := g.readPrompt(w, r)
+	if bad != nil {
+		reject(bad.reason, bad.status, bad.msg)
+		return nil, false
+	}
+	return &submission{key: key, prompt: prompt, at: g.cfg.Now()}, true
+}
+
+// admit is the tracker's Admit for the submission: it takes a slot of l,
+// or fails with *limitError.
+func (s *submission) admit(l *limiter, project string) func() error {
+	return func() error {
+		ok, wait := l.reserve(project, s.at)
+		if !ok {
+			return &limitError{wait: wait}
+		}
+		s.admitted = true
+		return nil
+	}
 }
 
 // IdempotencyKey reads the Idempotency-Key header: a Structured Fields
