@@ -39,6 +39,17 @@ func startAgentExporter(t *testing.T, apiURL, statePath string) *agentExporter {
 	return x
 }
 
+// startFakeAndExporter serves a fake API with project p1 and starts the
+// built exporter on it with a new state file.
+func startFakeAndExporter(t *testing.T) (fake *fakeapi.Server, apiURL, statePath string, x *agentExporter) {
+	t.Helper()
+	fake = fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	statePath = filepath.Join(t.TempDir(), "agent.db")
+	return fake, srv.URL, statePath, startAgentExporter(t, srv.URL, statePath)
+}
+
 func (x *agentExporter) jobs(t *testing.T) []tracker.JobView {
 	t.Helper()
 	body, status, err := testutil.Get(t.Context(), x.Base+"/api/v2/agent/p1/jobs")
@@ -97,12 +108,7 @@ func (x *agentExporter) metrics(t *testing.T) map[string]float64 {
 // counted again.
 func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	t.Parallel()
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	statePath := filepath.Join(t.TempDir(), "agent.db")
-
-	x := startAgentExporter(t, srv.URL, statePath)
+	fake, apiURL, statePath, x := startFakeAndExporter(t)
 
 	// A burst: 8 clients submitting as fast as they can. Jobs last 3s
 	// upstream, longer than the burst, so none finishes before the kill.
@@ -155,7 +161,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	t.Logf("%d submissions acknowledged before kill -9; %d jobs created upstream", nAccepted, fake.JobCount())
 
 	// Restart on the same state file.
-	x = startAgentExporter(t, srv.URL, statePath)
+	x = startAgentExporter(t, apiURL, statePath)
 	tracked := map[string]tracker.JobView{}
 	for _, v := range x.jobs(t) {
 		tracked[v.ID] = v
@@ -214,7 +220,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	// A clean restart: the finished jobs are still tracked, and not
 	// counted again.
 	x.Stop(t)
-	x = startAgentExporter(t, srv.URL, statePath)
+	x = startAgentExporter(t, apiURL, statePath)
 	time.Sleep(time.Second) // several poll intervals
 	m = x.metrics(t)
 	for k, v := range m {
@@ -249,11 +255,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 // that a further restart counts nothing again.
 func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	t.Parallel()
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	statePath := filepath.Join(t.TempDir(), "agent.db")
-	x := startAgentExporter(t, srv.URL, statePath)
+	fake, apiURL, statePath, x := startFakeAndExporter(t)
 	client := &http.Client{Timeout: 10 * time.Second}
 	post := func(path, key, body string) (int, tracker.JobView, http.Header) {
 		t.Helper()
@@ -303,7 +305,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	}
 	x.Kill(t)
 
-	x = startAgentExporter(t, srv.URL, statePath)
+	x = startAgentExporter(t, apiURL, statePath)
 	if v := job(); v.Status != "active" || v.Tracking.Turn != 2 {
 		t.Fatalf("after kill -9 and restart: %+v, want turn 2 active", v)
 	}
@@ -329,7 +331,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 		}
 	}
 	x.Stop(t)
-	x = startAgentExporter(t, srv.URL, statePath)
+	x = startAgentExporter(t, apiURL, statePath)
 	time.Sleep(time.Second) // several poll intervals
 	for k, v := range x.metrics(t) {
 		if strings.HasPrefix(k, "mintlify_agent_jobs_finished_total") && v != 0 {

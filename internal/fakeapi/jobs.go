@@ -146,6 +146,11 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 	s.jobs[project+"/"+id] = j
 	body := s.view(j, now)
 	s.mu.Unlock()
+	answerJob(w, f, body)
+}
+
+// answerJob answers 200 with the job, or drops the answer when f says so.
+func answerJob(w http.ResponseWriter, f Fault, body jobBody) {
 	if f.DropAnswer {
 		dropAnswer(w)
 		return
@@ -247,11 +252,7 @@ func (s *Server) handleMessage(w http.ResponseWriter, r *http.Request, project s
 	j.body.ArchivedAt = nil
 	body := s.view(j, now)
 	s.mu.Unlock()
-	if f.DropAnswer {
-		dropAnswer(w)
-		return
-	}
-	writeJSON(w, http.StatusOK, body)
+	answerJob(w, f, body)
 }
 
 // Messages is how many follow-ups a job received.
