@@ -164,6 +164,7 @@ func TestMessageUpstreamAnswers(t *testing.T) {
 		{"unknown outcome", &tracker.MessageOutcomeUnknownError{Project: "p1", JobID: "job_1", At: t0, Err: errors.New("connection reset")}, 502, reasonUpstreamError, "is unknown"},
 		{"retry of an unknown outcome", &tracker.MessageOutcomeUnknownError{Project: "p1", JobID: "job_1", At: t0}, 409, reasonIdempotencyConflict, "is unknown"},
 		{"key reused", tracker.ErrIdempotencyKeyReused, 422, reasonIdempotencyConflict, "different request"},
+		{"turn not written", &tracker.StateError{JobID: "job_1", Err: errors.New("disk full"), Message: true}, 500, "", "its new turn could not be saved"},
 		{"intent not written", &tracker.NotSentError{Err: &tracker.IntentError{Err: errors.New("disk full"), Message: true}}, 503, reasonStateError, "follow-up message could not be recorded"},
 	}
 	for _, c := range cases {
@@ -172,8 +173,16 @@ func TestMessageUpstreamAnswers(t *testing.T) {
 		if r.status != c.status || !strings.Contains(r.errorMessage(t), c.msg) {
 			t.Errorf("%s: HTTP %d %s, want %d containing %q", c.name, r.status, r.body, c.status, c.msg)
 		}
-		if got := msgRejected(g, "p1", c.reason); got != 1 {
-			t.Errorf("%s: rejected{reason=%q} = %v, want 1", c.name, c.reason, got)
+		// Each failure counts under its reason; one that is no refusal (the
+		// message was accepted upstream) under none.
+		for _, reason := range messageRejectReasons {
+			want := 0.0
+			if reason == c.reason {
+				want = 1
+			}
+			if got := msgRejected(g, "p1", reason); got != want {
+				t.Errorf("%s: rejected{reason=%q} = %v, want %v", c.name, reason, got, want)
+			}
 		}
 	}
 }

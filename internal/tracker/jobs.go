@@ -77,9 +77,15 @@ type JobView struct {
 type StateError struct {
 	JobID string
 	Err   error
+	// Message: the write of a follow-up's new turn failed.
+	Message bool
 }
 
 func (e *StateError) Error() string {
+	if e.Message {
+		return fmt.Sprintf("job %s accepted the follow-up message upstream, but its new turn could not be saved to the state file "+
+			"(it is followed in memory and written again at its next poll): %v", e.JobID, e.Err)
+	}
 	return fmt.Sprintf("job %s was created upstream but could not be saved to the state file: %v", e.JobID, e.Err)
 }
 

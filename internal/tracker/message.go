@@ -243,7 +243,7 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 	s.metrics.messageSent(project)
 	s.metrics.count(project, ev)
 	if perr != nil {
-		return Messaged{Job: v, Status: code}, &StateError{JobID: id, Err: perr}
+		return Messaged{Job: v, Status: code}, &StateError{JobID: id, Err: perr, Message: true}
 	}
 	return Messaged{Job: v, Status: code}, nil
 }
