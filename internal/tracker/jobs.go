@@ -138,14 +138,15 @@ func (s *Tracker) Jobs(project, status string) []JobView {
 // Track starts tracking a job created elsewhere after one get upstream. A
 // job that is already terminal when first seen is stored as such but not
 // counted as finished (this exporter did not see it finish). A job tracked
-// already is returned as it is, AlreadyTracked, without asking upstream.
+// already is returned as it is, AlreadyTracked, without asking upstream; if
+// it is no longer polled it is re-checked at the next poll round.
 // With a *StateError the job is tracked (in memory) and its view is valid;
 // with any other error nothing is tracked.
 func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, TrackResult, error) {
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	key := storeKey(project, id)
-	if v, ok := s.Job(project, id); ok {
+	if v, ok := s.recheckTracked(key); ok {
 		return v, AlreadyTracked, nil
 	}
 	if until := s.api.ThrottledUntil(apiclient.EndpointGetJob); !until.IsZero() {
@@ -176,6 +177,25 @@ func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, Track
 		return v, NewlyTracked, &StateError{JobID: id, Err: perr}
 	}
 	return v, NewlyTracked, nil
+}
+
+// recheckTracked returns the view of a tracked job. A job no longer polled
+// (failed, archived, lost, or past its archive watch) is re-checked at the
+// next poll round: tracking it again is how a client says it may have been
+// sent a follow-up elsewhere, and a job found active again starts a new
+// turn.
+func (s *Tracker) recheckTracked(key string) (JobView, bool) {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key]
+	if e == nil {
+		return JobView{}, false
+	}
+	if !e.polled(now, &s.cfg) {
+		e.recheck, e.nextPoll = true, time.Time{}
+	}
+	return e.view(now, &s.cfg), true
 }
 
 // RecentCreates returns, per project, when jobs were created through the

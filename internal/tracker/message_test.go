@@ -392,3 +392,46 @@ func TestSubmitterIsKept(t *testing.T) {
 		t.Errorf("after a restart: %+v, want submitted by alice, turn 2 started by bob", v.Tracking)
 	}
 }
+
+// TestTrackAgainRechecks: a failed job is no longer polled, so a follow-up
+// sent to it elsewhere is seen when it is tracked again: one re-check, and
+// its new turn is followed.
+func TestTrackAgainRechecks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Options{})
+	e.open(e.config())
+	job := e.create("p1", "#fake:fail:1m")
+	e.waitStatus("p1", job.ID, apiclient.StatusFailed, 10)
+	gets := e.fake.Requests(fakeapi.GetJob)
+	e.runFor(time.Minute)
+	if d := e.fake.Requests(fakeapi.GetJob) - gets; d != 0 {
+		t.Fatalf("a failed job was polled %d times", d)
+	}
+	if _, _, err := e.client.SendMessage(context.Background(), "p1", job.ID, "#fake:pr:1m"); err != nil {
+		t.Fatal(err)
+	}
+	if _, res, err := e.trk.Track(context.Background(), "p1", job.ID); err != nil || res != AlreadyTracked {
+		t.Fatalf("track again: %v %v", res, err)
+	}
+	e.tick()
+	if v, _ := e.trk.Job("p1", job.ID); v.Status != apiclient.StatusActive || v.Tracking.Turn != 2 {
+		t.Fatalf("after the re-check: %+v, want turn 2 active", v)
+	}
+	e.waitStatus("p1", job.ID, apiclient.StatusCompleted, 20)
+	e.checkMetrics([]metricCase{
+		{"mintlify_agent_jobs_finished_total", []string{"project", "p1", "status", "failed"}, 1},
+		{"mintlify_agent_jobs_finished_total", []string{"project", "p1", "status", "completed"}, 1},
+	})
+	// Still failed-and-done jobs are re-checked once, then left alone.
+	other := e.create("p1", "#fake:fail:1m")
+	e.waitStatus("p1", other.ID, apiclient.StatusFailed, 10)
+	if _, _, err := e.trk.Track(context.Background(), "p1", other.ID); err != nil {
+		t.Fatal(err)
+	}
+	gets = e.fake.Requests(fakeapi.GetJob)
+	e.runFor(time.Minute)
+	// (The completed job's next archive re-check is minutes away.)
+	if d := e.fake.Requests(fakeapi.GetJob) - gets; d != 1 {
+		t.Errorf("%d polls after tracking a failed job again, want 1", d)
+	}
+}
