@@ -39,6 +39,17 @@ func startAgentExporter(t *testing.T, apiURL, statePath string) *agentExporter {
 	return x
 }
 
+// startFakeAndExporter serves a fake API with project p1 and starts the
+// built exporter on it with a new state file.
+func startFakeAndExporter(t *testing.T) (fake *fakeapi.Server, apiURL, statePath string, x *agentExporter) {
+	t.Helper()
+	fake = fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	statePath = filepath.Join(t.TempDir(), "agent.db")
+	return fake, srv.URL, statePath, startAgentExporter(t, srv.URL, statePath)
+}
+
 func (x *agentExporter) jobs(t *testing.T) []tracker.JobView {
 	t.Helper()
 	body, status, err := testutil.Get(t.Context(), x.Base+"/api/v2/agent/p1/jobs")
@@ -97,12 +108,7 @@ func (x *agentExporter) metrics(t *testing.T) map[string]float64 {
 // counted again.
 func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	t.Parallel()
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	statePath := filepath.Join(t.TempDir(), "agent.db")
-
-	x := startAgentExporter(t, srv.URL, statePath)
+	fake, apiURL, statePath, x := startFakeAndExporter(t)
 
 	// A burst: 8 clients submitting as fast as they can. Jobs last 3s
 	// upstream, longer than the burst, so none finishes before the kill.
@@ -155,7 +161,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	t.Logf("%d submissions acknowledged before kill -9; %d jobs created upstream", nAccepted, fake.JobCount())
 
 	// Restart on the same state file.
-	x = startAgentExporter(t, srv.URL, statePath)
+	x = startAgentExporter(t, apiURL, statePath)
 	tracked := map[string]tracker.JobView{}
 	for _, v := range x.jobs(t) {
 		tracked[v.ID] = v
@@ -214,7 +220,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	// A clean restart: the finished jobs are still tracked, and not
 	// counted again.
 	x.Stop(t)
-	x = startAgentExporter(t, srv.URL, statePath)
+	x = startAgentExporter(t, apiURL, statePath)
 	time.Sleep(time.Second) // several poll intervals
 	m = x.metrics(t)
 	for k, v := range m {
@@ -239,4 +245,98 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestAgentKill9DuringSecondTurn runs the built exporter, finishes a job's
+// first turn, sends it a follow-up through the gateway, kills the exporter
+// with SIGKILL during the second turn, and checks that the restarted
+// exporter follows that turn to its end and counts it once, that a retry of
+// the follow-up with its Idempotency-Key is a replay (never sent twice), and
+// that a further restart counts nothing again.
+func TestAgentKill9DuringSecondTurn(t *testing.T) {
+	t.Parallel()
+	fake, apiURL, statePath, x := startFakeAndExporter(t)
+	client := &http.Client{Timeout: 10 * time.Second}
+	post := func(path, key, body string) (int, tracker.JobView, http.Header) {
+		t.Helper()
+		req, err := http.NewRequest("POST", x.Base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v tracker.JobView
+		data, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode/100 == 2 {
+			if err := json.Unmarshal(data, &v); err != nil {
+				t.Fatalf("HTTP %d %s: %v", resp.StatusCode, data, err)
+			}
+		}
+		return resp.StatusCode, v, resp.Header
+	}
+	job := func() tracker.JobView {
+		t.Helper()
+		js := x.jobs(t)
+		if len(js) != 1 {
+			t.Fatalf("%d jobs tracked, want 1", len(js))
+		}
+		return js[0]
+	}
+
+	status, created, _ := post("/api/v2/agent/p1/job", "", `{"prompt":"first turn #fake:pr:300ms"}`)
+	if status != 200 {
+		t.Fatalf("create: HTTP %d", status)
+	}
+	eventually(t, 10*time.Second, "the first turn completed", func() bool { return job().Status == "completed" })
+	msgPath := "/api/v2/agent/p1/job/" + created.ID + "/message"
+	status, v, _ := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:3s"}`)
+	if status != 200 || v.Status != "active" || v.Tracking.Turn != 2 {
+		t.Fatalf("message: HTTP %d %+v", status, v)
+	}
+	if m := x.metrics(t); m[`mintlify_agent_job_messages_total{project=p1}`] != 1 || m[`mintlify_agent_jobs_finished_total{project=p1,status=completed}`] != 1 {
+		t.Errorf("before the kill: %v", m)
+	}
+	x.Kill(t)
+
+	x = startAgentExporter(t, apiURL, statePath)
+	if v := job(); v.Status != "active" || v.Tracking.Turn != 2 {
+		t.Fatalf("after kill -9 and restart: %+v, want turn 2 active", v)
+	}
+	status, v, h := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:3s"}`)
+	if status != 200 || h.Get("Idempotent-Replayed") != "true" || v.Tracking.Turn != 2 {
+		t.Errorf("retry after the restart: HTTP %d %+v", status, v)
+	}
+	if n := fake.Messages("p1", created.ID); n != 1 {
+		t.Errorf("the API got %d follow-ups, want 1", n)
+	}
+	eventually(t, 20*time.Second, "the second turn failed", func() bool { return job().Status == "failed" })
+	m := x.metrics(t)
+	for k, want := range map[string]float64{
+		`mintlify_agent_jobs_finished_total{project=p1,status=failed}`:    1,
+		`mintlify_agent_jobs_finished_total{project=p1,status=completed}`: 0,
+		`mintlify_agent_job_duration_seconds{project=p1,status=failed}`:   1,
+		`mintlify_agent_jobs{project=p1,status=failed}`:                   1,
+		`mintlify_agent_jobs{project=p1,status=active}`:                   0,
+		`mintlify_agent_job_messages_total{project=p1}`:                   0,
+	} {
+		if got, ok := m[k]; !ok || got != want {
+			t.Errorf("after the restart: %s = %v (present %v), want %v", k, got, ok, want)
+		}
+	}
+	x.Stop(t)
+	x = startAgentExporter(t, apiURL, statePath)
+	time.Sleep(time.Second) // several poll intervals
+	for k, v := range x.metrics(t) {
+		if strings.HasPrefix(k, "mintlify_agent_jobs_finished_total") && v != 0 {
+			t.Errorf("after a second restart: %s = %v, want 0", k, v)
+		}
+	}
+	x.Stop(t)
 }

@@ -429,8 +429,10 @@ func connect(ctx context.Context, cfg *config, logger log.Logger, reg prometheus
 		apiKey = "mint_sandbox_" + randomHex(12)
 		// The sandbox enforces the organization's analytics quota as the
 		// real service does, so the demo shows the exporter living in it.
+		// Job ids unique per run: a state file kept across runs
+		// (--agent.state-file) never meets an id of an earlier run.
 		fake := fakeapi.New(fakeapi.Options{Projects: cfg.projects, APIKey: apiKey, AnalyticsBudget: fakeapi.AnalyticsLimit,
-			JobIDPrefix: randomHex(4) + "_", Location: cfg.visitors.Location})
+			JobIDPrefix: "job_" + randomHex(3) + "_", Location: cfg.visitors.Location})
 		url, wait, err := fake.Serve(ctx, "127.0.0.1:0")
 		if err != nil {
 			return nil, err

@@ -157,6 +157,9 @@ type request struct {
 	idempotent bool
 	// status, when set, receives the HTTP status of the successful answer.
 	status *int
+	// emptyOK: a 2xx answer with an empty body is a success (out is left
+	// as it is).
+	emptyOK bool
 }
 
 // do runs req with retries and decodes a 2xx JSON body into out.
@@ -265,6 +268,9 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 	}
 	if len(data) > maxResponseBytes {
 		return resp.StatusCode, false, fmt.Errorf("mintlify API %s: response larger than %d bytes", req.endpoint, maxResponseBytes)
+	}
+	if req.emptyOK && len(bytes.TrimSpace(data)) == 0 {
+		return resp.StatusCode, false, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return resp.StatusCode, false, fmt.Errorf("mintlify API %s: decoding response (HTTP %d, body %q): %w",

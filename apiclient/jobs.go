@@ -67,3 +67,47 @@ func (c *Client) GetJob(ctx context.Context, projectID, jobID string) (*Job, err
 	}
 	return &job, nil
 }
+
+// SendMessage sends a follow-up instruction to an existing job; the API
+// processes it asynchronously and the job turns active again. Like a
+// create it is not idempotent (each message is a new turn, and the API
+// counts each against its 100 per project per hour), so it is retried only
+// when the request certainly did not reach the server. It returns the HTTP
+// status of the successful answer and the job when the API's answer holds
+// one (nil when the body is empty or not a job: the API does not document
+// the answer's shape).
+func (c *Client) SendMessage(ctx context.Context, projectID, jobID, prompt string) (*Job, int, error) {
+	project, err := segment("project id", projectID)
+	if err != nil {
+		return nil, 0, fmt.Errorf("send message: %w", err)
+	}
+	id, err := segment("job id", jobID)
+	if err != nil {
+		return nil, 0, fmt.Errorf("send message: %w", err)
+	}
+	body, err := json.Marshal(CreateJobRequest{Prompt: prompt})
+	if err != nil {
+		return nil, 0, fmt.Errorf("send message: encoding request: %w", err)
+	}
+	var (
+		raw    json.RawMessage
+		status int
+	)
+	err = c.do(ctx, request{
+		endpoint: EndpointSendMessage,
+		method:   "POST",
+		path:     "/v2/agent/" + project + "/job/" + id + "/message",
+		body:     body,
+		status:   &status,
+		// An empty 2xx body is a valid answer here.
+		emptyOK: true,
+	}, &raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	var job Job
+	if len(raw) == 0 || json.Unmarshal(raw, &job) != nil || job.ID == "" {
+		return nil, status, nil
+	}
+	return &job, status, nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,67 @@ func TestJobIDsPathEscaped(t *testing.T) {
 	}
 	if got := len(rec.requests()) - n; got != 0 {
 		t.Errorf("%d requests sent for invalid ids", got)
+	}
+}
+
+func TestSendMessage(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	fake, rec, srv := startFake(t, fakeapi.Options{Now: clk.Now})
+	c := newClient(t, srv.URL, nil) // MaxRetries 2: a message must not use them
+	ctx := testCtx(t)
+	job, err := c.CreateJob(ctx, testProject, "#fake:pr:1m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Minute)
+	got, status, err := c.SendMessage(ctx, testProject, job.ID, "also fix the typo #fake:fail:1m")
+	if err != nil || status != http.StatusOK || got == nil || got.ID != job.ID || got.Status != apiclient.StatusActive {
+		t.Fatalf("SendMessage: %+v %d %v, want the job active again", got, status, err)
+	}
+	last := rec.requests()[len(rec.requests())-1]
+	var sent map[string]any
+	if err := json.Unmarshal(last.body, &sent); err != nil || len(sent) != 1 || sent["prompt"] != "also fix the typo #fake:fail:1m" {
+		t.Errorf("request body %s, want {\"prompt\": ...} only", last.body)
+	}
+	clk.Advance(2 * time.Minute)
+	if j, err := c.GetJob(ctx, testProject, job.ID); err != nil || j.Status != apiclient.StatusFailed {
+		t.Errorf("after the follow-up's turn: %+v %v, want failed (its own directive)", j, err)
+	}
+
+	if _, _, err := c.SendMessage(ctx, testProject, "job_999999", "x"); apiclient.StatusCode(err) != http.StatusNotFound {
+		t.Errorf("unknown job: %v, want 404", err)
+	}
+	// Never retried once it may have reached the server.
+	fake.SetFault(fakeapi.SendMessage, fakeapi.Fault{Status: http.StatusServiceUnavailable})
+	before := fake.Requests(fakeapi.SendMessage)
+	if _, _, err := c.SendMessage(ctx, testProject, job.ID, "x"); apiclient.StatusCode(err) != http.StatusServiceUnavailable {
+		t.Errorf("503: %v", err)
+	}
+	if d := fake.Requests(fakeapi.SendMessage) - before; d != 1 {
+		t.Errorf("a failed message was sent %d times, want 1", d)
+	}
+	fake.ClearFaults()
+	if _, _, err := c.SendMessage(ctx, testProject, "../x", "x"); err == nil {
+		t.Error("a job id that is not one path segment was accepted")
+	}
+}
+
+// TestSendMessageEmptyAnswer: the API does not document the answer's
+// body; an empty 2xx is a success without a job.
+func TestSendMessageEmptyAnswer(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != "POST" || r.URL.Path != "/v2/agent/docs/job/job_1/message" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv.URL, nil)
+	job, status, err := c.SendMessage(testCtx(t), testProject, "job_1", "x")
+	if err != nil || status != http.StatusAccepted || job != nil {
+		t.Errorf("%+v %d %v, want no job, 202, no error", job, status, err)
 	}
 }

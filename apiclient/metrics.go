@@ -12,9 +12,11 @@ const (
 	EndpointVisitors  = "visitors"
 	EndpointCreateJob = "create_job"
 	EndpointGetJob    = "get_job"
+	// EndpointSendMessage is the follow-up message to an existing job.
+	EndpointSendMessage = "send_message"
 )
 
-var endpoints = []string{EndpointVisitors, EndpointCreateJob, EndpointGetJob}
+var endpoints = []string{EndpointVisitors, EndpointCreateJob, EndpointGetJob, EndpointSendMessage}
 
 // precreatedCodes are pre-created so that alerts built on increase() see the
 // first 401 or 429, which a series born at 1 would hide.

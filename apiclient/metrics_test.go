@@ -23,12 +23,12 @@ func TestMetrics(t *testing.T) {
 	ctx := testCtx(t)
 
 	// Before any request every known combination reads 0.
-	const combos = 3 * 8
+	const combos = 4 * 8
 	if n := testutil.CollectAndCount(requests); n != combos {
 		t.Errorf("%d request series before any request, want %d pre-created", n, combos)
 	}
-	if n := testutil.CollectAndCount(duration); n != 3 {
-		t.Errorf("%d duration series, want 3 (one per endpoint)", n)
+	if n := testutil.CollectAndCount(duration); n != 4 {
+		t.Errorf("%d duration series, want 4 (one per endpoint)", n)
 	}
 
 	fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: http.StatusUnauthorized, Remaining: 1})
@@ -111,6 +111,14 @@ mintlify_api_requests_total{code="500",endpoint="get_job"} 3
 mintlify_api_requests_total{code="502",endpoint="get_job"} 0
 mintlify_api_requests_total{code="503",endpoint="get_job"} 0
 mintlify_api_requests_total{code="error",endpoint="get_job"} 0
+mintlify_api_requests_total{code="200",endpoint="send_message"} 0
+mintlify_api_requests_total{code="401",endpoint="send_message"} 0
+mintlify_api_requests_total{code="403",endpoint="send_message"} 0
+mintlify_api_requests_total{code="429",endpoint="send_message"} 0
+mintlify_api_requests_total{code="500",endpoint="send_message"} 0
+mintlify_api_requests_total{code="502",endpoint="send_message"} 0
+mintlify_api_requests_total{code="503",endpoint="send_message"} 0
+mintlify_api_requests_total{code="error",endpoint="send_message"} 0
 mintlify_api_requests_total{code="200",endpoint="visitors"} 1
 mintlify_api_requests_total{code="401",endpoint="visitors"} 1
 mintlify_api_requests_total{code="403",endpoint="visitors"} 0

@@ -49,6 +49,10 @@ var exporterMetrics = []string{
 	"mintlify_agent_jobs_lost_total",
 	"mintlify_agent_state_write_errors_total",
 	"mintlify_agent_create_unknown_outcomes",
+	"mintlify_agent_job_messages_total",
+	"mintlify_agent_job_message_rejected_total",
+	"mintlify_agent_poll_max_overdue_seconds",
+	"mintlify_agent_poll_interval_seconds",
 	// Exporter.
 	"mintlify_exporter_build_info",
 }
@@ -57,6 +61,7 @@ var exporterMetrics = []string{
 var exporterHistograms = []string{
 	"mintlify_api_request_duration_seconds",
 	"mintlify_agent_job_duration_seconds",
+	"mintlify_agent_poll_delay_seconds",
 }
 
 // standardMetrics come from client_golang's Go and process collectors and from Prometheus itself
@@ -258,7 +263,7 @@ func TestDashboardPanels(t *testing.T) {
 			"Daily visitors, week over week", "Daily visitors, 4 weeks over 4 weeks", "Top pages by visitor-days"},
 		"agent-jobs.json": {"Jobs by status", "Submissions and rejections", "Jobs finished by status",
 			"Success and failure ratio, last 24h", "Time to terminal state", "Pull requests opened",
-			"Oldest active job age"},
+			"Oldest active job age", "Poll delay", "Most overdue poll"},
 		"exporter-health.json": {"Target up", "Build info", "Refresh success", "Age of visitors data",
 			"API requests by endpoint and code", "API latency", "Analytics budget", "Scrape duration"},
 	}

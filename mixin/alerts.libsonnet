@@ -42,8 +42,8 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
     },
     {
       comment:: |||
-        Agent jobs that reached each terminal status in the last 24 hours (per process counters, resets
-        handled by increase()).
+        Turns of agent jobs that reached each terminal status in the last 24 hours (a job has one turn,
+        plus one per follow-up message; per process counters, resets handled by increase()).
       |||,
       record: 'mintlify:agent_jobs_finished:increase1d',
       expr: |||
@@ -54,8 +54,8 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
     },
     {
       comment:: |||
-        Failure ratio of agent jobs over the last 24 hours: failed / (completed + failed). Archived is left
-        out because a completed job that is archived later is counted again as archived.
+        Failure ratio of agent job turns over the last 24 hours: failed / (completed + failed). Archived is
+        left out because a completed job that is archived later is counted again as archived.
       |||,
       record: 'mintlify:agent_jobs_failure:ratio1d',
       expr: |||
@@ -264,8 +264,26 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
       annotations: {
         summary: 'A Mintlify agent job has been active for too long.',
         description: oneLine(|||
-          The oldest active agent job of project {{ $labels.project }} tracked by
+          The oldest running turn of an agent job of project {{ $labels.project }} tracked by
           {{ $labels.instance }} has been running for {{ $value | humanizeDuration }}.
+        |||),
+      },
+    },
+    {
+      alert: 'MintlifyAgentPollsLagging',
+      expr: |||
+        max by (job, instance) (mintlify_agent_poll_max_overdue_seconds)
+          > on (job, instance)
+        %(agentPollsLaggingIntervals)s * mintlify_agent_poll_interval_seconds # threshold
+      ||| % t,
+      'for': t.agentPollsLaggingFor,
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'The exporter polls its agent jobs later than its poll interval promises.',
+        description: oneLine(|||
+          A scheduled poll of an agent job tracked by {{ $labels.instance }} (job {{ $labels.job }}) is
+          {{ $value | humanizeDuration }} overdue: too many jobs to poll for --agent.max-concurrent-polls,
+          so statuses, turns and durations are seen late.
         |||),
       },
     },

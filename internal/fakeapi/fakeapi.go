@@ -27,10 +27,16 @@ const (
 	Visitors  = "visitors"
 	CreateJob = "create_job"
 	GetJob    = "get_job"
+	// SendMessage is the follow-up message to an existing job.
+	SendMessage = "send_message"
 )
 
 // CreateJobLimit is the documented create-job limit per project per hour.
 const CreateJobLimit = 100
+
+// MessageLimit is the documented follow-up message limit per project per
+// hour.
+const MessageLimit = 100
 
 // Options configure a Server. The zero value is usable.
 type Options struct {
@@ -55,13 +61,12 @@ type Options struct {
 	// Location is the time zone of the API's dates: a day is over at its
 	// midnight there (default UTC). The sandbox uses --visitors.timezone.
 	Location *time.Location
-	// JobIDPrefix goes before the number of every job id: a sandbox gives
-	// each run its own, so that ids are unique across restarts, as the real
-	// API's are.
-	JobIDPrefix string
 	// CreateLimit overrides the create-job limit per project per hour:
 	// 0 is CreateJobLimit (the documented 100), negative is no limit.
 	CreateLimit int
+	// MessageLimit overrides the follow-up message limit per project per
+	// hour: 0 is MessageLimit (the documented 100), negative is no limit.
+	MessageLimit int
 	// AnalyticsBudget is how many analytics requests the organization (all
 	// projects, any key) may send per AnalyticsWindow; beyond it the API
 	// answers 429 with Retry-After. 0 is no limit; the sandbox uses the
@@ -70,6 +75,11 @@ type Options struct {
 	// AnalyticsWindow is the rolling window of AnalyticsBudget (default an
 	// hour; tests shorten it).
 	AnalyticsWindow time.Duration
+	// JobIDPrefix starts every job id, before a 6-digit sequence number
+	// (default "job_"). The sandbox makes it unique per run, so that a
+	// state file kept across runs never meets an id again, as the real
+	// API's ids are unique.
+	JobIDPrefix string
 }
 
 // AnalyticsLimit is the analytics quota per organization per hour that
@@ -94,8 +104,9 @@ type Fault struct {
 	DuplicatePath bool
 	// NegativeCounts puts a negative human count in the first visitors row.
 	NegativeCounts bool
-	// DropAnswer (create job only) creates the job, then closes the
-	// connection without answering: the client cannot know the outcome.
+	// DropAnswer (create job and send message only) does the work, then
+	// closes the connection without answering: the client cannot know the
+	// outcome.
 	DropAnswer bool
 	// Remaining is how many requests the fault applies to; 0 is all until
 	// cleared.
@@ -110,6 +121,7 @@ type Server struct {
 	faults   map[string]*Fault
 	jobs     map[string]*job // by project + "/" + id
 	created  map[string][]time.Time
+	messaged map[string][]time.Time
 	queries  []url.Values
 	requests map[string]*atomic.Int64
 	nextID   atomic.Int64
@@ -138,6 +150,9 @@ func New(opts Options) *Server {
 	if opts.Location == nil {
 		opts.Location = time.UTC
 	}
+	if opts.JobIDPrefix == "" {
+		opts.JobIDPrefix = "job_"
+	}
 	if opts.AnalyticsWindow <= 0 {
 		opts.AnalyticsWindow = time.Hour
 	}
@@ -147,21 +162,24 @@ func New(opts Options) *Server {
 		faults:   map[string]*Fault{},
 		jobs:     map[string]*job{},
 		created:  map[string][]time.Time{},
+		messaged: map[string][]time.Time{},
 		requests: map[string]*atomic.Int64{},
 		rows:     map[rowsKey]rowsValue{},
 	}
-	for _, e := range []string{Visitors, CreateJob, GetJob} {
+	for _, e := range []string{Visitors, CreateJob, GetJob, SendMessage} {
 		s.requests[e] = &atomic.Int64{}
 	}
 	s.mux.HandleFunc("GET /v1/analytics/{project}/visitors", s.withChecks(Visitors, s.handleVisitors))
 	s.mux.HandleFunc("POST /v2/agent/{project}/job", s.withChecks(CreateJob, s.handleCreateJob))
 	s.mux.HandleFunc("GET /v2/agent/{project}/job/{id}", s.withChecks(GetJob, s.handleGetJob))
+	s.mux.HandleFunc("POST /v2/agent/{project}/job/{id}/message", s.withChecks(SendMessage, s.handleMessage))
 	return s
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// SetFault installs a fault on an endpoint (Visitors, CreateJob, GetJob),
+// SetFault installs a fault on an endpoint (Visitors, CreateJob, GetJob,
+// SendMessage),
 // replacing any earlier one there.
 func (s *Server) SetFault(endpoint string, f Fault) {
 	s.mu.Lock()

@@ -38,10 +38,15 @@ const (
 )
 
 type job struct {
-	project  string
-	body     jobBody
-	outcome  string
-	duration time.Duration
+	project string
+	body    jobBody
+	// outcome and duration are the current turn's fate; turnStart is when
+	// the turn started (createdAt, then the time of each follow-up).
+	outcome   string
+	duration  time.Duration
+	turnStart time.Time
+	// messages counts the follow-ups received.
+	messages int
 	gone     bool   // answers 404
 	override string // status forced by SetJobStatus
 	// overrideAt is when the override was set.
@@ -53,8 +58,9 @@ type job struct {
 // optionally with a duration: "#fake:fail:3s".
 var directive = regexp.MustCompile(`#fake:(pr|nopr|fail|archive|unknown)(?::([0-9.]+[a-z]+))?`)
 
-// outcomeFor picks a job's fate: the prompt's directive, else a stable
-// pseudo-random draw from the id (70% PR, 12% no PR, 13% failed, 5% archived).
+// outcomeFor picks a turn's fate: the prompt's directive, else a stable
+// pseudo-random draw from the id (70% PR, 12% no PR, 13% failed, 5%
+// archived); a follow-up's id is the job's id and its turn number.
 func (s *Server) outcomeFor(id, prompt string) (string, time.Duration) {
 	h := hash(id)
 	d := s.opts.JobDuration/2 + time.Duration(h%1000)*s.opts.JobDuration/1000
@@ -81,7 +87,7 @@ func (s *Server) outcomeFor(id, prompt string) (string, time.Duration) {
 // view computes the job's state at now from its creation time and fate.
 func (s *Server) view(j *job, now time.Time) jobBody {
 	b := j.body
-	end := b.CreatedAt.Add(j.duration)
+	end := j.turnStart.Add(j.duration)
 	switch {
 	case j.override != "":
 		b.Status = j.override
@@ -119,46 +125,19 @@ func prLink(id string) *string {
 }
 
 func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project string, f Fault) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
-		return
-	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "reading body")
-		return
-	}
-	var req struct {
-		Prompt *string `json:"prompt"`
-	}
-	if err := json.Unmarshal(data, &req); err != nil || req.Prompt == nil || *req.Prompt == "" {
-		writeError(w, http.StatusBadRequest, "prompt is required and must be a non-empty string")
+	prompt, ok := readPrompt(w, r)
+	if !ok {
 		return
 	}
 	now := s.opts.Now()
 	s.mu.Lock()
-	recent := s.created[project][:0]
-	for _, t := range s.created[project] {
-		if now.Sub(t) < time.Hour {
-			recent = append(recent, t)
-		}
-	}
-	s.created[project] = recent
-	limit := s.opts.CreateLimit
-	if limit == 0 {
-		limit = CreateJobLimit
-	}
-	if limit > 0 && len(recent) >= limit {
-		retry := recent[0].Add(time.Hour).Sub(now)
+	if s.rateLimited(w, s.created, project, s.opts.CreateLimit, CreateJobLimit, "job creations", now) {
 		s.mu.Unlock()
-		w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds())+1))
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: %d job creations per hour per project", limit))
 		return
 	}
-	s.created[project] = append(recent, now)
-	id := fmt.Sprintf("job_%s%06d", s.opts.JobIDPrefix, s.nextID.Add(1))
-	outcome, d := s.outcomeFor(id, *req.Prompt)
-	j := &job{project: project, outcome: outcome, duration: d, body: jobBody{
+	id := fmt.Sprintf("%s%06d", s.opts.JobIDPrefix, s.nextID.Add(1))
+	outcome, d := s.outcomeFor(id, prompt)
+	j := &job{project: project, outcome: outcome, duration: d, turnStart: now, body: jobBody{
 		ID:        id,
 		Source:    source{Repository: "https://github.com/acme/docs", Ref: "mintlify/" + id},
 		Model:     "claude-sonnet-4-5",
@@ -167,16 +146,123 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 	s.jobs[project+"/"+id] = j
 	body := s.view(j, now)
 	s.mu.Unlock()
+	answerJob(w, f, body)
+}
+
+// answerJob answers 200 with the job, or drops the answer when f says so.
+func answerJob(w http.ResponseWriter, f Fault, body jobBody) {
 	if f.DropAnswer {
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				_ = conn.Close()
-				return
-			}
-		}
-		panic(http.ErrAbortHandler) // HTTP/2: reset the stream
+		dropAnswer(w)
+		return
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// dropAnswer closes the connection without an answer.
+func dropAnswer(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler) // HTTP/2: reset the stream
+}
+
+// readPrompt reads a {"prompt": "..."} body, answering 415 or 400 itself
+// when it is not one.
+func readPrompt(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return "", false
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "reading body")
+		return "", false
+	}
+	var req struct {
+		Prompt *string `json:"prompt"`
+	}
+	if err := json.Unmarshal(data, &req); err != nil || req.Prompt == nil || *req.Prompt == "" {
+		writeError(w, http.StatusBadRequest, "prompt is required and must be a non-empty string")
+		return "", false
+	}
+	return *req.Prompt, true
+}
+
+// takeSlot spends one use of a per-project hourly limit kept in log, or
+// returns how long until one frees. s.mu is held.
+func takeSlot(log map[string][]time.Time, project string, limit int, now time.Time) (bool, time.Duration) {
+	recent := log[project][:0]
+	for _, t := range log[project] {
+		if now.Sub(t) < time.Hour {
+			recent = append(recent, t)
+		}
+	}
+	log[project] = recent
+	if limit > 0 && len(recent) >= limit {
+		return false, recent[0].Add(time.Hour).Sub(now)
+	}
+	log[project] = append(recent, now)
+	return true, 0
+}
+
+// rateLimited spends a slot of a per-project hourly limit kept in log
+// (limit 0 is def, negative is none); when none is free it answers 429
+// with Retry-After and returns true. s.mu is held.
+func (s *Server) rateLimited(w http.ResponseWriter, log map[string][]time.Time, project string, limit, def int, what string, now time.Time) bool {
+	if limit == 0 {
+		limit = def
+	}
+	ok, retry := takeSlot(log, project, limit, now)
+	if ok {
+		return false
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds())+1))
+	writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: %d %s per hour per project", limit, what))
+	return true
+}
+
+// handleMessage is POST .../job/{id}/message: a follow-up starts a new turn
+// at once (the job is active again, then finishes after a while like a new
+// job, scripted by the message's own #fake: directive), answered 200 with
+// the job as it is then.
+func (s *Server) handleMessage(w http.ResponseWriter, r *http.Request, project string, f Fault) {
+	prompt, ok := readPrompt(w, r)
+	if !ok {
+		return
+	}
+	now := s.opts.Now()
+	s.mu.Lock()
+	j := s.jobs[project+"/"+r.PathValue("id")]
+	if j == nil || j.gone {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "job not found")
+		return
+	}
+	if s.rateLimited(w, s.messaged, project, s.opts.MessageLimit, MessageLimit, "messages", now) {
+		s.mu.Unlock()
+		return
+	}
+	j.messages++
+	j.outcome, j.duration = s.outcomeFor(fmt.Sprintf("%s/%d", j.body.ID, j.messages), prompt)
+	j.turnStart = now
+	j.override, j.overrideAt = "", time.Time{}
+	j.body.ArchivedAt = nil
+	body := s.view(j, now)
+	s.mu.Unlock()
+	answerJob(w, f, body)
+}
+
+// Messages is how many follow-ups a job received.
+func (s *Server) Messages(project, id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.jobs[project+"/"+id]; j != nil {
+		return j.messages
+	}
+	return 0
 }
 
 // JobIDs are the ids of the project's jobs, in creation order.

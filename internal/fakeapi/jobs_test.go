@@ -302,18 +302,66 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// TestJobIDPrefix: two fakes with their own prefixes never hand out the
-// same id, as two sandbox runs must not.
-func TestJobIDPrefix(t *testing.T) {
-	ids := map[string]bool{}
-	for _, prefix := range []string{"a1b2c3d4_", "e5f6a7b8_"} {
-		e := start(t, fakeapi.Options{JobIDPrefix: prefix})
-		for range 3 {
-			id := e.create("docs", "x").ID
-			if !strings.HasPrefix(id, "job_"+prefix) || ids[id] {
-				t.Errorf("id %q: want the prefix %s and no repeat", id, prefix)
-			}
-			ids[id] = true
+func TestFollowUpMessage(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	e := start(t, fakeapi.Options{Projects: []string{"docs", "other"}, Now: clk.Now})
+	j := e.create("docs", "#fake:pr:1m")
+	clk.Advance(2 * time.Minute)
+	if got := e.job("docs", j.ID); got.Status != "completed" || got.PRLink == nil {
+		t.Fatalf("first turn: %+v", got)
+	}
+	msg := func(project, id, prompt string) response {
+		return e.do("POST", "/v2/agent/"+project+"/job/"+id+"/message", `{"prompt":`+strconv.Quote(prompt)+`}`, nil)
+	}
+	var after job
+	e.decode(msg("docs", j.ID, "more #fake:fail:30s"), &after)
+	if after.ID != j.ID || after.Status != "active" || after.PRLink != nil {
+		t.Errorf("answer to the message: %+v, want the job active again", after)
+	}
+	clk.Advance(29 * time.Second)
+	if got := e.job("docs", j.ID); got.Status != "active" {
+		t.Errorf("during the second turn: %s", got.Status)
+	}
+	clk.Advance(time.Second)
+	if got := e.job("docs", j.ID); got.Status != "failed" || !got.CreatedAt.Equal(j.CreatedAt) {
+		t.Errorf("after the second turn: %+v, want failed (the message's directive), createdAt unchanged", got)
+	}
+	if n := e.fake.Messages("docs", j.ID); n != 1 {
+		t.Errorf("Messages = %d", n)
+	}
+
+	e.wantError(msg("docs", "job_999999", "x"), 404, "unknown job")
+	e.wantError(e.do("POST", "/v2/agent/docs/job/"+j.ID+"/message", `{"prompt":""}`, nil), 400, "empty prompt")
+	e.wantError(e.do("POST", "/v2/agent/docs/job/"+j.ID+"/message", `{"prompt":1}`, nil), 400, "number prompt")
+
+	// 100 per project per hour, its own limit beside creates'.
+	for i := 1; i < fakeapi.MessageLimit; i++ {
+		if r := msg("docs", j.ID, "x"); r.status != 200 {
+			t.Fatalf("message %d: %d %s", i+1, r.status, r.body)
 		}
+	}
+	r := msg("docs", j.ID, "x")
+	e.wantError(r, 429, "101st message within the hour")
+	if r.header.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	if r := e.do("POST", "/v2/agent/docs/job", `{"prompt":"x"}`, nil); r.status != 200 {
+		t.Errorf("create after the message limit: %d", r.status)
+	}
+	o := e.create("other", "x")
+	if r := msg("other", o.ID, "x"); r.status != 200 {
+		t.Errorf("other project: %d", r.status)
+	}
+}
+
+func TestJobIDPrefix(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakeapi.Options{JobIDPrefix: "job_run7_"})
+	if j := e.create("docs", "x"); j.ID != "job_run7_000001" {
+		t.Errorf("id %q, want job_run7_000001", j.ID)
+	}
+	if j := start(t, fakeapi.Options{}).create("docs", "x"); j.ID != "job_000001" {
+		t.Errorf("default id %q", j.ID)
 	}
 }

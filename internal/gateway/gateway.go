@@ -57,9 +57,18 @@ type Tracker interface {
 	ResolveIntent(ctx context.Context, project, intentID, jobID string) (tracker.JobView, tracker.TrackResult, error)
 	// DismissIntent deletes a create of unknown outcome.
 	DismissIntent(project, intentID string) error
+	// Message sends a follow-up message to a job (tracking it first when
+	// it is not tracked) and durably records the job's new turn before
+	// returning, or replays the answer for an idempotency key used before.
+	Message(ctx context.Context, req tracker.MessageRequest) (tracker.Messaged, error)
+	// RecentMessages returns when follow-ups were sent through the gateway
+	// within window, per project, to seed the message limit after a
+	// restart.
+	RecentMessages(window time.Duration) map[string][]time.Time
 }
 
-// createWindow is the window of the API's documented create limit.
+// createWindow is the window of the API's documented create and message
+// limits.
 const createWindow = time.Hour
 
 // maxMaxPromptBytes bounds MaxPromptBytes.
@@ -79,7 +88,10 @@ type Config struct {
 	// counts requests; only a create refused before sending (Retry-After
 	// still running) gives its slot back.
 	CreateLimitPerHour int
-	// UpstreamTimeout bounds one create or track call upstream. The call
+	// MessageLimitPerHour is the local follow-up message limit per project
+	// in any hour, counted like CreateLimitPerHour; 0 disables it.
+	MessageLimitPerHour int
+	// UpstreamTimeout bounds one create, message or track call upstream. The call
 	// is detached from the client's connection, so a client that hangs up
 	// does not leave a created but untracked job behind.
 	UpstreamTimeout time.Duration
@@ -93,7 +105,9 @@ func Defaults() Config {
 		MaxPromptBytes: 64 << 10,
 		// The API's documented limit: 100 creates per hour per project.
 		CreateLimitPerHour: 100,
-		UpstreamTimeout:    60 * time.Second,
+		// The API's documented limit: 100 messages per hour per project.
+		MessageLimitPerHour: 100,
+		UpstreamTimeout:     60 * time.Second,
 	}
 }
 
@@ -103,6 +117,7 @@ func (c *Config) Validate() error {
 		validate.Field("Projects", validate.Projects(c.Projects)),
 		validate.Field("MaxPromptBytes", validate.InRange(c.MaxPromptBytes, 1, maxMaxPromptBytes)),
 		validate.Field("CreateLimitPerHour", validate.AtLeast(c.CreateLimitPerHour, 0)),
+		validate.Field("MessageLimitPerHour", validate.AtLeast(c.MessageLimitPerHour, 0)),
 		validate.Field("UpstreamTimeout", validate.Positive(c.UpstreamTimeout)),
 	)
 }
@@ -114,8 +129,11 @@ type Gateway struct {
 	logger   log.Logger
 	projects map[string]bool
 	limiter  *limiter
+	messages *limiter
 	rejected *prometheus.CounterVec
-	mux      *http.ServeMux
+	// msgRejected counts refused follow-up messages.
+	msgRejected *prometheus.CounterVec
+	mux         *http.ServeMux
 }
 
 // New validates cfg, seeds the create limit from the tracker's recent
@@ -131,17 +149,21 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 		logger = log.NewNopLogger()
 	}
 	g := &Gateway{
-		tracker:  t,
-		cfg:      cfg,
-		logger:   logger,
-		projects: map[string]bool{},
-		limiter:  newLimiter(cfg.CreateLimitPerHour, createWindow),
-		rejected: newRejected(cfg.Projects),
-		mux:      http.NewServeMux(),
+		tracker:     t,
+		cfg:         cfg,
+		logger:      logger,
+		projects:    map[string]bool{},
+		limiter:     newLimiter(cfg.CreateLimitPerHour, createWindow),
+		messages:    newLimiter(cfg.MessageLimitPerHour, createWindow),
+		rejected:    newRejected(cfg.Projects),
+		msgRejected: newMessageRejected(cfg.Projects),
+		mux:         http.NewServeMux(),
 	}
 	if reg != nil {
-		if err := reg.Register(g.rejected); err != nil {
-			return nil, fmt.Errorf("gateway: registering metrics: %w", err)
+		for _, c := range []prometheus.Collector{g.rejected, g.msgRejected} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("gateway: registering metrics: %w", err)
+			}
 		}
 	}
 	now := cfg.Now()
@@ -151,11 +173,15 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 	for p, ts := range t.RecentCreates(createWindow) {
 		g.limiter.seed(p, ts, now)
 	}
+	for p, ts := range t.RecentMessages(createWindow) {
+		g.messages.seed(p, ts, now)
+	}
 	const base = "/api/v2/agent/{projectId}"
 	g.handle("POST "+base+"/job", g.create)
 	g.handle("GET "+base+"/job/{id}", g.get)
 	g.handle("GET "+base+"/jobs", g.list)
 	g.handle("POST "+base+"/job/{id}/track", g.track)
+	g.handle("POST "+base+"/job/{id}/message", g.message)
 	g.handle("GET "+base+"/unknown-creates", g.unknownCreates)
 	g.handle("DELETE "+base+"/unknown-creates/{intentId}", g.dismiss)
 	// Method-less fallbacks answer 405 in JSON; everything else 404 in JSON.
@@ -163,6 +189,7 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 	g.mux.HandleFunc(base+"/job/{id}", methodNotAllowed("GET, HEAD"))
 	g.mux.HandleFunc(base+"/jobs", methodNotAllowed("GET, HEAD"))
 	g.mux.HandleFunc(base+"/job/{id}/track", methodNotAllowed("POST"))
+	g.mux.HandleFunc(base+"/job/{id}/message", methodNotAllowed("POST"))
 	g.mux.HandleFunc(base+"/unknown-creates", methodNotAllowed("GET, HEAD"))
 	g.mux.HandleFunc(base+"/unknown-creates/{intentId}", methodNotAllowed("DELETE"))
 	g.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
@@ -213,33 +240,16 @@ func (e *limitError) Error() string { return "create limit reached" }
 
 // create handles POST .../job.
 func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		g.reject(w, project, reasonUnsupportedMediaType, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+	sub, ok := g.intake(w, r, func(reason string, status int, msg string) { g.reject(w, project, reason, status, msg) })
+	if !ok {
 		return
 	}
-	key, err := IdempotencyKey(r.Header)
-	if err != nil {
-		g.reject(w, project, reasonBadRequest, http.StatusBadRequest, err.Error())
-		return
-	}
-	prompt, bad := g.readPrompt(w, r)
-	if bad != nil {
-		g.reject(w, project, bad.reason, bad.status, bad.msg)
-		return
-	}
-	at := g.cfg.Now()
-	admitted := false
-	admit := func() error {
-		ok, wait := g.limiter.reserve(project, at)
-		if !ok {
-			return &limitError{wait: wait}
-		}
-		admitted = true
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.cfg.UpstreamTimeout)
+	key, prompt, at := sub.key, sub.prompt, sub.at
+	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
-	c, err := g.tracker.Create(ctx, tracker.CreateRequest{Project: project, Prompt: prompt, IdempotencyKey: key, Admit: admit})
+	c, err := g.tracker.Create(ctx, tracker.CreateRequest{Project: project, Prompt: prompt, IdempotencyKey: key,
+		Admit: sub.admit(g.limiter, project)})
+	admitted := sub.admitted
 	if err != nil {
 		var (
 			throttled *apiclient.ThrottledError
@@ -273,7 +283,141 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string)
 		// look for: this answer is a replay, nothing was sent.
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
+	g.audit(r, "agent job submitted", project, c.Job.ID, key, "replayed", c.Replayed, "prompt_bytes", len(prompt))
 	writeJSON(w, status, c.Job)
+}
+
+// message handles POST .../job/{id}/message: a follow-up to a job, under
+// the same checks as a create and its own local limit.
+func (g *Gateway) message(w http.ResponseWriter, r *http.Request, project string) {
+	id := r.PathValue("id")
+	reject := func(reason string, status int, msg string) {
+		g.msgRejected.WithLabelValues(project, reason).Inc()
+		writeError(w, status, msg)
+	}
+	sub, ok := g.intake(w, r, reject)
+	if !ok {
+		return
+	}
+	key, prompt, at := sub.key, sub.prompt, sub.at
+	ctx, cancel := g.upstreamContext(r)
+	defer cancel()
+	m, err := g.tracker.Message(ctx, tracker.MessageRequest{Project: project, JobID: id, Prompt: prompt, IdempotencyKey: key,
+		Admit: sub.admit(g.messages, project)})
+	admitted := sub.admitted
+	if err != nil {
+		var (
+			notSent   *tracker.NotSentError
+			limited   *limitError
+			apiErr    *apiclient.APIError
+			throttled *apiclient.ThrottledError
+			unknown   *tracker.MessageOutcomeUnknownError
+		)
+		if admitted && (errors.As(err, &notSent) || errors.As(err, &throttled)) {
+			g.messages.release(project, at) // nothing was sent
+		}
+		switch {
+		case errors.As(err, &limited):
+			setRetryAfter(w, limited.wait)
+			reject(reasonRateLimited, http.StatusTooManyRequests,
+				fmt.Sprintf("message limit reached: at most %d follow-up messages per %s per project; retry in %s",
+					g.cfg.MessageLimitPerHour, createWindow, limited.wait.Round(time.Second)))
+		case errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound:
+			reject(reasonJobNotFound, http.StatusNotFound, "job not found upstream; nothing was sent")
+		case errors.As(err, &unknown) && unknown.Err == nil:
+			// A retry with the key of a message whose outcome is unknown.
+			reject(reasonIdempotencyConflict, http.StatusConflict, err.Error()+"; nothing was sent")
+		case errors.As(err, &unknown):
+			level.Warn(g.logger).Log("msg", "follow-up message of unknown outcome", "project", project, "job", id, "err", unknown.Err)
+			status := http.StatusBadGateway
+			if errors.Is(err, context.DeadlineExceeded) {
+				status = http.StatusGatewayTimeout
+			}
+			reject(reasonUpstreamError, status, err.Error())
+		default:
+			a := g.upstreamAnswer(w, project, "message", err)
+			if a.reason == "" {
+				writeError(w, a.status, a.msg)
+			} else {
+				reject(a.reason, a.status, a.msg)
+			}
+		}
+		return
+	}
+	status := m.Status
+	if status < 200 || status > 299 {
+		status = http.StatusOK
+	}
+	if m.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	g.audit(r, "agent job follow-up message sent", project, id, key, "turn", m.Job.Tracking.Turn, "replayed", m.Replayed, "prompt_bytes", len(prompt))
+	writeJSON(w, status, m.Job)
+}
+
+// upstreamContext is the context of a call upstream for r: detached from
+// the client's connection (a client that hangs up must not leave a created
+// but untracked job behind), bounded by UpstreamTimeout, and carrying the
+// basic-auth user for the job record.
+func (g *Gateway) upstreamContext(r *http.Request) (context.Context, context.CancelFunc) {
+	user, _, _ := r.BasicAuth()
+	return context.WithTimeout(tracker.WithUser(context.WithoutCancel(r.Context()), user), g.cfg.UpstreamTimeout)
+}
+
+// audit logs an accepted request at info: what, for which project and job,
+// by whom (the basic-auth user, when there is one) and from where. Never
+// the prompt: only its size.
+func (g *Gateway) audit(r *http.Request, msg, project, job, key string, kv ...any) {
+	user, _, _ := r.BasicAuth()
+	args := []any{"msg", msg, "project", project, "job", job, "user", user, "remote", r.RemoteAddr}
+	if key != "" {
+		args = append(args, "idempotency_key", key)
+	}
+	level.Info(g.logger).Log(append(args, kv...)...)
+}
+
+// submission is a create or follow-up request that passed the gateway's
+// checks.
+type submission struct {
+	key, prompt string
+	// at is when it arrived: the time of its limit slot.
+	at time.Time
+	// admitted: admit took a slot.
+	admitted bool
+}
+
+// intake checks a create or follow-up request (Content-Type,
+// Idempotency-Key, body and prompt), answering and counting a refusal
+// itself through reject.
+func (g *Gateway) intake(w http.ResponseWriter, r *http.Request, reject func(reason string, status int, msg string)) (*submission, bool) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		reject(reasonUnsupportedMediaType, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return nil, false
+	}
+	key, err := IdempotencyKey(r.Header)
+	if err != nil {
+		reject(reasonBadRequest, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	prompt, bad := g.readPrompt(w, r)
+	if bad != nil {
+		reject(bad.reason, bad.status, bad.msg)
+		return nil, false
+	}
+	return &submission{key: key, prompt: prompt, at: g.cfg.Now()}, true
+}
+
+// admit is the tracker's Admit for the submission: it takes a slot of l,
+// or fails with *limitError.
+func (s *submission) admit(l *limiter, project string) func() error {
+	return func() error {
+		ok, wait := l.reserve(project, s.at)
+		if !ok {
+			return &limitError{wait: wait}
+		}
+		s.admitted = true
+		return nil
+	}
 }
 
 // IdempotencyKey reads the Idempotency-Key header: a Structured Fields
@@ -384,6 +528,7 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		stateErr  *tracker.StateError
 		intentErr *tracker.IntentError
 		unknown   *tracker.OutcomeUnknownError
+		collision *tracker.IDCollisionError
 	)
 	switch {
 	case errors.Is(err, tracker.ErrIdempotencyKeyReused):
@@ -400,6 +545,8 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 			status = http.StatusGatewayTimeout
 		}
 		return answer{status: status, reason: reasonUpstreamError, msg: err.Error()}
+	case errors.As(err, &collision):
+		return answer{status: http.StatusBadGateway, reason: reasonUpstreamError, msg: err.Error()}
 	case errors.As(err, &intentErr):
 		level.Error(g.logger).Log("msg", "create not sent: state file not writable", "op", op, "project", project, "err", intentErr.Err)
 		return answer{status: http.StatusServiceUnavailable, reason: reasonStateError, msg: err.Error()}
@@ -412,15 +559,8 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		return answer{status: http.StatusTooManyRequests, reason: reasonRateLimited,
 			msg: fmt.Sprintf("the Mintlify API asked us to wait until %s; request not sent", throttled.Until.UTC().Format(time.RFC3339))}
 	case errors.As(err, &apiErr):
-		status := apiErr.StatusCode
-		if status < 400 || status > 599 {
-			status = http.StatusBadGateway
-		}
-		msg := apiErr.Message
-		if msg == "" {
-			msg = fmt.Sprintf("the Mintlify API answered HTTP %d", apiErr.StatusCode)
-		}
-		if apiErr.RetryAfter > 0 {
+		status, msg := upstreamStatus(apiErr)
+		if apiErr.RetryAfter > 0 && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
 			setRetryAfter(w, apiErr.RetryAfter)
 		}
 		reason := reasonUpstreamError
@@ -436,6 +576,47 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		level.Warn(g.logger).Log("msg", "upstream request failed", "op", op, "project", project, "err", err)
 		return answer{status: http.StatusBadGateway, reason: reasonUpstreamError, msg: "the Mintlify API could not be reached or gave an unreadable answer"}
 	}
+}
+
+// upstreamStatus maps the API's error answer to the gateway's status and
+// message (README, "Endpoints"). What is about the caller's request is
+// passed on with the API's message; what is about the exporter itself (its
+// key, or a request the API should never have refused) is a gateway error,
+// 502, so that a caller never mistakes it for its own fault: 401 and 403
+// from the gateway mean the caller's own credentials (basic auth).
+func upstreamStatus(apiErr *apiclient.APIError) (int, string) {
+	code := apiErr.StatusCode
+	passed := func() (int, string) {
+		if apiErr.Message != "" {
+			return code, apiErr.Message
+		}
+		return code, fmt.Sprintf("the Mintlify API answered HTTP %d", code)
+	}
+	switch {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden || code == http.StatusProxyAuthRequired:
+		return http.StatusBadGateway, fmt.Sprintf("the Mintlify API rejected the exporter's API key (HTTP %d); "+
+			"this is not about your credentials: the exporter's operator must replace its key", code)
+	case code == http.StatusBadRequest, code == http.StatusNotFound, code == http.StatusConflict, code == http.StatusGone,
+		code == http.StatusRequestEntityTooLarge, code == http.StatusUnprocessableEntity, code == http.StatusTooManyRequests:
+		// About the caller's request, or a limit: the caller can act on it.
+		return passed()
+	case code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
+		// Temporary, and retryable as such.
+		return passed()
+	case code >= 500 && code <= 599:
+		return http.StatusBadGateway, fmt.Sprintf("the Mintlify API failed (HTTP %d): %s", code, orDefault(apiErr.Message, "no message"))
+	default:
+		// 3xx, and 4xx that mean a request the exporter should not have
+		// built (405, 406, 415, ...): the gateway's fault, not the caller's.
+		return http.StatusBadGateway, fmt.Sprintf("the Mintlify API answered HTTP %d: %s", code, orDefault(apiErr.Message, "unexpected answer"))
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // get handles GET .../job/{id}.
@@ -478,7 +659,7 @@ func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 // track handles POST .../job/{id}/track. The body is ignored. Failures are
 // answered but not counted as rejected submissions.
 func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.cfg.UpstreamTimeout)
+	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
 	var (
 		v      tracker.JobView
@@ -507,6 +688,7 @@ func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) 
 	status := http.StatusOK
 	if result == tracker.NewlyTracked {
 		status = http.StatusCreated
+		g.audit(r, "agent job tracked", project, v.ID, "", "intent", r.URL.Query().Get("intent"))
 	}
 	writeJSON(w, status, v)
 }

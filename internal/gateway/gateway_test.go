@@ -40,9 +40,38 @@ type stubTracker struct {
 	tracked  tracker.TrackResult
 	trackErr error
 	recent   map[string][]time.Time
+	// lastUser is the user of the last create.
+	lastUser string
+	// messages counts follow-ups that reached the stub; msgErr fails them.
+	messages       int
+	msgErr         error
+	recentMessages map[string][]time.Time
 }
 
-func (b *stubTracker) Create(_ context.Context, req tracker.CreateRequest) (tracker.Created, error) {
+func (b *stubTracker) Message(_ context.Context, req tracker.MessageRequest) (tracker.Messaged, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if req.Admit != nil {
+		if err := req.Admit(); err != nil {
+			return tracker.Messaged{}, err
+		}
+	}
+	b.messages++
+	if b.msgErr != nil {
+		return tracker.Messaged{}, b.msgErr
+	}
+	return tracker.Messaged{Job: tracker.JobView{Job: apiclient.Job{ID: req.JobID, Status: "active"}, Tracking: tracker.Tracking{Turn: 2}}, Status: http.StatusOK}, nil
+}
+
+func (b *stubTracker) RecentMessages(time.Duration) map[string][]time.Time { return b.recentMessages }
+
+func (b *stubTracker) messageCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.messages
+}
+
+func (b *stubTracker) Create(ctx context.Context, req tracker.CreateRequest) (tracker.Created, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if req.Admit != nil {
@@ -51,6 +80,7 @@ func (b *stubTracker) Create(_ context.Context, req tracker.CreateRequest) (trac
 		}
 	}
 	b.creates++
+	b.lastUser = tracker.UserFrom(ctx)
 	if b.createErr != nil {
 		return tracker.Created{}, b.createErr
 	}
@@ -226,6 +256,11 @@ func TestBasicAuthFromWebConfig(t *testing.T) {
 	if n := b.createCount(); n != 1 {
 		t.Errorf("tracker creates = %d, want 1", n)
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lastUser != "alice" {
+		t.Errorf("the tracker was told the user %q, want alice (the submitter on the job record)", b.lastUser)
+	}
 }
 
 func TestLimiter(t *testing.T) {
@@ -280,13 +315,30 @@ func TestUpstreamErrorMapping(t *testing.T) {
 		reason     string
 		retryAfter string
 	}{
-		{"api error with message", &apiclient.APIError{StatusCode: 403, Message: "forbidden project"}, 403, "forbidden project", reasonUpstreamError, ""},
-		{"api error without message", &apiclient.APIError{StatusCode: 500}, 500, "the Mintlify API answered HTTP 500", reasonUpstreamError, ""},
+		// The exporter's key: never passed on as 401/403, which mean the
+		// caller's own credentials.
+		{"api 401", &apiclient.APIError{StatusCode: 401, Message: "invalid or missing API key"}, 502, "rejected the exporter's API key (HTTP 401)", reasonUpstreamError, ""},
+		{"api 403", &apiclient.APIError{StatusCode: 403, Message: "forbidden project"}, 502, "rejected the exporter's API key (HTTP 403)", reasonUpstreamError, ""},
+		// About the caller's request: passed on with the API's message.
+		{"api 400", &apiclient.APIError{StatusCode: 400, Message: "prompt too vague"}, 400, "prompt too vague", reasonUpstreamError, ""},
+		{"api 409", &apiclient.APIError{StatusCode: 409, Message: "job is busy"}, 409, "job is busy", reasonUpstreamError, ""},
+		{"api 413", &apiclient.APIError{StatusCode: 413}, 413, "the Mintlify API answered HTTP 413", reasonUpstreamError, ""},
+		{"api 422", &apiclient.APIError{StatusCode: 422, Message: "bad prompt"}, 422, "bad prompt", reasonUpstreamError, ""},
+		// The API failing: a gateway error; 503 and 504 stay retryable.
+		{"api 500", &apiclient.APIError{StatusCode: 500}, 502, "the Mintlify API failed (HTTP 500)", reasonUpstreamError, ""},
+		{"api 500 with message", &apiclient.APIError{StatusCode: 500, Message: "boom"}, 502, "boom", reasonUpstreamError, ""},
+		{"api 503", &apiclient.APIError{StatusCode: 503, RetryAfter: 20 * time.Second}, 503, "HTTP 503", reasonUpstreamError, "20"},
+		{"api 504", &apiclient.APIError{StatusCode: 504}, 504, "HTTP 504", reasonUpstreamError, ""},
+		// Answers the exporter should never get: a gateway error.
 		{"api 3xx", &apiclient.APIError{StatusCode: 302}, 502, "the Mintlify API answered HTTP 302", reasonUpstreamError, ""},
+		{"api 405", &apiclient.APIError{StatusCode: 405}, 502, "the Mintlify API answered HTTP 405", reasonUpstreamError, ""},
+		{"api 415", &apiclient.APIError{StatusCode: 415, RetryAfter: time.Second}, 502, "HTTP 415", reasonUpstreamError, ""},
 		{"api 429", &apiclient.APIError{StatusCode: 429, RetryAfter: 30 * time.Second}, 429, "HTTP 429", reasonRateLimited, "30"},
 		{"throttled", &apiclient.ThrottledError{Until: t0.Add(90 * time.Second)}, 429, "request not sent", reasonRateLimited, "90"},
 		{"timeout", context.DeadlineExceeded, 504, "did not answer in time", reasonUpstreamError, ""},
 		{"network", errors.New("dial tcp: refused"), 502, "could not be reached", reasonUpstreamError, ""},
+		// Never a 2xx for a job that is not tracked.
+		{"id collision", &tracker.IDCollisionError{JobID: "job_1", Intent: tracker.UnknownCreate{ID: "ci_1"}}, 502, "the new job is not tracked", reasonUpstreamError, ""},
 		// Not a rejection: the job exists and is tracked in memory.
 		{"state", &tracker.StateError{JobID: "job_9", Err: errors.New("disk full")}, 500, "job_9", "", ""},
 	} {

@@ -11,25 +11,39 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 )
 
 // idemEnv is the gateway over a real tracker and the fake API.
 type idemEnv struct {
-	t    *testing.T
-	fake *fakeapi.Server
+	t      *testing.T
+	fake   *fakeapi.Server
+	client *apiclient.Client
+	// logs are the tracker's and the gateway's log lines.
+	logs *testutil.SyncBuffer
 	srv  *httptest.Server
 	g    *Gateway
+	// user, when set, is sent as the basic-auth user.
+	user string
 }
 
 func newIdemEnv(t *testing.T, clientTimeout time.Duration) *idemEnv {
 	t.Helper()
 	const key = "mint_test_key_do_not_leak"
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1", "p2"}, APIKey: key})
+	return newIdemEnvKeys(t, clientTimeout, key, key)
+}
+
+// newIdemEnvKeys is newIdemEnv with the key the fake accepts and the one
+// the exporter sends.
+func newIdemEnvKeys(t *testing.T, clientTimeout time.Duration, fakeKey, key string) *idemEnv {
+	t.Helper()
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1", "p2"}, APIKey: fakeKey})
 	api := httptest.NewServer(fake)
 	t.Cleanup(api.Close)
 	client, err := apiclient.New(apiclient.Config{BaseURL: api.URL, APIKey: key, MaxRetries: 0, Timeout: clientTimeout})
@@ -37,16 +51,18 @@ func newIdemEnv(t *testing.T, clientTimeout time.Duration) *idemEnv {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewPedanticRegistry()
+	logs := &testutil.SyncBuffer{}
+	logger := log.NewLogfmtLogger(logs)
 	tcfg := tracker.Defaults()
 	tcfg.Projects = []string{"p1", "p2"}
 	tcfg.StatePath = filepath.Join(t.TempDir(), "agent.db")
-	trk, err := tracker.New(client, reg, tcfg, nil)
+	trk, err := tracker.New(client, reg, tcfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gcfg := Defaults()
 	gcfg.Projects = tcfg.Projects
-	g, err := New(trk, reg, gcfg, nil)
+	g, err := New(trk, reg, gcfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +73,7 @@ func newIdemEnv(t *testing.T, clientTimeout time.Duration) *idemEnv {
 			t.Error(err)
 		}
 	})
-	return &idemEnv{t: t, fake: fake, srv: srv, g: g}
+	return &idemEnv{t: t, fake: fake, client: client, logs: logs, srv: srv, g: g}
 }
 
 func (e *idemEnv) call(method, path, idemKey, body string) response {
@@ -71,6 +87,9 @@ func (e *idemEnv) call(method, path, idemKey, body string) response {
 	}
 	if idemKey != "" {
 		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	if e.user != "" {
+		req.SetBasicAuth(e.user, "pw")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

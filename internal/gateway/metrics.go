@@ -11,6 +11,7 @@ const (
 	reasonUpstreamError        = "upstream_error"         // the API answered an error, or could not be reached
 	reasonIdempotencyConflict  = "idempotency_conflict"   // 409/422: Idempotency-Key in flight, of unknown outcome, or reused with another body
 	reasonStateError           = "state_error"            // 503: the create intent could not be written; nothing sent
+	reasonJobNotFound          = "job_not_found"          // 404: a follow-up to a job the API does not know (messages only)
 )
 
 // rejectReasons lists every reason; each is pre-created at 0.
@@ -28,6 +29,26 @@ func newRejected(projects []string) *prometheus.CounterVec {
 	}, []string{"project", "reason"})
 	for _, p := range projects {
 		for _, r := range rejectReasons {
+			v.WithLabelValues(p, r)
+		}
+	}
+	return v
+}
+
+// messageRejectReasons are the reasons of refused follow-up messages: those
+// of creates, and job_not_found.
+var messageRejectReasons = append(append([]string(nil), rejectReasons...), reasonJobNotFound)
+
+// newMessageRejected is mintlify_agent_job_message_rejected_total with
+// every project and reason at 0.
+func newMessageRejected(projects []string) *prometheus.CounterVec {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mintlify_agent_job_message_rejected_total",
+		Help: "Follow-up messages the gateway refused, by reason: those of mintlify_agent_job_submit_rejected_total " +
+			"(state_error: the message intent not written), and job_not_found (the API does not know the job).",
+	}, []string{"project", "reason"})
+	for _, p := range projects {
+		for _, r := range messageRejectReasons {
 			v.WithLabelValues(p, r)
 		}
 	}

@@ -105,7 +105,7 @@ func TestOverTracker(t *testing.T) {
 	}
 
 	fake.SetFault(fakeapi.CreateJob, fakeapi.Fault{Status: 500, Remaining: 1})
-	if r := call("POST", "/api/v2/agent/p1/job", `{"prompt":"x"}`); r.status != 500 || !strings.Contains(r.errorMessage(t), "injected fault") {
+	if r := call("POST", "/api/v2/agent/p1/job", `{"prompt":"x"}`); r.status != 502 || !strings.Contains(r.errorMessage(t), "injected fault") {
 		t.Errorf("upstream 500: HTTP %d %s", r.status, r.body)
 	}
 	// p9 is configured here but unknown upstream: the API's 404 and message.

@@ -126,6 +126,10 @@ func (s stubUpstream) GetJob(_ context.Context, _, id string) (*apiclient.Job, e
 	return s.jobs[id], nil
 }
 
+func (s stubUpstream) SendMessage(context.Context, string, string, string) (*apiclient.Job, int, error) {
+	return nil, 0, fmt.Errorf("not supported")
+}
+
 func (s stubUpstream) ThrottledUntil(string) time.Time { return time.Time{} }
 
 // BenchmarkAgentPollRound measures one poll round over 10,000 active jobs:

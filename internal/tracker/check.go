@@ -8,7 +8,7 @@ import (
 )
 
 // CheckState reads the state file at path, without bbolt and without
-// changing it, and reports what it holds (jobs, create intents) and what is
+// changing it, and reports what it holds (jobs, create and message intents) and what is
 // damaged.
 func CheckState(path string) (*store.Report, error) {
 	return store.Check(path, classify, pick)
@@ -33,14 +33,25 @@ func classify(bucket string, k, v []byte) (string, bool) {
 		in, err := decodeIntent(v)
 		return err == nil && storeKey(in.Project, in.ID) == string(k)
 	}
+	isMessageIntent := func() bool {
+		in, err := decodeMessageIntent(v)
+		return err == nil && storeKey(in.Project, in.ID) == string(k)
+	}
 	switch bucket {
 	case store.Jobs:
 		return store.Jobs, isJob()
 	case bucketIntents:
 		return bucketIntents, isIntent()
+	case bucketMessageIntents:
+		return bucketMessageIntents, isMessageIntent()
 	case "":
 		if isJob() {
 			return store.Jobs, true
+		}
+		// A message intent also has what a create intent needs: try it
+		// first.
+		if isMessageIntent() {
+			return bucketMessageIntents, true
 		}
 		if isIntent() {
 			return bucketIntents, true
@@ -70,7 +81,8 @@ func pick(bucket string, a, b []byte) []byte {
 }
 
 func progress(r *record) int {
-	n := 0
+	// A later turn is further than anything an earlier one reached.
+	n := r.turn()*1000 + len(r.Messages)
 	if r.Lost || apiclient.IsTerminal(r.Job.Status) {
 		n += 100
 	}

@@ -63,12 +63,23 @@ var (
 	ErrNoSuchIntent = errors.New("no create of unknown outcome with this id")
 )
 
-// IntentError means the create intent could not be written to the state
-// file, so the create was not sent.
-type IntentError struct{ Err error }
+// IntentError means the create (or message) intent could not be written to
+// the state file, so the request was not sent.
+type IntentError struct {
+	Err error
+	// Message: the intent of a follow-up message, not a create.
+	Message bool
+}
 
 func (e *IntentError) Error() string {
-	return fmt.Sprintf("the create could not be recorded in the state file, so it was not sent: %v", e.Err)
+	return fmt.Sprintf("the %s could not be recorded in the state file, so it was not sent: %v", e.what(), e.Err)
+}
+
+func (e *IntentError) what() string {
+	if e.Message {
+		return "follow-up message"
+	}
+	return "create"
 }
 
 func (e *IntentError) Unwrap() error { return e.Err }
@@ -128,10 +139,14 @@ func (in *intent) view() UnknownCreate {
 }
 
 // keyRef is what an idempotency key of a project refers to: a tracked job
-// (by storeKey) or an intent.
+// (by storeKey) or an intent of a create, or a follow-up: of a tracked job
+// (msgJob, by storeKey) or a message intent in flight.
 type keyRef struct {
 	job    string
 	intent *intent
+
+	msgJob    string
+	msgIntent *messageIntent
 }
 
 func requestHash(prompt string) string {
@@ -251,12 +266,27 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	at = s.cfg.Now()
 	j := *job
 	internJob(&j)
-	rec, ev := transition(record{Project: project, Origin: OriginGateway, TrackedAt: at,
+	rec, ev := transition(record{Project: project, Origin: OriginGateway, TrackedAt: at, SubmittedBy: userFrom(ctx),
 		IdemKey: key, RequestHash: in.rec.RequestHash, CreateStatus: code}, j, at, seenLive)
 	jkey := storeKey(project, j.ID)
 	s.metrics.submittedJob(project)
 	e := &entry{rec: rec, intentKey: ikey}
-	if old := s.claim(jkey, e); old != nil {
+	// A poll of a stale record being replaced must not write over the new
+	// job's first record.
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	old, stale := s.claimNew(jkey, e, in.rec.StartedAt)
+	switch {
+	case old != nil && stale:
+		// Never a 2xx for a job that is not tracked: the intent stays,
+		// listed with the creates of unknown outcome.
+		s.mu.Lock()
+		in.inFlight = false
+		s.mu.Unlock()
+		level.Error(s.logger).Log("msg", "the API answered a new job with the id of a tracked job that is still running; the new job is not tracked",
+			"project", project, "job", j.ID, "intent", in.rec.ID)
+		return Created{}, &IDCollisionError{JobID: j.ID, Intent: in.view()}
+	case old != nil:
 		// Tracked concurrently (and written) already: only the intent goes.
 		s.dropIntent(ikey, in, true)
 		return Created{Job: *job, Status: code}, nil
@@ -279,6 +309,61 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	return Created{Job: *job, Status: code}, nil
 }
 
+// IDCollisionError means the API answered a create with the id of a job
+// that is tracked and still running, so the new job could not be tracked.
+// Its intent is kept, listed by UnknownCreates.
+type IDCollisionError struct {
+	JobID  string
+	Intent UnknownCreate
+}
+
+func (e *IDCollisionError) Error() string {
+	return fmt.Sprintf("the Mintlify API created job %s, but a tracked job that is still running has that id: the new job is not tracked "+
+		"(create %s is listed under unknown-creates)", e.JobID, e.Intent.ID)
+}
+
+// claimNew claims key for a job just created upstream (the create started
+// at since), like claim. An entry already under the key is either this job,
+// tracked concurrently (same createdAt, or tracked since the create
+// started), returned with stale false; or an older job that had the same id
+// (an API that reused ids, as the sandbox did across restarts): a finished
+// or lost one is replaced by e (its idempotency keys go with it), a running
+// one is returned with stale true.
+func (s *Tracker) claimNew(key string, e *entry, since time.Time) (old *entry, stale bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old = s.entries[key]
+	if old != nil {
+		r := &old.rec
+		if (!r.Job.CreatedAt.IsZero() && r.Job.CreatedAt.Equal(e.rec.Job.CreatedAt)) || !r.TrackedAt.Before(since) {
+			return old, false
+		}
+		if !r.Lost && !apiclient.IsTerminal(r.Job.Status) {
+			return old, true
+		}
+		level.Warn(s.logger).Log("msg", "the API reused the id of a finished tracked job: the old record is replaced by the new job",
+			"project", r.Project, "job", r.Job.ID, "old_status", r.viewStatus(), "old_created_at", r.Job.CreatedAt)
+		s.forgetKeysLocked(key, old)
+	}
+	e.pollPending = true
+	s.entries[key] = e
+	return nil, false
+}
+
+// forgetKeysLocked drops the idempotency keys that refer to the job under
+// key. s.mu is held.
+func (s *Tracker) forgetKeysLocked(key string, e *entry) {
+	r := &e.rec
+	if r.IdemKey != "" && s.keys[storeKey(r.Project, r.IdemKey)].job == key {
+		delete(s.keys, storeKey(r.Project, r.IdemKey))
+	}
+	for _, m := range r.Messages {
+		if m.IdemKey != "" && s.keys[storeKey(r.Project, m.IdemKey)].msgJob == key {
+			delete(s.keys, storeKey(r.Project, m.IdemKey))
+		}
+	}
+}
+
 // createNotDone reports whether a failed create certainly created nothing:
 // the API answered (with an error), or nothing was sent.
 func createNotDone(err error) bool {
@@ -289,6 +374,10 @@ func createNotDone(err error) bool {
 
 // replayLocked answers a create whose key is known. s.mu is held.
 func (s *Tracker) replayLocked(ref keyRef, hash string) (Created, error) {
+	if ref.msgJob != "" || ref.msgIntent != nil {
+		// The key of a follow-up: another request.
+		return Created{}, ErrIdempotencyKeyReused
+	}
 	if ref.intent != nil {
 		switch {
 		case ref.intent.rec.RequestHash != hash:
@@ -410,6 +499,9 @@ func (s *Tracker) ResolveIntent(ctx context.Context, project, intentID, jobID st
 		return v, res, err
 	}
 	jkey := storeKey(project, jobID)
+	// A poll or a follow-up must not write an older record over this one.
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	e := s.entries[jkey]
 	if e == nil || (e.rec.IdemKey != "" && e.rec.IdemKey != in.rec.IdemKey) {

@@ -418,3 +418,68 @@ func TestWriteErrorsKeepJobsAndRetry(t *testing.T) {
 		t.Errorf("replay after restart: %+v %v", c, err)
 	}
 }
+
+// TestCreateWithAReusedID: an API that hands out the id of a job tracked
+// from before (the sandbox did across restarts) never gets a success
+// answered for a job that is not tracked: a finished old record is
+// replaced by the new job, a running one makes the create fail, listed
+// with the creates of unknown outcome.
+func TestCreateWithAReusedID(t *testing.T) {
+	t.Parallel()
+	first := newEnv(t, fakeapi.Options{})
+	first.open(first.config())
+	running := first.create("p1", "#fake:pr:10h")
+	old, err := first.keyed("p1", "old-key", "#fake:pr:1m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.waitStatus("p1", old.Job.ID, apiclient.StatusCompleted, 10)
+	first.close()
+
+	// A new API whose ids start over, on the same state file.
+	e := newEnv(t, fakeapi.Options{})
+	e.statePath = first.statePath
+	e.clock.Set(first.clock.Now().Add(time.Hour))
+	e.open(e.config())
+
+	// The first id is the running job's: not tracked, not a success.
+	_, err = e.keyed("p1", "", "#fake:pr:1m")
+	var collision *IDCollisionError
+	if !errors.As(err, &collision) || collision.JobID != running.ID {
+		t.Fatalf("create with a running job's id: %v, want an IDCollisionError", err)
+	}
+	if u := e.trk.UnknownCreates("p1"); len(u) != 1 || u[0].ID != collision.Intent.ID {
+		t.Errorf("unknown creates %+v, want the colliding create listed", u)
+	}
+	if v, _ := e.trk.Job("p1", running.ID); !v.CreatedAt.Equal(running.CreatedAt) || v.Status != apiclient.StatusActive {
+		t.Errorf("the running job's record changed: %+v", v)
+	}
+
+	// The second is the finished job's: replaced by the new job.
+	c, err := e.keyed("p1", "new-key", "#fake:fail:1m")
+	if err != nil || c.Job.ID != old.Job.ID {
+		t.Fatalf("create: %+v %v, want job %s again", c, err, old.Job.ID)
+	}
+	v, ok := e.trk.Job("p1", old.Job.ID)
+	if !ok || v.Status != apiclient.StatusActive || !v.CreatedAt.Equal(c.Job.CreatedAt) || v.Tracking.TerminalAt != nil {
+		t.Fatalf("tracked: %+v, want the new job", v)
+	}
+	e.waitStatus("p1", old.Job.ID, apiclient.StatusFailed, 20)
+	e.checkMetrics([]metricCase{
+		{"mintlify_agent_jobs_finished_total", []string{"project", "p1", "status", "failed"}, 1},
+		{"mintlify_agent_jobs", []string{"project", "p1", "status", "failed"}, 1},
+	})
+	// The old job's key went with it; the new one replays.
+	if r, err := e.keyed("p1", "new-key", "#fake:fail:1m"); err != nil || !r.Replayed {
+		t.Errorf("retry with the new key: %+v %v", r, err)
+	}
+	if _, err := e.keyed("p1", "old-key", "#fake:pr:1m"); err != nil {
+		t.Errorf("the replaced job's key is free again: %v", err)
+	}
+	// After a restart too.
+	e.close()
+	e.open(e.config())
+	if v, _ := e.trk.Job("p1", old.Job.ID); v.Status != apiclient.StatusFailed || !v.CreatedAt.Equal(c.Job.CreatedAt) {
+		t.Errorf("after a restart: %+v, want the new job", v)
+	}
+}

@@ -31,6 +31,36 @@ type Tracking struct {
 	// its next archive re-check); absent when it is due at the next poll
 	// round or no longer polled.
 	NextCheckAt *time.Time `json:"nextCheckAt,omitempty"`
+	// Turn is the job's current turn: 1 from its creation, one more for
+	// each follow-up message.
+	Turn int `json:"turn"`
+	// TurnStartedAt is when the current turn started, absent for the first
+	// turn (it started at createdAt).
+	TurnStartedAt *time.Time `json:"turnStartedAt,omitempty"`
+	// SubmittedBy is the basic-auth user who created the job through the
+	// gateway (origin gateway) or tracked it (origin track); absent without
+	// basic auth.
+	SubmittedBy string `json:"submittedBy,omitempty"`
+	// TurnStartedBy is the basic-auth user whose follow-up message started
+	// the current turn, when it was sent through the gateway.
+	TurnStartedBy string `json:"turnStartedBy,omitempty"`
+}
+
+type userKey struct{}
+
+// WithUser returns ctx carrying the user on whose behalf the gateway calls
+// the tracker (its basic-auth user): Create, Track and Message record it
+// on the job.
+func WithUser(ctx context.Context, user string) context.Context {
+	return context.WithValue(ctx, userKey{}, user)
+}
+
+// UserFrom returns the user WithUser put in ctx ("" when none).
+func UserFrom(ctx context.Context) string { return userFrom(ctx) }
+
+func userFrom(ctx context.Context) string {
+	u, _ := ctx.Value(userKey{}).(string)
+	return u
 }
 
 // JobView is a tracked job as shown to clients: the API's job object (same
@@ -47,9 +77,15 @@ type JobView struct {
 type StateError struct {
 	JobID string
 	Err   error
+	// Message: the write of a follow-up's new turn failed.
+	Message bool
 }
 
 func (e *StateError) Error() string {
+	if e.Message {
+		return fmt.Sprintf("job %s accepted the follow-up message upstream, but its new turn could not be saved to the state file "+
+			"(it is followed in memory and written again at its next poll): %v", e.JobID, e.Err)
+	}
 	return fmt.Sprintf("job %s was created upstream but could not be saved to the state file: %v", e.JobID, e.Err)
 }
 
@@ -102,14 +138,15 @@ func (s *Tracker) Jobs(project, status string) []JobView {
 // Track starts tracking a job created elsewhere after one get upstream. A
 // job that is already terminal when first seen is stored as such but not
 // counted as finished (this exporter did not see it finish). A job tracked
-// already is returned as it is, AlreadyTracked, without asking upstream.
+// already is returned as it is, AlreadyTracked, without asking upstream; if
+// it is no longer polled it is re-checked at the next poll round.
 // With a *StateError the job is tracked (in memory) and its view is valid;
 // with any other error nothing is tracked.
 func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, TrackResult, error) {
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	key := storeKey(project, id)
-	if v, ok := s.Job(project, id); ok {
+	if v, ok := s.recheckTracked(key); ok {
 		return v, AlreadyTracked, nil
 	}
 	if until := s.api.ThrottledUntil(apiclient.EndpointGetJob); !until.IsZero() {
@@ -123,7 +160,7 @@ func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, Track
 	j := *job
 	j.ID = id
 	internJob(&j)
-	rec, _ := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at}, j, at, seenAfterTheFact)
+	rec, _ := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}, j, at, seenAfterTheFact)
 	e := &entry{rec: rec, lastPolled: at}
 	s.schedule(e, &rec, at, at)
 	if old := s.claim(key, e); old != nil { // tracked concurrently
@@ -140,6 +177,25 @@ func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, Track
 		return v, NewlyTracked, &StateError{JobID: id, Err: perr}
 	}
 	return v, NewlyTracked, nil
+}
+
+// recheckTracked returns the view of a tracked job. A job no longer polled
+// (failed, archived, lost, or past its archive watch) is re-checked at the
+// next poll round: tracking it again is how a client says it may have been
+// sent a follow-up elsewhere, and a job found active again starts a new
+// turn.
+func (s *Tracker) recheckTracked(key string) (JobView, bool) {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key]
+	if e == nil {
+		return JobView{}, false
+	}
+	if !e.polled(now, &s.cfg) {
+		e.recheck, e.nextPoll = true, time.Time{}
+	}
+	return e.view(now, &s.cfg), true
 }
 
 // RecentCreates returns, per project, when jobs were created through the

@@ -46,6 +46,9 @@ type projectJobs struct {
 	oldestActive time.Time
 	// unknownCreates counts creates whose outcome is unknown.
 	unknownCreates int
+	// maxOverdue is how long the most overdue scheduled poll of the
+	// project's jobs has been due (0 or less: none is late).
+	maxOverdue time.Duration
 }
 
 // metrics are the mintlify_agent_* metrics of the tracker. The gauges are
@@ -57,31 +60,48 @@ type metrics struct {
 	state    func() []projectJobs
 	now      func() time.Time
 
-	jobsDesc    *prometheus.Desc
-	oldestDesc  *prometheus.Desc
-	unknownDesc *prometheus.Desc
+	jobsDesc     *prometheus.Desc
+	oldestDesc   *prometheus.Desc
+	unknownDesc  *prometheus.Desc
+	overdueDesc  *prometheus.Desc
+	intervalDesc *prometheus.Desc
+	pollInterval time.Duration
 
 	submitted   *prometheus.CounterVec
 	finished    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	prs         *prometheus.CounterVec
 	lost        *prometheus.CounterVec
+	messages    *prometheus.CounterVec
+	delay       prometheus.Histogram
 	writeErrors prometheus.Counter
 }
 
+// PollDelayBuckets are the classic buckets of
+// mintlify_agent_poll_delay_seconds: 50ms to 10m.
+var PollDelayBuckets = []float64{.05, .25, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600}
+
 // newMetrics builds the metrics for the configured projects. state is
 // called on every scrape and must be cheap and safe for concurrent use.
-func newMetrics(projects []string, state func() []projectJobs, now func() time.Time) *metrics {
+func newMetrics(projects []string, state func() []projectJobs, now func() time.Time, pollInterval time.Duration) *metrics {
 	m := &metrics{
-		projects: map[string]bool{},
-		state:    state,
-		now:      now,
+		projects:     map[string]bool{},
+		state:        state,
+		now:          now,
+		pollInterval: pollInterval,
+		overdueDesc: prometheus.NewDesc("mintlify_agent_poll_max_overdue_seconds",
+			"How long the most overdue scheduled poll of the project's tracked jobs has been due (0 when none is late). "+
+				"It grows beyond mintlify_agent_poll_interval_seconds when --agent.max-concurrent-polls is too low for the jobs to poll.",
+			[]string{"project"}, nil),
+		intervalDesc: prometheus.NewDesc("mintlify_agent_poll_interval_seconds",
+			"The configured poll interval of active agent jobs (--agent.poll-interval).", nil, nil),
 		jobsDesc: prometheus.NewDesc("mintlify_agent_jobs",
 			"Agent jobs tracked by the exporter, by current status. active, completed, failed, archived and lost are always present; "+
 				"an undocumented status reported by the API appears as its own value. lost: the API answered 404 for the job, it is no longer polled.",
 			[]string{"project", "status"}, nil),
 		oldestDesc: prometheus.NewDesc("mintlify_agent_job_oldest_active_age_seconds",
-			"Age (now minus createdAt) of the oldest tracked job not yet in a terminal status, 0 when there is none.",
+			"Age of the oldest turn still running among the tracked jobs (now minus the turn's start: createdAt for a job's first turn, "+
+				"the follow-up message for a later one), 0 when there is none.",
 			[]string{"project"}, nil),
 		// A gauge, not a counter: it is how many such creates wait for an
 		// operator now, and it falls when they are resolved or dismissed,
@@ -96,14 +116,14 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 		}, []string{"project"}),
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mintlify_agent_jobs_finished_total",
-			Help: "Tracked agent jobs seen reaching a terminal status, counted once per job and status. A completed job archived later " +
-				"is counted under completed and again under archived, so sum over status counts terminal transitions; " +
-				"jobs already terminal when first seen (tracked after the fact, or before a restart) are not counted.",
+			Help: "Turns of tracked agent jobs seen reaching a terminal status, counted once per turn and status (a job has one turn, " +
+				"plus one per follow-up message). A completed job archived later is counted under completed and again under archived, " +
+				"so sum over status counts terminal transitions; jobs already terminal when first seen (tracked after the fact, or before a restart) are not counted.",
 		}, []string{"project", "status"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "mintlify_agent_job_duration_seconds",
-			Help: "Time from an agent job's createdAt to the first poll that saw it in a terminal status (so up to one poll interval late), " +
-				"by that first terminal status.",
+			Help: "Duration of each turn of an agent job: from the turn's start (createdAt for the first turn, the follow-up message for a later one) " +
+				"to the first poll that saw it in a terminal status (so up to one poll interval late), by that first terminal status.",
 			Buckets:                         DurationBuckets,
 			NativeHistogramBucketFactor:     1.1,
 			NativeHistogramMaxBucketNumber:  100,
@@ -117,6 +137,19 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 			Name: "mintlify_agent_jobs_lost_total",
 			Help: "Tracked agent jobs given up on because the API answered 404 for them repeatedly.",
 		}, []string{"project"}),
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mintlify_agent_job_messages_total",
+			Help: "Follow-up messages sent to agent jobs through the gateway and accepted upstream; each starts a new turn of its job.",
+		}, []string{"project"}),
+		delay: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "mintlify_agent_poll_delay_seconds",
+			Help: "How late each scheduled poll of a tracked job was sent, against its schedule (--agent.poll-interval for active jobs). " +
+				"Polls run late when --agent.max-concurrent-polls is too low for the number of jobs to poll.",
+			Buckets:                         PollDelayBuckets,
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  100,
+			NativeHistogramMinResetDuration: time.Hour,
+		}),
 		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mintlify_agent_state_write_errors_total",
 			Help: "Failed writes to the agent state file. Jobs whose state could not be written are retried on the next poll; a failed write of a new submission answers 500 (job created, kept in memory) or 503 (create intent not written, nothing sent).",
@@ -127,6 +160,7 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 		m.submitted.WithLabelValues(p)
 		m.prs.WithLabelValues(p)
 		m.lost.WithLabelValues(p)
+		m.messages.WithLabelValues(p)
 		for _, s := range terminalStatuses {
 			m.finished.WithLabelValues(p, s)
 			m.duration.WithLabelValues(p, s)
@@ -136,7 +170,7 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 }
 
 func (m *metrics) vecs() []prometheus.Collector {
-	return []prometheus.Collector{m.submitted, m.finished, m.duration, m.prs, m.lost, m.writeErrors}
+	return []prometheus.Collector{m.submitted, m.finished, m.duration, m.prs, m.lost, m.messages, m.delay, m.writeErrors}
 }
 
 // Describe implements prometheus.Collector.
@@ -144,6 +178,8 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.jobsDesc
 	ch <- m.oldestDesc
 	ch <- m.unknownDesc
+	ch <- m.overdueDesc
+	ch <- m.intervalDesc
 	for _, c := range m.vecs() {
 		c.Describe(ch)
 	}
@@ -177,7 +213,9 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(m.oldestDesc, prometheus.GaugeValue, age, p)
 		ch <- prometheus.MustNewConstMetric(m.unknownDesc, prometheus.GaugeValue, float64(pj.unknownCreates), p)
+		ch <- prometheus.MustNewConstMetric(m.overdueDesc, prometheus.GaugeValue, max(pj.maxOverdue.Seconds(), 0), p)
 	}
+	ch <- prometheus.MustNewConstMetric(m.intervalDesc, prometheus.GaugeValue, m.pollInterval.Seconds())
 }
 
 // foldStatuses returns the counts to export: every always-present status,
@@ -233,3 +271,13 @@ func (m *metrics) submittedJob(project string) {
 
 // stateWriteError counts a failed state file write.
 func (m *metrics) stateWriteError() { m.writeErrors.Inc() }
+
+// messageSent counts a follow-up accepted upstream.
+func (m *metrics) messageSent(project string) {
+	if m.projects[project] {
+		m.messages.WithLabelValues(project).Inc()
+	}
+}
+
+// pollDelay observes how late a scheduled poll was sent.
+func (m *metrics) pollDelay(d time.Duration) { m.delay.Observe(max(d.Seconds(), 0)) }

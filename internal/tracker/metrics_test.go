@@ -15,7 +15,7 @@ import (
 var agentTestNow = time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
 
 func newAgentTestMetrics(state []projectJobs) (*metrics, *prometheus.Registry) {
-	m := newMetrics([]string{"p1", "p2"}, func() []projectJobs { return state }, func() time.Time { return agentTestNow })
+	m := newMetrics([]string{"p1", "p2"}, func() []projectJobs { return state }, func() time.Time { return agentTestNow }, 10*time.Second)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(m)
 	return m, reg
@@ -24,7 +24,10 @@ func newAgentTestMetrics(state []projectJobs) (*metrics, *prometheus.Registry) {
 func TestMetricsGolden(t *testing.T) {
 	t.Parallel()
 	m, reg := newAgentTestMetrics([]projectJobs{
-		{project: "p1", byStatus: map[string]int{"active": 2, "completed": 3, "waiting_for_review": 1, "lost": 1}, oldestActive: agentTestNow.Add(-90 * time.Second)},
+		{project: "p1", byStatus: map[string]int{"active": 2, "completed": 3, "waiting_for_review": 1, "lost": 1}, oldestActive: agentTestNow.Add(-90 * time.Second),
+			maxOverdue: 25 * time.Second},
+		// Polls ahead of schedule: not late, 0.
+		{project: "p2", byStatus: map[string]int{}, maxOverdue: -3 * time.Second},
 		// Not configured: must not appear.
 		{project: "evil", byStatus: map[string]int{"active": 9}},
 	})
@@ -34,12 +37,27 @@ func TestMetricsGolden(t *testing.T) {
 	m.count("p1", events{finished: apiclient.StatusArchived}) // archive after completion: counted, not observed
 	m.count("p1", events{pr: true})
 	m.count("p1", events{lost: true})
+	m.messageSent("p1")
+	m.pollDelay(3 * time.Second)
+	m.pollDelay(-time.Second) // early: observed as 0
 	// Unknown projects never become label values.
 	m.submittedJob("nope")
+	m.messageSent("nope")
 	m.count("nope", events{finished: apiclient.StatusFailed, observeDur: true, duration: time.Second, pr: true, lost: true})
 
 	want := `
-# HELP mintlify_agent_job_oldest_active_age_seconds Age (now minus createdAt) of the oldest tracked job not yet in a terminal status, 0 when there is none.
+# HELP mintlify_agent_job_messages_total Follow-up messages sent to agent jobs through the gateway and accepted upstream; each starts a new turn of its job.
+# TYPE mintlify_agent_job_messages_total counter
+mintlify_agent_job_messages_total{project="p1"} 1
+mintlify_agent_job_messages_total{project="p2"} 0
+# HELP mintlify_agent_poll_interval_seconds The configured poll interval of active agent jobs (--agent.poll-interval).
+# TYPE mintlify_agent_poll_interval_seconds gauge
+mintlify_agent_poll_interval_seconds 10
+# HELP mintlify_agent_poll_max_overdue_seconds How long the most overdue scheduled poll of the project's tracked jobs has been due (0 when none is late). It grows beyond mintlify_agent_poll_interval_seconds when --agent.max-concurrent-polls is too low for the jobs to poll.
+# TYPE mintlify_agent_poll_max_overdue_seconds gauge
+mintlify_agent_poll_max_overdue_seconds{project="p1"} 25
+mintlify_agent_poll_max_overdue_seconds{project="p2"} 0
+# HELP mintlify_agent_job_oldest_active_age_seconds Age of the oldest turn still running among the tracked jobs (now minus the turn's start: createdAt for a job's first turn, the follow-up message for a later one), 0 when there is none.
 # TYPE mintlify_agent_job_oldest_active_age_seconds gauge
 mintlify_agent_job_oldest_active_age_seconds{project="p1"} 90
 mintlify_agent_job_oldest_active_age_seconds{project="p2"} 0
@@ -70,7 +88,8 @@ mintlify_agent_jobs_submitted_total{project="p1"} 2
 mintlify_agent_jobs_submitted_total{project="p2"} 0
 `
 	names := []string{"mintlify_agent_jobs", "mintlify_agent_job_oldest_active_age_seconds", "mintlify_agent_jobs_submitted_total",
-		"mintlify_agent_job_pull_requests_total", "mintlify_agent_jobs_lost_total"}
+		"mintlify_agent_job_pull_requests_total", "mintlify_agent_jobs_lost_total", "mintlify_agent_job_messages_total",
+		"mintlify_agent_poll_interval_seconds", "mintlify_agent_poll_max_overdue_seconds"}
 	if err := promtestutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +118,13 @@ mintlify_agent_jobs_submitted_total{project="p2"} 0
 				}
 				if len(h.GetBucket()) != len(DurationBuckets) {
 					t.Errorf("duration histogram has %d classic buckets, want %d", len(h.GetBucket()), len(DurationBuckets))
+				}
+			}
+			if mf.GetName() == "mintlify_agent_poll_delay_seconds" {
+				h := mt.GetHistogram()
+				if h.GetSampleCount() != 2 || h.GetSampleSum() != 3 || len(h.GetBucket()) != len(PollDelayBuckets) {
+					t.Errorf("poll delay histogram: count %d sum %v buckets %d, want 2, 3 and %d", h.GetSampleCount(), h.GetSampleSum(),
+						len(h.GetBucket()), len(PollDelayBuckets))
 				}
 			}
 		}

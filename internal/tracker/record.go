@@ -62,6 +62,60 @@ type record struct {
 	IdemKey      string
 	RequestHash  string
 	CreateStatus int
+	// Turns is how many turns the job has had: 1 from its creation (or
+	// first sighting), one more for each follow-up message (sent through
+	// the gateway, or noticed as the job turning active again after it
+	// ended). 0 in records written before turns existed means 1.
+	Turns int
+	// TurnStartedAt is when the current turn started: zero for the first
+	// turn (its start is the job's createdAt), else the time of the
+	// follow-up (or when the job was first seen active again).
+	TurnStartedAt time.Time
+	// SubmittedBy is who created the job through the gateway, or tracked
+	// it: the gateway's basic-auth user, empty without one.
+	SubmittedBy string
+	// Messages are the follow-ups sent through the gateway: every one with
+	// an idempotency key (kept as long as the job, for replays), and the
+	// others of the last hour (for the local message limit after a
+	// restart).
+	Messages []messageRecord
+}
+
+// messageRecord is a follow-up message sent through the gateway.
+type messageRecord struct {
+	IdemKey, RequestHash string
+	At                   time.Time
+	// Status is the HTTP status of the API's answer; 0 when the outcome is
+	// unknown (the exporter stopped, or the request failed, before the
+	// answer was recorded).
+	Status int
+	// Turn is the turn the message started (0 when unknown).
+	Turn int
+	// By is who sent it (the gateway's basic-auth user).
+	By string
+}
+
+// turn is the number of the current turn.
+func (r *record) turn() int { return max(r.Turns, 1) }
+
+// turnStart is when the current turn started, zero when unknown.
+func (r *record) turnStart() time.Time {
+	if !r.TurnStartedAt.IsZero() {
+		return r.TurnStartedAt
+	}
+	return r.Job.CreatedAt
+}
+
+// startTurn makes rec a job whose new turn started at: active again, its
+// terminal statuses not yet counted for this turn.
+func startTurn(rec *record, at time.Time) {
+	rec.Turns = rec.turn() + 1
+	rec.TurnStartedAt = at
+	rec.TerminalAt = time.Time{}
+	rec.Counted = 0
+	rec.WatchEnded = false
+	// The API took a follow-up for it: it knows the job.
+	rec.Lost = false
 }
 
 func storeKey(project, id string) string { return project + "\x00" + id }
@@ -84,6 +138,11 @@ type entry struct {
 	// intentKey is the create intent still in the state file because the
 	// job's first write failed: deleted by the write that lands.
 	intentKey string
+	// recheck: poll the job at the next round even though it is no longer
+	// polled (a follow-up of unknown outcome may have made it active
+	// again); turnHint is when that follow-up was sent.
+	recheck  bool
+	turnHint time.Time
 }
 
 // intern shares the strings that repeat across jobs (status, model,
@@ -113,6 +172,8 @@ func (r *record) viewStatus() string {
 func (e *entry) polled(now time.Time, cfg *Config) bool {
 	r := &e.rec
 	switch {
+	case e.recheck:
+		return true
 	case r.Lost:
 		return false
 	case !apiclient.IsTerminal(r.Job.Status):
@@ -126,10 +187,22 @@ func (e *entry) polled(now time.Time, cfg *Config) bool {
 func (e *entry) view(now time.Time, cfg *Config) JobView {
 	r := &e.rec
 	v := JobView{Job: r.Job, Tracking: Tracking{
-		Origin:    r.Origin,
-		TrackedAt: r.TrackedAt,
-		LastError: e.lastErr,
+		Origin:      r.Origin,
+		TrackedAt:   r.TrackedAt,
+		LastError:   e.lastErr,
+		Turn:        r.turn(),
+		SubmittedBy: r.SubmittedBy,
 	}}
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if m := r.Messages[i]; m.Turn == r.turn() && m.Turn > 1 {
+			v.Tracking.TurnStartedBy = m.By
+			break
+		}
+	}
+	if !r.TurnStartedAt.IsZero() {
+		t := r.TurnStartedAt
+		v.Tracking.TurnStartedAt = &t
+	}
 	if r.Lost {
 		v.Status = StatusLost
 		v.Tracking.LastUpstreamStatus = r.Job.Status
@@ -167,19 +240,33 @@ const (
 // the change is persisted.
 type events struct {
 	finished string
-	// duration, when observed, is createdAt to the first terminal poll.
+	// duration, when observed, is the turn's start (createdAt for the
+	// first) to the turn's first terminal poll.
 	duration   time.Duration
 	observeDur bool
 	pr         bool
 	lost       bool
+	// newTurn: the job was seen active again after it ended (a follow-up
+	// sent elsewhere).
+	newTurn bool
 }
 
 // transition computes the record after seeing job at time at, and the
-// events to count.
-func transition(old record, job apiclient.Job, at time.Time, how sighting) (record, events) {
+// events to count. A job seen live in a non-terminal status after a turn
+// ended starts a new turn at turnHint (when the follow-up is known to have
+// been sent then) or at.
+func transition(old record, job apiclient.Job, at time.Time, how sighting, turnHint ...time.Time) (record, events) {
 	rec := old
 	rec.Job = job
 	var ev events
+	if how == seenLive && job.Status != "" && !apiclient.IsTerminal(job.Status) && (old.Counted != 0 || apiclient.IsTerminal(old.Job.Status)) {
+		start := at
+		if len(turnHint) > 0 && !turnHint[0].IsZero() && turnHint[0].Before(at) {
+			start = turnHint[0]
+		}
+		startTurn(&rec, start)
+		ev.newTurn = true
+	}
 	if bit := countedBit(job.Status); bit != 0 && rec.Counted&bit == 0 {
 		rec.Counted |= bit
 		firstTerminal := rec.TerminalAt.IsZero()
@@ -188,9 +275,9 @@ func transition(old record, job apiclient.Job, at time.Time, how sighting) (reco
 		}
 		if how == seenLive {
 			ev.finished = job.Status
-			if firstTerminal && !job.CreatedAt.IsZero() {
+			if start := rec.turnStart(); firstTerminal && !start.IsZero() {
 				ev.observeDur = true
-				ev.duration = at.Sub(job.CreatedAt)
+				ev.duration = at.Sub(start)
 			}
 		}
 	}

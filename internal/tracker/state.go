@@ -20,17 +20,29 @@ import (
 // file without either, so it is read as it is and re-stamped "2" (which the
 // release that wrote it then refuses, rather than drop what it does not
 // know).
-const stateSchema = "2"
+//
+// Version 3 adds to the record the job's turns (turns, turnStartedAt), its
+// follow-up messages (messageV3) and who submitted it (submittedBy), all
+// omitted when empty, and a bucket
+// of message intents (messageIntentV3). Versions 1 and 2 are read as they
+// are (a job with one turn and no messages) and the file is re-stamped
+// "3": a release that does not know turns refuses it rather than lose a
+// turn in progress.
+const stateSchema = "3"
 
 // olderSchemas are the versions this tracker still reads.
-var olderSchemas = []string{"1"}
+var olderSchemas = []string{"1", "2"}
 
 // bucketIntents holds the create intents, keyed by storeKey(project, id).
 const bucketIntents = "intents"
 
+// bucketMessageIntents holds the message intents, keyed by
+// storeKey(project, id).
+const bucketMessageIntents = "message_intents"
+
 // storeOptions are the state file's options for the tracker.
 func storeOptions(lockTimeout time.Duration) store.Options {
-	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents}, LockTimeout: lockTimeout}
+	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents}, LockTimeout: lockTimeout}
 }
 
 // recordV1 is one tracked job in the state file, as JSON, keyed by
@@ -51,6 +63,21 @@ type recordV1 struct {
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 	RequestHash    string `json:"requestHash,omitempty"`
 	CreateStatus   int    `json:"createStatus,omitempty"`
+	// Version 3.
+	Turns         int         `json:"turns,omitempty"`
+	TurnStartedAt time.Time   `json:"turnStartedAt,omitzero"`
+	Messages      []messageV3 `json:"messages,omitempty"`
+	SubmittedBy   string      `json:"submittedBy,omitempty"`
+}
+
+// messageV3 is a follow-up message sent through the gateway.
+type messageV3 struct {
+	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
+	RequestHash    string    `json:"requestHash,omitempty"`
+	At             time.Time `json:"at"`
+	Status         int       `json:"status,omitempty"`
+	Turn           int       `json:"turn,omitempty"`
+	By             string    `json:"by,omitempty"`
 }
 
 // jobV1 is the upstream job as version 1 stores it (the API's own field
@@ -95,6 +122,13 @@ func encodeRecord(r *record) ([]byte, error) {
 		IdempotencyKey: r.IdemKey,
 		RequestHash:    r.RequestHash,
 		CreateStatus:   r.CreateStatus,
+
+		Turns:         r.Turns,
+		TurnStartedAt: r.TurnStartedAt,
+		SubmittedBy:   r.SubmittedBy,
+	}
+	for _, m := range r.Messages {
+		v.Messages = append(v.Messages, messageV3{IdempotencyKey: m.IdemKey, RequestHash: m.RequestHash, At: m.At, Status: m.Status, Turn: m.Turn, By: m.By})
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -111,6 +145,10 @@ func decodeRecord(data []byte) (record, error) {
 	}
 	if v.Project == "" || v.Job.ID == "" {
 		return record{}, errors.New("decoding record: no project or job id")
+	}
+	var msgs []messageRecord
+	for _, m := range v.Messages {
+		msgs = append(msgs, messageRecord{IdemKey: m.IdempotencyKey, RequestHash: m.RequestHash, At: m.At, Status: m.Status, Turn: m.Turn, By: m.By})
 	}
 	return record{
 		Project: v.Project,
@@ -134,6 +172,11 @@ func decodeRecord(data []byte) (record, error) {
 		IdemKey:      v.IdempotencyKey,
 		RequestHash:  v.RequestHash,
 		CreateStatus: v.CreateStatus,
+
+		Turns:         v.Turns,
+		TurnStartedAt: v.TurnStartedAt,
+		Messages:      msgs,
+		SubmittedBy:   v.SubmittedBy,
 	}, nil
 }
 
@@ -170,4 +213,39 @@ func decodeIntent(data []byte) (intentRecord, error) {
 	}
 	return intentRecord{ID: v.ID, Project: v.Project, IdemKey: v.IdempotencyKey, RequestHash: v.RequestHash,
 		PromptExcerpt: v.PromptExcerpt, StartedAt: v.StartedAt}, nil
+}
+
+// messageIntentV3 is a message intent in the state file, as JSON, keyed by
+// storeKey(project, id): written (fsync) before a follow-up is sent
+// upstream and deleted in the transaction that writes the job's new turn,
+// or once the API's answer says nothing was done. One that is still there
+// at the next start is a follow-up whose outcome is unknown: its job is
+// re-checked at once, and its key is kept on the job as of unknown outcome.
+type messageIntentV3 struct {
+	ID             string    `json:"id"`
+	Project        string    `json:"project"`
+	JobID          string    `json:"jobId"`
+	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
+	RequestHash    string    `json:"requestHash"`
+	StartedAt      time.Time `json:"startedAt"`
+}
+
+func encodeMessageIntent(in *messageIntent) ([]byte, error) {
+	data, err := json.Marshal(messageIntentV3{ID: in.ID, Project: in.Project, JobID: in.JobID, IdempotencyKey: in.IdemKey,
+		RequestHash: in.RequestHash, StartedAt: in.StartedAt})
+	if err != nil {
+		return nil, fmt.Errorf("encoding message intent %s/%s: %w", in.Project, in.ID, err)
+	}
+	return data, nil
+}
+
+func decodeMessageIntent(data []byte) (messageIntent, error) {
+	var v messageIntentV3
+	if err := json.Unmarshal(data, &v); err != nil {
+		return messageIntent{}, fmt.Errorf("decoding message intent: %w", err)
+	}
+	if v.ID == "" || v.Project == "" || v.JobID == "" || v.RequestHash == "" {
+		return messageIntent{}, errors.New("decoding message intent: no id, project, job id or request hash")
+	}
+	return messageIntent{ID: v.ID, Project: v.Project, JobID: v.JobID, IdemKey: v.IdempotencyKey, RequestHash: v.RequestHash, StartedAt: v.StartedAt}, nil
 }

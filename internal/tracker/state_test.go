@@ -137,3 +137,52 @@ func TestStateFileOfRelease1(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestClassifyAndPickKnowTurns: salvage sorts loose message intents into
+// their bucket (not the create intents'), and of two versions of a job
+// keeps the later turn.
+func TestClassifyAndPickKnowTurns(t *testing.T) {
+	t.Parallel()
+	mi, err := encodeMessageIntent(&messageIntent{ID: "mi_1", Project: "p1", JobID: "job_1", RequestHash: "h", StartedAt: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := encodeIntent(&intentRecord{ID: "ci_1", Project: "p1", RequestHash: "h", StartedAt: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key    string
+		value  []byte
+		bucket string
+	}{
+		{storeKey("p1", "mi_1"), mi, bucketMessageIntents},
+		{storeKey("p1", "ci_1"), ci, bucketIntents},
+	} {
+		if b, ok := classify("", []byte(c.key), c.value); !ok || b != c.bucket {
+			t.Errorf("%s: classified %q %v, want %q", c.key, b, ok, c.bucket)
+		}
+	}
+	if _, ok := classify(bucketMessageIntents, []byte(storeKey("p1", "ci_1")), ci); ok {
+		t.Error("a create intent accepted as a message intent")
+	}
+
+	done := record{Project: "p1", Job: apiclient.Job{ID: "job_1", Status: apiclient.StatusCompleted}, Counted: countedCompleted, PRCounted: true, TerminalAt: t0}
+	next := done
+	startTurn(&next, t0.Add(time.Hour))
+	next.Job.Status = apiclient.StatusActive
+	a, err := encodeRecord(&done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := encodeRecord(&next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range [][2][]byte{{a, b}, {b, a}} {
+		got, err := decodeRecord(pick(store.Jobs, pair[0], pair[1]))
+		if err != nil || got.turn() != 2 {
+			t.Errorf("picked turn %d (%v), want the second turn over the finished first", got.turn(), err)
+		}
+	}
+}

@@ -41,6 +41,7 @@ import (
 type upstream interface {
 	CreateJobWithStatus(ctx context.Context, project, prompt string) (*apiclient.Job, int, error)
 	GetJob(ctx context.Context, project, id string) (*apiclient.Job, error)
+	SendMessage(ctx context.Context, project, id, prompt string) (*apiclient.Job, int, error)
 	ThrottledUntil(endpoint string) time.Time
 }
 
@@ -70,6 +71,12 @@ type Tracker struct {
 	intents map[string]*intent
 	// keys are the idempotency keys in use, by storeKey(project, key).
 	keys map[string]keyRef
+
+	// wmu serializes the writes that derive a job's record from the one in
+	// memory (polls, follow-ups), so that none writes an older turn over a
+	// newer one. bbolt serializes writes anyway, so this costs no
+	// throughput.
+	wmu sync.Mutex
 
 	running atomic.Bool
 	// inflight counts creates and tracks under way: they outlive their HTTP
@@ -120,7 +127,7 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 		_ = st.Close()
 		return nil, err
 	}
-	s.metrics = newMetrics(cfg.Projects, s.snapshot, cfg.Now)
+	s.metrics = newMetrics(cfg.Projects, s.snapshot, cfg.Now, cfg.PollInterval)
 	if reg != nil {
 		if err := reg.Register(s.metrics); err != nil {
 			_ = st.Close()
@@ -168,6 +175,11 @@ func (s *Tracker) load() error {
 		if e.rec.IdemKey != "" {
 			s.keys[storeKey(e.rec.Project, e.rec.IdemKey)] = keyRef{job: k}
 		}
+		for _, m := range e.rec.Messages {
+			if m.IdemKey != "" {
+				s.keys[storeKey(e.rec.Project, m.IdemKey)] = keyRef{msgJob: k}
+			}
+		}
 	}
 	unknown := 0
 	var resolved []store.Op
@@ -200,8 +212,13 @@ func (s *Tracker) load() error {
 			level.Warn(s.logger).Log("msg", "could not delete create intents whose job is tracked; retried at the next start", "err", err)
 		}
 	}
+	unknownMessages, err := s.loadMessageIntents()
+	if err != nil {
+		return err
+	}
 	level.Info(s.logger).Log("msg", "agent state loaded", "path", s.store.Path(), "jobs", len(s.entries),
-		"active", active, "archive_watch", watched, "other_projects", foreign, "unreadable", bad, "unknown_creates", unknown)
+		"active", active, "archive_watch", watched, "other_projects", foreign, "unreadable", bad, "unknown_creates", unknown,
+		"unknown_messages", unknownMessages)
 	if unknown > 0 {
 		level.Warn(s.logger).Log("msg", "creates of unknown outcome: sent upstream by an earlier run that stopped before recording the answer; "+
 			"the jobs may exist untracked. List them with GET /api/v2/agent/{project}/unknown-creates, then track or dismiss each (see alerts/RUNBOOK.md)",
@@ -268,8 +285,12 @@ func (s *Tracker) Run(ctx context.Context) error {
 	}
 }
 
-// pollTask is one job to poll.
-type pollTask struct{ key, project, id string }
+// pollTask is one job to poll: in turn, due at due (zero: at once).
+type pollTask struct {
+	key, project, id string
+	turn             int
+	due              time.Time
+}
 
 // round forgets expired jobs and polls every due job, at most
 // MaxConcurrentPolls at a time, and returns when all polls are done.
@@ -325,7 +346,7 @@ func (s *Tracker) due(now time.Time) []pollTask {
 			continue
 		}
 		e.pollPending = true
-		tasks = append(tasks, pollTask{key: k, project: e.rec.Project, id: e.rec.Job.ID})
+		tasks = append(tasks, pollTask{key: k, project: e.rec.Project, id: e.rec.Job.ID, turn: e.rec.turn(), due: e.nextPoll})
 	}
 	return tasks
 }
@@ -356,8 +377,8 @@ func (s *Tracker) forgetExpired(now time.Time) {
 	}
 	s.mu.Lock()
 	for _, k := range keys {
-		if e := s.entries[k]; e != nil && e.rec.IdemKey != "" {
-			delete(s.keys, storeKey(e.rec.Project, e.rec.IdemKey))
+		if e := s.entries[k]; e != nil {
+			s.forgetKeysLocked(k, e)
 		}
 		delete(s.entries, k)
 	}
@@ -377,6 +398,9 @@ func (s *Tracker) poll(ctx context.Context, t pollTask, roundStart time.Time) {
 		}
 		s.mu.Unlock()
 		return
+	}
+	if !t.due.IsZero() {
+		s.metrics.pollDelay(s.cfg.Now().Sub(t.due))
 	}
 	pctx, cancel := context.WithTimeout(ctx, s.cfg.PollTimeout)
 	job, err := s.api.GetJob(pctx, t.project, t.id)
@@ -404,6 +428,8 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 	j.ID = t.id // the key is what we asked for
 	internJob(&j)
 
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	e := s.entries[t.key]
 	if e == nil {
@@ -411,12 +437,20 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 		return
 	}
 	e.pollPending = false
+	if e.rec.turn() != t.turn {
+		// A follow-up started a new turn while this poll was under way:
+		// what it read may predate the message.
+		e.nextPoll = roundStart.Add(s.cfg.PollInterval)
+		s.mu.Unlock()
+		return
+	}
 	e.lastPolled = at
 	e.errors, e.notFound, e.lastErr = 0, 0, ""
 	changed := !sameJob(&e.rec.Job, &j)
-	rec, ev := transition(e.rec, j, at, seenLive)
+	rec, ev := transition(e.rec, j, at, seenLive, e.turnHint)
+	e.recheck, e.turnHint = false, time.Time{}
 	s.schedule(e, &rec, at, roundStart)
-	if !changed && !e.dirty {
+	if !changed && !e.dirty && !ev.newTurn {
 		s.mu.Unlock()
 		return
 	}
@@ -450,6 +484,10 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 		e.intentKey = ""
 	}
 	s.mu.Unlock()
+	if ev.newTurn {
+		level.Info(s.logger).Log("msg", "agent job active again: following its new turn (a follow-up sent elsewhere)", "project", t.project,
+			"job", t.id, "turn", rec.Turns)
+	}
 	s.metrics.count(t.project, ev)
 }
 
@@ -482,6 +520,8 @@ func sameTime(a, b *time.Time) bool {
 // job is lost (or, for a completed job under archive watch, the watch
 // ends).
 func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	e := s.entries[t.key]
 	if e == nil {
@@ -489,6 +529,7 @@ func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
 		return
 	}
 	e.pollPending = false
+	e.recheck = false
 	e.errors++
 	msg := err.Error()
 	if len(msg) > 300 {
@@ -568,6 +609,7 @@ func (s *Tracker) persist(key string, rec *record, extra ...store.Op) error {
 
 // snapshot is the metrics' view at scrape time.
 func (s *Tracker) snapshot() []projectJobs {
+	now := s.cfg.Now()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	by := make(map[string]*projectJobs, len(s.cfg.Projects))
@@ -584,13 +626,17 @@ func (s *Tracker) snapshot() []projectJobs {
 		st := e.rec.viewStatus()
 		pj.byStatus[st]++
 		if !e.rec.Lost && !apiclient.IsTerminal(st) {
-			c := e.rec.Job.CreatedAt
+			c := e.rec.turnStart()
 			if c.IsZero() {
 				c = e.rec.TrackedAt
 			}
 			if pj.oldestActive.IsZero() || c.Before(pj.oldestActive) {
 				pj.oldestActive = c
 			}
+		}
+		// A poll picked by a round but not sent yet is late as well.
+		if !e.nextPoll.IsZero() && (e.pollPending || e.polled(now, &s.cfg)) {
+			pj.maxOverdue = max(pj.maxOverdue, now.Sub(e.nextPoll))
 		}
 	}
 	for _, in := range s.intents {

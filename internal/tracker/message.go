@@ -1,0 +1,380 @@
+package tracker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
+)
+
+// MessageRequest is a follow-up message to send to a job.
+type MessageRequest struct {
+	Project, JobID, Prompt string
+	// IdempotencyKey, when not empty, makes retries safe, as for Create:
+	// keys share one namespace per project with creates.
+	IdempotencyKey string
+	// Admit, when not nil, is called once the request is known to be a new
+	// message (not a replay, not a conflict), before anything is sent; an
+	// error from it is returned as it is. The gateway takes its message
+	// limit slot here.
+	Admit func() error
+}
+
+// Messaged is the answer to a follow-up message.
+type Messaged struct {
+	// Job is the job as tracked once the message was accepted: active, in
+	// its new turn (for a replay: as tracked now).
+	Job JobView
+	// Status is the HTTP status of the API's answer (for a replay, of the
+	// first answer).
+	Status int
+	// Replayed: the key was used before with the same request; nothing was
+	// sent upstream.
+	Replayed bool
+}
+
+// NotSentError wraps the failure of a message that certainly reached
+// nothing upstream (the job could not be read to track it, the API's
+// Retry-After is running, the intent could not be written): the gateway
+// gives its limit slot back.
+type NotSentError struct{ Err error }
+
+func (e *NotSentError) Error() string { return e.Err.Error() + " (the message was not sent)" }
+
+func (e *NotSentError) Unwrap() error { return e.Err }
+
+// MessageOutcomeUnknownError means a follow-up was (perhaps) sent but its
+// outcome is unknown. The job is re-checked at the next poll round: if it
+// is active again, the new turn is followed from the time of the message.
+// A retry with the message's idempotency key is answered with this error
+// (Err nil), never sent again.
+type MessageOutcomeUnknownError struct {
+	Project, JobID string
+	At             time.Time
+	Err            error
+}
+
+func (e *MessageOutcomeUnknownError) Error() string {
+	msg := fmt.Sprintf("the outcome of the follow-up message to job %s sent at %s is unknown: it may have reached the job; "+
+		"the job is re-checked, GET /api/v2/agent/%s/job/%s shows whether a new turn started (send again, with a new key, if not)",
+		e.JobID, e.At.UTC().Format(time.RFC3339), e.Project, e.JobID)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *MessageOutcomeUnknownError) Unwrap() error { return e.Err }
+
+// messageIntent is a follow-up being sent.
+type messageIntent struct {
+	ID, Project, JobID, IdemKey, RequestHash string
+	StartedAt                                time.Time
+}
+
+// messageHash is the request hash of a follow-up: its job and its prompt,
+// so that a key reused for another job or another prompt is a conflict,
+// and never equal to a create's.
+func messageHash(jobID, prompt string) string {
+	return requestHash("message\x00" + jobID + "\x00" + prompt)
+}
+
+// unkeyedMessagesKept is how long a message without a key stays on its
+// job's record: long enough to seed the gateway's hourly limit.
+const unkeyedMessagesKept = time.Hour
+
+// Message sends a follow-up message to a job and starts its new turn,
+// crash-safely, as Create does for a job:
+//
+//  1. a job this tracker does not track yet is tracked first (one get
+//     upstream; a job the API does not know fails here, with nothing
+//     sent);
+//  2. a message intent is written (fsync) before the message is sent;
+//  3. on the API's answer the job's new turn (active, started now, its
+//     terminal statuses not yet counted) is written and the intent deleted
+//     in one transaction, before Message returns.
+//
+// A crash between 2 and 3 leaves the intent: the next start re-checks the
+// job, and follows its new turn if it is active again. A failure that does
+// not say whether the API got the message does the same at once and
+// returns *MessageOutcomeUnknownError. Failures that certainly sent nothing
+// are *NotSentError. Idempotency keys work as for Create.
+func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, error) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	project, id, key := req.Project, req.JobID, req.IdempotencyKey
+	if key != "" && !ValidIdempotencyKey(key) {
+		return Messaged{}, &NotSentError{Err: errors.New("invalid idempotency key: 1 to 255 printable ASCII characters")}
+	}
+	at := s.cfg.Now()
+	mi := &messageIntent{ID: newIntentID(), Project: project, JobID: id, IdemKey: key,
+		RequestHash: messageHash(id, req.Prompt), StartedAt: at}
+	ikey := storeKey(project, mi.ID)
+	jkey := storeKey(project, id)
+
+	s.mu.Lock()
+	if key != "" {
+		if ref, ok := s.keys[storeKey(project, key)]; ok {
+			m, err := s.replayMessageLocked(ref, key, mi.RequestHash)
+			s.mu.Unlock()
+			return m, err
+		}
+	}
+	if req.Admit != nil {
+		if err := req.Admit(); err != nil {
+			s.mu.Unlock()
+			return Messaged{}, err
+		}
+	}
+	if key != "" {
+		s.keys[storeKey(project, key)] = keyRef{msgIntent: mi}
+	}
+	s.mu.Unlock()
+	release := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if key != "" {
+			if ref := s.keys[storeKey(project, key)]; ref.msgIntent == mi {
+				delete(s.keys, storeKey(project, key))
+			}
+		}
+	}
+
+	if _, ok := s.Job(project, id); !ok {
+		if _, _, err := s.Track(ctx, project, id); err != nil {
+			var stateErr *StateError
+			if !errors.As(err, &stateErr) {
+				release()
+				return Messaged{}, &NotSentError{Err: err}
+			}
+			// Tracked in memory only: the message's own write retries it.
+		}
+	}
+	if until := s.api.ThrottledUntil(apiclient.EndpointSendMessage); !until.IsZero() {
+		release()
+		return Messaged{}, &NotSentError{Err: &apiclient.ThrottledError{Endpoint: apiclient.EndpointSendMessage, Until: until}}
+	}
+	data, err := encodeMessageIntent(mi)
+	if err == nil {
+		err = s.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: ikey, Value: data})
+	}
+	if err != nil {
+		s.metrics.stateWriteError()
+		level.Error(s.logger).Log("msg", "could not record a message intent; message not sent", "project", project, "job", id, "err", err)
+		release()
+		return Messaged{}, &NotSentError{Err: &IntentError{Err: err, Message: true}}
+	}
+
+	job, code, err := s.api.SendMessage(ctx, project, id, req.Prompt)
+	if err != nil {
+		if createNotDone(err) {
+			if derr := s.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: ikey}); derr != nil {
+				s.metrics.stateWriteError()
+				level.Error(s.logger).Log("msg", "could not delete a message intent from the state file; the job is re-checked at the next start",
+					"project", project, "job", id, "err", derr)
+			}
+			release()
+			return Messaged{}, fmt.Errorf("sending a message to job %s/%s: %w", project, id, err)
+		}
+		level.Warn(s.logger).Log("msg", "follow-up message of unknown outcome: the job is re-checked", "project", project, "job", id,
+			"idempotency_key", key, "err", err)
+		s.settleUnknownMessage(ikey, mi)
+		return Messaged{}, &MessageOutcomeUnknownError{Project: project, JobID: id, At: at, Err: fmt.Errorf("sending a message to job %s/%s: %w", project, id, err)}
+	}
+
+	at = s.cfg.Now()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	e := s.entries[jkey]
+	if e == nil {
+		// Forgotten while the message was under way (it had passed its
+		// retention): track it again as it is now.
+		e = &entry{rec: record{Project: project, Origin: OriginTrack, TrackedAt: at, Job: apiclient.Job{ID: id}}}
+		s.entries[jkey] = e
+	}
+	rec := e.rec
+	rec.Messages = append(keptMessages(rec.Messages, at), messageRecord{IdemKey: key, RequestHash: mi.RequestHash, At: at, Status: code, By: userFrom(ctx)})
+	startTurn(&rec, at)
+	rec.Messages[len(rec.Messages)-1].Turn = rec.Turns
+	j := rec.Job
+	if job != nil && job.Status != "" {
+		j = *job
+		j.ID = id
+	} else {
+		j.Status, j.PRLink, j.ArchivedAt = apiclient.StatusActive, nil, nil
+	}
+	internJob(&j)
+	// The turn has started already: what transition sees is its first
+	// status, not a job seen active again.
+	rec.Job = j
+	rec, ev := transition(rec, j, at, seenLive)
+	extra := []store.Op{{Bucket: bucketMessageIntents, Key: ikey}}
+	if e.intentKey != "" {
+		// The job's first write failed: its create intent is still there.
+		extra = append(extra, store.Op{Bucket: bucketIntents, Key: e.intentKey})
+	}
+	s.mu.Unlock()
+
+	perr := s.persist(jkey, &rec, extra...)
+	s.mu.Lock()
+	e.rec = rec
+	e.recheck, e.turnHint = false, time.Time{}
+	e.errors, e.notFound = 0, 0
+	s.schedule(e, &rec, at, at)
+	if key != "" {
+		s.keys[storeKey(project, key)] = keyRef{msgJob: jkey}
+	}
+	if perr != nil {
+		e.dirty = true
+		e.lastErr = "state file: " + perr.Error()
+	} else {
+		e.dirty = false
+		e.intentKey = ""
+	}
+	v := e.view(at, &s.cfg)
+	s.mu.Unlock()
+	s.metrics.messageSent(project)
+	s.metrics.count(project, ev)
+	if perr != nil {
+		return Messaged{Job: v, Status: code}, &StateError{JobID: id, Err: perr, Message: true}
+	}
+	return Messaged{Job: v, Status: code}, nil
+}
+
+// keptMessages drops the messages without a key older than
+// unkeyedMessagesKept at now.
+func keptMessages(ms []messageRecord, now time.Time) []messageRecord {
+	out := make([]messageRecord, 0, len(ms)+1)
+	for _, m := range ms {
+		if m.IdemKey != "" || now.Sub(m.At) < unkeyedMessagesKept {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// replayMessageLocked answers a follow-up whose key is known. s.mu is held.
+func (s *Tracker) replayMessageLocked(ref keyRef, key, hash string) (Messaged, error) {
+	switch {
+	case ref.msgIntent != nil:
+		if ref.msgIntent.RequestHash != hash {
+			return Messaged{}, ErrIdempotencyKeyReused
+		}
+		return Messaged{}, ErrIdempotencyKeyInFlight
+	case ref.msgJob == "":
+		// The key of a create (or a create intent): another request.
+		return Messaged{}, ErrIdempotencyKeyReused
+	}
+	e := s.entries[ref.msgJob]
+	if e == nil {
+		return Messaged{}, ErrIdempotencyKeyInFlight
+	}
+	for _, m := range e.rec.Messages {
+		if m.IdemKey != key {
+			continue
+		}
+		if m.RequestHash != hash {
+			return Messaged{}, ErrIdempotencyKeyReused
+		}
+		if m.Status == 0 {
+			return Messaged{}, &MessageOutcomeUnknownError{Project: e.rec.Project, JobID: e.rec.Job.ID, At: m.At}
+		}
+		return Messaged{Job: e.view(s.cfg.Now(), &s.cfg), Status: m.Status, Replayed: true}, nil
+	}
+	return Messaged{}, ErrIdempotencyKeyInFlight
+}
+
+// settleUnknownMessage turns a message intent whose outcome is unknown into
+// a message of unknown outcome on its job (so that its key is answered,
+// never sent again) and a re-check of the job at the next round, in one
+// write that deletes the intent. Should that write fail, the intent stays
+// and the next start settles it.
+func (s *Tracker) settleUnknownMessage(ikey string, mi *messageIntent) {
+	jkey := storeKey(mi.Project, mi.JobID)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	e := s.entries[jkey]
+	if e == nil {
+		s.mu.Unlock()
+		if err := s.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: ikey}); err != nil {
+			s.metrics.stateWriteError()
+		}
+		return
+	}
+	rec := e.rec
+	rec.Messages = append(keptMessages(rec.Messages, s.cfg.Now()), messageRecord{IdemKey: mi.IdemKey, RequestHash: mi.RequestHash, At: mi.StartedAt})
+	e.recheck, e.turnHint, e.nextPoll = true, mi.StartedAt, time.Time{}
+	if mi.IdemKey != "" {
+		s.keys[storeKey(mi.Project, mi.IdemKey)] = keyRef{msgJob: jkey}
+	}
+	e.rec.Messages = rec.Messages
+	s.mu.Unlock()
+	if err := s.persist(jkey, &rec, store.Op{Bucket: bucketMessageIntents, Key: ikey}); err != nil {
+		s.mu.Lock()
+		e.dirty = true
+		s.mu.Unlock()
+	}
+}
+
+// loadMessageIntents settles the message intents left by an earlier run
+// (see settleUnknownMessage). Called by load, before polling starts.
+func (s *Tracker) loadMessageIntents() (int, error) {
+	type pending struct {
+		key string
+		mi  messageIntent
+	}
+	var all []pending
+	err := s.store.ForEachIn(bucketMessageIntents, func(k, v []byte) error {
+		mi, err := decodeMessageIntent(v)
+		if err != nil {
+			level.Warn(s.logger).Log("msg", "skipping unreadable message intent in the agent state file", "err", err)
+			return nil
+		}
+		if s.projects[mi.Project] {
+			all = append(all, pending{key: string(k), mi: mi})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("agent state file %s: reading message intents: %w", s.store.Path(), err)
+	}
+	for _, p := range all {
+		level.Warn(s.logger).Log("msg", "follow-up message of unknown outcome from an earlier run: the job is re-checked now",
+			"project", p.mi.Project, "job", p.mi.JobID, "sent_at", p.mi.StartedAt)
+		s.settleUnknownMessage(p.key, &p.mi)
+	}
+	return len(all), nil
+}
+
+// RecentMessages returns, per project, when follow-ups were sent through
+// the gateway within window of now, oldest first: what a local message
+// limit must count after a restart.
+func (s *Tracker) RecentMessages(window time.Duration) map[string][]time.Time {
+	now := s.cfg.Now()
+	out := map[string][]time.Time{}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, e := range s.entries {
+		for _, m := range e.rec.Messages {
+			if now.Sub(m.At) < window {
+				out[e.rec.Project] = append(out[e.rec.Project], m.At)
+			}
+		}
+	}
+	for _, ts := range out {
+		sortTimes(ts)
+	}
+	return out
+}
+
+func sortTimes(ts []time.Time) {
+	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+}
