@@ -118,7 +118,11 @@ func TestVisitorsData(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	var sum counts
+	aiAhead := 0
 	for i, r := range rows {
+		if r.AI > r.Human {
+			aiAhead++
+		}
 		if seen[r.Path] {
 			t.Errorf("path %s repeated", r.Path)
 		}
@@ -137,6 +141,11 @@ func TestVisitorsData(t *testing.T) {
 		}
 		sum.Human += r.Human
 		sum.AI += r.AI
+	}
+	// The README's "pages where AI outnumbers humans" must find some, but
+	// not most.
+	if aiAhead == 0 || aiAhead > len(rows)/2 {
+		t.Errorf("%d of %d pages with more AI than human visitors, want some but not most", aiAhead, len(rows))
 	}
 	site := totals[0]
 	for i, tt := range totals {
