@@ -16,20 +16,11 @@ HELM_VERSION=v3.22.0
 chart=charts/mintlify-exporter
 values=$chart/ci/gateway-values.yaml
 
-log() { echo "chart-check: $*" >&2; }
-fail() {
-	log "FAIL: $*"
-	exit 1
-}
+name=chart-check
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
-gobin=$(go env GOBIN)
-[ -n "$gobin" ] || gobin=$(go env GOPATH)/bin
-helm=$gobin/helm
-# A helm built by go install reports only "v3.22"; its module version is exact.
-if ! go version -m "$helm" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+helm.sh/helm/v3[[:space:]]+$HELM_VERSION[[:space:]]"; then
-	log "installing helm $HELM_VERSION"
-	GOFLAGS= go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
-fi
+helm=$(go_tool helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm "$HELM_VERSION" helm)
 
 "$helm" lint --strict "$chart"
 "$helm" lint --strict "$chart" -f "$values"

@@ -22,11 +22,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { echo "image-check: $*" >&2; }
-fail() {
-	log "FAIL: $*"
-	exit 1
-}
+name=image-check
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
 [ "$(id -u)" = 0 ] || fail "must run as root (podman storage, bind mounts, chroot)"
 

@@ -21,19 +21,11 @@ cd "$(dirname "$0")/.."
 GORELEASER_VERSION=v2.14.3
 TARGETS=${RELEASE_CHECK_TARGETS:-all}
 
-log() { echo "release-check: $*" >&2; }
-fail() {
-	log "FAIL: $*"
-	exit 1
-}
+name=release-check
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
-gobin=$(go env GOBIN)
-[ -n "$gobin" ] || gobin=$(go env GOPATH)/bin
-goreleaser=$gobin/goreleaser
-if ! go version -m "$goreleaser" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/goreleaser/goreleaser/v2[[:space:]]+$GORELEASER_VERSION[[:space:]]"; then
-	log "installing goreleaser $GORELEASER_VERSION"
-	GOFLAGS= go install "github.com/goreleaser/goreleaser/v2@$GORELEASER_VERSION"
-fi
+goreleaser=$(go_tool github.com/goreleaser/goreleaser/v2 github.com/goreleaser/goreleaser/v2 "$GORELEASER_VERSION" goreleaser)
 
 if ! command -v unzip >/dev/null; then
 	log "installing unzip"
