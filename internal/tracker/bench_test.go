@@ -141,13 +141,27 @@ func BenchmarkAgentPollRound(b *testing.B) {
 	for _, mode := range []string{"bookkeeping", "http"} {
 		for _, conc := range []int{4, 16} {
 			b.Run(fmt.Sprintf("%s/concurrency=%d", mode, conc), func(b *testing.B) {
-				benchPollRound(b, mode, conc)
+				benchPollRound(b, mode, conc, benchJobs, 0)
 			})
 		}
 	}
 }
 
-func benchPollRound(b *testing.B, mode string, concurrency int) {
+// BenchmarkAgentPollRoundLatency measures one poll round over 1,000 active
+// jobs against the fake API answering get-job in 40 ms, as a real API far
+// away does: the round takes jobs × latency / concurrency, the basis of the
+// README's sizing of --agent.max-concurrent-polls.
+//
+//	go test -run '^$' -bench PollRoundLatency -benchtime 1x ./internal/tracker/
+func BenchmarkAgentPollRoundLatency(b *testing.B) {
+	for _, conc := range []int{4, 16, 64} {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			benchPollRound(b, "http", conc, 1000, 40*time.Millisecond)
+		})
+	}
+}
+
+func benchPollRound(b *testing.B, mode string, concurrency, njobs int, latency time.Duration) {
 	var (
 		api  upstream
 		jobs []apiclient.Job
@@ -162,7 +176,7 @@ func benchPollRound(b *testing.B, mode string, concurrency int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		jobs = make([]apiclient.Job, benchJobs)
+		jobs = make([]apiclient.Job, njobs)
 		var g errgroup.Group
 		g.SetLimit(32)
 		for i := range jobs {
@@ -177,12 +191,15 @@ func benchPollRound(b *testing.B, mode string, concurrency int) {
 		if err := g.Wait(); err != nil {
 			b.Fatal(err)
 		}
+		if latency > 0 {
+			fake.SetFault(fakeapi.GetJob, fakeapi.Fault{Latency: latency})
+		}
 		api = client
 		gets = func() int64 { return fake.Requests(fakeapi.GetJob) }
 	default:
 		now := time.Now()
 		st := stubUpstream{jobs: map[string]*apiclient.Job{}, gets: &atomic.Int64{}}
-		jobs = make([]apiclient.Job, benchJobs)
+		jobs = make([]apiclient.Job, njobs)
 		for i := range jobs {
 			jobs[i] = benchJob(i, apiclient.StatusActive, now)
 			j := jobs[i]
@@ -217,8 +234,9 @@ func benchPollRound(b *testing.B, mode string, concurrency int) {
 	}
 	b.StopTimer()
 	polls := gets() - start
-	if polls != int64(b.N)*benchJobs {
-		b.Fatalf("%d polls in %d rounds, want %d per round", polls, b.N, benchJobs)
+	if polls != int64(b.N)*int64(njobs) {
+		b.Fatalf("%d polls in %d rounds, want %d per round", polls, b.N, njobs)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(polls), "ns/poll")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/round")
 }
