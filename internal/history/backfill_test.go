@@ -386,3 +386,32 @@ func TestBackfillLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestBackfillFailuresNameTheirCause: an output that cannot be written and
+// a damaged day file each fail with what to do, and nothing is half-written.
+func TestBackfillFailuresNameTheirCause(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, fakeapi.Options{Paths: 3}, 100, 0)
+	state := filepath.Join(t.TempDir(), "days")
+	cfg := Config{Projects: []string{"docs"}, From: day("2026-03-01"), To: day("2026-03-02"), StateDir: state,
+		Output: filepath.Join(t.TempDir(), "missing-dir", "history.om")}
+	if _, _, err := r.run(t, context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "--output:") {
+		t.Fatalf("output in a missing directory: %v", err)
+	}
+	// The days were fetched and kept: fixing the output fetches nothing.
+	before := r.fake.Requests(fakeapi.Visitors)
+	cfg.Output = filepath.Join(t.TempDir(), "history.om")
+	if _, _, err := r.run(t, context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.fake.Requests(fakeapi.Visitors); got != before {
+		t.Errorf("%d more requests after fixing --output, want 0", got-before)
+	}
+	dayFile := filepath.Join(state, "docs", "1d", "2026-03-01.json")
+	if err := os.WriteFile(dayFile, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.run(t, context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "delete it to fetch that day again") {
+		t.Fatalf("damaged day file: %v", err)
+	}
+}
