@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -104,7 +105,11 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, exporterBin, append([]string{"--web.listen-address=127.0.0.1:0"}, tc.args...)...)
+			args := tc.args
+			if !slices.Contains(args, "backfill") { // a serve flag: the backfill command has none
+				args = append([]string{"--web.listen-address=127.0.0.1:0"}, args...)
+			}
+			cmd := exec.CommandContext(ctx, exporterBin, args...)
 			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, tc.env...)
 			var stderr, stdout bytes.Buffer
 			cmd.Stderr, cmd.Stdout = &stderr, &stdout
@@ -248,35 +253,47 @@ func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(c.projects, ","); got != "a,b" {
+	cfg := c.analytics
+	if got := strings.Join(cfg.ProjectIDs(), ","); got != "a,b" {
 		t.Errorf("projects = %s, want a,b (deduplicated)", got)
 	}
 	var names []string
-	for _, w := range c.visitors.Windows {
+	for _, w := range cfg.Projects[0].Windows {
 		names = append(names, w.Name)
 	}
-	if got := strings.Join(names, ","); got != "7d,1d,30d" || c.visitors.Windows[2].Interval != 6*time.Hour {
-		t.Errorf("windows = %s, want 7d,1d", got)
+	if got := strings.Join(names, ","); got != "7d,1d,30d" || cfg.Projects[0].Windows[2].Interval != 6*time.Hour {
+		t.Errorf("windows = %s, want 7d,1d,30d", got)
 	}
-	if c.visitors.PageSize != 250 || c.visitors.Paths.MaxPaths != 1000 || c.visitors.MinInterval != 5*time.Minute || c.timeout != 30*time.Second || c.maxRetries != 2 ||
-		c.budget != 60 || c.visitors.FinalDayDelay != 10*time.Minute || c.command != cmdServe {
-		t.Errorf("unexpected defaults: %+v timeout=%s retries=%d", c.visitors, c.timeout, c.maxRetries)
+	org := cfg.Organizations[0]
+	if len(cfg.Organizations) != 1 || org.AnalyticsBudget != 60 || org.APIKeyEnv != "MINTLIFY_API_KEY" || cfg.Projects[0].Paths.MaxPaths != 1000 ||
+		cfg.Projects[0].Loc() != time.UTC || !cfg.Projects[1].AgentJobs {
+		t.Errorf("unexpected configuration: %+v", cfg)
+	}
+	if c.plan.PageSize != 250 || c.plan.MinInterval != 5*time.Minute || c.client.Config.Timeout != 30*time.Second || c.client.Config.MaxRetries != 2 ||
+		c.plan.FinalDayDelay != 10*time.Minute || c.command != cmdServe || c.notice != "" {
+		t.Errorf("unexpected defaults: %+v %+v", c.plan, c.client.Config)
 	}
 	// The flags' defaults are the packages' own.
 	wantTracker, wantGateway := tracker.Defaults(), gateway.Defaults()
-	if c.tracker.Retention != 7*24*time.Hour || c.tracker.PollInterval != 10*time.Second || c.tracker.ArchiveWatch != 24*time.Hour ||
-		c.tracker.MaxConcurrentPolls != wantTracker.MaxConcurrentPolls || c.tracker.StatePath != wantTracker.StatePath || c.stateFileSet {
-		t.Errorf("unexpected tracker defaults: %+v", c.tracker)
+	tc := c.tracker.Config
+	if tc.Retention != 7*24*time.Hour || tc.PollInterval != 10*time.Second || tc.ArchiveWatch != 24*time.Hour ||
+		tc.MaxConcurrentPolls != wantTracker.MaxConcurrentPolls || tc.StatePath != wantTracker.StatePath || c.tracker.StateFileSet {
+		t.Errorf("unexpected tracker defaults: %+v", tc)
 	}
-	if c.gateway.MaxPromptBytes != 64<<10 || c.gateway.CreateLimitPerHour != wantGateway.CreateLimitPerHour {
-		t.Errorf("unexpected gateway defaults: %+v", c.gateway)
+	if gc := c.gateway.Config; gc.MaxPromptBytes != 64<<10 || gc.CreateLimitPerHour != wantGateway.CreateLimitPerHour {
+		t.Errorf("unexpected gateway defaults: %+v", gc)
 	}
-	off, err := parseFlags([]string{"--agent.archive-watch=0s", "--agent.state-file=x.db"})
-	if err != nil || off.tracker.ArchiveWatch != 0 || !off.stateFileSet || off.tracker.StatePath != "x.db" {
+	off, err := parseFlags([]string{"--mintlify.project=a", "--agent.archive-watch=0s", "--agent.state-file=x.db"})
+	if err != nil || off.tracker.Config.ArchiveWatch != 0 || !off.tracker.StateFileSet || off.tracker.Config.StatePath != "x.db" {
 		t.Errorf("--agent.archive-watch=0s --agent.state-file=x.db gave %+v, %v; want 0 (tracker.Config's 'off') and the file", off.tracker, err)
 	}
-	if (*c.web.WebListenAddresses)[0] != defaultPort {
-		t.Errorf("listen address default = %v", *c.web.WebListenAddresses)
+	if (*c.server.Web.WebListenAddresses)[0] != defaultPort {
+		t.Errorf("listen address default = %v", *c.server.Web.WebListenAddresses)
+	}
+	// The old name of --visitors.min-interval still works, with a notice.
+	old, err := parseFlags([]string{"--mintlify.project=a", "--visitors.cache-ttl=10m"})
+	if err != nil || old.plan.MinInterval != 10*time.Minute || !strings.Contains(old.notice, "--visitors.min-interval") {
+		t.Errorf("--visitors.cache-ttl=10m gave %s, %q, %v", old.plan.MinInterval, old.notice, err)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
@@ -70,8 +71,9 @@ type Limiter interface {
 
 // Client talks to the API. It is safe for concurrent use.
 type Client struct {
-	base    *url.URL
-	key     string
+	base *url.URL
+	// key is the Bearer token, swapped whole by SetAPIKey.
+	key     atomic.Pointer[string]
 	timeout time.Duration
 	retries int
 	backoff struct{ base, max time.Duration }
@@ -103,7 +105,6 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		base:      base,
-		key:       cfg.APIKey,
 		timeout:   cfg.Timeout,
 		retries:   cfg.MaxRetries,
 		http:      cfg.HTTPClient,
@@ -142,8 +143,13 @@ func New(cfg Config) (*Client, error) {
 	if c.logger == nil {
 		c.logger = log.NewNopLogger()
 	}
+	c.SetAPIKey(cfg.APIKey)
 	return c, nil
 }
+
+// SetAPIKey replaces the key from the next request on (a rotated key,
+// read again by a configuration reload).
+func (c *Client) SetAPIKey(key string) { c.key.Store(&key) }
 
 // request describes one API operation.
 type request struct {
@@ -231,7 +237,8 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 	if err != nil {
 		return 0, false, fmt.Errorf("mintlify API %s: building request: %w", req.endpoint, err)
 	}
-	httpReq.Header.Set("Authorization", "Bearer "+c.key)
+	key := *c.key.Load()
+	httpReq.Header.Set("Authorization", "Bearer "+key)
 	httpReq.Header.Set("User-Agent", c.ua)
 	httpReq.Header.Set("Accept", "application/json")
 	if req.body != nil {
@@ -242,7 +249,7 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 	resp, err := c.http.Do(httpReq)
 	if err != nil {
 		c.metrics.observe(req.endpoint, 0, time.Since(start))
-		err = fmt.Errorf("mintlify API %s: %w", req.endpoint, redactErr(err, c.key))
+		err = fmt.Errorf("mintlify API %s: %w", req.endpoint, redactErr(err, key))
 		// A failed dial never reached the server; anything later might have.
 		return 0, req.idempotent || isDialError(err), err
 	}
@@ -259,7 +266,7 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 		if analytics && resp.StatusCode == http.StatusTooManyRequests {
 			c.analytics.Rejected(retryAfter)
 		}
-		apiErr := newAPIError(req.endpoint, resp.StatusCode, data, retryAfter, c.key)
+		apiErr := newAPIError(req.endpoint, resp.StatusCode, data, retryAfter, key)
 		retryable := req.idempotent && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)
 		return resp.StatusCode, retryable, apiErr
 	}
@@ -274,7 +281,7 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return resp.StatusCode, false, fmt.Errorf("mintlify API %s: decoding response (HTTP %d, body %q): %w",
-			req.endpoint, resp.StatusCode, truncate(redact(string(data), c.key), 128), err)
+			req.endpoint, resp.StatusCode, truncate(redact(string(data), key), 128), err)
 	}
 	return resp.StatusCode, false, nil
 }

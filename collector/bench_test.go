@@ -39,7 +39,7 @@ func cachedVisitorsN(b *testing.B, n int) *harness {
 	b.Helper()
 	h := newHarness(b, harnessOptions{
 		fake:          fakeapi.Options{Paths: n},
-		cfg:           refresh.Config{MaxPages: 100, MinInterval: time.Hour},
+		cfg:           planConfig{Config: refresh.Config{MaxPages: 100, MinInterval: time.Hour}},
 		plainRegistry: true,
 	})
 	h.refreshDue()

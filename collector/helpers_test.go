@@ -65,7 +65,7 @@ type harnessOptions struct {
 	fake fakeapi.Options
 	// cfg: zero fields get test defaults (project "docs", window 1d, page
 	// size 250, max pages 10, shortest interval 5m, the harness clock).
-	cfg refresh.Config
+	cfg planConfig
 	// finalDay keeps cfg.FinalDayDelay as given; otherwise the harness
 	// disables the final-day walk (FinalDayDelay -1).
 	finalDay bool
@@ -146,7 +146,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		cfg.Now = h.clock.Now
 	}
 	logger := log.NewLogfmtLogger(h.logs)
-	h.sched, err = refresh.New(h.client, h.budget, cfg, logger)
+	h.sched, err = refresh.New(h.client, h.budget, cfg.build(), logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,47 +77,49 @@ func TestSchedulerValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := refresh.Config{Projects: []string{"a"}, Windows: []visitors.Window{day1}, PageSize: 250, MinInterval: time.Minute, FinalDayDelay: -1}
-	bad := map[string]func(c *refresh.Config){
-		"no project":                  func(c *refresh.Config) { c.Projects = nil },
-		"empty project":               func(c *refresh.Config) { c.Projects = []string{""} },
-		"no window":                   func(c *refresh.Config) { c.Windows = nil },
-		"zero days":                   func(c *refresh.Config) { c.Windows = []visitors.Window{{Name: "0d"}} },
-		"366 days":                    func(c *refresh.Config) { c.Windows = []visitors.Window{{Name: "366d", Days: 366}} },
-		"unnamed window":              func(c *refresh.Config) { c.Windows = []visitors.Window{{Days: 1}} },
-		"conflicting windows":         func(c *refresh.Config) { c.Windows = []visitors.Window{day1, {Name: "1d", Days: 2}} },
-		"window interval below min":   func(c *refresh.Config) { c.Windows = []visitors.Window{{Name: "1d", Days: 1, Interval: time.Second}} },
-		"negative window interval":    func(c *refresh.Config) { c.Windows = []visitors.Window{{Name: "1d", Days: 1, Interval: -time.Hour}} },
-		"page size 0":                 func(c *refresh.Config) { c.PageSize = 0 },
-		"page size 251":               func(c *refresh.Config) { c.PageSize = 251 },
-		"zero min interval":           func(c *refresh.Config) { c.MinInterval = 0 },
-		"negative min interval":       func(c *refresh.Config) { c.MinInterval = -time.Second },
-		"negative max paths":          func(c *refresh.Config) { c.Paths.MaxPaths = -1 },
-		"negative staleness":          func(c *refresh.Config) { c.MaxStaleness = -time.Second },
-		"negative max pages":          func(c *refresh.Config) { c.MaxPages = -1 },
-		"negative timeout":            func(c *refresh.Config) { c.RefreshTimeout = -1 },
-		"negative retry interval":     func(c *refresh.Config) { c.RetryInterval = -1 },
-		"negative concurrency":        func(c *refresh.Config) { c.Concurrency = -1 },
-		"final day after its export":  func(c *refresh.Config) { c.FinalDayDelay = refresh.FinalDayExport },
-		"final day long after export": func(c *refresh.Config) { c.FinalDayDelay = 2 * time.Hour },
+	ok := planConfig{Projects: []string{"a"}, Windows: []visitors.Window{day1}, Config: refresh.Config{PageSize: 250, MinInterval: time.Minute, FinalDayDelay: -1}}
+	bad := map[string]func(c *planConfig){
+		"no project":                  func(c *planConfig) { c.Projects = nil },
+		"empty project":               func(c *planConfig) { c.Projects = []string{""} },
+		"no window":                   func(c *planConfig) { c.Windows = nil },
+		"zero days":                   func(c *planConfig) { c.Windows = []visitors.Window{{Name: "0d"}} },
+		"366 days":                    func(c *planConfig) { c.Windows = []visitors.Window{{Name: "366d", Days: 366}} },
+		"unnamed window":              func(c *planConfig) { c.Windows = []visitors.Window{{Days: 1}} },
+		"conflicting windows":         func(c *planConfig) { c.Windows = []visitors.Window{day1, {Name: "1d", Days: 2}} },
+		"repeated window":             func(c *planConfig) { c.Windows = []visitors.Window{day1, day1} },
+		"repeated project":            func(c *planConfig) { c.Projects = []string{"a", "a"} },
+		"window interval below min":   func(c *planConfig) { c.Windows = []visitors.Window{{Name: "1d", Days: 1, Interval: time.Second}} },
+		"negative window interval":    func(c *planConfig) { c.Windows = []visitors.Window{{Name: "1d", Days: 1, Interval: -time.Hour}} },
+		"page size 0":                 func(c *planConfig) { c.PageSize = 0 },
+		"page size 251":               func(c *planConfig) { c.PageSize = 251 },
+		"zero min interval":           func(c *planConfig) { c.MinInterval = 0 },
+		"negative min interval":       func(c *planConfig) { c.MinInterval = -time.Second },
+		"negative max paths":          func(c *planConfig) { c.Paths.MaxPaths = -1 },
+		"negative staleness":          func(c *planConfig) { c.MaxStaleness = -time.Second },
+		"negative max pages":          func(c *planConfig) { c.MaxPages = -1 },
+		"negative timeout":            func(c *planConfig) { c.RefreshTimeout = -1 },
+		"negative retry interval":     func(c *planConfig) { c.RetryInterval = -1 },
+		"negative concurrency":        func(c *planConfig) { c.Concurrency = -1 },
+		"final day after its export":  func(c *planConfig) { c.FinalDayDelay = refresh.FinalDayExport },
+		"final day long after export": func(c *planConfig) { c.FinalDayDelay = 2 * time.Hour },
 	}
 	for name, mutate := range bad {
 		cfg := ok
 		mutate(&cfg)
-		if s, err := refresh.New(client, b, cfg, nil); err == nil {
+		if s, err := refresh.New(client, b, cfg.build(), nil); err == nil {
 			s.Close()
 			t.Errorf("%s: refresh.New accepted it", name)
 		}
 	}
-	if _, err := refresh.New(nil, b, ok, nil); err == nil {
+	if _, err := refresh.New(nil, b, ok.build(), nil); err == nil {
 		t.Error("nil client accepted")
 	}
-	if _, err := refresh.New(client, nil, ok, nil); err == nil {
+	if _, err := refresh.New(client, nil, ok.build(), nil); err == nil {
 		t.Error("nil budget accepted")
 	}
 
-	// Duplicates are merged: 2 projects × 2 windows, plus yesterday's
-	// final day per project during the first hour of the day.
+	// 2 projects × 2 windows, plus yesterday's final day per project
+	// during the first hour of the day.
 	for _, tc := range []struct {
 		finalDay time.Duration
 		now      time.Time
@@ -128,11 +130,11 @@ func TestSchedulerValidation(t *testing.T) {
 		{0, time.Date(2026, 3, 10, 0, 30, 0, 0, time.UTC), 6},
 	} {
 		cfg := ok
-		cfg.Projects = []string{"a", "b", "a"}
-		cfg.Windows = []visitors.Window{day1, days7, day1}
+		cfg.Projects = []string{"a", "b"}
+		cfg.Windows = []visitors.Window{day1, days7}
 		cfg.FinalDayDelay = tc.finalDay
 		cfg.Now = func() time.Time { return tc.now }
-		s, err := refresh.New(client, b, cfg, nil)
+		s, err := refresh.New(client, b, cfg.build(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +164,7 @@ func TestVisitorsQueryDates(t *testing.T) {
 	} {
 		t.Run(tc.loc.String(), func(t *testing.T) {
 			h := newHarness(t, harnessOptions{now: now, fake: fakeapi.Options{Paths: 20},
-				cfg: refresh.Config{Windows: windows, Location: tc.loc}})
+				cfg: planConfig{Windows: windows, Location: tc.loc}})
 			fams := h.scrape()
 			var got []string
 			for _, q := range h.fake.VisitorsQueries() {
@@ -263,7 +265,7 @@ func TestVisitorsSiteTotalNotSummed(t *testing.T) {
 // nothing; the first one after it walks once. The plan is exported.
 func TestVisitorsRefreshInterval(t *testing.T) {
 	// 240 paths in pages of 50: 5 requests a walk, cheap scrapes.
-	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 240}, cfg: refresh.Config{PageSize: 50}})
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 240}, cfg: planConfig{Config: refresh.Config{PageSize: 50}}})
 	fams := h.scrape()
 	if got := h.requests(); got != 5 {
 		t.Fatalf("first walk: %d requests, want 5", got)
@@ -543,7 +545,7 @@ func TestVisitorsRetryInterval(t *testing.T) {
 // keeps its plan: it is served with the old dates until its planned walk.
 func TestVisitorsDayRollover(t *testing.T) {
 	h := newHarness(t, harnessOptions{now: time.Date(2026, 3, 10, 23, 58, 0, 0, time.UTC),
-		fake: fakeapi.Options{Paths: 20}, cfg: refresh.Config{MinInterval: time.Hour, Windows: []visitors.Window{day1, days7}}})
+		fake: fakeapi.Options{Paths: 20}, cfg: planConfig{Windows: []visitors.Window{day1, days7}, Config: refresh.Config{MinInterval: time.Hour}}})
 	h.scrape()
 	h.clock.Advance(time.Minute)
 	h.scrape()
@@ -586,7 +588,7 @@ func TestVisitorsDayRollover(t *testing.T) {
 // the status series stay and show the failure.
 func TestVisitorsDayRolloverWithFailedRefresh(t *testing.T) {
 	h := newHarness(t, harnessOptions{now: time.Date(2026, 3, 10, 23, 58, 0, 0, time.UTC),
-		fake: fakeapi.Options{Paths: 20}, cfg: refresh.Config{MinInterval: time.Hour}})
+		fake: fakeapi.Options{Paths: 20}, cfg: planConfig{Config: refresh.Config{MinInterval: time.Hour}}})
 	before := h.scrape()
 	lastGood := before.must(t, lastRefresh, docs1d...)
 	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: 500})
@@ -616,7 +618,7 @@ func TestVisitorsDayRolloverWithFailedRefresh(t *testing.T) {
 // of the day only, with the API's settled numbers for that day.
 func TestVisitorsFinalDay(t *testing.T) {
 	h := newHarness(t, harnessOptions{now: time.Date(2026, 3, 10, 23, 50, 0, 0, time.UTC),
-		fake: fakeapi.Options{Paths: 20}, finalDay: true, cfg: refresh.Config{FinalDayDelay: 5 * time.Minute}})
+		fake: fakeapi.Options{Paths: 20}, finalDay: true, cfg: planConfig{Config: refresh.Config{FinalDayDelay: 5 * time.Minute}}})
 	yesterday := []string{"project", "docs", "window", refresh.FinalDayWindow}
 	fams := h.scrape()
 	if h.requests() != 1 {
@@ -762,7 +764,7 @@ func TestVisitorsPathFilters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := refresh.Config{Paths: visitors.PathPolicy{MaxPaths: tc.maxPaths}}
+			cfg := planConfig{Paths: visitors.PathPolicy{MaxPaths: tc.maxPaths}}
 			var inc, exc *regexp.Regexp
 			if tc.include != "" {
 				inc = regexp.MustCompile(tc.include)
@@ -822,7 +824,7 @@ func TestVisitorsPathFilters(t *testing.T) {
 // while the refresh status series stay.
 func TestVisitorsMaxStaleness(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 30},
-		cfg: refresh.Config{MinInterval: time.Minute, MaxStaleness: 10 * time.Minute}})
+		cfg: planConfig{Config: refresh.Config{MinInterval: time.Minute, MaxStaleness: 10 * time.Minute}}})
 	fams := h.scrape()
 	good, ts0 := fams.data(), fams.must(t, lastRefresh, docs1d...)
 	if v := fams.must(t, refreshInterval, docs1d...); v != 60 {
@@ -870,8 +872,7 @@ func TestVisitorsMaxStaleness(t *testing.T) {
 // hour: staleness is judged against the planned interval.
 func TestVisitorsMaxStalenessFollowsPlan(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 30},
-		cfg: refresh.Config{MinInterval: time.Minute, MaxStaleness: time.Hour,
-			Windows: []visitors.Window{day1, {Name: "30d", Days: 30, Interval: 6 * time.Hour}}}})
+		cfg: planConfig{Windows: []visitors.Window{day1, {Name: "30d", Days: 30, Interval: 6 * time.Hour}}, Config: refresh.Config{MinInterval: time.Minute, MaxStaleness: time.Hour}}})
 	docs30d := []string{"project", "docs", "window", "30d"}
 	fams := h.scrape()
 	if v := fams.must(t, refreshInterval, docs30d...); v != 6*3600 {
@@ -904,7 +905,7 @@ func TestVisitorsMaxStalenessFollowsPlan(t *testing.T) {
 func TestVisitorsEmptyProject(t *testing.T) {
 	h := newHarness(t, harnessOptions{
 		fake: fakeapi.Options{Paths: 20, PathsByProject: map[string]int{"empty": 0}},
-		cfg:  refresh.Config{Projects: []string{"docs", "empty"}},
+		cfg:  planConfig{Projects: []string{"docs", "empty"}},
 	})
 	fams := h.scrape()
 	empty := []string{"project", "empty", "window", "1d"}
@@ -999,7 +1000,7 @@ func TestVisitorsInvalidLabelSkipped(t *testing.T) {
 // fixed clock) with testdata/visitors.golden.prom, and lints it.
 func TestVisitorsGolden(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 4},
-		cfg: refresh.Config{Windows: []visitors.Window{day1, days7}, Paths: visitors.PathPolicy{MaxPaths: 3}}})
+		cfg: planConfig{Windows: []visitors.Window{day1, days7}, Paths: visitors.PathPolicy{MaxPaths: 3}}})
 	h.refreshDue()
 	golden := filepath.Join("testdata", "visitors.golden.prom")
 	if *update {
@@ -1096,8 +1097,7 @@ func TestVisitorsWaitForBudget(t *testing.T) {
 		// one request too many would be answered 429.
 		fake:   fakeapi.Options{Paths: 5, AnalyticsBudget: 6},
 		budget: budget.Config{Limit: 6},
-		cfg: refresh.Config{Projects: []string{"a", "b"}, PageSize: 1, MinInterval: 5 * time.Minute,
-			Concurrency: 1}, // one walk at a time: which walk gets the budget is deterministic
+		cfg:    planConfig{Projects: []string{"a", "b"}, Config: refresh.Config{PageSize: 1, MinInterval: 5 * time.Minute, Concurrency: 1}}, // one walk at a time: which walk gets the budget is deterministic
 	})
 	t0 := h.clock.Now()
 	a1d := []string{"project", "a", "window", "1d"}
@@ -1131,7 +1131,7 @@ func TestVisitorsWaitForBudget(t *testing.T) {
 	if _, ok := fams.get(lastRefresh, b1d...); ok {
 		t.Error("b has a successful walk on a spent budget")
 	}
-	if v := fams.must(t, "mintlify_api_budget_spent_requests"); v != 5 {
+	if v := fams.must(t, "mintlify_api_budget_spent_requests", "organization", "default"); v != 5 {
 		t.Errorf("budget spent = %v, want 5", v)
 	}
 	h.clock.Advance(10 * time.Minute) // not yet the budget's window
@@ -1189,7 +1189,7 @@ func TestVisitorsWaitForBudget(t *testing.T) {
 	if v := fams.must(t, lastRefresh, b1d...); v != float64(x.Add(time.Hour+time.Minute).Unix()) {
 		t.Errorf("b last walked at %v, want %v", v, x.Add(time.Hour+time.Minute).Unix())
 	}
-	if v := fams.must(t, "mintlify_api_budget_rejections_total"); v != 0 {
+	if v := fams.must(t, "mintlify_api_budget_rejections_total", "organization", "default"); v != 0 {
 		t.Errorf("budget rejections = %v, want 0", v)
 	}
 }

@@ -6,6 +6,7 @@
 package budget
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,15 +37,24 @@ type Config struct {
 	Window time.Duration
 	// Now is the clock (nil = time.Now).
 	Now func() time.Time
+	// Organization names the budget in its metrics' organization label
+	// ("" = "default").
+	Organization string
+	// LedgerPath, when set, keeps the send times on disk: each is synced
+	// there before its request leaves, and New reads them back, so that a
+	// restart does not spend the window again.
+	LedgerPath string
 }
 
 // Budget is a rolling-window request budget. It is safe for concurrent use.
 type Budget struct {
-	limit  int
 	window time.Duration
 	now    func() time.Time
+	org    string
 
-	mu sync.Mutex
+	mu     sync.Mutex
+	limit  int
+	ledger *ledger
 	// sent holds the send times within the last window, oldest first.
 	sent []time.Time
 	// halvedUntil: after a 429 the budget allows half its limit for one
@@ -71,11 +81,61 @@ func New(cfg Config) (*Budget, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Budget{limit: cfg.Limit, window: cfg.Window, now: cfg.Now, changed: make(chan struct{})}, nil
+	b := &Budget{limit: cfg.Limit, window: cfg.Window, now: cfg.Now, org: cmp.Or(cfg.Organization, "default"), changed: make(chan struct{})}
+	if cfg.LedgerPath != "" {
+		l, sent, err := openLedger(cfg.LedgerPath, b.now(), b.hold())
+		if err != nil {
+			return nil, err
+		}
+		b.ledger, b.sent = l, sent
+	}
+	return b, nil
 }
 
+// Close closes the ledger file, if any.
+func (b *Budget) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ledger.close()
+}
+
+// Organization is the name of the organization whose quota this is.
+func (b *Budget) Organization() string { return b.org }
+
 // Limit is the configured number of requests per window.
-func (b *Budget) Limit() int { return b.limit }
+func (b *Budget) Limit() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.limit
+}
+
+// SetLimit changes the limit, for a configuration reload; the requests
+// already sent keep counting.
+func (b *Budget) SetLimit(n int) error {
+	if n <= 0 {
+		return fmt.Errorf("budget must be at least 1 request per window, got %d", n)
+	}
+	b.mu.Lock()
+	b.limit = n
+	b.mu.Unlock()
+	b.Wake()
+	return nil
+}
+
+// take counts one request as sent at now, on disk first when a ledger is
+// kept: a request whose send time could not be recorded is not sent.
+// Caller holds mu.
+func (b *Budget) take(now time.Time) error {
+	b.sent = append(b.sent, now)
+	if b.ledger == nil {
+		return nil
+	}
+	if err := b.ledger.record(now, b.sent, b.limit); err != nil {
+		b.sent = b.sent[:len(b.sent)-1]
+		return err
+	}
+	return nil
+}
 
 // Window is the rolling window's length.
 func (b *Budget) Window() time.Duration { return b.window }
@@ -182,16 +242,13 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// TryTake counts one request as sent now if the budget allows it.
+// TryTake counts one request as sent now if the budget allows it (and its
+// ledger could record it).
 func (b *Budget) TryTake() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
-	if b.free(now) == 0 {
-		return false
-	}
-	b.sent = append(b.sent, now)
-	return true
+	return b.free(now) > 0 && b.take(now) == nil
 }
 
 type noWaitKey struct{}
@@ -213,9 +270,9 @@ func (b *Budget) Wait(ctx context.Context) error {
 		b.mu.Lock()
 		now := b.now()
 		if b.free(now) > 0 {
-			b.sent = append(b.sent, now)
+			err := b.take(now)
 			b.mu.Unlock()
-			return nil
+			return err
 		}
 		until := b.nextFree(now, 1)
 		changed := b.changed
@@ -274,17 +331,19 @@ func (b *Budget) Wake() {
 var (
 	limitDesc = prometheus.NewDesc("mintlify_api_budget_requests_per_hour",
 		"Analytics requests this exporter may send per rolling hour (--mintlify.analytics-budget), for all projects, windows, pages and retries together.",
-		nil, nil)
+		orgLabel, nil)
 	effectiveDesc = prometheus.NewDesc("mintlify_api_budget_effective_requests_per_hour",
 		"Analytics requests per rolling hour the exporter allows itself now: the budget, or half of it for an hour after the API answered 429.",
-		nil, nil)
+		orgLabel, nil)
 	spentDesc = prometheus.NewDesc("mintlify_api_budget_spent_requests",
 		"Analytics requests sent in the last rolling hour.",
-		nil, nil)
+		orgLabel, nil)
 	rejectionsDesc = prometheus.NewDesc("mintlify_api_budget_rejections_total",
 		"Analytics requests the API refused with HTTP 429: the organization's shared quota was spent, by this exporter or another tool.",
-		nil, nil)
+		orgLabel, nil)
 )
+
+var orgLabel = []string{"organization"}
 
 // Describe implements prometheus.Collector.
 func (b *Budget) Describe(ch chan<- *prometheus.Desc) {
@@ -300,11 +359,25 @@ func (b *Budget) Collect(ch chan<- prometheus.Metric) {
 	b.mu.Lock()
 	now := b.now()
 	b.prune(now)
-	eff, spent, rej := b.effective(now), len(b.sent), b.rejections
+	limit, eff, spent, rej := b.limit, b.effective(now), len(b.sent), b.rejections
 	b.mu.Unlock()
 	perHour := float64(time.Hour) / float64(b.window)
-	ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(b.limit)*perHour)
-	ch <- prometheus.MustNewConstMetric(effectiveDesc, prometheus.GaugeValue, float64(eff)*perHour)
-	ch <- prometheus.MustNewConstMetric(spentDesc, prometheus.GaugeValue, float64(spent))
-	ch <- prometheus.MustNewConstMetric(rejectionsDesc, prometheus.CounterValue, float64(rej))
+	ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(limit)*perHour, b.org)
+	ch <- prometheus.MustNewConstMetric(effectiveDesc, prometheus.GaugeValue, float64(eff)*perHour, b.org)
+	ch <- prometheus.MustNewConstMetric(spentDesc, prometheus.GaugeValue, float64(spent), b.org)
+	ch <- prometheus.MustNewConstMetric(rejectionsDesc, prometheus.CounterValue, float64(rej), b.org)
+}
+
+// Set is a prometheus.Collector of the budgets list returns, for a process
+// whose organizations change with its configuration.
+type Set func() []*Budget
+
+// Describe implements prometheus.Collector.
+func (s Set) Describe(ch chan<- *prometheus.Desc) { (&Budget{}).Describe(ch) }
+
+// Collect implements prometheus.Collector.
+func (s Set) Collect(ch chan<- prometheus.Metric) {
+	for _, b := range s() {
+		b.Collect(ch)
+	}
 }

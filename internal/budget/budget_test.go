@@ -141,16 +141,16 @@ func TestMetrics(t *testing.T) {
 	want := `
 # HELP mintlify_api_budget_effective_requests_per_hour Analytics requests per rolling hour the exporter allows itself now: the budget, or half of it for an hour after the API answered 429.
 # TYPE mintlify_api_budget_effective_requests_per_hour gauge
-mintlify_api_budget_effective_requests_per_hour 30
+mintlify_api_budget_effective_requests_per_hour{organization="default"} 30
 # HELP mintlify_api_budget_rejections_total Analytics requests the API refused with HTTP 429: the organization's shared quota was spent, by this exporter or another tool.
 # TYPE mintlify_api_budget_rejections_total counter
-mintlify_api_budget_rejections_total 1
+mintlify_api_budget_rejections_total{organization="default"} 1
 # HELP mintlify_api_budget_requests_per_hour Analytics requests this exporter may send per rolling hour (--mintlify.analytics-budget), for all projects, windows, pages and retries together.
 # TYPE mintlify_api_budget_requests_per_hour gauge
-mintlify_api_budget_requests_per_hour 60
+mintlify_api_budget_requests_per_hour{organization="default"} 60
 # HELP mintlify_api_budget_spent_requests Analytics requests sent in the last rolling hour.
 # TYPE mintlify_api_budget_spent_requests gauge
-mintlify_api_budget_spent_requests 2
+mintlify_api_budget_spent_requests{organization="default"} 2
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
 		t.Error(err)

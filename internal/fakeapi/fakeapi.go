@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,11 +76,26 @@ type Options struct {
 	// AnalyticsWindow is the rolling window of AnalyticsBudget (default an
 	// hour; tests shorten it).
 	AnalyticsWindow time.Duration
+	// Organizations, when set, are the accepted keys (APIKey is then not
+	// used): each key reads and writes only its own projects (403 for
+	// another's), and each has its own AnalyticsBudget, as every admin key
+	// is one organization with its own quota.
+	Organizations []Organization
+	// QuotaPerKey, without Organizations, gives every accepted key its own
+	// analytics quota, as if each were another organization's (the
+	// sandbox, whose keys are made per configured organization).
+	QuotaPerKey bool
 	// JobIDPrefix starts every job id, before a 6-digit sequence number
 	// (default "job_"). The sandbox makes it unique per run, so that a
 	// state file kept across runs never meets an id again, as the real
 	// API's ids are unique.
 	JobIDPrefix string
+}
+
+// Organization is one admin key and the projects it may read.
+type Organization struct {
+	Key      string
+	Projects []string
 }
 
 // AnalyticsLimit is the analytics quota per organization per hour that
@@ -125,12 +141,14 @@ type Server struct {
 	queries  []url.Values
 	requests map[string]*atomic.Int64
 	nextID   atomic.Int64
-	// analytics holds the times of analytics requests served within the
-	// last AnalyticsWindow, oldest first.
-	analytics  []time.Time
-	rejections atomic.Int64
-	rowsMu     sync.Mutex
-	rows       map[rowsKey]rowsValue
+	// analytics holds, per key, the times of analytics requests served
+	// within the last AnalyticsWindow, oldest first; analyticsByKey counts
+	// every analytics request a key sent.
+	analytics      map[string][]time.Time
+	analyticsByKey map[string]int
+	rejections     atomic.Int64
+	rowsMu         sync.Mutex
+	rows           map[rowsKey]rowsValue
 }
 
 // New returns a fake API server.
@@ -165,6 +183,10 @@ func New(opts Options) *Server {
 		messaged: map[string][]time.Time{},
 		requests: map[string]*atomic.Int64{},
 		rows:     map[rowsKey]rowsValue{},
+		// One quota per key: without Organizations, every key is the one
+		// organization's, so they share one log.
+		analytics:      map[string][]time.Time{},
+		analyticsByKey: map[string]int{},
 	}
 	for _, e := range []string{Visitors, CreateJob, GetJob, SendMessage} {
 		s.requests[e] = &atomic.Int64{}
@@ -247,7 +269,8 @@ func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
 			return
 		}
 		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || (s.opts.APIKey != "" && token != s.opts.APIKey) || (s.opts.APIKey == "" && !strings.HasPrefix(token, "mint_")) {
+		org, known := s.organization(token)
+		if !ok || !known {
 			writeError(w, http.StatusUnauthorized, "invalid or missing API key")
 			return
 		}
@@ -256,7 +279,11 @@ func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
 			writeError(w, http.StatusNotFound, "project not found")
 			return
 		}
-		if endpoint == Visitors && !s.spendAnalytics(w) {
+		if org != nil && !slices.Contains(org.Projects, project) {
+			writeError(w, http.StatusForbidden, "this key belongs to another organization")
+			return
+		}
+		if endpoint == Visitors && !s.spendAnalytics(w, s.quotaKey(org, token)) {
 			return
 		}
 		if f.MalformedJSON {
@@ -268,28 +295,69 @@ func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
 	}
 }
 
-// spendAnalytics counts one analytics request against the organization's
-// quota, or answers 429 with the seconds until a slot frees.
-func (s *Server) spendAnalytics(w http.ResponseWriter) bool {
-	if s.opts.AnalyticsBudget <= 0 {
-		return true
+// organization is the organization token belongs to: nil (and true) for
+// any accepted key when no Organizations are configured.
+func (s *Server) organization(token string) (*Organization, bool) {
+	if len(s.opts.Organizations) > 0 {
+		for i := range s.opts.Organizations {
+			if o := &s.opts.Organizations[i]; o.Key == token {
+				return o, true
+			}
+		}
+		return nil, false
 	}
+	if s.opts.APIKey != "" {
+		return nil, token == s.opts.APIKey
+	}
+	return nil, strings.HasPrefix(token, "mint_")
+}
+
+// quotaKey names the analytics quota a request with token draws on.
+func (s *Server) quotaKey(org *Organization, token string) string {
+	switch {
+	case org != nil:
+		return org.Key
+	case s.opts.QuotaPerKey:
+		return token
+	}
+	return ""
+}
+
+// AnalyticsRequestsByKey is how many analytics requests key sent (every
+// key's together, under "", without Organizations).
+func (s *Server) AnalyticsRequestsByKey(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.analyticsByKey[key]
+}
+
+// spendAnalytics counts one analytics request against the quota of the
+// organization quota names, or answers 429 with the seconds until a slot
+// frees.
+func (s *Server) spendAnalytics(w http.ResponseWriter, quota string) bool {
 	now := s.opts.Now()
 	s.mu.Lock()
+	s.analyticsByKey[quota]++
+	if s.opts.AnalyticsBudget <= 0 {
+		s.mu.Unlock()
+		return true
+	}
+	sent := s.analytics[quota]
 	cut := 0
-	for cut < len(s.analytics) && !s.analytics[cut].After(now.Add(-s.opts.AnalyticsWindow)) {
+	for cut < len(sent) && !sent[cut].After(now.Add(-s.opts.AnalyticsWindow)) {
 		cut++
 	}
-	s.analytics = append(s.analytics[:0], s.analytics[cut:]...)
-	if len(s.analytics) >= s.opts.AnalyticsBudget {
-		wait := s.analytics[0].Add(s.opts.AnalyticsWindow).Sub(now)
+	sent = append(sent[:0], sent[cut:]...)
+	s.analytics[quota] = sent
+	if len(sent) >= s.opts.AnalyticsBudget {
+		wait := sent[0].Add(s.opts.AnalyticsWindow).Sub(now)
 		s.mu.Unlock()
 		s.rejections.Add(1)
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		writeError(w, http.StatusTooManyRequests, "analytics rate limit exceeded")
 		return false
 	}
-	s.analytics = append(s.analytics, now)
+	s.analytics[quota] = append(sent, now)
 	s.mu.Unlock()
 	return true
 }

@@ -150,3 +150,9 @@ func (v *bytesValue) Set(s string) error {
 }
 
 func (v *bytesValue) String() string { return strconv.FormatInt(*v.n, 10) }
+
+// NewDuration is a duration value for a flag clause built by hand (e.g. a
+// hidden, deprecated alias), whose errors name the flag.
+func NewDuration(name string, d *time.Duration) kingpin.Value {
+	return &durationValue{name: name, d: d}
+}

@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
@@ -124,10 +125,11 @@ func (c *Config) Validate() error {
 
 // Gateway is the HTTP handler of /api/.
 type Gateway struct {
-	tracker  Tracker
-	cfg      Config
-	logger   log.Logger
-	projects map[string]bool
+	tracker Tracker
+	cfg     Config
+	logger  log.Logger
+	// projects are the accepted project ids; SetProjects swaps the set.
+	projects atomic.Pointer[map[string]bool]
 	limiter  *limiter
 	messages *limiter
 	rejected *prometheus.CounterVec
@@ -152,7 +154,6 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 		tracker:     t,
 		cfg:         cfg,
 		logger:      logger,
-		projects:    map[string]bool{},
 		limiter:     newLimiter(cfg.CreateLimitPerHour, createWindow),
 		messages:    newLimiter(cfg.MessageLimitPerHour, createWindow),
 		rejected:    newRejected(cfg.Projects),
@@ -167,9 +168,7 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 		}
 	}
 	now := cfg.Now()
-	for _, p := range cfg.Projects {
-		g.projects[p] = true
-	}
+	g.SetProjects(cfg.Projects)
 	for p, ts := range t.RecentCreates(createWindow) {
 		g.limiter.seed(p, ts, now)
 	}
@@ -212,7 +211,7 @@ func Disabled() http.Handler {
 func (g *Gateway) handle(pattern string, h func(http.ResponseWriter, *http.Request, string)) {
 	g.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		project := r.PathValue("projectId")
-		if !g.projects[project] {
+		if !(*g.projects.Load())[project] {
 			writeError(w, http.StatusNotFound, "project not found: it is not configured in this exporter (--mintlify.project)")
 			return
 		}

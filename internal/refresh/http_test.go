@@ -38,8 +38,7 @@ func TestRunWithinCompressedBudget(t *testing.T) {
 		win, _ := visitors.ParseWindow(w)
 		windows = append(windows, win)
 	}
-	s, err := New(client, b, Config{Projects: []string{"a", "b"}, Windows: windows, PageSize: apiclient.MaxPageSize,
-		MinInterval: 50 * time.Millisecond, FinalDayDelay: -1}, nil)
+	s, err := New(client, b, planConfig{Projects: []string{"a", "b"}, Windows: windows, Config: Config{PageSize: apiclient.MaxPageSize, MinInterval: 50 * time.Millisecond, FinalDayDelay: -1}}.build(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

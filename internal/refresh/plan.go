@@ -93,9 +93,9 @@ func Spend(window time.Duration, ds []Demand, intervals []time.Duration) float64
 	return s
 }
 
-// plannable is the part of a budget that scheduled walks may plan on: a
+// Plannable is the part of a budget that scheduled walks may plan on: a
 // tenth (at least one request, at most half) stays free for retries and for
 // a site that grew by a page since its last walk.
-func plannable(limit int) float64 {
+func Plannable(limit int) float64 {
 	return max(float64(limit-max(1, limit/10)), float64(limit)/2)
 }

@@ -47,8 +47,8 @@ func TestIntervalsRespectEachMinimum(t *testing.T) {
 
 func TestPlannableLeavesHeadroom(t *testing.T) {
 	for limit, want := range map[int]float64{1: 0.5, 2: 1, 5: 4, 60: 54, 100: 90} {
-		if got := plannable(limit); got != want {
-			t.Errorf("plannable(%d) = %v, want %v", limit, got, want)
+		if got := Plannable(limit); got != want {
+			t.Errorf("Plannable(%d) = %v, want %v", limit, got, want)
 		}
 	}
 }

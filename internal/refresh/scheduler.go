@@ -40,18 +40,13 @@ const (
 
 // Config configures a Scheduler.
 type Config struct {
-	// Projects are the project ids to walk; duplicates are ignored.
-	Projects []string
-	// Windows are the date ranges to walk; duplicates are ignored.
-	Windows []visitors.Window
-	// Location is the time zone whose calendar defines "today" (nil = UTC).
-	Location *time.Location
+	// Projects are the projects to walk, each with its windows, time zone
+	// and path policy; ids are distinct.
+	Projects []visitors.Project
 	// PageSize is the visitors page size, 1..apiclient.MaxPageSize.
 	PageSize int
 	// MaxPages caps one walk (0 = apiclient.DefaultMaxPages).
 	MaxPages int
-	// Paths decides which paths are kept.
-	Paths visitors.PathPolicy
 	// MinInterval is the shortest interval of any window (--visitors.cache-ttl).
 	MinInterval time.Duration
 	// MaxStaleness is how long past its planned interval a snapshot is
@@ -102,9 +97,12 @@ type Scheduler struct {
 // entry is one project×window (or the final day of a project).
 type entry struct {
 	project string
-	window  visitors.Window
-	final   bool
-	label   string
+	// proj is the project's configuration; replaced (with the entry) when
+	// a reload changes how it is walked.
+	proj   *visitors.Project
+	window visitors.Window
+	final  bool
+	label  string
 
 	// Guarded by Scheduler.mu.
 	// cost is the requests of the last good walk once costKnown, else an
@@ -134,11 +132,8 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	if client == nil || b == nil {
 		return nil, errors.New("refresh: nil API client or budget")
 	}
-	if len(cfg.Projects) == 0 {
-		return nil, errors.New("refresh: no project")
-	}
-	if len(cfg.Windows) == 0 {
-		return nil, errors.New("refresh: no window")
+	if err := checkProjects(cfg.Projects, cfg.MinInterval); err != nil {
+		return nil, err
 	}
 	if cfg.PageSize < 1 || cfg.PageSize > apiclient.MaxPageSize {
 		return nil, fmt.Errorf("page size %d outside 1..%d", cfg.PageSize, apiclient.MaxPageSize)
@@ -147,7 +142,7 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 		name string
 		v    int64
 	}{
-		{"max pages", int64(cfg.MaxPages)}, {"max paths", int64(cfg.Paths.MaxPaths)},
+		{"max pages", int64(cfg.MaxPages)},
 		{"shortest interval", int64(cfg.MinInterval)}, {"max staleness", int64(cfg.MaxStaleness)},
 		{"refresh timeout", int64(cfg.RefreshTimeout)}, {"retry interval", int64(cfg.RetryInterval)},
 		{"concurrency", int64(cfg.Concurrency)},
@@ -161,9 +156,6 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	}
 	if cfg.FinalDayDelay >= FinalDayExport {
 		return nil, fmt.Errorf("final-day delay %s must be shorter than %s", cfg.FinalDayDelay, FinalDayExport)
-	}
-	if cfg.Location == nil {
-		cfg.Location = time.UTC
 	}
 	if cfg.RefreshTimeout == 0 {
 		cfg.RefreshTimeout = DefaultRefreshTimeout
@@ -179,50 +171,7 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 		s.now = time.Now
 	}
 	s.started = s.now()
-	windows := map[string]visitors.Window{}
-	var uniq []visitors.Window
-	for _, w := range cfg.Windows {
-		if w.Name == "" || w.Days < 1 || w.Days > visitors.MaxWindowDays || w.Interval < 0 {
-			return nil, fmt.Errorf("invalid window %+v", w)
-		}
-		if w.Interval != 0 && w.Interval < cfg.MinInterval {
-			return nil, fmt.Errorf("window %s: interval %s is shorter than the shortest interval %s", w.Name, w.Interval, cfg.MinInterval)
-		}
-		if prev, ok := windows[w.Name]; ok {
-			if prev != w {
-				return nil, fmt.Errorf("window %q given twice, differently", w.Name)
-			}
-			continue
-		}
-		windows[w.Name] = w
-		uniq = append(uniq, w)
-	}
-	// Freshest first: the order is also the priority when the budget is
-	// short, so today's window is never starved by longer ones.
-	slices.SortStableFunc(uniq, func(a, b visitors.Window) int { return cmp.Compare(a.Days, b.Days) })
-	var projects []string
-	seen := map[string]bool{}
-	for _, p := range cfg.Projects {
-		if p == "" {
-			return nil, errors.New("empty project id")
-		}
-		if !seen[p] {
-			seen[p] = true
-			projects = append(projects, p)
-		}
-	}
-	var finals []*entry
-	for _, w := range uniq {
-		for _, p := range projects {
-			s.entries = append(s.entries, &entry{project: p, window: w, label: w.Name, cost: 1, state: &state{}})
-			if w.Days == 1 && cfg.FinalDayDelay >= 0 {
-				finals = append(finals, &entry{project: p, window: w, final: true, label: FinalDayWindow, cost: 1, state: &state{}})
-			}
-		}
-	}
-	// Yesterday's settled numbers come last: they correct a day that is
-	// already exported, with what the plan leaves over.
-	s.entries = append(s.entries, finals...)
+	s.entries = s.entriesFor(cfg.Projects, nil)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mu.Lock()
 	s.replan()
@@ -230,11 +179,112 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	return s, nil
 }
 
+// checkProjects rejects what no walk could be planned for.
+func checkProjects(projects []visitors.Project, minInterval time.Duration) error {
+	if len(projects) == 0 {
+		return errors.New("refresh: no project")
+	}
+	seen := map[string]bool{}
+	for _, p := range projects {
+		if p.ID == "" {
+			return errors.New("empty project id")
+		}
+		if seen[p.ID] {
+			return fmt.Errorf("project %q given twice", p.ID)
+		}
+		seen[p.ID] = true
+		if len(p.Windows) == 0 {
+			return fmt.Errorf("project %s: no window", p.ID)
+		}
+		if p.Paths.MaxPaths < 0 {
+			return fmt.Errorf("project %s: max paths must not be negative", p.ID)
+		}
+		names := map[string]bool{}
+		for _, w := range p.Windows {
+			if w.Name == "" || w.Days < 1 || w.Days > visitors.MaxWindowDays || w.Interval < 0 {
+				return fmt.Errorf("project %s: invalid window %+v", p.ID, w)
+			}
+			if w.Interval != 0 && w.Interval < minInterval {
+				return fmt.Errorf("project %s: window %s: interval %s is shorter than the shortest interval %s", p.ID, w.Name, w.Interval, minInterval)
+			}
+			if names[w.Name] {
+				return fmt.Errorf("project %s: window %q given twice", p.ID, w.Name)
+			}
+			names[w.Name] = true
+		}
+	}
+	return nil
+}
+
+// entryKey identifies an entry across reloads.
+type entryKey struct {
+	project, label string
+}
+
+// entriesFor lays out the entries of projects, freshest window first: the
+// order is also the priority when the budget is short, so today's window
+// is never starved by longer ones; yesterday's settled numbers come last,
+// correcting a day that is already exported with what the plan leaves
+// over. An entry of old whose project is walked alike is kept as it is,
+// with its snapshot, cost and place in the schedule. Caller holds mu (or
+// owns s alone).
+func (s *Scheduler) entriesFor(projects []visitors.Project, old []*entry) []*entry {
+	keep := map[entryKey]*entry{}
+	for _, e := range old {
+		keep[entryKey{e.project, e.label}] = e
+	}
+	reuse := func(p *visitors.Project, w visitors.Window, final bool) *entry {
+		label := w.Name
+		if final {
+			label = FinalDayWindow
+		}
+		if o := keep[entryKey{p.ID, label}]; o != nil && o.proj.SameWalks(p) && o.window == w {
+			o.proj = p
+			return o
+		}
+		return &entry{project: p.ID, proj: p, window: w, final: final, label: label, cost: 1, state: &state{}}
+	}
+	var out, finals []*entry
+	for i := range projects {
+		p := &projects[i]
+		for _, w := range p.Windows {
+			out = append(out, reuse(p, w, false))
+			if w.Days == 1 && s.cfg.FinalDayDelay >= 0 {
+				finals = append(finals, reuse(p, w, true))
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *entry) int { return cmp.Compare(a.window.Days, b.window.Days) })
+	return append(out, finals...)
+}
+
+// Update replaces the projects walked, for a configuration reload: an
+// entry whose project is walked alike keeps its snapshot, cost and place in
+// the schedule (no request is spent on it); new ones are planned within the
+// budget; removed ones stop being exported at once (a walk of theirs in
+// flight finishes, and its result is dropped).
+func (s *Scheduler) Update(projects []visitors.Project) error {
+	if err := checkProjects(projects, s.cfg.MinInterval); err != nil {
+		return err
+	}
+	projects = slices.Clone(projects)
+	s.mu.Lock()
+	s.entries = s.entriesFor(projects, s.entries)
+	s.cfg.Projects = projects
+	s.replan()
+	s.mu.Unlock()
+	select {
+	case s.walked <- struct{}{}: // plan again now
+	default:
+	}
+	return nil
+}
+
 // replan derives every window's interval from the budget and the walks'
 // costs, and logs the plan when it changed. Caller holds mu.
 func (s *Scheduler) replan() {
 	limit := s.budget.Limit()
-	perWindow := plannable(limit)
+	perWindow := Plannable(limit)
 	var demands []Demand
 	var current []*entry
 	for _, e := range s.entries {
@@ -464,18 +514,19 @@ func (s *Scheduler) due(e *entry, now time.Time) (bool, time.Time) {
 	st := e.state
 	retryAt := st.attemptEnd.Add(s.retryInterval(e))
 	if e.final {
-		today := visitors.Today(now, s.cfg.Location)
-		start := visitors.DayStart(today, s.cfg.Location)
+		loc := e.proj.Loc()
+		today := visitors.Today(now, loc)
+		start := visitors.DayStart(today, loc)
 		from, to := e.window.RangeEndingOn(visitors.AddDays(today, -1))
 		if st.good != nil && st.good.DateFrom == from && st.good.DateTo == to {
-			return false, visitors.DayStart(visitors.AddDays(today, 1), s.cfg.Location).Add(s.cfg.FinalDayDelay)
+			return false, visitors.DayStart(visitors.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
 		}
 		at := start.Add(s.cfg.FinalDayDelay)
 		if st.attempted && !st.ok && retryAt.After(at) {
 			at = retryAt
 		}
 		if !now.Before(start.Add(FinalDayExport)) { // too late today
-			return false, visitors.DayStart(visitors.AddDays(today, 1), s.cfg.Location).Add(s.cfg.FinalDayDelay)
+			return false, visitors.DayStart(visitors.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
 		}
 		return !now.Before(at), at
 	}
@@ -492,7 +543,7 @@ func (s *Scheduler) due(e *entry, now time.Time) (bool, time.Time) {
 	// (yesterday's numbers are not served as today's). Longer windows keep
 	// their plan, or midnight would spend a day's budget at once.
 	if e.window.Days == 1 {
-		if from, to := e.window.Range(now, s.cfg.Location); from != st.good.DateFrom || to != st.good.DateTo {
+		if from, to := e.window.Range(now, e.proj.Loc()); from != st.good.DateFrom || to != st.good.DateTo {
 			return true, now
 		}
 	}
@@ -538,7 +589,7 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 		ctx = budget.WithoutWaiting(ctx)
 	}
 
-	day := visitors.Today(start, s.cfg.Location)
+	day := visitors.Today(start, e.proj.Loc())
 	if e.final {
 		day = visitors.AddDays(day, -1)
 	}
@@ -566,7 +617,7 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 		lvl.Log("msg", "visitors refresh failed", "project", e.project, "window", e.label,
 			"date_from", from, "date_to", to, "duration", end.Sub(start), "serving", serving, "err", err)
 	} else {
-		next.good = s.cfg.Paths.Build(res, from, to, end)
+		next.good = e.proj.Paths.Build(res, from, to, end)
 		e.cost, e.costKnown = res.Requests, true
 		e.nextDue = start.Add(e.interval)
 		level.Debug(s.logger).Log("msg", "visitors refreshed", "project", e.project, "window", e.label,
@@ -625,7 +676,7 @@ func (s *Scheduler) Views() []View {
 	out := make([]View, 0, len(s.entries))
 	for _, e := range s.entries {
 		st := e.state
-		if e.final && !now.Before(visitors.DayStart(visitors.Today(now, s.cfg.Location), s.cfg.Location).Add(FinalDayExport)) {
+		if loc := e.proj.Loc(); e.final && !now.Before(visitors.DayStart(visitors.Today(now, loc), loc).Add(FinalDayExport)) {
 			continue // yesterday's numbers matter only in the first hour of today
 		}
 		v := View{Project: e.project, Window: e.label, Attempted: st.attempted, OK: st.ok, Duration: st.duration}
@@ -646,11 +697,12 @@ func (s *Scheduler) Views() []View {
 // servable reports whether a snapshot answers its window's question at now.
 // Caller holds mu.
 func (s *Scheduler) servable(e *entry, snap *visitors.Snapshot, now time.Time) bool {
-	today := visitors.Today(now, s.cfg.Location)
+	loc := e.proj.Loc()
+	today := visitors.Today(now, loc)
 	if e.final {
 		from, to := e.window.RangeEndingOn(visitors.AddDays(today, -1))
 		return snap.DateFrom == from && snap.DateTo == to &&
-			now.Before(visitors.DayStart(today, s.cfg.Location).Add(FinalDayExport))
+			now.Before(visitors.DayStart(today, loc).Add(FinalDayExport))
 	}
 	// Staleness is judged against the plan: a window planned every 6h is
 	// not dropped after an hour; max staleness is the grace past a missed
@@ -668,7 +720,7 @@ func (s *Scheduler) servable(e *entry, snap *visitors.Snapshot, now time.Time) b
 	// Past midnight a 1d snapshot of the old date would show yesterday's
 	// full day as today's: serve nothing rather than a wrong answer.
 	if e.window.Days == 1 {
-		from, to := e.window.Range(now, s.cfg.Location)
+		from, to := e.window.Range(now, loc)
 		return snap.DateFrom == from && snap.DateTo == to
 	}
 	return true

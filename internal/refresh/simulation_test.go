@@ -130,8 +130,7 @@ func simulate(t *testing.T, c simCase) string {
 		}
 		windows = append(windows, win)
 	}
-	s, err := New(client, b, Config{Projects: projects, Windows: windows, PageSize: apiclient.MaxPageSize,
-		MinInterval: 5 * time.Minute, MaxStaleness: time.Hour, FinalDayDelay: 10 * time.Minute, Now: clock.Now}, nil)
+	s, err := New(client, b, planConfig{Projects: projects, Windows: windows, Config: Config{PageSize: apiclient.MaxPageSize, MinInterval: 5 * time.Minute, MaxStaleness: time.Hour, FinalDayDelay: 10 * time.Minute, Now: clock.Now}}.build(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

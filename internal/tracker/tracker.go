@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,12 +90,16 @@ type Tracker struct {
 // jobs and registers the metrics with reg (when not nil). It fails when the
 // state file cannot be opened (unreadable, locked by another process,
 // unknown layout). Polling starts with Run.
-func New(client *apiclient.Client, reg prometheus.Registerer, cfg Config, logger log.Logger) (*Tracker, error) {
-	if client == nil {
+func New(api Upstream, reg prometheus.Registerer, cfg Config, logger log.Logger) (*Tracker, error) {
+	if api == nil || (reflect.ValueOf(api).Kind() == reflect.Pointer && reflect.ValueOf(api).IsNil()) {
 		return nil, errors.New("tracker: nil API client")
 	}
-	return newTracker(client, reg, cfg, logger)
+	return newTracker(api, reg, cfg, logger)
 }
+
+// Upstream is the API the tracker calls: an *apiclient.Client, or one
+// that picks each project's organization's client.
+type Upstream = upstream
 
 func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.Logger) (*Tracker, error) {
 	if err := cfg.Validate(); err != nil {

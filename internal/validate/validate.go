@@ -77,3 +77,13 @@ func Projects(ids []string) error {
 	}
 	return nil
 }
+
+// Rename prefixes err with the name (a flag, a file key) that sets its
+// field, from names by Go field name; other errors pass unchanged.
+func Rename(err error, names map[string]string) error {
+	var fe *FieldError
+	if errors.As(err, &fe) && names[fe.Field] != "" {
+		return fmt.Errorf("%s: %w", names[fe.Field], fe.Err)
+	}
+	return err
+}

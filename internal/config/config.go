@@ -1,0 +1,250 @@
+// Package config is the exporter's configuration of what it exports: the
+// organizations (one admin key, one analytics budget each) and their
+// projects (windows, time zone, paths, agent jobs). It comes from a YAML
+// file (--config.file, reloadable) or, for one organization, from flags;
+// both routes produce the same validated Config, so everything after
+// parsing has one code path. Process settings (listen address, logging,
+// state file, timeouts) stay flags, owned by the packages that use them.
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// Defaults of the keys a file may leave out (and of the flags).
+const (
+	DefaultOrganization = "default"
+	DefaultMaxPaths     = 1000
+	DefaultWindow       = "1d"
+	DefaultTimezone     = "UTC"
+	// DefaultAPIKeyEnv is where the flag route reads the key when no key
+	// file is given.
+	DefaultAPIKeyEnv = "MINTLIFY_API_KEY"
+	// MaxSecretFileBytes bounds a key file: a key is a few dozen bytes,
+	// and a path such as /dev/zero must not be read until memory runs out.
+	MaxSecretFileBytes = 4096
+	maxBudget          = 100000
+)
+
+// Config is what the exporter exports and with which keys.
+type Config struct {
+	Organizations []Organization
+	Projects      []Project
+	// File is the file it was read from ("" when it came from flags).
+	File string
+}
+
+// Organization is one admin key and the analytics budget it draws on.
+type Organization struct {
+	Name string
+	// APIKeyFile or APIKeyEnv says where the key is; Load reads it into
+	// APIKey (never printed, never logged).
+	APIKeyFile, APIKeyEnv string
+	APIKey                string
+	// AnalyticsBudget is the requests per rolling hour this exporter may
+	// send with the key.
+	AnalyticsBudget int
+	// origin names where the organization was configured, for errors
+	// (a flag, or "organization NAME").
+	origin string
+}
+
+// Project is one documentation project and how it is exported.
+type Project struct {
+	visitors.Project
+	// Organization is the name of the organization whose key reads it.
+	Organization string
+	// AgentJobs: the gateway accepts agent jobs for it.
+	AgentJobs bool
+}
+
+// Organization returns the organization named name.
+func (c *Config) Organization(name string) (*Organization, bool) {
+	i := slices.IndexFunc(c.Organizations, func(o Organization) bool { return o.Name == name })
+	if i < 0 {
+		return nil, false
+	}
+	return &c.Organizations[i], true
+}
+
+// ProjectsOf is the visitor configuration of the projects of organization org.
+func (c *Config) ProjectsOf(org string) []visitors.Project {
+	var out []visitors.Project
+	for _, p := range c.Projects {
+		if p.Organization == org {
+			out = append(out, p.Project)
+		}
+	}
+	return out
+}
+
+// AgentProjects are the ids of the projects that accept agent jobs.
+func (c *Config) AgentProjects() []string {
+	var out []string
+	for _, p := range c.Projects {
+		if p.AgentJobs {
+			out = append(out, p.ID)
+		}
+	}
+	return out
+}
+
+// ProjectIDs are every project's id, in configuration order.
+func (c *Config) ProjectIDs() []string {
+	out := make([]string, len(c.Projects))
+	for i, p := range c.Projects {
+		out[i] = p.ID
+	}
+	return out
+}
+
+// OrganizationOf is the organization of project id ("" when unknown).
+func (c *Config) OrganizationOf(id string) string {
+	for _, p := range c.Projects {
+		if p.ID == id {
+			return p.Organization
+		}
+	}
+	return ""
+}
+
+// LoadKeys reads every organization's key from its file or environment
+// variable, into APIKey. Reloads call it again, so a rotated key file takes
+// effect without a restart.
+func (c *Config) LoadKeys(getenv func(string) string) error {
+	for i := range c.Organizations {
+		o := &c.Organizations[i]
+		key, err := o.readKey(getenv)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cmp.Or(o.origin, "organization "+o.Name), err)
+		}
+		o.APIKey = key
+	}
+	return nil
+}
+
+func (o *Organization) readKey(getenv func(string) string) (string, error) {
+	if o.APIKeyFile == "" {
+		key := strings.TrimSpace(getenv(o.APIKeyEnv))
+		if key == "" {
+			return "", fmt.Errorf("no API key: the environment variable %s is empty or unset (or try --mintlify.sandbox)", o.APIKeyEnv)
+		}
+		return key, nil
+	}
+	data, err := ReadSecretFile(o.APIKeyFile)
+	if err != nil {
+		return "", err
+	}
+	key := strings.TrimSpace(string(data))
+	if key == "" {
+		return "", fmt.Errorf("API key file %s is empty", o.APIKeyFile)
+	}
+	return key, nil
+}
+
+// ReadSecretFile reads a small secret file (an API key, a password): at
+// most MaxSecretFileBytes, so that a wrong path such as /dev/zero fails at
+// once instead of filling memory.
+func ReadSecretFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSecretFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > MaxSecretFileBytes {
+		return nil, fmt.Errorf("%s holds more than %d bytes: not a key file", path, MaxSecretFileBytes)
+	}
+	return data, nil
+}
+
+var orgName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
+
+// checkProjectID: project ids become label values and URL path segments.
+func checkProjectID(id string) error {
+	if strings.TrimSpace(id) == "" || strings.ContainsAny(id, "/?#") || !utf8.ValidString(id) || len(id) > 200 {
+		return fmt.Errorf("invalid project id %q: want a non-empty id without / ? #", id)
+	}
+	return nil
+}
+
+func checkOrgName(name string) error {
+	if !orgName.MatchString(name) {
+		return fmt.Errorf("invalid organization name %q: want letters, digits, _ . - (at most 63)", name)
+	}
+	return nil
+}
+
+func checkBudget(n int) error {
+	if n < 1 || n > maxBudget {
+		return fmt.Errorf("must be between 1 and %d, got %d", maxBudget, n)
+	}
+	return nil
+}
+
+// ParseTimezone reads an IANA time zone name ("Local" is refused: it
+// differs between machines).
+func ParseTimezone(s string) (*time.Location, error) {
+	loc, err := time.LoadLocation(s)
+	if err != nil || s == "" || s == "Local" {
+		return nil, fmt.Errorf("unknown time zone %q (want an IANA name such as Europe/Berlin)", s)
+	}
+	return loc, nil
+}
+
+// ParseWindows reads window specs, dropping exact repeats.
+func ParseWindows(specs []string, minInterval time.Duration) ([]visitors.Window, error) {
+	var out []visitors.Window
+	for _, s := range specs {
+		w, err := visitors.ParseWindow(s)
+		if err != nil {
+			return nil, err
+		}
+		if w.Interval != 0 && minInterval > 0 && w.Interval < minInterval {
+			return nil, fmt.Errorf("%s refreshes more often than the shortest interval of any window (--visitors.min-interval %s)", s, minInterval)
+		}
+		if i := slices.IndexFunc(out, func(o visitors.Window) bool { return o.Name == w.Name }); i >= 0 {
+			if out[i] != w {
+				return nil, fmt.Errorf("window %s given twice, with different intervals", w.Name)
+			}
+			continue
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// OptionalRegexp compiles s, nil for "".
+func OptionalRegexp(s string) (*regexp.Regexp, error) {
+	if s == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(s)
+	if err != nil {
+		return nil, fmt.Errorf("invalid regular expression: %w", err)
+	}
+	return re, nil
+}
+
+// LedgerPath is where organization org's analytics ledger is kept, in dir
+// (beside the agent job state).
+func LedgerPath(dir, org string) string {
+	return dir + string(os.PathSeparator) + "analytics-ledger-" + org + ".log"
+}
+
+// DefaultBudget is an organization's analytics budget when none is given.
+const DefaultBudget = budget.DefaultLimit

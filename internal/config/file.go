@@ -1,0 +1,276 @@
+package config
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The file's shape. Every key is spelled here; an unknown one is an error.
+type fileConfig struct {
+	Organizations []fileOrganization `yaml:"organizations"`
+	Projects      []fileProject      `yaml:"projects"`
+}
+
+type fileOrganization struct {
+	Name            string  `yaml:"name"`
+	APIKeyFile      string  `yaml:"api_key_file"`
+	APIKeyEnv       string  `yaml:"api_key_env"`
+	APIKey          *string `yaml:"api_key"` // refused: see check
+	AnalyticsBudget *int    `yaml:"analytics_budget"`
+}
+
+type fileProject struct {
+	ID           string    `yaml:"id"`
+	Organization string    `yaml:"organization"`
+	Windows      []string  `yaml:"windows"`
+	Timezone     string    `yaml:"timezone"`
+	Paths        filePaths `yaml:"paths"`
+	AgentJobs    bool      `yaml:"agent_jobs"`
+}
+
+type filePaths struct {
+	Include string `yaml:"include"`
+	Exclude string `yaml:"exclude"`
+	Max     *int   `yaml:"max"`
+}
+
+// Problems is every problem found in a configuration, one per line.
+type Problems []Problem
+
+// Problem is one invalid key (or flag), with the line where it stands.
+type Problem struct {
+	File string
+	Line int
+	// Key is the key's path (projects[1].windows) or the flag (--visitors.window).
+	Key string
+	Msg string
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(p.Line))
+		}
+		b.WriteString(": ")
+	}
+	if p.Key != "" {
+		b.WriteString(p.Key + ": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// LoadFile reads and validates a configuration file. Keys are not read
+// (LoadKeys does that), so `config check` works where the keys are not.
+// The error is Problems: every problem, each with file and line.
+// minInterval is the shortest refresh interval a window may ask for.
+func LoadFile(path string, minInterval time.Duration) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Problems{{File: path, Msg: err.Error()}}
+	}
+	return Parse(path, data, minInterval)
+}
+
+// Parse reads and validates a configuration file's content.
+func Parse(file string, data []byte, minInterval time.Duration) (*Config, error) {
+	var raw fileConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlProblems(file, err)
+	}
+	var root yaml.Node
+	_ = yaml.Unmarshal(data, &root)
+	b := builder{file: file, lines: map[string]int{}}
+	b.index(&root, "")
+	cfg := b.build(&raw, minInterval)
+	if len(b.problems) > 0 {
+		return nil, b.problems
+	}
+	cfg.File = file
+	return cfg, nil
+}
+
+// yamlLine finds "line N: " in a YAML library message.
+var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// typeNames turns the Go names in the YAML library's messages into the
+// file's words.
+var typeNames = strings.NewReplacer(
+	"config.fileConfig", "the top level", "config.fileOrganization", "an organization",
+	"config.fileProject", "a project", "config.filePaths", "paths",
+)
+
+func yamlProblems(file string, err error) Problems {
+	var msgs []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	var out Problems
+	for _, m := range msgs {
+		m = typeNames.Replace(m)
+		p := Problem{File: file, Msg: strings.TrimPrefix(m, "yaml: ")}
+		if g := yamlLine.FindStringSubmatch(m); g != nil {
+			p.Line, _ = strconv.Atoi(g[1])
+			p.Msg = g[2]
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// builder turns the file's values into a Config, collecting problems.
+type builder struct {
+	file     string
+	lines    map[string]int // key path -> line
+	problems Problems
+}
+
+// index records the line of every key path below n.
+func (b *builder) index(n *yaml.Node, path string) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			b.index(c, path)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			if path != "" {
+				k = path + "." + k
+			}
+			b.lines[k] = n.Content[i].Line
+			b.index(n.Content[i+1], k)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			k := fmt.Sprintf("%s[%d]", path, i)
+			b.lines[k] = c.Line
+			b.index(c, k)
+		}
+	}
+}
+
+// problem records msg at key (the line of the nearest key path known).
+func (b *builder) problem(key, msg string, args ...any) {
+	line := 0
+	for k := key; k != ""; {
+		if l, ok := b.lines[k]; ok {
+			line = l
+			break
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	b.problems = append(b.problems, Problem{File: b.file, Line: line, Key: key, Msg: fmt.Sprintf(msg, args...)})
+}
+
+func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
+	cfg := &Config{}
+	orgs := map[string]bool{}
+	for i, o := range raw.Organizations {
+		key := fmt.Sprintf("organizations[%d]", i)
+		org := Organization{Name: o.Name, APIKeyFile: o.APIKeyFile, APIKeyEnv: o.APIKeyEnv, AnalyticsBudget: DefaultBudget}
+		if err := checkOrgName(o.Name); err != nil {
+			b.problem(key+".name", "%v", err)
+		} else if orgs[o.Name] {
+			b.problem(key+".name", "organization %q given twice", o.Name)
+		}
+		orgs[o.Name] = true
+		switch {
+		case o.APIKey != nil:
+			b.problem(key+".api_key", "an API key is never written in the configuration file: put it in a file (api_key_file) or an environment variable (api_key_env)")
+		case o.APIKeyFile == "" && o.APIKeyEnv == "":
+			b.problem(key, "give api_key_file or api_key_env")
+		case o.APIKeyFile != "" && o.APIKeyEnv != "":
+			b.problem(key, "give api_key_file or api_key_env, not both")
+		}
+		if o.AnalyticsBudget != nil {
+			if err := checkBudget(*o.AnalyticsBudget); err != nil {
+				b.problem(key+".analytics_budget", "%v", err)
+			}
+			org.AnalyticsBudget = *o.AnalyticsBudget
+		}
+		cfg.Organizations = append(cfg.Organizations, org)
+	}
+	if len(raw.Organizations) == 0 {
+		b.problem("organizations", "no organization: give at least one, with its key")
+	}
+	if len(raw.Projects) == 0 {
+		b.problem("projects", "no project: give at least one")
+	}
+	ids := map[string]int{}
+	for i, fp := range raw.Projects {
+		key := fmt.Sprintf("projects[%d]", i)
+		p := Project{Organization: fp.Organization, AgentJobs: fp.AgentJobs}
+		p.ID = fp.ID
+		if err := checkProjectID(fp.ID); err != nil {
+			b.problem(key+".id", "%v", err)
+		} else if prev, dup := ids[fp.ID]; dup {
+			b.problem(key+".id", "project %q given twice (first at line %d)", fp.ID, b.lines[fmt.Sprintf("projects[%d].id", prev)])
+		} else {
+			ids[fp.ID] = i
+		}
+		switch {
+		case p.Organization == "" && len(raw.Organizations) == 1:
+			p.Organization = raw.Organizations[0].Name
+		case p.Organization == "":
+			b.problem(key, "organization: required when there is more than one organization")
+		case !orgs[p.Organization]:
+			b.problem(key+".organization", "unknown organization %q", p.Organization)
+		}
+		windows := fp.Windows
+		if len(windows) == 0 {
+			windows = []string{DefaultWindow}
+		}
+		var err error
+		if p.Windows, err = ParseWindows(windows, minInterval); err != nil {
+			b.problem(key+".windows", "%v", err)
+		}
+		if p.Location, err = ParseTimezone(cmp.Or(fp.Timezone, DefaultTimezone)); err != nil {
+			b.problem(key+".timezone", "%v", err)
+		}
+		if p.Paths.Include, err = OptionalRegexp(fp.Paths.Include); err != nil {
+			b.problem(key+".paths.include", "%v", err)
+		}
+		if p.Paths.Exclude, err = OptionalRegexp(fp.Paths.Exclude); err != nil {
+			b.problem(key+".paths.exclude", "%v", err)
+		}
+		p.Paths.MaxPaths = DefaultMaxPaths
+		if fp.Paths.Max != nil {
+			if *fp.Paths.Max < 0 {
+				b.problem(key+".paths.max", "must be 0 (no cap) or more, got %d", *fp.Paths.Max)
+			}
+			p.Paths.MaxPaths = *fp.Paths.Max
+		}
+		cfg.Projects = append(cfg.Projects, p)
+	}
+	return cfg
+}

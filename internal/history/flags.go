@@ -1,0 +1,89 @@
+package history
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// Flags are the backfill command's own settings.
+type Flags struct {
+	Config   Config
+	from, to string
+	labels   []string
+}
+
+// RegisterFlags adds the backfill command's flags to cmd.
+func RegisterFlags(cmd flagvalue.Flagger) *Flags {
+	f := &Flags{Config: Config{Concurrency: 1}}
+	c := &f.Config
+	cmd.Flag("from", "First day to backfill, YYYY-MM-DD in the project's time zone.").Required().StringVar(&f.from)
+	cmd.Flag("to", "Last day to backfill, YYYY-MM-DD; it must be over (before today).").Required().StringVar(&f.to)
+	cmd.Flag("output", "File to write the OpenMetrics text to; - is standard output.").Default("-").StringVar(&c.Output)
+	cmd.Flag("backfill.state-dir", "Directory keeping each finished day, so that an interrupted backfill resumes without fetching them again. Default: OUTPUT.days next to --output, or ./mintlify-backfill.days with standard output.").StringVar(&c.StateDir)
+	flagvalue.IntVar(cmd, "backfill.concurrency", "Days fetched at once.", &c.Concurrency)
+	cmd.Flag("backfill.totals-only", "Fetch only site totals: one request per project and day, whatever the number of paths.").Default("false").BoolVar(&c.TotalsOnly)
+	cmd.Flag("backfill.label", "Label NAME=VALUE added to every sample (repeatable), e.g. the job and instance labels of the exporter's scrape target, which Prometheus adds to scraped series but not to imported blocks.").StringsVar(&f.labels)
+	return f
+}
+
+// Validate checks the flags and fills Config's dates and labels; each
+// error names its flag.
+func (f *Flags) Validate() error {
+	c := &f.Config
+	if c.Concurrency < 1 || c.Concurrency > 64 {
+		return fmt.Errorf("--backfill.concurrency: must be between 1 and 64, got %d", c.Concurrency)
+	}
+	c.Labels = c.Labels[:0]
+	for _, l := range f.labels {
+		label, err := ParseLabel(l)
+		if err != nil {
+			return fmt.Errorf("--backfill.label: %w", err)
+		}
+		c.Labels = append(c.Labels, label)
+	}
+	var err error
+	if c.From, err = parseDay(f.from); err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	if c.To, err = parseDay(f.to); err != nil {
+		return fmt.Errorf("--to: %w", err)
+	}
+	if c.From.After(c.To) {
+		return fmt.Errorf("--from: %s is after --to %s", f.from, f.to)
+	}
+	return nil
+}
+
+// parseDay reads YYYY-MM-DD as a date value (midnight UTC of that date).
+func parseDay(s string) (time.Time, error) {
+	d, err := time.Parse(visitors.DateLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("invalid date %q: want YYYY-MM-DD", s)
+	}
+	return d, nil
+}
+
+// ForProjects sets c's projects and what they are walked with. A backfill
+// walks every project alike: their windows, time zone and path filters
+// must agree (run one backfill per kind of project otherwise).
+func ForProjects(c *Config, projects []visitors.Project, pageSize, maxPages int) error {
+	if len(projects) == 0 {
+		return nil
+	}
+	first := projects[0]
+	c.Projects = c.Projects[:0]
+	for _, p := range projects {
+		q := p
+		q.ID = first.ID
+		if !q.SameWalks(&first) {
+			return fmt.Errorf("projects %s and %s differ in windows, time zone or path filters: backfill them separately (one --config.file each)", first.ID, p.ID)
+		}
+		c.Projects = append(c.Projects, p.ID)
+	}
+	c.Windows, c.Location, c.Paths = first.Windows, first.Loc(), first.Paths
+	c.PageSize, c.MaxPages = pageSize, maxPages
+	return nil
+}

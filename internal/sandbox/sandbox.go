@@ -1,0 +1,73 @@
+// Package sandbox runs the built-in simulation of the Mintlify API that
+// --mintlify.sandbox exports: the fake API on loopback, with one made-up
+// key per configured organization, each with the real service's analytics
+// quota, so the demo lives within its budget as a real deployment would.
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+)
+
+// Projects are the simulated projects when none is configured.
+var Projects = []string{"acme-docs", "acme-api"}
+
+// Sandbox hands out keys and serves the fake API.
+type Sandbox struct {
+	mu   sync.Mutex
+	keys map[string]string // by organization, stable across reloads
+}
+
+// New returns a sandbox that serves nothing yet.
+func New() *Sandbox { return &Sandbox{keys: map[string]string{}} }
+
+// Keys gives every organization of cfg its sandbox key (the same one on
+// every reload): no key file or variable is read.
+func (s *Sandbox) Keys(cfg *config.Config) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range cfg.Organizations {
+		o := &cfg.Organizations[i]
+		if s.keys[o.Name] == "" {
+			s.keys[o.Name] = "mint_sandbox_" + randomHex(12)
+		}
+		o.APIKey = s.keys[o.Name]
+	}
+}
+
+// Start serves the fake API on loopback until ctx ends; the returned wait
+// blocks until it stopped. Any project id exists, and every key has its own
+// quota, so a reload may add projects and organizations.
+func (s *Sandbox) Start(ctx context.Context, cfg *config.Config, logger log.Logger) (url string, wait func() error, err error) {
+	loc := time.UTC
+	if len(cfg.Projects) > 0 {
+		loc = cfg.Projects[0].Loc()
+	}
+	// Job ids unique per run: a state file kept across runs
+	// (--agent.state-file) never meets an id of an earlier run.
+	fake := fakeapi.New(fakeapi.Options{QuotaPerKey: true, AnalyticsBudget: fakeapi.AnalyticsLimit,
+		JobIDPrefix: "job_" + randomHex(3) + "_", Location: loc})
+	url, wait, err = fake.Serve(ctx, "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	level.Info(logger).Log("msg", "sandbox: a simulated Mintlify API; no real API is contacted", "api_url", url,
+		"projects", strings.Join(cfg.ProjectIDs(), ","), "organizations", len(cfg.Organizations))
+	return url, wait, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

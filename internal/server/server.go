@@ -1,0 +1,157 @@
+// Package server is the exporter's HTTP server: its routes, the landing
+// page, the health and readiness probes, and a graceful shutdown. It knows
+// handlers, not what they serve.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+)
+
+// ShutdownTimeout bounds how long requests in flight may finish after
+// SIGTERM.
+const ShutdownTimeout = 15 * time.Second
+
+// reserved are the routes the server serves itself or for the gateway and
+// the reload: the telemetry path must not be one of them.
+var reserved = []string{"/", "/api/", "/-/healthy", "/-/ready", "/-/reload"}
+
+// Flags are the server's settings from the command line.
+type Flags struct {
+	Web           *web.FlagConfig
+	TelemetryPath string
+}
+
+// CheckTelemetryPath refuses a telemetry path that is not absolute or
+// that another route already serves.
+func CheckTelemetryPath(p string) error {
+	if !strings.HasPrefix(p, "/") || p == "/" {
+		return fmt.Errorf("must start with / and not be the root, got %q", p)
+	}
+	for _, r := range reserved {
+		if p == r || (strings.HasSuffix(r, "/") && r != "/" && strings.HasPrefix(p, r)) {
+			return fmt.Errorf("%q is served by the exporter itself (%s); choose another path such as /metrics", p, r)
+		}
+	}
+	return nil
+}
+
+// Routes are the handlers the server serves.
+type Routes struct {
+	Metrics http.Handler
+	// API is the agent job gateway (or what answers when it is off).
+	API http.Handler
+	// Reload serves /-/reload.
+	Reload http.Handler
+	// Landing is the landing page's description and extra links.
+	Description string
+	Links       []web.LandingLinks
+}
+
+// Server serves the routes until its context ends.
+type Server struct {
+	flags        Flags
+	srv          *http.Server
+	shuttingDown atomic.Bool
+	logger       log.Logger
+	slog         *slog.Logger
+}
+
+// New builds the server's mux.
+func New(flags Flags, routes Routes, logger log.Logger, slogger *slog.Logger) (*Server, error) {
+	if err := CheckTelemetryPath(flags.TelemetryPath); err != nil {
+		return nil, fmt.Errorf("--web.telemetry-path: %w", err)
+	}
+	s := &Server{flags: flags, logger: logger, slog: slogger}
+	mux := http.NewServeMux()
+	mux.Handle("/api/", routes.API)
+	mux.Handle(flags.TelemetryPath, routes.Metrics)
+	mux.Handle("/-/reload", routes.Reload)
+	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "Healthy\n")
+	})
+	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		if s.shuttingDown.Load() {
+			http.Error(w, "Shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "Ready\n")
+	})
+	links := append([]web.LandingLinks{
+		{Address: flags.TelemetryPath, Text: "Metrics"},
+		{Address: "/-/healthy", Text: "Health"},
+	}, routes.Links...)
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "mintlify_exporter",
+		Description: routes.Description,
+		Version:     version.Info(),
+		Links:       links,
+		// The pprof handlers are not served: link nothing that 404s.
+		Profiling: "false",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("landing page: %w", err)
+	}
+	mux.Handle("/", landing)
+	s.srv = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Bound everything so slow clients cannot pin goroutines.
+		ReadTimeout:  30 * time.Second,
+		WriteTimeout: 2 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+	}
+	return s, nil
+}
+
+// Run serves until ctx ends, then stops taking requests, lets those in
+// flight finish (ShutdownTimeout at most) and returns: what the handlers
+// use (the job tracker) may close only after Run returned.
+func (s *Server) Run(ctx context.Context) error {
+	for _, addr := range *s.flags.Web.WebListenAddresses {
+		level.Info(s.logger).Log("msg", "serving metrics", "url", URL(addr, s.flags.TelemetryPath))
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- web.ListenAndServe(s.srv, s.flags.Web, s.slog) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("web server: %w", err)
+	case <-ctx.Done():
+	}
+	level.Info(s.logger).Log("msg", "shutting down")
+	s.shuttingDown.Store(true)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	if err := s.srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutting down web server: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("web server: %w", err)
+	}
+	return nil
+}
+
+// URL turns a listen address into a URL a person can open.
+func URL(addr, path string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr + path
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + path
+}
