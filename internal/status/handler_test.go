@@ -36,17 +36,18 @@ func demandLevels(body string) map[string]string {
 
 // wantDemandLevels is how the sample's rows must be marked.
 var wantDemandLevels = map[string]string{
-	"acme-docs/visitors/1d":   "ok",
-	"acme-api/visitors/1d":    "ok",
-	"acme-docs/views/1d":      "ok",
-	"acme-api/views/1d":       "ok",
-	"acme-docs/visitors/7d":   "bad",  // server_error
-	"acme-docs/visitors/30d":  "ok",   // running
-	"acme-api/feedback/7d":    "warn", // 7m overdue
-	"acme-docs/searches/7d":   "ok",
-	"acme-docs/assistant/7d":  "ok", // not run yet
-	"globex-dev/visitors/1d":  "bad",
-	"globex-dev/visitors/30d": "bad",
+	"acme-docs/visitors/1d":        "ok",
+	"acme-api/visitors/1d":         "ok",
+	"acme-docs/views/1d":           "ok",
+	"acme-api/views/1d":            "ok",
+	"acme-docs/visitors/7d":        "bad",  // server_error
+	"acme-docs/visitors/30d":       "ok",   // running
+	"acme-api/feedback/7d":         "warn", // 7m overdue
+	"acme-docs/searches/7d":        "ok",
+	"acme-docs/assistant/7d":       "ok", // not run yet
+	"acme-docs/visitors/yesterday": "ok",
+	"globex-dev/visitors/1d":       "bad",
+	"globex-dev/visitors/30d":      "bad",
 }
 
 func TestHTMLShowsTheReport(t *testing.T) {
@@ -68,7 +69,7 @@ func TestHTMLShowsTheReport(t *testing.T) {
 		`<meta name="viewport" content="width=device-width, initial-scale=1">`,
 		// Verdict.
 		`<section class="verdict bad" id="verdict">`,
-		`<strong>7 of 11 refreshes ok, 1 not run yet</strong>`,
+		`<strong>8 of 12 refreshes ok, 1 not run yet</strong>`,
 		`<li>globex: paused after a 429 until 14:08:20</li>`,
 		`<li>3 refreshes failing</li>`, `<li>1 refresh overdue</li>`,
 		`<li>1 window&#39;s data too old to export</li>`,
@@ -80,10 +81,10 @@ func TestHTMLShowsTheReport(t *testing.T) {
 		`<b>47</b> of 60 requests spent in the last 1h`,
 		`<span style="width:78%">`, `<b>20</b> of 20 requests`, `<span style="width:100%">`,
 		`<dd>54.2 requests per 1h</dd>`,
-		`cut to 20 after a 429 until 15:06:30`,
+		`<br><span class="tag warn">20 until 15:06:30</span> after a 429</dd>`,
 		`<dd>can leave now</dd>`,
 		`<time datetime="2026-11-23T14:11:40Z" title="2026-11-23T14:11:40Z">in 4m 10s</time> <span class="abs">14:11:40</span>`,
-		`<span class="tag bad">after a 429, until 14:08:20</span> <span class="abs">in 50s</span>`,
+		`<span class="tag bad">until 14:08:20</span> <span class="abs">in 50s</span> after a 429`,
 		`<dd>3 since start</dd>`,
 		// Demands: result, times relative and absolute, duration, cost, interval, age.
 		`<span class="tag bad" title="the API failed (5xx)">server_error</span>`,
@@ -92,16 +93,19 @@ func TestHTMLShowsTheReport(t *testing.T) {
 		`<span class="tag" title="not refreshed yet">pending</span>`,
 		`<span class="tag">running</span>`, `running now`,
 		`<time datetime="2026-11-23T14:01:30Z" title="2026-11-23T14:01:30Z">6m ago</time> <span class="abs">14:01:30</span>`,
-		`<td data-label="Took">2.4s</td>`, `<td data-label="Took">31s</td>`, `<td data-label="Took">600ms</td>`,
+		`<td class="minor" data-label="Took">2.4s</td>`, `<td class="minor" data-label="Took">31s</td>`, `<td class="minor" data-label="Took">600ms</td>`,
 		`<span class="tag warn">7m overdue</span>`,
 		`<span>4 req <span class="est">est.</span></span>`, `<span>3 req</span>`,
-		`<td data-label="Every">12m</td>`, `<td data-label="Every">6h</td>`,
+		`<td class="minor" data-label="Every">12m</td>`, `<td class="minor" data-label="Every">6h</td>`,
+		`<td class="minor" data-label="Every">once a day</td>`,
+		`<tr class="group"><th colspan="10">acme <small>10 planned, 1 failing, 1 late or stale</small></th></tr>`,
+		`<tr class="group"><th colspan="10">globex <small>2 planned, 2 failing</small></th></tr>`,
 		`2h 14m`, `1d 7h <span class="tag warn">too old, not exported</span>`, `no data yet`,
 		// Jobs.
 		`<th class="num">paused</th>`,
-		`<td class="num " data-label="completed">41</td>`,
-		`<td class="num warn" data-label="lost">1</td>`,
-		`<td class="num warn" data-label="Unknown creates">1</td>`,
+		`<td class="num minor " data-label="completed">41</td>`,
+		`<td class="num minor warn" data-label="lost">1</td>`,
+		`<td class="num minor warn" data-label="Unknown creates">1</td>`,
 		`job <code>job_7f3a91</code> of <b>acme-docs</b>`, `<span class="tag warn">2m 5s overdue</span>`,
 		// Exporter.
 		`version 0.9.0 · up 1d 2h`, `<code>/etc/mintlify/exporter.yml</code>`,

@@ -35,7 +35,9 @@ type page struct {
 	Config    *configView
 	Verdict   verdict
 	Orgs      []orgView
-	Jobs      *jobsView
+	// Demands is false when no organization has any.
+	Demands bool
+	Jobs    *jobsView
 }
 
 // when is a time as the page shows it; Rel is empty for a zero time.
@@ -156,6 +158,7 @@ func newPage(r Report, opts Options) page {
 			o.Late++
 		}
 		o.Demands = append(o.Demands, v)
+		p.Demands = true
 	}
 	if r.Jobs != nil {
 		p.Jobs = newJobsView(*r.Jobs, w)
@@ -174,6 +177,9 @@ func newDemandView(d Demand, w func(time.Time) when) demandView {
 	}
 	if d.Result == "" {
 		v.ResultHelp = "not refreshed yet"
+	}
+	if d.Interval == 0 {
+		v.Interval = "" // not periodic
 	}
 	v.Late = time.Duration(d.Overdue) > lateAfter
 	v.Stale = !d.LastSuccessAt.IsZero() && !d.Exported

@@ -50,6 +50,8 @@ func sampleReport() Report {
 	pending := Demand{Organization: "acme", Project: "acme-docs", Source: "assistant", Window: "7d",
 		NextRefreshAt: sampleAt.Add(3 * m), Cost: 1, Interval: Duration(3 * h)}
 	demands = append(demands, pending)
+	// Yesterday's settled numbers: walked once a day, nothing planned next.
+	add(d("acme-docs", "visitors", "yesterday"), 22*m, 2600*time.Millisecond, 0, 3)
 
 	g := func(project, source, window string) Demand {
 		dm := d(project, source, window)
