@@ -123,6 +123,23 @@ func TestHTMLShowsTheReport(t *testing.T) {
 	}
 }
 
+func TestJSONListsAreNeverNull(t *testing.T) {
+	rep := Report{Organizations: []Organization{{Name: "acme"}}, Jobs: &Jobs{Projects: []ProjectJobs{{Project: "p"}}}}
+	_, _, body := get(t, Handler(func(context.Context) Report { return rep }, Options{}), "GET", "/?format=json")
+	for _, want := range []string{`"organizations": [`, `"projects": []`, `"demands": []`, `"by_status": {}`, `"most_overdue_poll": null`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("JSON lacks %s:\n%s", want, body)
+		}
+	}
+	if rep.Organizations[0].Projects != nil || rep.Jobs.Projects[0].ByStatus != nil {
+		t.Error("the handler wrote into the source's report")
+	}
+	_, _, body = get(t, Handler(func(context.Context) Report { return Report{} }, Options{}), "GET", "/?format=json")
+	if !strings.Contains(body, `"organizations": []`) || !strings.Contains(body, `"jobs": null`) {
+		t.Errorf("empty report:\n%s", body)
+	}
+}
+
 func TestHTMLEmptyAndQuietReports(t *testing.T) {
 	now := sampleAt
 	src := func(context.Context) Report {

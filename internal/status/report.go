@@ -190,9 +190,20 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // derive fills in the derived fields and GeneratedAt (when zero, from now).
 // It copies what it changes: a source may hand out the same slices twice.
 func (r *Report) derive(now time.Time) {
-	r.Demands = slices.Clone(r.Demands)
+	// Lists are [] in the JSON, never null: one shape for scripts.
+	r.Organizations = orEmpty(slices.Clone(r.Organizations))
+	for i := range r.Organizations {
+		r.Organizations[i].Projects = orEmpty(r.Organizations[i].Projects)
+	}
+	r.Demands = orEmpty(slices.Clone(r.Demands))
 	if r.Jobs != nil {
 		jobs := *r.Jobs
+		jobs.Projects = orEmpty(slices.Clone(jobs.Projects))
+		for i := range jobs.Projects {
+			if jobs.Projects[i].ByStatus == nil {
+				jobs.Projects[i].ByStatus = map[string]int{}
+			}
+		}
 		if jobs.MostOverduePoll != nil {
 			poll := *jobs.MostOverduePoll
 			jobs.MostOverduePoll = &poll
@@ -222,4 +233,11 @@ func (r *Report) derive(now time.Time) {
 	if r.Jobs != nil && r.Jobs.MostOverduePoll != nil {
 		r.Jobs.MostOverduePoll.Overdue = since(r.Jobs.MostOverduePoll.DueAt)
 	}
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
@@ -77,15 +78,15 @@ func Classify(err error) string {
 	}
 	if code := apiclient.StatusCode(err); code != 0 {
 		switch {
-		case code == 429:
+		case code == http.StatusTooManyRequests:
 			return ResultRateLimited
-		case code == 401 || code == 403:
+		case code == http.StatusUnauthorized || code == http.StatusForbidden:
 			return ResultUnauthorized
-		case code == 404:
+		case code == http.StatusNotFound:
 			return ResultNotFound
-		case code >= 500:
+		case code >= http.StatusInternalServerError:
 			return ResultServerError
-		case code >= 400:
+		case code >= http.StatusBadRequest:
 			return ResultClientError
 		}
 	}

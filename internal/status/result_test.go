@@ -35,7 +35,7 @@ func TestClassifyRealErrors(t *testing.T) {
 			}
 		case "limited":
 			w.Header().Set("Retry-After", "30")
-			http.Error(w, `{"error":"slow down"}`, 429)
+			http.Error(w, `{"error":"slow down"}`, http.StatusTooManyRequests)
 		default: // the project is the status code
 			code := map[string]int{"e401": 401, "e403": 403, "e404": 404, "e400": 400, "e500": 500, "e503": 503}[project]
 			http.Error(w, `{"error":"no, and here is some free text"}`, code)
