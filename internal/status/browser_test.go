@@ -1,0 +1,189 @@
+package status
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"image/color"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// go test ./internal/status/ -run Browser -status.screenshots=../../docs
+// writes the sample's screenshots for the README.
+var screenshotDir = flag.String("status.screenshots", "", "also write the sample report's screenshots (status-page.png, status-page-phone.png) to this directory")
+
+// chromiumPath finds Debian's chromium. Outside CI a missing browser skips
+// the test; under CI=true it fails, so CI cannot pass without the test.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium not found; CI must install Debian's chromium package (.ci/run does)")
+	}
+	t.Skip("chromium not found: install Debian's chromium package to run this test (apt-get install chromium)")
+	return ""
+}
+
+// runChromium runs headless chromium with args and returns its stdout. The
+// browser and its helpers are one process group, killed if it hangs.
+func runChromium(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+		"--no-default-browser-check", "--hide-scrollbars", "--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// screenshot runs scripts/status-screenshot.sh, the README's, and checks
+// the picture: a PNG of the window's size, drawn with the page's styles (the
+// red of a failed refresh's row is in it).
+func screenshot(t *testing.T, bin, url, out string, width, height int) {
+	t.Helper()
+	cmd := exec.Command("../../scripts/status-screenshot.sh", url, out, strconv.Itoa(width)+"x"+strconv.Itoa(height))
+	cmd.Env = append(os.Environ(), "CHROMIUM="+bin)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("status-screenshot.sh: %v\n%s", err, msg)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if b := img.Bounds(); b.Dx() != width || b.Dy() != height {
+		t.Errorf("%s is %dx%d, want %dx%d", out, b.Dx(), b.Dy(), width, height)
+	}
+	badBackground := color.RGBA{0xfd, 0xe5, 0xe3, 0xff} // --bad-bg
+	colors := map[color.RGBA]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			colors[color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), uint8(a >> 8)}]++
+		}
+	}
+	if len(colors) < 20 || colors[badBackground] < 500 {
+		t.Errorf("%s: %d colours, %d pixels of a failed row's background: the page did not render with its styles", out, len(colors), colors[badBackground])
+	}
+}
+
+// layoutProbe frames the status page at a phone's and a desktop's width and
+// writes into its own DOM how wide each frame's page and tables are: the
+// status page runs no script, so the probe measures it from outside.
+const layoutProbe = `<!DOCTYPE html><html><body>
+<iframe id="phone" src="/" width="390" height="844"></iframe>
+<iframe id="desktop" src="/" width="1280" height="900"></iframe>
+<script>
+window.addEventListener("load", () => {
+  for (const id of ["phone", "desktop"]) {
+    const doc = document.getElementById(id).contentDocument, root = doc.documentElement;
+    let tables = 0;
+    for (const s of doc.querySelectorAll(".scroll")) tables = Math.max(tables, s.scrollWidth - s.clientWidth);
+    const p = document.createElement("p");
+    p.id = id + "-layout";
+    p.textContent = id + " page=" + root.scrollWidth + " viewport=" + root.clientWidth + " table-overflow=" + tables +
+      " cards=" + [...doc.querySelectorAll("tr.demand")].filter(tr => getComputedStyle(tr).display === "flex").length;
+    document.body.append(p);
+  }
+});
+</script></body></html>`
+
+var layoutLine = regexp.MustCompile(`(phone|desktop) page=(\d+) viewport=(\d+) table-overflow=(\d+) cards=(\d+)`)
+
+// TestBrowserRendersThePage renders the sample in Debian's chromium: the DOM
+// it builds has every row, the page fits a phone's and a desktop's width
+// (on a phone each refresh is a card), and the README's screenshot script
+// draws it.
+func TestBrowserRendersThePage(t *testing.T) {
+	bin := chromiumPath(t)
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", Handler(sampleSource, Options{}))
+	mux.HandleFunc("/probe", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(layoutProbe))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close) // after the parallel subtests, unlike a defer
+
+	t.Run("dom", func(t *testing.T) {
+		t.Parallel()
+		dom := runChromium(t, bin, "--dump-dom", srv.URL+"/")
+		if got := demandLevels(dom); !reflect.DeepEqual(got, wantDemandLevels) {
+			t.Errorf("rendered demand rows:\n got %v\nwant %v", got, wantDemandLevels)
+		}
+		for _, want := range []string{
+			`<strong>8 of 12 refreshes ok, 1 not run yet</strong>`,
+			`data-organization="acme"`, `data-organization="globex"`,
+			`<tr class="jobrow" data-project="acme-docs">`, `<tr class="jobrow" data-project="acme-api">`,
+			`<code>job_7f3a91</code>`,
+		} {
+			if !strings.Contains(dom, want) {
+				t.Errorf("rendered DOM lacks %s", want)
+			}
+		}
+	})
+	t.Run("layout", func(t *testing.T) {
+		t.Parallel()
+		dom := runChromium(t, bin, "--window-size=1400,1000", "--dump-dom", srv.URL+"/probe")
+		got := map[string][]string{}
+		for _, m := range layoutLine.FindAllStringSubmatch(dom, -1) {
+			got[m[1]] = m[2:]
+		}
+		if len(got) != 2 {
+			t.Fatalf("layout probe reported %v:\n%s", got, dom)
+		}
+		for frame, m := range got {
+			page, viewport, overflow, cards := m[0], m[1], m[2], m[3]
+			if page != viewport || overflow != "0" {
+				t.Errorf("%s: page %spx wide in a %spx viewport, tables %spx wider than their box: want no sideways scrolling", frame, page, viewport, overflow)
+			}
+			wantCards := map[string]string{"phone": strconv.Itoa(len(wantDemandLevels)), "desktop": "0"}[frame]
+			if cards != wantCards {
+				t.Errorf("%s: %s refreshes shown as cards, want %s", frame, cards, wantCards)
+			}
+		}
+	})
+	t.Run("phone screenshot", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		if *screenshotDir != "" {
+			dir = *screenshotDir
+		}
+		screenshot(t, bin, srv.URL+"/", filepath.Join(dir, "status-page-phone.png"), 390, 844)
+	})
+	if *screenshotDir != "" {
+		t.Run("desktop screenshot", func(t *testing.T) {
+			t.Parallel()
+			screenshot(t, bin, srv.URL+"/", filepath.Join(*screenshotDir, "status-page.png"), 1280, 1200)
+		})
+	}
+}

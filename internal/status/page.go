@@ -1,0 +1,356 @@
+package status
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// lateAfter is how long past its time a refresh or poll may be before the
+// page marks it: a refresh that waits seconds for the budget is the plan
+// working, not a fault.
+const lateAfter = time.Minute
+
+// Levels mark rows and the verdict (CSS classes of the page).
+const (
+	levelOK   = "ok"
+	levelWarn = "warn"
+	levelBad  = "bad"
+)
+
+// knownStatuses come first in the jobs table, in this order, shown even at 0.
+var knownStatuses = []string{"active", "completed", "failed", "archived", "lost"}
+
+// page is what the template renders: the report, with every time and
+// duration already written out for a person.
+type page struct {
+	Links     []Link
+	Zone      string
+	Generated when
+	Exporter  Exporter
+	Uptime    string
+	Started   when
+	Config    *configView
+	Verdict   verdict
+	Orgs      []orgView
+	// Demands is false when no organization has any.
+	Demands bool
+	Jobs    *jobsView
+}
+
+// when is a time as the page shows it; Rel is empty for a zero time.
+type when struct {
+	// ISO is RFC 3339, for <time datetime> and the tooltip.
+	ISO string
+	// Rel is relative to the report's time: "4m ago", "in 2m", "now".
+	Rel string
+	// Abs is the wall-clock time in the page's zone, shortened when it is
+	// the report's day.
+	Abs string
+}
+
+type verdict struct {
+	Level string
+	Head  string
+	Lines []string
+}
+
+type configView struct {
+	Config
+	LastReload, LastSuccess when
+}
+
+type orgView struct {
+	Organization
+	// Known is false for the demands of an organization the report has no
+	// budget for.
+	Known bool
+	Level string
+	// Halved is true while the limit in force is below the configured one.
+	Halved                bool
+	Next, Paused, Reduced when
+	NextNow               bool
+	Window                string
+	Demands               []demandView
+	Failing, Late         int
+}
+
+type demandView struct {
+	Demand
+	Level               string
+	ResultHelp          string
+	Last, Next, Success when
+	Duration, Interval  string
+	Age, Overdue        string
+	Late, Stale         bool
+}
+
+type jobsView struct {
+	Statuses []string
+	Rows     []jobRow
+	Poll     *pollView
+}
+
+type jobRow struct {
+	Project        string
+	Counts         []count
+	UnknownCreates int
+	Oldest         when
+}
+
+type count struct {
+	N     int
+	Level string
+}
+
+type pollView struct {
+	Poll
+	Due     when
+	Overdue string
+	Late    bool
+}
+
+func newPage(r Report, opts Options) page {
+	at := r.GeneratedAt
+	w := func(t time.Time) when { return makeWhen(t, at, opts.Location) }
+	p := page{
+		Links:     opts.Links,
+		Zone:      at.In(opts.Location).Format("MST"),
+		Generated: w(at),
+		Exporter:  r.Exporter,
+		Uptime:    humanDuration(r.Exporter.Uptime),
+		Started:   w(r.Exporter.StartedAt),
+	}
+	if c := r.Exporter.Config; c != nil {
+		p.Config = &configView{Config: *c, LastReload: w(c.LastReloadAt), LastSuccess: w(c.LastSuccessAt)}
+	}
+	byName := map[string]int{}
+	for _, o := range r.Organizations {
+		v := orgView{Organization: o, Known: true, Level: levelOK, Window: humanDuration(o.Window),
+			Next: w(o.NextRequestAt), NextNow: !o.NextRequestAt.After(at)}
+		if o.PausedUntil.After(at) {
+			v.Paused, v.Level = w(o.PausedUntil), levelBad
+		}
+		if o.EffectiveLimit < o.Limit {
+			v.Halved, v.Reduced = true, w(o.ReducedUntil)
+			if v.Level == levelOK {
+				v.Level = levelWarn
+			}
+		}
+		byName[o.Name] = len(p.Orgs)
+		p.Orgs = append(p.Orgs, v)
+	}
+	for _, d := range r.Demands {
+		i, ok := byName[d.Organization]
+		if !ok {
+			i = len(p.Orgs)
+			byName[d.Organization] = i
+			p.Orgs = append(p.Orgs, orgView{Organization: Organization{Name: d.Organization}, Level: levelOK})
+		}
+		o := &p.Orgs[i]
+		v := newDemandView(d, w)
+		switch v.Level {
+		case levelBad:
+			o.Failing++
+		case levelWarn:
+			o.Late++
+		}
+		o.Demands = append(o.Demands, v)
+		p.Demands = true
+	}
+	if r.Jobs != nil {
+		p.Jobs = newJobsView(*r.Jobs, w)
+	}
+	p.Verdict = newVerdict(p)
+	return p
+}
+
+func newDemandView(d Demand, w func(time.Time) when) demandView {
+	v := demandView{Demand: d, Level: levelOK, ResultHelp: resultHelp[d.Result],
+		Last: w(d.LastRefreshAt), Next: w(d.NextRefreshAt), Success: w(d.LastSuccessAt),
+		Duration: humanDuration(d.Duration), Interval: humanDuration(d.Interval),
+		Age: humanDuration(d.DataAge), Overdue: humanDuration(d.Overdue)}
+	if v.ResultHelp == "" {
+		v.ResultHelp = resultHelp[ResultError]
+	}
+	if d.Result == "" {
+		v.ResultHelp = "not refreshed yet"
+	}
+	if d.Interval == 0 {
+		v.Interval = "" // not periodic
+	}
+	v.Late = time.Duration(d.Overdue) > lateAfter
+	v.Stale = !d.LastSuccessAt.IsZero() && !d.Exported
+	switch {
+	case d.Result != "" && d.Result != ResultOK:
+		v.Level = levelBad
+	case v.Late || v.Stale:
+		v.Level = levelWarn
+	}
+	return v
+}
+
+func newJobsView(j Jobs, w func(time.Time) when) *jobsView {
+	v := &jobsView{Statuses: slices.Clone(knownStatuses)}
+	extra := map[string]bool{}
+	for _, p := range j.Projects {
+		for s := range p.ByStatus {
+			if !slices.Contains(knownStatuses, s) {
+				extra[s] = true
+			}
+		}
+	}
+	v.Statuses = append(v.Statuses, slices.Sorted(maps.Keys(extra))...)
+	for _, p := range j.Projects {
+		row := jobRow{Project: p.Project, UnknownCreates: p.UnknownCreates, Oldest: w(p.OldestActiveAt)}
+		for _, s := range v.Statuses {
+			c := count{N: p.ByStatus[s]}
+			if s == "lost" && c.N > 0 {
+				c.Level = levelWarn
+			}
+			row.Counts = append(row.Counts, c)
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	if pl := j.MostOverduePoll; pl != nil {
+		v.Poll = &pollView{Poll: *pl, Due: w(pl.DueAt), Overdue: humanDuration(pl.Overdue),
+			Late: time.Duration(pl.Overdue) > lateAfter}
+	}
+	return v
+}
+
+// newVerdict answers "is it working" in one line, and lists what is not.
+func newVerdict(p page) verdict {
+	v := verdict{Level: levelOK}
+	raise := func(l string) {
+		if l == levelBad || v.Level == levelOK {
+			v.Level = l
+		}
+	}
+	total, failing, late, stale, pending := 0, 0, 0, 0, 0
+	for _, o := range p.Orgs {
+		if o.Paused.Rel != "" {
+			raise(levelBad)
+			v.Lines = append(v.Lines, fmt.Sprintf("%s: paused after a 429 until %s", o.Name, o.Paused.Abs))
+		} else if o.Halved {
+			raise(levelWarn)
+			line := fmt.Sprintf("%s: budget cut to %d after a 429", o.Name, o.EffectiveLimit)
+			if o.Reduced.Rel != "" {
+				line += " until " + o.Reduced.Abs
+			}
+			v.Lines = append(v.Lines, line)
+		}
+		for _, d := range o.Demands {
+			total++
+			switch {
+			case d.Result == "":
+				pending++
+			case d.Result != ResultOK:
+				failing++
+			}
+			if d.Late {
+				late++
+			}
+			if d.Stale {
+				stale++
+			}
+		}
+	}
+	if failing > 0 {
+		raise(levelBad)
+		v.Lines = append(v.Lines, plural(failing, "refresh", "refreshes")+" failing")
+	}
+	if late > 0 {
+		raise(levelWarn)
+		v.Lines = append(v.Lines, plural(late, "refresh", "refreshes")+" overdue")
+	}
+	if stale > 0 {
+		raise(levelWarn)
+		v.Lines = append(v.Lines, plural(stale, "window's data", "windows' data")+" too old to export")
+	}
+	if c := p.Config; c != nil && !c.LastReloadSuccessful {
+		raise(levelBad)
+		v.Lines = append(v.Lines, "the last configuration reload failed (see the log); the previous configuration runs")
+	}
+	if p.Jobs != nil && p.Jobs.Poll != nil && p.Jobs.Poll.Late {
+		raise(levelWarn)
+		v.Lines = append(v.Lines, "an agent job poll is "+p.Jobs.Poll.Overdue+" overdue")
+	}
+	ok := total - failing - pending
+	switch {
+	case total == 0:
+		v.Head = "Nothing planned: no project and window to refresh"
+	case v.Level == levelOK && pending == 0:
+		v.Head = fmt.Sprintf("Working: all %s ok", plural(total, "refresh", "refreshes"))
+	default:
+		v.Head = fmt.Sprintf("%d of %s ok", ok, plural(total, "refresh", "refreshes"))
+		if pending > 0 {
+			v.Head += fmt.Sprintf(", %d not run yet", pending)
+		}
+	}
+	return v
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// makeWhen writes t relative to at and as a wall-clock time in loc.
+func makeWhen(t, at time.Time, loc *time.Location) when {
+	if t.IsZero() {
+		return when{}
+	}
+	lt, la := t.In(loc), at.In(loc)
+	w := when{ISO: lt.Format(time.RFC3339)}
+	switch d := t.Sub(at); {
+	case d > -time.Second && d < time.Second:
+		w.Rel = "now"
+	case d > 0:
+		w.Rel = "in " + humanDuration(Duration(d))
+	default:
+		w.Rel = humanDuration(Duration(-d)) + " ago"
+	}
+	switch {
+	case lt.Year() == la.Year() && lt.YearDay() == la.YearDay():
+		w.Abs = lt.Format("15:04:05")
+	case lt.Year() == la.Year():
+		w.Abs = lt.Format("Jan 2 15:04")
+	default:
+		w.Abs = lt.Format("2006-01-02 15:04")
+	}
+	return w
+}
+
+// humanDuration writes d with its two largest units: "320ms", "4.2s",
+// "4m 10s", "3h 5m", "2d 4h".
+func humanDuration(d Duration) string {
+	t := time.Duration(d)
+	switch {
+	case t <= 0:
+		return "0s"
+	case t < time.Second:
+		return fmt.Sprintf("%dms", t.Milliseconds())
+	case t < 10*time.Second:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", t.Seconds()), ".0") + "s"
+	}
+	t = t.Round(time.Second)
+	units := []struct {
+		size time.Duration
+		name string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}}
+	for i, u := range units[:3] {
+		if t >= u.size {
+			hi, lo := t/u.size, (t%u.size)/units[i+1].size
+			if lo == 0 {
+				return fmt.Sprintf("%d%s", hi, u.name)
+			}
+			return fmt.Sprintf("%d%s %d%s", hi, u.name, lo, units[i+1].name)
+		}
+	}
+	return fmt.Sprintf("%ds", t/time.Second)
+}
