@@ -240,8 +240,8 @@ func TestEncodedEqualsRegistry(t *testing.T) {
 	day7 := visitors.Window{Name: "7d", Days: 7, Interval: time.Hour}
 	h := newHarness(t, harnessOptions{
 		fake: fakeapi.Options{Paths: 40},
-		cfg: planConfig{Projects: []string{"docs", "api"}, Windows: []visitors.Window{day1, day7}, Config: refresh.Config{MinInterval: time.Minute, MaxStaleness: 10 * time.Minute}},
-		now: time.Date(2026, 3, 10, 23, 0, 0, 0, time.UTC),
+		cfg:  planConfig{Projects: []string{"docs", "api"}, Windows: []visitors.Window{day1, day7}, Config: refresh.Config{MinInterval: time.Minute, MaxStaleness: 10 * time.Minute}},
+		now:  time.Date(2026, 3, 10, 23, 0, 0, 0, time.UTC),
 	})
 	p := newPair(h.sched, h.budget)
 

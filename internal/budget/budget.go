@@ -381,3 +381,30 @@ func (s Set) Collect(ch chan<- prometheus.Metric) {
 		b.Collect(ch)
 	}
 }
+
+// State is a Budget at one moment, for a status page.
+type State struct {
+	Limit, Effective, Spent, Rejections int
+	Window                              time.Duration
+	// HalvedUntil and PausedUntil are zero when no 429 is in force.
+	HalvedUntil, PausedUntil time.Time
+	// NextFree is when the next request may leave.
+	NextFree time.Time
+}
+
+// State reads the budget at once.
+func (b *Budget) State() State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	b.prune(now)
+	st := State{Limit: b.limit, Effective: b.effective(now), Spent: len(b.sent), Rejections: b.rejections,
+		Window: b.window, NextFree: b.nextFree(now, 1)}
+	if now.Before(b.halvedUntil) {
+		st.HalvedUntil = b.halvedUntil
+	}
+	if now.Before(b.pausedUntil) {
+		st.PausedUntil = b.pausedUntil
+	}
+	return st
+}

@@ -92,6 +92,8 @@ type Scheduler struct {
 	// late is the last warning about windows the budget cannot keep
 	// within max staleness, to warn only when it changes.
 	late string
+	// planned is what the plan spends per budget window.
+	planned float64
 }
 
 // entry is one project×window (or the final day of a project).
@@ -123,6 +125,7 @@ type state struct {
 	good       *visitors.Snapshot
 	attempted  bool
 	ok         bool
+	err        error // of the last walk, when it failed
 	attemptEnd time.Time
 	duration   time.Duration
 }
@@ -303,6 +306,7 @@ func (s *Scheduler) replan() {
 		perWindow = min(perWindow, float64(limit/maxCost*maxCost))
 	}
 	intervals := Intervals(perWindow, s.budget.Window(), demands)
+	s.planned = Spend(s.budget.Window(), demands, intervals)
 	// Walk costs are known once every window was walked: log the plan from
 	// then on, one line per project and window, and whenever it changes
 	// (a project grew past a page).
@@ -599,7 +603,7 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 
 	s.mu.Lock()
 	old := e.state
-	next := &state{good: old.good, attempted: true, ok: err == nil, attemptEnd: end, duration: max(end.Sub(start), 0)}
+	next := &state{good: old.good, attempted: true, ok: err == nil, err: err, attemptEnd: end, duration: max(end.Sub(start), 0)}
 	if err != nil {
 		var exhausted *budget.ExhaustedError
 		if errors.As(err, &exhausted) {
@@ -639,6 +643,13 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 	}
 }
 
+// Planned is the requests the plan spends per budget window.
+func (s *Scheduler) Planned() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.planned
+}
+
 // Close cancels walks in flight and waits for them. After Close nothing
 // new starts and the last states stay readable.
 func (s *Scheduler) Close() {
@@ -663,6 +674,18 @@ type View struct {
 	Interval time.Duration
 	// LastSuccess is the end of the last good walk (zero before one).
 	LastSuccess time.Time
+	// LastAttempt is when the last walk ended, good or not; Err is its
+	// error when it failed.
+	LastAttempt time.Time
+	Err         error
+	// Running: a walk is in flight. NextDue is when the next is planned
+	// (zero: at once, or not yet planned).
+	Running bool
+	NextDue time.Time
+	// Cost is the requests a walk takes: learned from the last good walk
+	// when CostKnown, else an estimate.
+	Cost      int
+	CostKnown bool
 	// Data is the snapshot to export now, nil when there is none or it is
 	// stale, or of other dates than the window's at now.
 	Data *visitors.Snapshot
@@ -679,7 +702,11 @@ func (s *Scheduler) Views() []View {
 		if loc := e.proj.Loc(); e.final && !now.Before(visitors.DayStart(visitors.Today(now, loc), loc).Add(FinalDayExport)) {
 			continue // yesterday's numbers matter only in the first hour of today
 		}
-		v := View{Project: e.project, Window: e.label, Attempted: st.attempted, OK: st.ok, Duration: st.duration}
+		v := View{Project: e.project, Window: e.label, Attempted: st.attempted, OK: st.ok, Duration: st.duration,
+			LastAttempt: st.attemptEnd, Err: st.err, Running: e.inflight != nil, Cost: e.cost, CostKnown: e.costKnown}
+		if _, at := s.due(e, now); !v.Running {
+			v.NextDue = at
+		}
 		if !e.final {
 			v.Interval = e.interval
 		}

@@ -28,6 +28,21 @@ type Reloader struct {
 	mu          sync.Mutex
 	successful  prometheus.Gauge
 	successTime prometheus.Gauge
+	// state is the last reload's outcome, guarded by mu.
+	state State
+}
+
+// State is how the last (re)load went.
+type State struct {
+	Successful            bool
+	LastAt, LastSuccessAt time.Time
+}
+
+// State reads the last reload's outcome.
+func (r *Reloader) State() State {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state
 }
 
 // New returns a Reloader whose reloads call apply, which must read the
@@ -47,8 +62,10 @@ func New(reg prometheus.Registerer, apply func() error, logger log.Logger, now f
 			Help: "Unix time of the last successful configuration load.",
 		}),
 	}
+	start := now()
 	r.successful.Set(1)
-	r.successTime.Set(float64(now().UnixNano()) / 1e9)
+	r.successTime.Set(float64(start.UnixNano()) / 1e9)
+	r.state = State{Successful: true, LastAt: start, LastSuccessAt: start}
 	if reg != nil {
 		reg.MustRegister(r.successful, r.successTime)
 	}
@@ -59,13 +76,16 @@ func New(reg prometheus.Registerer, apply func() error, logger log.Logger, now f
 func (r *Reloader) Reload(trigger string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.state.LastAt = r.now()
 	if err := r.apply(); err != nil {
+		r.state.Successful = false
 		r.successful.Set(0)
 		level.Error(r.logger).Log("msg", "configuration reload failed; the previous configuration keeps running", "trigger", trigger, "err", err)
 		return err
 	}
+	r.state.Successful, r.state.LastSuccessAt = true, r.state.LastAt
 	r.successful.Set(1)
-	r.successTime.Set(float64(r.now().UnixNano()) / 1e9)
+	r.successTime.Set(float64(r.state.LastAt.UnixNano()) / 1e9)
 	level.Info(r.logger).Log("msg", "configuration reloaded", "trigger", trigger)
 	return nil
 }

@@ -1,5 +1,5 @@
-// Package server is the exporter's HTTP server: its routes, the landing
-// page, the health and readiness probes, and a graceful shutdown. It knows
+// Package server is the exporter's HTTP server: its routes (the status
+// page at /), the health and readiness probes, and a graceful shutdown. It knows
 // handlers, not what they serve.
 package server
 
@@ -17,7 +17,6 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
-	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 )
 
@@ -56,9 +55,8 @@ type Routes struct {
 	API http.Handler
 	// Reload serves /-/reload.
 	Reload http.Handler
-	// Landing is the landing page's description and extra links.
-	Description string
-	Links       []web.LandingLinks
+	// Status is the status page, served at /.
+	Status http.Handler
 }
 
 // Server serves the routes until its context ends.
@@ -90,22 +88,8 @@ func New(flags Flags, routes Routes, logger log.Logger, slogger *slog.Logger) (*
 		}
 		_, _ = io.WriteString(w, "Ready\n")
 	})
-	links := append([]web.LandingLinks{
-		{Address: flags.TelemetryPath, Text: "Metrics"},
-		{Address: "/-/healthy", Text: "Health"},
-	}, routes.Links...)
-	landing, err := web.NewLandingPage(web.LandingConfig{
-		Name:        "mintlify_exporter",
-		Description: routes.Description,
-		Version:     version.Info(),
-		Links:       links,
-		// The pprof handlers are not served: link nothing that 404s.
-		Profiling: "false",
-	})
-	if err != nil {
-		return nil, fmt.Errorf("landing page: %w", err)
-	}
-	mux.Handle("/", landing)
+	mux.Handle("/{$}", routes.Status)
+	mux.HandleFunc("/", http.NotFound)
 	s.srv = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

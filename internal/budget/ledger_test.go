@@ -1,0 +1,121 @@
+package budget
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A restarted Budget with the same ledger does not spend the hour again.
+func TestLedgerSurvivesRestart(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	path := filepath.Join(t.TempDir(), "state", "ledger.log")
+	b, err := New(Config{Limit: 5, Now: clock, LedgerPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := b.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Minute)
+	}
+	_ = b.Close() // or a kill -9: every send was synced before it returned
+
+	again, err := New(Config{Limit: 5, Now: clock, LedgerPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Spent(); got != 3 {
+		t.Fatalf("spent after restart = %d, want 3", got)
+	}
+	if got := again.Free(); got != 2 {
+		t.Errorf("free after restart = %d, want 2", got)
+	}
+	// An hour (and the hundredth of it the API's clock may lag) later the
+	// old sends have left the window, and the file is compacted on open.
+	now = now.Add(time.Hour + time.Minute)
+	_ = again.Close()
+	later, err := New(Config{Limit: 5, Now: clock, LedgerPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer later.Close()
+	if got := later.Spent(); got != 0 {
+		t.Errorf("spent an hour later = %d, want 0", got)
+	}
+	data, _ := os.ReadFile(path)
+	if len(strings.TrimSpace(string(data))) != 0 {
+		t.Errorf("ledger not compacted: %q", data)
+	}
+}
+
+// A line cut by a crash mid-append is skipped (its request never left);
+// a line from the future (clock stepped back) still counts within bounds.
+func TestLedgerToleratesCutLines(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	path := filepath.Join(t.TempDir(), "ledger.log")
+	content := strconv.FormatInt(now.Add(-30*time.Minute).UnixNano(), 10) + "\n" +
+		strconv.FormatInt(now.Add(-2*time.Hour).UnixNano(), 10) + "\n" + "17955"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Config{Limit: 5, Now: func() time.Time { return now }, LedgerPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got := b.Spent(); got != 1 {
+		t.Errorf("spent = %d, want 1 (the half-hour-old send only)", got)
+	}
+}
+
+// A send whose time cannot be recorded is not made.
+func TestLedgerWriteFailureRefusesTheRequest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.log")
+	b, err := New(Config{Limit: 5, LedgerPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = b.ledger.f.Close() // the file can no longer be written
+	if err := b.Wait(context.Background()); err == nil {
+		t.Fatal("a request was let through without being recorded")
+	}
+	if b.TryTake() {
+		t.Fatal("TryTake let a request through without recording it")
+	}
+	if got := b.Spent(); got != 0 {
+		t.Errorf("spent = %d, want 0", got)
+	}
+}
+
+// The ledger is compacted while running, so it never grows past a few
+// windows of sends.
+func TestLedgerCompacts(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	path := filepath.Join(t.TempDir(), "ledger.log")
+	b, err := New(Config{Limit: 100, Now: func() time.Time { return now }, LedgerPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for range 1000 {
+		if !b.TryTake() {
+			t.Fatal("budget refused")
+		}
+		now = now.Add(40 * time.Second) // 90 an hour, within the limit
+	}
+	data, _ := os.ReadFile(path)
+	lines := strings.Count(string(data), "\n")
+	if lines > 4*100+1 {
+		t.Errorf("ledger holds %d lines, want at most %d", lines, 4*100+1)
+	}
+	if lines < b.Spent() {
+		t.Errorf("ledger holds %d lines, fewer than the %d sends in the window", lines, b.Spent())
+	}
+}

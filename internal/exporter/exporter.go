@@ -1,0 +1,296 @@
+// Package exporter wires the exporter's parts together for its two long
+// running commands: serve (metrics, the status page, the job gateway,
+// reloads) and backfill. main parses and validates the settings; each part
+// owns its own.
+package exporter
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/collector"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/reload"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sandbox"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
+)
+
+const exporterName = "mintlify_exporter"
+
+// Options are the validated settings, each part's own.
+type Options struct {
+	Config *config.Flags
+	// Analytics is the configuration parsed with the flags (keys not
+	// read yet); reloads read it again.
+	Analytics   *config.Config
+	Plan        refresh.Config
+	Sandbox     bool
+	Client      *orgs.ClientFlags
+	Server      server.Flags
+	MaxRequests int
+	Tracker     *tracker.Flags
+	Gateway     *gateway.Flags
+	Backfill    *history.Flags
+}
+
+// loader returns what reads the analytics configuration and its keys: at
+// start, and again at every reload (the key files too, for rotation).
+func loader(o *Options, sb *sandbox.Sandbox) func() (*config.Config, error) {
+	var defaults []string
+	if o.Sandbox {
+		defaults = sandbox.Projects
+	}
+	return func() (*config.Config, error) {
+		cfg := o.Analytics // parsed with the flags, at start
+		o.Analytics = nil
+		if cfg == nil {
+			var err error
+			if cfg, err = o.Config.Build(o.Plan.MinInterval, defaults); err != nil {
+				return nil, err
+			}
+		}
+		if len(cfg.Projects) == 0 {
+			return nil, errors.New("no project: give --mintlify.project at least once, or --config.file (or try --mintlify.sandbox)")
+		}
+		if sb != nil {
+			sb.Keys(cfg)
+			return cfg, nil
+		}
+		return cfg, cfg.LoadKeys(os.Getenv)
+	}
+}
+
+// upstream starts the sandbox when asked (owned by wg until ctx ends) and
+// returns the settings every organization's client and plan share.
+func upstream(ctx context.Context, o *Options, cfg *config.Config, logger log.Logger, reg prometheus.Registerer, sb *sandbox.Sandbox, wg *sync.WaitGroup) (orgs.Settings, error) {
+	s := orgs.Settings{Client: o.Client.Config, Refresh: o.Plan}
+	s.Client.Metrics, s.Client.Logger = apiclient.NewMetrics(reg), logger
+	if sb == nil {
+		return s, nil
+	}
+	url, wait, err := sb.Start(ctx, cfg, logger)
+	if err != nil {
+		return s, err
+	}
+	wg.Go(func() {
+		if err := wait(); err != nil {
+			level.Error(logger).Log("msg", "sandbox API stopped", "err", err)
+		}
+	})
+	s.Client.BaseURL = url
+	return s, nil
+}
+
+// Backfill runs the backfill command, organization by organization, until
+// it is done or ctx ends.
+func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sb := sandboxOf(o)
+	cfg, err := loader(o, sb)()
+	if err != nil {
+		return err
+	}
+	settings, err := upstream(ctx, o, cfg, loggers.Logger, nil, sb, &wg)
+	if err != nil {
+		return err
+	}
+	for _, org := range cfg.Organizations {
+		b := o.Backfill.Config
+		if err := history.ForProjects(&b, cfg.ProjectsOf(org.Name), o.Plan.PageSize, o.Plan.MaxPages); err != nil {
+			return fmt.Errorf("organization %s: %w", org.Name, err)
+		}
+		client, budget, err := orgs.Client(settings, org)
+		if err != nil {
+			return err
+		}
+		if err := history.Backfill(ctx, client, budget, b, os.Stderr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sandboxOf(o *Options) *sandbox.Sandbox {
+	if o.Sandbox {
+		return sandbox.New()
+	}
+	return nil
+}
+
+// Serve runs the exporter until ctx ends. Every goroutine it starts has
+// exited when it returns.
+func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
+	logger := loggers.Logger
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	sb := sandboxOf(o)
+	load := loader(o, sb)
+	cfg, err := load()
+	if err != nil {
+		return err
+	}
+	trkCfg := o.Tracker.Config
+	if sb != nil && !o.Tracker.StateFileSet {
+		// The simulated API forgets its jobs when it stops, so a state
+		// file kept across runs would only hold jobs it no longer knows.
+		dir, err := os.MkdirTemp("", "mintlify_exporter-sandbox-")
+		if err != nil {
+			return fmt.Errorf("sandbox state directory: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		trkCfg.StatePath = filepath.Join(dir, "agent.db")
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	settings, err := upstream(ctx, o, cfg, logger, reg, sb, &wg)
+	if err != nil {
+		return err
+	}
+	// Each organization's ledger lives beside the job state.
+	settings.LedgerDir = filepath.Dir(trkCfg.StatePath)
+	set := orgs.New(ctx, settings, logger)
+	defer set.Wait()
+
+	// The tracker opens (and locks) the state file before any analytics
+	// request: a second exporter on the same file exits before it walks.
+	api, gw, trk := gateway.Disabled(), (*gateway.Gateway)(nil), (*tracker.Tracker)(nil)
+	if o.Gateway.Enabled {
+		trkCfg.Projects = cfg.ProjectIDs()
+		if trk, err = tracker.New(set, reg, trkCfg, logger); err != nil {
+			return fmt.Errorf("agent jobs: %w", err)
+		}
+		gwCfg := o.Gateway.Config
+		gwCfg.Projects = cfg.AgentProjects()
+		if gw, err = gateway.New(trk, reg, gwCfg, logger); err != nil {
+			_ = trk.Close()
+			return fmt.Errorf("agent job gateway: %w", err)
+		}
+		api = gw
+		if err := logGateway(logger, *o.Server.Web.WebConfigFile); err != nil {
+			_ = trk.Close()
+			return err
+		}
+	}
+	if err := set.Apply(cfg); err != nil {
+		if trk != nil {
+			_ = trk.Close()
+		}
+		return err
+	}
+	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext(),
+		"organizations", len(cfg.Organizations), "projects", len(cfg.Projects), "config", cmp.Or(cfg.File, "flags"))
+	reg.MustRegister(budget.Set(set.Budgets), collector.NewVisitorsStatus(set, logger))
+	encoded := collector.NewEncoded(set, logger)
+
+	reloader := reload.New(reg, func() error {
+		next, err := load()
+		if err != nil {
+			return err
+		}
+		if err := set.Apply(next); err != nil {
+			return err
+		}
+		if gw != nil {
+			gw.SetProjects(trk.Accepts(next.AgentProjects()))
+		}
+		return nil
+	}, logger, nil)
+	wg.Go(func() { reloader.WatchSignals(ctx) })
+
+	started := time.Now()
+	report := func(context.Context) status.Report {
+		r := status.Report{Exporter: status.Exporter{Version: version.Version, Revision: version.Revision, StartedAt: started, Sandbox: sb != nil}}
+		if cfg.File != "" {
+			st := reloader.State()
+			r.Exporter.Config = &status.Config{File: cfg.File, LastReloadSuccessful: st.Successful, LastReloadAt: st.LastAt, LastSuccessAt: st.LastSuccessAt}
+		}
+		r.Organizations, r.Demands = set.Status()
+		if trk != nil {
+			r.Jobs = trk.Status()
+		}
+		return r
+	}
+	srv, err := server.New(o.Server, server.Routes{
+		Metrics: promhttp.InstrumentMetricHandler(reg, exposition.NewHandler(reg, encoded, exposition.Opts{
+			ErrorLog:            logging.PromHTTPErrorLogger{Logger: logger},
+			MaxRequestsInFlight: o.MaxRequests,
+			Registry:            reg,
+		})),
+		API:    api,
+		Reload: reloader.Handler(),
+		Status: status.Handler(report, status.Options{Links: links(o.Server.TelemetryPath, gw != nil, cfg.AgentProjects())}),
+	}, logger, loggers.Slog)
+	if err != nil {
+		return err
+	}
+	// The tracker stops only after the server has: requests in flight
+	// finish and every job they acknowledge is recorded.
+	trkCtx, stopTracker := context.WithCancel(context.Background())
+	if trk != nil {
+		wg.Go(func() {
+			if err := trk.Run(trkCtx); err != nil {
+				level.Error(logger).Log("msg", "agent job tracker stopped", "err", err)
+			}
+			if err := trk.Close(); err != nil {
+				level.Error(logger).Log("msg", "agent job tracker", "err", err)
+			}
+		})
+	}
+	err = srv.Run(ctx)
+	stopTracker()
+	return err
+}
+
+func logGateway(logger log.Logger, webConfig string) error {
+	protected, err := webauth.BasicAuthConfigured(webConfig)
+	if err != nil {
+		return err
+	}
+	if protected {
+		level.Info(logger).Log("msg", "agent job gateway enabled under /api/, behind the basic auth of --web.config.file")
+	} else {
+		level.Warn(logger).Log("msg", "agent job gateway enabled under /api/ without basic auth: anyone who can reach it can open pull requests; set basic_auth_users in --web.config.file", "web_config_file", webConfig)
+	}
+	return nil
+}
+
+// links are the status page's: metrics, health, and each project's jobs.
+func links(telemetryPath string, gateway bool, projects []string) []status.Link {
+	out := []status.Link{{Text: "Metrics", Href: telemetryPath}, {Text: "Health", Href: "/-/healthy"}}
+	for _, p := range projects {
+		if gateway {
+			out = append(out, status.Link{Text: "Jobs of " + p, Href: "/api/v2/agent/" + url.PathEscape(p) + "/jobs"})
+		}
+	}
+	return out
+}

@@ -1,0 +1,151 @@
+package orgs
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+var day1 = visitors.Window{Name: "1d", Days: 1}
+
+func project(id, org string) config.Project {
+	return config.Project{Project: visitors.Project{ID: id, Windows: []visitors.Window{day1}}, Organization: org}
+}
+
+// start runs a Set against the fake over HTTP; walks never repeat within
+// the test (an hour's interval), so every request is a planned first walk.
+func start(t *testing.T, fake *fakeapi.Server) *Set {
+	t.Helper()
+	api := httptest.NewServer(fake)
+	t.Cleanup(api.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := New(ctx, Settings{
+		Client:    apiclient.Config{BaseURL: api.URL, Timeout: 5 * time.Second},
+		Refresh:   refresh.Config{PageSize: apiclient.MaxPageSize, MinInterval: time.Hour, FinalDayDelay: -1},
+		LedgerDir: t.TempDir(),
+	}, nil)
+	t.Cleanup(func() { cancel(); s.Wait() })
+	return s
+}
+
+// waitData waits until every id has data, and no other project shows.
+func waitData(t *testing.T, s *Set, ids ...string) map[string]refresh.View {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := map[string]refresh.View{}
+		for _, v := range s.Views() {
+			got[v.Project] = v
+		}
+		ready := len(got) == len(ids)
+		for _, id := range ids {
+			if got[id].Data == nil {
+				ready = false
+			}
+		}
+		if ready {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("views %v, want data for exactly %v", got, ids)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestOrganizationsUseTheirOwnKeyAndBudget(t *testing.T) {
+	fake := fakeapi.New(fakeapi.Options{Paths: 10, AnalyticsBudget: 100, Organizations: []fakeapi.Organization{
+		{Key: "mint_a", Projects: []string{"a1", "a2", "a3"}},
+		{Key: "mint_b", Projects: []string{"b1"}},
+		{Key: "mint_a_rotated", Projects: []string{"a1", "a2", "a3"}},
+	}})
+	s := start(t, fake)
+	cfg := &config.Config{
+		Organizations: []config.Organization{{Name: "a", APIKey: "mint_a", AnalyticsBudget: 10}, {Name: "b", APIKey: "mint_b", AnalyticsBudget: 5}},
+		Projects:      []config.Project{project("a1", "a"), project("a2", "a"), project("b1", "b")},
+	}
+	if err := s.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	before := waitData(t, s, "a1", "a2", "b1")
+	// Each project's requests carry its own organization's key (another
+	// organization's key gets 403 from the fake, and no data).
+	if a, b := fake.AnalyticsRequestsByKey("mint_a"), fake.AnalyticsRequestsByKey("mint_b"); a != 2 || b != 1 {
+		t.Errorf("requests by key: a=%d b=%d, want 2 and 1", a, b)
+	}
+	budgets := s.Budgets()
+	if budgets[0].Organization() != "a" || budgets[0].Spent() != 2 || budgets[0].Limit() != 10 ||
+		budgets[1].Organization() != "b" || budgets[1].Spent() != 1 || budgets[1].Limit() != 5 {
+		t.Errorf("budgets: a %d/%d, b %d/%d", budgets[0].Spent(), budgets[0].Limit(), budgets[1].Spent(), budgets[1].Limit())
+	}
+
+	// A reload: a2 goes, a3 comes, b's budget changes, a's key rotates.
+	cfg2 := &config.Config{
+		Organizations: []config.Organization{{Name: "a", APIKey: "mint_a_rotated", AnalyticsBudget: 10}, {Name: "b", APIKey: "mint_b", AnalyticsBudget: 7}},
+		Projects:      []config.Project{project("a1", "a"), project("a3", "a"), project("b1", "b")},
+	}
+	if err := s.Apply(cfg2); err != nil {
+		t.Fatal(err)
+	}
+	after := waitData(t, s, "a1", "a3", "b1")
+	// Exactly one request: a3's first walk, with the rotated key. a1 and
+	// b1 keep their snapshots; a2 is no longer served.
+	if a, r, b := fake.AnalyticsRequestsByKey("mint_a"), fake.AnalyticsRequestsByKey("mint_a_rotated"), fake.AnalyticsRequestsByKey("mint_b"); a != 2 || r != 1 || b != 1 {
+		t.Errorf("requests after the reload: a=%d rotated=%d b=%d, want 2, 1, 1", a, r, b)
+	}
+	for _, id := range []string{"a1", "b1"} {
+		if after[id].Data != before[id].Data {
+			t.Errorf("%s lost its snapshot in the reload", id)
+		}
+	}
+	if got := s.Budgets()[1].Limit(); got != 7 {
+		t.Errorf("b's budget after the reload = %d, want 7", got)
+	}
+	if _, err := s.Client("a2"); err == nil {
+		t.Error("a2 still has a client after it was removed")
+	}
+
+	// Removing an organization stops its plan and its series.
+	cfg3 := &config.Config{Organizations: cfg2.Organizations[:1], Projects: cfg2.Projects[:2]}
+	if err := s.Apply(cfg3); err != nil {
+		t.Fatal(err)
+	}
+	waitData(t, s, "a1", "a3")
+	if n := len(s.Budgets()); n != 1 {
+		t.Errorf("%d budgets after removing b, want 1", n)
+	}
+}
+
+// Agent job calls go out with the key of the job's project's organization.
+func TestJobCallsUseTheProjectsOrganization(t *testing.T) {
+	fake := fakeapi.New(fakeapi.Options{Organizations: []fakeapi.Organization{
+		{Key: "mint_a", Projects: []string{"a1"}}, {Key: "mint_b", Projects: []string{"b1"}},
+	}})
+	s := start(t, fake)
+	cfg := &config.Config{
+		Organizations: []config.Organization{{Name: "a", APIKey: "mint_a", AnalyticsBudget: 10}, {Name: "b", APIKey: "mint_b", AnalyticsBudget: 10}},
+		Projects:      []config.Project{project("a1", "a"), project("b1", "b")},
+	}
+	if err := s.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"a1", "b1"} {
+		job, _, err := s.CreateJobWithStatus(context.Background(), p, "fix the docs")
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if _, err := s.GetJob(context.Background(), p, job.ID); err != nil {
+			t.Errorf("%s: get: %v", p, err)
+		}
+	}
+	if _, _, err := s.CreateJobWithStatus(context.Background(), "nowhere", "x"); err == nil {
+		t.Error("a create for an unconfigured project went through")
+	}
+}
