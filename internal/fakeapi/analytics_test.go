@@ -11,7 +11,9 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 )
 
-func dayStart(d time.Time) time.Time { return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC) }
+func dayStart(d time.Time) time.Time {
+	return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
+}
 
 // cursorWalk reads every page of a cursor endpoint and returns the raw
 // items and the number of requests; key is the array field.
