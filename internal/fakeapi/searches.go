@@ -35,7 +35,7 @@ func queryName(j int) string {
 	if j < len(searchTerms) {
 		return searchTerms[j]
 	}
-	return fmt.Sprintf("%s %s", searchTerms[j%len(searchTerms)], sections[j%len(sections)])
+	return fmt.Sprintf("%s %s", searchTerms[j%len(searchTerms)], sections[(j/len(searchTerms))%len(sections)])
 }
 
 // LowClickThrough reports whether a query's results are rarely clicked:
