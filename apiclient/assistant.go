@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -86,30 +85,14 @@ func (c *Client) AllConversations(ctx context.Context, projectID string, r DateR
 	if err := checkLimit("assistant", pageSize, MaxAssistantLimit); err != nil {
 		return nil, err
 	}
-	out := &AssistantReport{}
-	seen := map[string]struct{}{}
-	requests, err := walkCursor(ctx, "assistant", projectID, maxPages,
+	convs, requests, dups, err := walkDistinct(ctx, "assistant", projectID, maxPages,
 		func(ctx context.Context, cursor string) (cursorPage[Conversation], error) {
 			cs, next, hasMore, err := c.AssistantPage(ctx, projectID, r, pageSize, cursor)
 			return cursorPage[Conversation]{items: cs, next: next, hasMore: hasMore}, err
 		},
-		func(cs []Conversation) (bool, error) {
-			for i, conv := range cs {
-				if conv.ID == "" || conv.Timestamp.IsZero() {
-					return false, fmt.Errorf("conversation %d has no id or no timestamp", i)
-				}
-				if _, dup := seen[conv.ID]; dup {
-					out.Duplicates++
-					continue
-				}
-				seen[conv.ID] = struct{}{}
-				out.Conversations = append(out.Conversations, conv)
-			}
-			return false, nil
-		})
-	out.Requests = requests
+		func(c Conversation) (string, bool) { return c.ID, !c.Timestamp.IsZero() })
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return &AssistantReport{Conversations: convs, Requests: requests, Duplicates: dups}, nil
 }

@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -85,30 +84,14 @@ func (c *Client) AllFeedback(ctx context.Context, projectID string, r DateRange,
 	if err := checkLimit("feedback", pageSize, MaxFeedbackLimit); err != nil {
 		return nil, err
 	}
-	out := &FeedbackReport{}
-	seen := map[string]struct{}{}
-	requests, err := walkCursor(ctx, "feedback", projectID, maxPages,
+	items, requests, dups, err := walkDistinct(ctx, "feedback", projectID, maxPages,
 		func(ctx context.Context, cursor string) (cursorPage[FeedbackItem], error) {
 			items, next, hasMore, err := c.FeedbackPage(ctx, projectID, r, pageSize, cursor)
 			return cursorPage[FeedbackItem]{items: items, next: next, hasMore: hasMore}, err
 		},
-		func(items []FeedbackItem) (bool, error) {
-			for i, it := range items {
-				if it.ID == "" || it.CreatedAt.IsZero() {
-					return false, fmt.Errorf("item %d has no id or no createdAt", i)
-				}
-				if _, dup := seen[it.ID]; dup {
-					out.Duplicates++
-					continue
-				}
-				seen[it.ID] = struct{}{}
-				out.Items = append(out.Items, it)
-			}
-			return false, nil
-		})
-	out.Requests = requests
+		func(it FeedbackItem) (string, bool) { return it.ID, !it.CreatedAt.IsZero() })
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return &FeedbackReport{Items: items, Requests: requests, Duplicates: dups}, nil
 }

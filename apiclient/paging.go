@@ -167,6 +167,31 @@ func walkCursor[T any](ctx context.Context, what, projectID string, maxPages int
 	}
 }
 
+// walkDistinct walks a cursor endpoint whose items carry an id, keeping
+// the first copy of each id. An item without an id, or which valid
+// refuses, is an error naming its position, never its content.
+func walkDistinct[T any](ctx context.Context, what, projectID string, maxPages int,
+	fetch func(ctx context.Context, cursor string) (cursorPage[T], error),
+	id func(T) (string, bool)) (items []T, requests, duplicates int, err error) {
+	seen := map[string]struct{}{}
+	requests, err = walkCursor(ctx, what, projectID, maxPages, fetch, func(page []T) (bool, error) {
+		for i, it := range page {
+			key, ok := id(it)
+			if !ok || key == "" {
+				return false, fmt.Errorf("item %d of the page lacks its id or time", i+1)
+			}
+			if _, dup := seen[key]; dup {
+				duplicates++
+				continue
+			}
+			seen[key] = struct{}{}
+			items = append(items, it)
+		}
+		return false, nil
+	})
+	return items, requests, duplicates, err
+}
+
 func checkCounts(what string, c TrafficCounts) error {
 	if c.Human < 0 || c.AI < 0 || c.Total < 0 {
 		return fmt.Errorf("%s: negative count (human=%d ai=%d total=%d)", what, c.Human, c.AI, c.Total)

@@ -82,6 +82,38 @@ func (s *Server) parseBound(v string) (time.Time, error) {
 	return time.Parse(time.RFC3339, v)
 }
 
+// cursorQuery is what a cursor page asks: its limit, the offset its cursor
+// encodes, and the range.
+type cursorQuery struct {
+	limit, offset int
+	from, to, now time.Time
+}
+
+// parseCursorQuery reads an offset-cursor request (feedback, searches); it
+// answers 400 and returns false when invalid.
+func (s *Server) parseCursorQuery(w http.ResponseWriter, q url.Values, def, maxLimit int) (cursorQuery, bool) {
+	var c cursorQuery
+	var ok bool
+	if c.limit, ok = parseLimit(w, q, def, maxLimit); !ok {
+		return c, false
+	}
+	if c.offset, ok = parseOffsetCursor(w, q); !ok {
+		return c, false
+	}
+	return c, s.parseRangeOrAnswer(w, q, &c)
+}
+
+// parseRangeOrAnswer sets c's range and clock, or answers 400.
+func (s *Server) parseRangeOrAnswer(w http.ResponseWriter, q url.Values, c *cursorQuery) bool {
+	c.now = s.opts.Now()
+	var err error
+	if c.from, c.to, err = s.parseRange(q, c.now); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return false
+	}
+	return true
+}
+
 // parseLimit reads limit in 1..maxLimit, def when absent; it answers 400
 // and returns false when invalid.
 func parseLimit(w http.ResponseWriter, q url.Values, def, maxLimit int) (int, bool) {

@@ -141,12 +141,11 @@ func (s *Server) handleAssistant(w http.ResponseWriter, r *http.Request, project
 	if !ok {
 		return
 	}
-	now := s.opts.Now()
-	from, to, err := s.parseRange(q, now)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	var c cursorQuery
+	if !s.parseRangeOrAnswer(w, q, &c) {
 		return
 	}
+	from, to, now := c.from, c.to, c.now
 	all := s.Conversations(project, from, to, now)
 	cursor := q.Get("cursor")
 	lo := 0
@@ -188,13 +187,11 @@ func (s *Server) handleAssistant(w http.ResponseWriter, r *http.Request, project
 }
 
 func (s *Server) handleCallerStats(w http.ResponseWriter, r *http.Request, project string, f Fault) {
-	now := s.opts.Now()
-	from, to, err := s.parseRange(r.URL.Query(), now)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	var c cursorQuery
+	if !s.parseRangeOrAnswer(w, r.URL.Query(), &c) {
 		return
 	}
-	byCaller, total := s.CallerStats(project, from, to, now)
+	byCaller, total := s.CallerStats(project, c.from, c.to, c.now)
 	body := map[string]int64{"total": total}
 	for k, v := range byCaller {
 		body[k] = v

@@ -187,12 +187,11 @@ func (s *Server) handleFeedbackByPage(w http.ResponseWriter, r *http.Request, pr
 		writeError(w, http.StatusBadRequest, "unknown source or status filter")
 		return
 	}
-	now := s.opts.Now()
-	from, to, err := s.parseRange(q, now)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	var c cursorQuery
+	if !s.parseRangeOrAnswer(w, q, &c) {
 		return
 	}
+	from, to, now := c.from, c.to, c.now
 	pages := s.FeedbackByPage(project, from, to, now, source, status)
 	_, hi, more := pageOf(len(pages), 0, limit)
 	rows := make([]pageFeedbackJSON, 0, hi)
@@ -244,20 +243,11 @@ func feedbackToJSON(it FeedbackItem) feedbackJSON {
 
 func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request, project string, f Fault) {
 	q := r.URL.Query()
-	limit, ok := parseLimit(w, q, 50, 100)
+	c, ok := s.parseCursorQuery(w, q, 50, 100)
 	if !ok {
 		return
 	}
-	offset, ok := parseOffsetCursor(w, q)
-	if !ok {
-		return
-	}
-	now := s.opts.Now()
-	from, to, err := s.parseRange(q, now)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
+	limit, offset, from, to, now := c.limit, c.offset, c.from, c.to, c.now
 	items := s.FeedbackItems(project, from, to, now)
 	lo, hi, more := pageOf(len(items), offset, limit)
 	rows := make([]feedbackJSON, 0, hi-lo+1)

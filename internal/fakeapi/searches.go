@@ -115,20 +115,11 @@ type searchJSON struct {
 
 func (s *Server) handleSearches(w http.ResponseWriter, r *http.Request, project string, f Fault) {
 	q := r.URL.Query()
-	limit, ok := parseLimit(w, q, 50, 100)
+	c, ok := s.parseCursorQuery(w, q, 50, 100)
 	if !ok {
 		return
 	}
-	offset, ok := parseOffsetCursor(w, q)
-	if !ok {
-		return
-	}
-	now := s.opts.Now()
-	from, to, err := s.parseRange(q, now)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
+	limit, offset, from, to, now := c.limit, c.offset, c.from, c.to, c.now
 	total, queries := s.Searches(project, from, to, now)
 	lo, hi, more := pageOf(len(queries), offset, limit)
 	last := now.Truncate(time.Minute)

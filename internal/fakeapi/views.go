@@ -98,12 +98,11 @@ func (s *Server) handleViews(w http.ResponseWriter, r *http.Request, project str
 		}
 		offset = n
 	}
-	now := s.opts.Now()
-	from, to, err := s.parseRange(q, now)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	var c cursorQuery
+	if !s.parseRangeOrAnswer(w, q, &c) {
 		return
 	}
+	from, to, now := c.from, c.to, c.now
 	site, pages := s.Views(project, from, to, now)
 	lo, hi, more := pageOf(len(pages), offset, limit)
 	body := viewsBody{Totals: counts(site), Views: make([]pageRow, 0, hi-lo), HasMore: more}
