@@ -3,6 +3,8 @@ package apiclient_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +69,64 @@ func TestAnalytics429ReachesBudget(t *testing.T) {
 	}
 	if until := time.Until(b.PausedUntil()); until < 110*time.Second || until > 120*time.Second {
 		t.Errorf("paused for %s, want the Retry-After of 120s", until)
+	}
+}
+
+// TestEveryAnalyticsEndpointPaysTheBudget: each analytics endpoint spends
+// one request of the one budget and is measured under its endpoint label.
+func TestEveryAnalyticsEndpointPaysTheBudget(t *testing.T) {
+	t.Parallel()
+	fake, _, srv := startFake(t, fakeapi.Options{Paths: 20})
+	b, err := budget.New(budget.Config{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, srv.URL, func(cfg *apiclient.Config) { cfg.AnalyticsBudget = b })
+	ctx := testCtx(t)
+	r := apiclient.DateRange{DateFrom: "2025-03-08", DateTo: "2025-03-15"}
+	calls := map[string]func() error{
+		apiclient.EndpointViews: func() error { _, err := c.ViewsTotals(ctx, testProject, r); return err },
+		apiclient.EndpointFeedbackByPage: func() error {
+			_, err := c.FeedbackByPage(ctx, testProject, apiclient.FeedbackByPageQuery{DateRange: r, Limit: 10})
+			return err
+		},
+		apiclient.EndpointFeedback:             func() error { _, _, _, err := c.FeedbackPage(ctx, testProject, r, 1, ""); return err },
+		apiclient.EndpointSearches:             func() error { _, _, _, err := c.SearchesPage(ctx, testProject, r, 1, ""); return err },
+		apiclient.EndpointAssistant:            func() error { _, _, _, err := c.AssistantPage(ctx, testProject, r, 1, ""); return err },
+		apiclient.EndpointAssistantCallerStats: func() error { _, err := c.AssistantCallerStats(ctx, testProject, r); return err },
+	}
+	fakeNames := map[string]string{
+		apiclient.EndpointViews: fakeapi.Views, apiclient.EndpointFeedbackByPage: fakeapi.FeedbackByPage,
+		apiclient.EndpointFeedback: fakeapi.Feedback, apiclient.EndpointSearches: fakeapi.Searches,
+		apiclient.EndpointAssistant: fakeapi.Assistant, apiclient.EndpointAssistantCallerStats: fakeapi.AssistantCallerStats,
+	}
+	for endpoint, call := range calls {
+		spent := b.Spent()
+		if err := call(); err != nil {
+			t.Fatalf("%s: %v", endpoint, err)
+		}
+		if b.Spent() != spent+1 || fake.Requests(fakeNames[endpoint]) != 1 {
+			t.Errorf("%s: budget spent %d -> %d, fake saw %d", endpoint, spent, b.Spent(), fake.Requests(fakeNames[endpoint]))
+		}
+	}
+}
+
+// TestFreeTextNeverInErrors: an undecodable answer of an endpoint that
+// carries free text is not quoted in the error.
+func TestFreeTextNeverInErrors(t *testing.T) {
+	t.Parallel()
+	_, srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"feedback": [{"id": "1", "comment": "PRIVATE jane@example.com", "createdAt": 5`))
+	})
+	c := newClient(t, srv.URL, nil)
+	r := apiclient.DateRange{DateFrom: "2025-03-08", DateTo: "2025-03-15"}
+	for what, err := range map[string]error{
+		"feedback":  func() error { _, err := c.AllFeedback(testCtx(t), testProject, r, 10, 0); return err }(),
+		"searches":  func() error { _, err := c.TopSearches(testCtx(t), testProject, r, 5, 0); return err }(),
+		"assistant": func() error { _, err := c.AllConversations(testCtx(t), testProject, r, 10, 0); return err }(),
+	} {
+		if err == nil || strings.Contains(err.Error(), "PRIVATE") || strings.Contains(err.Error(), "example.com") {
+			t.Errorf("%s: %v", what, err)
+		}
 	}
 }

@@ -1,5 +1,5 @@
-// Package apiclient is a typed client for the Mintlify admin API: the unique
-// visitors analytics endpoint and the agent job endpoints. It owns the
+// Package apiclient is a typed client for the Mintlify admin API: the
+// analytics endpoints (one file each) and the agent job endpoints. It owns the
 // transport concerns every caller needs: auth, timeouts, bounded retries with
 // backoff, Retry-After, response size limits and request metrics.
 package apiclient
@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,6 +167,10 @@ type request struct {
 	// emptyOK: a 2xx answer with an empty body is a success (out is left
 	// as it is).
 	emptyOK bool
+	// private: the answer holds free text (feedback comments, contact
+	// addresses, search queries, assistant questions): an error never
+	// quotes its body.
+	private bool
 }
 
 // do runs req with retries and decodes a 2xx JSON body into out.
@@ -280,6 +285,10 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 		return resp.StatusCode, false, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
+		if req.private {
+			return resp.StatusCode, false, fmt.Errorf("mintlify API %s: decoding response (HTTP %d, %d bytes, not quoted: it may hold personal data): %w",
+				req.endpoint, resp.StatusCode, len(data), err)
+		}
 		return resp.StatusCode, false, fmt.Errorf("mintlify API %s: decoding response (HTTP %d, body %q): %w",
 			req.endpoint, resp.StatusCode, truncate(redact(string(data), key), 128), err)
 	}
@@ -288,7 +297,7 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 
 // isAnalytics reports whether an endpoint draws on the organization's
 // analytics quota.
-func isAnalytics(endpoint string) bool { return endpoint == EndpointVisitors }
+func isAnalytics(endpoint string) bool { return slices.Contains(AnalyticsEndpoints, endpoint) }
 
 // segment escapes an id for use as one path segment. "." and ".." are
 // refused: servers and proxies resolve them as dot segments, so the request

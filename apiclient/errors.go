@@ -15,7 +15,7 @@ const maxErrorBodyBytes = 512
 
 // APIError is a non-2xx answer from the API.
 type APIError struct {
-	// Endpoint is the operation: visitors, create_job or get_job.
+	// Endpoint is the operation, one of the Endpoint* constants.
 	Endpoint   string
 	StatusCode int
 	// Message is the upstream's own error text when its body is JSON with an
@@ -53,9 +53,15 @@ func (e *ThrottledError) Error() string {
 // RetryAfter returns how long to wait from now.
 func (e *ThrottledError) RetryAfter() time.Duration { return time.Until(e.Until) }
 
-// ErrTooManyPages means the visitors endpoint kept saying hasMore past the
-// page cap, so the result would be incomplete.
-var ErrTooManyPages = errors.New("visitors pagination did not end within the page cap")
+// ErrTooManyPages means an endpoint kept saying there is more past the page
+// cap (an endless hasMore or cursor chain), so the result would be
+// incomplete.
+var ErrTooManyPages = errors.New("pagination did not end within the page cap")
+
+// ErrBadCursor means a cursor walk cannot go on: the API handed back a
+// cursor it had already given in this walk (a loop), or said hasMore
+// without a cursor to follow.
+var ErrBadCursor = errors.New("pagination cursor cannot continue the walk")
 
 // StatusCode returns the HTTP status of an APIError anywhere in err's chain,
 // or 0.

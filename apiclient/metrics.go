@@ -7,16 +7,37 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Endpoint names used in metric labels and errors.
+// Endpoint names used in metric labels and errors (README, Metrics, lists
+// them as values of the endpoint label).
 const (
-	EndpointVisitors  = "visitors"
+	EndpointVisitors = "visitors"
+	// EndpointViews is /views: content view events per page.
+	EndpointViews = "views"
+	// EndpointFeedbackByPage is /feedback/by-page: feedback counts per page.
+	EndpointFeedbackByPage = "feedback_by_page"
+	// EndpointFeedback is /feedback: individual feedback items.
+	EndpointFeedback = "feedback"
+	// EndpointSearches is /searches: search queries by hits.
+	EndpointSearches = "searches"
+	// EndpointAssistant is /assistant: the AI assistant's conversations.
+	EndpointAssistant = "assistant"
+	// EndpointAssistantCallerStats is /assistant/caller-stats.
+	EndpointAssistantCallerStats = "assistant_caller_stats"
+
 	EndpointCreateJob = "create_job"
 	EndpointGetJob    = "get_job"
 	// EndpointSendMessage is the follow-up message to an existing job.
 	EndpointSendMessage = "send_message"
 )
 
-var endpoints = []string{EndpointVisitors, EndpointCreateJob, EndpointGetJob, EndpointSendMessage}
+// AnalyticsEndpoints are the endpoints that draw on the organization's one
+// analytics quota, in a stable order.
+var AnalyticsEndpoints = []string{
+	EndpointVisitors, EndpointViews, EndpointFeedbackByPage, EndpointFeedback,
+	EndpointSearches, EndpointAssistant, EndpointAssistantCallerStats,
+}
+
+var endpoints = append(append([]string(nil), AnalyticsEndpoints...), EndpointCreateJob, EndpointGetJob, EndpointSendMessage)
 
 // precreatedCodes are pre-created so that alerts built on increase() see the
 // first 401 or 429, which a series born at 1 would hide.

@@ -1,6 +1,7 @@
 package apiclient_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,12 +24,12 @@ func TestMetrics(t *testing.T) {
 	ctx := testCtx(t)
 
 	// Before any request every known combination reads 0.
-	const combos = 4 * 8
+	const combos = 10 * 8 // 7 analytics endpoints and 3 job endpoints
 	if n := testutil.CollectAndCount(requests); n != combos {
 		t.Errorf("%d request series before any request, want %d pre-created", n, combos)
 	}
-	if n := testutil.CollectAndCount(duration); n != 4 {
-		t.Errorf("%d duration series, want 4 (one per endpoint)", n)
+	if n := testutil.CollectAndCount(duration); n != 10 {
+		t.Errorf("%d duration series, want 10 (one per endpoint)", n)
 	}
 
 	fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: http.StatusUnauthorized, Remaining: 1})
@@ -91,9 +92,17 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("pedantic gather: %v", err)
 	}
 	// Classic buckets are there for alerts and dashboards.
+	// The analytics endpoints beside visitors were not called: all 0.
+	var untouched strings.Builder
+	for _, e := range apiclient.AnalyticsEndpoints[1:] {
+		for _, code := range []string{"200", "401", "403", "429", "500", "502", "503", "error"} {
+			fmt.Fprintf(&untouched, "mintlify_api_requests_total{code=%q,endpoint=%q} 0\n", code, e)
+		}
+	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP mintlify_api_requests_total HTTP requests sent to the Mintlify API, by endpoint and HTTP status code ("error" when no response was received). Retries count as requests.
 # TYPE mintlify_api_requests_total counter
+`+untouched.String()+`
 mintlify_api_requests_total{code="200",endpoint="create_job"} 0
 mintlify_api_requests_total{code="401",endpoint="create_job"} 0
 mintlify_api_requests_total{code="403",endpoint="create_job"} 0

@@ -51,15 +51,19 @@ type CreateJobRequest struct {
 	Prompt string `json:"prompt"`
 }
 
-// VisitorCounts are unique visitor counts. Total is deduplicated across
-// human and AI traffic, so it is not necessarily Human+AI.
-type VisitorCounts struct {
+// TrafficCounts are counts split by human and AI traffic, with the API's
+// own total (visitors and views share the shape).
+type TrafficCounts struct {
 	Human int64 `json:"human"`
 	AI    int64 `json:"ai"`
 	Total int64 `json:"total"`
 }
 
-// PageVisitors are the counts of one page.
+// VisitorCounts are unique visitor counts. Total is deduplicated across
+// human and AI traffic, so it is not necessarily Human+AI.
+type VisitorCounts = TrafficCounts
+
+// PathVisitors are the counts of one page.
 type PathVisitors struct {
 	Path string `json:"path"`
 	VisitorCounts
@@ -82,7 +86,9 @@ type VisitorsQuery struct {
 	Offset   int
 }
 
-// Visitors is the result of walking every page of the visitors endpoint.
+func (p PathVisitors) pathAndCounts() (string, TrafficCounts) { return p.Path, p.VisitorCounts }
+
+// VisitorsReport is the result of walking every page of the visitors endpoint.
 type VisitorsReport struct {
 	Totals VisitorCounts
 	// Paths has one entry per distinct path, in the order first seen.

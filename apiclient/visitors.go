@@ -3,42 +3,29 @@ package apiclient
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strconv"
 )
 
-// MaxPageSize is the largest limit the visitors endpoint accepts.
+// MaxPageSize is the largest limit the visitors and views endpoints accept.
 const MaxPageSize = 250
 
-// DefaultMaxPages caps a visitors walk: 2,000 pages of 250 rows is half a
-// million paths, far beyond any documentation site, yet it still ends.
+// DefaultMaxPages caps a visitors or views walk: 2,000 pages of 250 rows is
+// half a million paths, far beyond any documentation site, yet it still
+// ends.
 const DefaultMaxPages = 2000
 
 // VisitorsPage fetches one page of unique visitors of a project.
 func (c *Client) VisitorsPage(ctx context.Context, projectID string, q VisitorsQuery) (*VisitorsPage, error) {
-	project, err := segment("project id", projectID)
+	path, err := analyticsPath("visitors", projectID, "/visitors")
 	if err != nil {
-		return nil, fmt.Errorf("visitors: %w", err)
-	}
-	v := url.Values{}
-	if q.DateFrom != "" {
-		v.Set("dateFrom", q.DateFrom)
-	}
-	if q.DateTo != "" {
-		v.Set("dateTo", q.DateTo)
-	}
-	if q.Limit > 0 {
-		v.Set("limit", strconv.Itoa(q.Limit))
-	}
-	if q.Offset > 0 {
-		v.Set("offset", strconv.Itoa(q.Offset))
+		return nil, err
 	}
 	var page VisitorsPage
 	err = c.do(ctx, request{
 		endpoint:   EndpointVisitors,
 		method:     "GET",
-		path:       "/v1/analytics/" + project + "/visitors",
-		query:      v,
+		path:       path,
+		query:      offsetValues(DateRange{q.DateFrom, q.DateTo}, q.Limit, q.Offset),
 		idempotent: true,
 	}, &page)
 	if err != nil {
@@ -48,57 +35,22 @@ func (c *Client) VisitorsPage(ctx context.Context, projectID string, q VisitorsQ
 }
 
 // AllVisitors walks every page of the visitors endpoint for the query's date
-// range: limit = pageSize, offset += limit while hasMore. It fails rather
-// than return a partial result: after maxPages pages (ErrTooManyPages), on
-// a negative count, or on an empty page that still claims hasMore.
-//
-// A path seen on an earlier page keeps its first row and later copies are
-// dropped: with offset pagination a row shifted by concurrent updates shows
-// up twice, and the first copy is the one read in ranking order.
+// range (see walkOffset): it fails rather than return a partial result, and
+// a path seen twice keeps its first row.
 func (c *Client) AllVisitors(ctx context.Context, projectID string, q VisitorsQuery, pageSize, maxPages int) (*VisitorsReport, error) {
-	if pageSize <= 0 || pageSize > MaxPageSize {
-		return nil, fmt.Errorf("visitors: page size %d outside 1..%d", pageSize, MaxPageSize)
-	}
-	if maxPages <= 0 {
-		maxPages = DefaultMaxPages
-	}
-	out := &VisitorsReport{}
-	seen := map[string]struct{}{}
-	q.Limit, q.Offset = pageSize, 0
-	for {
-		if out.Requests >= maxPages {
-			return nil, fmt.Errorf("visitors for project %s: %w (%d pages of %d)", projectID, ErrTooManyPages, maxPages, pageSize)
-		}
-		page, err := c.VisitorsPage(ctx, projectID, q)
-		if err != nil {
-			return nil, fmt.Errorf("visitors for project %s, offset %d: %w", projectID, q.Offset, err)
-		}
-		out.Requests++
-		if out.Requests == 1 {
-			if err := checkCounts("site totals", page.Totals); err != nil {
-				return nil, fmt.Errorf("visitors for project %s: %w", projectID, err)
+	r, err := walkOffset(ctx, "visitors", projectID, pageSize, maxPages,
+		func(ctx context.Context, offset int) (TrafficCounts, []PathVisitors, bool, error) {
+			q.Limit, q.Offset = pageSize, offset
+			page, err := c.VisitorsPage(ctx, projectID, q)
+			if err != nil {
+				return TrafficCounts{}, nil, false, err
 			}
-			out.Totals = page.Totals
-		}
-		for _, p := range page.Rows {
-			if err := checkCounts("path "+strconv.Quote(p.Path), p.VisitorCounts); err != nil {
-				return nil, fmt.Errorf("visitors for project %s, offset %d: %w", projectID, q.Offset, err)
-			}
-			if _, dup := seen[p.Path]; dup {
-				out.DuplicatePaths++
-				continue
-			}
-			seen[p.Path] = struct{}{}
-			out.Paths = append(out.Paths, p)
-		}
-		if !page.HasMore {
-			return out, nil
-		}
-		if len(page.Rows) == 0 {
-			return nil, fmt.Errorf("visitors for project %s: empty page at offset %d says hasMore", projectID, q.Offset)
-		}
-		q.Offset += pageSize
+			return page.Totals, page.Rows, page.HasMore, nil
+		})
+	if err != nil {
+		return nil, err
 	}
+	return &VisitorsReport{Totals: r.totals, Paths: r.rows, Requests: r.requests, DuplicatePaths: r.duplicates}, nil
 }
 
 // VisitorsTotals fetches only the site totals of a date range: one request
@@ -115,9 +67,15 @@ func (c *Client) VisitorsTotals(ctx context.Context, projectID string, q Visitor
 	return page.Totals, nil
 }
 
-func checkCounts(what string, c VisitorCounts) error {
-	if c.Human < 0 || c.AI < 0 || c.Total < 0 {
-		return fmt.Errorf("%s: negative count (human=%d ai=%d total=%d)", what, c.Human, c.AI, c.Total)
+// offsetValues are the query of an offset-paged request; zero limit and
+// offset are left to the API's defaults.
+func offsetValues(r DateRange, limit, offset int) map[string][]string {
+	v := r.values()
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
 	}
-	return nil
+	if offset > 0 {
+		v.Set("offset", strconv.Itoa(offset))
+	}
+	return v
 }

@@ -25,12 +25,28 @@ import (
 
 // Endpoint names, as the exporter's metrics use them.
 const (
-	Visitors  = "visitors"
+	Visitors = "visitors"
+	// Views is /views: content view events per page.
+	Views = "views"
+	// FeedbackByPage is /feedback/by-page: feedback counts per page.
+	FeedbackByPage = "feedback_by_page"
+	// Feedback is /feedback: individual feedback items.
+	Feedback = "feedback"
+	// Searches is /searches: search queries by hits.
+	Searches = "searches"
+	// Assistant is /assistant: the AI assistant's conversations.
+	Assistant = "assistant"
+	// AssistantCallerStats is /assistant/caller-stats.
+	AssistantCallerStats = "assistant_caller_stats"
+
 	CreateJob = "create_job"
 	GetJob    = "get_job"
 	// SendMessage is the follow-up message to an existing job.
 	SendMessage = "send_message"
 )
+
+// analyticsEndpoints all spend the organization's one analytics quota.
+var analyticsEndpoints = []string{Visitors, Views, FeedbackByPage, Feedback, Searches, Assistant, AssistantCallerStats}
 
 // CreateJobLimit is the documented create-job limit per project per hour.
 const CreateJobLimit = 100
@@ -112,13 +128,26 @@ type Fault struct {
 	Latency time.Duration
 	// MalformedJSON answers 200 with a body that is not JSON.
 	MalformedJSON bool
-	// EndlessHasMore makes the visitors endpoint say hasMore forever,
-	// inventing rows past the real ones.
+	// EndlessHasMore makes a paged endpoint (visitors, views, feedback,
+	// searches, assistant) say there is more forever, inventing rows past
+	// the real ones and a new cursor on every page.
 	EndlessHasMore bool
-	// DuplicatePath repeats, at the top of every visitors page after the
-	// first, the first path of the page before it (with other counts).
+	// RepeatedCursor (cursor endpoints) answers every page with the same
+	// next cursor and hasMore: a loop.
+	RepeatedCursor bool
+	// MissingCursor (feedback, assistant) says hasMore with a null
+	// nextCursor.
+	MissingCursor bool
+	// UnknownEnum (feedback, assistant, caller stats) gives the first item
+	// of every page UnknownEnumValue as its source and status, or response
+	// type and resolution; caller stats gain a caller of that name.
+	UnknownEnum bool
+	// DuplicatePath repeats, at the top of every page after the first, a
+	// row of the page before it (with other counts for visitors and views:
+	// the first row; for cursor endpoints: the last item), and on
+	// feedback/by-page its first row at the end.
 	DuplicatePath bool
-	// NegativeCounts puts a negative human count in the first visitors row.
+	// NegativeCounts puts a negative count in the first row of a page.
 	NegativeCounts bool
 	// DropAnswer (create job and send message only) does the work, then
 	// closes the connection without answering: the client cannot know the
@@ -149,6 +178,10 @@ type Server struct {
 	rejections     atomic.Int64
 	rowsMu         sync.Mutex
 	rows           map[rowsKey]rowsValue
+	// memo holds generated days of the other analytics endpoints (see
+	// memoize).
+	memoMu sync.Mutex
+	memo   map[string]any
 }
 
 // New returns a fake API server.
@@ -187,11 +220,18 @@ func New(opts Options) *Server {
 		// organization's, so they share one log.
 		analytics:      map[string][]time.Time{},
 		analyticsByKey: map[string]int{},
+		memo:           map[string]any{},
 	}
-	for _, e := range []string{Visitors, CreateJob, GetJob, SendMessage} {
+	for _, e := range append([]string{CreateJob, GetJob, SendMessage}, analyticsEndpoints...) {
 		s.requests[e] = &atomic.Int64{}
 	}
 	s.mux.HandleFunc("GET /v1/analytics/{project}/visitors", s.withChecks(Visitors, s.handleVisitors))
+	s.mux.HandleFunc("GET /v1/analytics/{project}/views", s.withChecks(Views, s.handleViews))
+	s.mux.HandleFunc("GET /v1/analytics/{project}/feedback/by-page", s.withChecks(FeedbackByPage, s.handleFeedbackByPage))
+	s.mux.HandleFunc("GET /v1/analytics/{project}/feedback", s.withChecks(Feedback, s.handleFeedback))
+	s.mux.HandleFunc("GET /v1/analytics/{project}/searches", s.withChecks(Searches, s.handleSearches))
+	s.mux.HandleFunc("GET /v1/analytics/{project}/assistant", s.withChecks(Assistant, s.handleAssistant))
+	s.mux.HandleFunc("GET /v1/analytics/{project}/assistant/caller-stats", s.withChecks(AssistantCallerStats, s.handleCallerStats))
 	s.mux.HandleFunc("POST /v2/agent/{project}/job", s.withChecks(CreateJob, s.handleCreateJob))
 	s.mux.HandleFunc("GET /v2/agent/{project}/job/{id}", s.withChecks(GetJob, s.handleGetJob))
 	s.mux.HandleFunc("POST /v2/agent/{project}/job/{id}/message", s.withChecks(SendMessage, s.handleMessage))
@@ -200,9 +240,8 @@ func New(opts Options) *Server {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// SetFault installs a fault on an endpoint (Visitors, CreateJob, GetJob,
-// SendMessage),
-// replacing any earlier one there.
+// SetFault installs a fault on an endpoint (any of the endpoint
+// constants), replacing any earlier one there.
 func (s *Server) SetFault(endpoint string, f Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -283,7 +322,7 @@ func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
 			writeError(w, http.StatusForbidden, "this key belongs to another organization")
 			return
 		}
-		if endpoint == Visitors && !s.spendAnalytics(w, s.quotaKey(org, token)) {
+		if slices.Contains(analyticsEndpoints, endpoint) && !s.spendAnalytics(w, s.quotaKey(org, token)) {
 			return
 		}
 		if f.MalformedJSON {

@@ -67,10 +67,7 @@ func hash(parts ...string) uint64 {
 // The AI share varies by path and by range: on some paths AI agents
 // outnumber humans.
 func (s *Server) siteRows(project string, from, to, now time.Time) ([]pageRow, counts) {
-	n := s.opts.Paths
-	if v, ok := s.opts.PathsByProject[project]; ok {
-		n = v
-	}
+	n := s.paths(project)
 	var days float64
 	for d := from.UTC().Truncate(24 * time.Hour); d.Before(to); d = d.Add(24 * time.Hour) {
 		days += dayWeight(project, d) * s.dayElapsed(d, now)
@@ -97,6 +94,14 @@ func (s *Server) siteRows(project string, from, to, now time.Time) ([]pageRow, c
 	// rank of the base traffic: sort, as the ranking the API pages through.
 	slices.SortStableFunc(rows, func(a, b pageRow) int { return cmp.Compare(b.Total, a.Total) })
 	return rows, site
+}
+
+// paths is the number of pages of a project.
+func (s *Server) paths(project string) int {
+	if v, ok := s.opts.PathsByProject[project]; ok {
+		return v
+	}
+	return s.opts.Paths
 }
 
 // rowsKey identifies a ranking: numbers move at most once a minute.

@@ -1,0 +1,211 @@
+package apiclient
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+)
+
+// DateRange is the date range of an analytics request: YYYY-MM-DD or ISO
+// 8601, DateTo exclusive. Empty fields are left to the API's default.
+type DateRange struct {
+	DateFrom string
+	DateTo   string
+}
+
+func (r DateRange) values() url.Values {
+	v := url.Values{}
+	if r.DateFrom != "" {
+		v.Set("dateFrom", r.DateFrom)
+	}
+	if r.DateTo != "" {
+		v.Set("dateTo", r.DateTo)
+	}
+	return v
+}
+
+// analyticsPath is the escaped path of an analytics endpoint of a project;
+// suffix starts with "/".
+func analyticsPath(what, projectID, suffix string) (string, error) {
+	project, err := segment("project id", projectID)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	return "/v1/analytics/" + project + suffix, nil
+}
+
+// checkLimit refuses a page size the endpoint does not accept.
+func checkLimit(what string, limit, maxLimit int) error {
+	if limit < 1 || limit > maxLimit {
+		return fmt.Errorf("%s: page size %d outside 1..%d", what, limit, maxLimit)
+	}
+	return nil
+}
+
+// pathRow is a row of an offset-paged endpoint: one path and its counts.
+type pathRow interface {
+	pathAndCounts() (string, TrafficCounts)
+}
+
+// offsetReport is what walkOffset gathers.
+type offsetReport[R pathRow] struct {
+	totals     TrafficCounts
+	rows       []R
+	requests   int
+	duplicates int
+}
+
+// walkOffset walks an offset-paged endpoint (visitors, views): limit =
+// pageSize, offset += limit while hasMore. It fails rather than return a
+// partial result: after maxPages pages (ErrTooManyPages), on a negative
+// count, or on an empty page that still claims hasMore.
+//
+// A path seen on an earlier page keeps its first row and later copies are
+// dropped: with offset pagination a row shifted by concurrent updates shows
+// up twice, and the first copy is the one read in ranking order.
+func walkOffset[R pathRow](ctx context.Context, what, projectID string, pageSize, maxPages int,
+	fetch func(ctx context.Context, offset int) (totals TrafficCounts, rows []R, hasMore bool, err error)) (*offsetReport[R], error) {
+	if err := checkLimit(what, pageSize, MaxPageSize); err != nil {
+		return nil, err
+	}
+	if maxPages <= 0 {
+		maxPages = DefaultMaxPages
+	}
+	out := &offsetReport[R]{}
+	seen := map[string]struct{}{}
+	for offset := 0; ; offset += pageSize {
+		if out.requests >= maxPages {
+			return nil, fmt.Errorf("%s for project %s: %w (%d pages of %d)", what, projectID, ErrTooManyPages, maxPages, pageSize)
+		}
+		totals, rows, hasMore, err := fetch(ctx, offset)
+		if err != nil {
+			return nil, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
+		}
+		out.requests++
+		if out.requests == 1 {
+			if err := checkCounts("site totals", totals); err != nil {
+				return nil, fmt.Errorf("%s for project %s: %w", what, projectID, err)
+			}
+			out.totals = totals
+		}
+		for _, r := range rows {
+			path, c := r.pathAndCounts()
+			if err := checkCounts("path "+strconv.Quote(path), c); err != nil {
+				return nil, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
+			}
+			if _, dup := seen[path]; dup {
+				out.duplicates++
+				continue
+			}
+			seen[path] = struct{}{}
+			out.rows = append(out.rows, r)
+		}
+		if !hasMore {
+			return out, nil
+		}
+		if len(rows) == 0 {
+			return nil, fmt.Errorf("%s for project %s: empty page at offset %d says hasMore", what, projectID, offset)
+		}
+	}
+}
+
+// DefaultMaxCursorPages caps a cursor walk when the caller gives no cap:
+// 1,000 pages of 100 feedback items or of 1,000 conversations is far more
+// than a window holds, yet the walk still ends.
+const DefaultMaxCursorPages = 1000
+
+// cursorPage is one page of a cursor-paged endpoint.
+type cursorPage[T any] struct {
+	items []T
+	// next is the cursor of the following page; nil or "" when none.
+	next *string
+	// hasMore is the API's hasMore; for an endpoint without one (searches)
+	// the fetch sets it from next.
+	hasMore bool
+}
+
+// walkCursor follows an endpoint's cursors from the first page (cursor "")
+// and hands every page's items to visit, until the API says there is no
+// more or visit says it has enough. Every loop ends: a cursor handed back
+// twice in one walk, or hasMore without a cursor, is ErrBadCursor; more
+// than maxPages pages is ErrTooManyPages. It returns the requests sent.
+func walkCursor[T any](ctx context.Context, what, projectID string, maxPages int,
+	fetch func(ctx context.Context, cursor string) (cursorPage[T], error),
+	visit func(items []T) (enough bool, err error)) (int, error) {
+	if maxPages <= 0 {
+		maxPages = DefaultMaxCursorPages
+	}
+	seen := map[string]struct{}{}
+	cursor := ""
+	for requests := 0; ; {
+		if requests >= maxPages {
+			return requests, fmt.Errorf("%s for project %s: %w (%d pages)", what, projectID, ErrTooManyPages, maxPages)
+		}
+		page, err := fetch(ctx, cursor)
+		if err != nil {
+			return requests, fmt.Errorf("%s for project %s, page %d: %w", what, projectID, requests+1, err)
+		}
+		requests++
+		enough, err := visit(page.items)
+		if err != nil {
+			return requests, fmt.Errorf("%s for project %s, page %d: %w", what, projectID, requests, err)
+		}
+		if enough || !page.hasMore {
+			return requests, nil
+		}
+		if page.next == nil || *page.next == "" {
+			return requests, fmt.Errorf("%s for project %s: page %d says hasMore without a next cursor: %w", what, projectID, requests, ErrBadCursor)
+		}
+		cursor = *page.next
+		if _, again := seen[cursor]; again {
+			// The cursor itself is opaque and not quoted: it might encode
+			// anything.
+			return requests, fmt.Errorf("%s for project %s: page %d repeats the cursor of an earlier page: %w", what, projectID, requests, ErrBadCursor)
+		}
+		seen[cursor] = struct{}{}
+	}
+}
+
+// walkDistinct walks a cursor endpoint whose items carry an id, keeping
+// the first copy of each id. An item without an id, or which valid
+// refuses, is an error naming its position, never its content.
+func walkDistinct[T any](ctx context.Context, what, projectID string, maxPages int,
+	fetch func(ctx context.Context, cursor string) (cursorPage[T], error),
+	id func(T) (string, bool)) (items []T, requests, duplicates int, err error) {
+	seen := map[string]struct{}{}
+	requests, err = walkCursor(ctx, what, projectID, maxPages, fetch, func(page []T) (bool, error) {
+		for i, it := range page {
+			key, ok := id(it)
+			if !ok || key == "" {
+				return false, fmt.Errorf("item %d of the page lacks its id or time", i+1)
+			}
+			if _, dup := seen[key]; dup {
+				duplicates++
+				continue
+			}
+			seen[key] = struct{}{}
+			items = append(items, it)
+		}
+		return false, nil
+	})
+	return items, requests, duplicates, err
+}
+
+func checkCounts(what string, c TrafficCounts) error {
+	if c.Human < 0 || c.AI < 0 || c.Total < 0 {
+		return fmt.Errorf("%s: negative count (human=%d ai=%d total=%d)", what, c.Human, c.AI, c.Total)
+	}
+	return nil
+}
+
+// checkNonNegative refuses a negative count; what names the row (never its
+// free text).
+func checkNonNegative(what string, counts ...int64) error {
+	for _, n := range counts {
+		if n < 0 {
+			return fmt.Errorf("%s: negative count (%d)", what, n)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package apiclient
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// MaxSearchesLimit is the largest page of /searches.
+const MaxSearchesLimit = 100
+
+// SearchQuery is one search query's statistics. Query is free text typed by
+// readers (it may hold personal data): callers export it only when the
+// operator opted in, and it never appears in an error.
+type SearchQuery struct {
+	Query string `json:"searchQuery"`
+	Hits  int64  `json:"hits"`
+	// CTR is the click-through ratio as the API reports it.
+	CTR            float64    `json:"ctr"`
+	TopClickedPage *string    `json:"topClickedPage"`
+	LastSearchedAt *time.Time `json:"lastSearchedAt"`
+}
+
+// SearchesReport is the searches of a date range.
+type SearchesReport struct {
+	// TotalSearches is the API's own count of searches in the range.
+	TotalSearches int64
+	// Queries are the most searched queries, distinct (first copy wins), in
+	// the API's order: hits descending. At most the top asked for.
+	Queries []SearchQuery
+	// Requests is how many pages were fetched.
+	Requests int
+	// Duplicates counts rows dropped because their query was already seen.
+	Duplicates int
+}
+
+// SearchesPage fetches one page of searches; cursor "" is the first. The
+// endpoint has no hasMore: a nil (or empty) next cursor is the end.
+func (c *Client) SearchesPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (queries []SearchQuery, total int64, next *string, err error) {
+	if err := checkLimit("searches", limit, MaxSearchesLimit); err != nil {
+		return nil, 0, nil, err
+	}
+	path, err := analyticsPath("searches", projectID, "/searches")
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	v := r.values()
+	v.Set("limit", strconv.Itoa(limit))
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
+	var page struct {
+		Searches      []SearchQuery `json:"searches"`
+		TotalSearches int64         `json:"totalSearches"`
+		NextCursor    *string       `json:"nextCursor"`
+	}
+	err = c.do(ctx, request{endpoint: EndpointSearches, method: "GET", path: path, query: v, idempotent: true, private: true}, &page)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return page.Searches, page.TotalSearches, page.NextCursor, nil
+}
+
+// TopSearches reads totalSearches and the top most searched queries of a
+// date range. The API orders by hits, so the top N take ceil(N/100)
+// requests (one request of limit 1 when top is 0: the total alone). The
+// walk ends early at the API's last page; every loop ends (see walkCursor).
+func (c *Client) TopSearches(ctx context.Context, projectID string, r DateRange, top, maxPages int) (*SearchesReport, error) {
+	if top < 0 {
+		return nil, fmt.Errorf("searches: top %d must be >= 0", top)
+	}
+	limit := min(max(top, 1), MaxSearchesLimit)
+	out := &SearchesReport{}
+	seen := map[string]struct{}{}
+	requests, err := walkCursor(ctx, "searches", projectID, maxPages,
+		func(ctx context.Context, cursor string) (cursorPage[SearchQuery], error) {
+			// The last page asks only for what is still missing.
+			n := limit
+			if top > 0 {
+				n = min(limit, top-len(out.Queries))
+			}
+			qs, total, next, err := c.SearchesPage(ctx, projectID, r, n, cursor)
+			if err == nil && cursor == "" {
+				out.TotalSearches = total
+			}
+			return cursorPage[SearchQuery]{items: qs, next: next, hasMore: next != nil && *next != ""}, err
+		},
+		func(qs []SearchQuery) (bool, error) {
+			if out.TotalSearches < 0 {
+				return false, fmt.Errorf("negative totalSearches (%d)", out.TotalSearches)
+			}
+			for i, q := range qs {
+				// The row is named by its rank, never by its text.
+				if q.Hits < 0 || q.CTR < 0 {
+					return false, fmt.Errorf("query %d of the page: negative hits or click-through", i+1)
+				}
+				if len(out.Queries) == top {
+					break
+				}
+				if _, dup := seen[q.Query]; dup {
+					out.Duplicates++
+					continue
+				}
+				seen[q.Query] = struct{}{}
+				out.Queries = append(out.Queries, q)
+			}
+			return len(out.Queries) >= top, nil
+		})
+	out.Requests = requests
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,81 @@
+package apiclient
+
+import (
+	"context"
+	"fmt"
+)
+
+// PathViews are the content view events of one page. Views are events, so
+// they add up across days; Total is the API's own.
+type PathViews struct {
+	Path string `json:"path"`
+	TrafficCounts
+}
+
+func (p PathViews) pathAndCounts() (string, TrafficCounts) { return p.Path, p.TrafficCounts }
+
+// ViewsPage is one page of the views endpoint.
+type ViewsPage struct {
+	Totals  TrafficCounts `json:"totals"`
+	Rows    []PathViews   `json:"views"`
+	HasMore bool          `json:"hasMore"`
+}
+
+// ViewsReport is the result of walking every page of the views endpoint.
+type ViewsReport struct {
+	Totals TrafficCounts
+	// Paths has one entry per distinct path, in the order first seen.
+	Paths []PathViews
+	// Requests is how many pages were fetched.
+	Requests int
+	// DuplicatePaths counts rows dropped because their path was already seen.
+	DuplicatePaths int
+}
+
+// ViewsPageAt fetches one page of page views: limit 1..MaxPageSize (0 is
+// the API's default of 50), offset >= 0.
+func (c *Client) ViewsPageAt(ctx context.Context, projectID string, r DateRange, limit, offset int) (*ViewsPage, error) {
+	path, err := analyticsPath("views", projectID, "/views")
+	if err != nil {
+		return nil, err
+	}
+	var page ViewsPage
+	if err := c.do(ctx, request{
+		endpoint:   EndpointViews,
+		method:     "GET",
+		path:       path,
+		query:      offsetValues(r, limit, offset),
+		idempotent: true,
+	}, &page); err != nil {
+		return nil, err
+	}
+	return &page, nil
+}
+
+// AllViews walks every page of the views endpoint, as AllVisitors does.
+func (c *Client) AllViews(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int) (*ViewsReport, error) {
+	rep, err := walkOffset(ctx, "views", projectID, pageSize, maxPages,
+		func(ctx context.Context, offset int) (TrafficCounts, []PathViews, bool, error) {
+			page, err := c.ViewsPageAt(ctx, projectID, r, pageSize, offset)
+			if err != nil {
+				return TrafficCounts{}, nil, false, err
+			}
+			return page.Totals, page.Rows, page.HasMore, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return &ViewsReport{Totals: rep.totals, Paths: rep.rows, Requests: rep.requests, DuplicatePaths: rep.duplicates}, nil
+}
+
+// ViewsTotals fetches only the site totals of a date range: one request.
+func (c *Client) ViewsTotals(ctx context.Context, projectID string, r DateRange) (TrafficCounts, error) {
+	page, err := c.ViewsPageAt(ctx, projectID, r, 1, 0)
+	if err != nil {
+		return TrafficCounts{}, fmt.Errorf("view totals for project %s: %w", projectID, err)
+	}
+	if err := checkCounts("site totals", page.Totals); err != nil {
+		return TrafficCounts{}, fmt.Errorf("view totals for project %s: %w", projectID, err)
+	}
+	return page.Totals, nil
+}

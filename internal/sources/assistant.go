@@ -1,0 +1,327 @@
+package sources
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// Defaults of the assistant source.
+const (
+	DefaultTopCategories = 10
+	// DefaultAssistantOverlap re-reads the last quarter of an hour before
+	// the newest conversation seen: conversations that reach the API that
+	// late are still counted, once.
+	DefaultAssistantOverlap = 15 * time.Minute
+)
+
+// Uncategorized is the category label of conversations the API did not
+// categorise (queryCategory null).
+const Uncategorized = "uncategorized"
+
+// keepDays is how many days of counts the state keeps: a year of windows
+// and a little more.
+const keepDays = 400
+
+// AssistantSnapshot is a window of conversations, derived from the counts
+// per day, with the caller stats the API gives per window.
+type AssistantSnapshot struct {
+	meta         Meta
+	callers      []labelCount
+	combined     float64
+	resolution   []labelCount
+	responseType []labelCount
+	// categories are the largest ones; otherCategories counts the rest.
+	categories      []labelCount
+	otherCategories float64
+}
+
+// Meta implements Snapshot.
+func (s *AssistantSnapshot) Meta() Meta { return s.meta }
+
+func assistantEmit(pick func(s *AssistantSnapshot) []labelCount) func(Snapshot, string, string, Emit) {
+	return func(snap Snapshot, project, window string, emit Emit) {
+		if s, ok := snap.(*AssistantSnapshot); ok {
+			for _, c := range pick(s) {
+				emit(c.value, project, window, c.label)
+			}
+		}
+	}
+}
+
+func assistantEmitOne(pick func(s *AssistantSnapshot) float64) func(Snapshot, string, string, Emit) {
+	return func(snap Snapshot, project, window string, emit Emit) {
+		if s, ok := snap.(*AssistantSnapshot); ok {
+			emit(pick(s), project, window)
+		}
+	}
+}
+
+var assistantDef = &Def{
+	Name:      NameAssistant,
+	Endpoints: []string{apiclient.EndpointAssistant, apiclient.EndpointAssistantCallerStats},
+	Families: []*Family{
+		family("mintlify_assistant_conversations", "Conversations with the AI assistant in the window, by caller (web, api, other), as the Mintlify API's caller stats report them.",
+			familyFlags{additive: true}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.callers }), "caller"),
+		family("mintlify_assistant_conversations_combined", "The Mintlify API's own total of conversations with the AI assistant in the window (caller stats).",
+			familyFlags{additive: true}, assistantEmitOne(func(s *AssistantSnapshot) float64 { return s.combined })),
+		family("mintlify_assistant_conversations_by_resolution", "Conversations with the AI assistant in the window by resolution status (answered, unanswered).",
+			familyFlags{additive: true}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.resolution }), "resolution"),
+		family("mintlify_assistant_conversations_by_response_type", "Conversations with the AI assistant in the window by response type (answer, clarifying_question).",
+			familyFlags{additive: true}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.responseType }), "response_type"),
+		family("mintlify_assistant_conversations_by_category", "Conversations with the AI assistant in the window by query category, for the largest categories.",
+			familyFlags{}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.categories }), "category"),
+		family("mintlify_assistant_conversations_other_categories", "Conversations with the AI assistant in the window whose category is not among the exported largest ones.",
+			familyFlags{}, assistantEmitOne(func(s *AssistantSnapshot) float64 { return s.otherCategories })),
+	},
+	make: func(def *Def, cfg Config) (Source, error) {
+		if cfg.AssistantPageSize == 0 {
+			cfg.AssistantPageSize = apiclient.MaxAssistantLimit
+		}
+		if cfg.AssistantPageSize < 1 || cfg.AssistantPageSize > apiclient.MaxAssistantLimit {
+			return nil, fmt.Errorf("assistant: page size %d outside 1..%d", cfg.AssistantPageSize, apiclient.MaxAssistantLimit)
+		}
+		if cfg.AssistantOverlap == 0 {
+			cfg.AssistantOverlap = DefaultAssistantOverlap
+		}
+		if cfg.AssistantOverlap < 0 {
+			return nil, fmt.Errorf("assistant: overlap %s must not be negative", cfg.AssistantOverlap)
+		}
+		if cfg.TopCategories == 0 {
+			cfg.TopCategories = DefaultTopCategories
+		}
+		if cfg.Logger == nil {
+			cfg.Logger = log.NewNopLogger()
+		}
+		// Before the first walk: one read of new conversations and one of
+		// caller stats; the first walk of a window costs more (all of it).
+		return &assistantSource{base: newBase(def, func(Query) int { return 2 }), cfg: cfg, projects: map[string]*projectConversations{}}, nil
+	},
+}
+
+// assistantSource reads conversations incrementally: only those after the
+// newest seen (less an overlap), counted per local day and kept on disk, so
+// that a window of any length costs the new conversations and one request
+// of caller stats.
+type assistantSource struct {
+	base
+	cfg Config
+
+	mu       sync.Mutex
+	projects map[string]*projectConversations
+}
+
+// projectConversations serialises the walks of one project: they share its
+// state.
+type projectConversations struct {
+	mu    sync.Mutex
+	state *assistantState // nil until loaded
+}
+
+func (s *assistantSource) project(id string) *projectConversations {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.projects[id]
+	if p == nil {
+		p = &projectConversations{}
+		s.projects[id] = p
+	}
+	return p
+}
+
+func (s *assistantSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
+	if err := checkRange(s.Name(), q); err != nil {
+		return nil, err
+	}
+	p := s.project(q.Project)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	loc := s.cfg.location()
+	if p.state == nil {
+		st, err := loadState(s.cfg.StateDir, q.Project, loc.String())
+		if err != nil {
+			level.Warn(s.cfg.Logger).Log("msg", "assistant state unreadable: reading the conversations again", "project", q.Project, "err", err)
+		}
+		p.state = st
+	}
+	requests, err := s.read(ctx, p.state, q)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.state.save(s.cfg.StateDir); err != nil {
+		// The counts in memory are right: the next walk saves them again.
+		return nil, fmt.Errorf("assistant for project %s: %w", q.Project, err)
+	}
+	stats, err := s.cfg.Client.AssistantCallerStats(ctx, q.Project, apiclient.DateRange{DateFrom: q.DateFrom, DateTo: q.DateTo})
+	if err != nil {
+		return nil, err
+	}
+	requests++
+	snap := s.snapshot(p.state, q, stats, requests)
+	s.learn(q, requests)
+	return snap, nil
+}
+
+// read brings the state up to date for q and returns the requests sent:
+// days before the state's first day are read once (the window grew), then
+// the conversations since the watermark.
+func (s *assistantSource) read(ctx context.Context, st *assistantState, q Query) (int, error) {
+	loc := s.cfg.location()
+	overlap := s.cfg.AssistantOverlap
+	dayOf := func(t time.Time) string { return t.In(loc).Format(visitors.DateLayout) }
+	requests := 0
+	fetch := func(r apiclient.DateRange) ([]apiclient.Conversation, error) {
+		res, err := s.cfg.Client.AllConversations(ctx, q.Project, r, s.cfg.AssistantPageSize, s.cfg.MaxPages)
+		if res != nil {
+			requests += res.Requests
+		}
+		if err != nil {
+			return nil, err
+		}
+		return res.Conversations, nil
+	}
+	if st.From == "" || q.DateFrom < st.From {
+		// Nothing read yet, or days before the first one read: read those
+		// days whole. A fresh state reads up to the window's end.
+		to := st.From
+		if to == "" {
+			to = q.DateTo
+		}
+		convs, err := fetch(apiclient.DateRange{DateFrom: q.DateFrom, DateTo: to})
+		if err != nil {
+			return requests, err
+		}
+		fresh := st.From == ""
+		for _, c := range convs {
+			if d := dayOf(c.Timestamp); d >= q.DateFrom && (fresh || d < st.From) {
+				st.count(d, c)
+				if fresh {
+					st.seen(c)
+				}
+			}
+		}
+		if fresh {
+			if st.Watermark.IsZero() {
+				st.Watermark = visitors.DayStart(mustDate(q.DateFrom), loc)
+			}
+			st.From = q.DateFrom
+			st.prune(overlap)
+			return requests, nil
+		}
+		st.From = q.DateFrom
+	}
+	// The conversations since the watermark, less the overlap: those seen
+	// before are in Recent, and anything older was counted already (or
+	// came too late to count).
+	since := st.Watermark.Add(-overlap)
+	if !visitors.DayStart(mustDate(q.DateTo), loc).After(since) {
+		return requests, nil // a past window: its days are all counted
+	}
+	convs, err := fetch(apiclient.DateRange{DateFrom: since.UTC().Format(time.RFC3339), DateTo: q.DateTo})
+	if err != nil {
+		return requests, err
+	}
+	for _, c := range convs {
+		d := dayOf(c.Timestamp)
+		if _, again := st.Recent[c.ID]; again || d < st.From || c.Timestamp.Before(since) {
+			continue
+		}
+		st.count(d, c)
+		st.seen(c)
+	}
+	st.prune(overlap)
+	// Days beyond keepDays are dropped: the first day read moves with them.
+	if first := s.cfg.now().In(loc).AddDate(0, 0, -keepDays).Format(visitors.DateLayout); st.From < first {
+		st.From = first
+		for d := range st.Days {
+			if d < first {
+				delete(st.Days, d)
+			}
+		}
+	}
+	return requests, nil
+}
+
+func mustDate(s string) time.Time {
+	t, _ := time.Parse(visitors.DateLayout, s) // checked by checkRange
+	return t
+}
+
+// count adds a conversation to its day.
+func (st *assistantState) count(day string, c apiclient.Conversation) {
+	d := st.day(day)
+	d.Total++
+	d.Resolution[c.ResolutionStatus]++
+	d.ResponseType[c.ResponseType]++
+	cat := Uncategorized
+	if c.QueryCategory != nil {
+		cat = *c.QueryCategory
+	}
+	d.Category[cat]++
+}
+
+// seen moves the watermark and remembers the id for the overlap.
+func (st *assistantState) seen(c apiclient.Conversation) {
+	if c.Timestamp.After(st.Watermark) {
+		st.Watermark = c.Timestamp
+	}
+	st.Recent[c.ID] = c.Timestamp
+}
+
+// prune forgets the ids the next read cannot return again.
+func (st *assistantState) prune(overlap time.Duration) {
+	since := st.Watermark.Add(-overlap)
+	for id, t := range st.Recent {
+		if t.Before(since) {
+			delete(st.Recent, id)
+		}
+	}
+}
+
+// snapshot derives the window from the days.
+func (s *assistantSource) snapshot(st *assistantState, q Query, stats *apiclient.CallerStats, requests int) *AssistantSnapshot {
+	resolution, responseType, category := map[string]int64{}, map[string]int64{}, map[string]int64{}
+	for day, c := range st.Days {
+		if day < q.DateFrom || day >= q.DateTo {
+			continue
+		}
+		for k, v := range c.Resolution {
+			resolution[k] += v
+		}
+		for k, v := range c.ResponseType {
+			responseType[k] += v
+		}
+		for k, v := range c.Category {
+			category[k] += v
+		}
+	}
+	snap := &AssistantSnapshot{
+		meta:         Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: requests},
+		callers:      byLabel(stats.ByCaller, apiclient.Callers),
+		combined:     float64(stats.Total),
+		resolution:   byLabel(resolution, apiclient.Resolutions),
+		responseType: byLabel(responseType, apiclient.ResponseTypes),
+	}
+	cats := byLabel(category, nil)
+	slices.SortFunc(cats, func(a, b labelCount) int {
+		return cmp.Or(cmp.Compare(b.value, a.value), strings.Compare(a.label, b.label))
+	})
+	if n := max(s.cfg.TopCategories, 0); len(cats) > n {
+		for _, c := range cats[n:] {
+			snap.otherCategories += c.value
+		}
+		cats = cats[:n]
+	}
+	snap.categories = slices.Clip(cats)
+	return snap
+}

@@ -1,0 +1,120 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+)
+
+// Label values of the kind label of mintlify_page_feedback.
+const (
+	KindThumbsUp    = "thumbs_up"
+	KindThumbsDown  = "thumbs_down"
+	KindCodeSnippet = "code_snippet"
+)
+
+// FeedbackSnapshot is the first page of /feedback/by-page.
+type FeedbackSnapshot struct {
+	meta  Meta
+	pages []pageFeedback
+	// truncated: the API had more pages than the list holds.
+	truncated bool
+}
+
+type pageFeedback struct {
+	path                  string
+	up, down, code, total float64
+}
+
+// Meta implements Snapshot.
+func (s *FeedbackSnapshot) Meta() Meta { return s.meta }
+
+func feedbackEmit(fn func(s *FeedbackSnapshot, project, window string, emit Emit)) func(Snapshot, string, string, Emit) {
+	return func(snap Snapshot, project, window string, emit Emit) {
+		if s, ok := snap.(*FeedbackSnapshot); ok {
+			fn(s, project, window, emit)
+		}
+	}
+}
+
+var feedbackDef = &Def{
+	Name:      NameFeedback,
+	Endpoints: []string{apiclient.EndpointFeedbackByPage},
+	DefaultOn: true,
+	Families: []*Family{
+		family("mintlify_feedback_pages_truncated",
+			"1 if the Mintlify API had feedback on more pages than the exported list holds (the by-page endpoint has no second page), else 0.",
+			familyFlags{}, feedbackEmit(func(s *FeedbackSnapshot, project, window string, emit Emit) {
+				emit(boolFloat(s.truncated), project, window)
+			})),
+		family("mintlify_page_feedback",
+			"Feedback given on one page in the window, by kind (thumbs_up, thumbs_down, code_snippet), for the pages with the most feedback.",
+			familyFlags{pages: true}, feedbackEmit(func(s *FeedbackSnapshot, project, window string, emit Emit) {
+				for _, p := range s.pages {
+					emit(p.up, project, window, p.path, KindThumbsUp)
+					emit(p.down, project, window, p.path, KindThumbsDown)
+					emit(p.code, project, window, p.path, KindCodeSnippet)
+				}
+			}), "path", "kind"),
+		family("mintlify_page_feedback_combined",
+			"The Mintlify API's own total of feedback given on one page in the window, every kind included.",
+			familyFlags{pages: true}, feedbackEmit(func(s *FeedbackSnapshot, project, window string, emit Emit) {
+				for _, p := range s.pages {
+					emit(p.total, project, window, p.path)
+				}
+			}), "path"),
+	},
+	make: func(def *Def, cfg Config) (Source, error) {
+		limit := cfg.FeedbackPages
+		if limit == 0 {
+			limit = apiclient.MaxFeedbackByPageLimit
+		}
+		if limit < 1 || limit > apiclient.MaxFeedbackByPageLimit {
+			return nil, fmt.Errorf("feedback: pages %d outside 1..%d", limit, apiclient.MaxFeedbackByPageLimit)
+		}
+		return &feedbackSource{base: newBase(def, func(Query) int { return 1 }), cfg: cfg, limit: limit}, nil
+	},
+}
+
+type feedbackSource struct {
+	base
+	cfg   Config
+	limit int
+}
+
+func (s *feedbackSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
+	if err := checkRange(s.Name(), q); err != nil {
+		return nil, err
+	}
+	res, err := s.cfg.Client.FeedbackByPage(ctx, q.Project, apiclient.FeedbackByPageQuery{
+		DateRange: apiclient.DateRange{DateFrom: q.DateFrom, DateTo: q.DateTo}, Limit: s.limit,
+	})
+	if err != nil {
+		return nil, err
+	}
+	snap := &FeedbackSnapshot{
+		meta:      Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests},
+		truncated: res.HasMore,
+		pages:     make([]pageFeedback, 0, len(res.Pages)),
+	}
+	seen := make(map[string]struct{}, len(res.Pages))
+	for _, p := range res.Pages {
+		path := labelValue(p.Path)
+		if _, dup := seen[path]; dup {
+			continue // first copy wins, as in apiclient
+		}
+		seen[path] = struct{}{}
+		snap.pages = append(snap.pages, pageFeedback{path: path,
+			up: float64(p.ThumbsUp), down: float64(p.ThumbsDown), code: float64(p.Code), total: float64(p.Total)})
+	}
+	s.learn(q, res.Requests)
+	return snap, nil
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

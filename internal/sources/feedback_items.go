@@ -1,0 +1,105 @@
+package sources
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+)
+
+// FeedbackItemsSnapshot counts the feedback items created in the window by
+// source and triage status, as of the walk.
+type FeedbackItemsSnapshot struct {
+	meta Meta
+	// counts by source, then status: every documented pair, and any other
+	// value the API sent.
+	counts []sourceStatusCount
+	// oldestPending is the creation time of the oldest pending item; zero
+	// when none is pending.
+	oldestPending time.Time
+}
+
+type sourceStatusCount struct {
+	source, status string
+	value          float64
+}
+
+// Meta implements Snapshot.
+func (s *FeedbackItemsSnapshot) Meta() Meta { return s.meta }
+
+func feedbackItemsEmit(fn func(s *FeedbackItemsSnapshot, project, window string, emit Emit)) func(Snapshot, string, string, Emit) {
+	return func(snap Snapshot, project, window string, emit Emit) {
+		if s, ok := snap.(*FeedbackItemsSnapshot); ok {
+			fn(s, project, window, emit)
+		}
+	}
+}
+
+var feedbackItemsDef = &Def{
+	Name:      NameFeedbackItems,
+	Endpoints: []string{apiclient.EndpointFeedback},
+	Families: []*Family{
+		family("mintlify_feedback_items",
+			"Feedback items created in the window, by source and by triage status as of the last refresh.",
+			familyFlags{}, feedbackItemsEmit(func(s *FeedbackItemsSnapshot, project, window string, emit Emit) {
+				for _, c := range s.counts {
+					emit(c.value, project, window, c.source, c.status)
+				}
+			}), "source", "status"),
+		family("mintlify_feedback_oldest_pending_age_seconds",
+			"Age of the oldest feedback item still pending triage at the last refresh, among those created in the widest window walked (0 if none).",
+			familyFlags{perProject: true}, feedbackItemsEmit(func(s *FeedbackItemsSnapshot, project, _ string, emit Emit) {
+				age := 0.0
+				if !s.oldestPending.IsZero() {
+					age = max(s.meta.At.Sub(s.oldestPending).Seconds(), 0)
+				}
+				emit(age, project)
+			})),
+	},
+	make: func(def *Def, cfg Config) (Source, error) {
+		return &feedbackItemsSource{base: newBase(def, func(Query) int { return 1 }), cfg: cfg}, nil
+	},
+}
+
+// feedbackItemsSource walks every item of the window on each refresh:
+// statuses change without a modification time, so no item can be skipped.
+type feedbackItemsSource struct {
+	base
+	cfg Config
+}
+
+func (s *feedbackItemsSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
+	if err := checkRange(s.Name(), q); err != nil {
+		return nil, err
+	}
+	res, err := s.cfg.Client.AllFeedback(ctx, q.Project, apiclient.DateRange{DateFrom: q.DateFrom, DateTo: q.DateTo}, apiclient.MaxFeedbackLimit, s.cfg.MaxPages)
+	if err != nil {
+		return nil, err
+	}
+	type pair struct{ source, status string }
+	byPair := map[pair]int64{}
+	for _, src := range apiclient.FeedbackSources {
+		for _, st := range apiclient.FeedbackStatuses {
+			byPair[pair{src, st}] = 0
+		}
+	}
+	snap := &FeedbackItemsSnapshot{meta: Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests}}
+	for _, it := range res.Items {
+		byPair[pair{labelValue(it.Source), labelValue(it.Status)}]++
+		if it.Status == apiclient.FeedbackStatusPending && (snap.oldestPending.IsZero() || it.CreatedAt.Before(snap.oldestPending)) {
+			snap.oldestPending = it.CreatedAt
+		}
+	}
+	snap.counts = make([]sourceStatusCount, 0, len(byPair))
+	for p, n := range byPair {
+		snap.counts = append(snap.counts, sourceStatusCount{p.source, p.status, float64(n)})
+	}
+	slices.SortFunc(snap.counts, func(a, b sourceStatusCount) int {
+		return cmp.Or(strings.Compare(a.source, b.source), strings.Compare(a.status, b.status))
+	})
+	s.learn(q, res.Requests)
+	return snap, nil
+}

@@ -1,0 +1,100 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+)
+
+// SearchesSnapshot is the API's count of searches in the window and, when
+// the operator opted in, the most searched queries.
+type SearchesSnapshot struct {
+	meta    Meta
+	total   float64
+	queries []searchQuery
+}
+
+type searchQuery struct {
+	query     string
+	hits, ctr float64
+}
+
+// Meta implements Snapshot.
+func (s *SearchesSnapshot) Meta() Meta { return s.meta }
+
+func searchesEmit(fn func(s *SearchesSnapshot, project, window string, emit Emit)) func(Snapshot, string, string, Emit) {
+	return func(snap Snapshot, project, window string, emit Emit) {
+		if s, ok := snap.(*SearchesSnapshot); ok {
+			fn(s, project, window, emit)
+		}
+	}
+}
+
+var searchesDef = &Def{
+	Name:      NameSearches,
+	Endpoints: []string{apiclient.EndpointSearches},
+	DefaultOn: true,
+	Families: []*Family{
+		family("mintlify_searches", "Searches made on the site in the window, the Mintlify API's totalSearches; searches are events and add up across days.",
+			familyFlags{additive: true}, searchesEmit(func(s *SearchesSnapshot, project, window string, emit Emit) {
+				emit(s.total, project, window)
+			})),
+		family("mintlify_search_query_hits", "Times one of the most searched queries was searched in the window (only with top queries configured).",
+			familyFlags{pages: true}, searchesEmit(func(s *SearchesSnapshot, project, window string, emit Emit) {
+				for _, q := range s.queries {
+					emit(q.hits, project, window, q.query)
+				}
+			}), "query"),
+		family("mintlify_search_query_click_through_ratio", "Share of the searches of one of the most searched queries in the window after which a result was clicked, as the Mintlify API reports it.",
+			familyFlags{pages: true}, searchesEmit(func(s *SearchesSnapshot, project, window string, emit Emit) {
+				for _, q := range s.queries {
+					emit(q.ctr, project, window, q.query)
+				}
+			}), "query"),
+	},
+	make: func(def *Def, cfg Config) (Source, error) {
+		if cfg.TopQueries < 0 {
+			return nil, fmt.Errorf("searches: top queries %d must be >= 0", cfg.TopQueries)
+		}
+		// The API orders by hits: the top N take ceil(N/100) requests, and
+		// the total alone one.
+		cost := max(1, (cfg.TopQueries+apiclient.MaxSearchesLimit-1)/apiclient.MaxSearchesLimit)
+		return &searchesSource{base: newBase(def, func(Query) int { return cost }), cfg: cfg}, nil
+	},
+}
+
+type searchesSource struct {
+	base
+	cfg Config
+}
+
+func (s *searchesSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
+	if err := checkRange(s.Name(), q); err != nil {
+		return nil, err
+	}
+	top := s.cfg.TopQueries
+	if q.TotalsOnly {
+		top = 0
+	}
+	res, err := s.cfg.Client.TopSearches(ctx, q.Project, apiclient.DateRange{DateFrom: q.DateFrom, DateTo: q.DateTo}, top, s.cfg.MaxPages)
+	if err != nil {
+		return nil, err
+	}
+	snap := &SearchesSnapshot{
+		meta:    Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests, TotalsOnly: top == 0},
+		total:   float64(res.TotalSearches),
+		queries: make([]searchQuery, 0, len(res.Queries)),
+	}
+	seen := make(map[string]struct{}, len(res.Queries))
+	for _, r := range res.Queries {
+		query := labelValue(r.Query)
+		if _, dup := seen[query]; dup {
+			continue // the more searched copy, read first, wins
+		}
+		seen[query] = struct{}{}
+		snap.queries = append(snap.queries, searchQuery{query: query, hits: float64(r.Hits), ctr: r.CTR})
+	}
+	s.learn(q, res.Requests)
+	return snap, nil
+}

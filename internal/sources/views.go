@@ -1,0 +1,40 @@
+package sources
+
+import (
+	"context"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+)
+
+var viewsDef = &Def{
+	Name:       NameViews,
+	Endpoints:  []string{apiclient.EndpointViews},
+	DefaultOn:  true,
+	TotalsOnly: true,
+	Families: trafficFamilies(true,
+		[2]string{"mintlify_site_page_views", "Content views of the whole site in the window, by traffic (human or ai), as the Mintlify API reports them; views are events and add up across days."},
+		[2]string{"mintlify_site_page_views_combined", "The Mintlify API's own total of content views of the whole site in the window."},
+		[2]string{"mintlify_page_views", "Content views of one page in the window, by traffic (human or ai), as the Mintlify API reports them."},
+		[2]string{"mintlify_page_views_combined", "The Mintlify API's own total of content views of one page in the window."},
+	),
+	make: func(def *Def, cfg Config) (Source, error) {
+		return &trafficSource{base: newBase(def, trafficGuess), cfg: cfg,
+			totals: func(ctx context.Context, q Query) (apiclient.TrafficCounts, error) {
+				return cfg.Client.ViewsTotals(ctx, q.Project, apiclient.DateRange{DateFrom: q.DateFrom, DateTo: q.DateTo})
+			},
+			walk: func(ctx context.Context, q Query, pageSize int) (*apiclient.VisitorsReport, error) {
+				res, err := cfg.Client.AllViews(ctx, q.Project, apiclient.DateRange{DateFrom: q.DateFrom, DateTo: q.DateTo}, pageSize, cfg.MaxPages)
+				if err != nil {
+					return nil, err
+				}
+				// The same shape under another name: one path policy ranks,
+				// filters and caps visitors and views alike.
+				rows := make([]apiclient.PathVisitors, len(res.Paths))
+				for i, p := range res.Paths {
+					rows[i] = apiclient.PathVisitors{Path: p.Path, VisitorCounts: p.TrafficCounts}
+				}
+				return &apiclient.VisitorsReport{Totals: res.Totals, Paths: rows, Requests: res.Requests, DuplicatePaths: res.DuplicatePaths}, nil
+			},
+		}, nil
+	},
+}

@@ -1,0 +1,78 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+var visitorsDef = &Def{
+	Name:       NameVisitors,
+	Endpoints:  []string{apiclient.EndpointVisitors},
+	DefaultOn:  true,
+	TotalsOnly: true,
+	Families: trafficFamilies(false,
+		[2]string{"mintlify_site_unique_visitors", "Unique visitors of the whole site in the window, by traffic (human or ai), as the Mintlify API reports them. " +
+			"Unique visitors are not additive: do not sum across windows, and human + ai exceeds the deduplicated total " +
+			"(mintlify_site_unique_visitors_deduplicated) when visitors overlap."},
+		[2]string{"mintlify_site_unique_visitors_deduplicated", "The Mintlify API's site-wide unique visitor total for the window, deduplicated across human and AI traffic. " +
+			"It is the API's own total, never computed as a sum of the traffic series, and not additive across windows."},
+		[2]string{"mintlify_page_unique_visitors", "Unique visitors of one page in the window, by traffic (human or ai), as the Mintlify API reports them. " +
+			"Not additive: a visitor who reads several pages counts on each, so summing over path does not give the site count; " +
+			"do not sum across windows either."},
+		[2]string{"mintlify_page_unique_visitors_deduplicated", "The Mintlify API's unique visitor total of one page in the window, deduplicated across human and AI traffic. " +
+			"It is the API's own total, never computed as a sum, and not additive across paths or windows."},
+	),
+	make: func(def *Def, cfg Config) (Source, error) {
+		return &trafficSource{base: newBase(def, trafficGuess), cfg: cfg,
+			totals: func(ctx context.Context, q Query) (apiclient.TrafficCounts, error) {
+				return cfg.Client.VisitorsTotals(ctx, q.Project, apiclient.VisitorsQuery{DateFrom: q.DateFrom, DateTo: q.DateTo})
+			},
+			walk: func(ctx context.Context, q Query, pageSize int) (*apiclient.VisitorsReport, error) {
+				return cfg.Client.AllVisitors(ctx, q.Project, apiclient.VisitorsQuery{DateFrom: q.DateFrom, DateTo: q.DateTo}, pageSize, cfg.MaxPages)
+			},
+		}, nil
+	},
+}
+
+// trafficSource is visitors or views: an offset walk of paths, or the site
+// totals alone in one request.
+type trafficSource struct {
+	base
+	cfg    Config
+	totals func(ctx context.Context, q Query) (apiclient.TrafficCounts, error)
+	// walk returns every path; views convert their rows to the visitors
+	// report so that one path policy ranks and caps both.
+	walk func(ctx context.Context, q Query, pageSize int) (*apiclient.VisitorsReport, error)
+}
+
+func (s *trafficSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
+	if err := checkRange(s.Name(), q); err != nil {
+		return nil, err
+	}
+	if s.cfg.Client == nil {
+		return nil, fmt.Errorf("%s: no API client", s.Name())
+	}
+	var snap *TrafficSnapshot
+	if q.TotalsOnly {
+		totals, err := s.totals(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		snap = &TrafficSnapshot{Snapshot: visitors.TotalsOnly(totals, q.DateFrom, q.DateTo, s.cfg.now()), totalsOnly: true}
+	} else {
+		pageSize := s.cfg.PageSize
+		if pageSize == 0 {
+			pageSize = apiclient.MaxPageSize
+		}
+		res, err := s.walk(ctx, q, pageSize)
+		if err != nil {
+			return nil, err
+		}
+		snap = &TrafficSnapshot{Snapshot: s.cfg.Paths.Build(res, q.DateFrom, q.DateTo, s.cfg.now())}
+	}
+	s.learn(q, snap.Requests)
+	return snap, nil
+}
