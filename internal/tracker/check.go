@@ -20,7 +20,7 @@ func CheckState(path string) (*store.Report, error) {
 // tree no longer reaches, for keys the tree lacks, choosing the most
 // advanced version of a job found more than once.
 func SalvageState(src, dst string) (*store.Report, error) {
-	return store.Salvage(src, dst, storeOptions(time.Second), classify, pick)
+	return store.Salvage(src, dst, storeOptions(&Config{LockTimeout: time.Second}), classify, pick)
 }
 
 // classify keeps the values that decode as what their key says.

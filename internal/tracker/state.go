@@ -41,8 +41,9 @@ const bucketIntents = "intents"
 const bucketMessageIntents = "message_intents"
 
 // storeOptions are the state file's options for the tracker.
-func storeOptions(lockTimeout time.Duration) store.Options {
-	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents}, LockTimeout: lockTimeout}
+func storeOptions(cfg *Config) store.Options {
+	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents},
+		LockTimeout: cfg.LockTimeout, WriteTimeout: cfg.StateWriteTimeout, BeforeCommit: cfg.beforeStateWrite}
 }
 
 // recordV1 is one tracked job in the state file, as JSON, keyed by

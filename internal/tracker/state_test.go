@@ -32,7 +32,7 @@ func TestStateFileOfRelease1(t *testing.T) {
 	}
 
 	// The values re-encode to the same bytes.
-	st, err := store.Open(path, storeOptions(time.Second))
+	st, err := store.Open(path, storeOptions(&Config{LockTimeout: time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}
