@@ -48,6 +48,10 @@ type Tracking struct {
 	// outcome started (its answer was lost to a crash or a dropped
 	// connection), inferred from the job running after it was sent.
 	TurnInferred bool `json:"turnInferred,omitempty"`
+	// Rebuilt: the job's record in the state file was unreadable and
+	// `state salvage` rebuilt it from the job's id: its idempotency keys,
+	// earlier turns and submitter are lost.
+	Rebuilt bool `json:"rebuilt,omitempty"`
 }
 
 type userKey struct{}

@@ -80,6 +80,9 @@ type record struct {
 	// others of the last hour (for the local message limit after a
 	// restart).
 	Messages []messageRecord
+	// Rebuilt: state salvage rebuilt the record from the key of an
+	// unreadable one; its idempotency keys, turns and submitter are lost.
+	Rebuilt bool
 }
 
 // messageRecord is a follow-up message sent through the gateway.
@@ -212,6 +215,7 @@ func (e *entry) view(now time.Time, cfg *Config) JobView {
 		LastError:   e.lastErr,
 		Turn:        r.turn(),
 		SubmittedBy: r.SubmittedBy,
+		Rebuilt:     r.Rebuilt,
 	}}
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if m := r.Messages[i]; m.Turn == r.turn() && m.Turn > 1 {

@@ -128,6 +128,10 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 	for _, p := range cfg.Projects {
 		s.projects[p] = true
 	}
+	if err := refuseUnreadable(st); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	if err := s.load(); err != nil {
 		_ = st.Close()
 		return nil, err
@@ -491,7 +495,13 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 	if !pending || sentAt.After(roundStart) {
 		sentAt = time.Time{}
 	}
-	rec, ev := transition(e.rec, j, at, seenLive, sentAt)
+	how := seenLive
+	if e.rec.Job.Status == statusUnread {
+		// Rebuilt by state salvage: whatever it reached, this tracker
+		// may have counted it before.
+		how = seenAfterTheFact
+	}
+	rec, ev := transition(e.rec, j, at, how, sentAt)
 	_, e.recheck = rec.pendingMessage()
 	s.schedule(e, &rec, at, roundStart)
 	if e.recheck {
@@ -700,6 +710,9 @@ func (s *Tracker) snapshot() []projectJobs {
 		}
 		st := e.rec.viewStatus()
 		pj.byStatus[st]++
+		if e.rec.Rebuilt {
+			pj.rebuilt++
+		}
 		if !e.rec.Lost && !apiclient.IsTerminal(st) {
 			c := e.rec.turnStart()
 			if c.IsZero() {
