@@ -310,7 +310,7 @@ func (s *Tracker) checkStateFile() {
 	switch {
 	case err != nil && !was:
 		level.Error(s.logger).Log("msg", "agent state file deleted or replaced while running: no job is acknowledged until it is back "+
-			"(creates and follow-ups answer 503); restore it, or restart to start from the file now at the path", "err", err)
+			"(creates and follow-ups answer 503); move it back, or copy the open file out of /proc/PID/fd and restart on it (alerts/RUNBOOK.md)", "err", err)
 	case err == nil && was:
 		level.Info(s.logger).Log("msg", "agent state file is back at its path: jobs are acknowledged again", "path", s.store.Path())
 	}
