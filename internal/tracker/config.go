@@ -73,7 +73,7 @@ func Defaults() Config {
 		// Relative to the working directory, so `go run .` and `make run`
 		// keep their state next to the checkout; in a container the working
 		// directory should be a writable volume.
-		StatePath:   "mintlify_exporter_agent.db",
+		StatePath:         "mintlify_exporter_agent.db",
 		LockTimeout:       2 * time.Second,
 		PollTimeout:       30 * time.Second,
 		StateWriteTimeout: 5 * time.Second,
