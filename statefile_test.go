@@ -161,6 +161,23 @@ func getBody(url string) ([]byte, int, error) {
 	return b, resp.StatusCode, err
 }
 
+// runExporter runs the built binary with args to its end, and returns its
+// exit code and output.
+func runExporter(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exporterBin, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MINTLIFY_API_KEY=mint_test"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	_ = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%v kept running", args)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
 // TestDamagedStateFile cuts a real state file short and checks that the
 // exporter refuses it with one line (no panic), leaves it as it is, and
 // that `state check` and `state salvage` handle it.
@@ -188,19 +205,7 @@ func TestDamagedStateFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	run := func(args ...string) (int, string, string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, exporterBin, args...)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MINTLIFY_API_KEY=mint_test"}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		_ = cmd.Run()
-		if ctx.Err() != nil {
-			t.Fatalf("%v kept running", args)
-		}
-		return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
-	}
+	run := func(args ...string) (int, string, string) { return runExporter(t, args...) }
 
 	code, _, stderr := run("--web.listen-address=127.0.0.1:0", "--mintlify.api-url="+srv.URL, "--mintlify.project=p1",
 		"--web.enable-agent-api", "--agent.state-file="+statePath)
@@ -254,11 +259,7 @@ func TestDamagedStateFile(t *testing.T) {
 // nowhere, and the metrics say why.
 func TestStateFileRemovedWhileRunning(t *testing.T) {
 	t.Parallel()
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	statePath := filepath.Join(t.TempDir(), "agent.db")
-	x := startAgentExporter(t, srv.URL, statePath)
+	fake, _, statePath, x := startFakeAndExporter(t)
 	defer x.Stop(t)
 	url := x.Base + "/api/v2/agent/p1/job"
 	if status, _, err := submitKeyed(http.DefaultClient, url, "before", "#fake:nopr:1h"); err != nil || status != 200 {
@@ -290,12 +291,8 @@ func TestStateFileRemovedWhileRunning(t *testing.T) {
 // is lost.
 func TestStateFileWithAChangedRecord(t *testing.T) {
 	t.Parallel()
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	statePath := filepath.Join(dir, "agent.db")
-	x := startAgentExporter(t, srv.URL, statePath)
+	_, apiURL, statePath, x := startFakeAndExporter(t)
+	dir := filepath.Dir(statePath)
 	status, id, err := submitKeyed(http.DefaultClient, x.Base+"/api/v2/agent/p1/job", "k1", "#fake:nopr:1h")
 	if err != nil || status != 200 {
 		t.Fatalf("create: HTTP %d %v", status, err)
@@ -313,15 +310,8 @@ func TestStateFileWithAChangedRecord(t *testing.T) {
 	if err := os.WriteFile(statePath, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) (int, string, string) {
-		cmd := exec.Command(exporterBin, args...)
-		cmd.Env = []string{"MINTLIFY_API_KEY=mint_test"}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		_ = cmd.Run()
-		return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
-	}
-	code, _, stderr := run("--web.listen-address=127.0.0.1:0", "--mintlify.api-url="+srv.URL, "--mintlify.project=p1",
+	run := func(args ...string) (int, string, string) { return runExporter(t, args...) }
+	code, _, stderr := run("--web.listen-address=127.0.0.1:0", "--mintlify.api-url="+apiURL, "--mintlify.project=p1",
 		"--web.enable-agent-api", "--agent.state-file="+statePath)
 	if code == 0 || !strings.Contains(stderr, "1 unreadable record(s)") || !strings.Contains(stderr, "state salvage") {
 		t.Fatalf("start: exit %d\n%s", code, stderr)
@@ -335,7 +325,7 @@ func TestStateFileWithAChangedRecord(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "salvaged 1 job,") || !strings.Contains(stdout, "idempotency keys are lost") {
 		t.Errorf("salvage: exit %d\n%s", code, stdout)
 	}
-	x = startAgentExporter(t, srv.URL, newPath)
+	x = startAgentExporter(t, apiURL, newPath)
 	defer x.Stop(t)
 	eventually(t, 10*time.Second, "the rebuilt job read upstream", func() bool {
 		js := x.jobs(t)

@@ -5,42 +5,14 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
-
-// freezer plays a frozen filesystem through Config.beforeStateWrite:
-// while frozen, every state file write blocks before it commits.
-type freezer struct {
-	mu     sync.Mutex
-	frozen chan struct{}
-}
-
-func (f *freezer) hook() {
-	f.mu.Lock()
-	c := f.frozen
-	f.mu.Unlock()
-	if c != nil {
-		<-c
-	}
-}
-
-func (f *freezer) set(frozen bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	switch {
-	case frozen && f.frozen == nil:
-		f.frozen = make(chan struct{})
-	case !frozen && f.frozen != nil:
-		close(f.frozen)
-		f.frozen = nil
-	}
-}
 
 // TestFrozenStateFile: with the state file's filesystem frozen, a create
 // is refused within the write timeout naming its intent, nothing is sent
@@ -49,15 +21,15 @@ func (f *freezer) set(frozen bool) {
 func TestFrozenStateFile(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fakeapi.Options{})
-	fz := &freezer{}
+	fz := &testutil.Freezer{}
 	cfg := e.config()
 	cfg.StateWriteTimeout = 50 * time.Millisecond
-	cfg.beforeStateWrite = fz.hook
+	cfg.beforeStateWrite = fz.Hook
 	trk := e.open(cfg)
 	running := e.create("p1", "#fake:nopr:1m")
 
-	fz.set(true)
-	defer fz.set(false)
+	fz.Freeze()
+	defer fz.Thaw()
 	for i, want := range []string{"did not finish within 50ms", "an earlier write has been blocked"} {
 		_, err := trk.Create(context.Background(), CreateRequest{Project: "p1", Prompt: "frozen #fake:pr:1m", IdempotencyKey: "k"})
 		var ie *IntentError
@@ -86,7 +58,7 @@ func TestFrozenStateFile(t *testing.T) {
 	}
 	e.trk = nil // closed (as far as a frozen filesystem allows)
 
-	fz.set(false)
+	fz.Thaw()
 	// The write that timed out lands after the thaw; the exporter is
 	// restarted on the file.
 	waitIdle(t, trk)

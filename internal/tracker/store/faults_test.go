@@ -4,51 +4,21 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
-
-// freezer plays a frozen filesystem: while frozen, every write transaction
-// blocks before it commits until thaw.
-type freezer struct {
-	mu     sync.Mutex
-	frozen chan struct{} // nil when thawed
-}
-
-func (f *freezer) hook() {
-	f.mu.Lock()
-	c := f.frozen
-	f.mu.Unlock()
-	if c != nil {
-		<-c
-	}
-}
-
-func (f *freezer) freeze() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.frozen = make(chan struct{})
-}
-
-func (f *freezer) thaw() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.frozen != nil {
-		close(f.frozen)
-		f.frozen = nil
-	}
-}
 
 // TestFrozenFilesystem: a write blocked by the filesystem answers within
 // WriteTimeout, the writes after it fail at once without queueing, Close
 // does not hang on it, and once the filesystem thaws writes work again.
 func TestFrozenFilesystem(t *testing.T) {
 	t.Parallel()
-	fz := &freezer{}
+	fz := &testutil.Freezer{}
 	o := opts
 	o.WriteTimeout = 50 * time.Millisecond
-	o.BeforeCommit = fz.hook
+	o.BeforeCommit = fz.Hook
 	s, err := Open(filepath.Join(t.TempDir(), "agent.db"), o)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +26,7 @@ func TestFrozenFilesystem(t *testing.T) {
 	if err := s.Put("a", []byte("1")); err != nil {
 		t.Fatal(err)
 	}
-	fz.freeze()
+	fz.Freeze()
 	var te *WriteTimeoutError
 	if err := s.Put("b", []byte("2")); !errors.As(err, &te) || te.Stalled {
 		t.Fatalf("write on a frozen filesystem: %v, want a timeout", err)
@@ -71,7 +41,7 @@ func TestFrozenFilesystem(t *testing.T) {
 	if err := s.Close(); err == nil {
 		t.Fatal("Close returned nil with a write blocked")
 	}
-	fz.thaw()
+	fz.Thaw()
 	<-s.writes.idle()
 	if s.Stalled() {
 		t.Error("still stalled after the thaw")
