@@ -47,6 +47,8 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/routes"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/statecmd"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
@@ -178,7 +180,7 @@ func parseFlags(args []string) (*config, error) {
 		{"--mintlify.timeout", positive(*timeout)},
 		{"--mintlify.max-retries", nonNegative(c.maxRetries)},
 		{"--web.max-requests", nonNegative(c.maxRequests)},
-		{"--web.telemetry-path", absPath(c.telemetryPath)},
+		{"--web.telemetry-path", routes.CheckTelemetryPath(c.telemetryPath)},
 		{"--visitors.cache-ttl", positive(*ttl)},
 		{"--mintlify.analytics-budget", inRange(c.budget, 1, 100000)},
 		{"--visitors.page-size", inRange(v.PageSize, 1, apiclient.MaxPageSize)},
@@ -318,13 +320,6 @@ func inRange(n, lo, hi int) error {
 	return nil
 }
 
-func absPath(p string) error {
-	if !strings.HasPrefix(p, "/") || p == "/" {
-		return fmt.Errorf("must start with / and not be the root, got %q", p)
-	}
-	return nil
-}
-
 func optionalRegexp(s string) (*regexp.Regexp, error) {
 	if s == "" {
 		return nil, nil
@@ -354,13 +349,9 @@ func readAPIKey(file string) (string, error) {
 	if file == "" {
 		return strings.TrimSpace(os.Getenv(apiKeyEnv)), nil
 	}
-	data, err := os.ReadFile(file)
+	key, err := secretfile.Read(file, secretfile.MaxBytes)
 	if err != nil {
 		return "", fmt.Errorf("--mintlify.api-key-file: %w", err)
-	}
-	key := strings.TrimSpace(string(data))
-	if key == "" {
-		return "", fmt.Errorf("--mintlify.api-key-file: %s is empty", file)
 	}
 	return key, nil
 }
