@@ -41,7 +41,7 @@ type stubTracker struct {
 	trackErr error
 	// tracks counts Track calls.
 	tracks int
-	recent   map[string][]time.Time
+	recent map[string][]time.Time
 	// lastUser is the user of the last create.
 	lastUser string
 	// messages counts follow-ups that reached the stub; msgErr fails them.
