@@ -77,17 +77,17 @@ type Limiter interface {
 
 // Client talks to the API. It is safe for concurrent use.
 type Client struct {
-	base    *url.URL
-	key     string
+	base *url.URL
+	key  string
 	// redactor masks the key, altered echoes included, in error texts.
 	redactor *redact.Redactor
-	timeout time.Duration
-	retries int
-	backoff struct{ base, max time.Duration }
-	http    *http.Client
-	metrics *Metrics
-	logger  log.Logger
-	ua      string
+	timeout  time.Duration
+	retries  int
+	backoff  struct{ base, max time.Duration }
+	http     *http.Client
+	metrics  *Metrics
+	logger   log.Logger
+	ua       string
 	// analytics paces the analytics endpoints; nil means unpaced.
 	analytics Limiter
 
