@@ -26,7 +26,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -408,7 +407,8 @@ type upstream struct {
 
 // connect reads the key, starts the sandbox when asked (owned by wg until
 // ctx ends), and builds the API client with the analytics budget.
-func connect(ctx context.Context, cfg *config, logger log.Logger, reg prometheus.Registerer, wg *sync.WaitGroup) (*upstream, error) {
+func connect(ctx context.Context, cfg *config, loggers logging.Loggers, reg prometheus.Registerer, wg *sync.WaitGroup) (*upstream, error) {
+	logger := loggers.Logger
 	apiKey, err := readAPIKey(cfg.apiKeyFile)
 	if err != nil {
 		return nil, err
@@ -459,10 +459,12 @@ func connect(ctx context.Context, cfg *config, logger log.Logger, reg prometheus
 		Metrics:         apiclient.NewMetrics(reg),
 		Logger:          logger,
 		AnalyticsBudget: b,
+		Redactor:        loggers.Redactor,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--mintlify.api-url: %w", err)
 	}
+	cfg.visitors.Paths.Redact = loggers.Redactor.String
 	return &upstream{client: client, budget: b}, nil
 }
 
@@ -472,7 +474,7 @@ func backfill(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	up, err := connect(ctx, cfg, loggers.Logger, nil, &wg)
+	up, err := connect(ctx, cfg, loggers, nil, &wg)
 	if err != nil {
 		return err
 	}
@@ -497,7 +499,7 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	up, err := connect(ctx, cfg, logger, reg, &wg)
+	up, err := connect(ctx, cfg, loggers, reg, &wg)
 	if err != nil {
 		return err
 	}
@@ -533,6 +535,11 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	reg.MustRegister(collector.NewVisitorsStatus(sched, logger))
 	encoded := collector.NewEncoded(sched, logger)
 
+	front, err := webauth.NewFront(webauth.Options{ConfigFile: *cfg.web.WebConfigFile, Logger: logger, Registerer: reg})
+	if err != nil {
+		return err
+	}
+	defer front.Close()
 	mux := http.NewServeMux()
 	api := gateway.Disabled()
 	if cfg.enableAgentAPI {
@@ -560,11 +567,7 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 			}
 		}()
 		api = gw
-		protected, err := webauth.BasicAuthConfigured(*cfg.web.WebConfigFile)
-		if err != nil {
-			return err
-		}
-		if protected {
+		if front.Protected() {
 			level.Info(logger).Log("msg", "agent job gateway enabled under /api/, behind the basic auth of --web.config.file")
 		} else {
 			level.Warn(logger).Log("msg", "agent job gateway enabled under /api/ without basic auth: anyone who can reach it can open pull requests; set basic_auth_users in --web.config.file", "web_config_file", *cfg.web.WebConfigFile)
@@ -597,7 +600,7 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 	mux.Handle("/", landing)
 
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           front.Wrap(mux),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Scrapes may wait up to their deadline for a refresh; jobs are
 		// small. Bound everything so slow clients cannot pin goroutines.
@@ -609,7 +612,7 @@ func serve(ctx context.Context, cfg *config, loggers logging.Loggers) error {
 		level.Info(logger).Log("msg", "serving metrics", "url", metricsURL(addr, cfg.telemetryPath))
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- web.ListenAndServe(srv, cfg.web, loggers.Slog) }()
+	go func() { errc <- front.ListenAndServe(srv, cfg.web, loggers.Slog) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("web server: %w", err)
