@@ -24,6 +24,7 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/exporter-toolkit/web"
+	"go.yaml.in/yaml/v2"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -307,7 +308,7 @@ func (f *Front) check(raw []byte) (*webConfig, error) {
 	var users struct {
 		Users map[string]string `yaml:"basic_auth_users"`
 	}
-	if err := yamlUnmarshal(raw, &users); err == nil && len(users.Users) == 0 && f.hadUsers.Load() {
+	if err := yaml.Unmarshal(raw, &users); err == nil && len(users.Users) == 0 && f.hadUsers.Load() {
 		return nil, errUsersLost
 	}
 	return parseConfig(f.opts.ConfigFile, raw, f.derived)

@@ -1,7 +1,6 @@
 package webauth
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -20,9 +19,11 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // served is a front serving next through exporter-toolkit on loopback,
@@ -31,24 +32,7 @@ type served struct {
 	front *Front
 	url   string
 	file  string
-	logs  *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs  *testutil.SyncBuffer
 }
 
 func serveFront(t *testing.T, config string, o Options, next http.Handler) *served {
@@ -57,7 +41,7 @@ func serveFront(t *testing.T, config string, o Options, next http.Handler) *serv
 	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	o.ConfigFile, o.Logger = file, log.NewLogfmtLogger(logs)
 	f, err := NewFront(o)
 	if err != nil {
@@ -173,7 +157,7 @@ func TestFailsClosedWhenUsersDisappear(t *testing.T) {
 		if a := call(t, c, "POST", job, "alice", "alice-pw"); a.status != http.StatusCreated {
 			t.Errorf("file %q: alice: HTTP %d %s, want her request served", version, a.status, a.body)
 		}
-		if got := testutil.ToFloat64(s.front.reloadOK); got != 0 {
+		if got := promtestutil.ToFloat64(s.front.reloadOK); got != 0 {
 			t.Errorf("file %q: last_reload_successful = %v, want 0", version, got)
 		}
 	}
@@ -201,10 +185,10 @@ func TestFailsClosedWhenUsersDisappear(t *testing.T) {
 	if a := call(t, c, "POST", job, "alice", "alice-pw"); a.status != http.StatusUnauthorized {
 		t.Errorf("alice, removed: HTTP %d, want 401", a.status)
 	}
-	if got := testutil.ToFloat64(s.front.reloadOK); got != 1 {
+	if got := promtestutil.ToFloat64(s.front.reloadOK); got != 1 {
 		t.Errorf("last_reload_successful = %v after a good version, want 1", got)
 	}
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+	if err := promtestutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP mintlify_web_auth_refused_total Requests refused by basic auth, by reason: missing, invalid, client_limited, overloaded.
 # TYPE mintlify_web_auth_refused_total counter
 mintlify_web_auth_refused_total{reason="client_limited"} 0

@@ -3,11 +3,7 @@ package webauth
 import (
 	"sync"
 	"time"
-
-	"go.yaml.in/yaml/v2"
 )
-
-func yamlUnmarshal(data []byte, v any) error { return yaml.Unmarshal(data, v) }
 
 // badCache remembers credentials that failed, so that the same wrong
 // password sent again is refused without a bcrypt check. Bounded: when
