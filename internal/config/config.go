@@ -10,7 +10,6 @@ package config
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -31,10 +31,7 @@ const (
 	// DefaultAPIKeyEnv is where the flag route reads the key when no key
 	// file is given.
 	DefaultAPIKeyEnv = "MINTLIFY_API_KEY"
-	// MaxSecretFileBytes bounds a key file: a key is a few dozen bytes,
-	// and a path such as /dev/zero must not be read until memory runs out.
-	MaxSecretFileBytes = 4096
-	maxBudget          = 100000
+	maxBudget        = 100000
 )
 
 // Config is what the exporter exports and with which keys.
@@ -142,34 +139,7 @@ func (o *Organization) readKey(getenv func(string) string) (string, error) {
 		}
 		return key, nil
 	}
-	data, err := ReadSecretFile(o.APIKeyFile)
-	if err != nil {
-		return "", err
-	}
-	key := strings.TrimSpace(string(data))
-	if key == "" {
-		return "", fmt.Errorf("API key file %s is empty", o.APIKeyFile)
-	}
-	return key, nil
-}
-
-// ReadSecretFile reads a small secret file (an API key, a password): at
-// most MaxSecretFileBytes, so that a wrong path such as /dev/zero fails at
-// once instead of filling memory.
-func ReadSecretFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSecretFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > MaxSecretFileBytes {
-		return nil, fmt.Errorf("%s holds more than %d bytes: not a key file", path, MaxSecretFileBytes)
-	}
-	return data, nil
+	return secretfile.Read(o.APIKeyFile, secretfile.MaxBytes)
 }
 
 var orgName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
