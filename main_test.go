@@ -148,7 +148,7 @@ func TestSandboxServesVisitorMetricsAndShutsDownCleanly(t *testing.T) {
 	for _, want := range []string{
 		`mintlify_site_unique_visitors{project="acme-docs",traffic="human",window="1d"}`,
 		`mintlify_site_unique_visitors_deduplicated{project="acme-api",window="1d"}`,
-		`mintlify_visitors_refresh_success{project="acme-docs",window="1d"} 1`,
+		`mintlify_analytics_refresh_success{project="acme-docs",scope="pages",source="visitors",window="1d"} 1`,
 		`mintlify_api_requests_total{code="200",endpoint="visitors"}`,
 		`mintlify_exporter_build_info{`,
 	} {
@@ -209,7 +209,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 		b, _, err := testutil.Get(context.Background(), p.Base+"/metrics")
 		if err == nil {
 			bodies = append(bodies, b)
-			if strings.Contains(b, `code="500"`) && strings.Contains(b, `mintlify_visitors_refresh_success{project="p1",window="1d"} 1`) && len(bodies) > 3 {
+			if strings.Contains(b, `code="500"`) && strings.Contains(b, `mintlify_analytics_refresh_success{project="p1",scope="pages",source="visitors",window="1d"} 1`) && len(bodies) > 3 {
 				break
 			}
 		}
@@ -219,7 +219,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	if !strings.Contains(last, `mintlify_api_requests_total{code="500",endpoint="visitors"}`) {
 		t.Fatalf("the echoing upstream was never hit:\n%s", last)
 	}
-	if !strings.Contains(last, `mintlify_visitors_refresh_success{project="p1",window="1d"} 1`) {
+	if !strings.Contains(last, `mintlify_analytics_refresh_success{project="p1",scope="pages",source="visitors",window="1d"} 1`) {
 		t.Errorf("key from file (with whitespace) was not accepted:\n%s", last)
 	}
 	logs := p.Stderr.String()

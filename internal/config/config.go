@@ -18,7 +18,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -57,9 +59,10 @@ type Organization struct {
 	origin string
 }
 
-// Project is one documentation project and how it is exported.
+// Project is one documentation project and how it is exported: its
+// windows, time zone, paths and analytics sources.
 type Project struct {
-	visitors.Project
+	refresh.Project
 	// Organization is the name of the organization whose key reads it.
 	Organization string
 	// AgentJobs: the gateway accepts agent jobs for it.
@@ -75,9 +78,9 @@ func (c *Config) Organization(name string) (*Organization, bool) {
 	return &c.Organizations[i], true
 }
 
-// ProjectsOf is the visitor configuration of the projects of organization org.
-func (c *Config) ProjectsOf(org string) []visitors.Project {
-	var out []visitors.Project
+// ProjectsOf is the plan's configuration of the projects of organization org.
+func (c *Config) ProjectsOf(org string) []refresh.Project {
+	var out []refresh.Project
 	for _, p := range c.Projects {
 		if p.Organization == org {
 			out = append(out, p.Project)
@@ -208,6 +211,21 @@ func OptionalRegexp(s string) (*regexp.Regexp, error) {
 		return nil, fmt.Errorf("invalid regular expression: %w", err)
 	}
 	return re, nil
+}
+
+// DefaultSources are the sources exported when a project names none, each
+// over the project's windows; topQueries opts into the searches' top
+// queries as labels.
+func DefaultSources(topQueries *int) []sources.Spec {
+	var out []sources.Spec
+	for _, name := range sources.Defaults() {
+		spec := sources.Spec{Name: name}
+		if name == sources.NameSearches && topQueries != nil {
+			spec.TopQueries = *topQueries
+		}
+		out = append(out, spec)
+	}
+	return out
 }
 
 // LedgerPath is where organization org's analytics ledger is kept, in dir

@@ -183,7 +183,7 @@ projects:
 		t.Fatal(err)
 	}
 	a, b := fromFlags.Projects[0], fromFile.Projects[0]
-	if !a.SameWalks(&b.Project) || a.Organization != b.Organization || a.AgentJobs != b.AgentJobs {
+	if !a.SameWalks(&b.Project.Project) || a.Organization != b.Organization || a.AgentJobs != b.AgentJobs {
 		t.Errorf("flags %+v\nfile  %+v", a, b)
 	}
 	oa, ob := fromFlags.Organizations[0], fromFile.Organizations[0]

@@ -217,7 +217,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	}
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext(),
 		"organizations", len(cfg.Organizations), "projects", len(cfg.Projects), "config", cmp.Or(cfg.File, "flags"))
-	reg.MustRegister(budget.Set(set.Budgets), collector.NewVisitorsStatus(set, logger))
+	reg.MustRegister(budget.Set(set.Budgets), collector.NewStatus(set, logger))
 	encoded := collector.NewEncoded(set, logger)
 
 	reloader := reload.New(reg, func() error {
