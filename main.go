@@ -146,11 +146,12 @@ func parseFlags(args []string) (*config, error) {
 	flagvalue.BytesVar(app, "agent.max-prompt-bytes", "Largest request body (and so prompt) the gateway accepts for a job, e.g. 64KiB; larger ones get 413.", &c.gateway.MaxPromptBytes)
 
 	app.Command(cmdServe, "Serve metrics (the default).").Default()
-	bf := app.Command(cmdBackfill, "Write the visitor history of past days as OpenMetrics, for promtool tsdb create-blocks-from openmetrics.")
+	bf := app.Command(cmdBackfill, "Write the visitor history of past days as TSDB blocks for Prometheus, or as OpenMetrics for promtool tsdb create-blocks-from openmetrics.")
 	from := bf.Flag("from", "First day to backfill, YYYY-MM-DD in --visitors.timezone.").Required().String()
 	to := bf.Flag("to", "Last day to backfill, YYYY-MM-DD; it must be over (before today).").Required().String()
-	bf.Flag("output", "File to write the OpenMetrics text to; - is standard output.").Default("-").StringVar(&c.backfill.Output)
-	bf.Flag("backfill.state-dir", "Directory keeping each finished day, so that an interrupted backfill resumes without fetching them again. Default: OUTPUT.days next to --output, or ./mintlify-backfill.days with standard output.").StringVar(&c.backfill.StateDir)
+	bf.Flag("output", "File to write the OpenMetrics text to (- is standard output), or with --output.format=blocks a new or empty directory for the blocks.").Default("-").StringVar(&c.backfill.Output)
+	bfFormat := flagvalue.Enum(bf, "output.format", "openmetrics: text for promtool tsdb create-blocks-from openmetrics; blocks: TSDB blocks to copy into Prometheus' data directory.", history.FormatOpenMetrics, history.FormatOpenMetrics, history.FormatBlocks)
+	bf.Flag("backfill.state-dir", "Directory keeping each finished day, so that an interrupted backfill resumes without fetching them again. Default: OUTPUT.days next to --output, or ./mintlify-backfill.days with standard output, removed once the output is written.").StringVar(&c.backfill.StateDir)
 	bfConcurrency := flagvalue.Int(bf, "backfill.concurrency", "Days fetched at once.", "1")
 	app.Command(cmdHashPassword, "Read a password on standard input and print its bcrypt hash, for basic_auth_users in --web.config.file.")
 	bf.Flag("backfill.totals-only", "Fetch only site totals: one request per project and day, whatever the number of paths.").Default("false").BoolVar(&c.backfill.TotalsOnly)
@@ -228,7 +229,7 @@ func parseFlags(args []string) (*config, error) {
 	}
 	if c.command == cmdBackfill {
 		b := &c.backfill
-		b.Concurrency = *bfConcurrency
+		b.Concurrency, b.Format = *bfConcurrency, *bfFormat
 		if err := inRange(b.Concurrency, 1, 64); err != nil {
 			return nil, fmt.Errorf("--backfill.concurrency: %w", err)
 		}
