@@ -221,17 +221,7 @@ func TestHistoryAtAnyHour(t *testing.T) {
 		runs = append(runs, h)
 	}
 
-	promAddr := testutil.FreeAddr(t)
-	promDir := t.TempDir()
-	writeFile(t, filepath.Join(promDir, "prometheus.yml"), []byte("global:\n  evaluation_interval: 5s\n"))
-	prom := startProc(t, "prometheus", promBin, []string{
-		"--config.file=" + filepath.Join(promDir, "prometheus.yml"),
-		"--storage.tsdb.path=" + dataDir,
-		"--storage.tsdb.retention.time=400d", // the default 15d would delete half the history
-		"--web.listen-address=" + promAddr,
-	}, nil)
-	waitReady(t, "http://"+promAddr+"/-/ready", []*proc{prom})
-	api := promAPI{base: "http://" + promAddr}
+	_, api := startHistoryProm(t, promBin, dataDir, []byte("global:\n  evaluation_interval: 5s\n"), nil)
 	for _, h := range runs {
 		t.Run(h.project, func(t *testing.T) {
 			vars := map[string]string{"job": h.job, "instance": h.instance, "project": h.project}
@@ -334,9 +324,7 @@ func TestDailyHistory(t *testing.T) {
 
 	// 3. Prometheus on the backfilled data, scraping the live exporter every
 	// 5s and evaluating the rules.
-	promAddr := testutil.FreeAddr(t)
-	promDir := t.TempDir()
-	writeFile(t, filepath.Join(promDir, "prometheus.yml"), fmt.Appendf(nil, `global:
+	prom, api := startHistoryProm(t, promBin, dataDir, fmt.Appendf(nil, `global:
   scrape_interval: 5s
   evaluation_interval: 5s
 rule_files:
@@ -345,16 +333,8 @@ scrape_configs:
   - job_name: %s
     static_configs:
       - targets: [%q]
-`, alerts.RulesPath(), scrapeJob, exporterAddr))
-	prom := startProc(t, "prometheus", promBin, []string{
-		"--config.file=" + filepath.Join(promDir, "prometheus.yml"),
-		"--storage.tsdb.path=" + dataDir,
-		"--storage.tsdb.retention.time=400d", // the default 15d would delete half the history
-		"--web.listen-address=" + promAddr,
-	}, nil)
+`, alerts.RulesPath(), scrapeJob, exporterAddr), []*proc{exporter})
 	procs := []*proc{exporter, prom}
-	waitReady(t, "http://"+promAddr+"/-/ready", procs)
-	api := promAPI{base: "http://" + promAddr}
 
 	// Live samples of yesterday: stamped after today's midnight, where the
 	// backfilled ones are.
@@ -432,6 +412,24 @@ scrape_configs:
 		return nil
 	})
 	t.Logf("done in %s", time.Since(began).Round(100*time.Millisecond))
+}
+
+// startHistoryProm starts Prometheus on dataDir with config, keeping a
+// year (the default 15d would delete half the history), and waits until it
+// is ready (failing early if one of others dies).
+func startHistoryProm(t *testing.T, bin, dataDir string, config []byte, others []*proc) (*proc, promAPI) {
+	t.Helper()
+	addr := testutil.FreeAddr(t)
+	file := filepath.Join(t.TempDir(), "prometheus.yml")
+	writeFile(t, file, config)
+	prom := startProc(t, "prometheus", bin, []string{
+		"--config.file=" + file,
+		"--storage.tsdb.path=" + dataDir,
+		"--storage.tsdb.retention.time=400d",
+		"--web.listen-address=" + addr,
+	}, nil)
+	waitReady(t, "http://"+addr+"/-/ready", append(others, prom))
+	return prom, promAPI{base: "http://" + addr}
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }

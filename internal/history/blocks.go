@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/tsdb"
 )
@@ -110,7 +111,7 @@ func writeBlock(ctx context.Context, cfg Config, dir string, size int64, jobs []
 				return
 			}
 			b.Reset()
-			b.Add(labels.MetricName, f.Name)
+			b.Add(model.MetricNameLabel, f.Name)
 			for i, name := range names {
 				b.Add(name, lv[i])
 			}

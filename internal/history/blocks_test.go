@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
@@ -83,13 +84,13 @@ func readBlocks(t *testing.T, dir string) map[string]bool {
 	}
 	defer q.Close()
 	out := map[string]bool{}
-	set := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+"))
+	set := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, ".+"))
 	order := []string{"job", "project", "window", "path", "traffic"}
 	for set.Next() {
 		s := set.At()
 		var parts []string
 		s.Labels().Range(func(l labels.Label) {
-			if l.Name != labels.MetricName {
+			if l.Name != model.MetricNameLabel {
 				parts = append(parts, fmt.Sprintf("%s=%q", l.Name, l.Value))
 			}
 		})
@@ -99,7 +100,7 @@ func readBlocks(t *testing.T, dir string) map[string]bool {
 		it := s.Iterator(nil)
 		for it.Next() == chunkenc.ValFloat {
 			ts, v := it.At()
-			out[fmt.Sprintf("%s{%s} %g @%d", s.Labels().Get(labels.MetricName), strings.Join(parts, ","), v, ts)] = true
+			out[fmt.Sprintf("%s{%s} %g @%d", s.Labels().Get(model.MetricNameLabel), strings.Join(parts, ","), v, ts)] = true
 		}
 	}
 	if err := set.Err(); err != nil {

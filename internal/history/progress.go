@@ -27,6 +27,9 @@ type reporter struct {
 	now    func() time.Time
 	start  time.Time
 
+	// out is written from the ticker and the walks' goroutine: one at a time.
+	outMu sync.Mutex
+
 	mu    sync.Mutex
 	walks int
 	done  int
@@ -75,6 +78,8 @@ func (r *reporter) run(ctx context.Context, every time.Duration) {
 // show writes the state now: the bar's description, or a line.
 func (r *reporter) show() {
 	s := r.status()
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
 	if r.bar != nil {
 		r.bar.Describe(s)
 		return
@@ -84,6 +89,8 @@ func (r *reporter) show() {
 
 // println writes a line of its own, above the bar if there is one.
 func (r *reporter) println(format string, args ...any) {
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
 	if r.bar != nil {
 		_ = r.bar.Clear()
 	}
@@ -104,7 +111,9 @@ func (r *reporter) step(requests int) {
 	r.spent += requests
 	r.mu.Unlock()
 	if r.bar != nil {
+		r.outMu.Lock()
 		_ = r.bar.Add(1)
+		r.outMu.Unlock()
 	}
 }
 
@@ -132,6 +141,8 @@ func (r *reporter) status() string {
 
 // finish writes the last progress line: what was fetched, in how long.
 func (r *reporter) finish() {
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
 	if r.bar != nil {
 		_ = r.bar.Finish()
 	}
