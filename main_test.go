@@ -320,15 +320,17 @@ func TestEmptyKeyFileIsRefused(t *testing.T) {
 
 // TestBackfillCommandOnSandbox runs the backfill subcommand of the built
 // binary against the sandbox: the output is OpenMetrics ending in # EOF,
-// progress goes to stderr, and a second run fetches nothing again.
+// progress goes to stderr ending with what to run next, the default state
+// directory is gone after success, and a given one makes a second run
+// fetch nothing again.
 func TestBackfillCommandOnSandbox(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "history.om")
 	from := time.Now().UTC().AddDate(0, 0, -4).Format("2006-01-02")
 	to := time.Now().UTC().AddDate(0, 0, -2).Format("2006-01-02")
-	run := func() string {
-		cmd := exec.Command(exporterBin, "backfill", "--mintlify.sandbox", "--mintlify.project=acme-docs",
-			"--from="+from, "--to="+to, "--output="+out)
+	run := func(args ...string) string {
+		cmd := exec.Command(exporterBin, append([]string{"backfill", "--mintlify.sandbox", "--mintlify.project=acme-docs",
+			"--from=" + from, "--to=" + to, "--output=" + out}, args...)...)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 		b, err := cmd.CombinedOutput()
 		if err != nil {
@@ -337,18 +339,24 @@ func TestBackfillCommandOnSandbox(t *testing.T) {
 		return string(b)
 	}
 	first := run()
-	if !strings.Contains(first, "backfill: 3 walks") || !strings.Contains(first, "requests to go at 60/h") {
-		t.Errorf("no plan line:\n%s", first)
+	if !strings.Contains(first, "backfill: 3 walks") || !strings.Contains(first, "requests to go for 2 walks") ||
+		!strings.Contains(first, "next: promtool tsdb create-blocks-from openmetrics "+out) {
+		t.Errorf("no plan or next-step line:\n%s", first)
+	}
+	if _, err := os.Stat(out + ".days"); !os.IsNotExist(err) {
+		t.Errorf("default state directory left behind: %v", err)
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
-	if !strings.HasSuffix(text, "# EOF\n") || !strings.Contains(text, `mintlify_site_unique_visitors{project="acme-docs",window="1d",traffic="human"}`) {
+	if !strings.HasSuffix(text, "# EOF\n") || !strings.Contains(text, `mintlify_site_unique_visitors{project="acme-docs",window="yesterday",traffic="human"}`) {
 		t.Fatalf("output is not the expected OpenMetrics:\n%.500s", text)
 	}
-	if second := run(); !strings.Contains(second, "all 3 walks already fetched") {
+	state := "--backfill.state-dir=" + filepath.Join(dir, "days")
+	run(state)
+	if second := run(state); !strings.Contains(second, "all 3 walks already fetched") {
 		t.Errorf("second run fetched again:\n%s", second)
 	}
 }

@@ -51,16 +51,16 @@ type DataFamily struct {
 
 // Samples calls emit once per sample of the family in snapshot s, with the
 // label values in the order of Labels.
-func (f DataFamily) Samples(project, window string, s *visitors.Snapshot, emit func(value float64, labelValues ...string)) {
+func (f *DataFamily) Samples(project, window string, s *visitors.Snapshot, emit func(value float64, labelValues ...string)) {
 	f.Emit(&sources.TrafficSnapshot{Snapshot: s}, project, window, sources.Emit(emit))
 }
 
 // DataFamilies are the visitor data families, site before page.
-var DataFamilies = func() []DataFamily {
+var DataFamilies = func() []*DataFamily {
 	d, _ := sources.ByName(sources.NameVisitors)
-	out := make([]DataFamily, len(d.Families))
+	out := make([]*DataFamily, len(d.Families))
 	for i, f := range d.Families {
-		out[i] = DataFamily{f}
+		out[i] = &DataFamily{f}
 	}
 	return out
 }()
