@@ -83,7 +83,7 @@ func Intervals(perWindow float64, window time.Duration, ds []Demand) []time.Dura
 // fillShare is how much of the budget the fill may plan: walks planned on
 // averages (rarer than once a window) may bunch, so a little is left for
 // them to run late without starving the next.
-const fillShare = 0.93
+const fillShare = 0.97
 
 // weight is the demand's share of the plan's factor k.
 func (d Demand) weight() float64 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -144,8 +145,14 @@ type Scheduler struct {
 	// late is the last warning about windows the budget cannot keep
 	// within max staleness, to warn only when it changes.
 	late string
-	// planned is what the plan spends per budget window.
-	planned float64
+	// planned is what the plan spends per budget window; siteShare is
+	// what today's site totals take of it in their worst window, and
+	// pageShare what every other walk may take in any window.
+	planned              float64
+	siteShare, pageShare int
+	// pageLog is when page walks started and what they reserved, oldest
+	// first, for pageShare.
+	pageLog []pageSend
 }
 
 // entry is one project×window (or the final day of a project).
@@ -329,7 +336,9 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 						return nil, fmt.Errorf("project %s: %s: %w", p.ID, spec.Name, err)
 					}
 				}
-				return &entry{project: p.ID, proj: p, spec: spec, src: src, window: w, final: final, scope: scope, label: label, cost: 1, state: &state{}}, nil
+				// A site totals walk is one request: its cost is known.
+				return &entry{project: p.ID, proj: p, spec: spec, src: src, window: w, final: final, scope: scope, label: label,
+					cost: 1, costKnown: scope == ScopeSite, state: &state{}}, nil
 			}
 			for _, w := range spec.Windows {
 				e, err := reuse(w, false, ScopePages)
@@ -443,7 +452,10 @@ func (s *Scheduler) replan() {
 			perWindow = min(perWindow, float64(limit/maxCost*maxCost))
 		}
 	}
-	rest := max(perWindow-spendAt(window, site, siteIntervals), 0)
+	siteSpend := spendAt(window, site, siteIntervals)
+	s.siteShare = int(math.Ceil(siteSpend))
+	s.pageShare = max(s.budget.Limit()-s.siteShare, 1)
+	rest := max(perWindow-siteSpend, 0)
 	pageIntervals := Intervals(rest, window, pages)
 	demands := append(site, pages...)
 	intervals := append(siteIntervals, pageIntervals...)
@@ -620,6 +632,16 @@ func (s *Scheduler) startDue() time.Time {
 			blocked = true // a walk's end wakes Run
 			continue
 		}
+		// Page walks stay within their share of the budget in any
+		// window, so that a burst of them (at start, after midnight) never
+		// holds today's site totals back.
+		if e.scope != ScopeSite && s.siteShare > 0 {
+			if used, until := s.pageSpent(now, need); used+need > s.pageShare {
+				soonest(until)
+				blocked = true
+				continue
+			}
+		}
 		if free < need {
 			// Strict priority: nothing behind this entry may take the
 			// requests it waits for, or a long window could starve today's.
@@ -630,10 +652,45 @@ func (s *Scheduler) startDue() time.Time {
 		free -= need
 		reserved += need
 		e.reserved = need
+		if e.scope != ScopeSite {
+			s.pageLog = append(s.pageLog, pageSend{at: now, n: need})
+		}
 		probing = probing || !e.costKnown
 		s.start(e, now)
 	}
 	return next
+}
+
+// pageSend is a page walk's reservation at its start.
+type pageSend struct {
+	at time.Time
+	n  int
+}
+
+// pageSpent is what page walks reserved in the window up to now, and when
+// enough of it leaves the window for need more. Caller holds mu.
+func (s *Scheduler) pageSpent(now time.Time, need int) (int, time.Time) {
+	hold := s.budget.Window() + s.budget.Window()/100
+	cut := 0
+	for cut < len(s.pageLog) && !s.pageLog[cut].at.After(now.Add(-hold)) {
+		cut++
+	}
+	s.pageLog = s.pageLog[cut:]
+	used := 0
+	for _, p := range s.pageLog {
+		used += p.n
+	}
+	over := used + need - s.pageShare
+	for _, p := range s.pageLog {
+		if over <= 0 {
+			break
+		}
+		over -= p.n
+		if over <= 0 {
+			return used, p.at.Add(hold)
+		}
+	}
+	return used, now
 }
 
 // order is the entries in priority order: today's window first, longer

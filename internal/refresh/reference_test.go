@@ -1,0 +1,149 @@
+package refresh
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// referenceProjects is the reference configuration: two projects
+// (2,500 and 600 paths), visitors and views at 1d, 7d and 30d, feedback,
+// feedback_items, searches (top 20) and assistant at 1d and 7d.
+func referenceProjects(t *testing.T) []Project {
+	t.Helper()
+	win := func(specs ...string) []visitors.Window {
+		var out []visitors.Window
+		for _, s := range specs {
+			w, err := visitors.ParseWindow(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, w)
+		}
+		return out
+	}
+	long, short := win("1d", "7d", "30d"), win("1d", "7d")
+	specs := []sources.Spec{
+		{Name: sources.NameVisitors, Windows: long}, {Name: sources.NameViews, Windows: long},
+		{Name: sources.NameFeedback, Windows: short}, {Name: sources.NameFeedbackItems, Windows: short},
+		{Name: sources.NameSearches, Windows: short, TopQueries: 20}, {Name: sources.NameAssistant, Windows: short},
+	}
+	return []Project{
+		{Project: visitors.Project{ID: "big", Windows: long, Paths: visitors.PathPolicy{MaxPaths: 1000}}, Sources: specs},
+		{Project: visitors.Project{ID: "small", Windows: long, Paths: visitors.PathPolicy{MaxPaths: 1000}}, Sources: specs},
+	}
+}
+
+// TestReferencePlan runs the reference configuration for 24 simulated
+// hours (across a midnight) on a fake clock against the fake API, which
+// enforces the organization's 100 an hour, with a budget of 60, and checks:
+// never more than the budget in any rolling hour and no 429; every demand
+// walked again on its plan; today's site totals of visitors and views never
+// older than 15 minutes; and, as the demands cannot all run at their
+// shortest interval, at least 85% of the plannable budget planned. The
+// plan is logged: the README's and BENCHMARKS.md's table.
+func TestReferencePlan(t *testing.T) {
+	const step = 30 * time.Second
+	start := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+	clock := testutil.NewClock(start)
+	fake := fakeapi.New(fakeapi.Options{APIKey: simKey, PathsByProject: map[string]int{"big": 2500, "small": 600},
+		Now: clock.Now, AnalyticsBudget: fakeapi.AnalyticsLimit})
+	log := &sendLog{}
+	b, err := budget.New(budget.Config{Limit: budget.DefaultLimit, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := apiclient.New(apiclient.Config{BaseURL: "http://fake.invalid", APIKey: simKey,
+		HTTPClient: &http.Client{Transport: handlerTransport{log.wrap(clock.Now, fake)}}, AnalyticsBudget: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(client, b, Config{Projects: referenceProjects(t), PageSize: apiclient.MaxPageSize, MinInterval: 5 * time.Minute,
+		MaxStaleness: time.Hour, FinalDayDelay: 10 * time.Minute, StateDir: t.TempDir(), Now: clock.Now}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	type key struct{ project, source, window, scope string }
+	last := map[key]time.Time{}
+	plan := map[key]View{}
+	midnight := time.Date(2026, 3, 11, 0, 0, 0, 0, time.UTC)
+	var minPlanned float64 = 1e9
+	for now := start; now.Before(start.Add(24 * time.Hour)); now = now.Add(step) {
+		clock.Set(now)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		s.RefreshDue(ctx)
+		cancel()
+		if now.Sub(start) > 2*time.Hour { // costs learned
+			minPlanned = min(minPlanned, s.Planned())
+		}
+		for _, v := range s.Views() {
+			k := key{v.Project, v.Source, v.Window, v.Scope}
+			if v.Window != FinalDayWindow {
+				plan[k] = v
+			}
+			if v.LastSuccess.IsZero() {
+				continue
+			}
+			if v.Scope == ScopeSite && now.Sub(start) > 10*time.Minute && now.Sub(v.LastSuccess) > 15*time.Minute {
+				t.Errorf("%s/%s site totals %s old at %s", v.Project, v.Source, now.Sub(v.LastSuccess), now.Format(time.DateTime))
+			}
+			if prev, ok := last[k]; ok && v.LastSuccess != prev && v.Window != FinalDayWindow {
+				// Walks more often than hourly must be on time; rarer ones
+				// are planned on average and may wait up to an hour; after
+				// midnight today's windows all fall due at once.
+				late := 2 * step
+				if v.Interval >= time.Hour {
+					late += 2 * time.Hour
+				}
+				if !prev.Before(midnight.Add(-2*time.Hour)) && prev.Before(midnight.Add(2*time.Hour)) {
+					late += 2 * time.Hour
+				}
+				if gap := v.LastSuccess.Sub(prev); gap > v.Interval+late {
+					t.Errorf("%s/%s/%s/%s walked %s after the previous walk at %s, planned every %s",
+						v.Project, v.Source, v.Window, v.Scope, gap, prev.Format(time.TimeOnly), v.Interval)
+				}
+			}
+			last[k] = v.LastSuccess
+		}
+	}
+	log.mu.Lock()
+	times := slices.Clone(log.times)
+	log.mu.Unlock()
+	if n, at := maxInWindow(times, time.Hour); n > budget.DefaultLimit {
+		t.Errorf("%d analytics requests in the hour up to %s, budget %d", n, at.Format(time.DateTime), budget.DefaultLimit)
+	}
+	if r := fake.AnalyticsRejections(); r != 0 {
+		t.Errorf("the fake API answered 429 %d times", r)
+	}
+	for k, v := range plan {
+		if _, ok := last[k]; !ok && v.Interval <= 12*time.Hour {
+			t.Errorf("%v never walked (planned every %s)", k, v.Interval)
+		}
+	}
+	plannable := Plannable(budget.DefaultLimit)
+	if minPlanned < 0.85*plannable {
+		t.Errorf("planned %.1f requests per hour, below 85%% of the %.0f plannable", minPlanned, plannable)
+	}
+	var rows []string
+	for k, v := range plan {
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %d | %s | %.2f |", k.project, k.source, k.window, k.scope, v.Cost,
+			v.Interval.Round(time.Second), float64(v.Cost)*float64(time.Hour)/float64(v.Interval)))
+	}
+	sort.Strings(rows)
+	t.Logf("reference plan (budget %d/h, %.0f plannable, %.1f planned in the worst hour; %d requests in 24 h, at most %d in a rolling hour):\n| project | source | window | scope | requests per walk | interval | requests per hour |\n|---|---|---|---|---|---|---|\n%s",
+		budget.DefaultLimit, plannable, minPlanned, len(times), func() int { n, _ := maxInWindow(times, time.Hour); return n }(), strings.Join(rows, "\n"))
+}
