@@ -50,6 +50,10 @@ local pad(s, n) = s + std.repeat(' ', n - std.length(s));
     (with `offset 1w`), never rate()d. "Same time a week earlier" with the default window "1d" (today so
     far, in the exporter's --visitors.timezone) compares the same weekday up to the same time of day
     (one hour off for a week after a daylight saving change: see the comment on MintlifyHumanVisitorsDrop).
+    The content alerts read one window each: MintlifyAssistantUnansweredRatioHigh window="1d" of the
+    assistant source, MintlifyPageThumbsDownRatioHigh window="7d" of the feedback source; without that
+    window configured for the source they never fire. MintlifyFeedbackPendingTooLong sees only items
+    created in the widest window of feedback_items: keep its threshold below that window.
     MintlifyAPIKeyRejected and MintlifyAgentJobFailed count over short windows (2m by default) so that
     they resolve that long after the fault is gone; increase() needs two samples in its window, so
     scrape every 30s (at most 1m).
