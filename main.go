@@ -30,6 +30,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/routes"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/statecmd"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
@@ -117,7 +118,7 @@ func parseFlags(args []string) (*flags, error) {
 	}
 	checks := []error{f.client.Validate(), f.tracker.ValidateFlags(), f.gateway.ValidateFlags()}
 	if cmd == cmdServe {
-		if err := server.CheckTelemetryPath(f.server.TelemetryPath); err != nil {
+		if err := routes.CheckTelemetryPath(f.server.TelemetryPath); err != nil {
 			checks = append(checks, fmt.Errorf("--web.telemetry-path: %w", err))
 		}
 		if *f.maxReqs < 0 {

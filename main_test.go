@@ -88,6 +88,10 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{"api url", []string{"--mintlify.project=p", "--mintlify.api-url=ftp://x"}, withKey, "--mintlify.api-url"},
 		{"max requests", []string{"--mintlify.project=p", "--web.max-requests=-1"}, withKey, "--web.max-requests"},
 		{"telemetry path", []string{"--mintlify.project=p", "--web.telemetry-path=metrics"}, withKey, "--web.telemetry-path"},
+		{"telemetry path on the gateway", []string{"--mintlify.project=p", "--web.telemetry-path=/api/"}, withKey, "--web.telemetry-path"},
+		{"telemetry path on health", []string{"--mintlify.project=p", "--web.telemetry-path=/-/healthy"}, withKey, "--web.telemetry-path"},
+		{"telemetry path on ready", []string{"--mintlify.project=p", "--web.telemetry-path=/-/ready"}, withKey, "--web.telemetry-path"},
+		{"endless key file", []string{"--mintlify.project=p", "--mintlify.api-key-file=/dev/zero"}, nil, "--mintlify.api-key-file"},
 		{"max paths", []string{"--mintlify.project=p", "--visitors.max-paths=-10"}, withKey, "--visitors.max-paths"},
 		{"max paths not a number", []string{"--mintlify.project=p", "--visitors.max-paths=many"}, withKey, "--visitors.max-paths"},
 		{"concurrent polls", []string{"--mintlify.project=p", "--agent.max-concurrent-polls=0"}, withKey, "--agent.max-concurrent-polls"},
@@ -144,7 +148,7 @@ func TestSandboxServesVisitorMetricsAndShutsDownCleanly(t *testing.T) {
 	for _, want := range []string{
 		`mintlify_site_unique_visitors{project="acme-docs",traffic="human",window="1d"}`,
 		`mintlify_site_unique_visitors_deduplicated{project="acme-api",window="1d"}`,
-		`mintlify_visitors_refresh_success{project="acme-docs",window="1d"} 1`,
+		`mintlify_analytics_refresh_success{project="acme-docs",scope="pages",source="visitors",window="1d"} 1`,
 		`mintlify_api_requests_total{code="200",endpoint="visitors"}`,
 		`mintlify_exporter_build_info{`,
 	} {
@@ -205,7 +209,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 		b, _, err := testutil.Get(context.Background(), p.Base+"/metrics")
 		if err == nil {
 			bodies = append(bodies, b)
-			if strings.Contains(b, `code="500"`) && strings.Contains(b, `mintlify_visitors_refresh_success{project="p1",window="1d"} 1`) && len(bodies) > 3 {
+			if strings.Contains(b, `code="500"`) && strings.Contains(b, `mintlify_analytics_refresh_success{project="p1",scope="pages",source="visitors",window="1d"} 1`) && len(bodies) > 3 {
 				break
 			}
 		}
@@ -215,7 +219,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	if !strings.Contains(last, `mintlify_api_requests_total{code="500",endpoint="visitors"}`) {
 		t.Fatalf("the echoing upstream was never hit:\n%s", last)
 	}
-	if !strings.Contains(last, `mintlify_visitors_refresh_success{project="p1",window="1d"} 1`) {
+	if !strings.Contains(last, `mintlify_analytics_refresh_success{project="p1",scope="pages",source="visitors",window="1d"} 1`) {
 		t.Errorf("key from file (with whitespace) was not accepted:\n%s", last)
 	}
 	logs := p.Stderr.String()

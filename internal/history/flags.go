@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -69,16 +70,16 @@ func parseDay(s string) (time.Time, error) {
 // ForProjects sets c's projects and what they are walked with. A backfill
 // walks every project alike: their windows, time zone and path filters
 // must agree (run one backfill per kind of project otherwise).
-func ForProjects(c *Config, projects []visitors.Project, pageSize, maxPages int) error {
+func ForProjects(c *Config, projects []refresh.Project, pageSize, maxPages int) error {
 	if len(projects) == 0 {
 		return nil
 	}
 	first := projects[0]
 	c.Projects = c.Projects[:0]
 	for _, p := range projects {
-		q := p
+		q := p.Project
 		q.ID = first.ID
-		if !q.SameWalks(&first) {
+		if !q.SameWalks(&first.Project) {
 			return fmt.Errorf("projects %s and %s differ in windows, time zone or path filters: backfill them separately (one --config.file each)", first.ID, p.ID)
 		}
 		c.Projects = append(c.Projects, p.ID)
