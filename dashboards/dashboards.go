@@ -449,9 +449,9 @@ func Expand(expr string, vars map[string]string) string {
 }
 
 // DefaultVars are values that make every dashboard expression valid PromQL: Grafana's interval and
-// range variables as durations, and every dashboard variable as ".*" (they are used in regex matchers,
-// or in equality matchers where any string parses). The end-to-end test replaces the dashboard
-// variables by real label values.
+// range variables as durations, every label variable as ".*" (they are used in regex matchers, or in
+// equality matchers where any string parses), and the custom variables as their defaults. The
+// end-to-end test replaces the dashboard variables by real label values.
 func DefaultVars() map[string]string {
 	return map[string]string{
 		"__rate_interval": "1m",
@@ -465,6 +465,8 @@ func DefaultVars() map[string]string {
 		"project":         ".*",
 		"window":          ".*",
 		"path":            ".*",
+		"source":          ".*",
 		DayOffsetVariable: "-25h",
+		"min_votes":       "1",
 	}
 }

@@ -27,12 +27,35 @@ var exporterMetrics = []string{
 	"mintlify_site_unique_visitors_deduplicated",
 	"mintlify_page_unique_visitors",
 	"mintlify_page_unique_visitors_deduplicated",
-	"mintlify_visitors_refresh_success",
-	"mintlify_visitors_last_refresh_timestamp_seconds",
-	"mintlify_visitors_refresh_duration_seconds",
-	"mintlify_visitors_refresh_interval_seconds",
-	"mintlify_visitors_paths",
-	"mintlify_visitors_paths_dropped",
+	// Views.
+	"mintlify_site_page_views",
+	"mintlify_site_page_views_combined",
+	"mintlify_page_views",
+	"mintlify_page_views_combined",
+	// Feedback.
+	"mintlify_page_feedback",
+	"mintlify_page_feedback_combined",
+	"mintlify_feedback_pages_truncated",
+	"mintlify_feedback_items",
+	"mintlify_feedback_oldest_pending_age_seconds",
+	// Searches.
+	"mintlify_searches",
+	"mintlify_search_query_hits",
+	"mintlify_search_query_click_through_ratio",
+	// AI assistant.
+	"mintlify_assistant_conversations",
+	"mintlify_assistant_conversations_combined",
+	"mintlify_assistant_conversations_by_resolution",
+	"mintlify_assistant_conversations_by_response_type",
+	"mintlify_assistant_conversations_by_category",
+	"mintlify_assistant_conversations_other_categories",
+	// Refresh status of every source (labels project, source, window, scope).
+	"mintlify_analytics_refresh_success",
+	"mintlify_analytics_last_refresh_timestamp_seconds",
+	"mintlify_analytics_refresh_duration_seconds",
+	"mintlify_analytics_refresh_interval_seconds",
+	"mintlify_analytics_paths",
+	"mintlify_analytics_paths_dropped",
 	// API client and analytics budget.
 	"mintlify_api_requests_total",
 	"mintlify_api_budget_requests_per_hour",
@@ -55,6 +78,8 @@ var exporterMetrics = []string{
 	"mintlify_agent_poll_interval_seconds",
 	// Exporter.
 	"mintlify_exporter_build_info",
+	"mintlify_exporter_config_last_reload_successful",
+	"mintlify_exporter_config_last_reload_success_timestamp_seconds",
 }
 
 // exporterHistograms are exposed as classic histograms: <name>_bucket, _sum and _count.
@@ -159,7 +184,7 @@ func TestDashboardsFollowConventions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"agent-jobs.json", "exporter-health.json", "visitors.json"}
+	want := []string{"agent-jobs.json", "assistant.json", "exporter-health.json", "feedback-search.json", "visitors.json"}
 	var got []string
 	for _, f := range files {
 		got = append(got, filepath.Base(f))
@@ -188,7 +213,9 @@ func TestDashboardsFollowConventions(t *testing.T) {
 	// The uids are part of the interface (links, provisioning): changing one breaks bookmarks.
 	wantUIDs := map[string]string{
 		"mintlify-agent-jobs":      "agent-jobs.json",
+		"mintlify-assistant":       "assistant.json",
 		"mintlify-exporter-health": "exporter-health.json",
+		"mintlify-feedback-search": "feedback-search.json",
 		"mintlify-visitors":        "visitors.json",
 	}
 	for uid, file := range wantUIDs {
@@ -260,12 +287,18 @@ func TestDashboardPanels(t *testing.T) {
 			"AI share of visitors", "Top pages, human visitors", "Top pages, AI visitors",
 			"Unique visitors of $path", "Paths exported and dropped",
 			"Daily unique visitors, human and AI", "Daily unique visitors, deduplicated",
-			"Daily visitors, week over week", "Daily visitors, 4 weeks over 4 weeks", "Top pages by visitor-days"},
+			"Daily visitors, week over week", "Daily visitors, 4 weeks over 4 weeks", "Top pages by visitor-days",
+			"Site page views, human vs AI", "Site page views, combined", "Top pages by views", "Views of $path"},
 		"agent-jobs.json": {"Jobs by status", "Submissions and rejections", "Jobs finished by status",
 			"Success and failure ratio, last 24h", "Time to terminal state", "Pull requests opened",
 			"Oldest active job age", "Poll delay", "Most overdue poll"},
-		"exporter-health.json": {"Target up", "Build info", "Refresh success", "Age of visitors data",
+		"exporter-health.json": {"Target up", "Build info", "Configuration reload", "Last successful configuration load",
+			"Refresh success", "Age of analytics data", "Refreshes not succeeding, by source",
 			"API requests by endpoint and code", "API latency", "Analytics budget", "Scrape duration"},
+		"feedback-search.json": {"Worst-rated pages", "Triage backlog by status", "Open feedback by source",
+			"Oldest pending feedback age", "Searches", "Top searches"},
+		"assistant.json": {"Conversations by caller", "Unanswered ratio", "Conversations by response type",
+			"Top categories"},
 	}
 	for file, ts := range want {
 		for _, title := range ts {

@@ -107,6 +107,41 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
         (sum by (job, instance, project) (mintlify:agent_jobs_finished:increase1d{status=~"completed|failed"}) > 0)
       |||,
     },
+    {
+      comment:: |||
+        Share of the AI assistant's conversations left unanswered: unanswered / every resolution, per
+        project and window. 0..1; only defined when there were conversations. The denominator is the sum
+        of the resolutions, so that a resolution the API adds later is counted rather than dropped.
+      |||,
+      record: 'mintlify:assistant_unanswered:ratio',
+      expr: |||
+        mintlify_assistant_conversations_by_resolution{resolution="unanswered"}
+          / ignoring (resolution)
+        (sum without (resolution) (mintlify_assistant_conversations_by_resolution) > 0)
+      |||,
+    },
+    {
+      comment:: |||
+        Thumbs votes of a page: thumbs_up + thumbs_down, per project, window and path (code snippet
+        feedback is not a vote). Only pages of the feedback list (the 100 with the most feedback).
+      |||,
+      record: 'mintlify:page_feedback_votes:sum',
+      expr: |||
+        sum without (kind) (mintlify_page_feedback{kind=~"thumbs_up|thumbs_down"})
+      |||,
+    },
+    {
+      comment:: |||
+        Thumbs-down ratio of a page: thumbs_down / (thumbs_up + thumbs_down), per project, window and
+        path. 0..1; only defined for pages with at least one vote.
+      |||,
+      record: 'mintlify:page_feedback_thumbs_down:ratio',
+      expr: |||
+        mintlify_page_feedback{kind="thumbs_down"}
+          / ignoring (kind)
+        (mintlify:page_feedback_votes:sum > 0)
+      |||,
+    },
   ],
 
   alerts:: [
@@ -133,53 +168,80 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
     },
     {
       comment:: |||
-        Only windows whose walk was attempted: refresh_success is also 0 before the first walk ended,
-        and with the analytics budget a window may wait for its first walk (the finished day, walked
-        last after midnight; long windows at start when the budget is short) without anything failing.
-        refresh_duration_seconds exists once a walk ended. window="yesterday" is exported only 00:00 to
-        01:00 local: a failing final-day walk fires after 15m and resolves at 01:00 (RUNBOOK.md).
+        One series per demand: project, source (visitors, views, feedback, feedback_items, searches,
+        assistant), window and scope (pages: a full walk; site: the totals-only walk of visitors and
+        views, planned more often). Only demands whose walk was attempted: refresh_success is also 0
+        before the first walk ended, and with the analytics budget a demand may wait for its first walk
+        (the finished day, walked last after midnight; long windows and slow sources at start when the
+        budget is short) without anything failing. refresh_duration_seconds exists once a walk ended.
+        window="yesterday" is exported only 00:00 to 01:00 local: a failing final-day walk fires after
+        15m and resolves at 01:00 (RUNBOOK.md).
       |||,
-      alert: 'MintlifyVisitorsRefreshFailing',
+      alert: 'MintlifyAnalyticsRefreshFailing',
       expr: |||
-        mintlify_visitors_refresh_success == 0
-        and on (job, instance, project, window)
-        mintlify_visitors_refresh_duration_seconds
+        mintlify_analytics_refresh_success == 0
+        and on (job, instance, project, source, window, scope)
+        mintlify_analytics_refresh_duration_seconds
       |||,
       'for': t.refreshFailingFor,
       labels: { severity: 'warning' },
       annotations: {
-        summary: 'Visitor analytics cannot be refreshed from the Mintlify API.',
+        summary: 'Analytics of a Mintlify project cannot be refreshed from the Mintlify API.',
         description: oneLine(|||
-          The exporter {{ $labels.instance }} keeps failing to refresh unique visitors of project
-          {{ $labels.project }} (window {{ $labels.window }}) and is serving its last good data.
+          The exporter {{ $labels.instance }} keeps failing to refresh the {{ $labels.source }} data of
+          project {{ $labels.project }} (window {{ $labels.window }}, scope {{ $labels.scope }}) and is
+          serving its last good data.
         |||),
       },
     },
     {
       comment:: |||
-        Refreshes run on the analytics budget's plan, not on scrapes: each project and window has its own
-        planned interval (mintlify_visitors_refresh_interval_seconds, 5m to many hours), so staleness is
-        judged against that plan. 1.5 intervals leave room for walks planned less often than hourly,
-        which may start up to an hour late by design (a 2h plan passes the threshold at 3h15m, while a
-        walk an hour late ends by about 3h); the 900 s cover a late or slow walk on a short plan. Plans
-        between 1h and 2h whose walk starts the full hour late come close (RUNBOOK.md).
-        window="yesterday" has no planned interval and is left out (it is walked once a day); a window
-        that has never been refreshed has no timestamp and is left to MintlifyVisitorsRefreshFailing.
+        Refreshes run on each organization's analytics budget plan, not on scrapes: each demand (project,
+        source, window, scope) has its own planned interval (mintlify_analytics_refresh_interval_seconds,
+        5m to many hours), so staleness is judged against that plan. 1.5 intervals leave room for walks
+        planned less often than hourly, which may start up to an hour late by design (a 2h plan passes
+        the threshold at 3h15m, while a walk an hour late ends by about 3h); the 900 s cover a late or
+        slow walk on a short plan. Plans between 1h and 2h whose walk starts the full hour late come
+        close (RUNBOOK.md). window="yesterday" has no planned interval and is left out (it is walked
+        once a day); a demand that has never been refreshed has no timestamp and is left to
+        MintlifyAnalyticsRefreshFailing.
       |||,
-      alert: 'MintlifyVisitorsRefreshBehindPlan',
+      alert: 'MintlifyAnalyticsRefreshBehindPlan',
       expr: |||
-        time() - mintlify_visitors_last_refresh_timestamp_seconds
-          > on (job, instance, project, window)
-        %(refreshBehindPlanIntervals)s * mintlify_visitors_refresh_interval_seconds + %(refreshBehindPlanSlackSeconds)s # threshold
+        time() - mintlify_analytics_last_refresh_timestamp_seconds
+          > on (job, instance, project, source, window, scope)
+        %(refreshBehindPlanIntervals)s * mintlify_analytics_refresh_interval_seconds + %(refreshBehindPlanSlackSeconds)s # threshold
       ||| % t,
       'for': t.refreshBehindPlanFor,
       labels: { severity: 'warning' },
       annotations: {
-        summary: 'Visitor analytics served by the exporter are older than their refresh plan allows.',
+        summary: 'Analytics served by the exporter are older than their refresh plan allows.',
         description: oneLine(|||
-          Unique visitors of project {{ $labels.project }} (window {{ $labels.window }}) on
-          {{ $labels.instance }} were last refreshed {{ $value | humanizeDuration }} ago; the plan
-          refreshes them every {{ with printf "mintlify_visitors_refresh_interval_seconds{job=%q,instance=%q,project=%q,window=%q}" $labels.job $labels.instance $labels.project $labels.window | query }}{{ . | first | value | humanizeDuration }}{{ else }}(interval no longer exported){{ end }}.
+          The {{ $labels.source }} data of project {{ $labels.project }} (window {{ $labels.window }},
+          scope {{ $labels.scope }}) on {{ $labels.instance }} was last refreshed
+          {{ $value | humanizeDuration }} ago; the plan refreshes it every {{ with printf "mintlify_analytics_refresh_interval_seconds{job=%q,instance=%q,project=%q,source=%q,window=%q,scope=%q}" $labels.job $labels.instance $labels.project $labels.source $labels.window $labels.scope | query }}{{ . | first | value | humanizeDuration }}{{ else }}(interval no longer exported){{ end }}.
+        |||),
+      },
+    },
+    {
+      comment:: |||
+        A failed reload (SIGHUP or POST /-/reload) changes nothing: the previous configuration keeps
+        running, and the gauge stays 0 until a reload succeeds. for: gives whoever is editing the file a
+        few minutes to fix a typo and reload again.
+      |||,
+      alert: 'MintlifyConfigReloadFailed',
+      expr: |||
+        mintlify_exporter_config_last_reload_successful == 0
+      |||,
+      'for': t.configReloadFailedFor,
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'The exporter could not reload its configuration file and runs the previous one.',
+        description: oneLine(|||
+          The last configuration reload of {{ $labels.instance }} (job {{ $labels.job }}) failed: changes
+          to the configuration file since the last successful load
+          ({{ with printf "mintlify_exporter_config_last_reload_success_timestamp_seconds{job=%q,instance=%q}" $labels.job $labels.instance | query }}{{ . | first | value | humanizeTimestamp }}{{ else }}time unknown{{ end }})
+          are not in effect, and a restart would fail on the same error.
         |||),
       },
     },
@@ -203,13 +265,14 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
     },
     {
       comment:: |||
-        Job endpoints only (create_job, get_job): a 429 from the analytics (visitors) endpoint means the
-        organization's shared analytics quota is spent, MintlifyAnalyticsBudgetContended's business.
+        Job endpoints only (create_job, get_job, send_message): a 429 from an analytics endpoint (visitors,
+        views, feedback, searches, assistant, ...) means the organization's shared analytics quota is
+        spent, MintlifyAnalyticsBudgetContended's business.
       |||,
       alert: 'MintlifyAPIRateLimited',
       expr: |||
         sum by (job, instance, endpoint) (
-          increase(mintlify_api_requests_total{code="429", endpoint!="visitors"}[%(apiRateLimitedWindow)s]) # threshold
+          increase(mintlify_api_requests_total{code="429", endpoint=~"create_job|get_job|send_message"}[%(apiRateLimitedWindow)s]) # threshold
         ) > 0
       ||| % t,
       'for': t.apiRateLimitedFor,
@@ -225,14 +288,15 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
     {
       comment:: |||
         The analytics API allows 100 requests per organization per hour, shared by every tool using the
-        organization's keys; the exporter keeps within --mintlify.analytics-budget, so a 429 means someone
-        else spent the quota (or the budget is set above what they leave). for: 0m: a 429 is an event and
-        the exporter already reacted (Retry-After, half its budget for an hour). The 1h window keeps the
-        alert firing while the budget is halved: it resolves an hour after the last 429.
+        organization's keys; the exporter keeps each organization within its budget, so a 429 means
+        someone else spent the quota (or the budget is set above what they leave). One alert per
+        organization: each has its own quota and budget. for: 0m: a 429 is an event and the exporter
+        already reacted (Retry-After, half the organization's budget for an hour). The 1h window keeps
+        the alert firing while the budget is halved: it resolves an hour after the last 429.
       |||,
       alert: 'MintlifyAnalyticsBudgetContended',
       expr: |||
-        sum by (job, instance) (
+        sum by (job, instance, organization) (
           increase(mintlify_api_budget_rejections_total[%(analyticsBudgetContendedWindow)s]) # threshold
         ) > 0
       ||| % t,
@@ -242,13 +306,14 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
         summary: "The Mintlify analytics API refused requests because the organization's hourly quota was spent.",
         description: oneLine(|||
           The Mintlify analytics API answered 429 Too Many Requests to {{ $value | printf "%.0f" }}
-          request(s) from {{ $labels.instance }} in the last hour: the organization's shared quota
-          (100 analytics requests an hour) was spent. This exporter sent
-          {{ with printf "mintlify_api_budget_spent_requests{job=%q,instance=%q}" $labels.job $labels.instance | query }}{{ . | first | value | printf "%.0f" }}{{ else }}an unknown number of{{ end }}
-          analytics requests in the last hour (budget
-          {{ with printf "mintlify_api_budget_requests_per_hour{job=%q,instance=%q}" $labels.job $labels.instance | query }}{{ . | first | value | printf "%.0f" }}{{ else }}unknown{{ end }});
+          request(s) of organization {{ $labels.organization }} from {{ $labels.instance }} in the last
+          hour: the organization's shared quota (100 analytics requests an hour) was spent. This exporter
+          sent
+          {{ with printf "mintlify_api_budget_spent_requests{job=%q,instance=%q,organization=%q}" $labels.job $labels.instance $labels.organization | query }}{{ . | first | value | printf "%.0f" }}{{ else }}an unknown number of{{ end }}
+          analytics requests for it in the last hour (budget
+          {{ with printf "mintlify_api_budget_requests_per_hour{job=%q,instance=%q,organization=%q}" $labels.job $labels.instance $labels.organization | query }}{{ . | first | value | printf "%.0f" }}{{ else }}unknown{{ end }});
           well below 100, other tools or exporters spent the rest of the organization's quota. It runs on
-          half its budget for an hour and serves its last good data.
+          half that budget for an hour and serves its last good data.
         |||),
       },
     },
@@ -422,6 +487,75 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
           The AI share of unique visitors of project {{ $labels.project }} (window
           {{ $labels.window }}) is {{ $value | humanizePercentage }} points higher than a week earlier (at
           the same time of day; for window yesterday, on the same weekday).
+        |||),
+      },
+    },
+    {
+      comment:: |||
+        Window 1d is today so far (local day of the exporter's configuration): the volume guard keeps
+        the first conversations after midnight from firing it, and for: 1h a burst of unanswered
+        questions. It resolves when the day's ratio falls back, or at midnight when the new day has too
+        few conversations. Nothing fires without the assistant source at window 1d.
+      |||,
+      alert: 'MintlifyAssistantUnansweredRatioHigh',
+      expr: |||
+        mintlify:assistant_unanswered:ratio{window="1d"} > %(assistantUnansweredRatio)s # threshold
+        and on (job, instance, project, window)
+        sum without (resolution) (mintlify_assistant_conversations_by_resolution{window="1d"}) >= %(assistantUnansweredMinConversations)s # threshold
+      ||| % t,
+      'for': t.assistantUnansweredFor,
+      labels: { severity: 'info' },
+      annotations: {
+        summary: 'The AI assistant of the documentation leaves many questions unanswered today.',
+        description: oneLine(|||
+          {{ $value | humanizePercentage }} of today's conversations with the AI assistant of project
+          {{ $labels.project }} were left unanswered (window {{ $labels.window }},
+          {{ with printf "sum(mintlify_assistant_conversations_by_resolution{job=%q,instance=%q,project=%q,window=%q})" $labels.job $labels.instance $labels.project $labels.window | query }}{{ . | first | value | printf "%.0f" }}{{ else }}an unknown number of{{ end }}
+          conversations, seen by {{ $labels.instance }}).
+        |||),
+      },
+    },
+    {
+      comment:: |||
+        The age is as of the last walk of feedback_items, among the items created in its widest window:
+        an item older than that window is not seen, so the threshold must be below it (3 days with
+        windows 1d and 7d).
+      |||,
+      alert: 'MintlifyFeedbackPendingTooLong',
+      expr: |||
+        mintlify_feedback_oldest_pending_age_seconds > %(feedbackPendingDays)s * 86400 # threshold
+      ||| % t,
+      'for': t.feedbackPendingFor,
+      labels: { severity: 'info' },
+      annotations: {
+        summary: 'Feedback on the documentation has been waiting for triage too long.',
+        description: oneLine(|||
+          The oldest feedback item of project {{ $labels.project }} still pending triage is
+          {{ $value | humanizeDuration }} old (seen by {{ $labels.instance }}).
+        |||),
+      },
+    },
+    {
+      comment:: |||
+        Window 7d: a week of votes is enough to judge a page, and does not restart at midnight. The
+        volume guard keeps a page with a few votes from firing on two thumbs down. Only pages of the
+        feedback list (the 100 with the most feedback) are seen.
+      |||,
+      alert: 'MintlifyPageThumbsDownRatioHigh',
+      expr: |||
+        mintlify:page_feedback_thumbs_down:ratio{window="7d"} > %(thumbsDownRatio)s # threshold
+        and on (job, instance, project, window, path)
+        mintlify:page_feedback_votes:sum{window="7d"} >= %(thumbsDownMinVotes)s # threshold
+      ||| % t,
+      'for': t.thumbsDownFor,
+      labels: { severity: 'info' },
+      annotations: {
+        summary: 'Readers thumb down a documentation page more often than up.',
+        description: oneLine(|||
+          {{ $value | humanizePercentage }} of the thumbs votes on page {{ $labels.path }} of project
+          {{ $labels.project }} in window {{ $labels.window }} were thumbs down
+          ({{ with printf "mintlify:page_feedback_votes:sum{job=%q,instance=%q,project=%q,window=%q,path=%q}" $labels.job $labels.instance $labels.project $labels.window $labels.path | query }}{{ . | first | value | printf "%.0f" }}{{ else }}an unknown number of{{ end }}
+          votes, seen by {{ $labels.instance }}).
         |||),
       },
     },

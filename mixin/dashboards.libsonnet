@@ -8,6 +8,8 @@ local sources = {
   'visitors.json': import 'dashboards/visitors.json',
   'agent-jobs.json': import 'dashboards/agent-jobs.json',
   'exporter-health.json': import 'dashboards/exporter-health.json',
+  'feedback-search.json': import 'dashboards/feedback-search.json',
+  'assistant.json': import 'dashboards/assistant.json',
 };
 
 // replace returns s with old replaced by new, failing when s lacks old.
@@ -21,6 +23,7 @@ local seconds(s) =
   if s % 3600 == 0 then words(s / 3600, 'hour')
   else if s % 60 == 0 then words(s / 60, 'minute')
   else words(s, 'second');
+local percent(x) = lib.num(std.round(x * 1000) / 10) + '%';
 local promDuration(d) =
   local units = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
   local u = d[std.length(d) - 1];
@@ -64,14 +67,17 @@ local patchPanel(d, title, f) =
   // Oldest active job age: the red line is MintlifyAgentJobStuck's threshold.
   local agentJobs(d) = patchPanel(d, 'Oldest active job age', function(p) p {
     description: replace(super.description, 'fires above 2 hours', 'fires above %s' % seconds(c.thresholds.agentJobStuckSeconds)),
-    fieldConfig+: { defaults+: { thresholds+: { steps: [
-      if std.objectHas(s, 'color') && s.color == 'red' then s { value: c.thresholds.agentJobStuckSeconds } else s
-      for s in super.steps
-    ] } } },
+    fieldConfig+: { defaults+: { thresholds+: { steps: redLine(super.steps, c.thresholds.agentJobStuckSeconds) } } },
   }),
 
-  // Data age: the dashed line is MintlifyVisitorsRefreshBehindPlan's threshold.
-  local exporterHealth(d) = patchPanel(d, 'Age of visitors data', function(p) p {
+  // redLine sets the value of the red step of a panel's thresholds (or of a field override's).
+  local redLine(steps, value) = [
+    if std.objectHas(s, 'color') && s.color == 'red' then s { value: value } else s
+    for s in steps
+  ],
+
+  // Data age: the dashed line is MintlifyAnalyticsRefreshBehindPlan's threshold.
+  local exporterHealth(d) = patchPanel(d, 'Age of analytics data', function(p) p {
     description: replace(replace(super.description,
                                  '1.5 x the planned interval + 15 minutes',
                                  '%s x the planned interval + %s' % [t.refreshBehindPlanIntervals, seconds(c.thresholds.refreshBehindPlanSlackSeconds)]),
@@ -80,8 +86,8 @@ local patchPanel(d, title, f) =
     targets: [
       if std.endsWith(q.legendFormat, 'alert threshold') then q {
         expr: replace(replace(super.expr,
-                              '1.5 * mintlify_visitors_refresh_interval_seconds',
-                              '%s * mintlify_visitors_refresh_interval_seconds' % t.refreshBehindPlanIntervals),
+                              '1.5 * mintlify_analytics_refresh_interval_seconds',
+                              '%s * mintlify_analytics_refresh_interval_seconds' % t.refreshBehindPlanIntervals),
                       '} + 900',
                       '} + %s' % t.refreshBehindPlanSlackSeconds),
       } else q
@@ -89,9 +95,39 @@ local patchPanel(d, title, f) =
     ],
   }),
 
+  // Oldest pending feedback: the red line is MintlifyFeedbackPendingTooLong's threshold. Worst-rated
+  // pages: the cells turn red at MintlifyPageThumbsDownRatioHigh's ratio.
+  local feedbackSearch(d) = patchPanel(patchPanel(d, 'Oldest pending feedback age', function(p) p {
+    description: replace(super.description, 'fires above 3 days', 'fires above %s' % words(c.thresholds.feedbackPendingDays, 'day')),
+    fieldConfig+: { defaults+: { thresholds+: { steps: redLine(super.steps, c.thresholds.feedbackPendingDays * 86400) } } },
+  }), 'Worst-rated pages', function(p) p {
+    description: replace(super.description, 'Red from 50%: MintlifyPageThumbsDownRatioHigh fires above it with at least 10 votes',
+                         'Red from %s: MintlifyPageThumbsDownRatioHigh fires above it with at least %s votes' % [percent(c.thresholds.thumbsDownRatio), t.thumbsDownMinVotes]),
+    fieldConfig+: { overrides: [
+      o { properties: [
+        if q.id == 'thresholds' then q { value+: { steps: redLine(super.steps, c.thresholds.thumbsDownRatio) } } else q
+        for q in super.properties
+      ] }
+      for o in super.overrides
+    ] },
+  }),
+
+  // Unanswered ratio: the red line is MintlifyAssistantUnansweredRatioHigh's threshold.
+  local assistant(d) = patchPanel(d, 'Unanswered ratio', function(p) p {
+    description: replace(super.description, 'fires above 30% (the red line) on window 1d with at least 20 conversations, for 1 hour',
+                         'fires above %s (the red line) on window 1d with at least %s conversations, for %s' % [
+                           percent(c.thresholds.assistantUnansweredRatio),
+                           t.assistantUnansweredMinConversations,
+                           promDuration(t.assistantUnansweredFor),
+                         ]),
+    fieldConfig+: { defaults+: { thresholds+: { steps: redLine(super.steps, c.thresholds.assistantUnansweredRatio) } } },
+  }),
+
   grafanaDashboards+:: {
     'visitors.json': common(sources['visitors.json']),
     'agent-jobs.json': agentJobs(common(sources['agent-jobs.json'])),
     'exporter-health.json': exporterHealth(common(sources['exporter-health.json'])),
+    'feedback-search.json': feedbackSearch(common(sources['feedback-search.json'])),
+    'assistant.json': assistant(common(sources['assistant.json'])),
   },
 }

@@ -52,6 +52,10 @@ local pad(s, n) = s + std.repeat(' ', n - std.length(s));
     (one hour off for a week after a daylight saving change: see the comment on MintlifyHumanVisitorsDrop);
     window "yesterday" compares whole days, read with last_over_time over a day, so it also works over
     backfilled history.
+    The content alerts read one window each: MintlifyAssistantUnansweredRatioHigh window="1d" of the
+    assistant source, MintlifyPageThumbsDownRatioHigh window="7d" of the feedback source; without that
+    window configured for the source they never fire. MintlifyFeedbackPendingTooLong sees only items
+    created in the widest window of feedback_items: keep its threshold below that window.
     MintlifyAPIKeyRejected and MintlifyAgentJobFailed count over short windows (2m by default) so that
     they resolve that long after the fault is gone; increase() needs two samples in its window, so
     scrape every 30s (at most 1m).

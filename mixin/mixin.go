@@ -161,8 +161,9 @@ func Generate(o Options) (map[string][]byte, error) {
 
 var dashboardName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*\.json$`)
 
-// RenderJSON formats a JSON document stably: keys sorted, two-space indentation, numbers as
-// written, no HTML escaping, and a final newline.
+// RenderJSON formats a JSON document stably: keys sorted, two-space indentation, integers as
+// written and fractions in their shortest form (jsonnet writes a threshold of 0.3 as
+// 0.29999999999999999), no HTML escaping, and a final newline.
 func RenderJSON(raw []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -170,6 +171,7 @@ func RenderJSON(raw []byte) ([]byte, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
+	v = shortestNumbers(v)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -178,6 +180,29 @@ func RenderJSON(raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// shortestNumbers rewrites every non-integer number in v in the shortest form that reads back as
+// the same float64.
+func shortestNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = shortestNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = shortestNumbers(e)
+		}
+	case json.Number:
+		if !strings.ContainsAny(string(x), ".eE") {
+			return x
+		}
+		if f, err := x.Float64(); err == nil {
+			return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+		}
+	}
+	return v
 }
 
 // width is the column at which descriptions are folded.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -33,8 +34,8 @@ func generate(t *testing.T, o Options) map[string][]byte {
 // copies of them differ from what the mixin generates.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	files := generate(t, Options{})
-	if len(files) != 4 {
-		t.Errorf("the mixin generates %d files, want the rule file and 3 dashboards", len(files))
+	if len(files) != 6 {
+		t.Errorf("the mixin generates %d files, want the rule file and 5 dashboards", len(files))
 	}
 	for _, base := range []string{".", chartFiles} {
 		for name, want := range files {
@@ -175,7 +176,11 @@ func TestOverrides(t *testing.T) {
     exporterSelector: 'job="docs-exporter"',
     runbookURL: 'https://wiki.example.com/mintlify',
     dashboardSelector: 'job="docs-exporter"',
-    thresholds+: { agentJobStuckSeconds: 4 * 3600, refreshBehindPlanIntervals: 2 },
+    thresholds+: {
+      agentJobStuckSeconds: 4 * 3600, refreshBehindPlanIntervals: 2,
+      feedbackPendingDays: 2, thumbsDownRatio: 0.4, thumbsDownMinVotes: 25,
+      assistantUnansweredRatio: 0.15, assistantUnansweredFor: '2h',
+    },
   },
 }
 `), 0o600); err != nil {
@@ -187,19 +192,24 @@ func TestOverrides(t *testing.T) {
 		`up{job="docs-exporter"} == 0`,
 		`runbook_url: https://wiki.example.com/mintlify#mintlifyexporterdown`,
 		`mintlify_agent_job_oldest_active_age_seconds > 14400 # threshold`,
-		`2 * mintlify_visitors_refresh_interval_seconds + 900 # threshold`,
-		`MintlifyAgentJobStuck             | expr  | 14400`,
+		`2 * mintlify_analytics_refresh_interval_seconds + 900 # threshold`,
 	} {
 		if !strings.Contains(rules, want) {
 			t.Errorf("generated rules lack %q", want)
 		}
+	}
+	// The THRESHOLDS table shows the overridden value (its columns are as wide as the longest name).
+	if !regexp.MustCompile(`(?m)^#   MintlifyAgentJobStuck +\| expr +\| 14400 +\|`).MatchString(rules) {
+		t.Error("the THRESHOLDS table does not show MintlifyAgentJobStuck's overridden threshold 14400")
 	}
 	if strings.Contains(rules, "github.com/mintlify-exporter/mintlify_exporter/blob/main/alerts/RUNBOOK.md#") {
 		t.Error("a runbook_url still points at the project's runbook")
 	}
 	for name, want := range map[string][]string{
 		"agent-jobs.json":      {`label_values(mintlify_exporter_build_info{job=\"docs-exporter\"}, job)`, `"value": 14400`, "fires above 4 hours"},
-		"exporter-health.json": {`2 * mintlify_visitors_refresh_interval_seconds{`, "2 x the planned interval + 15 minutes"},
+		"exporter-health.json": {`2 * mintlify_analytics_refresh_interval_seconds{`, "2 x the planned interval + 15 minutes"},
+		"feedback-search.json": {"fires above 2 days", `"value": 172800`, "Red from 40%: MintlifyPageThumbsDownRatioHigh fires above it with at least 25 votes", `"value": 0.4`},
+		"assistant.json":       {"fires above 15% (the red line) on window 1d with at least 20 conversations, for 2 hours", `"value": 0.15`},
 	} {
 		for _, w := range want {
 			if !bytes.Contains(files[DashboardsDir+"/"+name], []byte(w)) {
@@ -242,5 +252,16 @@ func TestFold(t *testing.T) {
 	}
 	if _, ok := fold("a  b", 5); ok {
 		t.Error("fold accepted a double space")
+	}
+}
+
+func TestRenderJSONNumbers(t *testing.T) {
+	got, err := RenderJSON([]byte(`{"b": [0.29999999999999999, 7200, 1e-7, 2.50], "a": 12345678901234567890}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"a\": 12345678901234567890,\n  \"b\": [\n    0.3,\n    7200,\n    1e-07,\n    2.5\n  ]\n}\n"
+	if string(got) != want {
+		t.Errorf("RenderJSON = %s, want %s", got, want)
 	}
 }
