@@ -132,7 +132,7 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 		logger:   logger,
 		up: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mintlify_exporter_cluster_up",
-			Help: "Whether the shared Redis answered the last call (1) or not (0).",
+			Help: "Whether the last call to the shared Redis succeeded (1) or failed (0).",
 		}),
 		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mintlify_exporter_cluster_operations_total",
@@ -163,7 +163,7 @@ var quietLibrary sync.Once
 // Close closes the connections.
 func (c *Client) Close() error { return c.rdb.Close() }
 
-// Up says whether Redis answered the last call.
+// Up says whether the last call to Redis succeeded.
 func (c *Client) Up() bool { return c.state.Load() == stateUp }
 
 const (
@@ -208,18 +208,13 @@ func (c *Client) call(ctx context.Context, op string, fn func(ctx context.Contex
 	default:
 		c.ops.WithLabelValues(op, resultOK).Inc()
 	}
-	c.setUp(err == nil || answered(err), err)
+	// Any error counts as down: a refused password or a Redis still
+	// loading its data is as unusable as one that does not answer.
+	c.setUp(err == nil, err)
 	if err != nil {
 		return fmt.Errorf("redis %s at %s: %w", op, c.addr, err)
 	}
 	return nil
-}
-
-// answered says whether err is Redis's own reply (a script error, a wrong
-// type) rather than a failure to reach it.
-func answered(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re)
 }
 
 func (c *Client) setUp(up bool, err error) {
