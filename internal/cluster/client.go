@@ -46,10 +46,12 @@ const (
 	opLeaseHolder  = "lease_holder"
 	opBlobPut      = "blob_put"
 	opBlobGet      = "blob_get"
+	opStoreApply   = "store_apply"
+	opStoreRead    = "store_read"
 )
 
 var operations = []string{opPing, opLedgerTake, opLedgerRead, opLedgerReject, opLeaseAcquire, opLeaseRenew,
-	opLeaseRelease, opLeaseHolder, opBlobPut, opBlobGet}
+	opLeaseRelease, opLeaseHolder, opBlobPut, opBlobGet, opStoreApply, opStoreRead}
 
 // Results of an operation: done, refused by the rules it enforces (budget
 // spent, lease held by another, an older version), or failed.
@@ -67,12 +69,13 @@ type Client struct {
 	timeout  time.Duration
 	interval time.Duration
 	addr     string
+	db       int
 	logger   log.Logger
 
 	// state is 0 before the first call, then stateUp or stateDown.
 	state atomic.Int32
 	up    prometheus.Gauge
-	ops  *prometheus.CounterVec
+	ops   *prometheus.CounterVec
 }
 
 // New validates cfg, reads its password and TLS files and returns a Client
@@ -118,7 +121,7 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 		// Redis; the callers loop anyway.
 		MaxRetries:    1,
 		DialerRetries: 1,
-		PoolSize:   16,
+		PoolSize:      16,
 		// Cloud maintenance notifications need RESP3 push support that
 		// older Redis and Valkey lack; nothing here needs them.
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
@@ -129,6 +132,7 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 		timeout:  cfg.Timeout,
 		interval: cfg.HealthInterval,
 		addr:     cfg.Address,
+		db:       cfg.DB,
 		logger:   logger,
 		up: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mintlify_exporter_cluster_up",
