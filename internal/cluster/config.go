@@ -207,7 +207,7 @@ func (c *Config) password() (string, error) {
 	}
 	data, err := config.ReadSecretFile(c.PasswordFile)
 	if err != nil {
-		return "", fmt.Errorf("Redis password file: %w", err)
+		return "", fmt.Errorf("redis password file: %w", err)
 	}
 	return strings.TrimRight(string(data), "\r\n"), nil
 }

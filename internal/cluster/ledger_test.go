@@ -128,8 +128,10 @@ func TestLedgerSurvivesRestart(t *testing.T) {
 	if at := b.NextFree(3); time.Until(at) < 59*time.Minute {
 		t.Errorf("NextFree(3) = %s from now, want about an hour", time.Until(at))
 	}
-	if !b.TryTake() || !b.TryTake() || b.TryTake() {
-		t.Fatal("TryTake: want two more, then none")
+	for i, want := range []bool{true, true, false} {
+		if got := b.TryTake(); got != want {
+			t.Fatalf("TryTake %d: %v, want two more, then none", i+1, got)
+		}
 	}
 	err := b.Wait(budget.WithoutWaiting(context.Background()))
 	var ex *budget.ExhaustedError
@@ -204,6 +206,12 @@ func TestLedgerOutage(t *testing.T) {
 	}
 	if time.Until(b.NextFree(1)) <= 0 {
 		t.Error("NextFree without Redis is now")
+	}
+	if _, ok, err := r.Leases().Acquire(context.Background(), "refresh", "me", time.Minute); ok || err == nil {
+		t.Errorf("Acquire without Redis: %v %v", ok, err)
+	}
+	if _, err := r.Blobs().Put(context.Background(), "snap", 1, nil, time.Minute); err == nil {
+		t.Error("Put without Redis succeeded")
 	}
 	r.waitUp(t, 0)
 	if n := rec.count(); n != 1 {
