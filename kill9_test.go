@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -336,6 +337,122 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	for k, v := range x.metrics(t) {
 		if strings.HasPrefix(k, "mintlify_agent_jobs_finished_total") && v != 0 {
 			t.Errorf("after a second restart: %s = %v, want 0", k, v)
+		}
+	}
+	x.Stop(t)
+}
+
+// holdMessages serves fake, except that while holding, a follow-up
+// message is processed by the fake (the API takes it) and then its answer
+// is held until release: the exporter can be killed during the send,
+// after the API ran it.
+type holdMessages struct {
+	fake    *fakeapi.Server
+	holding atomic.Bool
+	release chan struct{}
+}
+
+func (h *holdMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.holding.Load() || r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/message") {
+		h.fake.ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	h.fake.ServeHTTP(rec, r)
+	select {
+	case <-h.release:
+	case <-r.Context().Done():
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// TestAgentKill9DuringFollowUpToARunningJob sends follow-ups to jobs whose
+// first turn the exporter believes is still running, and kills it with
+// SIGKILL while they are being sent, after the API ran them: the
+// restarted exporter follows each job's second turn (from the time its
+// follow-up was sent) to its end and counts it once, and a retry of a
+// follow-up with its Idempotency-Key is never sent again.
+func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
+	t.Parallel()
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
+	h := &holdMessages{fake: fake, release: make(chan struct{})}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(h.release) })
+	statePath := filepath.Join(t.TempDir(), "agent.db")
+	x := startAgentExporter(t, srv.URL, statePath)
+
+	const n = 6
+	client := &http.Client{Timeout: 30 * time.Second}
+	var ids []string
+	for i := range n {
+		status, id, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("create-%d", i), fmt.Sprintf("first turn %d #fake:nopr:1h", i))
+		if err != nil || status != 200 {
+			t.Fatalf("create %d: HTTP %d %v", i, status, err)
+		}
+		ids = append(ids, id)
+	}
+	h.holding.Store(true)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			// Killed under it: no answer.
+			_, _, _ = submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:2s")
+		})
+	}
+	eventually(t, 10*time.Second, "the API ran every follow-up", func() bool {
+		for _, id := range ids {
+			if fake.Messages("p1", id) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	if js := x.jobs(t); len(js) != n || js[0].Status != "active" || js[0].Tracking.Turn != 1 {
+		t.Fatalf("before the kill: %+v, want %d jobs active in turn 1", js, n)
+	}
+	x.Kill(t)
+	wg.Wait()
+	h.holding.Store(false)
+
+	x = startAgentExporter(t, srv.URL, statePath)
+	eventually(t, 10*time.Second, "every job in its second turn", func() bool {
+		for _, v := range x.jobs(t) {
+			if v.Tracking.Turn != 2 || !v.Tracking.TurnInferred {
+				return false
+			}
+		}
+		return true
+	})
+	for i, id := range ids {
+		status, msg, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:2s")
+		if err != nil || status != http.StatusConflict || !strings.Contains(msg, "unknown") {
+			t.Errorf("retry of follow-up %d: HTTP %d %v %s", i, status, err, msg)
+		}
+	}
+	eventually(t, 20*time.Second, "every second turn completed", func() bool {
+		for _, v := range x.jobs(t) {
+			if v.Status != "completed" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, v := range x.jobs(t) {
+		if v.Tracking.Turn != 2 || fake.Messages("p1", v.ID) != 1 || v.PRLink == nil {
+			t.Errorf("job %s: turn %d, %d follow-ups upstream, prLink %v", v.ID, v.Tracking.Turn, fake.Messages("p1", v.ID), v.PRLink)
+		}
+	}
+	m := x.metrics(t)
+	for k, want := range map[string]float64{
+		`mintlify_agent_jobs_finished_total{project=p1,status=completed}`:  n,
+		`mintlify_agent_job_duration_seconds{project=p1,status=completed}`: n,
+		`mintlify_agent_job_pull_requests_total{project=p1}`:               n,
+		`mintlify_agent_jobs{project=p1,status=completed}`:                 n,
+	} {
+		if got := m[k]; got != want {
+			t.Errorf("after the restart: %s = %v, want %v", k, got, want)
 		}
 	}
 	x.Stop(t)

@@ -30,6 +30,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/routes"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/statecmd"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
@@ -99,7 +100,7 @@ func parseFlags(args []string) (*flags, error) {
 	f.tracker = tracker.RegisterFlags(serve)
 	f.gateway = gateway.RegisterFlags(serve)
 
-	f.backfill = history.RegisterFlags(app.Command(cmdBackfill, "Write the history of past days as OpenMetrics, for promtool tsdb create-blocks-from openmetrics."))
+	f.backfill = history.RegisterFlags(app.Command(cmdBackfill, "Write the history of past days as TSDB blocks for Prometheus, or as OpenMetrics for promtool tsdb create-blocks-from openmetrics."))
 	app.Command(cmdHashPassword, "Read a password on standard input and print its bcrypt hash, for basic_auth_users in --web.config.file.")
 	app.Command("config", "Work with the configuration file.").Command("check", "Validate --config.file, print what it exports and each organization's budget arithmetic; exit 0 or 1.")
 	f.state = statecmd.Register(app)
@@ -117,7 +118,7 @@ func parseFlags(args []string) (*flags, error) {
 	}
 	checks := []error{f.client.Validate(), f.tracker.ValidateFlags(), f.gateway.ValidateFlags()}
 	if cmd == cmdServe {
-		if err := server.CheckTelemetryPath(f.server.TelemetryPath); err != nil {
+		if err := routes.CheckTelemetryPath(f.server.TelemetryPath); err != nil {
 			checks = append(checks, fmt.Errorf("--web.telemetry-path: %w", err))
 		}
 		if *f.maxReqs < 0 {

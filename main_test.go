@@ -88,6 +88,10 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{"api url", []string{"--mintlify.project=p", "--mintlify.api-url=ftp://x"}, withKey, "--mintlify.api-url"},
 		{"max requests", []string{"--mintlify.project=p", "--web.max-requests=-1"}, withKey, "--web.max-requests"},
 		{"telemetry path", []string{"--mintlify.project=p", "--web.telemetry-path=metrics"}, withKey, "--web.telemetry-path"},
+		{"telemetry path on the gateway", []string{"--mintlify.project=p", "--web.telemetry-path=/api/"}, withKey, "--web.telemetry-path"},
+		{"telemetry path on health", []string{"--mintlify.project=p", "--web.telemetry-path=/-/healthy"}, withKey, "--web.telemetry-path"},
+		{"telemetry path on ready", []string{"--mintlify.project=p", "--web.telemetry-path=/-/ready"}, withKey, "--web.telemetry-path"},
+		{"endless key file", []string{"--mintlify.project=p", "--mintlify.api-key-file=/dev/zero"}, nil, "--mintlify.api-key-file"},
 		{"max paths", []string{"--mintlify.project=p", "--visitors.max-paths=-10"}, withKey, "--visitors.max-paths"},
 		{"max paths not a number", []string{"--mintlify.project=p", "--visitors.max-paths=many"}, withKey, "--visitors.max-paths"},
 		{"concurrent polls", []string{"--mintlify.project=p", "--agent.max-concurrent-polls=0"}, withKey, "--agent.max-concurrent-polls"},
@@ -144,7 +148,7 @@ func TestSandboxServesVisitorMetricsAndShutsDownCleanly(t *testing.T) {
 	for _, want := range []string{
 		`mintlify_site_unique_visitors{project="acme-docs",traffic="human",window="1d"}`,
 		`mintlify_site_unique_visitors_deduplicated{project="acme-api",window="1d"}`,
-		`mintlify_visitors_refresh_success{project="acme-docs",window="1d"} 1`,
+		`mintlify_analytics_refresh_success{project="acme-docs",scope="pages",source="visitors",window="1d"} 1`,
 		`mintlify_api_requests_total{code="200",endpoint="visitors"}`,
 		`mintlify_exporter_build_info{`,
 	} {
@@ -205,7 +209,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 		b, _, err := testutil.Get(context.Background(), p.Base+"/metrics")
 		if err == nil {
 			bodies = append(bodies, b)
-			if strings.Contains(b, `code="500"`) && strings.Contains(b, `mintlify_visitors_refresh_success{project="p1",window="1d"} 1`) && len(bodies) > 3 {
+			if strings.Contains(b, `code="500"`) && strings.Contains(b, `mintlify_analytics_refresh_success{project="p1",scope="pages",source="visitors",window="1d"} 1`) && len(bodies) > 3 {
 				break
 			}
 		}
@@ -215,7 +219,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	if !strings.Contains(last, `mintlify_api_requests_total{code="500",endpoint="visitors"}`) {
 		t.Fatalf("the echoing upstream was never hit:\n%s", last)
 	}
-	if !strings.Contains(last, `mintlify_visitors_refresh_success{project="p1",window="1d"} 1`) {
+	if !strings.Contains(last, `mintlify_analytics_refresh_success{project="p1",scope="pages",source="visitors",window="1d"} 1`) {
 		t.Errorf("key from file (with whitespace) was not accepted:\n%s", last)
 	}
 	logs := p.Stderr.String()
@@ -316,15 +320,17 @@ func TestEmptyKeyFileIsRefused(t *testing.T) {
 
 // TestBackfillCommandOnSandbox runs the backfill subcommand of the built
 // binary against the sandbox: the output is OpenMetrics ending in # EOF,
-// progress goes to stderr, and a second run fetches nothing again.
+// progress goes to stderr ending with what to run next, the default state
+// directory is gone after success, and a given one makes a second run
+// fetch nothing again.
 func TestBackfillCommandOnSandbox(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "history.om")
 	from := time.Now().UTC().AddDate(0, 0, -4).Format("2006-01-02")
 	to := time.Now().UTC().AddDate(0, 0, -2).Format("2006-01-02")
-	run := func() string {
-		cmd := exec.Command(exporterBin, "backfill", "--mintlify.sandbox", "--mintlify.project=acme-docs",
-			"--from="+from, "--to="+to, "--output="+out)
+	run := func(args ...string) string {
+		cmd := exec.Command(exporterBin, append([]string{"backfill", "--mintlify.sandbox", "--mintlify.project=acme-docs",
+			"--from=" + from, "--to=" + to, "--output=" + out}, args...)...)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 		b, err := cmd.CombinedOutput()
 		if err != nil {
@@ -333,18 +339,24 @@ func TestBackfillCommandOnSandbox(t *testing.T) {
 		return string(b)
 	}
 	first := run()
-	if !strings.Contains(first, "backfill: 3 walks") || !strings.Contains(first, "requests to go at 60/h") {
-		t.Errorf("no plan line:\n%s", first)
+	if !strings.Contains(first, "backfill: 3 walks") || !strings.Contains(first, "requests to go for 2 walks") ||
+		!strings.Contains(first, "next: promtool tsdb create-blocks-from openmetrics "+out) {
+		t.Errorf("no plan or next-step line:\n%s", first)
+	}
+	if _, err := os.Stat(out + ".days"); !os.IsNotExist(err) {
+		t.Errorf("default state directory left behind: %v", err)
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
-	if !strings.HasSuffix(text, "# EOF\n") || !strings.Contains(text, `mintlify_site_unique_visitors{project="acme-docs",window="1d",traffic="human"}`) {
+	if !strings.HasSuffix(text, "# EOF\n") || !strings.Contains(text, `mintlify_site_unique_visitors{project="acme-docs",window="yesterday",traffic="human"}`) {
 		t.Fatalf("output is not the expected OpenMetrics:\n%.500s", text)
 	}
-	if second := run(); !strings.Contains(second, "all 3 walks already fetched") {
+	state := "--backfill.state-dir=" + filepath.Join(dir, "days")
+	run(state)
+	if second := run(state); !strings.Contains(second, "all 3 walks already fetched") {
 		t.Errorf("second run fetched again:\n%s", second)
 	}
 }

@@ -161,6 +161,23 @@ func getBody(url string) ([]byte, int, error) {
 	return b, resp.StatusCode, err
 }
 
+// runExporter runs the built binary with args to its end, and returns its
+// exit code and output.
+func runExporter(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exporterBin, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MINTLIFY_API_KEY=mint_test"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	_ = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%v kept running", args)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
 // TestDamagedStateFile cuts a real state file short and checks that the
 // exporter refuses it with one line (no panic), leaves it as it is, and
 // that `state check` and `state salvage` handle it.
@@ -188,19 +205,7 @@ func TestDamagedStateFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	run := func(args ...string) (int, string, string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, exporterBin, args...)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MINTLIFY_API_KEY=mint_test"}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		_ = cmd.Run()
-		if ctx.Err() != nil {
-			t.Fatalf("%v kept running", args)
-		}
-		return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
-	}
+	run := func(args ...string) (int, string, string) { return runExporter(t, args...) }
 
 	code, _, stderr := run("--web.listen-address=127.0.0.1:0", "--mintlify.api-url="+srv.URL, "--mintlify.project=p1",
 		"--web.enable-agent-api", "--agent.state-file="+statePath)
@@ -247,4 +252,86 @@ func TestDamagedStateFile(t *testing.T) {
 		t.Errorf("%d jobs from the salvaged file", n)
 	}
 	t.Logf("%d of 60 jobs salvaged from half a state file", n)
+}
+
+// TestStateFileRemovedWhileRunning deletes the state file under a running
+// exporter: the next keyed create is refused with a JSON 503 and sent
+// nowhere, and the metrics say why.
+func TestStateFileRemovedWhileRunning(t *testing.T) {
+	t.Parallel()
+	fake, _, statePath, x := startFakeAndExporter(t)
+	defer x.Stop(t)
+	url := x.Base + "/api/v2/agent/p1/job"
+	if status, _, err := submitKeyed(http.DefaultClient, url, "before", "#fake:nopr:1h"); err != nil || status != 200 {
+		t.Fatalf("create: HTTP %d %v", status, err)
+	}
+	if err := os.Remove(statePath); err != nil {
+		t.Fatal(err)
+	}
+	jobs := fake.JobCount()
+	status, msg, err := submitKeyed(http.DefaultClient, url, "after", "#fake:nopr:1h")
+	if err != nil || status != http.StatusServiceUnavailable || !strings.Contains(msg, "deleted or moved away") || !strings.Contains(msg, "intent ci_") {
+		t.Errorf("create after rm: HTTP %d %v %q", status, err, msg)
+	}
+	if fake.JobCount() != jobs {
+		t.Error("a create was sent upstream without a state file")
+	}
+	eventually(t, 10*time.Second, "mintlify_agent_state_file_replaced 1", func() bool {
+		return x.metrics(t)["mintlify_agent_state_file_replaced{}"] == 1
+	})
+	if m := x.metrics(t); m["mintlify_agent_state_write_errors_total{}"] < 1 {
+		t.Errorf("write errors: %v", m["mintlify_agent_state_write_errors_total{}"])
+	}
+}
+
+// TestStateFileWithAChangedRecord changes one byte inside a job record of
+// a real state file: the exporter refuses to start (the job's
+// Idempotency-Key must not become reusable), `state check` calls the file
+// damaged, and `state salvage` rebuilds the job from its id, saying its key
+// is lost.
+func TestStateFileWithAChangedRecord(t *testing.T) {
+	t.Parallel()
+	_, apiURL, statePath, x := startFakeAndExporter(t)
+	dir := filepath.Dir(statePath)
+	status, id, err := submitKeyed(http.DefaultClient, x.Base+"/api/v2/agent/p1/job", "k1", "#fake:nopr:1h")
+	if err != nil || status != 200 {
+		t.Fatalf("create: HTTP %d %v", status, err)
+	}
+	x.Stop(t)
+	data, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	needle := []byte(`"job":{"id":"` + id + `"`)
+	if bytes.Count(data, needle) == 0 {
+		t.Fatal("record not found in the file")
+	}
+	data = bytes.ReplaceAll(data, needle, append([]byte(`"job":[`), needle[7:]...))
+	if err := os.WriteFile(statePath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (int, string, string) { return runExporter(t, args...) }
+	code, _, stderr := run("--web.listen-address=127.0.0.1:0", "--mintlify.api-url="+apiURL, "--mintlify.project=p1",
+		"--web.enable-agent-api", "--agent.state-file="+statePath)
+	if code == 0 || !strings.Contains(stderr, "1 unreadable record(s)") || !strings.Contains(stderr, "state salvage") {
+		t.Fatalf("start: exit %d\n%s", code, stderr)
+	}
+	code, stdout, _ := run("state", "check", statePath)
+	if code != 1 || strings.Contains(stdout, "healthy") || !strings.Contains(stdout, "1 unreadable value") {
+		t.Errorf("check: exit %d\n%s", code, stdout)
+	}
+	newPath := filepath.Join(dir, "salvaged.db")
+	code, stdout, _ = run("state", "salvage", statePath, newPath)
+	if code != 0 || !strings.Contains(stdout, "salvaged 1 job,") || !strings.Contains(stdout, "idempotency keys are lost") {
+		t.Errorf("salvage: exit %d\n%s", code, stdout)
+	}
+	x = startAgentExporter(t, apiURL, newPath)
+	defer x.Stop(t)
+	eventually(t, 10*time.Second, "the rebuilt job read upstream", func() bool {
+		js := x.jobs(t)
+		return len(js) == 1 && js[0].ID == id && js[0].Status == "active" && js[0].Tracking.Rebuilt
+	})
+	if got := x.metrics(t)["mintlify_agent_state_unreadable_records{project=p1}"]; got != 1 {
+		t.Errorf("mintlify_agent_state_unreadable_records = %v", got)
+	}
 }

@@ -25,6 +25,8 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/common/version"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 )
 
 // DefaultBaseURL is the public API.
@@ -40,6 +42,11 @@ type Config struct {
 	BaseURL string
 	// APIKey is sent as a Bearer token and nowhere else.
 	APIKey string
+	// Redactor, when set, is the process's one redactor (shared with its
+	// logger and its label values): New adds APIKey to it, so that the key
+	// is masked wherever the process writes, not only in this client's
+	// errors. Nil: the client redacts its own errors only.
+	Redactor *redact.Redactor
 	// Timeout bounds each HTTP attempt (default 30s).
 	Timeout time.Duration
 	// MaxRetries is how many times a read is retried after the first try.
@@ -74,14 +81,16 @@ type Limiter interface {
 type Client struct {
 	base *url.URL
 	// key is the Bearer token, swapped whole by SetAPIKey.
-	key     atomic.Pointer[string]
-	timeout time.Duration
-	retries int
-	backoff struct{ base, max time.Duration }
-	http    *http.Client
-	metrics *Metrics
-	logger  log.Logger
-	ua      string
+	key atomic.Pointer[string]
+	// redactor masks the keys, altered echoes included, in error texts.
+	redactor *redact.Redactor
+	timeout  time.Duration
+	retries  int
+	backoff  struct{ base, max time.Duration }
+	http     *http.Client
+	metrics  *Metrics
+	logger   log.Logger
+	ua       string
 	// analytics paces the analytics endpoints; nil means unpaced.
 	analytics Limiter
 
@@ -106,6 +115,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		base:      base,
+		redactor:  cfg.Redactor,
 		timeout:   cfg.Timeout,
 		retries:   cfg.MaxRetries,
 		http:      cfg.HTTPClient,
@@ -117,6 +127,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if c.timeout <= 0 {
 		c.timeout = 30 * time.Second
+	}
+	if c.redactor == nil {
+		c.redactor = redact.New()
 	}
 	c.backoff.base, c.backoff.max = cfg.BackoffBase, cfg.BackoffMax
 	if c.backoff.base <= 0 {
@@ -150,7 +163,10 @@ func New(cfg Config) (*Client, error) {
 
 // SetAPIKey replaces the key from the next request on (a rotated key,
 // read again by a configuration reload).
-func (c *Client) SetAPIKey(key string) { c.key.Store(&key) }
+func (c *Client) SetAPIKey(key string) {
+	c.redactor.Add(key) // the old key stays masked too
+	c.key.Store(&key)
+}
 
 // request describes one API operation.
 type request struct {
@@ -254,7 +270,7 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 	resp, err := c.http.Do(httpReq)
 	if err != nil {
 		c.metrics.observe(req.endpoint, 0, time.Since(start))
-		err = fmt.Errorf("mintlify API %s: %w", req.endpoint, redactErr(err, key))
+		err = fmt.Errorf("mintlify API %s: %w", req.endpoint, c.redactor.Error(err))
 		// A failed dial never reached the server; anything later might have.
 		return 0, req.idempotent || isDialError(err), err
 	}
@@ -271,7 +287,7 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 		if analytics && resp.StatusCode == http.StatusTooManyRequests {
 			c.analytics.Rejected(retryAfter)
 		}
-		apiErr := newAPIError(req.endpoint, resp.StatusCode, data, retryAfter, key)
+		apiErr := newAPIError(req.endpoint, resp.StatusCode, data, retryAfter, c.redactor)
 		retryable := req.idempotent && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)
 		return resp.StatusCode, retryable, apiErr
 	}
@@ -289,8 +305,8 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 			return resp.StatusCode, false, fmt.Errorf("mintlify API %s: decoding response (HTTP %d, %d bytes, not quoted: it may hold personal data): %w",
 				req.endpoint, resp.StatusCode, len(data), err)
 		}
-		return resp.StatusCode, false, fmt.Errorf("mintlify API %s: decoding response (HTTP %d, body %q): %w",
-			req.endpoint, resp.StatusCode, truncate(redact(string(data), key), 128), err)
+		return resp.StatusCode, false, c.redactor.Error(fmt.Errorf("mintlify API %s: decoding response (HTTP %d, body %q): %w",
+			req.endpoint, resp.StatusCode, truncate(c.redactor.String(string(data)), 128), err))
 	}
 	return resp.StatusCode, false, nil
 }
@@ -383,22 +399,3 @@ func isDialError(err error) bool {
 	var opErr *net.OpError
 	return errors.As(err, &opErr) && opErr.Op == "dial"
 }
-
-// redactErr keeps err's chain (so errors.As still works) while making sure
-// its text cannot carry the key.
-func redactErr(err error, secret string) error {
-	if secret == "" || !strings.Contains(err.Error(), secret) {
-		return err
-	}
-	return redactedError{err: err, msg: redact(err.Error(), secret)}
-}
-
-// redactedError holds the redacted text, not the secret: a %#v of the error
-// prints its fields.
-type redactedError struct {
-	err error
-	msg string
-}
-
-func (e redactedError) Error() string { return e.msg }
-func (e redactedError) Unwrap() error { return e.err }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -433,6 +434,28 @@ func TestAPIKeyNeverInErrors(t *testing.T) {
 		"key across the 128-byte decode excerpt cut": func(w http.ResponseWriter, r *http.Request) {
 			key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 			fmt.Fprint(w, strings.Repeat("x", 128-len(key)+1)+key+" and more")
+		},
+		// Echoes altered on the way: cut, JSON-escaped, URL-encoded.
+		"key minus its last character": func(w http.ResponseWriter, r *http.Request) {
+			key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			w.WriteHeader(400)
+			fmt.Fprintf(w, `{"error":"unknown key %s"}`, key[:len(key)-1])
+		},
+		"key minus a character inside": func(w http.ResponseWriter, r *http.Request) {
+			key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			w.WriteHeader(400)
+			fmt.Fprintf(w, `{"error":"unknown key %s"}`, key[:8]+key[9:])
+		},
+		"JSON-escaped key": func(w http.ResponseWriter, r *http.Request) {
+			var esc strings.Builder
+			for _, c := range []byte(r.Header.Get("Authorization")) {
+				fmt.Fprintf(&esc, `\u%04x`, c)
+			}
+			w.WriteHeader(401)
+			fmt.Fprintf(w, `{"error":"bad header \"%s\""}`, esc.String())
+		},
+		"URL-encoded key": func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "see /login?next="+url.QueryEscape(r.Header.Get("Authorization"))+"%2F", http.StatusBadGateway)
 		},
 		// A redirect whose Location carries the key: it is not followed,
 		// and the 3xx body that quotes the URL is redacted.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 )
 
 // maxErrorBodyBytes bounds how much of an error response is kept: enough to
@@ -74,8 +76,8 @@ func StatusCode(err error) int {
 }
 
 // newAPIError builds an APIError from a response body, redacting the key in
-// case the upstream echoes the Authorization header back.
-func newAPIError(endpoint string, status int, body []byte, retryAfter time.Duration, secret string) *APIError {
+// case the upstream echoes the Authorization header back, whole or altered.
+func newAPIError(endpoint string, status int, body []byte, retryAfter time.Duration, r *redact.Redactor) *APIError {
 	e := &APIError{Endpoint: endpoint, StatusCode: status, RetryAfter: retryAfter}
 	var parsed struct {
 		Error   any    `json:"error"`
@@ -96,8 +98,8 @@ func newAPIError(endpoint string, status int, body []byte, retryAfter time.Durat
 	}
 	// Redact before truncating: the other order would let a cut through the
 	// key leave all but its last bytes in the text.
-	e.Message = truncate(redact(e.Message, secret), maxErrorBodyBytes)
-	e.Body = truncate(redact(strings.TrimSpace(string(body)), secret), maxErrorBodyBytes)
+	e.Message = truncate(r.String(e.Message), maxErrorBodyBytes)
+	e.Body = truncate(r.String(strings.TrimSpace(string(body))), maxErrorBodyBytes)
 	return e
 }
 
@@ -111,11 +113,4 @@ func truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-func redact(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, "<redacted>")
 }

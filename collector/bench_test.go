@@ -16,6 +16,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -135,7 +136,7 @@ func BenchmarkScrapeEncoded(b *testing.B) {
 	for _, n := range []int{250, 2500, 10000} {
 		h := cachedVisitorsN(b, n)
 		reg := prometheus.NewRegistry()
-		reg.MustRegister(NewVisitorsStatus(h.sched, nil))
+		reg.MustRegister(NewStatus(h.sched, nil))
 		before := h.requests()
 		for _, e := range benchEncodings {
 			// A cache per encoding, so that cache-bytes is that encoding's.
@@ -213,7 +214,7 @@ func BenchmarkScrapeCached(b *testing.B) {
 func allDescs() []*prometheus.Desc {
 	var out []*prometheus.Desc
 	for _, f := range DataFamilies {
-		out = append(out, f.desc)
+		out = append(out, f.Desc())
 	}
 	return append(out, statusDescs...)
 }
@@ -256,7 +257,7 @@ func (c *perCollectCollector) Collect(ch chan<- prometheus.Metric) {
 	}{{refreshSuccessDesc, 1}, {refreshDurationDesc, 0}, {refreshIntervalDesc, 3600}, {lastRefreshDesc, 1}, {pathsDesc, float64(len(c.paths))}, {pathsDroppedDesc, 0}} {
 		ch <- prometheus.MustNewConstMetric(m.d, g, m.v, p, w)
 	}
-	site, siteDedup, page, pageDedup := DataFamilies[0].desc, DataFamilies[1].desc, DataFamilies[2].desc, DataFamilies[3].desc
+	site, siteDedup, page, pageDedup := DataFamilies[0].Desc(), DataFamilies[1].Desc(), DataFamilies[2].Desc(), DataFamilies[3].Desc()
 	ch <- prometheus.MustNewConstMetric(site, g, c.site.Human, p, w, TrafficHuman)
 	ch <- prometheus.MustNewConstMetric(site, g, c.site.AI, p, w, TrafficAI)
 	ch <- prometheus.MustNewConstMetric(siteDedup, g, c.site.Total, p, w)
@@ -289,7 +290,7 @@ func BenchmarkScrapeBareConstMetrics(b *testing.B) {
 	if len(views) != 1 || views[0].Data == nil {
 		b.Fatalf("views %+v, want one with data", views)
 	}
-	snap := views[0].Data
+	snap := views[0].Data.(*sources.TrafficSnapshot)
 	before := h.requests()
 
 	b.Run("prebuilt", func(b *testing.B) {

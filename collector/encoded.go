@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
 // chunkGzipLevel compresses a snapshot's series once per snapshot, not per
@@ -26,11 +27,11 @@ const chunkGzipLevel = gzip.DefaultCompression
 // chunks are kept until the view stops serving that snapshot (replaced by
 // a newer walk, stale, of past dates) and then dropped with it.
 //
-// Register NewVisitorsStatus, not NewVisitors, next to it: the data series
+// Register NewStatus, not NewAnalytics, next to it: the data series
 // must reach the exposition once.
 type Encoded struct {
 	src  ViewSource
-	data *Visitors // the data families as metrics, for protobuf
+	data *Analytics // the data families as metrics, for protobuf
 	// headers[encoding][family] are the HELP and TYPE lines.
 	headers [exposition.NumEncodings][][]byte
 	gauges  []*exposition.Gauge // per family
@@ -39,16 +40,20 @@ type Encoded struct {
 	entries map[viewKey]*encodedView
 }
 
-type viewKey struct{ project, window string }
+type viewKey struct{ project, source, window, scope string }
+
+func (k viewKey) with(scope string) viewKey { k.scope = scope; return k }
 
 // encodedView is the cache of one served snapshot.
 type encodedView struct {
 	project, window string
-	snap            *visitors.Snapshot
-	enc             [exposition.NumEncodings]encodedChunks
+	snap            sources.Snapshot
+	// fams are the indexes (into families) of its source's families.
+	fams []int
+	enc  [exposition.NumEncodings]encodedChunks
 }
 
-// encodedChunks is one encoding of a snapshot: chunks[family].
+// encodedChunks is one encoding of a snapshot: chunks[i] of fams[i].
 type encodedChunks struct {
 	once   sync.Once
 	built  atomic.Bool // set once chunks is written, for Bytes
@@ -57,8 +62,8 @@ type encodedChunks struct {
 
 // NewEncoded returns an empty cache of src's snapshots.
 func NewEncoded(src ViewSource, logger log.Logger) *Encoded {
-	e := &Encoded{src: src, data: newVisitors(src, logger, false, true), entries: map[viewKey]*encodedView{}}
-	for _, f := range DataFamilies {
+	e := &Encoded{src: src, data: newAnalytics(src, logger, false, true), entries: map[viewKey]*encodedView{}}
+	for _, f := range allFamilies {
 		g, err := exposition.NewGauge(f.Name, f.Labels)
 		if err != nil {
 			panic(err)
@@ -66,7 +71,7 @@ func NewEncoded(src ViewSource, logger log.Logger) *Encoded {
 		e.gauges = append(e.gauges, g)
 	}
 	for _, enc := range exposition.Encodings {
-		for _, f := range DataFamilies {
+		for _, f := range allFamilies {
 			h, err := exposition.GaugeHeader(enc.Format, f.Name, f.Help)
 			if err != nil {
 				panic(fmt.Sprintf("collector: header of %s: %v", f.Name, err))
@@ -87,44 +92,52 @@ func (e *Encoded) Describe(ch chan<- *prometheus.Desc) { e.data.Describe(ch) }
 // metrics, for the formats the exposition serves through the registry.
 func (e *Encoded) Collect(ch chan<- prometheus.Metric) { e.data.Collect(ch) }
 
-// Encoded implements exposition.Source: the DataFamilies in encoding enc,
-// one chunk per servable snapshot, in the order of the views.
+// Encoded implements exposition.Source: every source's data families in
+// encoding enc, one chunk per servable snapshot, in the order of the views.
 func (e *Encoded) Encoded(enc exposition.Encoding) []exposition.Family {
 	live := e.sync()
-	out := make([]exposition.Family, len(DataFamilies))
-	for i, f := range DataFamilies {
-		out[i] = exposition.Family{Name: f.Name, Header: e.headers[enc.Index()][i], Chunks: make([][]byte, 0, len(live))}
+	out := make([]exposition.Family, len(allFamilies))
+	for i, f := range allFamilies {
+		out[i] = exposition.Family{Name: f.Name, Header: e.headers[enc.Index()][i]}
 	}
-	for _, v := range live {
-		for i, c := range v.chunks(e.gauges, enc) {
-			if len(c) > 0 {
-				out[i].Chunks = append(out[i].Chunks, c)
+	for _, l := range live {
+		chunks := l.view.chunks(e.gauges, enc)
+		for j, fi := range l.view.fams {
+			if c := chunks[j]; len(c) > 0 && slices.Contains(l.fams, fi) {
+				out[fi].Chunks = append(out[fi].Chunks, c)
 			}
 		}
 	}
 	return out
 }
 
+// liveView is a cached snapshot and the families exported from it now.
+type liveView struct {
+	view *encodedView
+	fams []int
+}
+
 // sync reads the views and returns the cache entries of the servable
 // snapshots, making entries for new snapshots and dropping the rest.
-func (e *Encoded) sync() []*encodedView {
-	views := e.src.Views()
-	live := make([]*encodedView, 0, len(views))
+func (e *Encoded) sync() []liveView {
+	xs := exports(e.src.Views())
+	live := make([]liveView, 0, len(xs))
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	keep := make(map[viewKey]bool, len(views))
-	for _, v := range views {
-		if v.Data == nil {
-			continue
-		}
-		k := viewKey{v.Project, v.Window}
+	keep := make(map[viewKey]bool, len(xs))
+	for _, x := range xs {
+		k := x.key
 		ev := e.entries[k]
-		if ev == nil || ev.snap != v.Data {
-			ev = &encodedView{project: v.Project, window: v.Window, snap: v.Data}
+		if ev == nil || ev.snap != x.snap {
+			def, _ := sources.ByName(k.source)
+			ev = &encodedView{project: k.project, window: k.window, snap: x.snap}
+			for _, f := range def.Families {
+				ev.fams = append(ev.fams, familyIndex[f])
+			}
 			e.entries[k] = ev
 		}
 		keep[k] = true
-		live = append(live, ev)
+		live = append(live, liveView{view: ev, fams: x.fams})
 	}
 	for k := range e.entries {
 		if !keep[k] {
@@ -165,7 +178,7 @@ const zflush = 64 << 10
 // chunk is one gzip member, compressed as the lines are written, without
 // the plain chunk.
 func (v *encodedView) encode(gauges []*exposition.Gauge, enc exposition.Encoding) [][]byte {
-	out := make([][]byte, len(DataFamilies))
+	out := make([][]byte, len(v.fams))
 	bp := scratchPool.Get().(*[]byte)
 	defer scratchPool.Put(bp)
 	var (
@@ -177,14 +190,14 @@ func (v *encodedView) encode(gauges []*exposition.Gauge, enc exposition.Encoding
 		defer zbufPool.Put(zbuf)
 		defer zwPool.Put(zw)
 	}
-	for i, fam := range DataFamilies {
+	for i, fi := range v.fams {
 		buf, n := (*bp)[:0], 0
 		if enc.Gzip {
 			zbuf.Reset()
 			zw.Reset(zbuf)
 		}
-		fam.Samples(v.project, v.window, v.snap, func(value float64, lv ...string) {
-			buf = gauges[i].Append(buf, enc.Format, lv, value)
+		allFamilies[fi].Emit(v.snap, v.project, v.window, func(value float64, lv ...string) {
+			buf = gauges[fi].Append(buf, enc.Format, lv, value)
 			n++
 			if enc.Gzip && len(buf) >= zflush {
 				_, _ = zw.Write(buf) // into a bytes.Buffer: cannot fail

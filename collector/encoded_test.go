@@ -23,6 +23,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
@@ -44,9 +45,9 @@ type pair struct {
 
 func newPair(src ViewSource, others ...prometheus.Collector) *pair {
 	ref := prometheus.NewPedanticRegistry()
-	ref.MustRegister(append(others, NewVisitors(src, nil))...)
+	ref.MustRegister(append(others, NewAnalytics(src, nil))...)
 	cur := prometheus.NewPedanticRegistry()
-	cur.MustRegister(append(others, NewVisitorsStatus(src, nil))...)
+	cur.MustRegister(append(others, NewStatus(src, nil))...)
 	enc := NewEncoded(src, nil)
 	return &pair{
 		ref: promhttp.HandlerFor(ref, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true, Registry: ref}),
@@ -318,8 +319,8 @@ func TestEncodedOddPaths(t *testing.T) {
 		{Path: "/{braces},=commas# not a comment", Counts: visitors.Counts{Human: 4, AI: 4, Total: 7}},
 	}}
 	src := staticViews{
-		{Project: "docs", Window: "1d", Attempted: true, OK: true, LastSuccess: at, Interval: time.Hour, Data: odd},
-		{Project: `we"ird\proj`, Window: "7d", Attempted: true, OK: true, LastSuccess: at, Data: &visitors.Snapshot{At: at, Site: visitors.Counts{Human: 1, AI: 1, Total: 1}}},
+		{Project: "docs", Source: "visitors", Scope: "pages", Window: "1d", Attempted: true, OK: true, LastSuccess: at, Interval: time.Hour, Data: &sources.TrafficSnapshot{Snapshot: odd}},
+		{Project: `we"ird\proj`, Source: "visitors", Scope: "pages", Window: "7d", Attempted: true, OK: true, LastSuccess: at, Data: &sources.TrafficSnapshot{Snapshot: &visitors.Snapshot{At: at, Site: visitors.Counts{Human: 1, AI: 1, Total: 1}}}},
 		{Project: "empty", Window: "1d", Attempted: true, OK: false},
 	}
 	p := newPair(src)

@@ -24,6 +24,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
@@ -56,7 +57,7 @@ type harness struct {
 	client  *apiclient.Client
 	reg     *prometheus.Registry
 	sched   *refresh.Scheduler
-	v       *Visitors
+	v       *Analytics
 	metrics *httptest.Server
 	logs    *syncBuffer
 }
@@ -151,7 +152,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.sched.Close) // runs before h.api.Close, which waits for open requests
-	h.v = NewVisitors(h.sched, logger)
+	h.v = NewAnalytics(h.sched, logger)
 	h.reg.MustRegister(h.v)
 
 	h.metrics = httptest.NewServer(promhttp.HandlerFor(h.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
@@ -249,6 +250,16 @@ func (f families) get(name string, labels ...string) (float64, bool) {
 	want := map[string]string{}
 	for i := 0; i+1 < len(labels); i += 2 {
 		want[labels[i]] = labels[i+1]
+	}
+	// The status series carry the source and scope of the walk: the
+	// visitors' page walk unless the test names another.
+	if strings.HasPrefix(name, "mintlify_analytics_") {
+		if _, ok := want["source"]; !ok {
+			want["source"] = sources.NameVisitors
+		}
+		if _, ok := want["scope"]; !ok && !strings.HasPrefix(name, "mintlify_analytics_paths") {
+			want["scope"] = refresh.ScopePages
+		}
 	}
 	for _, m := range f[name].GetMetric() {
 		if len(m.GetLabel()) != len(want) {

@@ -1,162 +1,206 @@
-// Package collector turns unique visitor snapshots into Prometheus metrics.
-// It does no I/O: internal/refresh walks the API on the analytics budget's
+// Package collector turns analytics snapshots into Prometheus metrics. It
+// does no I/O: internal/refresh walks the API on the analytics budget's
 // plan and hands it finished snapshots; this package only reads them and
-// says how fresh they are. The mapping from a snapshot to samples is
-// exported, so that history backfills write the very same series.
+// says how fresh they are. The mapping from a snapshot to samples is each
+// source's own (internal/sources), so that history backfills write the
+// very same series.
 package collector
 
 import (
+	"cmp"
+
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // Label values of the traffic label.
 const (
-	TrafficHuman = "human"
-	TrafficAI    = "ai"
+	TrafficHuman = sources.TrafficHuman
+	TrafficAI    = sources.TrafficAI
 )
 
-// DataFamily is one metric family of visitor data, as exported live and as
-// written by a backfill.
-type DataFamily struct {
-	Name   string
-	Help   string
-	Labels []string
-	// page: one series per path; traffic: split by human and AI.
-	page, traffic bool
-	desc          *prometheus.Desc
-}
+// allFamilies are every source's data families, in the registry's order
+// (visitors first); a family's index here is its place in the exposition.
+var allFamilies = func() []*sources.Family {
+	var out []*sources.Family
+	for _, d := range sources.All() {
+		out = append(out, d.Families...)
+	}
+	return out
+}()
 
-func newDataFamily(name, help string, page, traffic bool) *DataFamily {
-	labels := []string{"project", "window"}
-	if page {
-		labels = append(labels, "path")
+// familyIndex finds a family's place in families.
+var familyIndex = func() map[*sources.Family]int {
+	m := make(map[*sources.Family]int, len(allFamilies))
+	for i, f := range allFamilies {
+		m[f] = i
 	}
-	if traffic {
-		labels = append(labels, "traffic")
-	}
-	return &DataFamily{Name: name, Help: help, Labels: labels, page: page, traffic: traffic,
-		desc: prometheus.NewDesc(name, help, labels, nil)}
+	return m
+}()
+
+// DataFamily is one family of unique visitor data, for the backfill, which
+// reads visitor snapshots.
+type DataFamily struct {
+	*sources.Family
 }
 
 // Samples calls emit once per sample of the family in snapshot s, with the
 // label values in the order of Labels.
 func (f *DataFamily) Samples(project, window string, s *visitors.Snapshot, emit func(value float64, labelValues ...string)) {
-	one := func(c visitors.Counts, lv ...string) {
-		if f.traffic {
-			emit(c.Human, append(lv, TrafficHuman)...)
-			emit(c.AI, append(lv, TrafficAI)...)
-			return
-		}
-		emit(c.Total, lv...)
-	}
-	if !f.page {
-		one(s.Site, project, window)
-		return
-	}
-	for i := range s.Paths {
-		p := &s.Paths[i]
-		one(p.Counts, project, window, p.Path)
-	}
+	f.Emit(&sources.TrafficSnapshot{Snapshot: s}, project, window, sources.Emit(emit))
 }
 
-var (
-	// DataFamilies are the visitor data families, site before page.
-	DataFamilies = []*DataFamily{
-		newDataFamily("mintlify_site_unique_visitors",
-			"Unique visitors of the whole site in the window, by traffic (human or ai), as the Mintlify API reports them. "+
-				"Unique visitors are not additive: do not sum across windows, and human + ai exceeds the deduplicated total "+
-				"(mintlify_site_unique_visitors_deduplicated) when visitors overlap.", false, true),
-		newDataFamily("mintlify_site_unique_visitors_deduplicated",
-			"The Mintlify API's site-wide unique visitor total for the window, deduplicated across human and AI traffic. "+
-				"It is the API's own total, never computed as a sum of the traffic series, and not additive across windows.", false, false),
-		newDataFamily("mintlify_page_unique_visitors",
-			"Unique visitors of one page in the window, by traffic (human or ai), as the Mintlify API reports them. "+
-				"Not additive: a visitor who reads several pages counts on each, so summing over path does not give the site count; "+
-				"do not sum across windows either.", true, true),
-		newDataFamily("mintlify_page_unique_visitors_deduplicated",
-			"The Mintlify API's unique visitor total of one page in the window, deduplicated across human and AI traffic. "+
-				"It is the API's own total, never computed as a sum, and not additive across paths or windows.", true, false),
+// DataFamilies are the visitor data families, site before page.
+var DataFamilies = func() []*DataFamily {
+	d, _ := sources.ByName(sources.NameVisitors)
+	out := make([]*DataFamily, len(d.Families))
+	for i, f := range d.Families {
+		out[i] = &DataFamily{f}
 	}
+	return out
+}()
 
-	refreshSuccessDesc = prometheus.NewDesc(
-		"mintlify_visitors_refresh_success",
-		"1 if the last refresh of visitors for this project and window from the Mintlify API succeeded, else 0 (also 0 until the first refresh has finished). "+
-			"After a failure the last good data stays exported until it is older than its planned interval plus the maximum staleness.",
-		[]string{"project", "window"}, nil)
-	lastRefreshDesc = prometheus.NewDesc(
-		"mintlify_visitors_last_refresh_timestamp_seconds",
-		"Unix time at which the last successful refresh of visitors for this project and window finished: the age of the data exported. "+
-			"Absent until the first success.",
-		[]string{"project", "window"}, nil)
-	refreshDurationDesc = prometheus.NewDesc(
-		"mintlify_visitors_refresh_duration_seconds",
-		"How long the last refresh of visitors for this project and window took (every page and retry), whether it succeeded or not.",
-		[]string{"project", "window"}, nil)
-	refreshIntervalDesc = prometheus.NewDesc(
-		"mintlify_visitors_refresh_interval_seconds",
-		"Planned interval between two refreshes of this project and window: what the analytics budget pays for, given the window's own "+
-			"interval, --visitors.cache-ttl and the requests one refresh takes. Absent for window=\"yesterday\", walked once a day.",
-		[]string{"project", "window"}, nil)
-	pathsDesc = prometheus.NewDesc(
-		"mintlify_visitors_paths",
-		"Paths exported for this project and window, after the path filters and the path cap.",
-		[]string{"project", "window"}, nil)
-	pathsDroppedDesc = prometheus.NewDesc(
-		"mintlify_visitors_paths_dropped",
-		"Paths the Mintlify API reported for this project and window that are not exported, left out by the path include/exclude filters or the path cap.",
-		[]string{"project", "window"}, nil)
+var (
+	statusLabels       = []string{"project", "source", "window", "scope"}
+	refreshSuccessDesc = prometheus.NewDesc("mintlify_analytics_refresh_success",
+		"1 if the last refresh of this project, source, window and scope succeeded, else 0.", statusLabels, nil)
+	lastRefreshDesc = prometheus.NewDesc("mintlify_analytics_last_refresh_timestamp_seconds",
+		"Unix time of the last successful refresh: the age of the data exported.", statusLabels, nil)
+	refreshDurationDesc = prometheus.NewDesc("mintlify_analytics_refresh_duration_seconds",
+		"How long the last refresh took, pages and retries included.", statusLabels, nil)
+	refreshIntervalDesc = prometheus.NewDesc("mintlify_analytics_refresh_interval_seconds",
+		"Planned interval between two refreshes, as the analytics budget pays for it.", statusLabels, nil)
+	pathsDesc = prometheus.NewDesc("mintlify_analytics_paths",
+		"Paths exported for this project, source and window, after the path filters and cap.", []string{"project", "source", "window"}, nil)
+	pathsDroppedDesc = prometheus.NewDesc("mintlify_analytics_paths_dropped",
+		"Paths the API reported that the path filters or cap left out.", []string{"project", "source", "window"}, nil)
 
 	statusDescs = []*prometheus.Desc{
 		refreshSuccessDesc, lastRefreshDesc, refreshDurationDesc, refreshIntervalDesc, pathsDesc, pathsDroppedDesc,
 	}
 )
 
-// ViewSource is what the collector reads; *refresh.Scheduler implements it.
+// ViewSource is what the collector reads; the refresh plans implement it.
 type ViewSource interface {
 	Views() []refresh.View
 }
 
-// Visitors is a prometheus.Collector exporting unique visitor counts from
-// the snapshots of a ViewSource.
-type Visitors struct {
+// export is one snapshot to export and which of its families.
+type export struct {
+	key  viewKey
+	snap sources.Snapshot
+	// fams are indexes into families.
+	fams []int
+}
+
+// exports decides which snapshot each family is exported from: page
+// families from the walk of every page; site families from the newer of
+// that walk and the site totals walk of the same window (planned more
+// often); families without a window once per project and source, from its
+// widest window. Every series is emitted once.
+func exports(views []refresh.View) []export {
+	type group struct{ pages, site *refresh.View }
+	groups := map[viewKey]*group{}
+	var order []viewKey
+	widest := map[[2]string]*refresh.View{}
+	for i := range views {
+		v := &views[i]
+		if v.Data == nil {
+			continue
+		}
+		k := viewKey{project: v.Project, source: v.Source, window: v.Window}
+		g := groups[k]
+		if g == nil {
+			g = &group{}
+			groups[k] = g
+			order = append(order, k)
+		}
+		if v.Scope == refresh.ScopeSite {
+			g.site = v
+			continue
+		}
+		g.pages = v
+		ps := [2]string{v.Project, v.Source}
+		if w := widest[ps]; w == nil || v.Data.Meta().DateFrom < w.Data.Meta().DateFrom {
+			widest[ps] = v
+		}
+	}
+	var out []export
+	for _, k := range order {
+		g := groups[k]
+		def, ok := sources.ByName(k.source)
+		if !ok {
+			continue
+		}
+		siteFrom := g.pages
+		if g.site != nil && (g.pages == nil || g.site.Data.Meta().At.After(g.pages.Data.Meta().At)) {
+			siteFrom = g.site
+		}
+		var pageFams, siteFams []int
+		for _, f := range def.Families {
+			switch {
+			case f.PerProject:
+				if g.pages != nil && widest[[2]string{k.project, k.source}] == g.pages {
+					pageFams = append(pageFams, familyIndex[f])
+				}
+			case f.Pages:
+				if g.pages != nil {
+					pageFams = append(pageFams, familyIndex[f])
+				}
+			case siteFrom == g.pages:
+				pageFams = append(pageFams, familyIndex[f])
+			default:
+				siteFams = append(siteFams, familyIndex[f])
+			}
+		}
+		if g.pages != nil && len(pageFams) > 0 {
+			out = append(out, export{key: k.with(refresh.ScopePages), snap: g.pages.Data, fams: pageFams})
+		}
+		if g.site != nil && len(siteFams) > 0 {
+			out = append(out, export{key: k.with(refresh.ScopeSite), snap: g.site.Data, fams: siteFams})
+		}
+	}
+	return out
+}
+
+// Analytics is a prometheus.Collector exporting the snapshots of a
+// ViewSource: their data, their refresh status, or both.
+type Analytics struct {
 	src    ViewSource
 	logger log.Logger
-	// status: the refresh status series; data: the DataFamilies.
+	// status: the refresh status series; data: the data families.
 	status, data bool
 }
 
-// NewVisitors returns a collector of src's snapshots: status and data.
-func NewVisitors(src ViewSource, logger log.Logger) *Visitors {
-	return newVisitors(src, logger, true, true)
+// NewAnalytics returns a collector of src's snapshots: status and data.
+func NewAnalytics(src ViewSource, logger log.Logger) *Analytics {
+	return newAnalytics(src, logger, true, true)
 }
 
-// NewVisitorsStatus returns a collector of the status series of src's
-// snapshots only, for a registry whose handler writes the data families
-// from an Encoded cache (internal/exposition).
-func NewVisitorsStatus(src ViewSource, logger log.Logger) *Visitors {
-	return newVisitors(src, logger, true, false)
+// NewStatus returns a collector of the status series of src's snapshots
+// only, for a registry whose handler writes the data families from an
+// Encoded cache (internal/exposition).
+func NewStatus(src ViewSource, logger log.Logger) *Analytics {
+	return newAnalytics(src, logger, true, false)
 }
 
-func newVisitors(src ViewSource, logger log.Logger, status, data bool) *Visitors {
-	if logger == nil {
-		logger = log.NewNopLogger()
-	}
-	return &Visitors{src: src, logger: logger, status: status, data: data}
+func newAnalytics(src ViewSource, logger log.Logger, status, data bool) *Analytics {
+	return &Analytics{src: src, logger: cmp.Or[log.Logger](logger, log.NewNopLogger()), status: status, data: data}
 }
 
 // Describe implements prometheus.Collector.
-func (v *Visitors) Describe(ch chan<- *prometheus.Desc) {
-	if v.data {
-		for _, f := range DataFamilies {
-			ch <- f.desc
+func (a *Analytics) Describe(ch chan<- *prometheus.Desc) {
+	if a.data {
+		for _, f := range allFamilies {
+			ch <- f.Desc()
 		}
 	}
-	if v.status {
+	if a.status {
 		for _, d := range statusDescs {
 			ch <- d
 		}
@@ -166,48 +210,51 @@ func (v *Visitors) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector. It only reads snapshots: no I/O,
 // no waiting on refreshes.
 //
-// Per project×window it always emits refresh_success, refresh_duration once
-// a refresh has finished, last_refresh_timestamp once one has succeeded
-// (omitted, not 0, before that: a 0 would read as a 56-year-old snapshot)
-// and the planned interval. The data series, paths and paths_dropped come
-// from the snapshot the source says to serve, and vanish together when
-// there is none.
-func (v *Visitors) Collect(ch chan<- prometheus.Metric) {
-	for _, view := range v.src.Views() {
-		p, w, s := view.Project, view.Window, view.Data
-		if v.status {
-			v.gauge(ch, refreshSuccessDesc, boolFloat(view.OK), p, w)
-			if view.Attempted {
-				v.gauge(ch, refreshDurationDesc, view.Duration.Seconds(), p, w)
+// Per project, source, window and scope it always emits refresh_success,
+// refresh_duration once a refresh has finished, last_refresh_timestamp
+// once one has succeeded (omitted, not 0, before that: a 0 would read as a
+// 56-year-old snapshot) and the planned interval. The data series come
+// from the snapshots the plan says to serve, and vanish with them.
+func (a *Analytics) Collect(ch chan<- prometheus.Metric) {
+	views := a.src.Views()
+	if a.status {
+		for _, v := range views {
+			lv := []string{v.Project, v.Source, v.Window, v.Scope}
+			a.gauge(ch, refreshSuccessDesc, boolFloat(v.OK), lv...)
+			if v.Attempted {
+				a.gauge(ch, refreshDurationDesc, v.Duration.Seconds(), lv...)
 			}
-			if view.Interval > 0 {
-				v.gauge(ch, refreshIntervalDesc, view.Interval.Seconds(), p, w)
+			if v.Interval > 0 {
+				a.gauge(ch, refreshIntervalDesc, v.Interval.Seconds(), lv...)
 			}
-			if !view.LastSuccess.IsZero() {
-				v.gauge(ch, lastRefreshDesc, float64(view.LastSuccess.UnixNano())/1e9, p, w)
+			if !v.LastSuccess.IsZero() {
+				a.gauge(ch, lastRefreshDesc, float64(v.LastSuccess.UnixNano())/1e9, lv...)
 			}
-			if s != nil {
-				v.gauge(ch, pathsDesc, float64(len(s.Paths)), p, w)
-				v.gauge(ch, pathsDroppedDesc, float64(s.Dropped), p, w)
+			if t, ok := v.Data.(*sources.TrafficSnapshot); ok && v.Scope == refresh.ScopePages && t.Paths != nil {
+				a.gauge(ch, pathsDesc, float64(len(t.Paths)), v.Project, v.Source, v.Window)
+				a.gauge(ch, pathsDroppedDesc, float64(t.Dropped), v.Project, v.Source, v.Window)
 			}
 		}
-		if s == nil || !v.data {
-			continue
-		}
-		for _, f := range DataFamilies {
-			f.Samples(p, w, s, func(value float64, lv ...string) { v.gauge(ch, f.desc, value, lv...) })
+	}
+	if !a.data {
+		return
+	}
+	for _, x := range exports(views) {
+		for _, i := range x.fams {
+			f := allFamilies[i]
+			f.Emit(x.snap, x.key.project, x.key.window, func(value float64, lv ...string) { a.gauge(ch, f.Desc(), value, lv...) })
 		}
 	}
 }
 
 // gauge emits one const gauge. Label values are valid UTF-8 by construction
-// (snapshots sanitise paths), so the error cannot happen; if it ever did,
+// (snapshots sanitise them), so the error cannot happen; if it ever did,
 // the series is skipped rather than panicking inside Gather or turning the
 // whole scrape into an error.
-func (v *Visitors) gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, val float64, labelValues ...string) {
+func (a *Analytics) gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, val float64, labelValues ...string) {
 	m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, val, labelValues...)
 	if err != nil {
-		level.Error(v.logger).Log("msg", "skipping invalid visitors series", "err", err)
+		level.Error(a.logger).Log("msg", "skipping invalid analytics series", "err", err)
 		return
 	}
 	ch <- m

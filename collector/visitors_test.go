@@ -26,6 +26,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -36,12 +37,12 @@ const (
 	siteVisitorsDedup = "mintlify_site_unique_visitors_deduplicated"
 	pageVisitors      = "mintlify_page_unique_visitors"
 	pageVisitorsDedup = "mintlify_page_unique_visitors_deduplicated"
-	refreshSuccess    = "mintlify_visitors_refresh_success"
-	lastRefresh       = "mintlify_visitors_last_refresh_timestamp_seconds"
-	refreshDuration   = "mintlify_visitors_refresh_duration_seconds"
-	refreshInterval   = "mintlify_visitors_refresh_interval_seconds"
-	pathsExported     = "mintlify_visitors_paths"
-	pathsDropped      = "mintlify_visitors_paths_dropped"
+	refreshSuccess    = "mintlify_analytics_refresh_success"
+	lastRefresh       = "mintlify_analytics_last_refresh_timestamp_seconds"
+	refreshDuration   = "mintlify_analytics_refresh_duration_seconds"
+	refreshInterval   = "mintlify_analytics_refresh_interval_seconds"
+	pathsExported     = "mintlify_analytics_paths"
+	pathsDropped      = "mintlify_analytics_paths_dropped"
 	apiRequests       = "mintlify_api_requests_total"
 )
 
@@ -280,7 +281,7 @@ func TestVisitorsRefreshInterval(t *testing.T) {
 		if i%2 == 0 {
 			h.refreshDue()
 		}
-		if status, body := h.scrapeBody(); status != http.StatusOK || !strings.Contains(body, `mintlify_visitors_paths{project="docs",window="1d"} 240`) {
+		if status, body := h.scrapeBody(); status != http.StatusOK || !strings.Contains(body, `mintlify_analytics_paths{project="docs",source="visitors",window="1d"} 240`) {
 			t.Fatalf("scrape %d: HTTP %d without the cached paths", i, status)
 		}
 	}
@@ -329,7 +330,7 @@ func TestVisitorsConcurrentRefreshes(t *testing.T) {
 					// each would only slow the test down).
 					for _, v := range h.sched.Views() {
 						if v.Project == "docs" && v.Window == "1d" && v.Data != nil {
-							paths[i] = len(v.Data.Paths)
+							paths[i] = len(v.Data.(*sources.TrafficSnapshot).Paths)
 						}
 					}
 				})
@@ -341,7 +342,7 @@ func TestVisitorsConcurrentRefreshes(t *testing.T) {
 					t.Errorf("caller %d: RefreshDue returned with %d paths to export, want %d", i, paths[i], tc.paths)
 				}
 			}
-			want := `mintlify_visitors_paths{project="docs",window="1d"} ` + strconv.Itoa(tc.paths) + "\n"
+			want := `mintlify_analytics_paths{project="docs",source="visitors",window="1d"} ` + strconv.Itoa(tc.paths) + "\n"
 			if status, body := h.scrapeBody(); status != http.StatusOK || !strings.Contains(body, want) {
 				t.Errorf("scrape: HTTP %d, want 200 with %q", status, want)
 			}
@@ -399,7 +400,7 @@ func TestVisitorsFaults(t *testing.T) {
 				t.Errorf("%s{code=%q} grew by %v, want %v", apiRequests, tc.code, v, tc.requests)
 			}
 			logs := h.logs.String()
-			if !regexp.MustCompile(`level=warn .*project=docs window=1d .*err=`).MatchString(logs) {
+			if !regexp.MustCompile(`level=warn .*project=docs source=visitors window=1d .*err=`).MatchString(logs) {
 				t.Errorf("no warning with project, window and error in the log:\n%s", logs)
 			}
 
@@ -696,8 +697,8 @@ func TestVisitorsDuplicatePath(t *testing.T) {
 	dup := first.Rows[249] // the fake repeats it at the top of page 2
 	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{DuplicatePath: true})
 	fams := h.scrape()
-	if !strings.Contains(h.logs.String(), "duplicate_rows=2") {
-		t.Fatalf("the fake sent no duplicates? log:\n%s", h.logs.String())
+	if got := h.fake.Requests(fakeapi.Visitors); got < 3 {
+		t.Fatalf("%d visitors requests: the fake sent no second page with a duplicate", got)
 	}
 	if n := fams.count(pageVisitorsDedup); n != 600 {
 		t.Errorf("%d %s series, want 600", n, pageVisitorsDedup)
@@ -973,9 +974,9 @@ func TestVisitorsInvalidLabelSkipped(t *testing.T) {
 	var logs syncBuffer
 	snap := &visitors.Snapshot{At: fixedNow, DateFrom: "2026-03-10", DateTo: "2026-03-11",
 		Paths: []visitors.PathCounts{{Path: "/ok", Counts: visitors.Counts{Human: 1, AI: 1, Total: 1}}}}
-	v := NewVisitors(staticViews{
-		{Project: "docs", Window: "1d", Attempted: true, OK: true, Interval: time.Minute, LastSuccess: fixedNow, Data: snap},
-		{Project: "bad\xff", Window: "1d", Attempted: true, OK: true, Interval: time.Minute, LastSuccess: fixedNow, Data: snap},
+	v := NewAnalytics(staticViews{
+		{Project: "docs", Source: "visitors", Scope: "pages", Window: "1d", Attempted: true, OK: true, Interval: time.Minute, LastSuccess: fixedNow, Data: &sources.TrafficSnapshot{Snapshot: snap}},
+		{Project: "bad\xff", Source: "visitors", Scope: "pages", Window: "1d", Attempted: true, OK: true, Interval: time.Minute, LastSuccess: fixedNow, Data: &sources.TrafficSnapshot{Snapshot: snap}},
 	}, log.NewLogfmtLogger(&logs))
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(v)
@@ -991,7 +992,7 @@ func TestVisitorsInvalidLabelSkipped(t *testing.T) {
 	if n := fams.count(refreshSuccess); n != 1 {
 		t.Errorf("%d refresh_success series, want 1 (the invalid project skipped)", n)
 	}
-	if !strings.Contains(logs.String(), "skipping invalid visitors series") {
+	if !strings.Contains(logs.String(), "skipping invalid analytics series") {
 		t.Errorf("no error logged:\n%s", logs.String())
 	}
 }

@@ -31,13 +31,56 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
     },
     {
       comment:: |||
-        Unique visitors now divided by the value at the same time a week earlier, per traffic class.
+        Unique visitors divided by their value a week earlier, per traffic class, in two kinds of series:
+        every live window but "yesterday" against the same time a week earlier (intra-day, so it needs a
+        week of live data: backfilled history holds whole days only); and window="yesterday", the last
+        whole day against the same weekday a week earlier, read with last_over_time over a day because a
+        day's settled value is a sample in the first hour of the next day (live, from 00:10 local) or at
+        its midnight (backfilled): that one works over backfilled history from the first day.
       |||,
       record: 'mintlify:site_unique_visitors:ratio_1w',
       expr: |||
-        mintlify_site_unique_visitors
-          /
-        (mintlify_site_unique_visitors offset 1w > 0)
+        (
+          mintlify_site_unique_visitors{window!="yesterday"}
+            /
+          (mintlify_site_unique_visitors{window!="yesterday"} offset 1w > 0)
+        )
+        or
+        (
+          last_over_time(mintlify_site_unique_visitors{window="yesterday"}[1d])
+            /
+          (last_over_time(mintlify_site_unique_visitors{window="yesterday"}[1d] offset 1w) > 0)
+        )
+      |||,
+    },
+    {
+      comment:: |||
+        Rise of the AI share since a week earlier (0..1 points), in the same two kinds of series as
+        mintlify:site_unique_visitors:ratio_1w: live windows against the same time a week earlier, and
+        window="yesterday", the last whole day against the same weekday a week earlier, computed from the
+        visitor series (recorded series do not exist for backfilled days).
+      |||,
+      record: 'mintlify:site_ai_share:change_1w',
+      expr: |||
+        (
+          mintlify:site_ai_share:ratio{window!="yesterday"}
+            -
+          mintlify:site_ai_share:ratio{window!="yesterday"} offset 1w
+        )
+        or
+        (
+          (
+            last_over_time(mintlify_site_unique_visitors{traffic="ai",window="yesterday"}[1d])
+              / ignoring (traffic)
+            (sum without (traffic) (last_over_time(mintlify_site_unique_visitors{traffic=~"human|ai",window="yesterday"}[1d])) > 0)
+          )
+          -
+          (
+            last_over_time(mintlify_site_unique_visitors{traffic="ai",window="yesterday"}[1d] offset 1w)
+              / ignoring (traffic)
+            (sum without (traffic) (last_over_time(mintlify_site_unique_visitors{traffic=~"human|ai",window="yesterday"}[1d] offset 1w)) > 0)
+          )
+        )
       |||,
     },
     {
@@ -324,18 +367,26 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
     },
     {
       comment:: |||
-        Known limitation (both visitors comparisons below): `offset 1w` is 168 absolute hours. With a
+        Both visitors comparisons below read mintlify:site_unique_visitors:ratio_1w's two kinds of series:
+        live windows at the same time a week earlier, and window="yesterday", whole days, which works
+        over backfilled history too (given the scrape target's job and instance labels:
+        --backfill.label).
+        Known limitation of the live windows: `offset 1w` is 168 absolute hours. With a
         --visitors.timezone that has daylight saving time, for a week after each clock change the hour
         around local midnight compares "today so far" across the wrong midnight (after clocks go
         forward, the first local hour is compared with almost a whole day a week earlier), so the 1d
         window can misfire; for: 30m limits that but does not remove it. Silence that hour or alert on
-        window 7d: RUNBOOK.md.
+        window yesterday or 7d: RUNBOOK.md.
       |||,
       alert: 'MintlifyHumanVisitorsDrop',
       expr: |||
         mintlify:site_unique_visitors:ratio_1w{traffic="human"} < %(humanVisitorsDropRatio)s # threshold
         and on (job, instance, project, window, traffic)
-        mintlify_site_unique_visitors{traffic="human"} offset 1w >= %(humanVisitorsDropMinVisitors)s # threshold
+        (
+          mintlify_site_unique_visitors{traffic="human",window!="yesterday"} offset 1w
+          or
+          last_over_time(mintlify_site_unique_visitors{traffic="human",window="yesterday"}[1d] offset 1w)
+        ) >= %(humanVisitorsDropMinVisitors)s # threshold
       ||| % t,
       'for': t.humanVisitorsDropFor,
       labels: { severity: 'warning' },
@@ -343,19 +394,25 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
         summary: 'Human visitors of the documentation dropped sharply compared with a week earlier.',
         description: oneLine(|||
           Human unique visitors of project {{ $labels.project }} (window {{ $labels.window }}) are at
-          {{ $value | humanizePercentage }} of their value at the same time a week earlier.
+          {{ $value | humanizePercentage }} of their value a week earlier (at the same time of day; for
+          window yesterday, on the same weekday).
         |||),
       },
     },
     {
       comment:: |||
-        Same daylight saving time limitation as MintlifyHumanVisitorsDrop (see the comment above it).
+        Same daylight saving time limitation as MintlifyHumanVisitorsDrop (see the comment above it), for
+        the live windows.
       |||,
       alert: 'MintlifyAITrafficShareSurge',
       expr: |||
-        (mintlify:site_ai_share:ratio - mintlify:site_ai_share:ratio offset 1w) > %(aiShareSurgePoints)s # threshold
+        mintlify:site_ai_share:change_1w > %(aiShareSurgePoints)s # threshold
         and on (job, instance, project, window)
-        sum without (traffic) (mintlify_site_unique_visitors{traffic=~"human|ai"}) >= %(aiShareSurgeMinVisitors)s # threshold
+        (
+          sum without (traffic) (mintlify_site_unique_visitors{traffic=~"human|ai",window!="yesterday"})
+          or
+          sum without (traffic) (last_over_time(mintlify_site_unique_visitors{traffic=~"human|ai",window="yesterday"}[1d]))
+        ) >= %(aiShareSurgeMinVisitors)s # threshold
       ||| % t,
       'for': t.aiShareSurgeFor,
       labels: { severity: 'info' },
@@ -363,8 +420,8 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
         summary: 'The share of AI traffic among visitors of the documentation surged compared with a week earlier.',
         description: oneLine(|||
           The AI share of unique visitors of project {{ $labels.project }} (window
-          {{ $labels.window }}) is {{ $value | humanizePercentage }} points higher than at the same time
-          a week earlier.
+          {{ $labels.window }}) is {{ $value | humanizePercentage }} points higher than a week earlier (at
+          the same time of day; for window yesterday, on the same weekday).
         |||),
       },
     },

@@ -22,9 +22,13 @@ name=chart-check
 
 helm=$(go_tool helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm "$HELM_VERSION" helm)
 
-"$helm" lint --strict "$chart"
+# The defaults alone lack a project and a key and must not render.
+if "$helm" template rel "$chart" >/dev/null 2>&1; then
+	fail "the chart renders without a project and a key"
+fi
+"$helm" lint --strict "$chart" -f "$chart/ci/sandbox-values.yaml"
 "$helm" lint --strict "$chart" -f "$values"
-"$helm" template rel "$chart" >/dev/null
+"$helm" template rel "$chart" -f "$chart/ci/sandbox-values.yaml" >/dev/null
 "$helm" template rel "$chart" -f "$values" >/dev/null
 
 work=$(mktemp -d)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
 )
 
@@ -205,11 +205,11 @@ func (c *Config) password() (string, error) {
 	if c.PasswordFile == "" {
 		return "", nil
 	}
-	data, err := config.ReadSecretFile(c.PasswordFile)
+	pw, err := secretfile.Read(c.PasswordFile, secretfile.MaxBytes)
 	if err != nil {
 		return "", fmt.Errorf("redis password file: %w", err)
 	}
-	return strings.TrimRight(string(data), "\r\n"), nil
+	return pw, nil
 }
 
 // Flags are the cluster settings from the command line.

@@ -117,7 +117,7 @@ func TestNewReadsSecretsAtOnce(t *testing.T) {
 		want string
 	}{
 		{"missing password file", func(c *cluster.Config) { c.PasswordFile = filepath.Join(dir, "missing") }, "password file"},
-		{"password file too large", func(c *cluster.Config) { c.PasswordFile = big }, "more than 4096 bytes"},
+		{"password file too large", func(c *cluster.Config) { c.PasswordFile = big }, "longer than 4096 bytes"},
 		{"CA file without PEM", func(c *cluster.Config) { c.TLS = cluster.TLSConfig{Enabled: true, CAFile: notPEM} }, "holds no PEM certificate"},
 		{"missing client certificate", func(c *cluster.Config) {
 			c.TLS = cluster.TLSConfig{Enabled: true, CertFile: filepath.Join(dir, "c"), KeyFile: filepath.Join(dir, "k")}

@@ -155,3 +155,13 @@ func (s *StateStore) Len() (int, error) {
 
 // Close does nothing: the Client belongs to the caller.
 func (s *StateStore) Close() error { return nil }
+
+// CheckFile is nil: there is no file that could be replaced under the
+// store.
+func (s *StateStore) CheckFile() error { return nil }
+
+// Replaced is false, for the same reason.
+func (s *StateStore) Replaced() bool { return false }
+
+// Stalled is false: every call to Redis ends within the client's timeout.
+func (s *StateStore) Stalled() bool { return false }

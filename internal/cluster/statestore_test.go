@@ -18,6 +18,9 @@ type stateStore interface {
 	ForEachIn(bucket string, fn func(key, value []byte) error) error
 	Len() (int, error)
 	Path() string
+	CheckFile() error
+	Replaced() bool
+	Stalled() bool
 	Close() error
 }
 

@@ -10,7 +10,6 @@ package config
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -19,6 +18,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -31,10 +33,7 @@ const (
 	// DefaultAPIKeyEnv is where the flag route reads the key when no key
 	// file is given.
 	DefaultAPIKeyEnv = "MINTLIFY_API_KEY"
-	// MaxSecretFileBytes bounds a key file: a key is a few dozen bytes,
-	// and a path such as /dev/zero must not be read until memory runs out.
-	MaxSecretFileBytes = 4096
-	maxBudget          = 100000
+	maxBudget        = 100000
 )
 
 // Config is what the exporter exports and with which keys.
@@ -60,9 +59,10 @@ type Organization struct {
 	origin string
 }
 
-// Project is one documentation project and how it is exported.
+// Project is one documentation project and how it is exported: its
+// windows, time zone, paths and analytics sources.
 type Project struct {
-	visitors.Project
+	refresh.Project
 	// Organization is the name of the organization whose key reads it.
 	Organization string
 	// AgentJobs: the gateway accepts agent jobs for it.
@@ -78,9 +78,9 @@ func (c *Config) Organization(name string) (*Organization, bool) {
 	return &c.Organizations[i], true
 }
 
-// ProjectsOf is the visitor configuration of the projects of organization org.
-func (c *Config) ProjectsOf(org string) []visitors.Project {
-	var out []visitors.Project
+// ProjectsOf is the plan's configuration of the projects of organization org.
+func (c *Config) ProjectsOf(org string) []refresh.Project {
+	var out []refresh.Project
 	for _, p := range c.Projects {
 		if p.Organization == org {
 			out = append(out, p.Project)
@@ -142,34 +142,7 @@ func (o *Organization) readKey(getenv func(string) string) (string, error) {
 		}
 		return key, nil
 	}
-	data, err := ReadSecretFile(o.APIKeyFile)
-	if err != nil {
-		return "", err
-	}
-	key := strings.TrimSpace(string(data))
-	if key == "" {
-		return "", fmt.Errorf("API key file %s is empty", o.APIKeyFile)
-	}
-	return key, nil
-}
-
-// ReadSecretFile reads a small secret file (an API key, a password): at
-// most MaxSecretFileBytes, so that a wrong path such as /dev/zero fails at
-// once instead of filling memory.
-func ReadSecretFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSecretFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > MaxSecretFileBytes {
-		return nil, fmt.Errorf("%s holds more than %d bytes: not a key file", path, MaxSecretFileBytes)
-	}
-	return data, nil
+	return secretfile.Read(o.APIKeyFile, secretfile.MaxBytes)
 }
 
 var orgName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
@@ -238,6 +211,21 @@ func OptionalRegexp(s string) (*regexp.Regexp, error) {
 		return nil, fmt.Errorf("invalid regular expression: %w", err)
 	}
 	return re, nil
+}
+
+// DefaultSources are the sources exported when a project names none, each
+// over the project's windows; topQueries opts into the searches' top
+// queries as labels.
+func DefaultSources(topQueries *int) []sources.Spec {
+	var out []sources.Spec
+	for _, name := range sources.Defaults() {
+		spec := sources.Spec{Name: name}
+		if name == sources.NameSearches && topQueries != nil {
+			spec.TopQueries = *topQueries
+		}
+		out = append(out, spec)
+	}
+	return out
 }
 
 // LedgerPath is where organization org's analytics ledger is kept, in dir

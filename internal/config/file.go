@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
 // The file's shape. Every key is spelled here; an unknown one is an error.
@@ -36,6 +38,15 @@ type fileProject struct {
 	Timezone     string    `yaml:"timezone"`
 	Paths        filePaths `yaml:"paths"`
 	AgentJobs    bool      `yaml:"agent_jobs"`
+	// Sources by name; left out: the default sources.
+	Sources map[string]*fileSource `yaml:"sources"`
+}
+
+type fileSource struct {
+	Windows       []string `yaml:"windows"`
+	TopQueries    *int     `yaml:"top_queries"`
+	TopCategories *int     `yaml:"top_categories"`
+	FeedbackPages *int     `yaml:"feedback_pages"`
 }
 
 type filePaths struct {
@@ -119,7 +130,7 @@ var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 // file's words.
 var typeNames = strings.NewReplacer(
 	"config.fileConfig", "the top level", "config.fileOrganization", "an organization",
-	"config.fileProject", "a project", "config.filePaths", "paths",
+	"config.fileProject", "a project", "config.filePaths", "paths", "config.fileSource", "a source",
 )
 
 func yamlProblems(file string, err error) Problems {
@@ -270,7 +281,60 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 			}
 			p.Paths.MaxPaths = *fp.Paths.Max
 		}
+		p.Sources = b.sources(key, fp, minInterval)
 		cfg.Projects = append(cfg.Projects, p)
 	}
 	return cfg
+}
+
+// sources reads a project's sources, in the registry's order; none given
+// are the default sources over the project's windows.
+func (b *builder) sources(key string, fp fileProject, minInterval time.Duration) []sources.Spec {
+	if fp.Sources == nil {
+		return DefaultSources(nil)
+	}
+	for name := range fp.Sources {
+		if _, ok := sources.ByName(name); !ok {
+			b.problem(key+".sources."+name, "unknown source %q (want one of %s)", name, strings.Join(sources.Names(), ", "))
+		}
+	}
+	var out []sources.Spec
+	for _, name := range sources.Names() {
+		fs, ok := fp.Sources[name]
+		if !ok {
+			continue
+		}
+		if fs == nil {
+			fs = &fileSource{}
+		}
+		k := key + ".sources." + name
+		spec := sources.Spec{Name: name}
+		if fs.Windows != nil {
+			var err error
+			if spec.Windows, err = ParseWindows(fs.Windows, minInterval); err != nil {
+				b.problem(k+".windows", "%v", err)
+			} else if len(spec.Windows) == 0 {
+				b.problem(k+".windows", "no window: leave the key out for the project's windows")
+			}
+		}
+		setting := func(field string, v *int, only string, lo, hi int, dst *int) {
+			switch {
+			case v == nil:
+			case name != only:
+				b.problem(k+"."+field, "only the %s source has %s", only, field)
+			case *v < lo || *v > hi:
+				b.problem(k+"."+field, "must be between %d and %d, got %d", lo, hi, *v)
+			default:
+				*dst = *v
+			}
+		}
+		setting("top_queries", fs.TopQueries, sources.NameSearches, 0, 1000, &spec.TopQueries)
+		setting("top_categories", fs.TopCategories, sources.NameAssistant, -1, 100, &spec.TopCategories)
+		setting("feedback_pages", fs.FeedbackPages, sources.NameFeedback, 1, 100, &spec.FeedbackPages)
+		out = append(out, spec)
+	}
+	if len(out) == 0 && len(fp.Sources) == 0 {
+		b.problem(key+".sources", "no source: leave the key out for the default sources")
+	}
+	return out
 }

@@ -2,12 +2,16 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -24,6 +28,8 @@ type Flags struct {
 	maxPaths *int
 	include  string
 	exclude  string
+	sources  []string
+	topQ     *int
 
 	// set records which per-organization or per-project flags the user
 	// gave, to refuse them beside --config.file.
@@ -52,6 +58,10 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	trackSet(app, "visitors.max-paths", f.set["--visitors.max-paths"])
 	track(app.Flag("visitors.path-include", "Only export paths matching this regular expression.")).StringVar(&f.include)
 	track(app.Flag("visitors.path-exclude", "Do not export paths matching this regular expression.")).StringVar(&f.exclude)
+	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(sources.Names(), ", ")+" (repeatable; default: "+strings.Join(sources.Defaults(), ", ")+"), each over the --visitors.window windows.")).StringsVar(&f.sources)
+	f.topQ = flagvalue.Int(app, "analytics.search-top-queries", "Export the N most searched queries with their text as a label (0: none; queries may hold personal data).", "0")
+	f.set["--analytics.search-top-queries"] = new(bool)
+	trackSet(app, "analytics.search-top-queries", f.set["--analytics.search-top-queries"])
 	return f
 }
 
@@ -76,7 +86,8 @@ func trackSet(app flagvalue.Flagger, name string, set *bool) {
 func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Config, error) {
 	if f.File != "" {
 		for _, name := range []string{"--mintlify.project", "--mintlify.api-key-file", "--mintlify.analytics-budget",
-			"--visitors.window", "--visitors.timezone", "--visitors.max-paths", "--visitors.path-include", "--visitors.path-exclude"} {
+			"--visitors.window", "--visitors.timezone", "--visitors.max-paths", "--visitors.path-include", "--visitors.path-exclude",
+			"--analytics.source", "--analytics.search-top-queries"} {
 			if *f.set[name] {
 				return nil, fmt.Errorf("%s: not with --config.file, which holds every organization's and project's settings", name)
 			}
@@ -109,6 +120,28 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 	if p.Paths.Exclude, err = OptionalRegexp(f.exclude); err != nil {
 		return nil, fmt.Errorf("--visitors.path-exclude: %w", err)
 	}
+	specs := DefaultSources(f.topQ)
+	if len(f.sources) > 0 {
+		specs = nil
+		for _, name := range sources.Names() { // the registry's order, each once
+			if slices.Contains(f.sources, name) {
+				specs = append(specs, sources.Spec{Name: name})
+			}
+		}
+		for _, name := range f.sources {
+			if _, ok := sources.ByName(name); !ok {
+				return nil, fmt.Errorf("--analytics.source: unknown source %q (want one of %s)", name, strings.Join(sources.Names(), ", "))
+			}
+		}
+		for i := range specs {
+			if specs[i].Name == sources.NameSearches {
+				specs[i].TopQueries = *f.topQ
+			}
+		}
+	}
+	if *f.topQ < 0 || *f.topQ > 1000 {
+		return nil, fmt.Errorf("--analytics.search-top-queries: must be between 0 and 1000, got %d", *f.topQ)
+	}
 	cfg := &Config{Organizations: []Organization{org}}
 	seen := map[string]bool{}
 	ids := f.projects
@@ -125,7 +158,7 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 		seen[id] = true
 		q := p
 		q.ID = id
-		cfg.Projects = append(cfg.Projects, Project{Project: q, Organization: org.Name, AgentJobs: true})
+		cfg.Projects = append(cfg.Projects, Project{Project: refresh.Project{Project: q, Sources: specs}, Organization: org.Name, AgentJobs: true})
 	}
 	return cfg, nil
 }

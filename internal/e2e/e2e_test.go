@@ -175,7 +175,7 @@ func TestEndToEnd(t *testing.T) {
 	})
 	wantRefreshed := len(projects) * 2 // windows 1d and 7d
 	eventually(t, "visitors refreshed for every project and window", 30*time.Second, 250*time.Millisecond, procs,
-		expectCount(api, `mintlify_visitors_refresh_success == 1`, wantRefreshed))
+		expectCount(api, `mintlify_analytics_refresh_success{source="visitors",scope="pages"} == 1`, wantRefreshed))
 
 	// 6. Agent jobs through the gateway: one fails, one opens a pull request.
 	failedID := submitJob(t, exporterURL, jobProject, "Rewrite the quickstart #fake:fail:2s")
@@ -237,7 +237,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Logf("cleared the fault at %s; %s resolves about %s later, %s about %s after the job failed", clearedAt.Format(time.TimeOnly),
 		keyRejectedAlert, keyWindow, jobFailedAlert, jobFailedWindow)
 	eventually(t, "visitors refresh recovered", 15*time.Second, 250*time.Millisecond, procs,
-		expectCount(api, `mintlify_visitors_refresh_success == 1`, wantRefreshed))
+		expectCount(api, `mintlify_analytics_refresh_success{source="visitors",scope="pages"} == 1`, wantRefreshed))
 	waitAlert(t, hook, "resolved", jobAlertLabels, jobFailedWindow+45*time.Second, procs)
 	resolved := waitAlert(t, hook, "resolved", keyAlertLabels, keyWindow+45*time.Second, procs)
 	if resolved.EndsAt.Before(clearedAt) {

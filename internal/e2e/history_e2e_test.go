@@ -2,20 +2,27 @@
 
 package e2e
 
-// TestDailyHistory checks the Daily row of the visitors dashboard against
-// history: 30 days backfilled with `mintlify_exporter backfill` and turned
-// into blocks by promtool, plus a live exporter that serves the settled
-// numbers of yesterday (window="yesterday"), all read by Debian's
-// Prometheus. Every bar must be the fake API's number for that local day.
+// The history checks: backfilled days read through the Daily panels of the
+// visitors dashboard, the README's week-over-week query of whole days and
+// the week-over-week recording rules, on Debian's Prometheus, each against
+// the fake API's number for that local day.
 //
-// The test runs in the Etc/GMT±N zone where it is now between 00:00 and
-// 01:00, the hour in which the live exporter exports yesterday's settled
-// numbers, so that yesterday is both backfilled and served live.
+// TestHistoryAtAnyHour runs them at chosen clock times (a fake API whose
+// clock and time zone the test sets, reached by the backfill through
+// --mintlify.api-url), every hour class of a UTC day included, the 22:00
+// to 24:00 UTC that once failed among them, into one Prometheus.
+// TestDailyHistory runs them now, on the sandbox, with a live exporter
+// serving the settled numbers of yesterday beside the backfill: it runs in
+// the Etc/GMT±N zone where it is now between 00:00 and 01:00, the hour in
+// which the live exporter exports yesterday (window="yesterday"), so that
+// yesterday is both backfilled and served live.
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -32,12 +39,14 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/dashboards"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 const (
 	historyProject = "acme-docs"
 	historyDays    = 30
 	day            = 24 * time.Hour
+	historyKey     = "mint_e2e_history"
 )
 
 // localMidnightZone returns the Etc/GMT±N zone in which now is between 00:00
@@ -59,42 +68,27 @@ func localMidnightZone(now time.Time) (string, int) {
 	}
 }
 
-// span is an expected value: exact (lo == hi) for a day the fake API has
-// finished, a range for one it still counts (see TestDailyHistory).
-type span struct{ lo, hi float64 }
-
-func (s span) add(o span) span { return span{s.lo + o.lo, s.hi + o.hi} }
-
-func (s span) holds(v float64) bool {
-	tol := 1e-9 * math.Max(1, math.Abs(s.hi))
-	return v >= s.lo-tol && v <= s.hi+tol
-}
-
-func (s span) String() string {
-	if s.lo == s.hi {
-		return strconv.FormatFloat(s.lo, 'f', -1, 64)
-	}
-	return fmt.Sprintf("[%g, %g]", s.lo, s.hi)
-}
-
 // dayNumbers is what the fake API answers for one day of a project.
 type dayNumbers struct {
 	human, ai, total float64
 	pages            map[string]float64 // path -> deduplicated unique visitors
 }
 
-// fakeDay asks a fake API like the sandbox's (default 300 paths) for one
-// date, dateFrom=date and dateTo=date+1, as of at: the site totals and every
-// page, through its HTTP handler.
-func fakeDay(t *testing.T, date time.Time, at time.Time) dayNumbers {
+// fakeDay asks a fake API like the sandbox's (default 300 paths, its day
+// ending at midnight in loc, as the sandbox's in --visitors.timezone) for
+// one date of project, dateFrom=date and dateTo=date+1, as of at: the site
+// totals and every page, through its HTTP handler. (It once asked a fake
+// whose days ended at UTC midnight: between 22:00 and 24:00 UTC, in UTC+2
+// or UTC+1, its "yesterday" was not over, the sandbox's was.)
+func fakeDay(t *testing.T, project string, date time.Time, loc *time.Location, at time.Time) dayNumbers {
 	t.Helper()
-	fake := fakeapi.New(fakeapi.Options{Projects: projects, Now: func() time.Time { return at }})
+	fake := fakeapi.New(fakeapi.Options{Now: func() time.Time { return at }, Location: loc})
 	out := dayNumbers{pages: map[string]float64{}}
 	for offset := 0; ; offset += 250 {
 		q := fmt.Sprintf("/v1/analytics/%s/visitors?dateFrom=%s&dateTo=%s&limit=250&offset=%d",
-			historyProject, date.Format(time.DateOnly), date.AddDate(0, 0, 1).Format(time.DateOnly), offset)
+			project, date.Format(time.DateOnly), date.AddDate(0, 0, 1).Format(time.DateOnly), offset)
 		req := httptest.NewRequest(http.MethodGet, q, nil)
-		req.Header.Set("Authorization", "Bearer mint_e2e_history")
+		req.Header.Set("Authorization", "Bearer "+historyKey)
 		rec := httptest.NewRecorder()
 		fake.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
@@ -121,346 +115,119 @@ func fakeDay(t *testing.T, date time.Time, at time.Time) dayNumbers {
 		}
 	}
 	// The site totals must be the numbers fakeapi.DayCounts documents.
-	h, a, tot := fakeapi.New(fakeapi.Options{Projects: projects}).DayCounts(historyProject, date, at)
+	h, a, tot := fakeapi.New(fakeapi.Options{Location: loc}).DayCounts(project, date, at)
 	if float64(h) != out.human || float64(a) != out.ai || float64(tot) != out.total {
 		t.Fatalf("fake API %s: totals %v/%v/%v, DayCounts says %d/%d/%d", date.Format(time.DateOnly), out.human, out.ai, out.total, h, a, tot)
 	}
 	return out
 }
 
-// dayRange combines a day's numbers at two times into spans.
-type dayRange struct{ lo, hi dayNumbers }
+// history is one project's backfilled days, as of a time "now" (between
+// 00:00 and 01:00 in its zone), and what the fake API says of each.
+type history struct {
+	project, zone string
+	H             int // UTC offset of zone, in hours
+	loc           *time.Location
+	now           time.Time
+	days          []time.Time // local dates as UTC midnights: also each day's 1d step
+	want          map[time.Time]dayNumbers
+	// job and instance labels given to the backfill.
+	job, instance string
+}
 
-func (d dayRange) get(f func(dayNumbers) float64) span { return span{f(d.lo), f(d.hi)} }
-
-func TestDailyHistory(t *testing.T) {
-	began := time.Now()
-	promBin := lookTool(t, "prometheus", "prometheus")
-	promtool := testutil.Promtool(t)
-
-	bin, err := testutil.BuildExporter(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The live exporter serves yesterday only until 01:00 local: leave the
-	// test (some 15 seconds from here) at least 2 minutes of it, or wait for
-	// the next hour, the first of the next zone west.
-	if now := time.Now(); now.Minute() >= 58 {
-		wait := now.Truncate(time.Hour).Add(time.Hour + 5*time.Second).Sub(now)
-		t.Logf("%s: waiting %s for the next local midnight of an Etc/GMT zone", now.UTC().Format(time.TimeOnly), wait.Round(time.Second))
-		time.Sleep(wait)
-	}
-	start := time.Now()
-	zone, H := localMidnightZone(start)
+func newHistory(t *testing.T, project string, now time.Time, job, instance string) *history {
+	t.Helper()
+	zone, H := localMidnightZone(now)
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := start.In(loc)
+	local := now.In(loc)
 	if local.Hour() != 0 {
 		t.Fatalf("%s: local time %s is not in the first hour of the day", zone, local)
 	}
-	dayOffset := fmt.Sprintf("-%dh", 25-H) // -(25h - H)
-	today := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, time.UTC)
-	yesterday := today.AddDate(0, 0, -1)
-	first := yesterday.AddDate(0, 0, -(historyDays - 1))
-	var days []time.Time // local dates as UTC midnights: also each day's 1d step
-	for d := first; !d.After(yesterday); d = d.AddDate(0, 0, 1) {
-		days = append(days, d)
+	h := &history{project: project, zone: zone, H: H, loc: loc, now: now, want: map[time.Time]dayNumbers{}, job: job, instance: instance}
+	yesterday := time.Date(local.Year(), local.Month(), local.Day()-1, 0, 0, 0, 0, time.UTC)
+	for d := yesterday.AddDate(0, 0, -(historyDays - 1)); !d.After(yesterday); d = d.AddDate(0, 0, 1) {
+		h.days = append(h.days, d)
+		// A day the fake has finished reads the same at any later time.
+		h.want[d] = fakeDay(t, project, d, loc, now)
 	}
-	t.Logf("zone %s (UTC%+d), local time %s, day_offset %s, days %s to %s",
-		zone, H, local.Format(time.DateTime), dayOffset, first.Format(time.DateOnly), yesterday.Format(time.DateOnly))
+	return h
+}
 
-	// 1. The backfill, and its blocks in a fresh data directory.
-	dir := t.TempDir()
-	omFile, dataDir := filepath.Join(dir, "history.om"), filepath.Join(dir, "data")
-	beforeBackfill := time.Now()
-	backfill := exec.Command(bin, "backfill", "--mintlify.sandbox", "--mintlify.project="+historyProject,
-		"--visitors.timezone="+zone, "--from="+first.Format(time.DateOnly), "--to="+yesterday.Format(time.DateOnly),
-		"--output="+omFile)
-	if out, err := backfill.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(backfill.Args, " "), err, out)
+func (h *history) first() time.Time     { return h.days[0] }
+func (h *history) yesterday() time.Time { return h.days[len(h.days)-1] }
+
+// backfillArgs are the backfill command's arguments for h.
+func (h *history) backfillArgs() []string {
+	return []string{"backfill", "--mintlify.project=" + h.project, "--visitors.timezone=" + h.zone,
+		"--from=" + h.first().Format(time.DateOnly), "--to=" + h.yesterday().Format(time.DateOnly),
+		"--backfill.label=job=" + h.job, "--backfill.label=instance=" + h.instance}
+}
+
+func runBackfill(t *testing.T, bin string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
-	t.Logf("backfilled %d days in %s", historyDays, time.Since(beforeBackfill).Round(100*time.Millisecond))
-	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", omFile, dataDir).CombinedOutput(); err != nil {
-		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "backfill: done: ") || !strings.Contains(last, "; next: ") {
+		t.Errorf("the backfill's last line does not say where the output is and what to run next: %q", last)
 	}
+	return string(out)
+}
 
-	// 2. The live exporter: its final-day walk starts at once (delay 0s).
-	exporterAddr := testutil.FreeAddr(t)
-	exporter := startProc(t, "exporter", bin, []string{
-		"--web.listen-address=" + exporterAddr,
-		"--mintlify.sandbox",
-		"--mintlify.project=" + historyProject,
-		"--visitors.timezone=" + zone,
-		"--visitors.final-day-delay=0s",
-	}, nil)
-
-	// 3. Prometheus on the backfilled data, scraping the live exporter every
-	// 5s. The live window="1d" series are dropped: the sandbox counts a day
-	// as the fake API's UTC day, so at 00:30 local in Etc/GMT+12 its "today
-	// so far" already holds 12.5 hours of traffic and can top a quiet
-	// yesterday, which the real first hour of a day never does. Without it,
-	// window="1d" is the backfilled data alone.
-	promAddr := testutil.FreeAddr(t)
-	promDir := t.TempDir()
-	writeFile(t, filepath.Join(promDir, "prometheus.yml"), fmt.Appendf(nil, `global:
-  scrape_interval: 5s
-  evaluation_interval: 5s
-rule_files:
-  - %q
-scrape_configs:
-  - job_name: %s
-    static_configs:
-      - targets: [%q]
-    metric_relabel_configs:
-      - source_labels: [__name__, window]
-        regex: 'mintlify_(site|page)_unique_visitors(_deduplicated)?;1d'
-        action: drop
-`, alerts.RulesPath(), scrapeJob, exporterAddr))
-	prom := startProc(t, "prometheus", promBin, []string{
-		"--config.file=" + filepath.Join(promDir, "prometheus.yml"),
-		"--storage.tsdb.path=" + dataDir,
-		"--storage.tsdb.retention.time=400d", // the default 15d would delete half the history
-		"--web.listen-address=" + promAddr,
-	}, nil)
-	procs := []*proc{exporter, prom}
-	waitReady(t, "http://"+promAddr+"/-/ready", procs)
-	api := promAPI{base: "http://" + promAddr}
-
-	paths := len(fakeDay(t, yesterday, start).pages)
-	eventually(t, `live window="yesterday" scraped, site and every page`, 60*time.Second, time.Second, procs, func() error {
-		for q, want := range map[string]int{
-			`count(mintlify_site_unique_visitors{window="yesterday"})`:              2,
-			`count(mintlify_site_unique_visitors_deduplicated{window="yesterday"})`: 1,
-			`count(mintlify_page_unique_visitors_deduplicated{window="yesterday"})`: paths,
-		} {
-			r, err := api.query(q, time.Now())
-			if err != nil {
-				return err
-			}
-			if got := scalarOf(r); got != float64(want) {
-				return fmt.Errorf("%s = %v, want %d", q, got, want)
-			}
-		}
-		return nil
-	})
-	afterLive := time.Now()
-	if l := afterLive.In(loc); l.Hour() != 0 {
-		t.Fatalf("local time %s: past the hour in which yesterday is exported", l)
-	}
-
-	// Expected numbers. A finished (UTC) day of the fake reads the same at
-	// any later time. The fake counts local date D as its UTC day D: east
-	// of UTC (H > 0) local yesterday is not over there yet, and its numbers
-	// still grow, so yesterday is a range: from before the backfill to after
-	// the live walk.
-	want := map[time.Time]dayRange{}
-	for _, d := range days {
-		n := fakeDay(t, d, start)
-		want[d] = dayRange{n, n}
-	}
-	settled := !yesterday.Add(day).After(beforeBackfill)
-	if !settled {
-		want[yesterday] = dayRange{fakeDay(t, yesterday, beforeBackfill), fakeDay(t, yesterday, afterLive)}
-		t.Logf("UTC%+d: the fake API has not finished %s (its UTC day) yet: checking that day against a range", H, yesterday.Format(time.DateOnly))
-	}
-
-	// 4. The Daily panels, their variables filled in as Grafana would.
-	ds, err := dashboards.Load(dashboards.Dir())
+// TestHistoryAtAnyHour backfills 30 days as of chosen times spread over a
+// UTC day, from a fake API at that time, as TSDB blocks written by the
+// exporter, and checks each history in one Prometheus.
+func TestHistoryAtAnyHour(t *testing.T) {
+	promBin := lookTool(t, "prometheus", "prometheus")
+	bin, err := testutil.BuildExporter(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars, err := dashboardVars(api, "visitors.json", ds["visitors.json"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	vars[dashboards.DayOffsetVariable] = dayOffset
-	vars["__range"], vars["__range_s"], vars["__range_ms"] = "30d", "2592000", "2592000000"
-	t.Logf("variables %v", vars)
-	queries, err := dashboards.Queries(dashboards.Dir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	panel := func(title string) string {
-		for _, q := range queries {
-			if q.File == "visitors.json" && q.Panel == title {
-				return dashboards.Expand(q.Expr, vars)
-			}
-		}
-		t.Fatalf("visitors.json: no panel %q", title)
-		return ""
-	}
-	// Grafana's 1d steps over the 30 days: the UTC midnight of each day.
-	rangeStart, rangeEnd := first, yesterday
-	daily := func(name, expr string, labels func(map[string]string) string) map[string]map[time.Time]float64 {
-		r, err := api.queryRange(expr, rangeStart, rangeEnd, day)
+	dataDir := t.TempDir()
+	// Two days back, so that every chosen day is over here in every zone.
+	base := time.Now().UTC().Truncate(day).Add(-2 * day)
+	var runs []*history
+	for _, hm := range []time.Duration{30 * time.Minute, 5*time.Hour + 30*time.Minute, 11*time.Hour + 59*time.Minute,
+		12*time.Hour + 30*time.Minute, 21*time.Hour + 30*time.Minute, 22*time.Hour + 10*time.Minute, 23*time.Hour + 45*time.Minute} {
+		now := base.Add(hm)
+		h := newHistory(t, "at-"+now.Format("1504"), now, scrapeJob, "history:9871")
+		fake := fakeapi.New(fakeapi.Options{APIKey: historyKey, Now: func() time.Time { return now }, Location: h.loc})
+		srv := httptest.NewServer(fake)
+		blocks := filepath.Join(t.TempDir(), "blocks")
+		runBackfill(t, bin, []string{"MINTLIFY_API_KEY=" + historyKey}, append(h.backfillArgs(), "--mintlify.api-url="+srv.URL,
+			"--mintlify.analytics-budget=1000", "--output.format=blocks", "--output="+blocks)...)
+		srv.Close()
+		entries, err := os.ReadDir(blocks)
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatal(err)
 		}
-		out := map[string]map[time.Time]float64{}
-		for _, s := range r.Series {
-			k := labels(s.Metric)
-			out[k] = map[time.Time]float64{}
-			for _, v := range s.Values {
-				ts, val := pointOf(t, v)
-				out[k][ts] = val
+		if len(entries) < 1 || len(entries) > 3 {
+			t.Errorf("%s: %d blocks for 30 days, want 1 to 3", h.project, len(entries))
+		}
+		for _, e := range entries {
+			if err := os.Rename(filepath.Join(blocks, e.Name()), filepath.Join(dataDir, e.Name())); err != nil {
+				t.Fatal(err)
 			}
 		}
-		return out
-	}
-	check := func(name string, got map[time.Time]float64, want func(d time.Time) (span, bool)) {
-		t.Helper()
-		n := 0
-		for _, d := range days {
-			w, ok := want(d)
-			v, have := got[d]
-			switch {
-			case !ok && have:
-				t.Errorf("%s %s: %v, want no value", name, d.Format(time.DateOnly), v)
-			case ok && !have:
-				t.Errorf("%s %s: no value, want %s", name, d.Format(time.DateOnly), w)
-			case ok && !w.holds(v):
-				t.Errorf("%s %s: %v, want %s", name, d.Format(time.DateOnly), v, w)
-			case ok:
-				n++
-			}
-		}
-		for ts := range got {
-			if !slices.Contains(days, ts) {
-				t.Errorf("%s: value at %s, which is no step of the range", name, ts.UTC())
-			}
-		}
-		t.Logf("%s: %d days as the fake API says", name, n)
-	}
-	byTraffic := func(m map[string]string) string { return m["project"] + "/" + m["traffic"] }
-	byProject := func(m map[string]string) string { return m["project"] }
-	onlyProject := func(name string, got map[string]map[time.Time]float64, keys ...string) {
-		t.Helper()
-		var have []string
-		for k := range got {
-			have = append(have, k)
-		}
-		slices.Sort(have)
-		slices.Sort(keys)
-		if !slices.Equal(have, keys) {
-			t.Fatalf("%s: series %v, want %v", name, have, keys)
-		}
-	}
-	always := func(f func(d time.Time) span) func(time.Time) (span, bool) {
-		return func(d time.Time) (span, bool) { return f(d), true }
+		t.Logf("%s: now %s, zone %s (UTC%+d), days %s to %s", h.project, now.Format(time.DateTime), h.zone, h.H,
+			h.first().Format(time.DateOnly), h.yesterday().Format(time.DateOnly))
+		runs = append(runs, h)
 	}
 
-	// a) human and AI.
-	title := "Daily unique visitors, human and AI"
-	got := daily(title, panel(title), byTraffic)
-	onlyProject(title, got, historyProject+"/human", historyProject+"/ai")
-	check(title+", human", got[historyProject+"/human"], always(func(d time.Time) span {
-		return want[d].get(func(n dayNumbers) float64 { return n.human })
-	}))
-	check(title+", AI", got[historyProject+"/ai"], always(func(d time.Time) span {
-		return want[d].get(func(n dayNumbers) float64 { return n.ai })
-	}))
-
-	// b) deduplicated.
-	title = "Daily unique visitors, deduplicated"
-	total := func(d time.Time) span { return want[d].get(func(n dayNumbers) float64 { return n.total }) }
-	got = daily(title, panel(title), byProject)
-	onlyProject(title, got, historyProject)
-	check(title, got[historyProject], always(total))
-
-	// c), d) against 7 and 28 days earlier, for each day whose earlier day is
-	// in the range too (always a finished day, so the ratio's range is the
-	// numerator's).
-	for _, c := range []struct {
-		title string
-		back  int
-	}{{"Daily visitors, week over week", 7}, {"Daily visitors, 4 weeks over 4 weeks", 28}} {
-		got = daily(c.title, panel(c.title), byProject)
-		onlyProject(c.title, got, historyProject)
-		check(c.title, got[historyProject], func(d time.Time) (span, bool) {
-			earlier := d.AddDate(0, 0, -c.back)
-			if earlier.Before(first) {
-				return span{}, false
-			}
-			now, then := total(d), total(earlier)
-			if then.lo != then.hi {
-				t.Fatalf("%s: %s is not a finished day", c.title, earlier.Format(time.DateOnly))
-			}
-			return span{now.lo / then.lo, now.hi / then.lo}, true
+	_, api := startHistoryProm(t, promBin, dataDir, []byte("global:\n  evaluation_interval: 5s\n"), nil)
+	for _, h := range runs {
+		t.Run(h.project, func(t *testing.T) {
+			vars := map[string]string{"job": h.job, "instance": h.instance, "project": h.project}
+			checkHistory(t, api, h, vars)
 		})
 	}
-
-	// e) top pages by visitor-days: an instant query at noon UTC after the
-	// last day's step, so that [$__range:1d] (30d) holds the 30 days' steps.
-	title = "Top pages by visitor-days"
-	sums := map[string]span{}
-	for _, d := range days {
-		for p := range want[d].hi.pages {
-			sums[p] = sums[p].add(span{want[d].lo.pages[p], want[d].hi.pages[p]})
-		}
-	}
-	ranked := make([]string, 0, len(sums))
-	for p := range sums {
-		ranked = append(ranked, p)
-	}
-	slices.SortFunc(ranked, func(a, b string) int { return cmp.Or(cmp.Compare(sums[b].lo, sums[a].lo), strings.Compare(a, b)) })
-	r, err := api.query(panel(title), yesterday.Add(12*time.Hour))
-	if err != nil {
-		t.Fatalf("%s: %v", title, err)
-	}
-	if len(r.Series) != 10 {
-		t.Fatalf("%s: %d rows, want 10", title, len(r.Series))
-	}
-	var lowest float64 = math.Inf(1)
-	returned := map[string]bool{}
-	for _, s := range r.Series {
-		p := s.Metric["path"]
-		_, v := pointOf(t, s.Value)
-		returned[p] = true
-		lowest = math.Min(lowest, v)
-		if s.Metric["project"] != historyProject || !sums[p].holds(v) {
-			t.Errorf("%s: %v = %v, want project %s and %s visitor-days", title, s.Metric, v, historyProject, sums[p])
-		}
-	}
-	for _, p := range ranked {
-		if !returned[p] && sums[p].lo > lowest {
-			t.Errorf("%s: %s has %s visitor-days, more than the table's lowest (%v), and is not in it", title, p, sums[p], lowest)
-		}
-	}
-	t.Logf("%s: %v (expected top 3: %s %s, %s %s, %s %s)", title, len(r.Series), ranked[0], sums[ranked[0]], ranked[1], sums[ranked[1]], ranked[2], sums[ranked[2]])
-
-	// 5. Yesterday, served live and backfilled, reads the same from either
-	// source alone and through the panel. One step at yesterday's UTC
-	// midnight, as in the panel.
-	dedup := func(window string) string {
-		return strings.Replace(panel("Daily unique visitors, deduplicated"), `window=~"1d|yesterday"`, `window=~"`+window+`"`, 1)
-	}
-	read := func(expr string) float64 {
-		r, err := api.queryRange(expr, yesterday, yesterday, day)
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-		if len(r.Series) != 1 || len(r.Series[0].Values) != 1 {
-			t.Fatalf("%s: %d series, want one with one value: %+v", expr, len(r.Series), r.Series)
-		}
-		_, v := pointOf(t, r.Series[0].Values[0])
-		return v
-	}
-	backfilled, live, both := read(dedup("1d")), read(dedup("yesterday")), read(dedup("1d|yesterday"))
-	t.Logf("%s deduplicated: backfilled %v, live yesterday %v, panel %v", yesterday.Format(time.DateOnly), backfilled, live, both)
-	if settled {
-		if backfilled != live || both != live || !total(yesterday).holds(live) {
-			t.Errorf("%s: backfilled %v, live yesterday %v, panel %v: want all %s", yesterday.Format(time.DateOnly), backfilled, live, both, total(yesterday))
-		}
-	} else {
-		// Not over in the fake's UTC day: the live walk came later and saw more.
-		if !(backfilled <= live) || both != live || !total(yesterday).holds(backfilled) || !total(yesterday).holds(live) {
-			t.Errorf("%s: backfilled %v, live yesterday %v, panel %v: want backfilled <= live = panel, both in %s", yesterday.Format(time.DateOnly), backfilled, live, both, total(yesterday))
-		}
-	}
-	t.Logf("done in %s (%s after the wait)", time.Since(began).Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
-	_ = os.Remove(omFile)
 }
 
 // scalarOf returns the single value of an instant query, NaN when there is none.
@@ -506,4 +273,379 @@ func TestLocalMidnightZone(t *testing.T) {
 			t.Errorf("%02d:30Z: %s (UTC%+d) reads %s, offset %ds", h, zone, H, l.Format(time.TimeOnly), off)
 		}
 	}
+}
+
+// TestDailyHistory backfills the 30 days up to yesterday from the sandbox
+// (OpenMetrics through promtool: the other route), runs a live exporter on
+// the sandbox in the same zone beside it, and checks the history, the live
+// settled yesterday, and the week-over-week rules Prometheus records from
+// the two together.
+func TestDailyHistory(t *testing.T) {
+	began := time.Now()
+	promBin := lookTool(t, "prometheus", "prometheus")
+	promtool := testutil.Promtool(t)
+
+	bin, err := testutil.BuildExporter(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The live exporter serves yesterday only until 01:00 local: leave the
+	// test (some 15 seconds from here) at least 2 minutes of it, or wait for
+	// the next hour, the first of the next zone west.
+	if now := time.Now(); now.Minute() >= 58 {
+		wait := now.Truncate(time.Hour).Add(time.Hour + 5*time.Second).Sub(now)
+		t.Logf("%s: waiting %s for the next local midnight of an Etc/GMT zone", now.UTC().Format(time.TimeOnly), wait.Round(time.Second))
+		time.Sleep(wait)
+	}
+	exporterAddr := testutil.FreeAddr(t)
+	h := newHistory(t, historyProject, time.Now(), scrapeJob, exporterAddr)
+	t.Logf("zone %s (UTC%+d), local time %s, days %s to %s", h.zone, h.H, h.now.In(h.loc).Format(time.DateTime),
+		h.first().Format(time.DateOnly), h.yesterday().Format(time.DateOnly))
+
+	// 1. The backfill, with the live target's job and instance, and its
+	// blocks in a fresh data directory.
+	dir := t.TempDir()
+	omFile, dataDir := filepath.Join(dir, "history.om"), filepath.Join(dir, "data")
+	beforeBackfill := time.Now()
+	runBackfill(t, bin, nil, append(h.backfillArgs(), "--mintlify.sandbox", "--output="+omFile)...)
+	t.Logf("backfilled %d days in %s", historyDays, time.Since(beforeBackfill).Round(100*time.Millisecond))
+	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", omFile, dataDir).CombinedOutput(); err != nil {
+		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
+	}
+
+	// 2. The live exporter: its final-day walk starts at once (delay 0s).
+	exporter := startProc(t, "exporter", bin, []string{
+		"--web.listen-address=" + exporterAddr,
+		"--mintlify.sandbox",
+		"--mintlify.project=" + historyProject,
+		"--visitors.timezone=" + h.zone,
+		"--visitors.final-day-delay=0s",
+	}, nil)
+
+	// 3. Prometheus on the backfilled data, scraping the live exporter every
+	// 5s and evaluating the rules.
+	prom, api := startHistoryProm(t, promBin, dataDir, fmt.Appendf(nil, `global:
+  scrape_interval: 5s
+  evaluation_interval: 5s
+rule_files:
+  - %q
+scrape_configs:
+  - job_name: %s
+    static_configs:
+      - targets: [%q]
+`, alerts.RulesPath(), scrapeJob, exporterAddr), []*proc{exporter})
+	procs := []*proc{exporter, prom}
+
+	// Live samples of yesterday: stamped after today's midnight, where the
+	// backfilled ones are.
+	midnight := visitors.DayStart(h.yesterday().AddDate(0, 0, 1), h.loc)
+	live := func(q string) string { return fmt.Sprintf("(timestamp(%s) > %d)", q, midnight.Unix()) }
+	paths := len(h.want[h.yesterday()].pages)
+	eventually(t, `live window="yesterday" scraped, site and every page`, 60*time.Second, time.Second, procs, func() error {
+		for q, want := range map[string]int{
+			`count` + live(`mintlify_site_unique_visitors{window="yesterday"}`):              2,
+			`count` + live(`mintlify_site_unique_visitors_deduplicated{window="yesterday"}`): 1,
+			`count` + live(`mintlify_page_unique_visitors_deduplicated{window="yesterday"}`): paths,
+		} {
+			r, err := api.query(q, time.Now())
+			if err != nil {
+				return err
+			}
+			if got := scalarOf(r); got != float64(want) {
+				return fmt.Errorf("%s = %v, want %d", q, got, want)
+			}
+		}
+		return nil
+	})
+	if l := time.Now().In(h.loc); l.Hour() != 0 {
+		t.Fatalf("local time %s: past the hour in which yesterday is exported", l)
+	}
+
+	// 4. The history through the panels, the README's query and the rules.
+	ds, err := dashboards.Load(dashboards.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, err := dashboardVars(api, "visitors.json", ds["visitors.json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHistory(t, api, h, vars)
+
+	// 5. Yesterday, backfilled (at midnight) and served live (after it),
+	// reads the settled number.
+	total := h.want[h.yesterday()].total
+	for _, at := range []time.Time{midnight, time.Now()} {
+		r, err := api.query(fmt.Sprintf(`mintlify_site_unique_visitors_deduplicated{project=%q,window="yesterday"}`, h.project), at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := scalarOf(r); got != total {
+			t.Errorf("%s deduplicated at %s: %v, want %v", h.yesterday().Format(time.DateOnly), at.UTC(), got, total)
+		}
+	}
+
+	// 6. The week-over-week rules, recorded by Prometheus now from the live
+	// yesterday and the backfilled day a week before it.
+	week := h.want[h.yesterday().AddDate(0, 0, -7)]
+	y := h.want[h.yesterday()]
+	wantRules := map[string]float64{
+		`mintlify:site_unique_visitors:ratio_1w{traffic="human"}`: y.human / week.human,
+		`mintlify:site_unique_visitors:ratio_1w{traffic="ai"}`:    y.ai / week.ai,
+		`mintlify:site_ai_share:change_1w`:                        y.ai/(y.human+y.ai) - week.ai/(week.human+week.ai),
+	}
+	eventually(t, "week-over-week rules recorded over the backfilled week", 30*time.Second, time.Second, procs, func() error {
+		for q, want := range wantRules {
+			sel := strings.Replace(q, "}", ",", 1)
+			if !strings.Contains(q, "{") {
+				sel = q + "{"
+			}
+			sel += fmt.Sprintf(`window="yesterday",project=%q,job=%q,instance=%q}`, h.project, h.job, h.instance)
+			r, err := api.query(sel, time.Now())
+			if err != nil {
+				return err
+			}
+			if got := scalarOf(r); !near(got, want) {
+				return fmt.Errorf("%s = %v, want %v", sel, got, want)
+			}
+		}
+		return nil
+	})
+	t.Logf("done in %s", time.Since(began).Round(100*time.Millisecond))
+}
+
+// startHistoryProm starts Prometheus on dataDir with config, keeping a
+// year (the default 15d would delete half the history), and waits until it
+// is ready (failing early if one of others dies).
+func startHistoryProm(t *testing.T, bin, dataDir string, config []byte, others []*proc) (*proc, promAPI) {
+	t.Helper()
+	addr := testutil.FreeAddr(t)
+	file := filepath.Join(t.TempDir(), "prometheus.yml")
+	writeFile(t, file, config)
+	prom := startProc(t, "prometheus", bin, []string{
+		"--config.file=" + file,
+		"--storage.tsdb.path=" + dataDir,
+		"--storage.tsdb.retention.time=400d",
+		"--web.listen-address=" + addr,
+	}, nil)
+	waitReady(t, "http://"+addr+"/-/ready", append(others, prom))
+	return prom, promAPI{base: "http://" + addr}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// checkHistory checks h's days in Prometheus: the Daily panels of the
+// visitors dashboard (vars filled in as Grafana would, day_offset for h's
+// zone), the README's whole-day week-over-week query and the
+// week-over-week recording rules' expressions, evaluated at times of day
+// spread over each day.
+func checkHistory(t *testing.T, api promAPI, h *history, given map[string]string) {
+	t.Helper()
+	vars := map[string]string{}
+	for k, v := range builtinVars {
+		vars[k] = v
+	}
+	for k, v := range given {
+		vars[k] = v
+	}
+	vars["project"] = h.project
+	vars[dashboards.DayOffsetVariable] = fmt.Sprintf("-%dh", 25-h.H) // -(25h - H)
+	vars["__range"], vars["__range_s"], vars["__range_ms"] = "30d", "2592000", "2592000000"
+	queries, err := dashboards.Queries(dashboards.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	panel := func(title string) string {
+		for _, q := range queries {
+			if q.File == "visitors.json" && q.Panel == title {
+				return dashboards.Expand(q.Expr, vars)
+			}
+		}
+		t.Fatalf("visitors.json: no panel %q", title)
+		return ""
+	}
+	// Grafana's 1d steps over the 30 days: the UTC midnight of each day.
+	daily := func(name, expr string, key string) map[string]map[time.Time]float64 {
+		r, err := api.queryRange(expr, h.first(), h.yesterday(), day)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out := map[string]map[time.Time]float64{}
+		for _, s := range r.Series {
+			k := s.Metric["project"] + "/" + s.Metric[key]
+			out[k] = map[time.Time]float64{}
+			for _, v := range s.Values {
+				ts, val := pointOf(t, v)
+				out[k][ts] = val
+			}
+		}
+		return out
+	}
+	check := func(name string, got map[time.Time]float64, want func(d time.Time) (float64, bool)) {
+		t.Helper()
+		n := 0
+		for _, d := range h.days {
+			w, ok := want(d)
+			v, have := got[d]
+			switch {
+			case !ok && have:
+				t.Errorf("%s %s: %v, want no value", name, d.Format(time.DateOnly), v)
+			case ok && !have:
+				t.Errorf("%s %s: no value, want %v", name, d.Format(time.DateOnly), w)
+			case ok && !near(v, w):
+				t.Errorf("%s %s: %v, want %v", name, d.Format(time.DateOnly), v, w)
+			case ok:
+				n++
+			}
+		}
+		for ts := range got {
+			if !slices.Contains(h.days, ts) {
+				t.Errorf("%s: value at %s, which is no step of the range", name, ts.UTC())
+			}
+		}
+		t.Logf("%s: %d days as the fake API says", name, n)
+	}
+	only := func(name string, got map[string]map[time.Time]float64, keys ...string) {
+		t.Helper()
+		have := slices.Sorted(maps.Keys(got))
+		slices.Sort(keys)
+		if !slices.Equal(have, keys) {
+			t.Fatalf("%s: series %v, want %v", name, have, keys)
+		}
+	}
+	always := func(f func(n dayNumbers) float64) func(time.Time) (float64, bool) {
+		return func(d time.Time) (float64, bool) { return f(h.want[d]), true }
+	}
+	p := h.project
+
+	title := "Daily unique visitors, human and AI"
+	got := daily(title, panel(title), "traffic")
+	only(title, got, p+"/human", p+"/ai")
+	check(title+", human", got[p+"/human"], always(func(n dayNumbers) float64 { return n.human }))
+	check(title+", AI", got[p+"/ai"], always(func(n dayNumbers) float64 { return n.ai }))
+
+	title = "Daily unique visitors, deduplicated"
+	got = daily(title, panel(title), "")
+	only(title, got, p+"/")
+	check(title, got[p+"/"], always(func(n dayNumbers) float64 { return n.total }))
+
+	for _, c := range []struct {
+		title string
+		back  int
+	}{{"Daily visitors, week over week", 7}, {"Daily visitors, 4 weeks over 4 weeks", 28}} {
+		got = daily(c.title, panel(c.title), "")
+		only(c.title, got, p+"/")
+		check(c.title, got[p+"/"], func(d time.Time) (float64, bool) {
+			earlier, ok := h.want[d.AddDate(0, 0, -c.back)]
+			return h.want[d].total / earlier.total, ok
+		})
+	}
+
+	// Top pages by visitor-days: an instant query at noon UTC after the last
+	// day's step, so that [$__range:1d] (30d) holds the 30 days' steps.
+	title = "Top pages by visitor-days"
+	sums := map[string]float64{}
+	for _, d := range h.days {
+		for path, v := range h.want[d].pages {
+			sums[path] += v
+		}
+	}
+	ranked := slices.SortedFunc(maps.Keys(sums), func(a, b string) int { return cmp.Or(cmp.Compare(sums[b], sums[a]), strings.Compare(a, b)) })
+	r, err := api.query(panel(title), h.yesterday().Add(12*time.Hour))
+	if err != nil {
+		t.Fatalf("%s: %v", title, err)
+	}
+	if len(r.Series) != 10 {
+		t.Fatalf("%s: %d rows, want 10", title, len(r.Series))
+	}
+	for _, s := range r.Series {
+		_, v := pointOf(t, s.Value)
+		if s.Metric["project"] != p || !near(v, sums[s.Metric["path"]]) || v < sums[ranked[9]] {
+			t.Errorf("%s: %v = %v, want project %s, the path's %v visitor-days, at least the 10th's %v", title, s.Metric, v, p, sums[s.Metric["path"]], sums[ranked[9]])
+		}
+	}
+
+	// Whole days against the same weekday a week earlier, at a different
+	// time of day for each day (between 00:30 and 23:30 of the next day,
+	// while the day is "yesterday"): the README's query and the rules'.
+	rules, err := alerts.Load(alerts.RulesPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	expr := map[string]string{"README": readmeQuery(t, "# Human visitors of the last whole day versus the same weekday a week earlier")}
+	for _, g := range rules.Groups {
+		for _, rule := range g.Rules {
+			if rule.Record == "mintlify:site_unique_visitors:ratio_1w" || rule.Record == "mintlify:site_ai_share:change_1w" {
+				expr[rule.Record] = rule.Expr
+			}
+		}
+	}
+	if len(expr) != 3 {
+		t.Fatalf("week-over-week rules missing: %v", expr)
+	}
+	n := 0
+	for i, d := range h.days {
+		week, ok := h.want[d.AddDate(0, 0, -7)]
+		if !ok {
+			continue
+		}
+		now := h.want[d]
+		at := visitors.DayStart(d.AddDate(0, 0, 1), h.loc).Add(time.Duration(i%24)*time.Hour + 30*time.Minute)
+		for name, e := range expr {
+			want := map[string]float64{"human": now.human / week.human, "ai": now.ai / week.ai}
+			if name == "mintlify:site_ai_share:change_1w" {
+				want = map[string]float64{"": now.ai/(now.human+now.ai) - week.ai/(week.human+week.ai)}
+			} else if name == "README" {
+				delete(want, "ai")
+			}
+			r, err := api.query(e, at)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			seen := 0
+			for _, s := range r.Series {
+				if s.Metric["project"] != p {
+					continue
+				}
+				seen++
+				_, v := pointOf(t, s.Value)
+				w, ok := want[s.Metric["traffic"]]
+				if !ok || s.Metric["window"] != "yesterday" || s.Metric["job"] != h.job || s.Metric["instance"] != h.instance || !near(v, w) {
+					t.Errorf("%s at %s (day %s): %v = %v, want %v", name, at.UTC(), d.Format(time.DateOnly), s.Metric, v, want)
+				}
+			}
+			if seen != len(want) {
+				t.Errorf("%s at %s (day %s): %d series of %s, want %d", name, at.UTC(), d.Format(time.DateOnly), seen, p, len(want))
+			}
+		}
+		n++
+	}
+	t.Logf("whole days week over week: %d days as the fake API says, by the README's query and both rules", n)
+}
+
+// readmeQuery returns the PromQL example of the README under the comment
+// line comment.
+func readmeQuery(t *testing.T, comment string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []string
+	found := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case !found && strings.TrimSpace(line) == comment:
+			found = true
+		case found && (strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "```")):
+			return strings.Join(lines, "\n")
+		case found:
+			lines = append(lines, line)
+		}
+	}
+	t.Fatalf("README.md: no query under %q", comment)
+	return ""
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/reload"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sandbox"
@@ -61,7 +62,7 @@ type Options struct {
 
 // loader returns what reads the analytics configuration and its keys: at
 // start, and again at every reload (the key files too, for rotation).
-func loader(o *Options, sb *sandbox.Sandbox) func() (*config.Config, error) {
+func loader(o *Options, sb *sandbox.Sandbox, redactor *redact.Redactor) func() (*config.Config, error) {
 	var defaults []string
 	if o.Sandbox {
 		defaults = sandbox.Projects
@@ -78,6 +79,10 @@ func loader(o *Options, sb *sandbox.Sandbox) func() (*config.Config, error) {
 		if len(cfg.Projects) == 0 {
 			return nil, errors.New("no project: give --mintlify.project at least once, or --config.file (or try --mintlify.sandbox)")
 		}
+		for i := range cfg.Projects {
+			// A path echoing the key never becomes a label.
+			cfg.Projects[i].Paths.Redact = redactor.String
+		}
 		if sb != nil {
 			sb.Keys(cfg)
 			return cfg, nil
@@ -88,9 +93,10 @@ func loader(o *Options, sb *sandbox.Sandbox) func() (*config.Config, error) {
 
 // upstream starts the sandbox when asked (owned by wg until ctx ends) and
 // returns the settings every organization's client and plan share.
-func upstream(ctx context.Context, o *Options, cfg *config.Config, logger log.Logger, reg prometheus.Registerer, sb *sandbox.Sandbox, wg *sync.WaitGroup) (orgs.Settings, error) {
+func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, sb *sandbox.Sandbox, wg *sync.WaitGroup) (orgs.Settings, error) {
+	logger := loggers.Logger
 	s := orgs.Settings{Client: o.Client.Config, Refresh: o.Plan}
-	s.Client.Metrics, s.Client.Logger = apiclient.NewMetrics(reg), logger
+	s.Client.Metrics, s.Client.Logger, s.Client.Redactor = apiclient.NewMetrics(reg), loggers.Logger, loggers.Redactor
 	if sb == nil {
 		return s, nil
 	}
@@ -115,11 +121,11 @@ func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sb := sandboxOf(o)
-	cfg, err := loader(o, sb)()
+	cfg, err := loader(o, sb, loggers.Redactor)()
 	if err != nil {
 		return err
 	}
-	settings, err := upstream(ctx, o, cfg, loggers.Logger, nil, sb, &wg)
+	settings, err := upstream(ctx, o, cfg, loggers, nil, sb, &wg)
 	if err != nil {
 		return err
 	}
@@ -153,7 +159,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	sb := sandboxOf(o)
-	load := loader(o, sb)
+	load := loader(o, sb, loggers.Redactor)
 	cfg, err := load()
 	if err != nil {
 		return err
@@ -172,7 +178,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	settings, err := upstream(ctx, o, cfg, logger, reg, sb, &wg)
+	settings, err := upstream(ctx, o, cfg, loggers, reg, sb, &wg)
 	if err != nil {
 		return err
 	}
@@ -181,6 +187,11 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	set := orgs.New(ctx, settings, logger)
 	defer set.Wait()
 
+	front, err := webauth.NewFront(webauth.Options{ConfigFile: *o.Server.Web.WebConfigFile, Logger: logger, Registerer: reg})
+	if err != nil {
+		return err
+	}
+	defer front.Close()
 	// The tracker opens (and locks) the state file before any analytics
 	// request: a second exporter on the same file exits before it walks.
 	api, gw, trk := gateway.Disabled(), (*gateway.Gateway)(nil), (*tracker.Tracker)(nil)
@@ -196,10 +207,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 			return fmt.Errorf("agent job gateway: %w", err)
 		}
 		api = gw
-		if err := logGateway(logger, *o.Server.Web.WebConfigFile); err != nil {
-			_ = trk.Close()
-			return err
-		}
+		logGateway(logger, front.Protected(), *o.Server.Web.WebConfigFile)
 	}
 	if err := set.Apply(cfg); err != nil {
 		if trk != nil {
@@ -209,7 +217,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	}
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext(),
 		"organizations", len(cfg.Organizations), "projects", len(cfg.Projects), "config", cmp.Or(cfg.File, "flags"))
-	reg.MustRegister(budget.Set(set.Budgets), collector.NewVisitorsStatus(set, logger))
+	reg.MustRegister(budget.Set(set.Budgets), collector.NewStatus(set, logger))
 	encoded := collector.NewEncoded(set, logger)
 
 	reloader := reload.New(reg, func() error {
@@ -248,6 +256,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		})),
 		API:    api,
 		Reload: reloader.Handler(),
+		Front:  front,
 		Status: status.Handler(report, status.Options{Links: links(o.Server.TelemetryPath, gw != nil, cfg.AgentProjects())}),
 	}, logger, loggers.Slog)
 	if err != nil {
@@ -271,17 +280,12 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	return err
 }
 
-func logGateway(logger log.Logger, webConfig string) error {
-	protected, err := webauth.BasicAuthConfigured(webConfig)
-	if err != nil {
-		return err
-	}
+func logGateway(logger log.Logger, protected bool, webConfig string) {
 	if protected {
 		level.Info(logger).Log("msg", "agent job gateway enabled under /api/, behind the basic auth of --web.config.file")
 	} else {
 		level.Warn(logger).Log("msg", "agent job gateway enabled under /api/ without basic auth: anyone who can reach it can open pull requests; set basic_auth_users in --web.config.file", "web_config_file", webConfig)
 	}
-	return nil
 }
 
 // links are the status page's: metrics, health, and each project's jobs.

@@ -216,7 +216,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 func (h *handler) encodingError(err error) {
-	h.logf("error encoding and sending metric family: %v", err)
+	// The error as a value, as promhttp passes it, so that the logger can
+	// tell a scraper that hung up (broken pipe) from a fault of ours.
+	if h.o.ErrorLog != nil {
+		h.o.ErrorLog.Println("error encoding and sending metric family:", err)
+	}
 	h.errCnt.WithLabelValues("encoding").Inc()
 }
 

@@ -1,15 +1,21 @@
 package exposition
 
 import (
+	"bytes"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 )
 
 // stubSource serves one gauge family, pre-encoded and as a collector.
@@ -99,5 +105,41 @@ func TestHandlerMaxRequestsInFlight(t *testing.T) {
 	<-done
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Fatalf("second request in flight: HTTP %d, want 503", rec.Code)
+	}
+}
+
+// hungUpWriter is a scraper that closed the connection: every write fails
+// as a write to a closed socket does.
+type hungUpWriter struct{ header http.Header }
+
+func (w *hungUpWriter) Header() http.Header { return w.header }
+func (w *hungUpWriter) WriteHeader(int)     {}
+func (w *hungUpWriter) Write([]byte) (int, error) {
+	return 0, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}
+}
+
+// TestScraperHangUpIsNotAnError: a scraper closing /metrics early reaches
+// the error log as the error value itself, which the exporter's logger
+// logs at debug, not at error; in every format, protobuf included.
+func TestScraperHangUpIsNotAnError(t *testing.T) {
+	for _, accept := range []string{"text/plain;version=0.0.4", "application/openmetrics-text;version=1.0.0",
+		"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"} {
+		for _, gz := range []string{"", "gzip"} {
+			var buf bytes.Buffer
+			loggers, err := logging.New(&buf, "info", "logfmt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "own_gauge", Help: "Own."}))
+			h := NewHandler(reg, newStub(), Opts{ErrorLog: logging.PromHTTPErrorLogger{Logger: loggers.Logger}})
+			req := httptest.NewRequest("GET", "/metrics", nil)
+			req.Header.Set("Accept", accept)
+			req.Header.Set("Accept-Encoding", gz)
+			h.ServeHTTP(&hungUpWriter{header: http.Header{}}, req)
+			if buf.Len() != 0 {
+				t.Errorf("%s %s: a hang-up logged above debug:\n%s", accept, gz, buf.String())
+			}
+		}
 	}
 }

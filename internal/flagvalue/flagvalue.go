@@ -29,9 +29,40 @@ func Duration(app Flagger, name, help, def string) *time.Duration {
 }
 
 // DurationVar adds a duration flag that sets *d, with *d's current value as
-// its default: the default stays with the Config that owns it.
+// its default: the default stays with the Config that owns it. The default
+// is shown by FormatDuration (24h, 7d), as the README writes it.
 func DurationVar(app Flagger, name, help string, d *time.Duration) {
-	durationFlag(app, name, help, model.Duration(*d).String(), d)
+	durationFlag(app, name, help, FormatDuration(*d), d)
+}
+
+// FormatDuration writes d as people write such durations: in hours up to
+// a week (24h, 72h), in days from a week (7d, 30d), never in weeks or
+// years. model.Duration's own String picks the largest unit and so shows
+// 24h as 1d and 7d as 1w. Whatever it writes, model.ParseDuration reads
+// back as d.
+func FormatDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d <= 0 {
+		return model.Duration(d).String()
+	}
+	var b strings.Builder
+	if d >= 7*day {
+		fmt.Fprintf(&b, "%dd", d/day)
+		d %= day
+	}
+	for _, u := range []struct {
+		unit time.Duration
+		name string
+	}{{time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}} {
+		if n := d / u.unit; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.name)
+			d -= n * u.unit
+		}
+	}
+	if b.Len() == 0 {
+		return model.Duration(d).String() // under a millisecond
+	}
+	return b.String()
 }
 
 func durationFlag(app Flagger, name, help, def string, d *time.Duration) {
@@ -52,7 +83,7 @@ func (v *durationValue) Set(s string) error {
 	return nil
 }
 
-func (v *durationValue) String() string { return model.Duration(*v.d).String() }
+func (v *durationValue) String() string { return FormatDuration(*v.d) }
 
 // Int adds an integer flag.
 func Int(app Flagger, name, help, def string) *int {

@@ -20,6 +20,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -389,8 +390,8 @@ type submission struct {
 // Idempotency-Key, body and prompt), answering and counting a refusal
 // itself through reject.
 func (g *Gateway) intake(w http.ResponseWriter, r *http.Request, reject func(reason string, status int, msg string)) (*submission, bool) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		reject(reasonUnsupportedMediaType, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+	if !jsonContentType(r) {
+		reject(reasonUnsupportedMediaType, http.StatusUnsupportedMediaType, contentTypeMsg)
 		return nil, false
 	}
 	key, err := IdempotencyKey(r.Header)
@@ -404,6 +405,19 @@ func (g *Gateway) intake(w http.ResponseWriter, r *http.Request, reject func(rea
 		return nil, false
 	}
 	return &submission{key: key, prompt: prompt, at: g.cfg.Now()}, true
+}
+
+// contentTypeMsg is the answer to a POST that is not JSON.
+const contentTypeMsg = "Content-Type must be application/json"
+
+// jsonContentType reports whether r declares a JSON body. Every POST of the
+// gateway requires it, bodies it ignores included: a browser sends a
+// cross-site form (urlencoded, multipart, text/plain) without asking, but
+// never application/json, so a page cannot make a browser that has the
+// basic-auth credentials cached act on the gateway.
+func jsonContentType(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
 }
 
 // admit is the tracker's Admit for the submission: it takes a slot of l,
@@ -633,6 +647,12 @@ type JobList struct {
 	Jobs []tracker.JobView `json:"jobs"`
 }
 
+// listStatuses are the values GET .../jobs?status= accepts: the statuses
+// the API documents and the exporter's own lost. Anything else is a typo,
+// answered 400 rather than an empty list that reads as "no such jobs".
+var listStatuses = []string{apiclient.StatusActive, apiclient.StatusCompleted, apiclient.StatusFailed,
+	apiclient.StatusArchived, tracker.StatusLost}
+
 // list handles GET .../jobs?status=&limit=.
 func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 	q := r.URL.Query()
@@ -645,7 +665,13 @@ func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 		}
 		limit = n
 	}
-	jobs := g.tracker.Jobs(project, q.Get("status"))
+	status := q.Get("status")
+	if status != "" && !slices.Contains(listStatuses, status) {
+		writeError(w, http.StatusBadRequest, "status must be one of "+strings.Join(listStatuses, ", ")+
+			" (a job in a status the API does not document is listed without ?status=)")
+		return
+	}
+	jobs := g.tracker.Jobs(project, status)
 	if limit >= 0 && len(jobs) > limit {
 		jobs = jobs[:limit]
 	}
@@ -655,9 +681,14 @@ func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 	writeJSON(w, http.StatusOK, JobList{Jobs: jobs})
 }
 
-// track handles POST .../job/{id}/track. The body is ignored. Failures are
-// answered but not counted as rejected submissions.
+// track handles POST .../job/{id}/track. The body is ignored, but must be
+// declared JSON (see jsonContentType). Failures are answered but not
+// counted as rejected submissions.
 func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) {
+	if !jsonContentType(r) {
+		writeError(w, http.StatusUnsupportedMediaType, contentTypeMsg)
+		return
+	}
 	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
 	var (

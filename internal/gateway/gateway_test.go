@@ -39,7 +39,9 @@ type stubTracker struct {
 	views    []tracker.JobView
 	tracked  tracker.TrackResult
 	trackErr error
-	recent   map[string][]time.Time
+	// tracks counts Track calls.
+	tracks int
+	recent map[string][]time.Time
 	// lastUser is the user of the last create.
 	lastUser string
 	// messages counts follow-ups that reached the stub; msgErr fails them.
@@ -123,6 +125,9 @@ func (b *stubTracker) Jobs(_, status string) []tracker.JobView {
 }
 
 func (b *stubTracker) Track(context.Context, string, string) (tracker.JobView, tracker.TrackResult, error) {
+	b.mu.Lock()
+	b.tracks++
+	b.mu.Unlock()
 	if b.trackErr != nil {
 		return tracker.JobView{}, tracker.NewlyTracked, b.trackErr
 	}
@@ -263,6 +268,38 @@ func TestBasicAuthFromWebConfig(t *testing.T) {
 	}
 }
 
+// TestEveryPostNeedsJSON: a browser sends a cross-site form (urlencoded,
+// multipart, text/plain) without a preflight, never application/json, so
+// every POST of the gateway, track included whose body is ignored, answers
+// 415 in JSON to anything else and reaches no tracker call.
+func TestEveryPostNeedsJSON(t *testing.T) {
+	t.Parallel()
+	b := &stubTracker{tracked: tracker.NewlyTracked}
+	g := newTestGateway(t, b, testConfig(nil))
+	for _, path := range []string{"/api/v2/agent/p1/job", "/api/v2/agent/p1/job/job_7/message",
+		"/api/v2/agent/p1/job/job_7/track", "/api/v2/agent/p1/job/job_7/track?intent=ci_1"} {
+		for _, ct := range []string{"", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/plain", "application/jsonp", "application/json-seq"} {
+			r := do(t, g, "POST", path, ct, []byte(`{"prompt":"x"}`))
+			if r.status != http.StatusUnsupportedMediaType || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") ||
+				!strings.Contains(string(r.body), `"error":"Content-Type must be application/json"`) {
+				t.Errorf("POST %s as %q: HTTP %d %s, want 415 in JSON", path, ct, r.status, r.body)
+			}
+		}
+	}
+	b.mu.Lock()
+	calls := b.creates + b.messages + b.tracks
+	b.mu.Unlock()
+	if calls != 0 {
+		t.Errorf("%d refused requests reached the tracker", calls)
+	}
+	// Declared JSON, with any body or none, track works.
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON"} {
+		if r := do(t, g, "POST", "/api/v2/agent/p1/job/job_7/track", ct, nil); r.status != http.StatusCreated {
+			t.Errorf("track as %q: HTTP %d %s, want 201", ct, r.status, r.body)
+		}
+	}
+}
+
 func TestLimiter(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -360,7 +397,7 @@ func TestUpstreamErrorMapping(t *testing.T) {
 			}
 			// The same failure of a track is answered alike, never counted.
 			g = newTestGateway(t, &stubTracker{trackErr: c.err}, testConfig(clock))
-			r = do(t, g, "POST", "/api/v2/agent/p1/job/job_7/track", "", nil)
+			r = do(t, g, "POST", "/api/v2/agent/p1/job/job_7/track", "application/json", nil)
 			if r.status != c.status {
 				t.Errorf("track: HTTP %d, want %d", r.status, c.status)
 			}
@@ -448,7 +485,7 @@ func TestUnknownProject(t *testing.T) {
 		do(t, g, "POST", "/api/v2/agent/p2/job", "text/plain", []byte("x")),
 		do(t, g, "GET", "/api/v2/agent/p2/jobs", "", nil),
 		do(t, g, "GET", "/api/v2/agent/p2/job/job_1", "", nil),
-		do(t, g, "POST", "/api/v2/agent/p2/job/job_1/track", "", nil),
+		do(t, g, "POST", "/api/v2/agent/p2/job/job_1/track", "application/json", nil),
 	} {
 		if r.status != http.StatusNotFound {
 			t.Errorf("HTTP %d, want 404: %s", r.status, r.body)
@@ -524,9 +561,15 @@ func TestRoutes(t *testing.T) {
 			t.Errorf("list%s = %v, want %v", query, got, want)
 		}
 	}
-	for _, q := range []string{"?limit=0", "?limit=-1", "?limit=x"} {
-		if r := do(t, g, "GET", "/api/v2/agent/p1/jobs"+q, "", nil); r.status != 400 {
-			t.Errorf("%s: HTTP %d, want 400", q, r.status)
+	// A status that is none of the documented ones is a typo: 400 naming
+	// them, not an empty list that reads as "no such jobs".
+	for _, q := range []string{"?limit=0", "?limit=-1", "?limit=x", "?status=bogus", "?status=Active", "?status=bogus&limit=1"} {
+		r := do(t, g, "GET", "/api/v2/agent/p1/jobs"+q, "", nil)
+		if r.status != 400 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s: HTTP %d %q, want 400 in JSON", q, r.status, r.header.Get("Content-Type"))
+		}
+		if strings.Contains(q, "status=") && !strings.Contains(string(r.body), "active, completed, failed, archived, lost") {
+			t.Errorf("%s: %s does not list the accepted statuses", q, r.body)
 		}
 	}
 	// The list carries the API's field names.
@@ -547,7 +590,7 @@ func TestRoutes(t *testing.T) {
 		{&stubTracker{trackErr: &apiclient.APIError{StatusCode: 404}}, http.StatusNotFound},
 	} {
 		g := newTestGateway(t, c.b, testConfig(nil))
-		if r := do(t, g, "POST", "/api/v2/agent/p1/job/job_7/track", "", nil); r.status != c.status {
+		if r := do(t, g, "POST", "/api/v2/agent/p1/job/job_7/track", "application/json", nil); r.status != c.status {
 			t.Errorf("track (%+v): HTTP %d, want %d", c.b, r.status, c.status)
 		}
 	}

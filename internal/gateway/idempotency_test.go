@@ -82,7 +82,7 @@ func (e *idemEnv) call(method, path, idemKey, body string) response {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if body != "" {
+	if method == "POST" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if idemKey != "" {

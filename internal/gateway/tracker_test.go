@@ -59,7 +59,7 @@ func TestOverTracker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if body != "" {
+		if method == "POST" {
 			req.Header.Set("Content-Type", "application/json")
 		}
 		resp, err := http.DefaultClient.Do(req)

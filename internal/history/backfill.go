@@ -1,13 +1,13 @@
 // Package history backfills visitor numbers of past days: it walks the API
 // day by day through the same client and analytics budget as the live
 // exporter, keeps each finished day on disk so that an interrupted run
-// resumes, and writes OpenMetrics text that promtool turns into TSDB blocks.
-// The samples carry the live series' names and labels (collector's mapping),
-// so one query reads live and backfilled days alike.
+// resumes, and writes TSDB blocks for Prometheus' data directory, or
+// OpenMetrics text that promtool turns into blocks. The samples carry the
+// live series' names and labels (collector's mapping), so one query reads
+// live and backfilled days alike.
 package history
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +26,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/prometheus/common/model"
 )
 
 // Config configures a backfill.
@@ -41,10 +41,14 @@ type Config struct {
 	Paths    visitors.PathPolicy
 	// From and To are date values (midnight UTC of the date), inclusive.
 	From, To time.Time
-	// Output is a file path, or "-" (or "") for Stdout.
+	// Format is FormatOpenMetrics (default) or FormatBlocks.
+	Format string
+	// Output is, for OpenMetrics, a file path or "-" (or "") for Stdout;
+	// for blocks, a directory that does not exist yet or is empty.
 	Output string
 	// StateDir keeps finished days ("" = Output + ".days", or
-	// DefaultStateDir when writing to Stdout).
+	// DefaultStateDir when writing to Stdout, either removed once the
+	// output is written; a given one is kept).
 	StateDir string
 	// Concurrency is how many walks run at once (default 1).
 	Concurrency int
@@ -60,7 +64,23 @@ type Config struct {
 	// progress lines (default 10s).
 	Now           func() time.Time
 	ProgressEvery time.Duration
+
+	// ownState: StateDir is the default one, removed after success.
+	ownState bool
+	// bar forces the progress bar (tests); else it shows on a terminal.
+	bar bool
 }
+
+// Output formats.
+const (
+	FormatOpenMetrics = "openmetrics"
+	FormatBlocks      = "blocks"
+)
+
+// DefaultRetention is how long Prometheus keeps data unless told otherwise
+// (--storage.tsdb.retention.time): a backfill reaching further back is
+// deleted when Prometheus starts.
+const DefaultRetention = 15 * 24 * time.Hour
 
 // Label is one extra label of every backfilled sample.
 type Label struct{ Name, Value string }
@@ -114,6 +134,11 @@ func Backfill(ctx context.Context, client *apiclient.Client, b *budget.Budget, c
 	if err := cfg.defaults(); err != nil {
 		return err
 	}
+	if cfg.Format == FormatBlocks {
+		if err := checkBlocksDir(cfg.Output); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return fmt.Errorf("--backfill.state-dir: %w", err)
 	}
@@ -129,11 +154,53 @@ func Backfill(ctx context.Context, client *apiclient.Client, b *budget.Budget, c
 			return fmt.Errorf("--backfill.state-dir: %w", err)
 		}
 	}
+	retention := cfg.retention()
+	if retention > DefaultRetention {
+		fmt.Fprintf(progress, "backfill: warning: %s reaches back %s, beyond the %s Prometheus keeps by default: run it with --storage.tsdb.retention.time=%s or longer, or it deletes these days when it starts\n",
+			cfg.From.Format(visitors.DateLayout), model.Duration(retention), model.Duration(DefaultRetention), model.Duration(retention))
+	}
 	r := &runner{client: client, budget: b, cfg: cfg}
 	if err := r.fetch(ctx, jobs, todo, progress); err != nil {
 		return err
 	}
-	return write(cfg, jobs)
+	var written string
+	var err error
+	if cfg.Format == FormatBlocks {
+		written, err = writeBlocks(ctx, cfg, jobs)
+	} else {
+		written, err = writeOpenMetrics(cfg, jobs)
+	}
+	if err != nil {
+		return err
+	}
+	if cfg.ownState {
+		if err := os.RemoveAll(cfg.StateDir); err != nil {
+			return fmt.Errorf("backfill state: %w", err)
+		}
+	}
+	fmt.Fprintf(progress, "backfill: done: %s; next: %s\n", written, cfg.nextStep(retention))
+	return nil
+}
+
+// retention is how far back the history reaches from now: the retention
+// Prometheus needs to keep all of it.
+func (c *Config) retention() time.Duration {
+	d := c.Now().Sub(visitors.DayStart(c.From, c.Location))
+	return (d + 24*time.Hour - 1).Truncate(24 * time.Hour) // whole days, rounded up
+}
+
+// nextStep says what to run once the output is written.
+func (c *Config) nextStep(retention time.Duration) string {
+	keep := fmt.Sprintf("start Prometheus with --storage.tsdb.retention.time=%s or longer (the default %s deletes older blocks)",
+		model.Duration(max(retention, DefaultRetention)), model.Duration(DefaultRetention))
+	if c.Format == FormatBlocks {
+		return fmt.Sprintf("copy them into Prometheus' data directory (cp -r %s/* /var/lib/prometheus/metrics2/ on Debian, its --storage.tsdb.path) and %s", c.Output, keep)
+	}
+	file := c.Output
+	if file == "" || file == "-" {
+		file = "FILE"
+	}
+	return fmt.Sprintf("promtool tsdb create-blocks-from openmetrics %s ./blocks, copy ./blocks/* into Prometheus' data directory (/var/lib/prometheus/metrics2/ on Debian, its --storage.tsdb.path) and %s", file, keep)
 }
 
 func (c *Config) defaults() error {
@@ -164,10 +231,22 @@ func (c *Config) defaults() error {
 	if c.ProgressEvery <= 0 {
 		c.ProgressEvery = 10 * time.Second
 	}
+	switch c.Format {
+	case "":
+		c.Format = FormatOpenMetrics
+	case FormatOpenMetrics:
+	case FormatBlocks:
+		if c.Output == "" || c.Output == "-" {
+			return errors.New("--output: blocks go into a directory, not standard output")
+		}
+	default:
+		return fmt.Errorf("--output.format: unknown format %q (want %s or %s)", c.Format, FormatOpenMetrics, FormatBlocks)
+	}
 	if c.StateDir == "" {
+		c.ownState = true
 		c.StateDir = DefaultStateDir
 		if c.Output != "" && c.Output != "-" {
-			c.StateDir = c.Output + ".days"
+			c.StateDir = filepath.Clean(c.Output) + ".days"
 		}
 	}
 	return nil
@@ -260,8 +339,26 @@ func (r *runner) fetch(ctx context.Context, all, todo []job, progress io.Writer)
 		fmt.Fprintf(progress, "backfill: all %d walks already fetched in %s\n", len(all), r.cfg.StateDir)
 		return nil
 	}
+	fmt.Fprintf(progress, "backfill: %d walks (%d projects × %d days × %d windows): %d kept in %s from an earlier run, %d to fetch\n",
+		len(all), len(r.cfg.Projects), len(all)/len(r.cfg.Projects)/len(r.cfg.windows()), len(r.cfg.windows()),
+		len(all)-len(todo), r.cfg.StateDir, len(todo))
+	rep := newReporter(progress, r.cfg.bar, r.budget, r.cfg.Now, len(todo))
+	repCtx, stopRep := context.WithCancel(ctx)
+	var repDone sync.WaitGroup
+	repDone.Add(1)
+	go func() {
+		defer repDone.Done()
+		rep.run(repCtx, r.cfg.ProgressEvery)
+	}()
+	defer func() {
+		stopRep()
+		repDone.Wait()
+		rep.finish()
+	}()
+
 	// The cost of a walk is only known once one was made: learn it from a
-	// finished day, or make the first walk of each project before planning.
+	// day kept from an earlier run, or make the first walk of each project
+	// before planning.
 	costs := map[string]int{}
 	for _, j := range all {
 		if _, ok := costs[j.project]; !ok || r.cfg.TotalsOnly {
@@ -272,6 +369,7 @@ func (r *runner) fetch(ctx context.Context, all, todo []job, progress io.Writer)
 		}
 	}
 	rest := todo
+	spent := 0
 	if !r.cfg.TotalsOnly {
 		probed := map[string]bool{}
 		var later []job
@@ -282,7 +380,8 @@ func (r *runner) fetch(ctx context.Context, all, todo []job, progress io.Writer)
 				if err != nil {
 					return err
 				}
-				costs[j.project] = s.Requests
+				rep.step(s.Requests)
+				costs[j.project], spent = s.Requests, spent+s.Requests
 				continue
 			}
 			later = append(later, j)
@@ -293,12 +392,10 @@ func (r *runner) fetch(ctx context.Context, all, todo []job, progress io.Writer)
 	for _, j := range rest {
 		need += costs[j.project]
 	}
-	eta := r.eta(need)
-	fmt.Fprintf(progress, "backfill: %d walks, %d already fetched; %s requests to go at %d/h: %s\n",
-		len(all), len(all)-len(rest), group(need), r.budget.Limit(), formatETA(eta))
+	rep.plan(spent + need)
+	rep.println("backfill: %s requests to go for %d walks (a walk costs what the first of its project did) at %d/h: ETA %s",
+		group(need), len(rest), r.budget.Limit(), formatETA(eta(r.budget, need, r.cfg.Now())))
 
-	rep := newReporter(progress, len(rest), need, r.cfg.ProgressEvery)
-	defer rep.finish()
 	work := make(chan job)
 	errc := make(chan error, r.cfg.Concurrency)
 	parent := ctx
@@ -316,7 +413,7 @@ func (r *runner) fetch(ctx context.Context, all, todo []job, progress io.Writer)
 					cancel()
 					return
 				}
-				rep.step(s.Requests, func() time.Duration { return r.eta(rep.remaining()) })
+				rep.step(s.Requests)
 			}
 		}()
 	}
@@ -369,16 +466,6 @@ func (r *runner) walk(ctx context.Context, j job) (*visitors.Snapshot, error) {
 	return s, nil
 }
 
-// eta is how long n more requests take at the budget: what is free now
-// goes at once, the rest at the budget's pace.
-func (r *runner) eta(n int) time.Duration {
-	over := n - r.budget.Free()
-	if over <= 0 {
-		return 0
-	}
-	return time.Duration(float64(over) / float64(r.budget.Limit()) * float64(r.budget.Window()))
-}
-
 func readSnapshot(file string) (*visitors.Snapshot, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -389,90 +476,6 @@ func readSnapshot(file string) (*visitors.Snapshot, error) {
 		return nil, fmt.Errorf("backfill state %s is damaged (delete it to fetch that day again): %w", file, err)
 	}
 	return &s, nil
-}
-
-// SampleTime is the instant a day's numbers are stamped with: the last
-// second of the day in the window's time zone. That is where the live 1d
-// series holds the day's final value, so a daily query reads backfilled
-// and live days the same, and a day of 23 or 25 hours still ends at its
-// own local midnight.
-func SampleTime(day time.Time, loc *time.Location) time.Time {
-	return visitors.DayStart(visitors.AddDays(day, 1), loc).Add(-time.Second)
-}
-
-// write assembles the OpenMetrics text from the state directory: each
-// family once, its samples day by day (so every series' timestamps
-// ascend), then # EOF.
-func write(cfg Config, jobs []job) (err error) {
-	out := cfg.Stdout
-	var file *os.File
-	if cfg.Output != "" && cfg.Output != "-" {
-		file, err = os.CreateTemp(filepath.Dir(cfg.Output), ".backfill-*")
-		if err != nil {
-			return fmt.Errorf("--output: %w", err)
-		}
-		defer func() {
-			if err != nil {
-				file.Close()
-				os.Remove(file.Name())
-			}
-		}()
-		out = file
-	}
-	w := bufio.NewWriterSize(out, 1<<20)
-	for _, f := range collector.DataFamilies {
-		if cfg.TotalsOnly && slices.Contains(f.Labels, "path") {
-			continue
-		}
-		fmt.Fprintf(w, "# TYPE %s gauge\n# HELP %s %s\n", f.Name, f.Name, escapeHelp(f.Help))
-		for _, j := range jobs {
-			s, err := readSnapshot(j.file(cfg.StateDir))
-			if err != nil {
-				return err
-			}
-			ts := strconv.FormatInt(SampleTime(j.day, cfg.Location).Unix(), 10)
-			f.Samples(j.project, j.window.Name, s, func(v float64, lv ...string) {
-				w.WriteString(f.Name)
-				w.WriteByte('{')
-				for _, l := range cfg.Labels {
-					w.WriteString(l.Name)
-					w.WriteString(`="`)
-					w.WriteString(escapeLabel(l.Value))
-					w.WriteString(`",`)
-				}
-				for i, name := range f.Labels {
-					if i > 0 {
-						w.WriteByte(',')
-					}
-					w.WriteString(name)
-					w.WriteString(`="`)
-					w.WriteString(escapeLabel(lv[i]))
-					w.WriteByte('"')
-				}
-				w.WriteString("} ")
-				w.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
-				w.WriteByte(' ')
-				w.WriteString(ts)
-				w.WriteByte('\n')
-			})
-		}
-	}
-	w.WriteString("# EOF\n")
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("--output: %w", err)
-	}
-	if file != nil {
-		if err := file.Chmod(0o644); err != nil {
-			return fmt.Errorf("--output: %w", err)
-		}
-		if err := file.Close(); err != nil {
-			return fmt.Errorf("--output: %w", err)
-		}
-		if err := os.Rename(file.Name(), cfg.Output); err != nil {
-			return fmt.Errorf("--output: %w", err)
-		}
-	}
-	return nil
 }
 
 var (

@@ -30,8 +30,12 @@ type rig struct {
 	fake   *fakeapi.Server
 	client *apiclient.Client
 	budget *budget.Budget
+	// now is the clock of the budget and of the backfill.
+	now func() time.Time
 }
 
+// newRig serves a fake API; the budget and the backfill share its clock
+// (opts.Now, default today).
 func newRig(t testing.TB, opts fakeapi.Options, limit int, window time.Duration) *rig {
 	t.Helper()
 	opts.APIKey = testKey
@@ -41,7 +45,7 @@ func newRig(t testing.TB, opts fakeapi.Options, limit int, window time.Duration)
 	fake := fakeapi.New(opts)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	b, err := budget.New(budget.Config{Limit: limit, Window: window})
+	b, err := budget.New(budget.Config{Limit: limit, Window: window, Now: opts.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +53,7 @@ func newRig(t testing.TB, opts fakeapi.Options, limit int, window time.Duration)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{fake: fake, client: client, budget: b}
+	return &rig{fake: fake, client: client, budget: b, now: opts.Now}
 }
 
 func day(s string) time.Time {
@@ -65,7 +69,7 @@ func (r *rig) run(t *testing.T, ctx context.Context, cfg Config) (string, string
 	var out, progress bytes.Buffer
 	cfg.Stdout = &out
 	if cfg.Now == nil {
-		cfg.Now = func() time.Time { return today }
+		cfg.Now = r.now
 	}
 	if cfg.StateDir == "" {
 		cfg.StateDir = filepath.Join(t.TempDir(), "days")
@@ -121,8 +125,8 @@ func parse(t *testing.T, text string) []sample {
 }
 
 // TestBackfillRequestsValuesAndTimes: exactly ceil(paths/250) requests per
-// project and day, the API's value for each day, stamped at the last second
-// of the day in the time zone, and the Nd window ending on each day.
+// project and day, the API's value for each day as window="yesterday",
+// stamped at the next local midnight in the time zone.
 func TestBackfillRequestsValuesAndTimes(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, fakeapi.Options{PathsByProject: map[string]int{"docs": 600, "api": 250}}, 1000, 0)
@@ -153,20 +157,25 @@ func TestBackfillRequestsValuesAndTimes(t *testing.T) {
 		}
 	}
 	// 2026-03-08 is the 23-hour day of New York.
+	w1, _ := visitors.ParseWindow("1d")
+	w7, _ := visitors.ParseWindow("7d")
 	for _, tc := range []struct {
-		day  string
-		last time.Time
+		day        string
+		next, last time.Time // next local midnight, last second of 7d
 	}{
-		{"2026-03-07", time.Date(2026, 3, 8, 4, 59, 59, 0, time.UTC)},
-		{"2026-03-08", time.Date(2026, 3, 9, 3, 59, 59, 0, time.UTC)},
-		{"2026-03-09", time.Date(2026, 3, 10, 3, 59, 59, 0, time.UTC)},
+		{"2026-03-07", time.Date(2026, 3, 8, 5, 0, 0, 0, time.UTC), time.Date(2026, 3, 8, 4, 59, 59, 0, time.UTC)},
+		{"2026-03-08", time.Date(2026, 3, 9, 4, 0, 0, 0, time.UTC), time.Date(2026, 3, 9, 3, 59, 59, 0, time.UTC)},
+		{"2026-03-09", time.Date(2026, 3, 10, 4, 0, 0, 0, time.UTC), time.Date(2026, 3, 10, 3, 59, 59, 0, time.UTC)},
 	} {
-		if got := SampleTime(day(tc.day), ny); !got.Equal(tc.last) {
-			t.Errorf("SampleTime(%s) = %s, want %s", tc.day, got.UTC(), tc.last)
+		if got := SampleTime(day(tc.day), w1, ny); !got.Equal(tc.next) {
+			t.Errorf("SampleTime(%s, 1d) = %s, want %s", tc.day, got.UTC(), tc.next)
+		}
+		if got := SampleTime(day(tc.day), w7, ny); !got.Equal(tc.last) {
+			t.Errorf("SampleTime(%s, 7d) = %s, want %s", tc.day, got.UTC(), tc.last)
 		}
 		for _, p := range []string{"docs", "api"} {
 			_, _, total := r.fake.DayCounts(p, day(tc.day), today)
-			k := fmt.Sprintf(`project="%s",window="1d"@%d`, p, tc.last.Unix())
+			k := fmt.Sprintf(`project="%s",window="yesterday"@%d`, p, tc.next.Unix())
 			if got, ok := site[k]; !ok || got != float64(total) {
 				t.Errorf("%s %s: exported %v (present %v), API %d", p, tc.day, got, ok, total)
 			}
@@ -231,7 +240,7 @@ func TestBackfillWindowsAndFilters(t *testing.T) {
 			paths[s.labels[:strings.Index(s.labels, ",path=")]]++
 		}
 	}
-	if paths[`project="docs",window="1d"`] != 20 || paths[`project="docs",window="7d"`] != 20 {
+	if paths[`project="docs",window="yesterday"`] != 20 || paths[`project="docs",window="7d"`] != 20 {
 		t.Errorf("page samples per window %v, want 10 paths × 2 days each", paths)
 	}
 }
@@ -267,8 +276,8 @@ func TestBackfillResumes(t *testing.T) {
 	if total := r.fake.Requests(fakeapi.Visitors); total > 28*2+2 { // a walk cut in the middle is fetched again
 		t.Errorf("%d requests in both runs (%d in the first), want at most 58 for 28 days of 2 pages", total, first)
 	}
-	if !strings.Contains(progress, "already fetched") {
-		t.Errorf("progress does not say what was already fetched:\n%s", progress)
+	if !regexp.MustCompile(`: \d+ kept in .* from an earlier run, \d+ to fetch\n`).MatchString(progress) {
+		t.Errorf("progress does not say what was kept from the first run:\n%s", progress)
 	}
 	clean := newRig(t, fakeapi.Options{Paths: 500}, 1000, 0)
 	cfg.StateDir = ""
@@ -320,7 +329,7 @@ func TestBackfillWaitsForBudget(t *testing.T) {
 	// previous window (in production a hundredth of the hour covers it).
 	r := newRig(t, fakeapi.Options{Paths: 250, AnalyticsBudget: 4, AnalyticsWindow: window * 4 / 5, Now: time.Now}, 4, window)
 	start := time.Now()
-	_, progress, err := r.run(t, context.Background(), Config{Projects: []string{"docs"}, From: day("2026-01-01"), To: day("2026-01-10"), ProgressEvery: time.Nanosecond})
+	_, progress, err := r.run(t, context.Background(), Config{Projects: []string{"docs"}, From: day("2026-01-01"), To: day("2026-01-10"), ProgressEvery: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +339,7 @@ func TestBackfillWaitsForBudget(t *testing.T) {
 	if n := r.fake.AnalyticsRejections(); n != 0 {
 		t.Errorf("%d requests answered 429", n)
 	}
-	if !strings.Contains(progress, "requests to go at") || !strings.Contains(progress, "ETA") {
+	if !strings.Contains(progress, "requests to go for") || !strings.Contains(progress, "waiting for the analytics budget") {
 		t.Errorf("no plan or periodic progress lines:\n%s", progress)
 	}
 }
@@ -376,7 +385,7 @@ func TestBackfillLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range parse(t, out) {
-		if !strings.HasPrefix(s.labels, `job="mintlify",instance="exp:9871",project="docs",window="1d"`) {
+		if !strings.HasPrefix(s.labels, `job="mintlify",instance="exp:9871",project="docs",window="yesterday"`) {
 			t.Fatalf("sample without the extra labels first: %s{%s}", s.name, s.labels)
 		}
 	}

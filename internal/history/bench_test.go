@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,22 +18,49 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); re
 
 // BenchmarkBackfillYear backfills 365 days of a 2,500-path project from the
 // fake API over loopback HTTP, with a budget that never waits (the wall time
-// is the exporter's and the fake's, not the quota's), and reports the
-// requests and the output size.
+// is the exporter's and the fake's, not the quota's), as OpenMetrics and as
+// TSDB blocks, and reports the requests and the output size.
 //
 //	go test -run '^$' -bench BackfillYear -benchtime 1x ./internal/history/
 func BenchmarkBackfillYear(b *testing.B) {
-	for range b.N {
-		r := newRig(b, fakeapi.Options{Paths: 2500}, 1_000_000, 0)
-		out := &countingWriter{}
-		cfg := Config{Projects: []string{"docs"}, From: day("2025-03-20"), To: day("2026-03-19"),
-			StateDir: filepath.Join(b.TempDir(), "days"), Stdout: out, Now: func() time.Time { return today }}
-		start := time.Now()
-		if err := Backfill(context.Background(), r.client, r.budget, cfg, io.Discard); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportMetric(float64(r.fake.Requests(fakeapi.Visitors)), "requests")
-		b.ReportMetric(float64(out.n)/(1<<20), "MiB-output")
-		b.ReportMetric(time.Since(start).Seconds(), "s-wall")
+	for _, format := range []string{FormatOpenMetrics, FormatBlocks} {
+		b.Run(format, func(b *testing.B) {
+			for range b.N {
+				r := newRig(b, fakeapi.Options{Paths: 2500}, 1_000_000, 0)
+				out := &countingWriter{}
+				cfg := Config{Projects: []string{"docs"}, From: day("2025-03-20"), To: day("2026-03-19"), Format: format,
+					StateDir: filepath.Join(b.TempDir(), "days"), Stdout: out}
+				if format == FormatBlocks {
+					cfg.Output = filepath.Join(b.TempDir(), "blocks")
+				}
+				start := time.Now()
+				if err := Backfill(context.Background(), r.client, r.budget, cfg, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+				size := out.n
+				if format == FormatBlocks {
+					size = dirSize(b, cfg.Output)
+				}
+				b.ReportMetric(float64(r.fake.Requests(fakeapi.Visitors)), "requests")
+				b.ReportMetric(float64(size)/(1<<20), "MiB-output")
+				b.ReportMetric(time.Since(start).Seconds(), "s-wall")
+			}
+		})
 	}
+}
+
+func dirSize(b *testing.B, dir string) int64 {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		n += info.Size()
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
 }

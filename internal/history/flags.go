@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -13,6 +14,7 @@ type Flags struct {
 	Config   Config
 	from, to string
 	labels   []string
+	format   *string
 }
 
 // RegisterFlags adds the backfill command's flags to cmd.
@@ -21,8 +23,10 @@ func RegisterFlags(cmd flagvalue.Flagger) *Flags {
 	c := &f.Config
 	cmd.Flag("from", "First day to backfill, YYYY-MM-DD in the project's time zone.").Required().StringVar(&f.from)
 	cmd.Flag("to", "Last day to backfill, YYYY-MM-DD; it must be over (before today).").Required().StringVar(&f.to)
-	cmd.Flag("output", "File to write the OpenMetrics text to; - is standard output.").Default("-").StringVar(&c.Output)
-	cmd.Flag("backfill.state-dir", "Directory keeping each finished day, so that an interrupted backfill resumes without fetching them again. Default: OUTPUT.days next to --output, or ./mintlify-backfill.days with standard output.").StringVar(&c.StateDir)
+	cmd.Flag("output", "File to write the OpenMetrics text to (- is standard output), or with --output.format=blocks a new or empty directory for the blocks.").Default("-").StringVar(&c.Output)
+	f.format = flagvalue.Enum(cmd, "output.format", "openmetrics: text for promtool tsdb create-blocks-from openmetrics; blocks: TSDB blocks to copy into Prometheus' data directory.",
+		FormatOpenMetrics, FormatOpenMetrics, FormatBlocks)
+	cmd.Flag("backfill.state-dir", "Directory keeping each finished day, so that an interrupted backfill resumes without fetching them again. Default: OUTPUT.days next to --output, or ./mintlify-backfill.days with standard output, removed once the output is written.").StringVar(&c.StateDir)
 	flagvalue.IntVar(cmd, "backfill.concurrency", "Days fetched at once.", &c.Concurrency)
 	cmd.Flag("backfill.totals-only", "Fetch only site totals: one request per project and day, whatever the number of paths.").Default("false").BoolVar(&c.TotalsOnly)
 	cmd.Flag("backfill.label", "Label NAME=VALUE added to every sample (repeatable), e.g. the job and instance labels of the exporter's scrape target, which Prometheus adds to scraped series but not to imported blocks.").StringsVar(&f.labels)
@@ -33,6 +37,7 @@ func RegisterFlags(cmd flagvalue.Flagger) *Flags {
 // error names its flag.
 func (f *Flags) Validate() error {
 	c := &f.Config
+	c.Format = *f.format
 	if c.Concurrency < 1 || c.Concurrency > 64 {
 		return fmt.Errorf("--backfill.concurrency: must be between 1 and 64, got %d", c.Concurrency)
 	}
@@ -69,16 +74,16 @@ func parseDay(s string) (time.Time, error) {
 // ForProjects sets c's projects and what they are walked with. A backfill
 // walks every project alike: their windows, time zone and path filters
 // must agree (run one backfill per kind of project otherwise).
-func ForProjects(c *Config, projects []visitors.Project, pageSize, maxPages int) error {
+func ForProjects(c *Config, projects []refresh.Project, pageSize, maxPages int) error {
 	if len(projects) == 0 {
 		return nil
 	}
 	first := projects[0]
 	c.Projects = c.Projects[:0]
 	for _, p := range projects {
-		q := p
+		q := p.Project
 		q.ID = first.ID
-		if !q.SameWalks(&first) {
+		if !q.SameWalks(&first.Project) {
 			return fmt.Errorf("projects %s and %s differ in windows, time zone or path filters: backfill them separately (one --config.file each)", first.ID, p.ID)
 		}
 		c.Projects = append(c.Projects, p.ID)

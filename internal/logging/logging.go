@@ -1,18 +1,28 @@
 // Package logging builds the exporter's one logger: go-kit, leveled, logfmt
 // or JSON, plus the two adapters other libraries need (slog for
 // exporter-toolkit, a Println logger for promhttp), all writing through it.
+// Every line leaves with the same first keys, ts, caller and level, in
+// that order, whichever library logged it, and passes through the
+// process's redactor, so that no secret (the API key, whole or altered)
+// reaches the log.
 package logging
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	slgk "github.com/tjhop/slog-gokit"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 )
 
 // Levels and Formats are the values --log.level and --log.format accept,
@@ -28,16 +38,23 @@ type Loggers struct {
 	Logger log.Logger
 	// Slog feeds exporter-toolkit; its handler adds ts and caller itself.
 	Slog *slog.Logger
+	// Redactor masks secrets in every value logged through either: add
+	// each secret to it as soon as it is known (apiclient.Config.Redactor
+	// does so for API keys).
+	Redactor *redact.Redactor
 }
+
+// leadingKeys come first on every line, in this order.
+var leadingKeys = []string{"ts", "caller", level.Key().(string)}
 
 // New builds the loggers writing to w at the given level and format.
 func New(w io.Writer, lvl, format string) (Loggers, error) {
-	var base log.Logger
+	var out log.Logger
 	switch format {
 	case "logfmt":
-		base = log.NewLogfmtLogger(log.NewSyncWriter(w))
+		out = log.NewLogfmtLogger(log.NewSyncWriter(w))
 	case "json":
-		base = log.NewJSONLogger(log.NewSyncWriter(w))
+		out = orderedJSONLogger{w: log.NewSyncWriter(w)}
 	default:
 		return Loggers{}, fmt.Errorf("unknown log format %q", format)
 	}
@@ -55,10 +72,12 @@ func New(w io.Writer, lvl, format string) (Loggers, error) {
 	default:
 		return Loggers{}, fmt.Errorf("unknown log level %q", lvl)
 	}
-	base = level.NewFilter(base, opt)
+	red := redact.New()
+	base := level.NewFilter(redacting(red, leadingFirst(out)), opt)
 	return Loggers{
-		Logger: log.With(base, "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller),
-		Slog:   slog.New(slgk.NewGoKitHandler(tsKey(base), slogLevel)),
+		Logger:   log.With(base, "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller),
+		Slog:     slog.New(slgk.NewGoKitHandler(tsKey(base), slogLevel)),
+		Redactor: red,
 	}, nil
 }
 
@@ -80,6 +99,66 @@ func tsKey(next log.Logger) log.Logger {
 	})
 }
 
+// leadingFirst moves the leadingKeys to the front, in their order: go-kit
+// puts level (a prefix) before ts and caller, slog-gokit caller before ts.
+func leadingFirst(next log.Logger) log.Logger {
+	return log.LoggerFunc(func(keyvals ...any) error {
+		out := make([]any, 0, len(keyvals)+1)
+		for _, key := range leadingKeys {
+			for i := 0; i+1 < len(keyvals); i += 2 {
+				if keyvals[i] == key {
+					out = append(out, keyvals[i], keyvals[i+1])
+					break
+				}
+			}
+		}
+		if len(out) == 0 {
+			return next.Log(keyvals...)
+		}
+		for i := 0; i < len(keyvals); i += 2 {
+			if k, ok := keyvals[i].(string); ok && isLeading(k) && i+1 < len(keyvals) {
+				continue
+			}
+			out = append(out, keyvals[i:min(i+2, len(keyvals))]...)
+		}
+		return next.Log(out...)
+	})
+}
+
+func isLeading(k string) bool {
+	for _, l := range leadingKeys {
+		if k == l {
+			return true
+		}
+	}
+	return false
+}
+
+// redacting masks r's secrets in every text value: strings, errors and
+// Stringers (an error's text may quote an API answer that echoed the key).
+// Values without a secret keep their type.
+func redacting(r *redact.Redactor, next log.Logger) log.Logger {
+	return log.LoggerFunc(func(keyvals ...any) error {
+		for i := 1; i < len(keyvals); i += 2 {
+			var text string
+			switch v := keyvals[i].(type) {
+			case string:
+				text = v
+			case error:
+				text = v.Error()
+			case fmt.Stringer:
+				text = v.String()
+			default:
+				continue
+			}
+			if red := r.String(text); red != text {
+				keyvals[i] = red
+			}
+		}
+		return next.Log(keyvals...)
+	})
+}
+
 func levelVar(l slog.Level) *slog.LevelVar {
 	v := new(slog.LevelVar)
 	v.Set(l)
@@ -91,7 +170,22 @@ func levelVar(l slog.Level) *slog.LevelVar {
 // garbles gather errors, so this logs the whole line as one message.
 type PromHTTPErrorLogger struct{ Logger log.Logger }
 
-// Println implements promhttp.Logger.
+// Println implements promhttp.Logger. A scraper that hung up before the
+// answer was written (broken pipe, connection reset) is logged at debug:
+// it is the client's doing, nothing an operator can fix here.
 func (l PromHTTPErrorLogger) Println(v ...any) {
-	level.Error(l.Logger).Log("msg", "error serving metrics", "err", strings.TrimSuffix(fmt.Sprintln(v...), "\n"))
+	lvl := level.Error
+	for _, a := range v {
+		if err, ok := a.(error); ok && ClientGone(err) {
+			lvl = level.Debug
+		}
+	}
+	lvl(l.Logger).Log("msg", "error serving metrics", "err", strings.TrimSuffix(fmt.Sprintln(v...), "\n"))
+}
+
+// ClientGone reports whether err means the HTTP client closed the
+// connection or cancelled the request.
+func ClientGone(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "http2: stream closed")
 }

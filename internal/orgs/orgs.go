@@ -20,7 +20,6 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // Settings are what every organization's client and plan share.
@@ -160,7 +159,7 @@ func Client(settings Settings, oc config.Organization) (*apiclient.Client, *budg
 }
 
 // plan starts, updates or stops o's scheduler for projects. Caller holds mu.
-func (s *Set) plan(o *org, projects []visitors.Project) error {
+func (s *Set) plan(o *org, projects []refresh.Project) error {
 	if len(projects) == 0 {
 		s.stop(o)
 		return nil

@@ -16,7 +16,7 @@ import (
 var day1 = visitors.Window{Name: "1d", Days: 1}
 
 func project(id, org string) config.Project {
-	return config.Project{Project: visitors.Project{ID: id, Windows: []visitors.Window{day1}}, Organization: org}
+	return config.Project{Project: refresh.Project{Project: visitors.Project{ID: id, Windows: []visitors.Window{day1}}}, Organization: org}
 }
 
 // start runs a Set against the fake over HTTP; walks never repeat within
@@ -28,7 +28,7 @@ func start(t *testing.T, fake *fakeapi.Server) *Set {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := New(ctx, Settings{
 		Client:    apiclient.Config{BaseURL: api.URL, Timeout: 5 * time.Second},
-		Refresh:   refresh.Config{PageSize: apiclient.MaxPageSize, MinInterval: time.Hour, FinalDayDelay: -1},
+		Refresh:   refresh.Config{PageSize: apiclient.MaxPageSize, MinInterval: time.Hour, FinalDayDelay: -1, SiteInterval: -1},
 		LedgerDir: t.TempDir(),
 	}, nil)
 	t.Cleanup(func() { cancel(); s.Wait() })

@@ -1,6 +1,7 @@
 package orgs
 
 import (
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
@@ -22,7 +23,7 @@ func (s *Set) Status() ([]status.Organization, []status.Demand) {
 			continue
 		}
 		for _, v := range o.sched.Views() {
-			d := status.Demand{Organization: o.name, Project: v.Project, Source: "visitors", Window: v.Window,
+			d := status.Demand{Organization: o.name, Project: v.Project, Source: v.Source, Window: windowLabel(v),
 				LastRefreshAt: v.LastAttempt, Duration: status.Duration(v.Duration), Running: v.Running,
 				NextRefreshAt: v.NextDue, Cost: v.Cost, CostKnown: v.CostKnown, Interval: status.Duration(v.Interval),
 				LastSuccessAt: v.LastSuccess, Exported: v.Data != nil}
@@ -41,4 +42,13 @@ func plannedOf(o *org) float64 {
 		return 0
 	}
 	return o.sched.Planned()
+}
+
+// windowLabel is a demand's window as the status page shows it: the site
+// totals walk of a window is told apart from its page walk.
+func windowLabel(v refresh.View) string {
+	if v.Scope == refresh.ScopeSite {
+		return v.Window + " (site totals)"
+	}
+	return v.Window
 }

@@ -19,8 +19,11 @@ type planConfig struct {
 func (c planConfig) build() Config {
 	out := c.Config
 	out.Projects = nil
+	if out.SiteInterval == 0 {
+		out.SiteInterval = -1 // these tests count page walks alone
+	}
 	for _, id := range c.Projects {
-		out.Projects = append(out.Projects, visitors.Project{ID: id, Windows: c.Windows, Location: c.Location, Paths: c.Paths})
+		out.Projects = append(out.Projects, Project{Project: visitors.Project{ID: id, Windows: c.Windows, Location: c.Location, Paths: c.Paths}})
 	}
 	return out
 }

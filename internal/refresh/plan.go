@@ -5,7 +5,9 @@
 package refresh
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -20,6 +22,10 @@ type Demand struct {
 	// as much as a walk every 30k hours moves a 30d window's, relative to
 	// what the window holds. So today's window is always the freshest.
 	Days int
+	// Weight stretches the interval further (0 = 1): slow-moving sources
+	// (feedback, searches) are walked less often than page traffic of the
+	// same window.
+	Weight float64
 	// Midnight: the window's dates change at midnight, which forces one
 	// walk a day on top of its interval (today's window).
 	Midnight bool
@@ -40,23 +46,12 @@ func Intervals(perWindow float64, window time.Duration, ds []Demand) []time.Dura
 	if len(ds) == 0 {
 		return out
 	}
-	w := window.Seconds()
-	spend := func(k float64) float64 { // requests per window with factor k seconds per day of window
-		var s float64
-		for _, d := range ds {
-			t := math.Max(math.Max(d.MinInterval.Seconds(), k*float64(d.Days)), 1)
-			walks := w / t
-			if t < w {
-				walks = math.Ceil(walks)
-				if d.Midnight {
-					walks++ // the hour around midnight holds one more
-				}
-			} else if d.Midnight {
-				walks += w / (24 * 3600)
-			}
-			s += float64(max(d.Cost, 1)) * walks
+	at := make([]time.Duration, len(ds))
+	spend := func(k float64) float64 { // requests per window with factor k seconds per unit of weight
+		for i, d := range ds {
+			at[i] = time.Duration(math.Max(d.MinInterval.Seconds(), k*d.weight()) * float64(time.Second))
 		}
-		return s
+		return spendAt(window, ds, at)
 	}
 	k := 0.0
 	if perWindow <= 0 {
@@ -78,10 +73,80 @@ func Intervals(perWindow float64, window time.Duration, ds []Demand) []time.Dura
 		k = math.Ceil(hi)
 	}
 	for i, d := range ds {
-		t := math.Max(d.MinInterval.Seconds(), k*float64(d.Days))
+		t := math.Max(d.MinInterval.Seconds(), k*d.weight())
 		out[i] = time.Duration(math.Ceil(t)) * time.Second
 	}
+	fill(fillShare*perWindow, window, ds, out)
 	return out
+}
+
+// fillShare is how much of the budget the fill may plan: walks planned on
+// averages (rarer than once a window) may bunch, so a little is left for
+// them to run late without starving the next.
+const fillShare = 0.93
+
+// weight is the demand's share of the plan's factor k.
+func (d Demand) weight() float64 {
+	if d.Weight <= 0 {
+		return float64(d.Days)
+	}
+	return float64(d.Days) * d.Weight
+}
+
+// fill spends what the common factor left over: a factor that fits leaves
+// up to a walk's worth of every demand unused (walk counts are whole), so
+// each demand in turn, the most important (smallest weight) first, is
+// walked as much more often as the budget still pays for.
+func fill(perWindow float64, window time.Duration, ds []Demand, out []time.Duration) {
+	order := make([]int, len(ds))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ds[a].weight(), ds[b].weight()) })
+	for _, i := range order {
+		lo := max(ds[i].MinInterval, time.Second)
+		if out[i] <= lo {
+			continue
+		}
+		orig := out[i]
+		// The shortest interval that still fits: spend falls as the
+		// interval grows, so bisect between lo and the current one.
+		hi := orig
+		for hi-lo > time.Second {
+			mid := (lo + hi) / 2
+			out[i] = mid
+			if spendAt(window, ds, out) > perWindow {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		out[i] = hi
+		if spendAt(window, ds, out) > perWindow {
+			out[i] = orig
+		}
+	}
+}
+
+// spendAt is what walking each demand at intervals costs in its worst
+// window, counted as Intervals counts it.
+func spendAt(window time.Duration, ds []Demand, intervals []time.Duration) float64 {
+	w := window.Seconds()
+	var s float64
+	for i, d := range ds {
+		t := math.Max(intervals[i].Seconds(), 1)
+		walks := w / t
+		if t < w {
+			walks = math.Ceil(walks)
+			if d.Midnight {
+				walks++
+			}
+		} else if d.Midnight {
+			walks += w / (24 * 3600)
+		}
+		s += float64(max(d.Cost, 1)) * walks
+	}
+	return s
 }
 
 // Spend is what walking each demand once per its interval costs per window.

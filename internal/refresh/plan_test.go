@@ -24,12 +24,13 @@ func TestIntervalsStretchInProportionToDays(t *testing.T) {
 		{Cost: 10, MinInterval: 5 * time.Minute, Days: 30},
 	}
 	got := Intervals(54, time.Hour, ds)
-	// 1d fits 4 walks in an hour (every 15m): 40 + 7d and 30d on average.
-	if spend := Spend(time.Hour, ds, got); spend > 54 || spend < 45 {
-		t.Errorf("spend %.2f requests/h on average, want 45 to 54", spend)
+	// 1d fits 4 walks in an hour (every 15m): 40 + 7d and 30d on average,
+	// then what the common factor left is spent on the next in line.
+	if spend := Spend(time.Hour, ds, got); spend > 54 || spend < 0.85*54 {
+		t.Errorf("spend %.2f requests/h on average, want 85%% to 100%% of 54", spend)
 	}
-	if got[0] <= 5*time.Minute || got[1] != 7*got[0] || got[2] != 30*got[0] {
-		t.Errorf("intervals %v: want 1d stretched past 5m and 7d, 30d at 7×, 30× of it", got)
+	if got[0] <= 5*time.Minute || got[1] <= got[0] || got[2] <= got[1] || got[1] > 7*got[0] || got[2] > 30*got[0] {
+		t.Errorf("intervals %v: want 1d stretched past 5m, then 7d and 30d longer, at most 7× and 30× of it", got)
 	}
 	// 2,500 paths, three windows at 60/h: the README's example.
 	if got[0] != 15*time.Minute {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -38,11 +39,62 @@ const (
 	recheck = time.Minute
 )
 
+// Scopes of a walk: a whole walk of the source (every page), or a walk of
+// the site totals alone (one request, limit=1) for the sources that can,
+// planned more often so that today's site numbers stay fresh.
+const (
+	ScopePages = "pages"
+	ScopeSite  = "site"
+)
+
+// DefaultSiteInterval is how often today's site totals of visitors and
+// views are walked (one request each), whatever the page walks' plan.
+const DefaultSiteInterval = 12 * time.Minute
+
+// sourceWeight stretches the plan's interval per source: feedback,
+// searches and the assistant move slowly against page traffic.
+var sourceWeight = map[string]float64{
+	sources.NameVisitors: 1, sources.NameViews: 1, sources.NameAssistant: 2,
+	sources.NameFeedback: 3, sources.NameFeedbackItems: 3, sources.NameSearches: 3,
+}
+
+// Project is one project and its analytics sources, as the plan walks
+// them.
+type Project struct {
+	visitors.Project
+	// Sources are the project's sources with their windows (nil =
+	// visitors over the project's windows).
+	Sources []sources.Spec
+}
+
+// specs are p's sources, each with its windows.
+func (p *Project) specs() []sources.Spec {
+	specs := p.Sources
+	if len(specs) == 0 {
+		specs = []sources.Spec{{Name: sources.NameVisitors}}
+	}
+	out := make([]sources.Spec, len(specs))
+	for i, sp := range specs {
+		if sp.Windows == nil {
+			sp.Windows = p.Windows
+		}
+		out[i] = sp
+	}
+	return out
+}
+
 // Config configures a Scheduler.
 type Config struct {
-	// Projects are the projects to walk, each with its windows, time zone
-	// and path policy; ids are distinct.
-	Projects []visitors.Project
+	// Projects are the projects to walk, each with its sources, windows,
+	// time zone and path policy; ids are distinct.
+	Projects []Project
+	// SiteInterval is how often today's site totals of visitors and views
+	// are walked (0 = DefaultSiteInterval; the budget may stretch it;
+	// negative: not walked apart, only with the pages).
+	SiteInterval time.Duration
+	// StateDir keeps what sources keep across restarts (the assistant's
+	// daily counts); "" keeps it in memory.
+	StateDir string
 	// PageSize is the visitors page size, 1..apiclient.MaxPageSize.
 	PageSize int
 	// MaxPages caps one walk (0 = apiclient.DefaultMaxPages).
@@ -101,9 +153,12 @@ type entry struct {
 	project string
 	// proj is the project's configuration; replaced (with the entry) when
 	// a reload changes how it is walked.
-	proj   *visitors.Project
+	proj   *Project
+	spec   sources.Spec
+	src    sources.Source
 	window visitors.Window
 	final  bool
+	scope  string
 	label  string
 
 	// Guarded by Scheduler.mu.
@@ -122,7 +177,7 @@ type entry struct {
 
 // state is an entry's outcome so far. It is immutable.
 type state struct {
-	good       *visitors.Snapshot
+	good       sources.Snapshot
 	attempted  bool
 	ok         bool
 	err        error // of the last walk, when it failed
@@ -174,7 +229,14 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 		s.now = time.Now
 	}
 	s.started = s.now()
-	s.entries = s.entriesFor(cfg.Projects, nil)
+	if cfg.SiteInterval == 0 {
+		cfg.SiteInterval = DefaultSiteInterval
+	}
+	s.cfg = cfg
+	var err error
+	if s.entries, err = s.entriesFor(cfg.Projects, nil); err != nil {
+		return nil, err
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mu.Lock()
 	s.replan()
@@ -183,7 +245,7 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 }
 
 // checkProjects rejects what no walk could be planned for.
-func checkProjects(projects []visitors.Project, minInterval time.Duration) error {
+func checkProjects(projects []Project, minInterval time.Duration) error {
 	if len(projects) == 0 {
 		return errors.New("refresh: no project")
 	}
@@ -196,24 +258,31 @@ func checkProjects(projects []visitors.Project, minInterval time.Duration) error
 			return fmt.Errorf("project %q given twice", p.ID)
 		}
 		seen[p.ID] = true
-		if len(p.Windows) == 0 {
-			return fmt.Errorf("project %s: no window", p.ID)
-		}
 		if p.Paths.MaxPaths < 0 {
 			return fmt.Errorf("project %s: max paths must not be negative", p.ID)
 		}
-		names := map[string]bool{}
-		for _, w := range p.Windows {
-			if w.Name == "" || w.Days < 1 || w.Days > visitors.MaxWindowDays || w.Interval < 0 {
-				return fmt.Errorf("project %s: invalid window %+v", p.ID, w)
+		sourceSeen := map[string]bool{}
+		for _, sp := range p.specs() {
+			if _, ok := sources.ByName(sp.Name); !ok || sourceSeen[sp.Name] {
+				return fmt.Errorf("project %s: unknown or repeated source %q", p.ID, sp.Name)
 			}
-			if w.Interval != 0 && w.Interval < minInterval {
-				return fmt.Errorf("project %s: window %s: interval %s is shorter than the shortest interval %s", p.ID, w.Name, w.Interval, minInterval)
+			sourceSeen[sp.Name] = true
+			if len(sp.Windows) == 0 {
+				return fmt.Errorf("project %s: %s: no window", p.ID, sp.Name)
 			}
-			if names[w.Name] {
-				return fmt.Errorf("project %s: window %q given twice", p.ID, w.Name)
+			names := map[string]bool{}
+			for _, w := range sp.Windows {
+				if w.Name == "" || w.Days < 1 || w.Days > visitors.MaxWindowDays || w.Interval < 0 {
+					return fmt.Errorf("project %s: invalid window %+v", p.ID, w)
+				}
+				if w.Interval != 0 && w.Interval < minInterval {
+					return fmt.Errorf("project %s: window %s: interval %s is shorter than the shortest interval %s", p.ID, w.Name, w.Interval, minInterval)
+				}
+				if names[w.Name] {
+					return fmt.Errorf("project %s: window %q given twice", p.ID, w.Name)
+				}
+				names[w.Name] = true
 			}
-			names[w.Name] = true
 		}
 	}
 	return nil
@@ -221,44 +290,96 @@ func checkProjects(projects []visitors.Project, minInterval time.Duration) error
 
 // entryKey identifies an entry across reloads.
 type entryKey struct {
-	project, label string
+	project, source, label, scope string
 }
 
-// entriesFor lays out the entries of projects, freshest window first: the
-// order is also the priority when the budget is short, so today's window
-// is never starved by longer ones; yesterday's settled numbers come last,
-// correcting a day that is already exported with what the plan leaves
-// over. An entry of old whose project is walked alike is kept as it is,
-// with its snapshot, cost and place in the schedule. Caller holds mu (or
-// owns s alone).
-func (s *Scheduler) entriesFor(projects []visitors.Project, old []*entry) []*entry {
+// entriesFor lays out the entries of projects in priority order: today's
+// site totals first, then every source's windows, the freshest (and
+// fastest-moving) first, so that today's numbers are never starved by
+// longer windows; yesterday's settled numbers come last, correcting a day
+// that is already exported with what the plan leaves over. An entry of old
+// whose project and source are walked alike is kept as it is, with its
+// snapshot, cost and place in the schedule. Caller holds mu (or owns s
+// alone).
+func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, error) {
 	keep := map[entryKey]*entry{}
 	for _, e := range old {
-		keep[entryKey{e.project, e.label}] = e
-	}
-	reuse := func(p *visitors.Project, w visitors.Window, final bool) *entry {
-		label := w.Name
-		if final {
-			label = FinalDayWindow
-		}
-		if o := keep[entryKey{p.ID, label}]; o != nil && o.proj.SameWalks(p) && o.window == w {
-			o.proj = p
-			return o
-		}
-		return &entry{project: p.ID, proj: p, window: w, final: final, label: label, cost: 1, state: &state{}}
+		keep[entryKey{e.project, e.spec.Name, e.label, e.scope}] = e
 	}
 	var out, finals []*entry
 	for i := range projects {
 		p := &projects[i]
-		for _, w := range p.Windows {
-			out = append(out, reuse(p, w, false))
-			if w.Days == 1 && s.cfg.FinalDayDelay >= 0 {
-				finals = append(finals, reuse(p, w, true))
+		for _, spec := range p.specs() {
+			def, _ := sources.ByName(spec.Name)
+			// One source per project and spec, shared by its entries (it
+			// remembers what its walks cost).
+			var src sources.Source
+			reuse := func(w visitors.Window, final bool, scope string) (*entry, error) {
+				label := w.Name
+				if final {
+					label = FinalDayWindow
+				}
+				if o := keep[entryKey{p.ID, spec.Name, label, scope}]; o != nil && o.proj.SameWalks(&p.Project) && o.spec.Equal(spec) && o.window == w {
+					o.proj, src = p, o.src
+					return o, nil
+				}
+				if src == nil {
+					var err error
+					if src, err = def.New(s.sourceConfig(p, spec)); err != nil {
+						return nil, fmt.Errorf("project %s: %s: %w", p.ID, spec.Name, err)
+					}
+				}
+				return &entry{project: p.ID, proj: p, spec: spec, src: src, window: w, final: final, scope: scope, label: label, cost: 1, state: &state{}}, nil
+			}
+			for _, w := range spec.Windows {
+				e, err := reuse(w, false, ScopePages)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, e)
+				if !def.TotalsOnly || w.Days != 1 {
+					continue
+				}
+				if s.cfg.SiteInterval > 0 {
+					if e, err = reuse(w, false, ScopeSite); err != nil {
+						return nil, err
+					}
+					out = append(out, e)
+				}
+				if s.cfg.FinalDayDelay >= 0 {
+					if e, err = reuse(w, true, ScopePages); err != nil {
+						return nil, err
+					}
+					finals = append(finals, e)
+				}
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *entry) int { return cmp.Compare(a.window.Days, b.window.Days) })
-	return append(out, finals...)
+	slices.SortStableFunc(out, func(a, b *entry) int {
+		if a.scope != b.scope && (a.scope == ScopeSite || b.scope == ScopeSite) {
+			if a.scope == ScopeSite {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.weight(), b.weight())
+	})
+	return append(out, finals...), nil
+}
+
+// weight is the entry's share of the plan's common factor.
+func (e *entry) weight() float64 {
+	return float64(e.window.Days) * cmp.Or(sourceWeight[e.spec.Name], 1)
+}
+
+// sourceConfig is what the source of spec needs for project p.
+func (s *Scheduler) sourceConfig(p *Project, spec sources.Spec) sources.Config {
+	return sources.Config{
+		Client: s.client, Location: p.Loc(), Now: s.now, Logger: s.logger,
+		PageSize: s.cfg.PageSize, MaxPages: s.cfg.MaxPages, Paths: p.Paths,
+		FeedbackPages: spec.FeedbackPages, TopQueries: spec.TopQueries, TopCategories: spec.TopCategories,
+		StateDir: s.cfg.StateDir,
+	}
 }
 
 // Update replaces the projects walked, for a configuration reload: an
@@ -266,13 +387,18 @@ func (s *Scheduler) entriesFor(projects []visitors.Project, old []*entry) []*ent
 // the schedule (no request is spent on it); new ones are planned within the
 // budget; removed ones stop being exported at once (a walk of theirs in
 // flight finishes, and its result is dropped).
-func (s *Scheduler) Update(projects []visitors.Project) error {
+func (s *Scheduler) Update(projects []Project) error {
 	if err := checkProjects(projects, s.cfg.MinInterval); err != nil {
 		return err
 	}
 	projects = slices.Clone(projects)
 	s.mu.Lock()
-	s.entries = s.entriesFor(projects, s.entries)
+	entries, err := s.entriesFor(projects, s.entries)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	s.entries = entries
 	s.cfg.Projects = projects
 	s.replan()
 	s.mu.Unlock()
@@ -287,29 +413,45 @@ func (s *Scheduler) Update(projects []visitors.Project) error {
 // costs, and logs the plan when it changed. Caller holds mu.
 func (s *Scheduler) replan() {
 	limit := s.budget.Limit()
+	window := s.budget.Window()
 	perWindow := Plannable(limit)
-	var demands []Demand
-	var current []*entry
+	var site, pages []Demand
+	var siteEntries, pageEntries []*entry
 	for _, e := range s.entries {
 		e.cost = s.estimate(e)
-		if e.final {
-			continue // walked with what the plan leaves over
+		switch {
+		case e.final:
+			// walked with what the plan leaves over
+		case e.scope == ScopeSite:
+			site = append(site, Demand{Cost: 1, MinInterval: max(s.cfg.SiteInterval, s.cfg.MinInterval), Days: 1, Midnight: true})
+			siteEntries = append(siteEntries, e)
+		default:
+			minInterval := cmp.Or(e.window.Interval, s.cfg.MinInterval)
+			pages = append(pages, Demand{Cost: e.cost, MinInterval: minInterval, Days: e.window.Days,
+				Weight: e.weight() / float64(e.window.Days), Midnight: e.window.Days == 1})
+			pageEntries = append(pageEntries, e)
 		}
-		minInterval := cmp.Or(e.window.Interval, s.cfg.MinInterval)
-		demands = append(demands, Demand{Cost: e.cost, MinInterval: minInterval, Days: e.window.Days, Midnight: e.window.Days == 1})
-		current = append(current, e)
 	}
+	// Today's site totals first, at their own interval, on at most half
+	// the budget; page walks share the rest.
+	siteIntervals := Intervals(perWindow/2, window, site)
 	// Walks are paid whole: with walks of c requests a window holds
 	// floor(limit/c) of them, so a budget of 60 carries one walk of 40 an
 	// hour, not one and a half.
-	if maxCost := slices.MaxFunc(demands, func(a, b Demand) int { return cmp.Compare(a.Cost, b.Cost) }).Cost; maxCost > 0 {
-		perWindow = min(perWindow, float64(limit/maxCost*maxCost))
+	if len(pages) > 0 {
+		if maxCost := slices.MaxFunc(pages, func(a, b Demand) int { return cmp.Compare(a.Cost, b.Cost) }).Cost; maxCost > 0 {
+			perWindow = min(perWindow, float64(limit/maxCost*maxCost))
+		}
 	}
-	intervals := Intervals(perWindow, s.budget.Window(), demands)
-	s.planned = Spend(s.budget.Window(), demands, intervals)
-	// Walk costs are known once every window was walked: log the plan from
-	// then on, one line per project and window, and whenever it changes
-	// (a project grew past a page).
+	rest := max(perWindow-spendAt(window, site, siteIntervals), 0)
+	pageIntervals := Intervals(rest, window, pages)
+	demands := append(site, pages...)
+	intervals := append(siteIntervals, pageIntervals...)
+	current := append(siteEntries, pageEntries...)
+	s.planned = Spend(window, demands, intervals)
+	// Walk costs are known once every entry was walked: log the plan from
+	// then on, one line per entry, and whenever it changes (a project grew
+	// past a page).
 	known := !slices.ContainsFunc(current, func(e *entry) bool { return !e.state.attempted })
 	var late []string
 	for i, e := range current {
@@ -320,38 +462,44 @@ func (s *Scheduler) replan() {
 		e.interval = intervals[i]
 		if plan := fmt.Sprintf("%d@%s", e.cost, e.interval); known && plan != e.logged {
 			e.logged = plan
-			level.Info(s.logger).Log("msg", "visitors refresh plan", "project", e.project, "window", e.label,
-				"requests_per_walk", e.cost, "interval", e.interval, "budget_per_hour", limit)
+			level.Info(s.logger).Log("msg", "analytics refresh plan", "project", e.project, "source", e.spec.Name, "window", e.label,
+				"scope", e.scope, "requests_per_walk", e.cost, "interval", e.interval, "budget_per_hour", limit)
 		}
 		// The budget, not the user's own interval, pushes it past the
 		// staleness bound.
 		if wanted := max(demands[i].MinInterval, s.cfg.MaxStaleness); s.cfg.MaxStaleness > 0 && e.interval > wanted {
-			late = append(late, fmt.Sprintf("%s/%s every %s", e.project, e.label, e.interval))
+			late = append(late, fmt.Sprintf("%s/%s/%s every %s", e.project, e.spec.Name, e.label, e.interval))
 		}
 	}
 	if l := strings.Join(late, ", "); known && l != s.late {
 		s.late = l
 		if l != "" {
-			level.Warn(s.logger).Log("msg", "the analytics budget cannot refresh every window within --visitors.max-staleness; "+
-				"raise --mintlify.analytics-budget, export fewer windows or projects, or give long windows their own interval (--visitors.window=30d:6h); "+
-				"path filters do not lower the cost, the API is walked whole",
-				"budget_per_hour", limit, "planned_requests_per_hour", fmt.Sprintf("%.1f", Spend(s.budget.Window(), demands, intervals)),
-				"max_staleness", s.cfg.MaxStaleness, "late", l)
+			// Information, not a fault: staleness is judged against the
+			// plan, so no data is dropped for it.
+			level.Info(s.logger).Log("msg", "the analytics budget refreshes some windows less often than --visitors.max-staleness; "+
+				"their data stays exported between refreshes. For fresher numbers raise the organization's analytics budget, "+
+				"export fewer windows, sources or projects, or give long windows their own interval (30d:6h)",
+				"budget_per_hour", limit, "planned_requests_per_hour", fmt.Sprintf("%.1f", s.planned),
+				"max_staleness", s.cfg.MaxStaleness, "refreshed_less_often", l)
 		}
 	}
 }
 
-// estimate is the requests e's next walk is expected to take: its last
-// good walk's, else the most any window of the same project took, else the
-// most any project took (sites of one organization are alike), else 1.
+// estimate is the requests e's next walk is expected to take: one for site
+// totals; its last good walk's; else the most any window of the same
+// project and source took, else the most any project took with the source
+// (sites of one organization are alike), else the source's own guess.
 // Caller holds mu.
 func (s *Scheduler) estimate(e *entry) int {
+	if e.scope == ScopeSite {
+		return 1
+	}
 	if e.costKnown {
 		return e.cost
 	}
 	same, other := 0, 0
 	for _, o := range s.entries {
-		if !o.costKnown {
+		if !o.costKnown || o.scope != ScopePages || o.spec.Name != e.spec.Name {
 			continue
 		}
 		if o.project == e.project {
@@ -359,7 +507,9 @@ func (s *Scheduler) estimate(e *entry) int {
 		}
 		other = max(other, o.cost)
 	}
-	return max(cmp.Or(same, other, 1), e.cost)
+	from, to := e.window.Range(s.now(), e.proj.Loc())
+	guess := e.src.Estimate(sources.Query{Project: e.project, DateFrom: from, DateTo: to})
+	return max(cmp.Or(same, other, guess, 1), e.cost)
 }
 
 // Run walks on the plan until ctx ends, then waits for walks in flight.
@@ -428,8 +578,12 @@ func (s *Scheduler) startDue() time.Time {
 		}
 	}
 	paused := s.budget.PausedUntil()
-	if t := s.client.ThrottledUntil(apiclient.EndpointVisitors); t.After(paused) {
-		paused = t
+	for _, d := range sources.All() { // a 429's Retry-After holds back the organization's quota
+		for _, ep := range d.Endpoints {
+			if t := s.client.ThrottledUntil(ep); t.After(paused) {
+				paused = t
+			}
+		}
 	}
 	reserved, probing := 0, false
 	for _, e := range s.entries {
@@ -522,7 +676,7 @@ func (s *Scheduler) due(e *entry, now time.Time) (bool, time.Time) {
 		today := visitors.Today(now, loc)
 		start := visitors.DayStart(today, loc)
 		from, to := e.window.RangeEndingOn(visitors.AddDays(today, -1))
-		if st.good != nil && st.good.DateFrom == from && st.good.DateTo == to {
+		if st.good != nil && st.good.Meta().DateFrom == from && st.good.Meta().DateTo == to {
 			return false, visitors.DayStart(visitors.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
 		}
 		at := start.Add(s.cfg.FinalDayDelay)
@@ -547,7 +701,7 @@ func (s *Scheduler) due(e *entry, now time.Time) (bool, time.Time) {
 	// (yesterday's numbers are not served as today's). Longer windows keep
 	// their plan, or midnight would spend a day's budget at once.
 	if e.window.Days == 1 {
-		if from, to := e.window.Range(now, e.proj.Loc()); from != st.good.DateFrom || to != st.good.DateTo {
+		if from, to := e.window.Range(now, e.proj.Loc()); from != st.good.Meta().DateFrom || to != st.good.Meta().DateTo {
 			return true, now
 		}
 	}
@@ -598,7 +752,7 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 		day = visitors.AddDays(day, -1)
 	}
 	from, to := e.window.RangeEndingOn(day)
-	res, err := s.client.AllVisitors(ctx, e.project, apiclient.VisitorsQuery{DateFrom: from, DateTo: to}, s.cfg.PageSize, s.cfg.MaxPages)
+	snap, err := e.src.Walk(ctx, sources.Query{Project: e.project, DateFrom: from, DateTo: to, TotalsOnly: e.scope == ScopeSite})
 	end := s.now()
 
 	s.mu.Lock()
@@ -616,17 +770,16 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 		}
 		serving := "no data yet"
 		if old.good != nil {
-			serving = "last good data from " + old.good.At.UTC().Format(time.RFC3339)
+			serving = "last good data from " + old.good.Meta().At.UTC().Format(time.RFC3339)
 		}
-		lvl.Log("msg", "visitors refresh failed", "project", e.project, "window", e.label,
+		lvl.Log("msg", "analytics refresh failed", "project", e.project, "source", e.spec.Name, "window", e.label, "scope", e.scope,
 			"date_from", from, "date_to", to, "duration", end.Sub(start), "serving", serving, "err", err)
 	} else {
-		next.good = e.proj.Paths.Build(res, from, to, end)
-		e.cost, e.costKnown = res.Requests, true
+		next.good = snap
+		e.cost, e.costKnown = max(snap.Meta().Requests, 1), true
 		e.nextDue = start.Add(e.interval)
-		level.Debug(s.logger).Log("msg", "visitors refreshed", "project", e.project, "window", e.label,
-			"date_from", from, "date_to", to, "requests", res.Requests, "paths", len(next.good.Paths),
-			"paths_dropped", next.good.Dropped, "duplicate_rows", res.DuplicatePaths, "duration", end.Sub(start))
+		level.Debug(s.logger).Log("msg", "analytics refreshed", "project", e.project, "source", e.spec.Name, "window", e.label,
+			"scope", e.scope, "date_from", from, "date_to", to, "requests", snap.Meta().Requests, "duration", end.Sub(start))
 	}
 	e.state = next
 	e.inflight = nil
@@ -660,9 +813,12 @@ func (s *Scheduler) Close() {
 	s.wg.Wait()
 }
 
-// View is what the collector exports of one project and window.
+// View is what the collector exports of one project, source, window and
+// scope.
 type View struct {
 	Project string
+	// Source is the analytics source; Scope is ScopePages or ScopeSite.
+	Source, Scope string
 	// Window is the window label value ("1d", "30d", FinalDayWindow).
 	Window string
 	// Attempted is false until the first walk ended; OK tells whether the
@@ -688,7 +844,7 @@ type View struct {
 	CostKnown bool
 	// Data is the snapshot to export now, nil when there is none or it is
 	// stale, or of other dates than the window's at now.
-	Data *visitors.Snapshot
+	Data sources.Snapshot
 }
 
 // Views returns one view per project and window, in a stable order.
@@ -702,7 +858,7 @@ func (s *Scheduler) Views() []View {
 		if loc := e.proj.Loc(); e.final && !now.Before(visitors.DayStart(visitors.Today(now, loc), loc).Add(FinalDayExport)) {
 			continue // yesterday's numbers matter only in the first hour of today
 		}
-		v := View{Project: e.project, Window: e.label, Attempted: st.attempted, OK: st.ok, Duration: st.duration,
+		v := View{Project: e.project, Source: e.spec.Name, Scope: e.scope, Window: e.label, Attempted: st.attempted, OK: st.ok, Duration: st.duration,
 			LastAttempt: st.attemptEnd, Err: st.err, Running: e.inflight != nil, Cost: e.cost, CostKnown: e.costKnown}
 		if _, at := s.due(e, now); !v.Running {
 			v.NextDue = at
@@ -711,7 +867,7 @@ func (s *Scheduler) Views() []View {
 			v.Interval = e.interval
 		}
 		if st.good != nil {
-			v.LastSuccess = st.good.At
+			v.LastSuccess = st.good.Meta().At
 			if s.servable(e, st.good, now) {
 				v.Data = st.good
 			}
@@ -723,12 +879,13 @@ func (s *Scheduler) Views() []View {
 
 // servable reports whether a snapshot answers its window's question at now.
 // Caller holds mu.
-func (s *Scheduler) servable(e *entry, snap *visitors.Snapshot, now time.Time) bool {
+func (s *Scheduler) servable(e *entry, snap sources.Snapshot, now time.Time) bool {
+	m := snap.Meta()
 	loc := e.proj.Loc()
 	today := visitors.Today(now, loc)
 	if e.final {
 		from, to := e.window.RangeEndingOn(visitors.AddDays(today, -1))
-		return snap.DateFrom == from && snap.DateTo == to &&
+		return m.DateFrom == from && m.DateTo == to &&
 			now.Before(visitors.DayStart(today, loc).Add(FinalDayExport))
 	}
 	// Staleness is judged against the plan: a window planned every 6h is
@@ -741,14 +898,14 @@ func (s *Scheduler) servable(e *entry, snap *visitors.Snapshot, now time.Time) b
 	if e.interval >= s.budget.Window() {
 		grace += s.budget.Window()
 	}
-	if s.cfg.MaxStaleness > 0 && now.Sub(snap.At) > e.interval+grace {
+	if s.cfg.MaxStaleness > 0 && now.Sub(m.At) > e.interval+grace {
 		return false
 	}
 	// Past midnight a 1d snapshot of the old date would show yesterday's
 	// full day as today's: serve nothing rather than a wrong answer.
 	if e.window.Days == 1 {
 		from, to := e.window.Range(now, loc)
-		return snap.DateFrom == from && snap.DateTo == to
+		return m.DateFrom == from && m.DateTo == to
 	}
 	return true
 }

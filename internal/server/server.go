@@ -11,41 +11,25 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/routes"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
 )
 
 // ShutdownTimeout bounds how long requests in flight may finish after
 // SIGTERM.
 const ShutdownTimeout = 15 * time.Second
 
-// reserved are the routes the server serves itself or for the gateway and
-// the reload: the telemetry path must not be one of them.
-var reserved = []string{"/", "/api/", "/-/healthy", "/-/ready", "/-/reload"}
-
 // Flags are the server's settings from the command line.
 type Flags struct {
 	Web           *web.FlagConfig
 	TelemetryPath string
-}
-
-// CheckTelemetryPath refuses a telemetry path that is not absolute or
-// that another route already serves.
-func CheckTelemetryPath(p string) error {
-	if !strings.HasPrefix(p, "/") || p == "/" {
-		return fmt.Errorf("must start with / and not be the root, got %q", p)
-	}
-	for _, r := range reserved {
-		if p == r || (strings.HasSuffix(r, "/") && r != "/" && strings.HasPrefix(p, r)) {
-			return fmt.Errorf("%q is served by the exporter itself (%s); choose another path such as /metrics", p, r)
-		}
-	}
-	return nil
 }
 
 // Routes are the handlers the server serves.
@@ -57,6 +41,9 @@ type Routes struct {
 	Reload http.Handler
 	// Status is the status page, served at /.
 	Status http.Handler
+	// Front checks basic auth before every route (and hands TLS to
+	// exporter-toolkit).
+	Front *webauth.Front
 }
 
 // Server serves the routes until its context ends.
@@ -66,18 +53,19 @@ type Server struct {
 	shuttingDown atomic.Bool
 	logger       log.Logger
 	slog         *slog.Logger
+	front        *webauth.Front
 }
 
 // New builds the server's mux.
-func New(flags Flags, routes Routes, logger log.Logger, slogger *slog.Logger) (*Server, error) {
-	if err := CheckTelemetryPath(flags.TelemetryPath); err != nil {
+func New(flags Flags, r Routes, logger log.Logger, slogger *slog.Logger) (*Server, error) {
+	if err := routes.CheckTelemetryPath(flags.TelemetryPath); err != nil {
 		return nil, fmt.Errorf("--web.telemetry-path: %w", err)
 	}
-	s := &Server{flags: flags, logger: logger, slog: slogger}
+	s := &Server{flags: flags, logger: logger, slog: slogger, front: r.Front}
 	mux := http.NewServeMux()
-	mux.Handle("/api/", routes.API)
-	mux.Handle(flags.TelemetryPath, routes.Metrics)
-	mux.Handle("/-/reload", routes.Reload)
+	mux.Handle("/api/", r.API)
+	mux.Handle(flags.TelemetryPath, r.Metrics)
+	mux.Handle("/-/reload", r.Reload)
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "Healthy\n")
 	})
@@ -88,10 +76,10 @@ func New(flags Flags, routes Routes, logger log.Logger, slogger *slog.Logger) (*
 		}
 		_, _ = io.WriteString(w, "Ready\n")
 	})
-	mux.Handle("/{$}", routes.Status)
+	mux.Handle("/{$}", r.Status)
 	mux.HandleFunc("/", http.NotFound)
 	s.srv = &http.Server{
-		Handler:           mux,
+		Handler:           r.Front.Wrap(mux),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Bound everything so slow clients cannot pin goroutines.
 		ReadTimeout:  30 * time.Second,
@@ -109,7 +97,7 @@ func (s *Server) Run(ctx context.Context) error {
 		level.Info(s.logger).Log("msg", "serving metrics", "url", URL(addr, s.flags.TelemetryPath))
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- web.ListenAndServe(s.srv, s.flags.Web, s.slog) }()
+	go func() { errc <- s.front.ListenAndServe(s.srv, s.flags.Web, s.slog) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("web server: %w", err)

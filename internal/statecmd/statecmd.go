@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
 // Command is the state command and its subcommands.
@@ -27,7 +29,8 @@ func Register(app *kingpin.Application) *Command {
 	state := app.Command("state", "Inspect or repair the agent state file (--agent.state-file).")
 	c.check = state.Command("check", "Read a state file without changing it: what it holds and what is damaged. Exits 1 when it is damaged.")
 	c.check.Arg("file", "State file to check.").Required().StringVar(&c.checkFile)
-	c.salvage = state.Command("salvage", "Copy every readable job and create intent of a (damaged) state file into a new one, leaving the old one as it is.")
+	c.salvage = state.Command("salvage", "Copy every readable job and create intent of a (damaged) state file into a new one, leaving the old one as it is. "+
+		"Exits 1 when nothing could be recovered.")
 	c.salvage.Arg("file", "Damaged state file.").Required().StringVar(&c.src)
 	c.salvage.Arg("newfile", "New state file to write (must not exist); start the exporter with --agent.state-file=NEWFILE.").Required().StringVar(&c.dst)
 	return c
@@ -42,7 +45,8 @@ func (c *Command) Handles(cmd string) bool {
 // ErrDamaged is returned by check for a damaged file (after the report).
 var ErrDamaged = errors.New("damaged")
 
-// Run runs cmd, writing its report to out.
+// Run runs cmd, writing its report to out. The error it returns does not
+// repeat the report.
 func (c *Command) Run(cmd string, out io.Writer) error {
 	switch cmd {
 	case c.check.FullCommand():
@@ -52,7 +56,7 @@ func (c *Command) Run(cmd string, out io.Writer) error {
 		}
 		fmt.Fprint(out, rep)
 		if !rep.Healthy() {
-			return fmt.Errorf("state file %s is %w: %s; copy what is readable with `mintlify_exporter state salvage %s NEWFILE`",
+			return fmt.Errorf("state file %s is %w (%s); copy what is readable with `mintlify_exporter state salvage %s NEWFILE`",
 				c.checkFile, ErrDamaged, rep.Problem, c.checkFile)
 		}
 		return nil
@@ -64,16 +68,38 @@ func (c *Command) Run(cmd string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		n := func(m map[string]int) int {
-			s := 0
-			for _, v := range m {
-				s += v
-			}
-			return s
-		}
-		fmt.Fprintf(out, "salvaged %d values (%d from the tree, %d from loose pages) into %s; start the exporter with --agent.state-file=%s\n",
-			n(rep.Entries)+n(rep.Loose), n(rep.Entries), n(rep.Loose), c.dst, c.dst)
+		c.summary(out, rep)
 		return nil
 	}
 	return fmt.Errorf("state: unknown command %q", cmd)
+}
+
+// summary says what salvage wrote and what it could not keep.
+func (c *Command) summary(out io.Writer, rep *store.Report) {
+	all := maps.Clone(rep.Entries)
+	for _, m := range []map[string]int{rep.Loose, rep.Rebuilt} {
+		for b, n := range m {
+			all[b] += n
+		}
+	}
+	sum := func(m map[string]int) (n int) {
+		for _, v := range m {
+			n += v
+		}
+		return n
+	}
+	fmt.Fprintf(out, "salvaged %s into %s (%d from the file's tree, %d from loose pages, %d rebuilt from their keys); "+
+		"start the exporter with --agent.state-file=%s\n",
+		tracker.DescribeCounts(all), c.dst, sum(rep.Entries), sum(rep.Loose), sum(rep.Rebuilt), c.dst)
+	if n := sum(rep.Rebuilt); n > 0 {
+		fmt.Fprintf(out, "warning: %d unreadable value(s) rebuilt from their keys alone: their idempotency keys are lost, so a retry with one "+
+			"would create a second job; rebuilt jobs show \"rebuilt\": true and count in mintlify_agent_state_unreadable_records; "+
+			"rebuilt create intents are listed under unknown-creates\n", n)
+	}
+	if n := rep.Unreadable - sum(rep.Rebuilt); n > 0 {
+		fmt.Fprintf(out, "warning: %d unreadable value(s) could not be rebuilt and were left out\n", n)
+	}
+	if len(rep.Damaged) > 0 {
+		fmt.Fprintln(out, "warning: the file was damaged: jobs written only to its damaged parts are not in the new file, and loose pages may hold older versions")
+	}
 }

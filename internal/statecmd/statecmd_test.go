@@ -3,6 +3,7 @@ package statecmd
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,11 +52,55 @@ func TestCheckAndSalvage(t *testing.T) {
 	if !errors.Is(err, ErrDamaged) || !strings.Contains(out, "DAMAGED") || !strings.Contains(err.Error(), "state salvage") {
 		t.Fatalf("check of a file cut short: %v\n%s", err, out)
 	}
+	// Each problem once, counted as listed, and not again in the error.
+	damagedLines := strings.Count(out, "\ndamaged: ")
+	if damagedLines == 0 || !strings.Contains(out, fmt.Sprintf("status: DAMAGED (%d damaged parts, listed above)", damagedLines)) ||
+		strings.Contains(err.Error(), "page") {
+		t.Errorf("check of a file cut short: %d damaged lines: %v\n%s", damagedLines, err, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if l != "" && strings.Count(out, l) != 1 {
+			t.Errorf("line printed twice: %s", l)
+		}
+	}
 	out, err = run("state", "salvage", good, filepath.Join(dir, "copy.db"))
-	if err != nil || !strings.Contains(out, "salvaged 8 values") {
+	if err != nil || !strings.Contains(out, "salvaged 8 jobs, 0 create intents and 0 message intents into") || strings.Contains(out, "warning") {
 		t.Fatalf("salvage: %v\n%s", err, out)
 	}
 	if _, err := run("state", "salvage", good, filepath.Join(dir, "copy.db")); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Errorf("salvage over an existing file: %v", err)
+	}
+
+	// One byte changed inside a job record.
+	flipped := bytes.Clone(data)
+	i := bytes.Index(flipped[4*4096:], []byte(`"job":{"id":"job_000002"`))
+	if i < 0 {
+		t.Fatal("no job_000002 in the live page of the test file")
+	}
+	flipped[4*4096+i+6] ^= 0x01
+	flip := filepath.Join(dir, "flip.db")
+	if err := os.WriteFile(flip, flipped, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run("state", "check", flip)
+	if !errors.Is(err, ErrDamaged) || strings.Contains(out, "healthy") || !strings.Contains(out, `unreadable value: jobs "p1\x00job_000002"`) ||
+		!strings.Contains(out, "status: DAMAGED (1 unreadable value, listed above)") {
+		t.Errorf("check of a file with a changed record: %v\n%s", err, out)
+	}
+	out, err = run("state", "salvage", flip, filepath.Join(dir, "flip-salvaged.db"))
+	if err != nil || !strings.Contains(out, "salvaged 8 jobs") || !strings.Contains(out, "1 rebuilt from their keys") ||
+		!strings.Contains(out, "warning: 1 unreadable value(s) rebuilt from their keys alone: their idempotency keys are lost") {
+		t.Errorf("salvage of a file with a changed record: %v\n%s", err, out)
+	}
+	// Nothing to recover: an error, no file.
+	zero := filepath.Join(dir, "zero.db")
+	if err := os.WriteFile(zero, make([]byte, len(data)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run("state", "salvage", zero, filepath.Join(dir, "zero-salvaged.db")); err == nil || !strings.Contains(err.Error(), "nothing readable") {
+		t.Errorf("salvage of a zeroed file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "zero-salvaged.db")); err == nil {
+		t.Error("salvage of a zeroed file wrote a file")
 	}
 }

@@ -1,6 +1,8 @@
 package tracker
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
@@ -18,9 +20,69 @@ func CheckState(path string) (*store.Report, error) {
 // file at src into a new state file at dst, leaving src as it is. From a
 // damaged file it also takes the values found only on pages the file's
 // tree no longer reaches, for keys the tree lacks, choosing the most
-// advanced version of a job found more than once.
+// advanced version of a job found more than once. A job or create intent
+// whose value is unreadable is rebuilt from its key (rebuild).
 func SalvageState(src, dst string) (*store.Report, error) {
-	return store.Salvage(src, dst, storeOptions(time.Second), classify, pick)
+	return store.Salvage(src, dst, storeOptions(&Config{LockTimeout: time.Second}), classify, pick, rebuild)
+}
+
+// statusUnread is the status of a job rebuilt from its id by
+// SalvageState, until its first poll reads it.
+const statusUnread = "unread"
+
+// rebuild makes what can be made of an unreadable value from its key
+// (project and id): a job, polled at once (its first poll is taken as a
+// sighting after the fact: nothing it shows is counted), or a create of
+// unknown outcome for an operator to resolve. What the value held beside
+// its key is lost, idempotency keys included: the job is marked rebuilt,
+// which the job's view and mintlify_agent_state_unreadable_records show.
+// An unreadable message intent is dropped: it names its job only in its
+// value.
+func rebuild(bucket string, k []byte) ([]byte, bool) {
+	project, id, ok := strings.Cut(string(k), "\x00")
+	if !ok || project == "" || id == "" {
+		return nil, false
+	}
+	now := time.Now().UTC()
+	var data []byte
+	var err error
+	switch bucket {
+	case store.Jobs:
+		data, err = encodeRecord(&record{Project: project, Job: apiclient.Job{ID: id, Status: statusUnread}, Origin: OriginTrack, TrackedAt: now, Rebuilt: true})
+	case bucketIntents:
+		data, err = encodeIntent(&intentRecord{ID: id, Project: project, RequestHash: "unreadable",
+			PromptExcerpt: "(unreadable: rebuilt by state salvage)", StartedAt: now})
+	default:
+		return nil, false
+	}
+	return data, err == nil
+}
+
+// refuseUnreadable fails with a *store.DamagedError when a value of the
+// state file cannot be read, as state check reads it: whatever
+// idempotency keys it held (a job's, a create's, a follow-up's) cannot be
+// told, so running on would make them reusable, and a retry with one
+// create a second job.
+func refuseUnreadable(st stateStore) error {
+	n, first := 0, ""
+	for _, b := range []string{store.Jobs, bucketIntents, bucketMessageIntents} {
+		err := st.ForEachIn(b, func(k, v []byte) error {
+			if _, ok := classify(b, k, v); !ok {
+				if n++; first == "" {
+					first = b + " " + strings.ReplaceAll(string(k), "\x00", "/")
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("agent state file %s: reading: %w", st.Path(), err)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return &store.DamagedError{Path: st.Path(), Problem: fmt.Sprintf("%d unreadable record(s), first %s: the idempotency keys they hold cannot be told, "+
+		"so a retry with one could create a second job", n, first)}
 }
 
 // classify keeps the values that decode as what their key says.
@@ -99,4 +161,17 @@ func progress(r *record) int {
 		n++
 	}
 	return n
+}
+
+// DescribeCounts names per-bucket counts of a store.Report for a person:
+// "7 jobs, 1 create intent and 0 message intents".
+func DescribeCounts(m map[string]int) string {
+	n := func(b, one, many string) string {
+		if m[b] == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", m[b], many)
+	}
+	return n(store.Jobs, "job", "jobs") + ", " + n(bucketIntents, "create intent", "create intents") + " and " +
+		n(bucketMessageIntents, "message intent", "message intents")
 }

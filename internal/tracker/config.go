@@ -50,8 +50,17 @@ type Config struct {
 	LockTimeout time.Duration
 	// PollTimeout bounds one get-job call including the client's retries.
 	PollTimeout time.Duration
+	// StateWriteTimeout bounds one write of the state file (a frozen or
+	// hung filesystem blocks it indefinitely): a create or follow-up whose
+	// intent is not written within it is refused (503), and Close waits at
+	// most this long for writes under way.
+	StateWriteTimeout time.Duration
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+
+	// beforeStateWrite, when not nil, runs in every state file write
+	// before it commits (tests block it to play a frozen filesystem).
+	beforeStateWrite func()
 }
 
 // Defaults returns the configuration the exporter's flags start from.
@@ -64,9 +73,10 @@ func Defaults() Config {
 		// Relative to the working directory, so `go run .` and `make run`
 		// keep their state next to the checkout; in a container the working
 		// directory should be a writable volume.
-		StatePath:   "mintlify_exporter_agent.db",
-		LockTimeout: 2 * time.Second,
-		PollTimeout: 30 * time.Second,
+		StatePath:         "mintlify_exporter_agent.db",
+		LockTimeout:       2 * time.Second,
+		PollTimeout:       30 * time.Second,
+		StateWriteTimeout: 5 * time.Second,
 	}
 }
 
@@ -81,6 +91,7 @@ func (c *Config) Validate() error {
 		validate.Field("StatePath", nonEmpty(c.StatePath)),
 		validate.Field("LockTimeout", validate.Positive(c.LockTimeout)),
 		validate.Field("PollTimeout", validate.Positive(c.PollTimeout)),
+		validate.Field("StateWriteTimeout", validate.Positive(c.StateWriteTimeout)),
 	)
 }
 

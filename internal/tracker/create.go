@@ -67,12 +67,19 @@ var (
 // the state file, so the request was not sent.
 type IntentError struct {
 	Err error
+	// Intent is the id of the intent that was not written.
+	Intent string
 	// Message: the intent of a follow-up message, not a create.
 	Message bool
 }
 
 func (e *IntentError) Error() string {
-	return fmt.Sprintf("the %s could not be recorded in the state file, so it was not sent: %v", e.what(), e.Err)
+	msg := fmt.Sprintf("the %s could not be recorded in the state file (intent %s), so it was not sent: %v", e.what(), e.Intent, e.Err)
+	var te *store.WriteTimeoutError
+	if errors.As(e.Err, &te) && !te.Stalled && !e.Message {
+		msg += fmt.Sprintf("; should the write still land, %s is listed under unknown-creates after the next start: nothing was sent, dismiss it", e.Intent)
+	}
+	return msg
 }
 
 func (e *IntentError) what() string {
@@ -244,10 +251,10 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 		err = s.store.Apply(store.Op{Bucket: bucketIntents, Key: ikey, Value: data})
 	}
 	if err != nil {
-		s.metrics.stateWriteError()
+		s.writeFailed(err)
 		level.Error(s.logger).Log("msg", "could not record a create intent; create not sent", "project", project, "err", err)
 		s.dropIntent(ikey, in, false)
-		return Created{}, &IntentError{Err: err}
+		return Created{}, &IntentError{Err: err, Intent: in.rec.ID}
 	}
 
 	job, code, err := s.api.CreateJobWithStatus(ctx, project, req.Prompt)
@@ -267,7 +274,7 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	j := *job
 	internJob(&j)
 	rec, ev := transition(record{Project: project, Origin: OriginGateway, TrackedAt: at, SubmittedBy: userFrom(ctx),
-		IdemKey: key, RequestHash: in.rec.RequestHash, CreateStatus: code}, j, at, seenLive)
+		IdemKey: key, RequestHash: in.rec.RequestHash, CreateStatus: code}, j, at, seenLive, time.Time{})
 	jkey := storeKey(project, j.ID)
 	s.metrics.submittedJob(project)
 	e := &entry{rec: rec, intentKey: ikey}
@@ -300,7 +307,7 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	perr := s.persist(jkey, &rec, store.Op{Bucket: bucketIntents, Key: ikey})
 	s.release(e, perr)
 	if perr != nil {
-		return Created{}, &StateError{JobID: j.ID, Err: perr}
+		return Created{}, &StateError{JobID: j.ID, Err: perr, Intent: in.rec.ID}
 	}
 	s.mu.Lock()
 	e.intentKey = ""
@@ -425,7 +432,7 @@ func (s *Tracker) removeIntentLocked(ikey string, in *intent) {
 func (s *Tracker) dropIntent(ikey string, in *intent, written bool) {
 	if written {
 		if err := s.store.Apply(store.Op{Bucket: bucketIntents, Key: ikey}); err != nil {
-			s.metrics.stateWriteError()
+			s.writeFailed(err)
 			level.Error(s.logger).Log("msg", "could not delete a create intent from the state file", "project", in.rec.Project, "intent", in.rec.ID, "err", err)
 		}
 	}
@@ -475,7 +482,7 @@ func (s *Tracker) DismissIntent(project, id string) error {
 		return err
 	}
 	if err := s.store.Apply(store.Op{Bucket: bucketIntents, Key: ikey}); err != nil {
-		s.metrics.stateWriteError()
+		s.writeFailed(err)
 		return fmt.Errorf("dismissing create %s: %w", id, err)
 	}
 	s.mu.Lock()

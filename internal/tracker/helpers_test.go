@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
@@ -34,6 +35,8 @@ type env struct {
 
 	trk *Tracker
 	reg *prometheus.Registry
+	// logs is what every Tracker of the env logged.
+	logs *testutil.SyncBuffer
 }
 
 func newEnv(t *testing.T, fo fakeapi.Options) *env {
@@ -48,7 +51,7 @@ func newEnv(t *testing.T, fo fakeapi.Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, clock: clock, fake: fake, client: client, statePath: filepath.Join(t.TempDir(), "state", "agent.db")}
+	e := &env{t: t, clock: clock, fake: fake, client: client, statePath: filepath.Join(t.TempDir(), "state", "agent.db"), logs: &testutil.SyncBuffer{}}
 	t.Cleanup(e.close)
 	return e
 }
@@ -73,7 +76,7 @@ func (e *env) open(cfg Config) *Tracker {
 	e.t.Helper()
 	e.close()
 	e.reg = prometheus.NewPedanticRegistry()
-	trk, err := New(e.client, e.reg, cfg, nil)
+	trk, err := New(e.client, e.reg, cfg, log.NewLogfmtLogger(e.logs))
 	if err != nil {
 		e.t.Fatal(err)
 	}

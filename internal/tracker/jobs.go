@@ -44,6 +44,14 @@ type Tracking struct {
 	// TurnStartedBy is the basic-auth user whose follow-up message started
 	// the current turn, when it was sent through the gateway.
 	TurnStartedBy string `json:"turnStartedBy,omitempty"`
+	// TurnInferred: the current turn is the one a follow-up of unknown
+	// outcome started (its answer was lost to a crash or a dropped
+	// connection), inferred from the job running after it was sent.
+	TurnInferred bool `json:"turnInferred,omitempty"`
+	// Rebuilt: the job's record in the state file was unreadable and
+	// `state salvage` rebuilt it from the job's id: its idempotency keys,
+	// earlier turns and submitter are lost.
+	Rebuilt bool `json:"rebuilt,omitempty"`
 }
 
 type userKey struct{}
@@ -79,12 +87,19 @@ type StateError struct {
 	Err   error
 	// Message: the write of a follow-up's new turn failed.
 	Message bool
+	// Intent is the create's intent, left in the state file until the
+	// job's write lands (empty for a track or a follow-up).
+	Intent string
 }
 
 func (e *StateError) Error() string {
 	if e.Message {
 		return fmt.Sprintf("job %s accepted the follow-up message upstream, but its new turn could not be saved to the state file "+
 			"(it is followed in memory and written again at its next poll): %v", e.JobID, e.Err)
+	}
+	if e.Intent != "" {
+		return fmt.Sprintf("job %s was created upstream but could not be saved to the state file (it is tracked in memory and written again at its next poll; "+
+			"until then its create intent %s stays in the file, listed under unknown-creates should the exporter restart first): %v", e.JobID, e.Intent, e.Err)
 	}
 	return fmt.Sprintf("job %s was created upstream but could not be saved to the state file: %v", e.JobID, e.Err)
 }
@@ -160,7 +175,7 @@ func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, Track
 	j := *job
 	j.ID = id
 	internJob(&j)
-	rec, _ := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}, j, at, seenAfterTheFact)
+	rec, _ := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}, j, at, seenAfterTheFact, time.Time{})
 	e := &entry{rec: rec, lastPolled: at}
 	s.schedule(e, &rec, at, at)
 	if old := s.claim(key, e); old != nil { // tracked concurrently

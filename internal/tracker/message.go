@@ -165,17 +165,17 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 		err = s.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: ikey, Value: data})
 	}
 	if err != nil {
-		s.metrics.stateWriteError()
+		s.writeFailed(err)
 		level.Error(s.logger).Log("msg", "could not record a message intent; message not sent", "project", project, "job", id, "err", err)
 		release()
-		return Messaged{}, &NotSentError{Err: &IntentError{Err: err, Message: true}}
+		return Messaged{}, &NotSentError{Err: &IntentError{Err: err, Intent: mi.ID, Message: true}}
 	}
 
 	job, code, err := s.api.SendMessage(ctx, project, id, req.Prompt)
 	if err != nil {
 		if createNotDone(err) {
 			if derr := s.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: ikey}); derr != nil {
-				s.metrics.stateWriteError()
+				s.writeFailed(derr)
 				level.Error(s.logger).Log("msg", "could not delete a message intent from the state file; the job is re-checked at the next start",
 					"project", project, "job", id, "err", derr)
 			}
@@ -214,7 +214,7 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 	// The turn has started already: what transition sees is its first
 	// status, not a job seen active again.
 	rec.Job = j
-	rec, ev := transition(rec, j, at, seenLive)
+	rec, ev := transition(rec, j, at, seenLive, time.Time{})
 	extra := []store.Op{{Bucket: bucketMessageIntents, Key: ikey}}
 	if e.intentKey != "" {
 		// The job's first write failed: its create intent is still there.
@@ -225,7 +225,7 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 	perr := s.persist(jkey, &rec, extra...)
 	s.mu.Lock()
 	e.rec = rec
-	e.recheck, e.turnHint = false, time.Time{}
+	e.recheck = false
 	e.errors, e.notFound = 0, 0
 	s.schedule(e, &rec, at, at)
 	if key != "" {
@@ -305,13 +305,13 @@ func (s *Tracker) settleUnknownMessage(ikey string, mi *messageIntent) {
 	if e == nil {
 		s.mu.Unlock()
 		if err := s.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: ikey}); err != nil {
-			s.metrics.stateWriteError()
+			s.writeFailed(err)
 		}
 		return
 	}
 	rec := e.rec
 	rec.Messages = append(keptMessages(rec.Messages, s.cfg.Now()), messageRecord{IdemKey: mi.IdemKey, RequestHash: mi.RequestHash, At: mi.StartedAt})
-	e.recheck, e.turnHint, e.nextPoll = true, mi.StartedAt, time.Time{}
+	e.recheck, e.nextPoll = true, time.Time{}
 	if mi.IdemKey != "" {
 		s.keys[storeKey(mi.Project, mi.IdemKey)] = keyRef{msgJob: jkey}
 	}

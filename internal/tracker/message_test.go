@@ -244,7 +244,11 @@ func TestFollowUpOfUnknownOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.close()
-	e.open(e.config())
+	// No archive re-checks: the completed job's would fall due at a
+	// random time after the start.
+	cfg := e.config()
+	cfg.ArchiveWatch = 0
+	e.open(cfg)
 	gets := e.fake.Requests(fakeapi.GetJob)
 	e.tick()
 	if d := e.fake.Requests(fakeapi.GetJob) - gets; d != 1 {
@@ -260,6 +264,96 @@ func TestFollowUpOfUnknownOutcome(t *testing.T) {
 	if err := e.trk.store.ForEachIn(bucketMessageIntents, func(_, _ []byte) error { n++; return nil }); err != nil || n != 0 {
 		t.Errorf("%d message intents left (%v)", n, err)
 	}
+}
+
+// writeMessageIntent writes a message intent to job id of p1 sent now, as
+// Message does before it sends, and returns it.
+func (e *env) writeMessageIntent(id, key, prompt string) *messageIntent {
+	e.t.Helper()
+	mi := &messageIntent{ID: newIntentID(), Project: "p1", JobID: id, IdemKey: key, RequestHash: messageHash(id, prompt), StartedAt: e.clock.Now()}
+	data, err := encodeMessageIntent(mi)
+	if err == nil {
+		err = e.trk.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: storeKey("p1", mi.ID), Value: data})
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return mi
+}
+
+// TestFollowUpOfUnknownOutcomeToARunningJob: a follow-up sent while the
+// tracker believes the job's first turn still runs (it ended upstream
+// unseen, between two polls), whose answer is lost to a crash after the
+// API took it: the restart re-checks the job, finds it running and
+// follows the turn the follow-up started, from the time it was sent; the
+// turn is counted once when it ends, and the message is never sent again.
+// So does a message whose answer a dropped connection lost, without a
+// restart.
+func TestFollowUpOfUnknownOutcomeToARunningJob(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Options{})
+	e.open(e.config())
+	job := e.create("p1", "quick #fake:nopr:2s")
+	e.clock.Advance(3 * time.Second) // the first turn ended upstream; no poll saw it
+	if v, _ := e.trk.Job("p1", job.ID); v.Status != apiclient.StatusActive {
+		t.Fatalf("%+v, want active as last seen", v)
+	}
+	// Killed during the send: the intent is written, the API takes the
+	// message, the answer is never recorded.
+	mi := e.writeMessageIntent(job.ID, "turn-2", "more #fake:pr:1m")
+	if _, _, err := e.client.SendMessage(context.Background(), "p1", job.ID, "more #fake:pr:1m"); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Second)
+	e.close()
+	e.open(e.config())
+	e.tick()
+	v, _ := e.trk.Job("p1", job.ID)
+	if v.Status != apiclient.StatusActive || v.Tracking.Turn != 2 || v.Tracking.TurnStartedAt == nil ||
+		!v.Tracking.TurnStartedAt.Equal(mi.StartedAt) || !v.Tracking.TurnInferred {
+		t.Fatalf("after the restart and a poll: %+v, want turn 2 active from %v, inferred", v.Tracking, mi.StartedAt)
+	}
+	if _, err := e.message("p1", job.ID, "turn-2", "more #fake:pr:1m"); !errorsAsUnknownMessage(err) {
+		t.Errorf("retry with the key: %v, want a MessageOutcomeUnknownError", err)
+	}
+	v = e.waitStatus("p1", job.ID, apiclient.StatusCompleted, 20)
+	if v.Tracking.Turn != 2 || e.fake.Messages("p1", job.ID) != 1 {
+		t.Errorf("turn %d, %d messages upstream; want 2 and 1", v.Tracking.Turn, e.fake.Messages("p1", job.ID))
+	}
+	e.checkMetrics([]metricCase{
+		{"mintlify_agent_jobs_finished_total", []string{"project", "p1", "status", "completed"}, 1},
+		{"mintlify_agent_job_duration_seconds", []string{"project", "p1", "status", "completed"}, 1},
+		{"mintlify_agent_job_pull_requests_total", []string{"project", "p1"}, 1},
+	})
+	// From the message to the first poll that saw the turn end: 1m and at
+	// most a poll interval, not the job's age.
+	if d := e.histSum("mintlify_agent_job_duration_seconds", "project", "p1", "status", "completed"); d < 60 || d > 70 {
+		t.Errorf("turn duration %vs, want 60-70s from the message", d)
+	}
+	// Settled: a restart neither re-checks it nor counts it again.
+	e.open(e.config())
+	e.tick()
+	if v, _ := e.trk.Job("p1", job.ID); v.Tracking.Turn != 2 || v.Status != apiclient.StatusCompleted {
+		t.Errorf("after a second restart: %+v", v.Tracking)
+	}
+	e.noneFinished("after a second restart")
+
+	// Without a crash: the answer lost to a dropped connection.
+	other := e.create("p1", "quick #fake:nopr:2s")
+	e.clock.Advance(3 * time.Second)
+	e.fake.SetFault(fakeapi.SendMessage, fakeapi.Fault{DropAnswer: true, Remaining: 1})
+	if _, err := e.message("p1", other.ID, "", "more #fake:pr:1m"); !errorsAsUnknownMessage(err) {
+		t.Fatalf("%v, want a MessageOutcomeUnknownError", err)
+	}
+	e.tick()
+	if v, _ := e.trk.Job("p1", other.ID); v.Tracking.Turn != 2 || v.Status != apiclient.StatusActive {
+		t.Errorf("after the re-check: %+v, want turn 2 active", v.Tracking)
+	}
+}
+
+func errorsAsUnknownMessage(err error) bool {
+	var unknown *MessageOutcomeUnknownError
+	return errors.As(err, &unknown)
 }
 
 // slowUpstream makes every get-job take d on the test's clock, one at a

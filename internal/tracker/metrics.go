@@ -46,6 +46,8 @@ type projectJobs struct {
 	oldestActive time.Time
 	// unknownCreates counts creates whose outcome is unknown.
 	unknownCreates int
+	// rebuilt counts jobs whose record state salvage rebuilt.
+	rebuilt int
 	// maxOverdue is how long the most overdue scheduled poll of the
 	// project's jobs has been due (0 or less: none is late).
 	maxOverdue time.Duration
@@ -66,6 +68,11 @@ type metrics struct {
 	overdueDesc  *prometheus.Desc
 	intervalDesc *prometheus.Desc
 	pollInterval time.Duration
+	// file reads the state file's health at scrape time; nil reads 0s.
+	file         func() fileHealth
+	replacedDesc *prometheus.Desc
+	stalledDesc  *prometheus.Desc
+	rebuiltDesc  *prometheus.Desc
 
 	submitted   *prometheus.CounterVec
 	finished    *prometheus.CounterVec
@@ -93,6 +100,13 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 			"How long the most overdue scheduled poll of the project's tracked jobs has been due (0 when none is late). "+
 				"It grows beyond mintlify_agent_poll_interval_seconds when --agent.max-concurrent-polls is too low for the jobs to poll.",
 			[]string{"project"}, nil),
+		replacedDesc: prometheus.NewDesc("mintlify_agent_state_file_replaced",
+			"1 while the agent state file's path no longer names the file the exporter has open (deleted or replaced), else 0.", nil, nil),
+		rebuiltDesc: prometheus.NewDesc("mintlify_agent_state_unreadable_records",
+			"Tracked jobs whose unreadable state record state salvage rebuilt from the job's id, losing its idempotency keys.",
+			[]string{"project"}, nil),
+		stalledDesc: prometheus.NewDesc("mintlify_agent_state_write_stalled",
+			"1 while an agent state file write has been blocked for longer than its timeout, else 0.", nil, nil),
 		intervalDesc: prometheus.NewDesc("mintlify_agent_poll_interval_seconds",
 			"The configured poll interval of active agent jobs (--agent.poll-interval).", nil, nil),
 		jobsDesc: prometheus.NewDesc("mintlify_agent_jobs",
@@ -180,6 +194,9 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.unknownDesc
 	ch <- m.overdueDesc
 	ch <- m.intervalDesc
+	ch <- m.replacedDesc
+	ch <- m.stalledDesc
+	ch <- m.rebuiltDesc
 	for _, c := range m.vecs() {
 		c.Describe(ch)
 	}
@@ -214,8 +231,25 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.oldestDesc, prometheus.GaugeValue, age, p)
 		ch <- prometheus.MustNewConstMetric(m.unknownDesc, prometheus.GaugeValue, float64(pj.unknownCreates), p)
 		ch <- prometheus.MustNewConstMetric(m.overdueDesc, prometheus.GaugeValue, max(pj.maxOverdue.Seconds(), 0), p)
+		ch <- prometheus.MustNewConstMetric(m.rebuiltDesc, prometheus.GaugeValue, float64(pj.rebuilt), p)
 	}
 	ch <- prometheus.MustNewConstMetric(m.intervalDesc, prometheus.GaugeValue, m.pollInterval.Seconds())
+	var h fileHealth
+	if m.file != nil {
+		h = m.file()
+	}
+	ch <- prometheus.MustNewConstMetric(m.replacedDesc, prometheus.GaugeValue, boolValue(h.replaced))
+	ch <- prometheus.MustNewConstMetric(m.stalledDesc, prometheus.GaugeValue, boolValue(h.stalled))
+}
+
+// fileHealth is what the metrics show of the state file.
+type fileHealth struct{ replaced, stalled bool }
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // foldStatuses returns the counts to export: every always-present status,

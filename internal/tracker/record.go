@@ -1,6 +1,7 @@
 package tracker
 
 import (
+	"slices"
 	"time"
 	"unique"
 
@@ -79,6 +80,9 @@ type record struct {
 	// others of the last hour (for the local message limit after a
 	// restart).
 	Messages []messageRecord
+	// Rebuilt: state salvage rebuilt the record from the key of an
+	// unreadable one; its idempotency keys, turns and submitter are lost.
+	Rebuilt bool
 }
 
 // messageRecord is a follow-up message sent through the gateway.
@@ -89,10 +93,30 @@ type messageRecord struct {
 	// unknown (the exporter stopped, or the request failed, before the
 	// answer was recorded).
 	Status int
-	// Turn is the turn the message started (0 when unknown).
+	// Turn is the turn the message started; 0 when unknown (for a message
+	// of unknown outcome: not yet re-checked), turnNotSeen when its
+	// re-check found no turn it could have started.
 	Turn int
 	// By is who sent it (the gateway's basic-auth user).
 	By string
+}
+
+// turnNotSeen is the Turn of a follow-up of unknown outcome whose
+// re-check found the job ended: no turn is known to be its.
+const turnNotSeen = -1
+
+// pendingMessage returns when the follow-up of unknown outcome was sent
+// that may have started a turn the tracker has not seen yet: one without
+// an answer (Status 0) and not yet re-checked (Turn 0), sent after the
+// current turn started. Kept in the record, so a restart re-checks it.
+func (r *record) pendingMessage() (time.Time, bool) {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		m := &r.Messages[i]
+		if m.Status == 0 && m.Turn == 0 && m.At.After(r.turnStart()) {
+			return m.At, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // turn is the number of the current turn.
@@ -140,9 +164,8 @@ type entry struct {
 	intentKey string
 	// recheck: poll the job at the next round even though it is no longer
 	// polled (a follow-up of unknown outcome may have made it active
-	// again); turnHint is when that follow-up was sent.
-	recheck  bool
-	turnHint time.Time
+	// again, or it was tracked again).
+	recheck bool
 }
 
 // intern shares the strings that repeat across jobs (status, model,
@@ -192,10 +215,12 @@ func (e *entry) view(now time.Time, cfg *Config) JobView {
 		LastError:   e.lastErr,
 		Turn:        r.turn(),
 		SubmittedBy: r.SubmittedBy,
+		Rebuilt:     r.Rebuilt,
 	}}
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if m := r.Messages[i]; m.Turn == r.turn() && m.Turn > 1 {
 			v.Tracking.TurnStartedBy = m.By
+			v.Tracking.TurnInferred = m.Status == 0
 			break
 		}
 	}
@@ -247,25 +272,44 @@ type events struct {
 	pr         bool
 	lost       bool
 	// newTurn: the job was seen active again after it ended (a follow-up
-	// sent elsewhere).
-	newTurn bool
+	// sent elsewhere), or after a follow-up of unknown outcome (inferred).
+	newTurn, inferred bool
 }
 
 // transition computes the record after seeing job at time at, and the
-// events to count. A job seen live in a non-terminal status after a turn
-// ended starts a new turn at turnHint (when the follow-up is known to have
-// been sent then) or at.
-func transition(old record, job apiclient.Job, at time.Time, how sighting, turnHint ...time.Time) (record, events) {
+// events to count. A job seen live in a non-terminal status starts a new
+// turn when its last turn had ended (a follow-up sent elsewhere, or one of
+// unknown outcome), or when sentAt is not zero: a follow-up of unknown
+// outcome was sent then, and the job is running after it, whatever the
+// tracker believed before (a turn that ended unseen, or one still
+// running, which the follow-up ended). The turn starts at sentAt when
+// given, else at. That follow-up's Turn is set either way: the turn it
+// started, or turnNotSeen.
+func transition(old record, job apiclient.Job, at time.Time, how sighting, sentAt time.Time) (record, events) {
 	rec := old
 	rec.Job = job
 	var ev events
-	if how == seenLive && job.Status != "" && !apiclient.IsTerminal(job.Status) && (old.Counted != 0 || apiclient.IsTerminal(old.Job.Status)) {
+	running := how == seenLive && job.Status != "" && !apiclient.IsTerminal(job.Status)
+	ended := old.Counted != 0 || apiclient.IsTerminal(old.Job.Status)
+	if running && (ended || !sentAt.IsZero()) {
 		start := at
-		if len(turnHint) > 0 && !turnHint[0].IsZero() && turnHint[0].Before(at) {
-			start = turnHint[0]
+		if !sentAt.IsZero() && sentAt.Before(at) {
+			start = sentAt
 		}
 		startTurn(&rec, start)
 		ev.newTurn = true
+		ev.inferred = !sentAt.IsZero()
+	}
+	if !sentAt.IsZero() {
+		rec.Messages = slices.Clone(rec.Messages)
+		for i := range rec.Messages {
+			if m := &rec.Messages[i]; m.Status == 0 && m.Turn == 0 && m.At.Equal(sentAt) {
+				m.Turn = turnNotSeen
+				if ev.newTurn {
+					m.Turn = rec.Turns
+				}
+			}
+		}
 	}
 	if bit := countedBit(job.Status); bit != 0 && rec.Counted&bit == 0 {
 		rec.Counted |= bit

@@ -41,8 +41,9 @@ const bucketIntents = "intents"
 const bucketMessageIntents = "message_intents"
 
 // storeOptions are the state file's options for the tracker.
-func storeOptions(lockTimeout time.Duration) store.Options {
-	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents}, LockTimeout: lockTimeout}
+func storeOptions(cfg *Config) store.Options {
+	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents},
+		LockTimeout: cfg.LockTimeout, WriteTimeout: cfg.StateWriteTimeout, BeforeCommit: cfg.beforeStateWrite}
 }
 
 // recordV1 is one tracked job in the state file, as JSON, keyed by
@@ -68,6 +69,9 @@ type recordV1 struct {
 	TurnStartedAt time.Time   `json:"turnStartedAt,omitzero"`
 	Messages      []messageV3 `json:"messages,omitempty"`
 	SubmittedBy   string      `json:"submittedBy,omitempty"`
+	// Rebuilt (version 3, later): state salvage rebuilt the record from its
+	// key; what else it held is lost.
+	Rebuilt bool `json:"rebuilt,omitempty"`
 }
 
 // messageV3 is a follow-up message sent through the gateway.
@@ -126,6 +130,7 @@ func encodeRecord(r *record) ([]byte, error) {
 		Turns:         r.Turns,
 		TurnStartedAt: r.TurnStartedAt,
 		SubmittedBy:   r.SubmittedBy,
+		Rebuilt:       r.Rebuilt,
 	}
 	for _, m := range r.Messages {
 		v.Messages = append(v.Messages, messageV3{IdempotencyKey: m.IdemKey, RequestHash: m.RequestHash, At: m.At, Status: m.Status, Turn: m.Turn, By: m.By})
@@ -177,6 +182,7 @@ func decodeRecord(data []byte) (record, error) {
 		TurnStartedAt: v.TurnStartedAt,
 		Messages:      msgs,
 		SubmittedBy:   v.SubmittedBy,
+		Rebuilt:       v.Rebuilt,
 	}, nil
 }
 

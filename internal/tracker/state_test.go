@@ -3,8 +3,10 @@ package tracker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
@@ -32,7 +35,7 @@ func TestStateFileOfRelease1(t *testing.T) {
 	}
 
 	// The values re-encode to the same bytes.
-	st, err := store.Open(path, storeOptions(time.Second))
+	st, err := store.Open(path, storeOptions(&Config{LockTimeout: time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +188,71 @@ func TestClassifyAndPickKnowTurns(t *testing.T) {
 			t.Errorf("picked turn %d (%v), want the second turn over the finished first", got.turn(), err)
 		}
 	}
+}
+
+// TestUnreadableRecord: a job record with one byte changed makes the
+// tracker refuse the file (its idempotency key cannot be told, so it must
+// not become reusable), pointing at state salvage; the salvaged file
+// tracks the job again, rebuilt from its id: re-read at the first poll,
+// counted as nothing it had already reached, and shown as rebuilt.
+func TestUnreadableRecord(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Options{})
+	e.open(e.config())
+	c, err := e.trk.Create(context.Background(), CreateRequest{Project: "p1", Prompt: "#fake:pr:1m", IdempotencyKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := e.create("p1", "#fake:nopr:1h")
+	key := storeKey("p1", c.Job.ID)
+	var value []byte
+	if err := e.trk.store.ForEachIn(store.Jobs, func(k, v []byte) error {
+		if string(k) == key {
+			value = bytes.Clone(v)
+		}
+		return nil
+	}); err != nil || value == nil {
+		t.Fatalf("record not found: %v", err)
+	}
+	value[bytes.IndexByte(value, '{')+1] ^= 0x01 // `"project"` loses its quote
+	if err := e.trk.store.Apply(store.Op{Bucket: store.Jobs, Key: key, Value: value}); err != nil {
+		t.Fatal(err)
+	}
+	e.close()
+
+	_, err = New(e.client, nil, e.config(), nil)
+	var de *store.DamagedError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "1 unreadable record(s)") || !strings.Contains(err.Error(), "state salvage") {
+		t.Fatalf("start on a file with an unreadable record: %v", err)
+	}
+	rep, err := CheckState(e.statePath)
+	if err != nil || rep.Healthy() || rep.Unreadable != 1 {
+		t.Fatalf("check: %v\n%s", err, rep)
+	}
+
+	e.clock.Advance(2 * time.Minute) // the job completed meanwhile
+	salvaged := e.statePath + ".salvaged"
+	rep, err = SalvageState(e.statePath, salvaged)
+	if err != nil || rep.Rebuilt[store.Jobs] != 1 || rep.Entries[store.Jobs] != 1 {
+		t.Fatalf("salvage: %v\n%s", err, rep)
+	}
+	cfg := e.config()
+	cfg.StatePath = salvaged
+	e.open(cfg)
+	if v, ok := e.trk.Job("p1", c.Job.ID); !ok || v.Status != statusUnread || !v.Tracking.Rebuilt {
+		t.Fatalf("rebuilt job before its first poll: %+v", v)
+	}
+	if e.metric("mintlify_agent_state_unreadable_records", "project", "p1") != 1 {
+		t.Error("mintlify_agent_state_unreadable_records is not 1")
+	}
+	e.tick()
+	if v, _ := e.trk.Job("p1", c.Job.ID); v.Status != apiclient.StatusCompleted || v.PRLink == nil || !v.Tracking.Rebuilt {
+		t.Errorf("rebuilt job after its first poll: %+v", v)
+	}
+	if v, _ := e.trk.Job("p1", other.ID); v.Status != apiclient.StatusActive || v.Tracking.Rebuilt {
+		t.Errorf("the readable job: %+v", v)
+	}
+	// It may have been counted before: not again.
+	e.noneFinished("a rebuilt job's first poll")
+	e.checkMetrics([]metricCase{{"mintlify_agent_job_pull_requests_total", []string{"project", "p1"}, 0}})
 }

@@ -53,6 +53,9 @@ type stateStore interface {
 	ForEachIn(bucket string, fn func(key, value []byte) error) error
 	Len() (int, error)
 	Path() string
+	CheckFile() error
+	Replaced() bool
+	Stalled() bool
 	Close() error
 }
 
@@ -80,6 +83,8 @@ type Tracker struct {
 	wmu sync.Mutex
 
 	running atomic.Bool
+	// fileReplaced is what checkStateFile last logged.
+	fileReplaced atomic.Bool
 	// inflight counts creates and tracks under way: they outlive their HTTP
 	// request (an upstream create must be recorded even if the client hangs
 	// up), so Close waits for them before closing the store.
@@ -111,7 +116,7 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	st, err := store.Open(cfg.StatePath, storeOptions(cfg.LockTimeout))
+	st, err := store.Open(cfg.StatePath, storeOptions(&cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -128,11 +133,16 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 	for _, p := range cfg.Projects {
 		s.projects[p] = true
 	}
+	if err := refuseUnreadable(st); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	if err := s.load(); err != nil {
 		_ = st.Close()
 		return nil, err
 	}
 	s.metrics = newMetrics(cfg.Projects, s.snapshot, cfg.Now, cfg.PollInterval)
+	s.metrics.file = func() fileHealth { return fileHealth{replaced: st.Replaced(), stalled: st.Stalled()} }
 	if reg != nil {
 		if err := reg.Register(s.metrics); err != nil {
 			_ = st.Close()
@@ -169,6 +179,11 @@ func (s *Tracker) load() error {
 			} else {
 				active++
 			}
+		}
+		if _, ok := rec.pendingMessage(); ok {
+			// A follow-up of unknown outcome not yet re-checked (the
+			// process stopped first): at once.
+			e.recheck, e.nextPoll = true, time.Time{}
 		}
 		s.entries[string(k)] = e
 		return nil
@@ -290,6 +305,32 @@ func (s *Tracker) Run(ctx context.Context) error {
 	}
 }
 
+// checkStateFile checks, once per poll round, that the state file's path
+// still names the open file, and logs when that changes. Writes check it
+// themselves (store.Apply): this notices it while nothing is written, for
+// the log and mintlify_agent_state_file_replaced.
+func (s *Tracker) checkStateFile() {
+	err := s.store.CheckFile()
+	was := s.fileReplaced.Swap(err != nil)
+	switch {
+	case err != nil && !was:
+		level.Error(s.logger).Log("msg", "agent state file deleted or replaced while running: no job is acknowledged until it is back "+
+			"(creates and follow-ups answer 503); move it back, or copy the open file out of /proc/PID/fd and restart on it (alerts/RUNBOOK.md)", "err", err)
+	case err == nil && was:
+		level.Info(s.logger).Log("msg", "agent state file is back at its path: jobs are acknowledged again", "path", s.store.Path())
+	}
+}
+
+// writeFailed counts a failed write of the state file (err), and logs a
+// replaced state file the first time a write meets it.
+func (s *Tracker) writeFailed(err error) {
+	s.metrics.stateWriteError()
+	var re *store.ReplacedError
+	if errors.As(err, &re) {
+		s.checkStateFile()
+	}
+}
+
 // pollTask is one job to poll: in turn, due at due (zero: at once).
 type pollTask struct {
 	key, project, id string
@@ -303,6 +344,7 @@ func (s *Tracker) round(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	s.checkStateFile()
 	now := s.cfg.Now()
 	s.forgetExpired(now)
 	tasks := s.due(now)
@@ -376,7 +418,7 @@ func (s *Tracker) forgetExpired(now time.Time) {
 		ops[i] = store.Op{Bucket: store.Jobs, Key: k}
 	}
 	if err := s.store.Apply(ops...); err != nil {
-		s.metrics.stateWriteError()
+		s.writeFailed(err)
 		level.Error(s.logger).Log("msg", "could not forget expired agent jobs", "jobs", len(keys), "err", err)
 		return
 	}
@@ -452,10 +494,25 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 	e.lastPolled = at
 	e.errors, e.notFound, e.lastErr = 0, 0, ""
 	changed := !sameJob(&e.rec.Job, &j)
-	rec, ev := transition(e.rec, j, at, seenLive, e.turnHint)
-	e.recheck, e.turnHint = false, time.Time{}
+	// A follow-up of unknown outcome is settled by a poll sent after it:
+	// one that may have left before it read the job as it was.
+	sentAt, pending := e.rec.pendingMessage()
+	if !pending || sentAt.After(roundStart) {
+		sentAt = time.Time{}
+	}
+	how := seenLive
+	if e.rec.Job.Status == statusUnread {
+		// Rebuilt by state salvage: whatever it reached, this tracker
+		// may have counted it before.
+		how = seenAfterTheFact
+	}
+	rec, ev := transition(e.rec, j, at, how, sentAt)
+	_, e.recheck = rec.pendingMessage()
 	s.schedule(e, &rec, at, roundStart)
-	if !changed && !e.dirty && !ev.newTurn {
+	if e.recheck {
+		e.nextPoll = roundStart.Add(s.cfg.PollInterval)
+	}
+	if !changed && !e.dirty && !ev.newTurn && sentAt.IsZero() {
 		s.mu.Unlock()
 		return
 	}
@@ -473,6 +530,7 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 		// Retried at the next round, not at the schedule of the status
 		// that could not be written (5m and more for a completed job).
 		e.nextPoll = roundStart.Add(s.cfg.PollInterval)
+		_, e.recheck = e.rec.pendingMessage()
 		s.mu.Unlock()
 		return // memory unchanged: the next poll sees the change again
 	}
@@ -489,11 +547,38 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 		e.intentKey = ""
 	}
 	s.mu.Unlock()
-	if ev.newTurn {
+	switch {
+	case ev.inferred:
+		level.Info(s.logger).Log("msg", "agent job running after a follow-up of unknown outcome: following the turn it started", "project", t.project,
+			"job", t.id, "turn", rec.Turns, "turn_started_at", rec.TurnStartedAt)
+	case ev.newTurn:
 		level.Info(s.logger).Log("msg", "agent job active again: following its new turn (a follow-up sent elsewhere)", "project", t.project,
 			"job", t.id, "turn", rec.Turns)
 	}
+	s.logOutcome(&rec, ev)
 	s.metrics.count(t.project, ev)
+}
+
+// logOutcome logs, at info, a turn seen ending or a pull request seen
+// opened: what the audit trail of submissions does not show. Never the
+// prompt.
+func (s *Tracker) logOutcome(rec *record, ev events) {
+	if ev.finished == "" && !ev.pr {
+		return
+	}
+	msg := "agent job finished"
+	if ev.finished == "" {
+		msg = "agent job opened a pull request"
+	}
+	pr := "no"
+	if rec.PRCounted && rec.Job.PRLink != nil && *rec.Job.PRLink != "" {
+		pr = "yes"
+	}
+	kv := []any{"msg", msg, "project", rec.Project, "job", rec.Job.ID, "status", rec.viewStatus(), "turn", rec.turn(), "pr", pr}
+	if ev.observeDur {
+		kv = append(kv, "duration", ev.duration.Round(time.Millisecond))
+	}
+	level.Info(s.logger).Log(kv...)
 }
 
 // schedule sets e's next poll for a job whose record will be rec.
@@ -534,7 +619,7 @@ func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
 		return
 	}
 	e.pollPending = false
-	e.recheck = false
+	_, e.recheck = e.rec.pendingMessage()
 	e.errors++
 	msg := err.Error()
 	if len(msg) > 300 {
@@ -606,7 +691,7 @@ func (s *Tracker) persist(key string, rec *record, extra ...store.Op) error {
 		err = s.store.Apply(append([]store.Op{{Bucket: store.Jobs, Key: key, Value: data}}, extra...)...)
 	}
 	if err != nil {
-		s.metrics.stateWriteError()
+		s.writeFailed(err)
 		level.Error(s.logger).Log("msg", "could not write agent job to the state file", "project", rec.Project, "job", rec.Job.ID, "err", err)
 	}
 	return err
@@ -630,6 +715,9 @@ func (s *Tracker) snapshot() []projectJobs {
 		}
 		st := e.rec.viewStatus()
 		pj.byStatus[st]++
+		if e.rec.Rebuilt {
+			pj.rebuilt++
+		}
 		if !e.rec.Lost && !apiclient.IsTerminal(st) {
 			c := e.rec.turnStart()
 			if c.IsZero() {

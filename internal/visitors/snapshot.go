@@ -46,6 +46,10 @@ type PathPolicy struct {
 	Include *regexp.Regexp
 	// Exclude, when set, drops paths it matches. It wins over Include.
 	Exclude *regexp.Regexp
+	// Redact, when set, rewrites each path before it becomes a label value
+	// (and before the filters see it): a visitor's URL can carry a secret,
+	// the exporter's own API key included (redact.Redactor.String).
+	Redact func(string) string
 }
 
 // Build reduces an API result to a snapshot: paths made valid label values
@@ -56,6 +60,9 @@ func (p PathPolicy) Build(res *apiclient.VisitorsReport, from, to string, at tim
 	paths := make([]PathCounts, 0, len(res.Paths))
 	for _, row := range res.Paths {
 		path := strings.ToValidUTF8(row.Path, "\uFFFD")
+		if p.Redact != nil {
+			path = p.Redact(path)
+		}
 		if _, dup := seen[path]; dup {
 			continue
 		}

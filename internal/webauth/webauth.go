@@ -1,6 +1,8 @@
-// Package webauth helps with the exporter-toolkit web config that protects
-// every endpoint: it tells whether basic auth is configured, and hashes a
-// password for basic_auth_users so that nobody needs htpasswd for it.
+// Package webauth guards every endpoint with the basic auth of the
+// exporter-toolkit web config (--web.config.file): a front ahead of the
+// toolkit that fails closed and cannot be starved by wrong passwords
+// (Front), and a bcrypt hasher for basic_auth_users so that nobody needs
+// htpasswd for it.
 package webauth
 
 import (
@@ -8,34 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"go.yaml.in/yaml/v2"
 	"golang.org/x/crypto/bcrypt"
 )
 
 // Cost is the bcrypt cost of HashPassword, as htpasswd -B -C 10.
 const Cost = 10
-
-// BasicAuthConfigured reports whether the web config file (exporter-toolkit
-// format) names at least one basic auth user. An empty path means no file.
-func BasicAuthConfigured(path string) (bool, error) {
-	if path == "" {
-		return false, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return false, fmt.Errorf("--web.config.file: %w", err)
-	}
-	var cfg struct {
-		Users map[string]string `yaml:"basic_auth_users"`
-	}
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return false, fmt.Errorf("--web.config.file: %w", err)
-	}
-	return len(cfg.Users) > 0, nil
-}
 
 // HashPassword reads one password (its first line) from r and writes its
 // bcrypt hash and a newline to w.

@@ -377,8 +377,27 @@ func TestChartFilesMatchSources(t *testing.T) {
 	}
 }
 
+// TestRequiresProjectAndKey: without the sandbox, the chart does not render
+// without a project or a key (the pod would only crash-loop), and says why.
+func TestRequiresProjectAndKey(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "mintlify.projects is empty"},
+		{[]string{"--set", "mintlify.apiKey.existingSecret=k"}, "mintlify.projects is empty"},
+		{[]string{"--set", "mintlify.projects={docs}"}, "mintlify.apiKey.existingSecret is empty"},
+	} {
+		_, err := helmTemplate(c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "mintlify.sandbox=true") {
+			t.Errorf("helm template %v: err = %v, want %q and the sandbox as the way to try it", c.args, err, c.want)
+		}
+	}
+}
+
+// TestDefaultValues renders the defaults with the two values they lack.
 func TestDefaultValues(t *testing.T) {
-	r := render(t)
+	r := render(t, "--set", "mintlify.projects={docs}", "--set", "mintlify.apiKey.existingSecret=k")
 	wantKinds(t, r, "Deployment", "Service")
 	checkCommon(t, r)
 	c := r.container(t)
@@ -386,8 +405,8 @@ func TestDefaultValues(t *testing.T) {
 	if r.deployment.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
 		t.Error("strategy Recreate without the gateway")
 	}
-	noArgPrefix(t, c, "--web.enable-agent-api", "--agent.state-file", "--web.config.file", "--mintlify.api-key-file", "--mintlify.sandbox")
-	for _, name := range []string{"state", "api-key", "web-config"} {
+	noArgPrefix(t, c, "--web.enable-agent-api", "--agent.state-file", "--web.config.file", "--mintlify.sandbox")
+	for _, name := range []string{"state", "web-config"} {
 		if _, ok := r.volume(name); ok {
 			t.Errorf("volume %s without the values that ask for it", name)
 		}
@@ -473,8 +492,8 @@ func TestGatewayValues(t *testing.T) {
 	}
 	ep := sm.Spec.Endpoints[0]
 	if ep.Port != "http" || ep.Path != "/metrics" || ep.Scheme == nil || strings.ToLower(ep.Scheme.String()) != "https" ||
-		ep.Interval != "60s" || ep.ScrapeTimeout != "30s" {
-		t.Errorf("endpoint %+v: want https /metrics on port http every 60s with a 30s timeout", ep)
+		ep.Interval != "30s" || ep.ScrapeTimeout != "30s" {
+		t.Errorf("endpoint %+v: want https /metrics on port http every 30s with a 30s timeout", ep)
 	}
 	if ep.BasicAuth == nil || ep.BasicAuth.Username.Name != "mintlify-scrape-auth" || ep.BasicAuth.Username.Key != "username" ||
 		ep.BasicAuth.Password.Name != "mintlify-scrape-auth" || ep.BasicAuth.Password.Key != "password" {

@@ -148,7 +148,7 @@ func TestCheckAndSalvage(t *testing.T) {
 		if err := os.WriteFile(src, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := Salvage(src, dst, opts, keepAll, pickFirst)
+		rep, err := Salvage(src, dst, opts, keepAll, pickFirst, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -182,11 +182,19 @@ func TestCheckAndSalvage(t *testing.T) {
 		t.Errorf("half a file: salvaged %d of %d", len(got), n)
 	}
 	t.Logf("half a file: salvaged %d of %d", len(got), n)
-	if _, got := salvage("zeroed", make([]byte, len(healthy))); len(got) != 0 {
-		t.Errorf("zeroed: %d", len(got))
+	// Nothing readable: an error, and no file.
+	zeroed, zeroedDst := filepath.Join(dir, "zeroed.db"), filepath.Join(dir, "zeroed.salvaged.db")
+	if err := os.WriteFile(zeroed, make([]byte, len(healthy)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Salvage(zeroed, zeroedDst, opts, keepAll, pickFirst, nil); err == nil || !strings.Contains(err.Error(), "nothing readable") {
+		t.Errorf("salvage of a zeroed file: %v", err)
+	}
+	if _, err := os.Stat(zeroedDst); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("salvage of a zeroed file wrote %s: %v", zeroedDst, err)
 	}
 	// dst must be new.
-	if _, err := Salvage(filepath.Join(dir, "copy.db"), filepath.Join(dir, "healthy.db"), opts, keepAll, pickFirst); err == nil {
+	if _, err := Salvage(filepath.Join(dir, "copy.db"), filepath.Join(dir, "healthy.db"), opts, keepAll, pickFirst, nil); err == nil {
 		t.Error("salvage overwrote an existing file")
 	}
 }

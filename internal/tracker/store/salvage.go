@@ -25,15 +25,22 @@ type Report struct {
 	// reaches (cut off by damage, or old versions), per bucket the caller's
 	// classify gave them; Salvage keeps those the tree lacks.
 	Loose map[string]int
-	// Unreadable counts values that classify refused.
-	Unreadable int
-	// Problem is why Open would refuse the file; empty when it is healthy.
+	// Unreadable counts values of the file's tree that classify refused;
+	// UnreadableKeys names them ("bucket key", at most 100).
+	Unreadable     int
+	UnreadableKeys []string
+	// Rebuilt counts, per bucket, the unreadable values Salvage replaced
+	// with what Rebuild made of their keys.
+	Rebuilt map[string]int
+	// Problem sums up what is damaged or unreadable (each listed in
+	// Damaged and UnreadableKeys); empty when the file is healthy.
 	Problem string
 	// Damaged lists the parts that could not be read (at most 100).
 	Damaged []string
 }
 
-// Healthy reports whether Open would accept the file.
+// Healthy reports whether the file is whole: Open accepts it and every
+// value in it is readable.
 func (r *Report) Healthy() bool { return r.Problem == "" }
 
 // Classify says where a value found in a state file belongs. bucket is the
@@ -42,17 +49,20 @@ func (r *Report) Healthy() bool { return r.Problem == "" }
 // for a value that is not readable.
 type Classify func(bucket string, key, value []byte) (keep string, ok bool)
 
+// Rebuild makes a value from the key of an unreadable value of bucket,
+// for Salvage to keep in its place; ok false drops it.
+type Rebuild func(bucket string, key []byte) (value []byte, ok bool)
+
 // Pick chooses between two values of one key of bucket found on loose
 // pages (one may be an older version): it returns the one to keep.
 type Pick func(bucket string, a, b []byte) []byte
 
 type found struct {
-	tree  map[string]map[string][]byte
-	loose map[string]map[string][]byte
+	tree, loose, rebuilt map[string]map[string][]byte
 }
 
-// read reads the file at path without bbolt.
-func read(path string, classify Classify, pick Pick) (*Report, *found, error) {
+// read reads the file at path without bbolt; rebuild may be nil.
+func read(path string, classify Classify, pick Pick, rebuild Rebuild) (*Report, *found, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("state file: %w", err)
@@ -62,20 +72,19 @@ func read(path string, classify Classify, pick Pick) (*Report, *found, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("state file %s: %w", path, err)
 	}
-	rep := &Report{Path: path, Size: st.Size(), Entries: map[string]int{}, Loose: map[string]int{}}
-	fd := &found{tree: map[string]map[string][]byte{}, loose: map[string]map[string][]byte{}}
+	rep := &Report{Path: path, Size: st.Size(), Entries: map[string]int{}, Loose: map[string]int{}, Rebuilt: map[string]int{}}
+	fd := &found{tree: map[string]map[string][]byte{}, loose: map[string]map[string][]byte{}, rebuilt: map[string]map[string][]byte{}}
 	if st.Size() == 0 {
 		return rep, fd, nil // bbolt makes an empty file a new state file
 	}
 	fl, err := parseFile(f, st.Size())
 	if err != nil {
-		rep.Problem = err.Error()
 		rep.Damaged = []string{err.Error()}
 		fl = &file{r: f, size: st.Size()}
 	} else {
 		rep.PageSize, rep.TxID = int(fl.metas[0].pageSize), fl.metas[0].txid
-		if err := fl.verify(); err != nil {
-			rep.Problem = err.Error()
+		if err := fl.verifyHeader(); err != nil {
+			rep.Damaged = []string{err.Error()}
 		}
 	}
 	put := func(m map[string]map[string][]byte, b string, k, v []byte) {
@@ -95,14 +104,24 @@ func read(path string, classify Classify, pick Pick) (*Report, *found, error) {
 				return
 			}
 			keep, ok := classify(bucket, k, v)
-			if !ok {
-				rep.Unreadable++
+			if ok {
+				put(fd.tree, keep, k, v)
 				return
 			}
-			put(fd.tree, keep, k, v)
+			rep.Unreadable++
+			if len(rep.UnreadableKeys) < 100 {
+				rep.UnreadableKeys = append(rep.UnreadableKeys, fmt.Sprintf("%s %q", bucket, k))
+			}
+			if rebuild == nil {
+				return
+			}
+			if nv, ok := rebuild(bucket, k); ok {
+				put(fd.rebuilt, bucket, k, nv)
+			}
 		})
 		rep.Damaged = append(rep.Damaged, damaged...)
 	}
+	rep.Problem = problem(len(rep.Damaged), rep.Unreadable)
 	if len(rep.Damaged) == 0 {
 		// Pages outside a healthy tree hold only older versions and
 		// deleted values: nothing to salvage from them.
@@ -110,7 +129,7 @@ func read(path string, classify Classify, pick Pick) (*Report, *found, error) {
 	}
 	fl.scan(seen, func(k, v []byte) {
 		keep, ok := classify("", k, v)
-		if !ok || fd.tree[keep][string(k)] != nil {
+		if !ok || fd.tree[keep][string(k)] != nil || fd.rebuilt[keep][string(k)] != nil {
 			return
 		}
 		if old := fd.loose[keep][string(k)]; old != nil {
@@ -128,6 +147,9 @@ func finish(rep *Report, fd *found) *Report {
 	for b, m := range fd.loose {
 		rep.Loose[b] = len(m)
 	}
+	for b, m := range fd.rebuilt {
+		rep.Rebuilt[b] = len(m)
+	}
 	return rep
 }
 
@@ -135,22 +157,24 @@ func finish(rep *Report, fd *found) *Report {
 // reports what it holds and what is damaged. It fails only when the file
 // cannot be read at all.
 func Check(path string, classify Classify, pick Pick) (*Report, error) {
-	rep, _, err := read(path, classify, pick)
+	rep, _, err := read(path, classify, pick, nil)
 	return rep, err
 }
 
 // Salvage copies every readable value of the file at src into a new state
 // file at dst (which must not exist), leaving src as it is: the values of
-// the file's tree, and those found only on pages the tree no longer reaches
-// for keys the tree lacks. The schema of dst is opts.Schema; src must be of
-// that schema or one of opts.Upgrades, or have lost its stamp.
-func Salvage(src, dst string, opts Options, classify Classify, pick Pick) (*Report, error) {
+// the file's tree, what rebuild makes of the keys of its unreadable ones,
+// and the values found only on pages the tree no longer reaches for keys
+// the tree lacks. The schema of dst is opts.Schema; src must be of that
+// schema or one of opts.Upgrades, or have lost its stamp. With nothing to
+// copy it fails, and writes nothing.
+func Salvage(src, dst string, opts Options, classify Classify, pick Pick, rebuild Rebuild) (*Report, error) {
 	if _, err := os.Lstat(dst); err == nil {
 		return nil, fmt.Errorf("salvage: %s exists already; give a new file", dst)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("salvage: %w", err)
 	}
-	rep, fd, err := read(src, classify, pick)
+	rep, fd, err := read(src, classify, pick, rebuild)
 	if err != nil {
 		return nil, err
 	}
@@ -162,17 +186,20 @@ func Salvage(src, dst string, opts Options, classify Classify, pick Pick) (*Repo
 			return rep, fmt.Errorf("salvage: classify returned unknown bucket %q", b)
 		}
 	}
-	out, err := Open(dst, opts)
-	if err != nil {
-		return rep, fmt.Errorf("salvage: %w", err)
-	}
 	var ops []Op
-	for _, m := range []map[string]map[string][]byte{fd.tree, fd.loose} {
+	for _, m := range []map[string]map[string][]byte{fd.tree, fd.rebuilt, fd.loose} {
 		for _, b := range slices.Sorted(maps.Keys(m)) {
 			for _, k := range slices.Sorted(maps.Keys(m[b])) {
 				ops = append(ops, Op{Bucket: b, Key: k, Value: m[b][k]})
 			}
 		}
+	}
+	if len(ops) == 0 {
+		return rep, fmt.Errorf("salvage: nothing readable in %s; %s was not written", src, dst)
+	}
+	out, err := Open(dst, opts)
+	if err != nil {
+		return rep, fmt.Errorf("salvage: %w", err)
 	}
 	for chunk := range slices.Chunk(ops, 1000) {
 		if err := out.Apply(chunk...); err != nil {
@@ -186,7 +213,26 @@ func Salvage(src, dst string, opts Options, classify Classify, pick Pick) (*Repo
 	return rep, nil
 }
 
-// String is the report as a few lines for a person.
+// problem sums up what is wrong with a file; "" for nothing.
+func problem(damaged, unreadable int) string {
+	var parts []string
+	if damaged > 0 {
+		parts = append(parts, plural(damaged, "damaged part", "damaged parts"))
+	}
+	if unreadable > 0 {
+		parts = append(parts, plural(unreadable, "unreadable value", "unreadable values"))
+	}
+	return strings.Join(parts, " and ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// String is the report as a few lines for a person: each problem once.
 func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "file: %s (%d bytes", r.Path, r.Size)
@@ -203,8 +249,11 @@ func (r *Report) String() string {
 	for _, k := range slices.Sorted(maps.Keys(r.Loose)) {
 		fmt.Fprintf(&b, "found only on pages the file no longer reaches, %s: %d (may be older versions)\n", k, r.Loose[k])
 	}
-	if r.Unreadable > 0 {
-		fmt.Fprintf(&b, "unreadable values: %d\n", r.Unreadable)
+	for _, k := range slices.Sorted(maps.Keys(r.Rebuilt)) {
+		fmt.Fprintf(&b, "rebuilt from the keys of unreadable values, %s: %d\n", k, r.Rebuilt[k])
+	}
+	for _, k := range r.UnreadableKeys {
+		fmt.Fprintf(&b, "unreadable value: %s\n", k)
 	}
 	for _, d := range r.Damaged {
 		fmt.Fprintf(&b, "damaged: %s\n", d)
@@ -212,7 +261,7 @@ func (r *Report) String() string {
 	if r.Healthy() {
 		b.WriteString("status: healthy\n")
 	} else {
-		fmt.Fprintf(&b, "status: DAMAGED: %s\n", r.Problem)
+		fmt.Fprintf(&b, "status: DAMAGED (%s, listed above)\n", r.Problem)
 	}
 	return b.String()
 }

@@ -25,6 +25,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -53,6 +55,13 @@ type Options struct {
 	// LockTimeout bounds how long Open waits for another process to release
 	// the file lock; it must be positive.
 	LockTimeout time.Duration
+	// WriteTimeout bounds how long Apply waits for its write (a frozen or
+	// hung filesystem blocks fsync indefinitely), and Close for writes
+	// still under way; 0 waits forever.
+	WriteTimeout time.Duration
+	// BeforeCommit, when not nil, is called in every write transaction
+	// before it commits: tests make it block to play a frozen filesystem.
+	BeforeCommit func()
 }
 
 // Store is an open state file. It is safe for concurrent use.
@@ -60,6 +69,17 @@ type Store struct {
 	db      *bolt.DB
 	path    string
 	buckets map[string]bool
+	opts    Options
+	// opened is the file as opened: the path must keep naming it (see
+	// CheckFile).
+	opened os.FileInfo
+	// replaced: the last CheckFile found the path naming another file, or
+	// none.
+	replaced atomic.Bool
+	// writes are the write transactions under way (their goroutines);
+	// stalled counts those that outlived WriteTimeout.
+	writes  inflight
+	stalled atomic.Int64
 }
 
 // Open opens or creates the state file at path, creating its directory if
@@ -124,7 +144,12 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("agent state file %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, buckets: buckets}, nil
+	opened, err := os.Stat(path)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("agent state file %s: %w", path, err)
+	}
+	return &Store{db: db, path: path, buckets: buckets, opts: opts, opened: opened}, nil
 }
 
 // verifyPath checks an existing, non-empty file before bbolt opens it.
@@ -171,14 +196,118 @@ type Op struct {
 }
 
 // Apply makes the changes durably and atomically: when it returns nil they
-// are all on disk, when it fails none is. Concurrent calls share commits.
+// are all on disk, in the file the path names. Concurrent calls share
+// commits.
+//
+// It fails without writing while the path no longer names the file that
+// was opened (*ReplacedError) or while an earlier write is stalled
+// (*WriteTimeoutError), and with a *WriteTimeoutError when its own write
+// takes longer than WriteTimeout: that write may still land later. Any
+// other error means none of the changes was made.
 func (s *Store) Apply(ops ...Op) error {
 	for _, op := range ops {
 		if !s.buckets[op.Bucket] {
 			return fmt.Errorf("agent state file: no bucket %q", op.Bucket)
 		}
 	}
-	return s.db.Batch(func(tx *bolt.Tx) error {
+	if n := s.stalled.Load(); n > 0 {
+		return &WriteTimeoutError{Path: s.path, Timeout: s.opts.WriteTimeout, Stalled: true}
+	}
+	if err := s.CheckFile(); err != nil {
+		return err
+	}
+	if err := s.bounded(func() error { return s.db.Batch(s.apply(ops)) }); err != nil {
+		return err
+	}
+	// Acknowledged only if it went into the file the path names: a write
+	// into a deleted file is lost at the next start.
+	return s.CheckFile()
+}
+
+// bounded runs write on a goroutine of its own and waits for it at most
+// WriteTimeout. A write that outlives it counts as stalled until it
+// returns, and makes the writes after it fail at once rather than queue
+// behind it (bbolt has one writer at a time).
+func (s *Store) bounded(write func() error) error {
+	if s.opts.WriteTimeout <= 0 {
+		return write()
+	}
+	const (
+		running = iota
+		finished
+		abandoned
+	)
+	var state atomic.Int32
+	done := make(chan error, 1)
+	s.writes.add()
+	go func() { // owned by s: Close waits for it
+		defer s.writes.done()
+		err := write()
+		if !state.CompareAndSwap(running, finished) {
+			s.stalled.Add(-1)
+		}
+		done <- err
+	}()
+	t := time.NewTimer(s.opts.WriteTimeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+	}
+	if !state.CompareAndSwap(running, abandoned) {
+		return <-done // finished as the timer fired
+	}
+	s.stalled.Add(1)
+	return &WriteTimeoutError{Path: s.path, Timeout: s.opts.WriteTimeout}
+}
+
+// inflight counts writes under way; unlike a WaitGroup it may be waited
+// for with a timeout, and written to after a wait that gave up.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	none chan struct{} // closed when n reaches 0
+}
+
+func (w *inflight) add() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == 0 {
+		w.none = make(chan struct{})
+	}
+	w.n++
+}
+
+func (w *inflight) done() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n--; w.n == 0 {
+		close(w.none)
+	}
+}
+
+// idle is closed once no write is under way.
+func (w *inflight) idle() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == 0 {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return w.none
+}
+
+// Stalled reports whether a write has been under way longer than
+// WriteTimeout.
+func (s *Store) Stalled() bool { return s.stalled.Load() > 0 }
+
+func (s *Store) apply(ops []Op) func(tx *bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		if s.opts.BeforeCommit != nil {
+			s.opts.BeforeCommit()
+		}
 		for _, op := range ops {
 			b := tx.Bucket([]byte(op.Bucket))
 			if b == nil {
@@ -195,7 +324,7 @@ func (s *Store) Apply(ops ...Op) error {
 			}
 		}
 		return nil
-	})
+	}
 }
 
 // Put writes key=value to Jobs durably: when it returns nil the value is
@@ -255,5 +384,24 @@ func (s *Store) Len() (int, error) {
 	return n, err
 }
 
-// Close releases the file and its lock.
-func (s *Store) Close() error { return s.db.Close() }
+// Close releases the file and its lock, after the writes under way, which
+// it waits for at most WriteTimeout: a write blocked by a frozen
+// filesystem leaves the file open (its lock goes with the process) rather
+// than hang the exporter's shutdown. The file then holds the writes that
+// completed.
+func (s *Store) Close() error {
+	idle := s.writes.idle()
+	if s.opts.WriteTimeout > 0 {
+		t := time.NewTimer(s.opts.WriteTimeout)
+		defer t.Stop()
+		select {
+		case <-idle:
+		case <-t.C:
+			return fmt.Errorf("agent state file %s: a write is still blocked after %s (a frozen or hung filesystem?): "+
+				"not closed; the file holds every write that completed", s.path, s.opts.WriteTimeout)
+		}
+	} else {
+		<-idle
+	}
+	return s.db.Close()
+}

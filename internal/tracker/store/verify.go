@@ -442,18 +442,25 @@ func (fl *file) checkFreelist() error {
 // the freelist, every page of every bucket, and that the file is as long
 // as its newest meta page says. It returns nil for a healthy file.
 func (fl *file) verify() error {
-	m := &fl.metas[0]
-	if want := int64(m.pgid) * int64(m.pageSize); fl.size < want {
-		return fmt.Errorf("%d bytes long but its header says %d pages of %d bytes (%d bytes): the file was cut short",
-			fl.size, m.pgid, m.pageSize, want)
-	}
-	if err := fl.checkFreelist(); err != nil {
+	if err := fl.verifyHeader(); err != nil {
 		return err
 	}
+	m := &fl.metas[0]
 	w := &walker{fl: fl, m: m, seen: map[uint64]bool{}, visit: func(string, []byte, []byte) {}}
 	w.walkPage("", m.root, 0)
 	if len(w.damaged) > 0 {
 		return fmt.Errorf("%d unreadable part(s), first: %s", len(w.damaged), w.damaged[0])
 	}
 	return nil
+}
+
+// verifyHeader checks what verify checks beside the tree: the file's
+// length and its freelist.
+func (fl *file) verifyHeader() error {
+	m := &fl.metas[0]
+	if want := int64(m.pgid) * int64(m.pageSize); fl.size < want {
+		return fmt.Errorf("%d bytes long but its header says %d pages of %d bytes (%d bytes): the file was cut short",
+			fl.size, m.pgid, m.pageSize, want)
+	}
+	return fl.checkFreelist()
 }

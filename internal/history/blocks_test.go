@@ -1,0 +1,110 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// TestBackfillBlocks: --output.format=blocks writes TSDB blocks that hold
+// exactly the samples of the OpenMetrics output, in blocks of up to 20
+// days (not one a day), and refuses a directory that is not empty.
+func TestBackfillBlocks(t *testing.T) {
+	t.Parallel()
+	w7, _ := visitors.ParseWindow("7d")
+	job, _ := ParseLabel("job=mintlify")
+	cfg := Config{Projects: []string{"docs", "api"}, Windows: []visitors.Window{w7}, From: day("2026-01-01"), To: day("2026-03-01"), Labels: []Label{job}}
+	text, _, err := newRig(t, fakeapi.Options{Paths: 20}, 10000, 0).run(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, s := range parse(t, text) {
+		want[fmt.Sprintf("%s{%s} %g @%d", s.name, s.labels, s.value, s.ts*1000)] = true
+	}
+
+	dir := filepath.Join(t.TempDir(), "blocks")
+	cfg.Format, cfg.Output = FormatBlocks, dir
+	_, progress, err := newRig(t, fakeapi.Options{Paths: 20}, 10000, 0).run(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(progress, "TSDB block(s) of up to 486h0m0s in "+dir+"; next: copy them into Prometheus' data directory (cp -r "+dir+"/* ") {
+		t.Errorf("last line:\n%s", progress)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) < 3 || len(entries) > 5 {
+		t.Errorf("%d blocks for 60 days, want 3 to 5 of 20 days", len(entries))
+	}
+	got := readBlocks(t, dir)
+	if len(got) != len(want) {
+		t.Errorf("%d samples in the blocks, %d in the OpenMetrics text", len(got), len(want))
+	}
+	for s := range got {
+		if !want[s] {
+			t.Fatalf("sample %s in the blocks only", s)
+		}
+	}
+
+	if _, _, err := newRig(t, fakeapi.Options{Paths: 20}, 10000, 0).run(t, context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "--output:") || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("blocks into a full directory: %v", err)
+	}
+}
+
+// readBlocks returns every sample of the blocks in dir as
+// `name{labels} value @ms`, labels in the OpenMetrics output's order.
+func readBlocks(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	// A read-only DB wants a WAL, as Prometheus' data directory has one.
+	if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(filepath.Join(dir, "wal"))
+	db, err := tsdb.OpenDBReadOnly(dir, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	out := map[string]bool{}
+	set := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, ".+"))
+	order := []string{"job", "project", "window", "path", "traffic"}
+	for set.Next() {
+		s := set.At()
+		var parts []string
+		s.Labels().Range(func(l labels.Label) {
+			if l.Name != model.MetricNameLabel {
+				parts = append(parts, fmt.Sprintf("%s=%q", l.Name, l.Value))
+			}
+		})
+		slices.SortFunc(parts, func(a, b string) int {
+			return slices.Index(order, a[:strings.Index(a, "=")]) - slices.Index(order, b[:strings.Index(b, "=")])
+		})
+		it := s.Iterator(nil)
+		for it.Next() == chunkenc.ValFloat {
+			ts, v := it.At()
+			out[fmt.Sprintf("%s{%s} %g @%d", s.Labels().Get(model.MetricNameLabel), strings.Join(parts, ","), v, ts)] = true
+		}
+	}
+	if err := set.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,81 @@
+package history
+
+import (
+	"slices"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/collector"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// A backfilled day D is written as the live exporter shows it once D is
+// over: the settled numbers of D as window="yesterday", at the first
+// instant of D+1 (local midnight). That is a value of a whole day, like
+// every live "yesterday" sample, so comparisons of whole days (the Daily
+// panels, the week-over-week rules over last_over_time(...[1d])) read
+// backfilled and live days alike, and no backfilled sample poses as the
+// intra-day "today so far" of window="1d". An Nd window is written as the
+// Nd value ending on D, at D's last second, where the live Nd series ends
+// the day.
+
+// SampleTime is the instant a job's numbers are stamped with (see above).
+// Days of 23 or 25 hours end at their own local midnight.
+func SampleTime(day time.Time, window visitors.Window, loc *time.Location) time.Time {
+	next := visitors.DayStart(visitors.AddDays(day, 1), loc)
+	if window.Days == 1 {
+		return next
+	}
+	return next.Add(-time.Second)
+}
+
+// windowLabel is the window label of a job's samples.
+func windowLabel(w visitors.Window) string {
+	if w.Days == 1 {
+		return refresh.FinalDayWindow
+	}
+	return w.Name
+}
+
+// families are the data families a backfill writes.
+func (c *Config) families() []*collector.DataFamily {
+	var out []*collector.DataFamily
+	for _, f := range collector.DataFamilies {
+		if c.TotalsOnly && slices.Contains(f.Labels, "path") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// eachSample calls emit for every sample of family f in jobs (in their
+// order: each series' samples ascend), with the extra labels' values
+// first, then the family's own label values. ms is the Unix time in
+// milliseconds.
+func (c *Config) eachSample(f *collector.DataFamily, jobs []job, emit func(ms int64, v float64, lv []string)) error {
+	lv := make([]string, 0, len(c.Labels)+len(f.Labels))
+	for _, l := range c.Labels {
+		lv = append(lv, l.Value)
+	}
+	for _, j := range jobs {
+		s, err := readSnapshot(j.file(c.StateDir))
+		if err != nil {
+			return err
+		}
+		ms := SampleTime(j.day, j.window, c.Location).UnixMilli()
+		f.Samples(j.project, windowLabel(j.window), s, func(v float64, own ...string) {
+			emit(ms, v, append(lv[:len(c.Labels)], own...))
+		})
+	}
+	return nil
+}
+
+// labelNames are the extra labels' names, then family f's.
+func (c *Config) labelNames(f *collector.DataFamily) []string {
+	out := make([]string, 0, len(c.Labels)+len(f.Labels))
+	for _, l := range c.Labels {
+		out = append(out, l.Name)
+	}
+	return append(out, f.Labels...)
+}
