@@ -44,6 +44,11 @@ type Config struct {
 	// there before its request leaves, and New reads them back, so that a
 	// restart does not spend the window again.
 	LedgerPath string
+	// Shared, when set, keeps the ledger outside the process, shared by
+	// every replica (a Redis sorted set, internal/cluster): each request is
+	// paid there before it leaves, and none leaves while it cannot be
+	// asked. Not with LedgerPath.
+	Shared SharedLedger
 }
 
 // Budget is a rolling-window request budget. It is safe for concurrent use.
@@ -55,6 +60,10 @@ type Budget struct {
 	mu     sync.Mutex
 	limit  int
 	ledger *ledger
+	shared SharedLedger
+	// lastSpent is the shared ledger's last answer, shown while it is
+	// unreachable.
+	lastSpent int
 	// sent holds the send times within the last window, oldest first.
 	sent []time.Time
 	// halvedUntil: after a 429 the budget allows half its limit for one
@@ -81,7 +90,11 @@ func New(cfg Config) (*Budget, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	b := &Budget{limit: cfg.Limit, window: cfg.Window, now: cfg.Now, org: cmp.Or(cfg.Organization, "default"), changed: make(chan struct{})}
+	if cfg.Shared != nil && cfg.LedgerPath != "" {
+		return nil, errors.New("budget: a ledger file or a shared ledger, not both")
+	}
+	b := &Budget{limit: cfg.Limit, window: cfg.Window, now: cfg.Now, org: cmp.Or(cfg.Organization, "default"),
+		shared: cfg.Shared, changed: make(chan struct{})}
 	if cfg.LedgerPath != "" {
 		l, sent, err := openLedger(cfg.LedgerPath, b.now(), b.hold())
 		if err != nil {
@@ -175,6 +188,10 @@ func (b *Budget) effective(now time.Time) int {
 // Effective is the limit in force now: the configured one, or half of it
 // for a window after the API answered 429.
 func (b *Budget) Effective() int {
+	if b.shared != nil {
+		_, st, _ := b.sharedView(1)
+		return st.Effective
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.effective(b.now())
@@ -182,6 +199,10 @@ func (b *Budget) Effective() int {
 
 // Spent is how many requests were sent in the last window.
 func (b *Budget) Spent() int {
+	if b.shared != nil {
+		_, st, _ := b.sharedView(1)
+		return st.Spent
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.prune(b.now())
@@ -190,6 +211,9 @@ func (b *Budget) Spent() int {
 
 // Free is how many requests may be sent right now.
 func (b *Budget) Free() int {
+	if b.shared != nil {
+		return b.sharedFree()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
@@ -207,6 +231,10 @@ func (b *Budget) free(now time.Time) int {
 // NextFree is when n more requests may be sent (now if they may already).
 // For n larger than the limit in force it answers for the whole limit.
 func (b *Budget) NextFree(n int) time.Time {
+	if b.shared != nil {
+		now, st, _ := b.sharedView(n)
+		return now.Add(st.NextFree)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.nextFree(b.now(), n)
@@ -245,6 +273,12 @@ func later(a, b time.Time) time.Time {
 // TryTake counts one request as sent now if the budget allows it (and its
 // ledger could record it).
 func (b *Budget) TryTake() bool {
+	if b.shared != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), sharedReadTimeout)
+		defer cancel()
+		_, st, _, err := b.sharedTake(ctx)
+		return err == nil && st.Taken
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
@@ -263,9 +297,13 @@ func WithoutWaiting(ctx context.Context) context.Context {
 // Wait blocks until one request may be sent and counts it as sent. It fails
 // at once with an *ExhaustedError when that moment lies past ctx's deadline
 // or ctx says WithoutWaiting, and with one wrapping ctx's error when ctx
-// ends first.
+// ends first. With a shared ledger it fails with ErrLedgerUnavailable when
+// the ledger cannot be asked.
 func (b *Budget) Wait(ctx context.Context) error {
 	noWait, _ := ctx.Value(noWaitKey{}).(bool)
+	if b.shared != nil {
+		return b.waitShared(ctx, noWait)
+	}
 	for {
 		b.mu.Lock()
 		now := b.now()
@@ -277,28 +315,38 @@ func (b *Budget) Wait(ctx context.Context) error {
 		until := b.nextFree(now, 1)
 		changed := b.changed
 		b.mu.Unlock()
-		if dl, ok := ctx.Deadline(); noWait || (ok && dl.Before(until)) {
-			return &ExhaustedError{Until: until}
-		}
-		t := time.NewTimer(max(until.Sub(now), time.Millisecond))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return errors.Join(&ExhaustedError{Until: until}, ctx.Err())
-		case <-changed:
-			t.Stop()
-		case <-t.C:
+		if err := b.sleep(ctx, noWait, now, until, changed); err != nil {
+			return err
 		}
 	}
+}
+
+// sleep waits from now until the budget may have a request free at until,
+// or something changed; it fails when the caller would rather not wait
+// that long.
+func (b *Budget) sleep(ctx context.Context, noWait bool, now, until time.Time, changed chan struct{}) error {
+	if dl, ok := ctx.Deadline(); noWait || (ok && dl.Before(until)) {
+		return &ExhaustedError{Until: until}
+	}
+	t := time.NewTimer(max(until.Sub(now), time.Millisecond))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return errors.Join(&ExhaustedError{Until: until}, ctx.Err())
+	case <-changed:
+	case <-t.C:
+	}
+	return nil
 }
 
 // Rejected records that the API refused a request for its quota (HTTP 429).
 // Someone else is spending the organization's budget, so for one window
 // this Budget allows half its limit, and it sends nothing before retryAfter
 // has passed (a minute when the API did not say).
+//
+// With a shared ledger every replica pauses and halves too.
 func (b *Budget) Rejected(retryAfter time.Duration) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	now := b.now()
 	if retryAfter <= 0 {
 		retryAfter = pauseWithoutRetryAfter
@@ -308,10 +356,20 @@ func (b *Budget) Rejected(retryAfter time.Duration) {
 	}
 	b.halvedUntil = now.Add(b.window)
 	b.rejections++
+	b.mu.Unlock()
+	if b.shared != nil {
+		b.rejectShared(retryAfter)
+	}
 }
 
 // PausedUntil is when a pause after a 429 ends (zero when none is on).
 func (b *Budget) PausedUntil() time.Time {
+	if b.shared != nil {
+		if now, st, _ := b.sharedView(1); st.PausedFor > 0 {
+			return now.Add(st.PausedFor)
+		}
+		return time.Time{}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.now().Before(b.pausedUntil) {
@@ -356,11 +414,8 @@ func (b *Budget) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector. The per-hour figures are scaled
 // to an hour when a test shortens the window.
 func (b *Budget) Collect(ch chan<- prometheus.Metric) {
-	b.mu.Lock()
-	now := b.now()
-	b.prune(now)
-	limit, eff, spent, rej := b.limit, b.effective(now), len(b.sent), b.rejections
-	b.mu.Unlock()
+	st := b.State()
+	limit, eff, spent, rej := st.Limit, st.Effective, st.Spent, st.Rejections
 	perHour := float64(time.Hour) / float64(b.window)
 	ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(limit)*perHour, b.org)
 	ch <- prometheus.MustNewConstMetric(effectiveDesc, prometheus.GaugeValue, float64(eff)*perHour, b.org)
@@ -394,6 +449,20 @@ type State struct {
 
 // State reads the budget at once.
 func (b *Budget) State() State {
+	if b.shared != nil {
+		now, sh, _ := b.sharedView(1)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		st := State{Limit: b.limit, Effective: sh.Effective, Spent: sh.Spent, Rejections: b.rejections,
+			Window: b.window, NextFree: now.Add(sh.NextFree)}
+		if sh.HalvedFor > 0 {
+			st.HalvedUntil = now.Add(sh.HalvedFor)
+		}
+		if sh.PausedFor > 0 {
+			st.PausedUntil = now.Add(sh.PausedFor)
+		}
+		return st
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()

@@ -1,0 +1,254 @@
+// Package cluster lets replicas of the exporter behave as one through a
+// shared Redis (or Valkey): a rolling-hour analytics ledger per
+// organization that every replica pays from before a request leaves
+// (Ledger), leases with an expiry and a fencing token so that one replica
+// does each piece of work (Leases), and versioned blobs for the data every
+// replica serves (Blobs).
+//
+// A Redis outage is never fatal: every call has a short timeout and returns
+// an error, which the caller turns into "not now" (the ledger pays for
+// nothing, so no analytics request leaves), and everything resumes by
+// itself when Redis answers again. Nothing here panics or exits on a Redis
+// error, and no key except a lease's fencing counter lives without an
+// expiry.
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// Operations are the values of the operation label of
+// mintlify_exporter_cluster_operations_total.
+const (
+	opPing         = "ping"
+	opLedgerTake   = "ledger_take"
+	opLedgerRead   = "ledger_read"
+	opLedgerReject = "ledger_reject"
+	opLeaseAcquire = "lease_acquire"
+	opLeaseRenew   = "lease_renew"
+	opLeaseRelease = "lease_release"
+	opLeaseHolder  = "lease_holder"
+	opBlobPut      = "blob_put"
+	opBlobGet      = "blob_get"
+	opStoreApply   = "store_apply"
+	opStoreRead    = "store_read"
+)
+
+var operations = []string{opPing, opLedgerTake, opLedgerRead, opLedgerReject, opLeaseAcquire, opLeaseRenew,
+	opLeaseRelease, opLeaseHolder, opBlobPut, opBlobGet, opStoreApply, opStoreRead}
+
+// Results of an operation: done, refused by the rules it enforces (budget
+// spent, lease held by another, an older version), or failed.
+const (
+	resultOK      = "ok"
+	resultRefused = "refused"
+	resultError   = "error"
+)
+
+// Client is a connection pool to the shared Redis with its health and
+// metrics. It is safe for concurrent use.
+type Client struct {
+	rdb      *redis.Client
+	prefix   string
+	timeout  time.Duration
+	interval time.Duration
+	addr     string
+	db       int
+	logger   log.Logger
+
+	// state is 0 before the first call, then stateUp or stateDown.
+	state atomic.Int32
+	up    prometheus.Gauge
+	ops   *prometheus.CounterVec
+}
+
+// New validates cfg, reads its password and TLS files and returns a Client
+// whose metrics are registered with reg (when not nil). It does not dial:
+// Redis may come up after the exporter, and Run reports when it does.
+func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if !cfg.Enabled() {
+		return nil, errors.New("cluster: no Redis address configured")
+	}
+	if logger == nil {
+		logger = log.NewNopLogger()
+	}
+	// The library logs every failed dial to stderr; the health loop logs
+	// each change of reachability once, which is what an operator needs.
+	quietLibrary.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
+	if _, err := cfg.password(); err != nil { // fail now, not at the first dial
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	tc, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	opts := &redis.Options{
+		Addr:     cfg.Address,
+		Username: cfg.Username,
+		DB:       cfg.DB,
+		// Read at every dial, so that a rotated password file applies to
+		// the next connection without a restart.
+		CredentialsProviderContext: func(context.Context) (string, string, error) {
+			pw, err := cfg.password()
+			return cfg.Username, pw, err
+		},
+		TLSConfig:             tc,
+		DialTimeout:           cfg.Timeout,
+		ReadTimeout:           cfg.Timeout,
+		WriteTimeout:          cfg.Timeout,
+		PoolTimeout:           cfg.Timeout,
+		ContextTimeoutEnabled: true,
+		// One retry covers a pooled connection that died with a restarted
+		// Redis; the callers loop anyway.
+		MaxRetries:    1,
+		DialerRetries: 1,
+		PoolSize:      16,
+		// Cloud maintenance notifications need RESP3 push support that
+		// older Redis and Valkey lack; nothing here needs them.
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	}
+	c := &Client{
+		rdb:      redis.NewClient(opts),
+		prefix:   cfg.KeyPrefix,
+		timeout:  cfg.Timeout,
+		interval: cfg.HealthInterval,
+		addr:     cfg.Address,
+		db:       cfg.DB,
+		logger:   logger,
+		up: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mintlify_exporter_cluster_up",
+			Help: "Whether the last call to the shared Redis succeeded (1) or failed (0).",
+		}),
+		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mintlify_exporter_cluster_operations_total",
+			Help: "Calls to the shared Redis, by operation and result (ok, refused, error).",
+		}, []string{"operation", "result"}),
+	}
+	if c.interval <= 0 {
+		c.interval = DefaultHealthInterval
+	}
+	for _, op := range operations {
+		for _, r := range []string{resultOK, resultRefused, resultError} {
+			c.ops.WithLabelValues(op, r)
+		}
+	}
+	if reg != nil {
+		for _, m := range []prometheus.Collector{c.up, c.ops} {
+			if err := reg.Register(m); err != nil {
+				_ = c.rdb.Close()
+				return nil, fmt.Errorf("cluster metrics: %w", err)
+			}
+		}
+	}
+	return c, nil
+}
+
+var quietLibrary sync.Once
+
+// Close closes the connections.
+func (c *Client) Close() error { return c.rdb.Close() }
+
+// Up says whether the last call to Redis succeeded.
+func (c *Client) Up() bool { return c.state.Load() == stateUp }
+
+const (
+	stateUp   = 1
+	stateDown = 2
+)
+
+// Run pings Redis at once and then every health interval until ctx ends,
+// keeping mintlify_exporter_cluster_up current and logging each change.
+func (c *Client) Run(ctx context.Context) {
+	t := time.NewTicker(c.interval)
+	defer t.Stop()
+	for {
+		_ = c.Ping(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Ping asks Redis whether it is there.
+func (c *Client) Ping(ctx context.Context) error {
+	return c.call(ctx, opPing, func(ctx context.Context) (bool, error) {
+		return false, c.rdb.Ping(ctx).Err()
+	})
+}
+
+// call runs fn with the client's timeout and records its result; fn says
+// whether Redis refused what was asked (not an error). Errors name the
+// operation; Redis's error texts hold no secrets.
+func (c *Client) call(ctx context.Context, op string, fn func(ctx context.Context) (refused bool, err error)) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	refused, err := fn(ctx)
+	switch {
+	case err != nil:
+		c.ops.WithLabelValues(op, resultError).Inc()
+	case refused:
+		c.ops.WithLabelValues(op, resultRefused).Inc()
+	default:
+		c.ops.WithLabelValues(op, resultOK).Inc()
+	}
+	// Any error counts as down: a refused password or a Redis still
+	// loading its data is as unusable as one that does not answer.
+	c.setUp(err == nil, err)
+	if err != nil {
+		return fmt.Errorf("redis %s at %s: %w", op, c.addr, err)
+	}
+	return nil
+}
+
+func (c *Client) setUp(up bool, err error) {
+	next := int32(stateDown)
+	if up {
+		next = stateUp
+	}
+	if c.state.Swap(next) == next {
+		return
+	}
+	if up {
+		c.up.Set(1)
+		level.Info(c.logger).Log("msg", "shared Redis reachable", "address", c.addr)
+		return
+	}
+	c.up.Set(0)
+	level.Warn(c.logger).Log("msg", "shared Redis unreachable: no analytics request is sent until it answers again", "address", c.addr, "err", err)
+}
+
+// key is the prefixed key of parts joined by ':'.
+func (c *Client) key(parts ...string) string {
+	return c.prefix + strings.Join(parts, ":")
+}
+
+// NewOwnerID returns an id for this process as a lease owner: the host
+// name (a pod's name in Kubernetes, for people reading the holder) and a
+// random suffix, so that a restarted process is a new owner.
+func NewOwnerID() string {
+	host, _ := os.Hostname()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return strings.Trim(host+"-"+hex.EncodeToString(b[:]), "-")
+}

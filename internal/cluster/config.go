@@ -1,0 +1,250 @@
+package cluster
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
+)
+
+// Defaults of the settings a user may leave out.
+const (
+	DefaultKeyPrefix = "mintlify_exporter:"
+	// DefaultTimeout bounds every call to Redis (and each dial): long
+	// enough for a managed Redis across a zone, short enough that a
+	// black-holed Redis holds no refresh or scrape for long.
+	DefaultTimeout = 2 * time.Second
+	// DefaultHealthInterval is how often the health loop pings Redis.
+	DefaultHealthInterval = 5 * time.Second
+	maxTimeout            = time.Minute
+	maxKeyPrefix          = 100
+)
+
+// Config is the connection to the Redis (or Valkey) that replicas share.
+// An empty Address means no cluster: the process keeps its state in local
+// files, as a single exporter does.
+type Config struct {
+	// Address is host:port.
+	Address string `yaml:"address"`
+	// Username is the ACL user ("" = the default user).
+	Username string `yaml:"username"`
+	// PasswordFile holds the password (trailing newline ignored); it is
+	// read again for every new connection, so a rotated password needs no
+	// restart.
+	PasswordFile string `yaml:"password_file"`
+	// DB is the logical database number.
+	DB int `yaml:"db"`
+	// KeyPrefix starts every key, so that several exporters (or other
+	// applications) can share one Redis.
+	KeyPrefix string    `yaml:"key_prefix"`
+	TLS       TLSConfig `yaml:"tls"`
+	// Timeout bounds each dial and each call.
+	Timeout time.Duration `yaml:"timeout"`
+	// HealthInterval is how often Run pings Redis (tests shorten it).
+	HealthInterval time.Duration `yaml:"-"`
+}
+
+// TLSConfig is how the connection to Redis is encrypted.
+type TLSConfig struct {
+	Enabled bool `yaml:"enabled"`
+	// CAFile verifies the server (system roots when empty).
+	CAFile string `yaml:"ca_file"`
+	// CertFile and KeyFile are a client certificate, both or neither.
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// ServerName is the name the server's certificate must hold (the
+	// address's host when empty).
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// Defaults is the configuration flags and files start from.
+func Defaults() Config {
+	return Config{KeyPrefix: DefaultKeyPrefix, Timeout: DefaultTimeout, HealthInterval: DefaultHealthInterval}
+}
+
+// Enabled says whether a Redis is configured.
+func (c *Config) Enabled() bool { return c.Address != "" }
+
+// FlagNames names the flag of each Config field.
+var FlagNames = map[string]string{
+	"Address":                "--cluster.redis-address",
+	"Username":               "--cluster.redis-username",
+	"PasswordFile":           "--cluster.redis-password-file",
+	"DB":                     "--cluster.redis-db",
+	"KeyPrefix":              "--cluster.redis-key-prefix",
+	"Timeout":                "--cluster.redis-timeout",
+	"TLS.Enabled":            "--cluster.redis-tls",
+	"TLS.CAFile":             "--cluster.redis-tls-ca-file",
+	"TLS.CertFile":           "--cluster.redis-tls-cert-file",
+	"TLS.KeyFile":            "--cluster.redis-tls-key-file",
+	"TLS.ServerName":         "--cluster.redis-tls-server-name",
+	"TLS.InsecureSkipVerify": "--cluster.redis-tls-insecure-skip-verify",
+}
+
+// FileKeys names the configuration file key of each Config field.
+var FileKeys = map[string]string{
+	"Address":                "cluster.address",
+	"Username":               "cluster.username",
+	"PasswordFile":           "cluster.password_file",
+	"DB":                     "cluster.db",
+	"KeyPrefix":              "cluster.key_prefix",
+	"Timeout":                "cluster.timeout",
+	"TLS.Enabled":            "cluster.tls.enabled",
+	"TLS.CAFile":             "cluster.tls.ca_file",
+	"TLS.CertFile":           "cluster.tls.cert_file",
+	"TLS.KeyFile":            "cluster.tls.key_file",
+	"TLS.ServerName":         "cluster.tls.server_name",
+	"TLS.InsecureSkipVerify": "cluster.tls.insecure_skip_verify",
+}
+
+// Validate reports the first invalid field as a *validate.FieldError
+// (validate.Rename with FlagNames or FileKeys names it for the user). It
+// reads no file: New does, so that a check of the configuration works
+// where the secrets are not.
+func (c *Config) Validate() error {
+	if !c.Enabled() {
+		if c.PasswordFile != "" || c.Username != "" || c.TLS != (TLSConfig{}) {
+			return validate.Field("Address", errors.New("required when other cluster settings are given"))
+		}
+		return nil
+	}
+	t := c.TLS
+	return validate.First(
+		validate.Field("Address", checkAddress(c.Address)),
+		validate.Field("DB", validate.InRange(c.DB, 0, 1<<20)),
+		validate.Field("KeyPrefix", checkKeyPrefix(c.KeyPrefix)),
+		validate.Field("Timeout", validate.InRange(c.Timeout, time.Millisecond, maxTimeout)),
+		validate.Field("TLS.CAFile", needsTLS(t.Enabled, t.CAFile != "")),
+		validate.Field("TLS.CertFile", needsTLS(t.Enabled, t.CertFile != "")),
+		validate.Field("TLS.KeyFile", needsTLS(t.Enabled, t.KeyFile != "")),
+		validate.Field("TLS.ServerName", needsTLS(t.Enabled, t.ServerName != "")),
+		validate.Field("TLS.InsecureSkipVerify", needsTLS(t.Enabled, t.InsecureSkipVerify)),
+		validate.Field("TLS.KeyFile", bothOrNeither(t.CertFile, t.KeyFile)),
+	)
+}
+
+func checkAddress(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return fmt.Errorf("want host:port, got %q", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("want a port between 1 and 65535, got %q", port)
+	}
+	return nil
+}
+
+func checkKeyPrefix(p string) error {
+	if p == "" || len(p) > maxKeyPrefix || strings.ContainsAny(p, " \t\r\n{}") {
+		return fmt.Errorf("want 1 to %d characters without spaces or braces, got %q", maxKeyPrefix, p)
+	}
+	return nil
+}
+
+// needsTLS refuses a TLS setting given without TLS enabled: it would be
+// ignored, and a user who gave a CA file expects an encrypted connection.
+func needsTLS(enabled, given bool) error {
+	if given && !enabled {
+		return errors.New("needs TLS enabled")
+	}
+	return nil
+}
+
+func bothOrNeither(cert, key string) error {
+	if (cert == "") != (key == "") {
+		return errors.New("a client certificate needs both its cert file and its key file")
+	}
+	return nil
+}
+
+// tlsConfig reads the TLS files; nil when TLS is off.
+func (c *Config) tlsConfig() (*tls.Config, error) {
+	t := c.TLS
+	if !t.Enabled {
+		return nil, nil
+	}
+	host, _, _ := net.SplitHostPort(c.Address)
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // the user's explicit choice
+	if t.ServerName != "" {
+		tc.ServerName = t.ServerName
+	}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS CA file: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("TLS CA file %s holds no PEM certificate", t.CAFile)
+		}
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS client certificate: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+// password reads the password file ("" when none is configured).
+func (c *Config) password() (string, error) {
+	if c.PasswordFile == "" {
+		return "", nil
+	}
+	pw, err := secretfile.Read(c.PasswordFile, secretfile.MaxBytes)
+	if err != nil {
+		return "", fmt.Errorf("redis password file: %w", err)
+	}
+	return pw, nil
+}
+
+// Flags are the cluster settings from the command line.
+type Flags struct {
+	Config Config
+	// set records whether the user gave any cluster flag, to refuse them
+	// beside a configuration file's cluster section.
+	set bool
+}
+
+// RegisterFlags adds the cluster flags to app, defaulting to Defaults().
+func RegisterFlags(app flagvalue.Flagger) *Flags {
+	f := &Flags{Config: Defaults()}
+	c := &f.Config
+	mark := func(cl *kingpin.FlagClause) *kingpin.FlagClause {
+		return cl.Action(func(*kingpin.ParseContext) error { f.set = true; return nil })
+	}
+	mark(app.Flag("cluster.redis-address", "host:port of the Redis (or Valkey) that replicas of the exporter share: one analytics budget per organization, one refresh per interval, the same data on every replica. Empty: a single process with local files.")).
+		PlaceHolder("HOST:PORT").StringVar(&c.Address)
+	mark(app.Flag("cluster.redis-username", "Redis ACL user (empty: the default user).")).StringVar(&c.Username)
+	mark(app.Flag("cluster.redis-password-file", "File holding the Redis password, read again for every new connection.")).PlaceHolder("PATH").StringVar(&c.PasswordFile)
+	mark(app.Flag("cluster.redis-db", "Redis logical database number.")).Default("0").IntVar(&c.DB)
+	mark(app.Flag("cluster.redis-key-prefix", "Prefix of every Redis key the exporter writes.")).Default(c.KeyPrefix).StringVar(&c.KeyPrefix)
+	flagvalue.DurationVar(app, "cluster.redis-timeout", "Timeout of each dial and each call to Redis.", &c.Timeout)
+	mark(app.Flag("cluster.redis-tls", "Connect to Redis over TLS.")).BoolVar(&c.TLS.Enabled)
+	mark(app.Flag("cluster.redis-tls-ca-file", "CA certificates (PEM) that verify the Redis server (default: the system's).")).PlaceHolder("PATH").StringVar(&c.TLS.CAFile)
+	mark(app.Flag("cluster.redis-tls-cert-file", "Client certificate (PEM) for Redis.")).PlaceHolder("PATH").StringVar(&c.TLS.CertFile)
+	mark(app.Flag("cluster.redis-tls-key-file", "Key (PEM) of the client certificate for Redis.")).PlaceHolder("PATH").StringVar(&c.TLS.KeyFile)
+	mark(app.Flag("cluster.redis-tls-server-name", "Name the Redis server's certificate must hold (default: the address's host).")).StringVar(&c.TLS.ServerName)
+	mark(app.Flag("cluster.redis-tls-insecure-skip-verify", "Do not verify the Redis server's certificate.")).BoolVar(&c.TLS.InsecureSkipVerify)
+	return f
+}
+
+// Set says whether any cluster flag was given on the command line.
+func (f *Flags) Set() bool { return f.set }
+
+// Validate is Config.Validate with the error naming its flag.
+func (f *Flags) Validate() error { return validate.Rename(f.Config.Validate(), FlagNames) }

@@ -1,0 +1,198 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Lease is the right to do one piece of work (a refresh, a job's polls)
+// until Deadline, held by Owner. Token is its fencing token: it grows with
+// every acquisition of the name, so that whatever the holder writes can be
+// refused once a later holder has written.
+type Lease struct {
+	Name  string
+	Owner string
+	Token int64
+	// Deadline is when the holder must have stopped acting, on the
+	// holder's clock: the lease's TTL counted from before the call was
+	// sent, so never later than Redis's own expiry.
+	Deadline time.Time
+}
+
+// ErrLeaseLost means the lease expired or another owner holds it now: the
+// caller must stop acting on it.
+var ErrLeaseLost = errors.New("lease lost")
+
+// Leases are named leases in Redis. A lease is a key set with NX and an
+// expiry (there is no lease without one, so a dead holder's lease frees
+// itself), whose value is "token owner"; a renewal or release is a Lua
+// compare of that value, so only the current holder, with its current
+// token, can extend or drop it. The fencing counter of each name is the one
+// key kept without an expiry: a token must never go back.
+type Leases struct {
+	c *Client
+	// now is the clock of Deadline (tests may set it).
+	now func() time.Time
+}
+
+// Leases returns the client's leases.
+func (c *Client) Leases() *Leases { return &Leases{c: c, now: time.Now} }
+
+func (l *Leases) keys(name string) []string {
+	tag := "lease:{" + name + "}"
+	return []string{l.c.key(tag), l.c.key(tag, "token")}
+}
+
+// acquireScript: when nobody holds KEYS[1], the next token and a lease of
+// ARGV[2] ms for owner ARGV[1]; else the holder's value and TTL.
+var acquireScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v then return {0, v, redis.call('PTTL', KEYS[1])} end
+local tok = redis.call('INCR', KEYS[2])
+v = tok .. ' ' .. ARGV[1]
+redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
+return {1, v, tonumber(ARGV[2])}
+`)
+
+// renewScript extends KEYS[1] to ARGV[2] ms if it still holds ARGV[1].
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`)
+
+// releaseScript deletes KEYS[1] if it still holds ARGV[1].
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+func checkLease(name, owner string, ttl time.Duration) error {
+	switch {
+	case name == "" || strings.ContainsAny(name, "{}"):
+		return fmt.Errorf("lease name %q: want a non-empty name without braces", name)
+	case owner == "" || strings.ContainsAny(owner, " \r\n"):
+		return fmt.Errorf("lease owner %q: want a non-empty id without spaces", owner)
+	case ttl < time.Millisecond:
+		return fmt.Errorf("lease %s: a lease needs an expiry of at least 1ms, got %s", name, ttl)
+	}
+	return nil
+}
+
+// Acquire takes the lease name for owner for ttl if nobody holds it. When
+// someone does, ok is false and lease is the holder's (its Deadline an
+// estimate from the remaining TTL).
+func (l *Leases) Acquire(ctx context.Context, name, owner string, ttl time.Duration) (lease Lease, ok bool, err error) {
+	if err := checkLease(name, owner, ttl); err != nil {
+		return Lease{}, false, err
+	}
+	start := l.now()
+	err = l.c.call(ctx, opLeaseAcquire, func(ctx context.Context) (bool, error) {
+		v, err := acquireScript.Run(ctx, l.c.rdb, l.keys(name), owner, ttl.Milliseconds()).Slice()
+		if err != nil {
+			return false, err
+		}
+		if len(v) != 3 {
+			return false, fmt.Errorf("acquire script answered %d values, want 3", len(v))
+		}
+		got, _ := v[0].(int64)
+		val, _ := v[1].(string)
+		pttl, _ := v[2].(int64)
+		lease, err = parseLease(name, val)
+		if err != nil {
+			return false, err
+		}
+		ok = got == 1
+		lease.Deadline = start.Add(time.Duration(pttl) * time.Millisecond)
+		return !ok, nil
+	})
+	return lease, ok, err
+}
+
+// Renew extends lease for ttl from now. It fails with ErrLeaseLost when the
+// lease expired or passed to another holder (or to a later acquisition by
+// the same owner): the caller must stop acting on it.
+func (l *Leases) Renew(ctx context.Context, lease Lease, ttl time.Duration) (Lease, error) {
+	if err := checkLease(lease.Name, lease.Owner, ttl); err != nil {
+		return lease, err
+	}
+	start := l.now()
+	var held bool
+	err := l.c.call(ctx, opLeaseRenew, func(ctx context.Context) (bool, error) {
+		n, err := renewScript.Run(ctx, l.c.rdb, l.keys(lease.Name)[:1], lease.value(), ttl.Milliseconds()).Int()
+		held = n == 1
+		return !held, err
+	})
+	switch {
+	case err != nil:
+		return lease, err
+	case !held:
+		return lease, fmt.Errorf("lease %s (token %d): %w", lease.Name, lease.Token, ErrLeaseLost)
+	}
+	lease.Deadline = start.Add(ttl)
+	return lease, nil
+}
+
+// Release gives lease up before its expiry, so that another replica may
+// take it at once. It fails with ErrLeaseLost when the lease was no longer
+// the caller's (nothing is released then).
+func (l *Leases) Release(ctx context.Context, lease Lease) error {
+	var held bool
+	err := l.c.call(ctx, opLeaseRelease, func(ctx context.Context) (bool, error) {
+		n, err := releaseScript.Run(ctx, l.c.rdb, l.keys(lease.Name)[:1], lease.value()).Int()
+		held = n == 1
+		return !held, err
+	})
+	switch {
+	case err != nil:
+		return err
+	case !held:
+		return fmt.Errorf("lease %s (token %d): %w", lease.Name, lease.Token, ErrLeaseLost)
+	}
+	return nil
+}
+
+// Holder is the lease name's current holder, for a metric or a status
+// page; ok is false when nobody holds it.
+func (l *Leases) Holder(ctx context.Context, name string) (lease Lease, ok bool, err error) {
+	start := l.now()
+	err = l.c.call(ctx, opLeaseHolder, func(ctx context.Context) (bool, error) {
+		key := l.keys(name)[0]
+		pipe := l.c.rdb.Pipeline()
+		get := pipe.Get(ctx, key)
+		pttl := pipe.PTTL(ctx, key)
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return false, err
+		}
+		if errors.Is(get.Err(), redis.Nil) {
+			return false, nil
+		}
+		lease, err = parseLease(name, get.Val())
+		if err != nil {
+			return false, err
+		}
+		ok = true
+		lease.Deadline = start.Add(max(0, pttl.Val()))
+		return false, nil
+	})
+	return lease, ok, err
+}
+
+func (lease Lease) value() string { return strconv.FormatInt(lease.Token, 10) + " " + lease.Owner }
+
+func parseLease(name, v string) (Lease, error) {
+	tok, owner, ok := strings.Cut(v, " ")
+	n, err := strconv.ParseInt(tok, 10, 64)
+	if !ok || err != nil {
+		return Lease{}, fmt.Errorf("lease %s: unreadable value in Redis", name)
+	}
+	return Lease{Name: name, Owner: owner, Token: n}, nil
+}

@@ -1,0 +1,134 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+func TestLeaseExpiryTakeoverAndFencing(t *testing.T) {
+	t.Parallel()
+	addr := testutil.StartRedis(t)
+	ctx := context.Background()
+	a, b := newReplica(t, addr).Leases(), newReplica(t, addr).Leases()
+	const ttl = 300 * time.Millisecond
+
+	la, ok, err := a.Acquire(ctx, "refresh/p1/visitors/7d", "replica-a", ttl)
+	if err != nil || !ok || la.Owner != "replica-a" || la.Token < 1 {
+		t.Fatalf("first Acquire: %+v %v %v", la, ok, err)
+	}
+	if time.Until(la.Deadline) > ttl {
+		t.Errorf("deadline %s away, more than the TTL", time.Until(la.Deadline))
+	}
+	held, ok, err := b.Acquire(ctx, "refresh/p1/visitors/7d", "replica-b", ttl)
+	if err != nil || ok || held.Owner != "replica-a" || held.Token != la.Token {
+		t.Fatalf("Acquire of a held lease: %+v %v %v; want refused, naming replica-a", held, ok, err)
+	}
+	if h, ok, err := b.Holder(ctx, "refresh/p1/visitors/7d"); err != nil || !ok || h.Owner != "replica-a" || h.Token != la.Token {
+		t.Errorf("Holder: %+v %v %v", h, ok, err)
+	}
+
+	// Replica A stops renewing (dies): B takes over within the TTL.
+	start := time.Now()
+	var lb cluster.Lease
+	for {
+		if lb, ok, err = b.Acquire(ctx, "refresh/p1/visitors/7d", "replica-b", ttl); err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if took := time.Since(start); took > ttl+200*time.Millisecond {
+		t.Errorf("takeover after %s, want within the TTL %s", took, ttl)
+	}
+	if lb.Token <= la.Token {
+		t.Errorf("fencing token went from %d to %d, want it to grow", la.Token, lb.Token)
+	}
+
+	// A comes back: it can neither renew nor release what it lost.
+	if _, err := a.Renew(ctx, la, ttl); !errors.Is(err, cluster.ErrLeaseLost) {
+		t.Errorf("stale Renew: %v, want ErrLeaseLost", err)
+	}
+	if err := a.Release(ctx, la); !errors.Is(err, cluster.ErrLeaseLost) {
+		t.Errorf("stale Release: %v, want ErrLeaseLost", err)
+	}
+	if h, ok, _ := a.Holder(ctx, "refresh/p1/visitors/7d"); !ok || h.Owner != "replica-b" || h.Token != lb.Token {
+		t.Errorf("after the stale calls the holder is %+v, want replica-b's lease", h)
+	}
+
+	// The holder renews past its first TTL and keeps it.
+	for range 4 {
+		time.Sleep(ttl / 3)
+		if lb, err = b.Renew(ctx, lb, ttl); err != nil {
+			t.Fatalf("Renew by the holder: %v", err)
+		}
+	}
+	if _, ok, _ := a.Acquire(ctx, "refresh/p1/visitors/7d", "replica-a", ttl); ok {
+		t.Fatal("a renewed lease was taken")
+	}
+	// A release frees it at once; tokens keep growing.
+	if err := b.Release(ctx, lb); err != nil {
+		t.Fatal(err)
+	}
+	la2, ok, err := a.Acquire(ctx, "refresh/p1/visitors/7d", "replica-a", ttl)
+	if err != nil || !ok || la2.Token <= lb.Token {
+		t.Fatalf("Acquire after Release: %+v %v %v", la2, ok, err)
+	}
+	// The same owner's older lease is not its newer one.
+	if _, err := a.Renew(ctx, la, ttl); !errors.Is(err, cluster.ErrLeaseLost) {
+		t.Errorf("Renew of the owner's older lease: %v, want ErrLeaseLost", err)
+	}
+	if _, ok, _ := a.Holder(ctx, "another"); ok {
+		t.Error("Holder of a lease never taken")
+	}
+}
+
+func TestLeaseOneWinner(t *testing.T) {
+	t.Parallel()
+	addr := testutil.StartRedis(t)
+	var mu sync.Mutex
+	winners := 0
+	var wg sync.WaitGroup
+	for i := range 12 {
+		l := newReplica(t, addr).Leases()
+		wg.Go(func() {
+			_, ok, err := l.Acquire(context.Background(), "job/j1", "r"+string(rune('a'+i)), time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				winners++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if winners != 1 {
+		t.Errorf("%d replicas acquired the lease, want 1", winners)
+	}
+}
+
+func TestLeaseRefusesNoExpiry(t *testing.T) {
+	t.Parallel()
+	l := newReplica(t, "127.0.0.1:1").Leases() // never dialled
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, owner string
+		ttl         time.Duration
+	}{{"x", "a", 0}, {"x", "a", -time.Second}, {"", "a", time.Second}, {"x", "", time.Second}, {"x", "a b", time.Second}, {"{x}", "a", time.Second}} {
+		if _, _, err := l.Acquire(ctx, c.name, c.owner, c.ttl); err == nil {
+			t.Errorf("Acquire(%q, %q, %s) succeeded", c.name, c.owner, c.ttl)
+		}
+	}
+	if _, err := l.Renew(ctx, cluster.Lease{Name: "x", Owner: "a", Token: 1}, 0); err == nil {
+		t.Error("Renew without an expiry succeeded")
+	}
+}

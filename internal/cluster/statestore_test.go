@@ -1,0 +1,151 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
+)
+
+// stateStore is the tracker's interface (internal/tracker/tracker.go).
+type stateStore interface {
+	Apply(ops ...store.Op) error
+	ForEachIn(bucket string, fn func(key, value []byte) error) error
+	Len() (int, error)
+	Path() string
+	CheckFile() error
+	Replaced() bool
+	Stalled() bool
+	Close() error
+}
+
+var _ stateStore = (*cluster.StateStore)(nil)
+
+var stateOpts = cluster.StateOptions{Schema: "1", Buckets: []string{"intents"}}
+
+func openState(t *testing.T, addr string, opts cluster.StateOptions) (stateStore, error) {
+	t.Helper()
+	return newReplica(t, addr).OpenStateStore(context.Background(), opts)
+}
+
+func readAll(t *testing.T, s stateStore, bucket string) (map[string]string, []string) {
+	t.Helper()
+	got := map[string]string{}
+	var order []string
+	if err := s.ForEachIn(bucket, func(k, v []byte) error {
+		got[string(k)] = string(v)
+		order = append(order, string(k))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got, order
+}
+
+func TestStateStoreRoundTrip(t *testing.T) {
+	t.Parallel()
+	addr := testutil.StartRedis(t)
+	s, err := openState(t, addr, stateOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			if err := s.Apply(store.Op{Bucket: store.Jobs, Key: fmt.Sprintf("k%02d", i), Value: []byte(fmt.Sprint(i))}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	// One Apply across buckets, with deletes (one of a missing key) and
+	// binary bytes.
+	if err := s.Apply(store.Op{Bucket: store.Jobs, Key: "k00"}, store.Op{Bucket: store.Jobs, Key: "k01"},
+		store.Op{Bucket: store.Jobs, Key: "missing"}, store.Op{Bucket: "intents", Key: "i1", Value: []byte{0, 0xff, '\n'}},
+		store.Op{Bucket: store.Jobs, Key: "empty", Value: []byte{}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+
+	// Another replica reads the same state.
+	s, err = openState(t, addr, stateOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, order := readAll(t, s, store.Jobs)
+	if n, _ := s.Len(); len(got) != 49 || n != 49 || got["k49"] != "49" || got["k00"] != "" || got["empty"] != "" || order[0] != "empty" || order[1] != "k02" || order[48] != "k49" {
+		t.Errorf("after reopen: %d entries (Len %d), order %v", len(got), n, order)
+	}
+	if in, _ := readAll(t, s, "intents"); in["i1"] != "\x00\xff\n" {
+		t.Errorf("intents: %q", in)
+	}
+	if !strings.HasPrefix(s.Path(), "redis://"+addr+"/0 ") {
+		t.Errorf("Path: %q", s.Path())
+	}
+}
+
+func TestStateStoreRefusesUnknownBucket(t *testing.T) {
+	t.Parallel()
+	addr := testutil.StartRedis(t)
+	s, err := openState(t, addr, stateOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(store.Op{Bucket: store.Jobs, Key: "a", Value: []byte("1")}, store.Op{Bucket: "nope", Key: "b", Value: []byte("2")}); err == nil {
+		t.Fatal("Apply to an unknown bucket succeeded")
+	}
+	if n, _ := s.Len(); n != 0 {
+		t.Errorf("a refused Apply wrote %d entries", n)
+	}
+	if err := s.ForEachIn("nope", func(k, v []byte) error { return nil }); err == nil {
+		t.Error("ForEachIn of an unknown bucket succeeded")
+	}
+}
+
+func TestStateStoreSchema(t *testing.T) {
+	t.Parallel()
+	addr := testutil.StartRedis(t)
+	if _, err := openState(t, addr, cluster.StateOptions{Schema: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openState(t, addr, cluster.StateOptions{Schema: "2"}); err == nil || !strings.Contains(err.Error(), `schema version "1"`) {
+		t.Errorf("Open as schema 2 of schema 1 state: %v", err)
+	}
+	// An upgrade re-stamps it; then schema 1 is refused.
+	if _, err := openState(t, addr, cluster.StateOptions{Schema: "2", Upgrades: []string{"1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openState(t, addr, cluster.StateOptions{Schema: "1"}); err == nil {
+		t.Error("Open as schema 1 after the upgrade to 2 succeeded")
+	}
+	if _, err := openState(t, addr, cluster.StateOptions{}); err == nil {
+		t.Error("Open without a schema succeeded")
+	}
+}
+
+// Without Redis the store fails, it does not panic or block, and it works
+// again when Redis returns.
+func TestStateStoreOutage(t *testing.T) {
+	t.Parallel()
+	srv := testutil.NewRedis(t)
+	s, err := openState(t, srv.Addr, stateOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	if err := s.Apply(store.Op{Bucket: store.Jobs, Key: "a", Value: []byte("1")}); err == nil {
+		t.Error("Apply without Redis succeeded")
+	}
+	if _, err := s.Len(); err == nil {
+		t.Error("Len without Redis succeeded")
+	}
+	srv.Start()
+	if err := s.Apply(store.Op{Bucket: store.Jobs, Key: "a", Value: []byte("1")}); err != nil {
+		t.Errorf("Apply after Redis returned: %v", err)
+	}
+}
