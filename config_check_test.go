@@ -163,3 +163,46 @@ func TestConfigFileRefusesPerProjectFlags(t *testing.T) {
 		t.Errorf("process-wide flags with --config.file: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestExampleConfigFile: examples/mintlify.yml shows every key of the
+// file, passes `config check`, and runs on the sandbox as the compose
+// example runs it, every project exported with its organization's budget.
+func TestExampleConfigFile(t *testing.T) {
+	t.Parallel()
+	file, err := filepath.Abs(filepath.Join("examples", "mintlify.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"organizations:", "name:", "api_key_file:", "api_key_env:", "analytics_budget:", "projects:", "id:",
+		"organization:", "windows:", "timezone:", "paths:", "include:", "exclude:", "max:", "agent_jobs:"} {
+		if !strings.Contains(string(data), key) {
+			t.Errorf("examples/mintlify.yml does not show %s", key)
+		}
+	}
+	if code, stdout, stderr := runBinary(t, "config", "check", "--config.file="+file); code != 0 || !strings.Contains(stdout, "SUCCESS") {
+		t.Fatalf("config check examples/mintlify.yml: exit %d\n%s%s", code, stdout, stderr)
+	}
+	x := startExporter(t, nil, "--mintlify.sandbox", "--config.file="+file)
+	m := waitMetrics(t, x.Base, 20*time.Second, map[string]float64{
+		refreshed("acme-docs", "1d"): 1, refreshed("acme-api", "1d"): 1, refreshed("globex-docs", "1d"): 1,
+		"mintlify_api_budget_requests_per_hour{organization=acme}":   60,
+		"mintlify_api_budget_requests_per_hour{organization=globex}": 30,
+	})
+	pages := 0
+	for k := range m {
+		if strings.HasPrefix(k, "mintlify_page_unique_visitors{") && strings.Contains(k, "project=acme-api,") {
+			pages++
+			if !strings.Contains(k, "path=/api-reference/") {
+				t.Errorf("acme-api exports a path its include filter leaves out: %s", k)
+			}
+		}
+	}
+	if pages == 0 {
+		t.Error("acme-api exports no page")
+	}
+	x.Stop(t)
+}
