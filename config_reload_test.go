@@ -233,3 +233,42 @@ func TestBrokenReloadKeepsTheOldConfiguration(t *testing.T) {
 	}
 	x.Stop(t)
 }
+
+// TestReloadAddingAWindowWalksOnlyIt: a window added to a project costs
+// that window's first walk; the project's other windows keep their data
+// and their place in the schedule.
+func TestReloadAddingAWindowWalksOnlyIt(t *testing.T) {
+	t.Parallel()
+	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	f := newReloadFile(t)
+	f.write("docs:7d,30d")
+	x := startExporter(t, nil, configArgs(api.URL, f.path)...)
+	m := waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed("docs", "7d"): 1, refreshed("docs", "30d"): 1})
+	eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, x.Base)) })
+	before := demands(statusReport(t, x.Base))
+	data := dataSeries(m, "docs")
+
+	f.write("docs:7d,30d,90d")
+	if code, body := postReload(t, x.Base); code != http.StatusOK {
+		t.Fatalf("POST /-/reload: HTTP %d %v", code, body)
+	}
+	waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed("docs", "90d"): 1})
+	eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, x.Base)) })
+	time.Sleep(500 * time.Millisecond) // the scheduler is free to start anything the reload made due
+	if n := len(api.analytics("")); n != 3 {
+		t.Errorf("%d analytics requests, want 3: the first walks of 7d and 30d, and of the added 90d", n)
+	}
+	after := demands(statusReport(t, x.Base))
+	for _, w := range []string{"docs/7d", "docs/30d"} {
+		if !after[w].LastRefreshAt.Equal(before[w].LastRefreshAt) {
+			t.Errorf("%s was walked again after a window was added beside it", w)
+		}
+	}
+	m = scrape(t, x.Base)
+	for k, v := range data {
+		if m[k] != v {
+			t.Errorf("%s = %v, want %v as before the reload", k, m[k], v)
+		}
+	}
+	x.Stop(t)
+}

@@ -241,7 +241,7 @@ func (s *Scheduler) entriesFor(projects []visitors.Project, old []*entry) []*ent
 		if final {
 			label = FinalDayWindow
 		}
-		if o := keep[entryKey{p.ID, label}]; o != nil && o.proj.SameWalks(p) && o.window == w {
+		if o := keep[entryKey{p.ID, label}]; o != nil && o.window == w && sameWalksOfWindow(o.proj, p) {
 			o.proj = p
 			return o
 		}
@@ -259,6 +259,15 @@ func (s *Scheduler) entriesFor(projects []visitors.Project, old []*entry) []*ent
 	}
 	slices.SortStableFunc(out, func(a, b *entry) int { return cmp.Compare(a.window.Days, b.window.Days) })
 	return append(out, finals...)
+}
+
+// sameWalksOfWindow reports whether a window of project a is walked alike
+// in project b: the project's other windows do not matter, so adding a
+// window to a project does not walk its other windows again.
+func sameWalksOfWindow(a, b *visitors.Project) bool {
+	c := *b
+	c.Windows = a.Windows
+	return a.SameWalks(&c)
 }
 
 // Update replaces the projects walked, for a configuration reload: an
