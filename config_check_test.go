@@ -1,33 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
-
-// runBinary runs the built binary to its end, with only PATH in its
-// environment, and returns its exit code, stdout and stderr.
-func runBinary(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exporterBin, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-	cmd.Dir = t.TempDir()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	_ = cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%v kept running", args)
-	}
-	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
-}
 
 // TestConfigCheckOfAGoodFile: exit 0, what is exported and each
 // organization's budget arithmetic, without reading any key (the key file
@@ -52,7 +31,7 @@ projects:
   - id: globex-docs
     organization: globex
 `)
-	code, stdout, stderr := runBinary(t, "config", "check", "--config.file="+file)
+	code, stdout, stderr := runExporter(t, "config", "check", "--config.file="+file)
 	if code != 0 || stderr != "" {
 		t.Fatalf("config check of a good file: exit %d, stderr:\n%s", code, stderr)
 	}
@@ -92,7 +71,7 @@ projects:
     organization: nobody
     paths: {include: "("}
 `)
-	code, stdout, stderr := runBinary(t, "config", "check", "--config.file="+file)
+	code, stdout, stderr := runExporter(t, "config", "check", "--config.file="+file)
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
@@ -124,17 +103,17 @@ projects:
 
 	// A YAML type error and an unknown key are problems with their line too.
 	writeFile(t, file, "organizations:\n  - name: acme\n    api_key_env: K\n    analytics_budget: lots\nprojects:\n  - id: p\n    agentjobs: true\n")
-	code, _, stderr = runBinary(t, "config", "check", "--config.file="+file)
+	code, _, stderr = runExporter(t, "config", "check", "--config.file="+file)
 	if code != 1 || !strings.Contains(stderr, file+":4: ") || !strings.Contains(stderr, file+":7: ") || !strings.Contains(stderr, "agentjobs") {
 		t.Errorf("exit %d, want 1 and lines 4 and 7 named:\n%s", code, stderr)
 	}
 	// And the server refuses to start on it, with the same lines.
-	code, _, stderr = runBinary(t, "--web.listen-address=127.0.0.1:0", "--config.file="+file)
+	code, _, stderr = runExporter(t, "--web.listen-address=127.0.0.1:0", "--config.file="+file)
 	if code == 0 || !strings.Contains(stderr, file+":7: ") {
 		t.Errorf("serve on a bad file: exit %d:\n%s", code, stderr)
 	}
 
-	code, _, stderr = runBinary(t, "config", "check")
+	code, _, stderr = runExporter(t, "config", "check")
 	if code != 1 || !strings.Contains(stderr, "--config.file") {
 		t.Errorf("config check without a file: exit %d, %q", code, stderr)
 	}
@@ -151,14 +130,14 @@ func TestConfigFileRefusesPerProjectFlags(t *testing.T) {
 		"--visitors.timezone=UTC", "--visitors.max-paths=10", "--visitors.path-include=^/a", "--visitors.path-exclude=^/b",
 	} {
 		name, _, _ := strings.Cut(flag, "=")
-		code, stdout, stderr := runBinary(t, "--web.listen-address=127.0.0.1:0", "--config.file="+file, flag)
+		code, stdout, stderr := runExporter(t, "--web.listen-address=127.0.0.1:0", "--config.file="+file, flag)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if code == 0 || len(lines) != 1 || !strings.Contains(lines[0], name) || !strings.Contains(lines[0], "--config.file") || stdout != "" {
 			t.Errorf("%s with --config.file: exit %d, stderr %q, want one line naming %s", flag, code, stderr, name)
 		}
 	}
 	// Process-wide settings stay flags beside the file.
-	code, stdout, stderr := runBinary(t, "--visitors.min-interval=10m", "--mintlify.timeout=5s", "config", "check", "--config.file="+file)
+	code, stdout, stderr := runExporter(t, "--visitors.min-interval=10m", "--mintlify.timeout=5s", "config", "check", "--config.file="+file)
 	if code != 0 || !strings.Contains(stdout, "SUCCESS") {
 		t.Errorf("process-wide flags with --config.file: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -183,7 +162,7 @@ func TestExampleConfigFile(t *testing.T) {
 			t.Errorf("examples/mintlify.yml does not show %s", key)
 		}
 	}
-	if code, stdout, stderr := runBinary(t, "config", "check", "--config.file="+file); code != 0 || !strings.Contains(stdout, "SUCCESS") {
+	if code, stdout, stderr := runExporter(t, "config", "check", "--config.file="+file); code != 0 || !strings.Contains(stdout, "SUCCESS") {
 		t.Fatalf("config check examples/mintlify.yml: exit %d\n%s%s", code, stdout, stderr)
 	}
 	x := startExporter(t, nil, "--mintlify.sandbox", "--config.file="+file)

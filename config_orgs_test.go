@@ -71,11 +71,10 @@ projects:
     agent_jobs: true
 `)
 	x := startExporter(t, []string{"GLOBEX_KEY=" + globexKey}, configArgs(api.URL, file, "--web.enable-agent-api")...)
-	m := waitMetrics(t, x.Base, 20*time.Second, map[string]float64{spent("acme"): 3, spent("globex"): 2})
+	waitMetrics(t, x.Base, 20*time.Second, map[string]float64{spent("acme"): 3, spent("globex"): 2})
 	// Both budgets are spent: nothing more may leave within the hour.
 	// Give the schedulers a few rounds to prove it.
-	eventually(t, 10*time.Second, "both schedulers idle", func() bool { return idle(statusReport(t, x.Base)) })
-	time.Sleep(time.Second)
+	settle(t, x.Base)
 
 	byOrg := map[string]int{}
 	for _, s := range api.analytics("") {
@@ -97,7 +96,7 @@ projects:
 	if n := api.Fake.AnalyticsRequestsByKey(acmeKey) + api.Fake.AnalyticsRequestsByKey(globexKey); n != 5 || api.Fake.AnalyticsRejections() != 0 {
 		t.Errorf("the fake counted %d analytics requests and %d rejections, want 5 and 0", n, api.Fake.AnalyticsRejections())
 	}
-	m = scrape(t, x.Base)
+	m := scrape(t, x.Base)
 	for org, budget := range map[string]float64{"acme": 3, "globex": 2} {
 		if got := m[spent(org)]; got != budget {
 			t.Errorf("%s = %v, want %v", spent(org), got, budget)

@@ -119,12 +119,9 @@ func TestReloadAddsAndRemovesProjects(t *testing.T) {
 		} else if code, body := postReload(t, x.Base); code != http.StatusOK || body["status"] != "reloaded" {
 			t.Fatalf("POST /-/reload: HTTP %d %v", code, body)
 		}
-		m := waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed(step.added, "7d"): 1})
-		eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, x.Base)) })
-		// The scheduler is free to run: anything the reload made due
-		// would start now.
-		time.Sleep(500 * time.Millisecond)
-		m = scrape(t, x.Base)
+		waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed(step.added, "7d"): 1})
+		settle(t, x.Base)
+		m := scrape(t, x.Base)
 
 		if got, want := len(api.analytics("")), 4+i; got != want {
 			t.Errorf("%s reload: %d analytics requests in all, want %d (one first walk of %s)", step.how, got, want, step.added)
@@ -253,8 +250,7 @@ func TestReloadAddingAWindowWalksOnlyIt(t *testing.T) {
 		t.Fatalf("POST /-/reload: HTTP %d %v", code, body)
 	}
 	waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed("docs", "90d"): 1})
-	eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, x.Base)) })
-	time.Sleep(500 * time.Millisecond) // the scheduler is free to start anything the reload made due
+	settle(t, x.Base)
 	if n := len(api.analytics("")); n != 3 {
 		t.Errorf("%d analytics requests, want 3: the first walks of 7d and 30d, and of the added 90d", n)
 	}

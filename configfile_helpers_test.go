@@ -269,6 +269,17 @@ func demands(r status.Report) map[string]status.Demand {
 	return out
 }
 
+// settle waits until no walk is in flight, then gives the scheduler a few
+// of its rounds (each starts what is due within 10ms of a walk's end) to
+// start anything due: a test that then counts requests sees every walk a
+// wrong plan would have started.
+func settle(t *testing.T, base string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, base)) })
+	time.Sleep(500 * time.Millisecond)
+	eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, base)) })
+}
+
 // idle reports whether no walk is in flight.
 func idle(r status.Report) bool {
 	for _, d := range r.Demands {
