@@ -14,10 +14,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
@@ -68,37 +64,7 @@ func (x *agentExporter) jobs(t *testing.T) []tracker.JobView {
 // agent series (histograms: _count).
 func (x *agentExporter) metrics(t *testing.T) map[string]float64 {
 	t.Helper()
-	body, status, err := testutil.Get(t.Context(), x.Base+"/metrics")
-	if err != nil || status != 200 {
-		t.Fatalf("scrape: HTTP %d %v", status, err)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for name, mf := range mfs {
-		if !strings.HasPrefix(name, "mintlify_agent_") {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			var ls []string
-			for _, lp := range m.GetLabel() {
-				ls = append(ls, lp.GetName()+"="+lp.GetValue())
-			}
-			key := name + "{" + strings.Join(ls, ",") + "}"
-			switch mf.GetType() {
-			case dto.MetricType_HISTOGRAM:
-				out[key] = float64(m.GetHistogram().GetSampleCount())
-			case dto.MetricType_COUNTER:
-				out[key] = m.GetCounter().GetValue()
-			default:
-				out[key] = m.GetGauge().GetValue()
-			}
-		}
-	}
-	return out
+	return withPrefix(scrape(t, x.Base), "mintlify_agent_")
 }
 
 // TestAgentKill9DuringSubmissionBurst runs the built exporter, kills it

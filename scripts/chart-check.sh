@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the Helm chart charts/mintlify-exporter:
-#  - helm lint --strict, with the default values and with ci/gateway-values.yaml
-#    (gateway, state volume, web config, ServiceMonitor, PrometheusRule, dashboards);
+#  - helm lint --strict, with the default values, with ci/gateway-values.yaml
+#    (gateway, state volume, web config, ServiceMonitor, PrometheusRule, dashboards)
+#    and with ci/config-values.yaml (the configuration file route);
 #  - helm template with both;
 #  - helm package: the package holds the rules and dashboards, not the test module;
 #  - the chart's Go test module (charts/mintlify-exporter/test): every rendered
@@ -15,6 +16,7 @@ cd "$(dirname "$0")/.."
 HELM_VERSION=v3.22.0
 chart=charts/mintlify-exporter
 values=$chart/ci/gateway-values.yaml
+config_values=$chart/ci/config-values.yaml
 
 name=chart-check
 # shellcheck source=scripts/lib.sh
@@ -28,8 +30,10 @@ if "$helm" template rel "$chart" >/dev/null 2>&1; then
 fi
 "$helm" lint --strict "$chart" -f "$chart/ci/sandbox-values.yaml"
 "$helm" lint --strict "$chart" -f "$values"
+"$helm" lint --strict "$chart" -f "$config_values"
 "$helm" template rel "$chart" -f "$chart/ci/sandbox-values.yaml" >/dev/null
 "$helm" template rel "$chart" -f "$values" >/dev/null
+"$helm" template rel "$chart" -f "$config_values" >/dev/null
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

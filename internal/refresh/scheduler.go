@@ -326,7 +326,7 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 				if final {
 					label = FinalDayWindow
 				}
-				if o := keep[entryKey{p.ID, spec.Name, label, scope}]; o != nil && o.proj.SameWalks(&p.Project) && o.spec.Equal(spec) && o.window == w {
+				if o := keep[entryKey{p.ID, spec.Name, label, scope}]; o != nil && o.window == w && sameWalksOfWindow(o, p, spec) {
 					o.proj, src = p, o.src
 					return o, nil
 				}
@@ -374,6 +374,17 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 		return cmp.Compare(a.weight(), b.weight())
 	})
 	return append(out, finals...), nil
+}
+
+// sameWalksOfWindow reports whether e's window is walked alike under p and
+// spec: the same time zone, path policy and source settings. The other
+// windows do not matter, so a reload that adds a window walks only it.
+func sameWalksOfWindow(e *entry, p *Project, spec sources.Spec) bool {
+	a, b := e.proj.Project, p.Project
+	a.Windows, b.Windows = nil, nil
+	as, bs := e.spec, spec
+	as.Windows, bs.Windows = nil, nil
+	return a.SameWalks(&b) && as.Equal(bs)
 }
 
 // weight is the entry's share of the plan's common factor.

@@ -58,6 +58,13 @@ func (e *Exporter) Stop(t *testing.T) {
 	if err := e.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	e.WaitExit(t)
+}
+
+// WaitExit fails the test unless the exporter, already told to stop,
+// exits 0 within 15 seconds.
+func (e *Exporter) WaitExit(t *testing.T) {
+	t.Helper()
 	select {
 	case <-e.done:
 	case <-time.After(15 * time.Second):

@@ -7,6 +7,7 @@ package charttest
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -47,7 +48,11 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if exporterBinDir != "" {
+		os.RemoveAll(exporterBinDir)
+	}
+	os.Exit(code)
 }
 
 // helmTemplate runs helm template on the chart with the given extra arguments.
@@ -283,26 +288,31 @@ func checkHTTPProbes(t *testing.T, c corev1.Container, scheme corev1.URIScheme) 
 }
 
 var (
-	exporterFlagsOnce sync.Once
-	exporterFlags     map[string]bool
-	exporterFlagsErr  error
+	exporterOnce   sync.Once
+	exporterBinDir string
+	exporterBin    string
+	exporterFlags  map[string]bool
+	exporterErr    error
 )
 
-// checkFlagsKnown fails for an arg that is not a flag of the exporter built from this checkout.
-func checkFlagsKnown(t *testing.T, args []string) {
+// exporter builds the exporter from this checkout once, and reads its flags.
+func exporter(t *testing.T) string {
 	t.Helper()
-	exporterFlagsOnce.Do(func() {
-		bin := filepath.Join(os.TempDir(), fmt.Sprintf("mintlify_exporter-charttest-%d", os.Getpid()))
-		defer os.Remove(bin)
-		build := exec.Command("go", "build", "-o", bin, ".")
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			exporterFlagsErr = fmt.Errorf("building the exporter: %v: %s", err, out)
+	exporterOnce.Do(func() {
+		if exporterBinDir, exporterErr = os.MkdirTemp("", "mintlify_exporter-charttest-"); exporterErr != nil {
 			return
 		}
-		out, err := exec.Command(bin, "--help").CombinedOutput()
+		exporterBin = filepath.Join(exporterBinDir, "mintlify_exporter")
+		build := exec.Command("go", "build", "-o", exporterBin, ".")
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			exporterErr = fmt.Errorf("building the exporter: %v: %s", err, out)
+			return
+		}
+		// The serve command (the default) has flags of its own.
+		out, err := exec.Command(exporterBin, "serve", "--help").CombinedOutput()
 		if err != nil {
-			exporterFlagsErr = fmt.Errorf("mintlify_exporter --help: %v: %s", err, out)
+			exporterErr = fmt.Errorf("mintlify_exporter serve --help: %v: %s", err, out)
 			return
 		}
 		exporterFlags = map[string]bool{}
@@ -310,9 +320,16 @@ func checkFlagsKnown(t *testing.T, args []string) {
 			exporterFlags[m[2]] = true
 		}
 	})
-	if exporterFlagsErr != nil {
-		t.Fatal(exporterFlagsErr)
+	if exporterErr != nil {
+		t.Fatal(exporterErr)
 	}
+	return exporterBin
+}
+
+// checkFlagsKnown fails for an arg that is not a flag of the exporter built from this checkout.
+func checkFlagsKnown(t *testing.T, args []string) {
+	t.Helper()
+	exporter(t)
 	for _, a := range args {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		if !strings.HasPrefix(a, "--") || !exporterFlags[name] {
@@ -405,12 +422,13 @@ func TestDefaultValues(t *testing.T) {
 	if r.deployment.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
 		t.Error("strategy Recreate without the gateway")
 	}
-	noArgPrefix(t, c, "--web.enable-agent-api", "--agent.state-file", "--web.config.file", "--mintlify.sandbox")
-	for _, name := range []string{"state", "web-config"} {
+	noArgPrefix(t, c, "--web.enable-agent-api", "--web.config.file", "--mintlify.sandbox", "--config.file")
+	for _, name := range []string{"web-config", "config"} {
 		if _, ok := r.volume(name); ok {
 			t.Errorf("volume %s without the values that ask for it", name)
 		}
 	}
+	checkLedgerVolume(t, r)
 	for _, e := range c.Env {
 		if strings.Contains(strings.ToUpper(e.Name), "KEY") {
 			t.Errorf("env %s: the key is read from a mounted file, never the environment", e.Name)
@@ -569,6 +587,147 @@ func TestGatewayRequiresWebConfig(t *testing.T) {
 		"--set", "mintlify.apiKey.existingSecret=k")
 	if err == nil || !strings.Contains(err.Error(), "webConfig.existingSecret") {
 		t.Fatalf("the gateway rendered without a web config (basic auth); err = %v", err)
+	}
+}
+
+// checkLedgerVolume: the root filesystem is read-only, so the state
+// directory, where every organization's analytics ledger is written before
+// each request, is a volume (an emptyDir without the gateway's claim).
+func checkLedgerVolume(t *testing.T, r *rendered) {
+	t.Helper()
+	c := r.container(t)
+	wantArgs(t, c, "--agent.state-file=/var/lib/mintlify_exporter/agent.db")
+	if v, ok := r.volume("state"); !ok || v.EmptyDir == nil || mountPath(c, "state") != "/var/lib/mintlify_exporter" {
+		t.Errorf("state volume %+v: want an emptyDir at /var/lib/mintlify_exporter for the analytics ledger", v)
+	}
+	if len(r.pvcs) != 0 {
+		t.Errorf("a claim without the gateway's persistence")
+	}
+}
+
+// configFile is the rendered configuration file's ConfigMap and content.
+func (r *rendered) configFile(t *testing.T) (*corev1.ConfigMap, string) {
+	t.Helper()
+	for _, cm := range r.configMaps {
+		if cm.Name == fullname+"-config" {
+			if len(cm.Data) != 1 || cm.Data["mintlify.yml"] == "" {
+				t.Fatalf("ConfigMap %s: want one key, mintlify.yml; got %v", cm.Name, cm.Data)
+			}
+			return cm, cm.Data["mintlify.yml"]
+		}
+	}
+	t.Fatalf("no ConfigMap %s-config", fullname)
+	return nil, ""
+}
+
+// TestConfigFileValues renders the configuration file route: the file in
+// a ConfigMap that `mintlify_exporter config check` accepts, mounted and
+// passed as --config.file instead of the per-project flags, each
+// organization's key Secret mounted where the file says, and a checksum of
+// the file on the pod template so that a change rolls the pod.
+func TestConfigFileValues(t *testing.T) {
+	values := filepath.Join(chartDir, "ci", "config-values.yaml")
+	r := render(t, "-f", values)
+	wantKinds(t, r, "Deployment", "Service", "ConfigMap")
+	checkCommon(t, r)
+	checkLedgerVolume(t, r)
+	c := r.container(t)
+	wantArgs(t, c, "--config.file=/etc/mintlify_exporter/config/mintlify.yml")
+	noArgPrefix(t, c, "--mintlify.project", "--mintlify.api-key-file", "--visitors.window", "--visitors.timezone", "--mintlify.sandbox")
+	cm, file := r.configFile(t)
+	if v, ok := r.volume("config"); !ok || v.ConfigMap == nil || v.ConfigMap.Name != cm.Name || mountPath(c, "config") != "/etc/mintlify_exporter/config" {
+		t.Errorf("config volume %+v: want the ConfigMap %s at /etc/mintlify_exporter/config", v, cm.Name)
+	}
+
+	// The file is valid, and says what the values say.
+	path := filepath.Join(t.TempDir(), "mintlify.yml")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(exporter(t), "config", "check", "--config.file="+path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("config check of the rendered file: %v\n%s\n%s", err, out, file)
+	}
+	for _, want := range []string{"2 organization(s), 3 project(s)", "organization acme: key from file /etc/mintlify_exporter/keys/acme/api-key, analytics budget 40",
+		"organization globex: key from file /etc/mintlify_exporter/keys/globex/key, analytics budget 60",
+		"project acme-docs: windows 1d 7d 30d:6h, timezone Europe/Berlin, paths include ^/guides/, at most 500, agent jobs on",
+		"project globex-docs: windows 1d 7d, timezone America/New_York"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("config check of the rendered file lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Each key file the file names is in its organization's Secret, mounted there.
+	var parsed struct {
+		Organizations []struct {
+			Name       string `json:"name"`
+			APIKeyFile string `json:"api_key_file"`
+		} `json:"organizations"`
+	}
+	if err := yaml.Unmarshal([]byte(file), &parsed); err != nil {
+		t.Fatal(err)
+	}
+	secrets := map[string]string{"acme": "mintlify-acme-key", "globex": "mintlify-globex-key"}
+	for _, o := range parsed.Organizations {
+		found := false
+		for _, m := range c.VolumeMounts {
+			rel, ok := strings.CutPrefix(o.APIKeyFile, m.MountPath+"/")
+			if !ok || strings.Contains(rel, "/") {
+				continue
+			}
+			v, _ := r.volume(m.Name)
+			found = v.Secret != nil && v.Secret.SecretName == secrets[o.Name] && m.ReadOnly
+			if !found {
+				t.Errorf("organization %s: %s is in volume %s, want the Secret %s read-only", o.Name, o.APIKeyFile, m.Name, secrets[o.Name])
+			}
+			found = true
+		}
+		if !found {
+			t.Errorf("organization %s: no volume mounted at %s", o.Name, filepath.Dir(o.APIKeyFile))
+		}
+	}
+	for _, e := range c.Env {
+		if strings.Contains(strings.ToUpper(e.Name), "KEY") {
+			t.Errorf("env %s: keys are read from mounted files, never the environment", e.Name)
+		}
+	}
+
+	// The checksum is the file's, and follows it.
+	sum := r.deployment.Spec.Template.Annotations["checksum/config"]
+	if want := fmt.Sprintf("%x", sha256.Sum256([]byte(strings.TrimSuffix(file, "\n")))); sum != want {
+		t.Errorf("checksum/config = %q, want the file's sha256 %s", sum, want)
+	}
+	changed := render(t, "-f", values, "--set", "config.projects[1].windows={7d}")
+	if _, f := changed.configFile(t); f == file || changed.deployment.Spec.Template.Annotations["checksum/config"] == sum {
+		t.Error("a changed project does not change the file and its checksum: the pod would not roll")
+	}
+	same := render(t, "-f", values, "--set", "resources.requests.cpu=20m")
+	if same.deployment.Spec.Template.Annotations["checksum/config"] != sum {
+		t.Error("the checksum changed with a value outside the file")
+	}
+}
+
+// TestConfigFileValuesRefusals: the chart fails with a message naming the
+// values to fix rather than render a pod that cannot start.
+func TestConfigFileValuesRefusals(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"both routes":     {[]string{"--set", "config.projects[0].id=p", "--set", "config.organizations[0].name=a", "--set", "config.organizations[0].existingSecret=s", "--set", "mintlify.projects={p}"}, "not both"},
+		"no organization": {[]string{"--set", "config.projects[0].id=p"}, "config.organizations"},
+		"no key Secret":   {[]string{"--set", "config.projects[0].id=p", "--set", "config.organizations[0].name=a"}, "existingSecret"},
+	} {
+		if _, err := helmTemplate(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one naming %q", name, err, tc.want)
+		}
+	}
+	// The sandbox reads no key: no Secret needed.
+	r := render(t, "--set", "mintlify.sandbox=true", "--set", "config.projects[0].id=p", "--set", "config.organizations[0].name=a")
+	c := r.container(t)
+	wantArgs(t, c, "--mintlify.sandbox", "--config.file=/etc/mintlify_exporter/config/mintlify.yml")
+	if _, ok := r.volume("key-0"); ok {
+		t.Error("a key volume on the sandbox")
 	}
 }
 

@@ -1,0 +1,319 @@
+package main
+
+// Helpers for the tests that run the built binary with --config.file:
+// writing the file and the keys, a recording front of the fake API,
+// scraping /metrics into a map, reloading, and reading the status page.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+// writeFile writes content to path (0600), failing the test on error.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sent is one request the fake API received.
+type sent struct {
+	Method, Project, Endpoint, Key string
+	Status                         int
+}
+
+// recordingAPI serves a fake API and records every request: which
+// project, which endpoint, with which key, and the answer's status.
+type recordingAPI struct {
+	Fake *fakeapi.Server
+	URL  string
+
+	mu   sync.Mutex
+	sent []sent
+}
+
+func newRecordingAPI(t *testing.T, opts fakeapi.Options) *recordingAPI {
+	t.Helper()
+	r := &recordingAPI{Fake: fakeapi.New(opts)}
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL
+	return r
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recordingAPI) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	r.Fake.ServeHTTP(rec, req)
+	// /v1/analytics/{project}/{endpoint...} or /v2/agent/{project}/...
+	parts := strings.SplitN(strings.TrimPrefix(req.URL.Path, "/"), "/", 4)
+	s := sent{Method: req.Method, Status: rec.status, Key: strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")}
+	if len(parts) >= 3 {
+		s.Project = parts[2]
+	}
+	if len(parts) == 4 {
+		s.Endpoint = parts[0] + "/" + parts[1] + "/" + parts[3]
+	}
+	r.mu.Lock()
+	r.sent = append(r.sent, s)
+	r.mu.Unlock()
+}
+
+// Sent returns a copy of every request so far.
+func (r *recordingAPI) Sent() []sent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.sent)
+}
+
+// analytics returns the analytics requests of project ("" = every project).
+func (r *recordingAPI) analytics(project string) []sent {
+	var out []sent
+	for _, s := range r.Sent() {
+		if strings.HasPrefix(s.Endpoint, "v1/analytics/") && (project == "" || s.Project == project) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// scrape reads /metrics into "name{k=v,...}" -> value (labels sorted by
+// name; histograms: their sample count), every family.
+func scrape(t *testing.T, base string) map[string]float64 {
+	t.Helper()
+	m, err := tryScrape(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func tryScrape(ctx context.Context, base string) (map[string]float64, error) {
+	body, status, err := testutil.Get(ctx, base+"/metrics")
+	if err != nil || status != http.StatusOK {
+		return nil, fmt.Errorf("scrape: HTTP %d %v", status, err)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for name, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var ls []string
+			for _, lp := range m.GetLabel() {
+				ls = append(ls, lp.GetName()+"="+lp.GetValue())
+			}
+			slices.Sort(ls)
+			key := name + "{" + strings.Join(ls, ",") + "}"
+			switch mf.GetType() {
+			case dto.MetricType_HISTOGRAM:
+				out[key] = float64(m.GetHistogram().GetSampleCount())
+			case dto.MetricType_COUNTER:
+				out[key] = m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				out[key] = m.GetGauge().GetValue()
+			default:
+				out[key] = m.GetUntyped().GetValue()
+			}
+		}
+	}
+	return out, nil
+}
+
+// withPrefix keeps the series whose name starts with prefix.
+func withPrefix(m map[string]float64, prefix string) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		if strings.HasPrefix(k, prefix) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// waitMetrics scrapes until every want series has its value.
+func waitMetrics(t *testing.T, base string, timeout time.Duration, want map[string]float64) map[string]float64 {
+	t.Helper()
+	var m map[string]float64
+	eventually(t, timeout, "metrics "+strings.Join(keys(want), " "), func() bool {
+		var err error
+		if m, err = tryScrape(t.Context(), base); err != nil {
+			return false
+		}
+		for k, v := range want {
+			if got, ok := m[k]; !ok || got != v {
+				return false
+			}
+		}
+		return true
+	})
+	return m
+}
+
+func keys(m map[string]float64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// refreshed is the series saying project's window was walked with success.
+func refreshed(project, window string) string {
+	return "mintlify_analytics_refresh_success{project=" + project + ",scope=pages,source=visitors,window=" + window + "}"
+}
+
+// spent is the budget's spent-requests series of organization org.
+func spent(org string) string {
+	return "mintlify_api_budget_spent_requests{organization=" + org + "}"
+}
+
+// postReload sends POST /-/reload and returns the status and the JSON
+// body's fields.
+func postReload(t *testing.T, base string) (int, map[string]string) {
+	t.Helper()
+	return callReload(t, http.MethodPost, base)
+}
+
+func callReload(t *testing.T, method, base string) (int, map[string]string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, base+"/-/reload", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]string
+	if err := json.Unmarshal(data, &body); err != nil {
+		t.Fatalf("%s /-/reload: HTTP %d, body not JSON: %q", method, resp.StatusCode, data)
+	}
+	return resp.StatusCode, body
+}
+
+// sighupReload sends SIGHUP and waits until the exporter logged the
+// outcome of that reload (the n-th reload log line of the process).
+func sighupReload(t *testing.T, x *testutil.Exporter) {
+	t.Helper()
+	before := reloadLogLines(x)
+	if err := x.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the SIGHUP reload to be logged", func() bool { return reloadLogLines(x) > before })
+}
+
+func reloadLogLines(x *testutil.Exporter) int {
+	logs := x.Stderr.String()
+	return strings.Count(logs, `msg="configuration reloaded"`) + strings.Count(logs, `msg="configuration reload failed`)
+}
+
+// statusReport reads the status page as JSON.
+func statusReport(t *testing.T, base string) status.Report {
+	t.Helper()
+	body, code, err := testutil.Get(context.Background(), base+"/?format=json")
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("status page: HTTP %d %v", code, err)
+	}
+	var r status.Report
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// demands indexes the status page's visitors demands by "project/window".
+func demands(r status.Report) map[string]status.Demand {
+	out := map[string]status.Demand{}
+	for _, d := range r.Demands {
+		out[d.Project+"/"+d.Window] = d
+	}
+	return out
+}
+
+// settle waits until no walk is in flight, then gives the scheduler a few
+// of its rounds (each starts what is due within 10ms of a walk's end) to
+// start anything due: a test that then counts requests sees every walk a
+// wrong plan would have started.
+func settle(t *testing.T, base string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, base)) })
+	time.Sleep(500 * time.Millisecond)
+	eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, base)) })
+}
+
+// idle reports whether no walk is in flight.
+func idle(r status.Report) bool {
+	for _, d := range r.Demands {
+		if d.Running {
+			return false
+		}
+	}
+	return true
+}
+
+// keyFile writes key into a new file in dir and returns its path.
+func keyFile(t *testing.T, dir, name, key string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	writeFile(t, p, key+"\n")
+	return p
+}
+
+// configArgs are the flags every config-file test runs with: the file,
+// a fake API, one walk per window for the test's length (a long
+// min-interval; the projects' time zone is noonZone), no retries.
+func configArgs(apiURL, file string, extra ...string) []string {
+	// Page walks of visitors alone: the request counts are the tests'.
+	return append([]string{"--config.file=" + file, "--mintlify.api-url=" + apiURL,
+		"--visitors.min-interval=1h", "--mintlify.max-retries=0", "--analytics.site-totals-interval=0s"}, extra...)
+}
+
+// noonZone is an IANA zone where it is around noon now, so that no walk
+// of a test depends on the hour of day: neither today's window's new
+// dates at midnight nor the finished day's walk after it.
+func noonZone() string {
+	offset := 12 - time.Now().UTC().Hour() // local = UTC + offset, in -11..12
+	if offset == 0 {
+		return "UTC"
+	}
+	return fmt.Sprintf("Etc/GMT%+d", -offset) // Etc/GMT-3 is UTC+3
+}
