@@ -13,7 +13,6 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
@@ -87,7 +86,7 @@ var (
 
 // ViewSource is what the collector reads; the refresh plans implement it.
 type ViewSource interface {
-	Views() []refresh.View
+	Views() []sources.View
 }
 
 // export is one snapshot to export and which of its families.
@@ -103,11 +102,11 @@ type export struct {
 // that walk and the site totals walk of the same window (planned more
 // often); families without a window once per project and source, from its
 // widest window. Every series is emitted once.
-func exports(views []refresh.View) []export {
-	type group struct{ pages, site *refresh.View }
+func exports(views []sources.View) []export {
+	type group struct{ pages, site *sources.View }
 	groups := map[viewKey]*group{}
 	var order []viewKey
-	widest := map[[2]string]*refresh.View{}
+	widest := map[[2]string]*sources.View{}
 	for i := range views {
 		v := &views[i]
 		if v.Data == nil {
@@ -120,7 +119,7 @@ func exports(views []refresh.View) []export {
 			groups[k] = g
 			order = append(order, k)
 		}
-		if v.Scope == refresh.ScopeSite {
+		if v.Scope == sources.ScopeSite {
 			g.site = v
 			continue
 		}
@@ -159,10 +158,10 @@ func exports(views []refresh.View) []export {
 			}
 		}
 		if g.pages != nil && len(pageFams) > 0 {
-			out = append(out, export{key: k.with(refresh.ScopePages), snap: g.pages.Data, fams: pageFams})
+			out = append(out, export{key: k.with(sources.ScopePages), snap: g.pages.Data, fams: pageFams})
 		}
 		if g.site != nil && len(siteFams) > 0 {
-			out = append(out, export{key: k.with(refresh.ScopeSite), snap: g.site.Data, fams: siteFams})
+			out = append(out, export{key: k.with(sources.ScopeSite), snap: g.site.Data, fams: siteFams})
 		}
 	}
 	return out
@@ -230,7 +229,7 @@ func (a *Analytics) Collect(ch chan<- prometheus.Metric) {
 			if !v.LastSuccess.IsZero() {
 				a.gauge(ch, lastRefreshDesc, float64(v.LastSuccess.UnixNano())/1e9, lv...)
 			}
-			if t, ok := v.Data.(*sources.TrafficSnapshot); ok && v.Scope == refresh.ScopePages && t.Paths != nil {
+			if t, ok := v.Data.(*sources.TrafficSnapshot); ok && v.Scope == sources.ScopePages && t.Paths != nil {
 				a.gauge(ch, pathsDesc, float64(len(t.Paths)), v.Project, v.Source, v.Window)
 				a.gauge(ch, pathsDroppedDesc, float64(t.Dropped), v.Project, v.Source, v.Window)
 			}

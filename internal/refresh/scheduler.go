@@ -44,8 +44,8 @@ const (
 // the site totals alone (one request, limit=1) for the sources that can,
 // planned more often so that today's site numbers stay fresh.
 const (
-	ScopePages = "pages"
-	ScopeSite  = "site"
+	ScopePages = sources.ScopePages
+	ScopeSite  = sources.ScopeSite
 )
 
 // DefaultSiteInterval is how often today's site totals of visitors and
@@ -881,39 +881,8 @@ func (s *Scheduler) Close() {
 	s.wg.Wait()
 }
 
-// View is what the collector exports of one project, source, window and
-// scope.
-type View struct {
-	Project string
-	// Source is the analytics source; Scope is ScopePages or ScopeSite.
-	Source, Scope string
-	// Window is the window label value ("1d", "30d", FinalDayWindow).
-	Window string
-	// Attempted is false until the first walk ended; OK tells whether the
-	// last one succeeded, Duration how long it took.
-	Attempted, OK bool
-	Duration      time.Duration
-	// Interval is the planned interval (0 for the final day, walked once
-	// a day).
-	Interval time.Duration
-	// LastSuccess is the end of the last good walk (zero before one).
-	LastSuccess time.Time
-	// LastAttempt is when the last walk ended, good or not; Err is its
-	// error when it failed.
-	LastAttempt time.Time
-	Err         error
-	// Running: a walk is in flight. NextDue is when the next is planned
-	// (zero: at once, or not yet planned).
-	Running bool
-	NextDue time.Time
-	// Cost is the requests a walk takes: learned from the last good walk
-	// when CostKnown, else an estimate.
-	Cost      int
-	CostKnown bool
-	// Data is the snapshot to export now, nil when there is none or it is
-	// stale, or of other dates than the window's at now.
-	Data sources.Snapshot
-}
+// View is a demand's state: sources.View, what the collector reads.
+type View = sources.View
 
 // Views returns one view per project and window, in a stable order.
 func (s *Scheduler) Views() []View {
