@@ -38,18 +38,19 @@ projects:
 	for _, want := range []string{
 		"2 organization(s), 2 project(s)",
 		"organization acme: key from file /nonexistent/acme.key, analytics budget 40 requests per rolling hour (36 plannable)",
-		"project acme-docs: windows 1d 7d 30d:6h, timezone Europe/Berlin, paths include ^/guides/, exclude ^/guides/old/, at most 500, agent jobs on",
-		"acme-docs/30d every 6h",
+		"project acme-docs: windows 1d 7d 30d:6h, timezone Europe/Berlin, paths include ^/guides/, exclude ^/guides/old/, at most 500, sources visitors views feedback searches, agent jobs on",
+		"acme-docs/visitors/30d pages every 6h",
 		"organization globex: key from environment variable GLOBEX_MINTLIFY_KEY, analytics budget 60 requests per rolling hour (54 plannable)",
-		"project globex-docs: windows 1d, timezone UTC, paths at most 1000, agent jobs off",
-		"globex-docs/1d every 5m",
+		"project globex-docs: windows 1d, timezone UTC, paths at most 1000, sources visitors views feedback searches, agent jobs off",
+		"globex-docs/visitors/1d pages every 5m",
+		"globex-docs/visitors/1d site every 12m",
 		"SUCCESS: " + file + " is valid",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("config check output lacks %q:\n%s", want, stdout)
 		}
 	}
-	if n := strings.Count(stdout, "plan at 1 request per walk:"); n != 2 {
+	if n := strings.Count(stdout, "plan before the first walks:"); n != 2 {
 		t.Errorf("%d budget plans, want one per organization:\n%s", n, stdout)
 	}
 }

@@ -204,7 +204,10 @@ func configCheck(f *flags) int {
 		fmt.Fprintf(os.Stderr, "%v\nFAILED: %s\n", err, f.config.File)
 		return 1
 	}
-	config.Describe(os.Stdout, cfg, f.plan.MinInterval)
+	if err := config.Describe(os.Stdout, cfg, f.plan); err != nil {
+		fmt.Fprintf(os.Stderr, "%v\nFAILED: %s\n", err, f.config.File)
+		return 1
+	}
 	fmt.Printf("\nSUCCESS: %s is valid\n", f.config.File)
 	return 0
 }

@@ -12,11 +12,12 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 )
 
-// Describe writes what cfg exports and, per organization, the budget
-// arithmetic: the plan's intervals if every walk took one request (a site
-// of up to 250 paths; larger sites take a request per 250 paths, learned
-// at the first walk). minInterval is --visitors.min-interval.
-func Describe(w io.Writer, cfg *Config, minInterval time.Duration) {
+// Describe writes what cfg exports and, per organization, the plan its
+// budget pays for before any walk has told what walks cost: a site of up
+// to 250 paths takes one request per walk of visitors or views, larger
+// ones a request per 250 paths, learned at the first walk. plan holds the
+// process-wide plan settings (--visitors.min-interval, ...).
+func Describe(w io.Writer, cfg *Config, plan refresh.Config) error {
 	src := cmp.Or(cfg.File, "flags")
 	fmt.Fprintf(w, "configuration from %s: %d organization(s), %d project(s)\n", src, len(cfg.Organizations), len(cfg.Projects))
 	for _, o := range cfg.Organizations {
@@ -26,32 +27,41 @@ func Describe(w io.Writer, cfg *Config, minInterval time.Duration) {
 		}
 		fmt.Fprintf(w, "\norganization %s: key from %s, analytics budget %d requests per rolling hour (%.0f plannable)\n",
 			o.Name, key, o.AnalyticsBudget, refresh.Plannable(o.AnalyticsBudget))
-		var demands []refresh.Demand
-		var names []string
+		projects := cfg.ProjectsOf(o.Name)
 		for _, p := range cfg.Projects {
 			if p.Organization != o.Name {
 				continue
 			}
-			var ws []string
+			var ws, ss []string
 			for _, win := range p.Windows {
 				ws = append(ws, windowSpec(win.Name, win.Interval))
-				demands = append(demands, refresh.Demand{Cost: 1, MinInterval: cmp.Or(win.Interval, minInterval), Days: win.Days, Midnight: win.Days == 1})
-				names = append(names, p.ID+"/"+win.Name)
 			}
-			fmt.Fprintf(w, "  project %s: windows %s, timezone %s, paths %s, agent jobs %s\n",
-				p.ID, strings.Join(ws, " "), p.Loc(), pathsSpec(p), onOff(p.AgentJobs))
+			for _, sp := range p.Sources {
+				ss = append(ss, sp.Name)
+			}
+			fmt.Fprintf(w, "  project %s: windows %s, timezone %s, paths %s, sources %s, agent jobs %s\n",
+				p.ID, strings.Join(ws, " "), p.Loc(), pathsSpec(p), strings.Join(ss, " "), onOff(p.AgentJobs))
 		}
-		if len(demands) == 0 {
+		if len(projects) == 0 {
 			fmt.Fprintf(w, "  no project\n")
 			continue
 		}
-		intervals := refresh.Intervals(refresh.Plannable(o.AnalyticsBudget), time.Hour, demands)
-		spend := refresh.Spend(time.Hour, demands, intervals)
-		fmt.Fprintf(w, "  plan at 1 request per walk: %.1f requests per hour\n", spend)
-		for i, n := range names {
-			fmt.Fprintf(w, "    %s every %s\n", n, model.Duration(intervals[i]))
+		rc := plan
+		rc.Projects = projects
+		views, planned, err := refresh.Preview(rc, o.AnalyticsBudget)
+		if err != nil {
+			return fmt.Errorf("organization %s: %w", o.Name, err)
+		}
+		fmt.Fprintf(w, "  plan before the first walks: %.1f requests per hour\n", planned)
+		for _, v := range views {
+			if v.Interval == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "    %s/%s/%s %s every %s, %d request(s) per walk\n", v.Project, v.Source, v.Window, v.Scope,
+				model.Duration(v.Interval.Round(time.Second)), v.Cost)
 		}
 	}
+	return nil
 }
 
 func windowSpec(name string, interval time.Duration) string {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 )
 
 const good = `# two organizations
@@ -198,9 +200,11 @@ func TestDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	Describe(&out, cfg, 5*time.Minute)
+	if err := Describe(&out, cfg, refresh.Config{MinInterval: 5 * time.Minute, PageSize: 250, FinalDayDelay: 10 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"2 organization(s), 2 project(s)", "organization acme: key from file /etc/mintlify/acme.key, analytics budget 50",
-		"project acme-docs: windows 1d 7d 30d:6h, timezone Europe/Berlin", "agent jobs on", "acme-docs/30d every", "organization beta: key from environment variable BETA_KEY"} {
+		"project acme-docs: windows 1d 7d 30d:6h, timezone Europe/Berlin", "agent jobs on", "acme-docs/visitors/30d pages every", "acme-docs/visitors/1d site every", "sources visitors views feedback searches", "organization beta: key from environment variable BETA_KEY"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
