@@ -118,7 +118,7 @@ func simulate(t *testing.T, c simCase) string {
 		t.Fatal(err)
 	}
 	client, err := apiclient.New(apiclient.Config{BaseURL: "http://fake.invalid", APIKey: simKey,
-		HTTPClient: &http.Client{Transport: handlerTransport{log.wrap(clock.Now, fake)}}, AnalyticsBudget: b})
+		HTTPClient: &http.Client{Transport: handlerTransport{log.wrap(clock.Now, fake)}}, AnalyticsBudget: b, Now: clock.Now, Sleep: clock.Sleep})
 	if err != nil {
 		t.Fatal(err)
 	}
