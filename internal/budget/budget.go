@@ -55,8 +55,9 @@ type Budget struct {
 	mu     sync.Mutex
 	limit  int
 	ledger *ledger
-	// sent holds the send times within the last window, oldest first.
-	sent []time.Time
+	// sent holds the send times within the last window (and a hundredth:
+	// see hold).
+	sent Log
 	// halvedUntil: after a 429 the budget allows half its limit for one
 	// window, because someone else is spending the organization's quota.
 	halvedUntil time.Time
@@ -82,12 +83,15 @@ func New(cfg Config) (*Budget, error) {
 		cfg.Now = time.Now
 	}
 	b := &Budget{limit: cfg.Limit, window: cfg.Window, now: cfg.Now, org: cmp.Or(cfg.Organization, "default"), changed: make(chan struct{})}
+	b.sent.Hold = b.hold()
 	if cfg.LedgerPath != "" {
-		l, sent, err := openLedger(cfg.LedgerPath, b.now(), b.hold())
+		now := b.now()
+		l, sent, err := openLedger(cfg.LedgerPath, now, b.hold())
 		if err != nil {
 			return nil, err
 		}
-		b.ledger, b.sent = l, sent
+		b.ledger = l
+		b.sent.Seed(now, sent...)
 	}
 	return b, nil
 }
@@ -124,14 +128,16 @@ func (b *Budget) SetLimit(n int) error {
 
 // take counts one request as sent at now, on disk first when a ledger is
 // kept: a request whose send time could not be recorded is not sent.
-// Caller holds mu.
+// Caller holds mu and saw free(now) > 0.
 func (b *Budget) take(now time.Time) error {
-	b.sent = append(b.sent, now)
+	if ok, until := b.sent.Take(now, b.effective(now)); !ok {
+		return &ExhaustedError{Until: until}
+	}
 	if b.ledger == nil {
 		return nil
 	}
-	if err := b.ledger.record(now, b.sent, b.limit); err != nil {
-		b.sent = b.sent[:len(b.sent)-1]
+	if err := b.ledger.record(now, b.sent.Times(), b.limit); err != nil {
+		b.sent.Release(now)
 		return err
 	}
 	return nil
@@ -149,19 +155,6 @@ type ExhaustedError struct {
 
 func (e *ExhaustedError) Error() string {
 	return fmt.Sprintf("analytics request budget spent until %s; request not sent", e.Until.UTC().Format(time.RFC3339))
-}
-
-// prune drops send times that left the window, a hundredth of it late:
-// the API counts a request when it arrives, and its clock is not ours, so
-// a slot freed to the second could still be taken there. Caller holds mu.
-func (b *Budget) prune(now time.Time) {
-	cut := 0
-	for cut < len(b.sent) && !b.sent[cut].After(now.Add(-b.hold())) {
-		cut++
-	}
-	if cut > 0 {
-		b.sent = append(b.sent[:0], b.sent[cut:]...)
-	}
 }
 
 // effective is the limit in force at now. Caller holds mu.
@@ -184,8 +177,7 @@ func (b *Budget) Effective() int {
 func (b *Budget) Spent() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.prune(b.now())
-	return len(b.sent)
+	return b.sent.Len(b.now())
 }
 
 // Free is how many requests may be sent right now.
@@ -200,8 +192,7 @@ func (b *Budget) free(now time.Time) int {
 	if now.Before(b.pausedUntil) {
 		return 0
 	}
-	b.prune(now)
-	return max(0, b.effective(now)-len(b.sent))
+	return max(0, b.effective(now)-b.sent.Len(now))
 }
 
 // NextFree is when n more requests may be sent (now if they may already).
@@ -213,26 +204,18 @@ func (b *Budget) NextFree(n int) time.Time {
 }
 
 func (b *Budget) nextFree(now time.Time, n int) time.Time {
-	b.prune(now)
-	at := b.slotTime(now, b.effective(now), n)
+	at := b.sent.NextFree(now, b.effective(now), n)
 	// A halved limit ends: no need to wait past that for a slot it withholds.
 	if now.Before(b.halvedUntil) && at.After(b.halvedUntil) {
-		at = later(b.halvedUntil, b.slotTime(now, b.limit, n))
+		at = later(b.halvedUntil, b.sent.NextFree(now, b.limit, n))
 	}
 	return later(at, b.pausedUntil)
 }
 
-// slotTime is when n requests fit under limit, counting the sends in the
-// window (each leaves it one window after it was sent). Caller holds mu.
-func (b *Budget) slotTime(now time.Time, limit, n int) time.Time {
-	n = min(max(n, 1), limit)
-	if over := len(b.sent) - (limit - n); over > 0 {
-		return b.sent[over-1].Add(b.hold())
-	}
-	return now
-}
-
-// hold is how long a request counts against the budget after it was sent.
+// hold is how long a request counts against the budget after it was sent:
+// a window and a hundredth of it, because the API counts a request when it
+// arrives, and its clock is not ours, so a slot freed to the second could
+// still be taken there.
 func (b *Budget) hold() time.Duration { return b.window + b.window/100 }
 
 func later(a, b time.Time) time.Time {
@@ -358,8 +341,7 @@ func (b *Budget) Describe(ch chan<- *prometheus.Desc) {
 func (b *Budget) Collect(ch chan<- prometheus.Metric) {
 	b.mu.Lock()
 	now := b.now()
-	b.prune(now)
-	limit, eff, spent, rej := b.limit, b.effective(now), len(b.sent), b.rejections
+	limit, eff, spent, rej := b.limit, b.effective(now), b.sent.Len(now), b.rejections
 	b.mu.Unlock()
 	perHour := float64(time.Hour) / float64(b.window)
 	ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(limit)*perHour, b.org)
@@ -397,8 +379,7 @@ func (b *Budget) State() State {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
-	b.prune(now)
-	st := State{Limit: b.limit, Effective: b.effective(now), Spent: len(b.sent), Rejections: b.rejections,
+	st := State{Limit: b.limit, Effective: b.effective(now), Spent: b.sent.Len(now), Rejections: b.rejections,
 		Window: b.window, NextFree: b.nextFree(now, 1)}
 	if now.Before(b.halvedUntil) {
 		st.HalvedUntil = b.halvedUntil
