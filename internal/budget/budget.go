@@ -313,16 +313,16 @@ func (b *Budget) Wake() {
 
 var (
 	limitDesc = prometheus.NewDesc("mintlify_api_budget_requests_per_hour",
-		"Analytics requests this exporter may send per rolling hour (--mintlify.analytics-budget), for all projects, windows, pages and retries together.",
+		"Analytics requests the exporter may send per rolling hour (--mintlify.analytics-budget).",
 		orgLabel, nil)
 	effectiveDesc = prometheus.NewDesc("mintlify_api_budget_effective_requests_per_hour",
-		"Analytics requests per rolling hour the exporter allows itself now: the budget, or half of it for an hour after the API answered 429.",
+		"Analytics requests per rolling hour the exporter allows itself now, halved for an hour after a 429.",
 		orgLabel, nil)
 	spentDesc = prometheus.NewDesc("mintlify_api_budget_spent_requests",
 		"Analytics requests sent in the last rolling hour.",
 		orgLabel, nil)
 	rejectionsDesc = prometheus.NewDesc("mintlify_api_budget_rejections_total",
-		"Analytics requests the API refused with HTTP 429: the organization's shared quota was spent, by this exporter or another tool.",
+		"Analytics requests the API refused with HTTP 429 because the organization's quota was spent.",
 		orgLabel, nil)
 )
 
