@@ -1,11 +1,13 @@
 package apiclient_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 )
 
 func TestParseRetryAfter(t *testing.T) {
@@ -55,5 +57,30 @@ func TestBackoffGrowsJitteredAndCapped(t *testing.T) {
 				t.Fatalf("attempt %d: backoff %v outside [%v, %v]", attempt, got, d/2, d)
 			}
 		}
+	}
+}
+
+// The backoff between retries is slept on the injected clock: a retry ten
+// minutes out takes no real time, and the server sees it that late.
+func TestBackoffSleepsOnInjectedClock(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	fake, rec, srv := startFake(t, fakeapi.Options{Paths: 5, Now: clk.Now})
+	fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: 500, Remaining: 1})
+	c := newClient(t, srv.URL, func(cfg *apiclient.Config) {
+		cfg.MaxRetries, cfg.BackoffBase, cfg.BackoffMax = 1, 10*time.Minute, 10*time.Minute
+		cfg.Now, cfg.Sleep = clk.Now, clk.Sleep
+	})
+	// No deadline: the fake clock's Sleep, like a real one, would fail
+	// on a wait that outlasts it.
+	if _, err := c.VisitorsPage(context.Background(), testProject, apiclient.VisitorsQuery{}); err != nil {
+		t.Fatalf("retry after a 500: %v", err)
+	}
+	reqs := rec.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if gap := reqs[1].at.Sub(reqs[0].at); gap < 5*time.Minute || gap > 10*time.Minute {
+		t.Errorf("retry %v after the 500, want within [5m, 10m]", gap)
 	}
 }

@@ -66,6 +66,14 @@ type Config struct {
 	// endpoints, retries included, and hears of every 429 they answer: the
 	// API counts them against one quota per organization.
 	AnalyticsBudget Limiter
+	// Now is the clock Retry-After dates and pauses are read on (nil =
+	// time.Now). Give it the budget's and the scheduler's clock, so that a
+	// test moves them all at once.
+	Now func() time.Time
+	// Sleep waits d on that clock, or until ctx ends, returning ctx's error
+	// then (nil = a real timer): the backoff between retries and the wait
+	// for a Retry-After. A test's Sleep moves its clock instead of waiting.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Limiter paces requests to endpoints that share a quota.
@@ -93,6 +101,8 @@ type Client struct {
 	ua       string
 	// analytics paces the analytics endpoints; nil means unpaced.
 	analytics Limiter
+	now       func() time.Time
+	sleep     func(ctx context.Context, d time.Duration) error
 
 	mu sync.Mutex
 	// notBefore holds, per endpoint, the time before which the API asked us
@@ -124,6 +134,14 @@ func New(cfg Config) (*Client, error) {
 		ua:        "mintlify_exporter/" + version.Version,
 		notBefore: map[string]time.Time{},
 		analytics: cfg.AnalyticsBudget,
+		now:       cfg.Now,
+		sleep:     cfg.Sleep,
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.sleep == nil {
+		c.sleep = sleep
 	}
 	if c.timeout <= 0 {
 		c.timeout = 30 * time.Second
@@ -204,13 +222,21 @@ func (c *Client) do(ctx context.Context, req request, out any) error {
 		}
 		wait := c.backoffFor(attempt)
 		level.Debug(c.logger).Log("msg", "retrying API request", "endpoint", req.endpoint, "status", status, "attempt", attempt+1, "wait", wait, "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w (gave up retrying: %w)", err, ctx.Err())
-		case <-t.C:
+		if serr := c.sleep(ctx, wait); serr != nil {
+			return fmt.Errorf("%w (gave up retrying: %w)", err, serr)
 		}
+	}
+}
+
+// sleep waits d on a real timer, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -266,6 +292,8 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 		httpReq.Header.Set("Content-Type", "application/json")
 	}
 
+	// Latency is measured on the real clock, like the HTTP timeouts that
+	// bound it: it is the network's time, not the schedule's.
 	start := time.Now()
 	resp, err := c.http.Do(httpReq)
 	if err != nil {
@@ -280,9 +308,10 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 	level.Debug(c.logger).Log("msg", "API request", "endpoint", req.endpoint, "method", req.method, "path", u.Path, "status", resp.StatusCode, "duration", time.Since(start))
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		retryAfter := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		now := c.now()
+		retryAfter := parseRetryAfter(resp.Header.Get("Retry-After"), now)
 		if retryAfter > 0 && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-			c.setGate(req.endpoint, time.Now().Add(retryAfter))
+			c.setGate(req.endpoint, now.Add(retryAfter))
 		}
 		if analytics && resp.StatusCode == http.StatusTooManyRequests {
 			c.analytics.Rejected(retryAfter)
@@ -334,21 +363,19 @@ func (c *Client) waitGate(ctx context.Context, endpoint string) error {
 	c.mu.Lock()
 	until := c.notBefore[endpoint]
 	c.mu.Unlock()
-	wait := time.Until(until)
+	wait := until.Sub(c.now())
 	if wait <= 0 {
 		return nil
 	}
-	if dl, ok := ctx.Deadline(); ok && dl.Before(until) {
+	// A context's deadline is on the real clock, the gate on c's: compare
+	// what is left of each.
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 		return &ThrottledError{Endpoint: endpoint, Until: until}
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
+	if c.sleep(ctx, wait) != nil {
 		return &ThrottledError{Endpoint: endpoint, Until: until}
-	case <-t.C:
-		return nil
 	}
+	return nil
 }
 
 func (c *Client) setGate(endpoint string, until time.Time) {
@@ -364,7 +391,7 @@ func (c *Client) setGate(endpoint string, until time.Time) {
 func (c *Client) ThrottledUntil(endpoint string) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if t := c.notBefore[endpoint]; time.Now().Before(t) {
+	if t := c.notBefore[endpoint]; c.now().Before(t) {
 		return t
 	}
 	return time.Time{}

@@ -215,14 +215,18 @@ func TestCreateJobRetriedOnDialError(t *testing.T) {
 	}
 }
 
-// retryAfterGap: a 429 with Retry-After once, then success. It returns the
-// gap between the two requests as the server saw them.
-func retryAfterGap(t *testing.T, retryAfter func() string) (time.Duration, time.Time) {
+// retryAfterGap: a 429 with Retry-After once, then success, on a fake
+// clock that the client's sleeps move. It returns the gap between the two
+// requests as the server saw them on that clock, and the second's time.
+func retryAfterGap(t *testing.T, retryAfter func(now time.Time) string) (time.Duration, time.Time) {
 	t.Helper()
-	fake, rec, srv := startFake(t, fakeapi.Options{Paths: 5})
-	value := retryAfter()
+	clk := newClock()
+	fake, rec, srv := startFake(t, fakeapi.Options{Paths: 5, Now: clk.Now})
+	value := retryAfter(clk.Now())
 	fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: 429, RetryAfter: value, Remaining: 1})
-	c := newClient(t, srv.URL, nil) // backoff of a few ms: only Retry-After can explain a long gap
+	c := newClient(t, srv.URL, func(cfg *apiclient.Config) { // backoff of a few ms: only Retry-After can explain a long gap
+		cfg.Now, cfg.Sleep = clk.Now, clk.Sleep
+	})
 	if _, err := c.VisitorsPage(testCtx(t), testProject, apiclient.VisitorsQuery{}); err != nil {
 		t.Fatalf("Retry-After %q: %v", value, err)
 	}
@@ -235,62 +239,55 @@ func retryAfterGap(t *testing.T, retryAfter func() string) (time.Duration, time.
 
 func TestRetryAfterSecondsHonoured(t *testing.T) {
 	t.Parallel()
-	gap, _ := retryAfterGap(t, func() string { return "2" })
-	if gap < 1900*time.Millisecond {
-		t.Errorf("second request %v after the 429 with Retry-After: 2, want >= 2s", gap)
+	// The backoff (a few ms) is part of the wait, not added to it.
+	if gap, _ := retryAfterGap(t, func(time.Time) string { return "2" }); gap != 2*time.Second {
+		t.Errorf("second request %v after the 429 with Retry-After: 2, want 2s", gap)
 	}
 }
 
 func TestRetryAfterHTTPDateHonoured(t *testing.T) {
 	t.Parallel()
 	var date time.Time
-	_, second := retryAfterGap(t, func() string {
-		date = time.Now().Add(3 * time.Second).UTC().Truncate(time.Second)
+	_, second := retryAfterGap(t, func(now time.Time) string {
+		date = now.Add(3 * time.Second).UTC().Truncate(time.Second)
 		return date.Format(http.TimeFormat)
 	})
-	if second.Before(date.Add(-100 * time.Millisecond)) {
-		t.Errorf("second request at %v, before the Retry-After date %v", second, date)
+	if !second.Equal(date) {
+		t.Errorf("second request at %v, want at the Retry-After date %v", second, date)
 	}
 }
 
 func TestRetryAfterBeyondDeadlineSendsNothing(t *testing.T) {
 	t.Parallel()
 	for _, status := range []int{429, 503} {
-		fake, _, srv := startFake(t, fakeapi.Options{Paths: 5})
+		clk := newClock()
+		fake, _, srv := startFake(t, fakeapi.Options{Paths: 5, Now: clk.Now})
 		fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: status, RetryAfter: "30", Remaining: 1})
 		c := newClient(t, srv.URL, func(cfg *apiclient.Config) {
-			cfg.MaxRetries = 2
-			cfg.BackoffBase = time.Hour // a retry would outlast the context below
-			cfg.BackoffMax = time.Hour
+			cfg.MaxRetries = 0
+			cfg.Now, cfg.Sleep = clk.Now, clk.Sleep
 		})
 
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, err := c.VisitorsPage(ctx, testProject, apiclient.VisitorsQuery{})
-		cancel()
+		_, err := c.VisitorsPage(testCtx(t), testProject, apiclient.VisitorsQuery{})
 		var apiErr *apiclient.APIError
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != status || apiErr.RetryAfter != 30*time.Second {
 			t.Fatalf("%d: first call: err = %v, want an APIError with RetryAfter 30s", status, err)
 		}
-		if until := c.ThrottledUntil(apiclient.EndpointVisitors); time.Until(until) < 25*time.Second {
-			t.Errorf("%d: ThrottledUntil = %v, want about 30s from now", status, until)
+		if until, want := c.ThrottledUntil(apiclient.EndpointVisitors), clk.Now().Add(30*time.Second); !until.Equal(want) {
+			t.Errorf("%d: ThrottledUntil = %v, want %v", status, until, want)
 		}
 
 		// A deadline before the gate opens: fail now rather than sit out
-		// the deadline (the 10s bound is far above any scheduling delay;
-		// a client that waits takes the full 20s).
-		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
-		start := time.Now()
+		// the deadline (the clock's Sleep would fail with
+		// DeadlineExceeded if the client tried to wait).
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		_, err = c.VisitorsPage(ctx, testProject, apiclient.VisitorsQuery{})
-		elapsed := time.Since(start)
 		cancel()
-		if elapsed > 10*time.Second {
-			t.Errorf("%d: ThrottledError after %v, want at once", status, elapsed)
-		}
 		var thr *apiclient.ThrottledError
 		if !errors.As(err, &thr) {
 			t.Fatalf("%d: second call: err = %v, want *ThrottledError", status, err)
 		}
-		if thr.Endpoint != apiclient.EndpointVisitors || thr.RetryAfter() < 25*time.Second {
+		if thr.Endpoint != apiclient.EndpointVisitors || !thr.Until.Equal(clk.Now().Add(30*time.Second)) {
 			t.Errorf("%d: ThrottledError %+v", status, thr)
 		}
 		// It fails at once: it does not sit out the caller's deadline
@@ -300,6 +297,15 @@ func TestRetryAfterBeyondDeadlineSendsNothing(t *testing.T) {
 		}
 		if got := fake.Requests(fakeapi.Visitors); got != 1 {
 			t.Errorf("%d: %d requests, want 1: nothing may be sent before Retry-After", status, got)
+		}
+
+		// Once the clock passes the gate, the endpoint is open again.
+		clk.Advance(30 * time.Second)
+		if until := c.ThrottledUntil(apiclient.EndpointVisitors); !until.IsZero() {
+			t.Errorf("%d: still throttled until %v once Retry-After passed", status, until)
+		}
+		if _, err := c.VisitorsPage(testCtx(t), testProject, apiclient.VisitorsQuery{}); err != nil {
+			t.Errorf("%d: after Retry-After: %v", status, err)
 		}
 	}
 }

@@ -52,9 +52,6 @@ func (e *ThrottledError) Error() string {
 		e.Endpoint, e.Until.UTC().Format(time.RFC3339))
 }
 
-// RetryAfter returns how long to wait from now.
-func (e *ThrottledError) RetryAfter() time.Duration { return time.Until(e.Until) }
-
 // ErrTooManyPages means an endpoint kept saying there is more past the page
 // cap (an endless hasMore or cursor chain), so the result would be
 // incomplete.

@@ -47,6 +47,8 @@ type seen struct {
 type recorder struct {
 	next      http.Handler
 	intercept func(n int, w http.ResponseWriter, r *http.Request) bool
+	// now stamps each request (the fake's clock in startFake; nil: time.Now).
+	now func() time.Time
 
 	mu   sync.Mutex
 	reqs []seen
@@ -55,9 +57,13 @@ type recorder struct {
 func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	at := time.Now()
+	if rec.now != nil {
+		at = rec.now()
+	}
 	rec.mu.Lock()
 	n := len(rec.reqs)
-	rec.reqs = append(rec.reqs, seen{at: time.Now(), method: r.Method, uri: r.RequestURI, header: r.Header.Clone(), body: body})
+	rec.reqs = append(rec.reqs, seen{at: at, method: r.Method, uri: r.RequestURI, header: r.Header.Clone(), body: body})
 	rec.mu.Unlock()
 	if rec.intercept != nil && rec.intercept(n, w, r) {
 		return
@@ -89,7 +95,7 @@ func startFake(t *testing.T, opts fakeapi.Options) (*fakeapi.Server, *recorder, 
 		opts.Now = fixedNow
 	}
 	fake := fakeapi.New(opts)
-	rec := &recorder{next: fake}
+	rec := &recorder{next: fake, now: opts.Now}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	return fake, rec, srv

@@ -55,7 +55,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mintlify_api_requests_total",
-			Help: "HTTP requests sent to the Mintlify API, by endpoint and HTTP status code (\"error\" when no response was received). Retries count as requests.",
+			Help: "HTTP requests sent to the Mintlify API, retries included, by endpoint and status code (\"error\": no response).",
 		}, []string{"endpoint", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:                            "mintlify_api_request_duration_seconds",

@@ -100,7 +100,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP mintlify_api_requests_total HTTP requests sent to the Mintlify API, by endpoint and HTTP status code ("error" when no response was received). Retries count as requests.
+# HELP mintlify_api_requests_total HTTP requests sent to the Mintlify API, retries included, by endpoint and status code ("error": no response).
 # TYPE mintlify_api_requests_total counter
 `+untouched.String()+`
 mintlify_api_requests_total{code="200",endpoint="create_job"} 0

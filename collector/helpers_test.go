@@ -117,6 +117,8 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		Timeout:         o.clientTimeout,
 		MaxRetries:      0, // each fault costs exactly one request
 		BackoffBase:     time.Millisecond,
+		Now:             h.clock.Now,
+		Sleep:           h.clock.Sleep,
 		Metrics:         apiclient.NewMetrics(h.reg),
 		AnalyticsBudget: h.budget,
 	})

@@ -64,8 +64,9 @@ type Budget struct {
 	// lastSpent is the shared ledger's last answer, shown while it is
 	// unreachable.
 	lastSpent int
-	// sent holds the send times within the last window, oldest first.
-	sent []time.Time
+	// sent holds the send times within the last window (and a hundredth:
+	// see hold).
+	sent Log
 	// halvedUntil: after a 429 the budget allows half its limit for one
 	// window, because someone else is spending the organization's quota.
 	halvedUntil time.Time
@@ -95,12 +96,15 @@ func New(cfg Config) (*Budget, error) {
 	}
 	b := &Budget{limit: cfg.Limit, window: cfg.Window, now: cfg.Now, org: cmp.Or(cfg.Organization, "default"),
 		shared: cfg.Shared, changed: make(chan struct{})}
+	b.sent.Hold = b.hold()
 	if cfg.LedgerPath != "" {
-		l, sent, err := openLedger(cfg.LedgerPath, b.now(), b.hold())
+		now := b.now()
+		l, sent, err := openLedger(cfg.LedgerPath, now, b.hold())
 		if err != nil {
 			return nil, err
 		}
-		b.ledger, b.sent = l, sent
+		b.ledger = l
+		b.sent.Seed(now, sent...)
 	}
 	return b, nil
 }
@@ -137,14 +141,16 @@ func (b *Budget) SetLimit(n int) error {
 
 // take counts one request as sent at now, on disk first when a ledger is
 // kept: a request whose send time could not be recorded is not sent.
-// Caller holds mu.
+// Caller holds mu and saw free(now) > 0.
 func (b *Budget) take(now time.Time) error {
-	b.sent = append(b.sent, now)
+	if ok, until := b.sent.Take(now, b.effective(now)); !ok {
+		return &ExhaustedError{Until: until}
+	}
 	if b.ledger == nil {
 		return nil
 	}
-	if err := b.ledger.record(now, b.sent, b.limit); err != nil {
-		b.sent = b.sent[:len(b.sent)-1]
+	if err := b.ledger.record(now, b.sent.Times(), b.limit); err != nil {
+		b.sent.Release(now)
 		return err
 	}
 	return nil
@@ -162,19 +168,6 @@ type ExhaustedError struct {
 
 func (e *ExhaustedError) Error() string {
 	return fmt.Sprintf("analytics request budget spent until %s; request not sent", e.Until.UTC().Format(time.RFC3339))
-}
-
-// prune drops send times that left the window, a hundredth of it late:
-// the API counts a request when it arrives, and its clock is not ours, so
-// a slot freed to the second could still be taken there. Caller holds mu.
-func (b *Budget) prune(now time.Time) {
-	cut := 0
-	for cut < len(b.sent) && !b.sent[cut].After(now.Add(-b.hold())) {
-		cut++
-	}
-	if cut > 0 {
-		b.sent = append(b.sent[:0], b.sent[cut:]...)
-	}
 }
 
 // effective is the limit in force at now. Caller holds mu.
@@ -205,8 +198,7 @@ func (b *Budget) Spent() int {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.prune(b.now())
-	return len(b.sent)
+	return b.sent.Len(b.now())
 }
 
 // Free is how many requests may be sent right now.
@@ -224,8 +216,7 @@ func (b *Budget) free(now time.Time) int {
 	if now.Before(b.pausedUntil) {
 		return 0
 	}
-	b.prune(now)
-	return max(0, b.effective(now)-len(b.sent))
+	return max(0, b.effective(now)-b.sent.Len(now))
 }
 
 // NextFree is when n more requests may be sent (now if they may already).
@@ -241,26 +232,18 @@ func (b *Budget) NextFree(n int) time.Time {
 }
 
 func (b *Budget) nextFree(now time.Time, n int) time.Time {
-	b.prune(now)
-	at := b.slotTime(now, b.effective(now), n)
+	at := b.sent.NextFree(now, b.effective(now), n)
 	// A halved limit ends: no need to wait past that for a slot it withholds.
 	if now.Before(b.halvedUntil) && at.After(b.halvedUntil) {
-		at = later(b.halvedUntil, b.slotTime(now, b.limit, n))
+		at = later(b.halvedUntil, b.sent.NextFree(now, b.limit, n))
 	}
 	return later(at, b.pausedUntil)
 }
 
-// slotTime is when n requests fit under limit, counting the sends in the
-// window (each leaves it one window after it was sent). Caller holds mu.
-func (b *Budget) slotTime(now time.Time, limit, n int) time.Time {
-	n = min(max(n, 1), limit)
-	if over := len(b.sent) - (limit - n); over > 0 {
-		return b.sent[over-1].Add(b.hold())
-	}
-	return now
-}
-
-// hold is how long a request counts against the budget after it was sent.
+// hold is how long a request counts against the budget after it was sent:
+// a window and a hundredth of it, because the API counts a request when it
+// arrives, and its clock is not ours, so a slot freed to the second could
+// still be taken there.
 func (b *Budget) hold() time.Duration { return b.window + b.window/100 }
 
 func later(a, b time.Time) time.Time {
@@ -388,16 +371,16 @@ func (b *Budget) Wake() {
 
 var (
 	limitDesc = prometheus.NewDesc("mintlify_api_budget_requests_per_hour",
-		"Analytics requests this exporter may send per rolling hour (--mintlify.analytics-budget), for all projects, windows, pages and retries together.",
+		"Analytics requests the exporter may send per rolling hour (--mintlify.analytics-budget).",
 		orgLabel, nil)
 	effectiveDesc = prometheus.NewDesc("mintlify_api_budget_effective_requests_per_hour",
-		"Analytics requests per rolling hour the exporter allows itself now: the budget, or half of it for an hour after the API answered 429.",
+		"Analytics requests per rolling hour the exporter allows itself now, halved for an hour after a 429.",
 		orgLabel, nil)
 	spentDesc = prometheus.NewDesc("mintlify_api_budget_spent_requests",
 		"Analytics requests sent in the last rolling hour.",
 		orgLabel, nil)
 	rejectionsDesc = prometheus.NewDesc("mintlify_api_budget_rejections_total",
-		"Analytics requests the API refused with HTTP 429: the organization's shared quota was spent, by this exporter or another tool.",
+		"Analytics requests the API refused with HTTP 429 because the organization's quota was spent.",
 		orgLabel, nil)
 )
 
@@ -466,8 +449,7 @@ func (b *Budget) State() State {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
-	b.prune(now)
-	st := State{Limit: b.limit, Effective: b.effective(now), Spent: len(b.sent), Rejections: b.rejections,
+	st := State{Limit: b.limit, Effective: b.effective(now), Spent: b.sent.Len(now), Rejections: b.rejections,
 		Window: b.window, NextFree: b.nextFree(now, 1)}
 	if now.Before(b.halvedUntil) {
 		st.HalvedUntil = b.halvedUntil

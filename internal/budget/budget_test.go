@@ -139,13 +139,13 @@ func TestMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(b)
 	want := `
-# HELP mintlify_api_budget_effective_requests_per_hour Analytics requests per rolling hour the exporter allows itself now: the budget, or half of it for an hour after the API answered 429.
+# HELP mintlify_api_budget_effective_requests_per_hour Analytics requests per rolling hour the exporter allows itself now, halved for an hour after a 429.
 # TYPE mintlify_api_budget_effective_requests_per_hour gauge
 mintlify_api_budget_effective_requests_per_hour{organization="default"} 30
-# HELP mintlify_api_budget_rejections_total Analytics requests the API refused with HTTP 429: the organization's shared quota was spent, by this exporter or another tool.
+# HELP mintlify_api_budget_rejections_total Analytics requests the API refused with HTTP 429 because the organization's quota was spent.
 # TYPE mintlify_api_budget_rejections_total counter
 mintlify_api_budget_rejections_total{organization="default"} 1
-# HELP mintlify_api_budget_requests_per_hour Analytics requests this exporter may send per rolling hour (--mintlify.analytics-budget), for all projects, windows, pages and retries together.
+# HELP mintlify_api_budget_requests_per_hour Analytics requests the exporter may send per rolling hour (--mintlify.analytics-budget).
 # TYPE mintlify_api_budget_requests_per_hour gauge
 mintlify_api_budget_requests_per_hour{organization="default"} 60
 # HELP mintlify_api_budget_spent_requests Analytics requests sent in the last rolling hour.

@@ -3,20 +3,33 @@ package gateway
 import (
 	"sync"
 	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 )
 
-// limiter is a sliding-window log per project: at most limit creates in any
-// window. It mirrors how the API documents its own limit (100 per hour per
-// project), so the gateway refuses locally what the API would refuse.
+// limiter is a rolling-window log per project (budget.Log, the analytics
+// budget's type): at most limit creates in any window. It mirrors how the
+// API documents its own limit (100 per hour per project), so the gateway
+// refuses locally what the API would refuse.
 type limiter struct {
 	limit  int
 	window time.Duration
 	mu     sync.Mutex
-	sent   map[string][]time.Time // ascending
+	sent   map[string]*budget.Log
 }
 
 func newLimiter(limit int, window time.Duration) *limiter {
-	return &limiter{limit: limit, window: window, sent: map[string][]time.Time{}}
+	return &limiter{limit: limit, window: window, sent: map[string]*budget.Log{}}
+}
+
+// log is project's log. Caller holds mu.
+func (l *limiter) log(project string) *budget.Log {
+	lg := l.sent[project]
+	if lg == nil {
+		lg = &budget.Log{Hold: l.window}
+		l.sent[project] = lg
+	}
+	return lg
 }
 
 // seed records creates that happened before this process started (from the
@@ -24,22 +37,7 @@ func newLimiter(limit int, window time.Duration) *limiter {
 func (l *limiter) seed(project string, times []time.Time, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, t := range times {
-		if now.Sub(t) < l.window {
-			l.sent[project] = insertSorted(l.sent[project], t)
-		}
-	}
-}
-
-func insertSorted(ts []time.Time, t time.Time) []time.Time {
-	i := len(ts)
-	for i > 0 && ts[i-1].After(t) {
-		i--
-	}
-	ts = append(ts, time.Time{})
-	copy(ts[i+1:], ts[i:])
-	ts[i] = t
-	return ts
+	l.log(project).Seed(now, times...)
 }
 
 // reserve takes a slot at now. When the window is full it returns false and
@@ -50,17 +48,10 @@ func (l *limiter) reserve(project string, now time.Time) (bool, time.Duration) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ts := l.sent[project]
-	drop := 0
-	for drop < len(ts) && now.Sub(ts[drop]) >= l.window {
-		drop++
+	ok, next := l.log(project).Take(now, l.limit)
+	if !ok {
+		return false, next.Sub(now)
 	}
-	ts = ts[drop:]
-	if len(ts) >= l.limit {
-		l.sent[project] = ts
-		return false, ts[len(ts)-l.limit].Add(l.window).Sub(now)
-	}
-	l.sent[project] = append(ts, now)
 	return true, 0
 }
 
@@ -69,11 +60,5 @@ func (l *limiter) reserve(project string, now time.Time) (bool, time.Duration) {
 func (l *limiter) release(project string, t time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ts := l.sent[project]
-	for i := len(ts) - 1; i >= 0; i-- {
-		if ts[i].Equal(t) {
-			l.sent[project] = append(ts[:i], ts[i+1:]...)
-			return
-		}
-	}
+	l.log(project).Release(t)
 }

@@ -24,8 +24,7 @@ var rejectReasons = []string{reasonBadRequest, reasonTooLarge, reasonUnsupported
 func newRejected(projects []string) *prometheus.CounterVec {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mintlify_agent_job_submit_rejected_total",
-		Help: "Job submissions the gateway refused, by reason: bad_request, too_large, unsupported_media_type, rate_limited (local or upstream limit), upstream_error, " +
-			"idempotency_conflict (Idempotency-Key in flight, of unknown outcome, or reused with another body), state_error (create intent not written; nothing sent).",
+		Help: "Job submissions the gateway refused, by project and reason.",
 	}, []string{"project", "reason"})
 	for _, p := range projects {
 		for _, r := range rejectReasons {
@@ -44,8 +43,7 @@ var messageRejectReasons = append(append([]string(nil), rejectReasons...), reaso
 func newMessageRejected(projects []string) *prometheus.CounterVec {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mintlify_agent_job_message_rejected_total",
-		Help: "Follow-up messages the gateway refused, by reason: those of mintlify_agent_job_submit_rejected_total " +
-			"(state_error: the message intent not written), and job_not_found (the API does not know the job).",
+		Help: "Follow-up messages the gateway refused, by project and reason.",
 	}, []string{"project", "reason"})
 	for _, p := range projects {
 		for _, r := range messageRejectReasons {

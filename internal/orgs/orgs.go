@@ -150,6 +150,9 @@ func Client(settings Settings, oc config.Organization) (*apiclient.Client, *budg
 	}
 	cc := settings.Client
 	cc.APIKey, cc.AnalyticsBudget = oc.APIKey, b
+	if cc.Now == nil {
+		cc.Now = bc.Now // one clock: Retry-After pauses and the budget's agree
+	}
 	c, err := apiclient.New(cc)
 	if err != nil {
 		_ = b.Close()

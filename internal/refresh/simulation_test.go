@@ -66,9 +66,15 @@ type simCase struct {
 	windows         []string
 }
 
+// simPageSize is the simulation's page size: a tenth of the API's largest,
+// with a tenth of the paths, so that each walk takes as many requests as
+// with full pages (1, 10 and 40) while the fake encodes and the client
+// decodes a tenth of the rows. The plan is made in requests, not rows.
+const simPageSize = apiclient.MaxPageSize / 10
+
 // TestPlanSimulation runs the scheduler for 26 simulated hours (across a
-// midnight) on a fake clock for 1 and 10 projects × 250 / 2,500 / 10,000
-// paths × 1 and 3 windows, against the fake API enforcing the
+// midnight) on a fake clock for 1 and 10 projects × walks of 1, 10 and 40
+// pages (250 / 2,500 / 10,000 paths in full pages) × 1 and 3 windows, against the fake API enforcing the
 // organization's 100 per hour, with the default budget of 60, and checks:
 // never more than the budget in any rolling hour and no 429; today's
 // windows walked first at start; every window walked again within its
@@ -76,7 +82,7 @@ type simCase struct {
 func TestPlanSimulation(t *testing.T) {
 	var cases []simCase
 	for _, projects := range []int{1, 10} {
-		for _, paths := range []int{250, 2500, 10000} {
+		for _, paths := range []int{250 / 10, 2500 / 10, 10000 / 10} {
 			for _, windows := range [][]string{{"1d"}, {"1d", "7d", "30d"}} {
 				cases = append(cases, simCase{projects, paths, windows})
 			}
@@ -118,7 +124,7 @@ func simulate(t *testing.T, c simCase) string {
 		t.Fatal(err)
 	}
 	client, err := apiclient.New(apiclient.Config{BaseURL: "http://fake.invalid", APIKey: simKey,
-		HTTPClient: &http.Client{Transport: handlerTransport{log.wrap(clock.Now, fake)}}, AnalyticsBudget: b})
+		HTTPClient: &http.Client{Transport: handlerTransport{log.wrap(clock.Now, fake)}}, AnalyticsBudget: b, Now: clock.Now, Sleep: clock.Sleep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +136,7 @@ func simulate(t *testing.T, c simCase) string {
 		}
 		windows = append(windows, win)
 	}
-	s, err := New(client, b, planConfig{Projects: projects, Windows: windows, Config: Config{PageSize: apiclient.MaxPageSize, MinInterval: 5 * time.Minute, MaxStaleness: time.Hour, FinalDayDelay: 10 * time.Minute, Now: clock.Now}}.build(), nil)
+	s, err := New(client, b, planConfig{Projects: projects, Windows: windows, Config: Config{PageSize: simPageSize, MinInterval: 5 * time.Minute, MaxStaleness: time.Hour, FinalDayDelay: 10 * time.Minute, Now: clock.Now}}.build(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,12 +238,12 @@ func simulate(t *testing.T, c simCase) string {
 	for _, w := range c.windows {
 		iv = append(iv, fmt.Sprintf("%s %s", w, intervals[w]))
 	}
-	return fmt.Sprintf("%2d projects × %5d paths, %-10s requests/walk %2d: %s; %d requests in 26 h",
-		c.projects, c.paths, strings.Join(c.windows, "+"), walkCost(c.paths),
+	return fmt.Sprintf("%2d projects × %5d paths (pages of %d), %-10s requests/walk %2d: %s; %d requests in 26 h",
+		c.projects, c.paths, simPageSize, strings.Join(c.windows, "+"), walkCost(c.paths),
 		strings.Join(iv, ", "), len(times))
 }
 
-func walkCost(paths int) int { return (paths + apiclient.MaxPageSize - 1) / apiclient.MaxPageSize }
+func walkCost(paths int) int { return (paths + simPageSize - 1) / simPageSize }
 
 // catchUp is how long the budget takes to pay for every project's 1d walk
 // after midnight: walks are paid whole, floor(budget/cost) an hour.

@@ -71,7 +71,7 @@ var assistantDef = &Def{
 	Name:      NameAssistant,
 	Endpoints: []string{apiclient.EndpointAssistant, apiclient.EndpointAssistantCallerStats},
 	Families: []*Family{
-		family("mintlify_assistant_conversations", "Conversations with the AI assistant in the window, by caller (web, api, other), as the Mintlify API's caller stats report them.",
+		family("mintlify_assistant_conversations", "Conversations with the AI assistant in the window, by caller (web, api, other), from the API's caller stats.",
 			familyFlags{additive: true}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.callers }), "caller"),
 		family("mintlify_assistant_conversations_combined", "The Mintlify API's own total of conversations with the AI assistant in the window (caller stats).",
 			familyFlags{additive: true}, assistantEmitOne(func(s *AssistantSnapshot) float64 { return s.combined })),

@@ -44,12 +44,12 @@ var feedbackDef = &Def{
 	DefaultOn: true,
 	Families: []*Family{
 		family("mintlify_feedback_pages_truncated",
-			"1 if the Mintlify API had feedback on more pages than the exported list holds (the by-page endpoint has no second page), else 0.",
+			"1 if the Mintlify API had feedback on more pages than the exported list holds, else 0.",
 			familyFlags{}, feedbackEmit(func(s *FeedbackSnapshot, project, window string, emit Emit) {
 				emit(boolFloat(s.truncated), project, window)
 			})),
 		family("mintlify_page_feedback",
-			"Feedback given on one page in the window, by kind (thumbs_up, thumbs_down, code_snippet), for the pages with the most feedback.",
+			"Feedback given on one page in the window, by kind, for the pages with the most feedback.",
 			familyFlags{pages: true}, feedbackEmit(func(s *FeedbackSnapshot, project, window string, emit Emit) {
 				for _, p := range s.pages {
 					emit(p.up, project, window, p.path, KindThumbsUp)

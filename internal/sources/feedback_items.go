@@ -50,7 +50,7 @@ var feedbackItemsDef = &Def{
 				}
 			}), "source", "status"),
 		family("mintlify_feedback_oldest_pending_age_seconds",
-			"Age of the oldest feedback item still pending triage at the last refresh, among those created in the widest window walked (0 if none).",
+			"Age of the oldest feedback item still pending triage at the last refresh, 0 if none.",
 			familyFlags{perProject: true}, feedbackItemsEmit(func(s *FeedbackItemsSnapshot, project, _ string, emit Emit) {
 				age := 0.0
 				if !s.oldestPending.IsZero() {

@@ -46,7 +46,7 @@ var searchesDef = &Def{
 					emit(q.hits, project, window, q.query)
 				}
 			}), "query"),
-		family("mintlify_search_query_click_through_ratio", "Share of the searches of one of the most searched queries in the window after which a result was clicked, as the Mintlify API reports it.",
+		family("mintlify_search_query_click_through_ratio", "Share of the searches of one of the most searched queries in the window after which a result was clicked.",
 			familyFlags{pages: true}, searchesEmit(func(s *SearchesSnapshot, project, window string, emit Emit) {
 				for _, q := range s.queries {
 					emit(q.ctr, project, window, q.query)

@@ -12,7 +12,7 @@ var viewsDef = &Def{
 	DefaultOn:  true,
 	TotalsOnly: true,
 	Families: trafficFamilies(true,
-		[2]string{"mintlify_site_page_views", "Content views of the whole site in the window, by traffic (human or ai), as the Mintlify API reports them; views are events and add up across days."},
+		[2]string{"mintlify_site_page_views", "Content views of the whole site in the window, by traffic (human or ai); views add up across days."},
 		[2]string{"mintlify_site_page_views_combined", "The Mintlify API's own total of content views of the whole site in the window."},
 		[2]string{"mintlify_page_views", "Content views of one page in the window, by traffic (human or ai), as the Mintlify API reports them."},
 		[2]string{"mintlify_page_views_combined", "The Mintlify API's own total of content views of one page in the window."},

@@ -14,16 +14,12 @@ var visitorsDef = &Def{
 	DefaultOn:  true,
 	TotalsOnly: true,
 	Families: trafficFamilies(false,
-		[2]string{"mintlify_site_unique_visitors", "Unique visitors of the whole site in the window, by traffic (human or ai), as the Mintlify API reports them. " +
-			"Unique visitors are not additive: do not sum across windows, and human + ai exceeds the deduplicated total " +
-			"(mintlify_site_unique_visitors_deduplicated) when visitors overlap."},
-		[2]string{"mintlify_site_unique_visitors_deduplicated", "The Mintlify API's site-wide unique visitor total for the window, deduplicated across human and AI traffic. " +
-			"It is the API's own total, never computed as a sum of the traffic series, and not additive across windows."},
-		[2]string{"mintlify_page_unique_visitors", "Unique visitors of one page in the window, by traffic (human or ai), as the Mintlify API reports them. " +
-			"Not additive: a visitor who reads several pages counts on each, so summing over path does not give the site count; " +
-			"do not sum across windows either."},
-		[2]string{"mintlify_page_unique_visitors_deduplicated", "The Mintlify API's unique visitor total of one page in the window, deduplicated across human and AI traffic. " +
-			"It is the API's own total, never computed as a sum, and not additive across paths or windows."},
+		// Unique visitors are not additive (the conventions): the HELP says
+		// so in a few words, the README's metric table in full.
+		[2]string{"mintlify_site_unique_visitors", "Unique visitors of the whole site in the window, by traffic (human or ai); not additive across windows."},
+		[2]string{"mintlify_site_unique_visitors_deduplicated", "The Mintlify API's site-wide unique visitors in the window, deduplicated across human and AI traffic."},
+		[2]string{"mintlify_page_unique_visitors", "Unique visitors of one page in the window, by traffic (human or ai); not additive across paths or windows."},
+		[2]string{"mintlify_page_unique_visitors_deduplicated", "The Mintlify API's unique visitors of one page in the window, deduplicated across human and AI traffic."},
 	),
 	make: func(def *Def, cfg Config) (Source, error) {
 		return &trafficSource{base: newBase(def, trafficGuess), cfg: cfg,

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bytes"
+	"context"
 	"sync"
 	"time"
 )
@@ -34,6 +35,22 @@ func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = t
+}
+
+// Sleep is a sleep on this clock for code that takes a sleep func: it
+// moves the clock forward by d at once, so that a wait of an hour takes no
+// time. Like a real sleep it fails with ctx's error when ctx has ended, and
+// with context.DeadlineExceeded when d outlasts ctx's deadline (without
+// moving the clock or waiting for the deadline).
+func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return context.DeadlineExceeded
+	}
+	c.Advance(max(d, 0))
+	return nil
 }
 
 // SyncBuffer is a bytes.Buffer that a child process or logger may write

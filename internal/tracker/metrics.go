@@ -97,8 +97,7 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 		now:          now,
 		pollInterval: pollInterval,
 		overdueDesc: prometheus.NewDesc("mintlify_agent_poll_max_overdue_seconds",
-			"How long the most overdue scheduled poll of the project's tracked jobs has been due (0 when none is late). "+
-				"It grows beyond mintlify_agent_poll_interval_seconds when --agent.max-concurrent-polls is too low for the jobs to poll.",
+			"How long the most overdue scheduled poll of the project's tracked jobs has been due, 0 when none is late.",
 			[]string{"project"}, nil),
 		replacedDesc: prometheus.NewDesc("mintlify_agent_state_file_replaced",
 			"1 while the agent state file's path no longer names the file the exporter has open (deleted or replaced), else 0.", nil, nil),
@@ -110,19 +109,16 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 		intervalDesc: prometheus.NewDesc("mintlify_agent_poll_interval_seconds",
 			"The configured poll interval of active agent jobs (--agent.poll-interval).", nil, nil),
 		jobsDesc: prometheus.NewDesc("mintlify_agent_jobs",
-			"Agent jobs tracked by the exporter, by current status. active, completed, failed, archived and lost are always present; "+
-				"an undocumented status reported by the API appears as its own value. lost: the API answered 404 for the job, it is no longer polled.",
+			"Agent jobs tracked by the exporter, by current status.",
 			[]string{"project", "status"}, nil),
 		oldestDesc: prometheus.NewDesc("mintlify_agent_job_oldest_active_age_seconds",
-			"Age of the oldest turn still running among the tracked jobs (now minus the turn's start: createdAt for a job's first turn, "+
-				"the follow-up message for a later one), 0 when there is none.",
+			"Age of the oldest turn still running among the tracked jobs, 0 when there is none.",
 			[]string{"project"}, nil),
 		// A gauge, not a counter: it is how many such creates wait for an
 		// operator now, and it falls when they are resolved or dismissed,
 		// which is what clears the alert.
 		unknownDesc: prometheus.NewDesc("mintlify_agent_create_unknown_outcomes",
-			"Job creates sent (or perhaps sent) upstream whose outcome is unknown: the exporter stopped, or the request failed, before the answer was recorded. "+
-				"The jobs may exist untracked; list them with GET /api/v2/agent/{project}/unknown-creates and track or dismiss each.",
+			"Job creates that may have reached the API but whose outcome was never recorded, waiting for an operator.",
 			[]string{"project"}, nil),
 		submitted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mintlify_agent_jobs_submitted_total",
@@ -130,14 +126,11 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 		}, []string{"project"}),
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mintlify_agent_jobs_finished_total",
-			Help: "Turns of tracked agent jobs seen reaching a terminal status, counted once per turn and status (a job has one turn, " +
-				"plus one per follow-up message). A completed job archived later is counted under completed and again under archived, " +
-				"so sum over status counts terminal transitions; jobs already terminal when first seen (tracked after the fact, or before a restart) are not counted.",
+			Help: "Turns of tracked agent jobs seen reaching a terminal status, once per turn and status.",
 		}, []string{"project", "status"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "mintlify_agent_job_duration_seconds",
-			Help: "Duration of each turn of an agent job: from the turn's start (createdAt for the first turn, the follow-up message for a later one) " +
-				"to the first poll that saw it in a terminal status (so up to one poll interval late), by that first terminal status.",
+			Name:                            "mintlify_agent_job_duration_seconds",
+			Help:                            "Duration of each turn of an agent job until a poll saw it end, by its first terminal status.",
 			Buckets:                         DurationBuckets,
 			NativeHistogramBucketFactor:     1.1,
 			NativeHistogramMaxBucketNumber:  100,
@@ -156,9 +149,8 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 			Help: "Follow-up messages sent to agent jobs through the gateway and accepted upstream; each starts a new turn of its job.",
 		}, []string{"project"}),
 		delay: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "mintlify_agent_poll_delay_seconds",
-			Help: "How late each scheduled poll of a tracked job was sent, against its schedule (--agent.poll-interval for active jobs). " +
-				"Polls run late when --agent.max-concurrent-polls is too low for the number of jobs to poll.",
+			Name:                            "mintlify_agent_poll_delay_seconds",
+			Help:                            "How late each scheduled poll of a tracked job was sent against its schedule.",
 			Buckets:                         PollDelayBuckets,
 			NativeHistogramBucketFactor:     1.1,
 			NativeHistogramMaxBucketNumber:  100,
@@ -166,7 +158,7 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 		}),
 		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mintlify_agent_state_write_errors_total",
-			Help: "Failed writes to the agent state file. Jobs whose state could not be written are retried on the next poll; a failed write of a new submission answers 500 (job created, kept in memory) or 503 (create intent not written, nothing sent).",
+			Help: "Failed writes to the agent state file.",
 		}),
 	}
 	for _, p := range projects {

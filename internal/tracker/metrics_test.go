@@ -53,11 +53,11 @@ mintlify_agent_job_messages_total{project="p2"} 0
 # HELP mintlify_agent_poll_interval_seconds The configured poll interval of active agent jobs (--agent.poll-interval).
 # TYPE mintlify_agent_poll_interval_seconds gauge
 mintlify_agent_poll_interval_seconds 10
-# HELP mintlify_agent_poll_max_overdue_seconds How long the most overdue scheduled poll of the project's tracked jobs has been due (0 when none is late). It grows beyond mintlify_agent_poll_interval_seconds when --agent.max-concurrent-polls is too low for the jobs to poll.
+# HELP mintlify_agent_poll_max_overdue_seconds How long the most overdue scheduled poll of the project's tracked jobs has been due, 0 when none is late.
 # TYPE mintlify_agent_poll_max_overdue_seconds gauge
 mintlify_agent_poll_max_overdue_seconds{project="p1"} 25
 mintlify_agent_poll_max_overdue_seconds{project="p2"} 0
-# HELP mintlify_agent_job_oldest_active_age_seconds Age of the oldest turn still running among the tracked jobs (now minus the turn's start: createdAt for a job's first turn, the follow-up message for a later one), 0 when there is none.
+# HELP mintlify_agent_job_oldest_active_age_seconds Age of the oldest turn still running among the tracked jobs, 0 when there is none.
 # TYPE mintlify_agent_job_oldest_active_age_seconds gauge
 mintlify_agent_job_oldest_active_age_seconds{project="p1"} 90
 mintlify_agent_job_oldest_active_age_seconds{project="p2"} 0
@@ -65,7 +65,7 @@ mintlify_agent_job_oldest_active_age_seconds{project="p2"} 0
 # TYPE mintlify_agent_job_pull_requests_total counter
 mintlify_agent_job_pull_requests_total{project="p1"} 1
 mintlify_agent_job_pull_requests_total{project="p2"} 0
-# HELP mintlify_agent_jobs Agent jobs tracked by the exporter, by current status. active, completed, failed, archived and lost are always present; an undocumented status reported by the API appears as its own value. lost: the API answered 404 for the job, it is no longer polled.
+# HELP mintlify_agent_jobs Agent jobs tracked by the exporter, by current status.
 # TYPE mintlify_agent_jobs gauge
 mintlify_agent_jobs{project="p1",status="active"} 2
 mintlify_agent_jobs{project="p1",status="archived"} 0

@@ -1,0 +1,18 @@
+package webauth
+
+import (
+	"testing"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+// Every HELP is one short sentence; the detail is in the README.
+func TestHelpTexts(t *testing.T) {
+	reg := &testutil.Registered{}
+	f, err := NewFront(Options{Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	testutil.CheckHelp(t, reg.Collectors...)
+}
