@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"image/png"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+// TestStatusPageOfTheSandbox renders the status page of the built exporter
+// running on the sandbox in Debian's headless chromium, through the
+// README's screenshot script: the sandbox's budget, refreshes of every
+// default source and its agent jobs are on the page as a browser shows it.
+func TestStatusPageOfTheSandbox(t *testing.T) {
+	chromium := ""
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			chromium = p
+			break
+		}
+	}
+	if chromium == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium not found; CI must install Debian's chromium package (.ci/run does)")
+		}
+		t.Skip("chromium not found: apt-get install chromium")
+	}
+	x := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api", "--visitors.window=1d", "--visitors.window=7d")
+	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)
+	// A job, so that the jobs table has a row.
+	req, _ := http.NewRequest(http.MethodPost, x.Base+"/api/v2/agent/acme-docs/job", strings.NewReader(`{"prompt":"fix the typo #fake:complete:1s"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("create job: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	// Wait until every default source of both projects has refreshed once
+	// (the budget spreads the longer windows out).
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		body, status, err := testutil.Get(context.Background(), x.Base+"/?format=json")
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("GET /?format=json: %d %v", status, err)
+		}
+		var r struct {
+			Demands []struct{ Project, Source, Result string }
+		}
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			t.Fatal(err)
+		}
+		ok, all := map[string]bool{}, map[string]bool{}
+		for _, d := range r.Demands {
+			all[d.Project+"/"+d.Source] = true
+			if d.Result == "ok" {
+				ok[d.Project+"/"+d.Source] = true
+			}
+		}
+		if len(all) == 8 && len(ok) == len(all) { // 2 projects × 4 default sources
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("demands not all refreshed after 20s: %s", body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dom, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--no-first-run", "--user-data-dir="+t.TempDir(), "--dump-dom", x.Base+"/").Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	for _, want := range []string{"acme-docs", "acme-api", "visitors", "views", "feedback", "searches", "default", "Analytics budget", "active"} {
+		if !strings.Contains(string(dom), want) {
+			t.Errorf("the rendered page lacks %q", want)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "status.png")
+	cmd := exec.CommandContext(ctx, "scripts/status-screenshot.sh", x.Base+"/", out, "390x844")
+	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("status-screenshot.sh: %v\n%s", err, msg)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != 390 || b.Dy() != 844 {
+		t.Errorf("screenshot %v, want 390×844", b)
+	}
+}
