@@ -130,10 +130,10 @@ func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		return err
 	}
 	for _, org := range cfg.Organizations {
+		// The projects as the plan reads them: each with its sources,
+		// windows, time zone and paths.
 		b := o.Backfill.Config
-		if err := history.ForProjects(&b, cfg.ProjectsOf(org.Name), o.Plan.PageSize, o.Plan.MaxPages); err != nil {
-			return fmt.Errorf("organization %s: %w", org.Name, err)
-		}
+		b.Projects, b.PageSize, b.MaxPages = cfg.ProjectsOf(org.Name), o.Plan.PageSize, o.Plan.MaxPages
 		client, budget, err := orgs.Client(settings, org)
 		if err != nil {
 			return err

@@ -28,7 +28,7 @@ func BenchmarkBackfillYear(b *testing.B) {
 			for range b.N {
 				r := newRig(b, fakeapi.Options{Paths: 2500}, 1_000_000, 0)
 				out := &countingWriter{}
-				cfg := Config{Projects: []string{"docs"}, From: day("2025-03-20"), To: day("2026-03-19"), Format: format,
+				cfg := Config{Projects: visitorsOnly(nil, nil, "docs"), From: day("2025-03-20"), To: day("2026-03-19"), Format: format,
 					StateDir: filepath.Join(b.TempDir(), "days"), Stdout: out}
 				if format == FormatBlocks {
 					cfg.Output = filepath.Join(b.TempDir(), "blocks")
