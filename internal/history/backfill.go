@@ -240,4 +240,3 @@ func (c *Config) defaults() error {
 	}
 	return nil
 }
-

@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +37,9 @@ type rig struct {
 	budget *budget.Budget
 	// now is the clock of the budget and of the backfill.
 	now func() time.Time
+
+	mu       sync.Mutex
+	requests []string
 }
 
 // newRig serves a fake API; the budget and the backfill share its clock
@@ -45,7 +51,13 @@ func newRig(t testing.TB, opts fakeapi.Options, limit int, window time.Duration)
 		opts.Now = func() time.Time { return today }
 	}
 	fake := fakeapi.New(opts)
-	srv := httptest.NewServer(fake)
+	r := &rig{fake: fake, now: opts.Now}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.requests = append(r.requests, req.URL.Path+"?"+req.URL.RawQuery)
+		r.mu.Unlock()
+		fake.ServeHTTP(w, req)
+	}))
 	t.Cleanup(srv.Close)
 	b, err := budget.New(budget.Config{Limit: limit, Window: window, Now: opts.Now})
 	if err != nil {
@@ -55,7 +67,15 @@ func newRig(t testing.TB, opts fakeapi.Options, limit int, window time.Duration)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{fake: fake, client: client, budget: b, now: opts.Now}
+	r.client, r.budget = client, b
+	return r
+}
+
+// sent returns the requests the fake received so far, path and query.
+func (r *rig) sent() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.requests)
 }
 
 // visitorsOnly are projects backfilling visitors alone over windows, in
