@@ -339,7 +339,7 @@ func TestBackfillCommandOnSandbox(t *testing.T) {
 		return string(b)
 	}
 	first := run()
-	if !strings.Contains(first, "backfill: 3 walks") || !strings.Contains(first, "requests to go for 2 walks") ||
+	if !strings.Contains(first, "backfill: 9 walks (1 projects × 3 days; visitors 1d, views 1d, searches 1d)") || !strings.Contains(first, "requests to go for 6 walks") ||
 		!strings.Contains(first, "next: promtool tsdb create-blocks-from openmetrics "+out) {
 		t.Errorf("no plan or next-step line:\n%s", first)
 	}
@@ -356,7 +356,7 @@ func TestBackfillCommandOnSandbox(t *testing.T) {
 	}
 	state := "--backfill.state-dir=" + filepath.Join(dir, "days")
 	run(state)
-	if second := run(state); !strings.Contains(second, "all 3 walks already fetched") {
+	if second := run(state); !strings.Contains(second, "all 9 walks already fetched") {
 		t.Errorf("second run fetched again:\n%s", second)
 	}
 }
