@@ -24,7 +24,8 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); re
 // not) from the fake API over loopback HTTP, with a budget that never waits
 // (the wall time is the exporter's and the fake's, not the quota's), as
 // OpenMetrics and as TSDB blocks, and reports the requests and the output
-// size. The assistant (off by default) is measured apart.
+// size. Visitors alone and the assistant (off
+// by default) are measured apart.
 //
 //	go test -run '^$' -bench BackfillYear -benchtime 1x ./internal/history/
 func BenchmarkBackfillYear(b *testing.B) {
@@ -34,6 +35,7 @@ func BenchmarkBackfillYear(b *testing.B) {
 	}{
 		{FormatOpenMetrics, FormatOpenMetrics, nil},
 		{FormatBlocks, FormatBlocks, nil},
+		{"visitors", FormatOpenMetrics, []string{sources.NameVisitors}},
 		{"assistant", FormatOpenMetrics, []string{sources.NameAssistant}},
 	} {
 		format := bc.format
