@@ -31,8 +31,8 @@ import (
 
 // Config configures a backfill.
 type Config struct {
-	// Projects are read as the live plan reads them: each with its own
-	// sources (none: the default ones), windows, time zone (its days end
+	// Projects are read as the live plan reads them (refresh.Project's
+	// Specs): each with its own sources, windows, time zone (its days end
 	// at its own midnight) and path policy.
 	Projects []refresh.Project
 	// PageSize and MaxPages are the plan's (0 = apiclient.MaxPageSize and

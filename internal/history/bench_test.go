@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // countingWriter counts the bytes of the OpenMetrics output.
@@ -43,10 +41,11 @@ func BenchmarkBackfillYear(b *testing.B) {
 			for range b.N {
 				r := newRig(b, fakeapi.Options{Paths: 2500}, 1_000_000, 0)
 				out := &countingWriter{}
-				projects := []refresh.Project{{Project: visitors.Project{ID: "docs"}}} // the default sources
-				if bc.sources != nil {
-					projects = withSources(nil, nil, bc.sources, "docs")
+				names := bc.sources
+				if names == nil {
+					names = sources.Defaults()
 				}
+				projects := withSources(nil, nil, names, "docs")
 				cfg := Config{Projects: projects, From: day("2025-03-20"), To: day("2026-03-19"), Format: format,
 					StateDir: filepath.Join(b.TempDir(), "days"), Stdout: out}
 				if format == FormatBlocks {

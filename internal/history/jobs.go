@@ -59,25 +59,6 @@ func walkedWindows(def *sources.Def, spec sources.Spec) []visitors.Window {
 	return out
 }
 
-// specsOf are p's sources as the plan reads them (none configured: the
-// default sources), each with its windows (none: the project's).
-func specsOf(p *refresh.Project) []sources.Spec {
-	specs := p.Sources
-	if len(specs) == 0 {
-		for _, name := range sources.Defaults() {
-			specs = append(specs, sources.Spec{Name: name})
-		}
-	}
-	out := make([]sources.Spec, len(specs))
-	for i, sp := range specs {
-		if sp.Windows == nil {
-			sp.Windows = p.Windows
-		}
-		out[i] = sp
-	}
-	return out
-}
-
 // job is one walk: a project's source over a window ending on one day.
 type job struct {
 	project *refresh.Project
@@ -120,7 +101,7 @@ func (c *Config) jobs() ([]job, error) {
 	per := make([][]walks, len(c.Projects))
 	used := map[string]bool{}
 	for i := range c.Projects {
-		specs := specsOf(&c.Projects[i])
+		specs := c.Projects[i].Specs()
 		for _, def := range sources.All() {
 			k := slices.IndexFunc(specs, func(s sources.Spec) bool { return s.Name == def.Name })
 			if k < 0 || !Backfilled(def) || len(c.Sources) > 0 && !slices.Contains(c.Sources, def.Name) {

@@ -50,7 +50,7 @@ func paramsOf(cfg Config) params {
 		if p.Paths.Exclude != nil {
 			pp.Exclude = p.Paths.Exclude.String()
 		}
-		for _, sp := range specsOf(p) {
+		for _, sp := range p.Specs() {
 			if sp.Name == sources.NameAssistant {
 				pp.TopCategories = sp.TopCategories
 			}
