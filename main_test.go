@@ -339,7 +339,7 @@ func TestBackfillCommandOnSandbox(t *testing.T) {
 		return string(b)
 	}
 	first := run()
-	if !strings.Contains(first, "backfill: 3 walks") || !strings.Contains(first, "requests to go for 2 walks") ||
+	if !strings.Contains(first, "backfill: 9 walks (1 projects × 3 days; visitors 1d, views 1d, searches 1d)") || !strings.Contains(first, "requests to go for 6 walks") ||
 		!strings.Contains(first, "next: promtool tsdb create-blocks-from openmetrics "+out) {
 		t.Errorf("no plan or next-step line:\n%s", first)
 	}
@@ -356,7 +356,7 @@ func TestBackfillCommandOnSandbox(t *testing.T) {
 	}
 	state := "--backfill.state-dir=" + filepath.Join(dir, "days")
 	run(state)
-	if second := run(state); !strings.Contains(second, "all 3 walks already fetched") {
+	if second := run(state); !strings.Contains(second, "all 9 walks already fetched") {
 		t.Errorf("second run fetched again:\n%s", second)
 	}
 }
@@ -420,5 +420,34 @@ func TestHashPasswordCommand(t *testing.T) {
 	}
 	if err := bcrypt.CompareHashAndPassword(bytes.TrimSpace(out), []byte("correct horse")); err != nil {
 		t.Errorf("printed %q, not a bcrypt hash of the password: %v", out, err)
+	}
+}
+
+// TestBackfillOfSeveralOrganizations: each organization is backfilled on
+// its own budget into its own output, OUTPUT-ORGANIZATION; standard output
+// cannot hold several and is refused.
+func TestBackfillOfSeveralOrganizations(t *testing.T) {
+	dir := t.TempDir()
+	day := time.Now().UTC().AddDate(0, 0, -3).Format("2006-01-02")
+	args := []string{"backfill", "--mintlify.sandbox", "--config.file=examples/mintlify.yml", "--from=" + day, "--to=" + day, "--backfill.source=visitors"}
+	cmd := exec.Command(exporterBin, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "--output: the configuration has several organizations") {
+		t.Errorf("backfill of two organizations to standard output: %v\n%s", err, b)
+	}
+	out := filepath.Join(dir, "history.om")
+	cmd = exec.Command(exporterBin, append(args, "--output="+out)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("backfill: %v\n%s", err, b)
+	}
+	for org, project := range map[string]string{"acme": "acme-docs", "globex": "globex-docs"} {
+		data, err := os.ReadFile(out + "-" + org)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `project="`+project+`"`) || !strings.HasSuffix(string(data), "# EOF\n") {
+			t.Errorf("%s-%s lacks %s's samples or its # EOF", out, org, project)
+		}
 	}
 }

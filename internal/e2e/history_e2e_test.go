@@ -4,8 +4,9 @@ package e2e
 
 // The history checks: backfilled days read through the Daily panels of the
 // visitors dashboard, the README's week-over-week query of whole days and
-// the week-over-week recording rules, on Debian's Prometheus, each against
-// the fake API's number for that local day.
+// the week-over-week recording rules, and each day's backfilled views,
+// searches and assistant conversations, on Debian's Prometheus, each
+// against the fake API's number for that local day.
 //
 // TestHistoryAtAnyHour runs them at chosen clock times (a fake API whose
 // clock and time zone the test sets, reached by the backfill through
@@ -131,6 +132,9 @@ type history struct {
 	now           time.Time
 	days          []time.Time // local dates as UTC midnights: also each day's 1d step
 	want          map[time.Time]dayNumbers
+	// views, searches and conversations are the fake API's counts per day
+	// (fakeapi's DayViews, DaySearches, DayConversations).
+	views, searches, conversations map[time.Time]float64
 	// job and instance labels given to the backfill.
 	job, instance string
 }
@@ -146,12 +150,17 @@ func newHistory(t *testing.T, project string, now time.Time, job, instance strin
 	if local.Hour() != 0 {
 		t.Fatalf("%s: local time %s is not in the first hour of the day", zone, local)
 	}
-	h := &history{project: project, zone: zone, H: H, loc: loc, now: now, want: map[time.Time]dayNumbers{}, job: job, instance: instance}
+	h := &history{project: project, zone: zone, H: H, loc: loc, now: now, want: map[time.Time]dayNumbers{}, job: job, instance: instance,
+		views: map[time.Time]float64{}, searches: map[time.Time]float64{}, conversations: map[time.Time]float64{}}
 	yesterday := time.Date(local.Year(), local.Month(), local.Day()-1, 0, 0, 0, 0, time.UTC)
+	fake := fakeapi.New(fakeapi.Options{Location: loc})
 	for d := yesterday.AddDate(0, 0, -(historyDays - 1)); !d.After(yesterday); d = d.AddDate(0, 0, 1) {
 		h.days = append(h.days, d)
 		// A day the fake has finished reads the same at any later time.
 		h.want[d] = fakeDay(t, project, d, loc, now)
+		h.views[d] = float64(fake.DayViews(project, d, now).Total)
+		h.searches[d] = float64(fake.DaySearches(project, d, now))
+		h.conversations[d] = float64(fake.DayConversations(project, d, now))
 	}
 	return h
 }
@@ -159,11 +168,20 @@ func newHistory(t *testing.T, project string, now time.Time, job, instance strin
 func (h *history) first() time.Time     { return h.days[0] }
 func (h *history) yesterday() time.Time { return h.days[len(h.days)-1] }
 
-// backfillArgs are the backfill command's arguments for h.
+// backfilledSources are the sources the history tests backfill: visitors
+// and every additive one.
+var backfilledSources = []string{"visitors", "views", "searches", "assistant"}
+
+// backfillArgs are the backfill command's arguments for h: every source of
+// backfilledSources configured for the project.
 func (h *history) backfillArgs() []string {
-	return []string{"backfill", "--mintlify.project=" + h.project, "--visitors.timezone=" + h.zone,
+	args := []string{"backfill", "--mintlify.project=" + h.project, "--visitors.timezone=" + h.zone,
 		"--from=" + h.first().Format(time.DateOnly), "--to=" + h.yesterday().Format(time.DateOnly),
 		"--backfill.label=job=" + h.job, "--backfill.label=instance=" + h.instance}
+	for _, s := range backfilledSources {
+		args = append(args, "--analytics.source="+s)
+	}
+	return args
 }
 
 func runBackfill(t *testing.T, bin string, env []string, args ...string) string {
@@ -303,15 +321,29 @@ func TestDailyHistory(t *testing.T) {
 		h.first().Format(time.DateOnly), h.yesterday().Format(time.DateOnly))
 
 	// 1. The backfill, with the live target's job and instance, and its
-	// blocks in a fresh data directory.
+	// blocks in a fresh data directory. The sandbox holds its simulated
+	// organization to the API's 100 requests an hour, so the 210 requests
+	// of 30 days of the four sources go in three runs (a sandbox each) of
+	// --backfill.source, each within a full budget of 100: visitors (60),
+	// views and searches (90), the assistant (60).
 	dir := t.TempDir()
-	omFile, dataDir := filepath.Join(dir, "history.om"), filepath.Join(dir, "data")
+	dataDir := filepath.Join(dir, "data")
 	beforeBackfill := time.Now()
-	runBackfill(t, bin, nil, append(h.backfillArgs(), "--mintlify.sandbox", "--output="+omFile)...)
-	t.Logf("backfilled %d days in %s", historyDays, time.Since(beforeBackfill).Round(100*time.Millisecond))
-	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", omFile, dataDir).CombinedOutput(); err != nil {
-		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
+	for i, group := range [][]string{{"visitors"}, {"views", "searches"}, {"assistant"}} {
+		omFile := filepath.Join(dir, fmt.Sprintf("history-%d.om", i))
+		args := append(h.backfillArgs(), "--mintlify.sandbox", "--mintlify.analytics-budget=100", "--output="+omFile)
+		for _, s := range group {
+			args = append(args, "--backfill.source="+s)
+		}
+		out := runBackfill(t, bin, nil, args...)
+		if strings.Contains(out, "waiting for the analytics budget") {
+			t.Errorf("backfill of %v waited for the budget:\n%s", group, out)
+		}
+		if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", omFile, dataDir).CombinedOutput(); err != nil {
+			t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
+		}
 	}
+	t.Logf("backfilled %d days of %v in %s", historyDays, backfilledSources, time.Since(beforeBackfill).Round(100*time.Millisecond))
 
 	// 2. The live exporter: its final-day walk starts at once (delay 0s).
 	exporter := startProc(t, "exporter", bin, []string{
@@ -621,6 +653,43 @@ func checkHistory(t *testing.T, api promAPI, h *history, given map[string]string
 		n++
 	}
 	t.Logf("whole days week over week: %d days as the fake API says, by the README's query and both rules", n)
+	checkSourcesHistory(t, api, h)
+}
+
+// checkSourcesHistory checks the backfilled days of the additive sources
+// in Prometheus: at the midnight that ends each day, its views, searches
+// and conversations (the API's total, and summed by resolution, caller and
+// category) are the fake API's numbers of that day.
+func checkSourcesHistory(t *testing.T, api promAPI, h *history) {
+	t.Helper()
+	sel := fmt.Sprintf(`{project=%q,window="yesterday",job=%q,instance=%q}`, h.project, h.job, h.instance)
+	queries := []struct {
+		expr string
+		want map[time.Time]float64
+	}{
+		{"mintlify_site_page_views_combined" + sel, h.views},
+		{"mintlify_searches" + sel, h.searches},
+		{"mintlify_assistant_conversations_combined" + sel, h.conversations},
+		{"sum(mintlify_assistant_conversations_by_resolution" + sel + ")", h.conversations},
+		{"sum(mintlify_assistant_conversations" + sel + ")", h.conversations},
+		{"sum(mintlify_assistant_conversations_by_category" + sel + ") + sum(mintlify_assistant_conversations_other_categories" + sel + ")", h.conversations},
+	}
+	for _, q := range queries {
+		n := 0
+		for _, d := range h.days {
+			at := visitors.DayStart(d.AddDate(0, 0, 1), h.loc)
+			r, err := api.query(q.expr, at)
+			if err != nil {
+				t.Fatalf("%s: %v", q.expr, err)
+			}
+			if got := scalarOf(r); !near(got, q.want[d]) || q.want[d] == 0 {
+				t.Errorf("%s at %s (day %s): %v, the fake API's %v", q.expr, at.UTC(), d.Format(time.DateOnly), got, q.want[d])
+				continue
+			}
+			n++
+		}
+		t.Logf("%s: %d days as the fake API says", q.expr, n)
+	}
 }
 
 // readmeQuery returns the PromQL example of the README under the comment

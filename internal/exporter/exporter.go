@@ -129,10 +129,26 @@ func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	if err != nil {
 		return err
 	}
+	var orgsWithProjects []config.Organization
 	for _, org := range cfg.Organizations {
+		if len(cfg.ProjectsOf(org.Name)) > 0 {
+			orgsWithProjects = append(orgsWithProjects, org)
+		}
+	}
+	several := len(orgsWithProjects) > 1
+	if several && (o.Backfill.Config.Output == "" || o.Backfill.Config.Output == "-") {
+		return errors.New("--output: the configuration has several organizations, each backfilled on its own budget into its own output: give a file (or directory) name, OUTPUT-ORGANIZATION is written for each")
+	}
+	for _, org := range orgsWithProjects {
+		// The projects as the plan reads them: each with its sources,
+		// windows, time zone and paths.
 		b := o.Backfill.Config
-		if err := history.ForProjects(&b, cfg.ProjectsOf(org.Name), o.Plan.PageSize, o.Plan.MaxPages); err != nil {
-			return fmt.Errorf("organization %s: %w", org.Name, err)
+		b.Projects, b.PageSize, b.MaxPages = cfg.ProjectsOf(org.Name), o.Plan.PageSize, o.Plan.MaxPages
+		if several {
+			b.Output += "-" + org.Name
+			if b.StateDir != "" {
+				b.StateDir = filepath.Join(b.StateDir, org.Name)
+			}
 		}
 		client, budget, err := orgs.Client(settings, org)
 		if err != nil {

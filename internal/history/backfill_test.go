@@ -5,19 +5,24 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
@@ -32,6 +37,9 @@ type rig struct {
 	budget *budget.Budget
 	// now is the clock of the budget and of the backfill.
 	now func() time.Time
+
+	mu       sync.Mutex
+	requests []string
 }
 
 // newRig serves a fake API; the budget and the backfill share its clock
@@ -43,7 +51,13 @@ func newRig(t testing.TB, opts fakeapi.Options, limit int, window time.Duration)
 		opts.Now = func() time.Time { return today }
 	}
 	fake := fakeapi.New(opts)
-	srv := httptest.NewServer(fake)
+	r := &rig{fake: fake, now: opts.Now}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.requests = append(r.requests, req.URL.Path+"?"+req.URL.RawQuery)
+		r.mu.Unlock()
+		fake.ServeHTTP(w, req)
+	}))
 	t.Cleanup(srv.Close)
 	b, err := budget.New(budget.Config{Limit: limit, Window: window, Now: opts.Now})
 	if err != nil {
@@ -53,7 +67,33 @@ func newRig(t testing.TB, opts fakeapi.Options, limit int, window time.Duration)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{fake: fake, client: client, budget: b, now: opts.Now}
+	r.client, r.budget = client, b
+	return r
+}
+
+// sent returns the requests the fake received so far, path and query.
+func (r *rig) sent() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.requests)
+}
+
+// visitorsOnly are projects backfilling visitors alone over windows, in
+// zone loc.
+func visitorsOnly(loc *time.Location, windows []visitors.Window, ids ...string) []refresh.Project {
+	return withSources(loc, windows, []string{sources.NameVisitors}, ids...)
+}
+
+// withSources are projects with the sources names over windows, in zone loc.
+func withSources(loc *time.Location, windows []visitors.Window, names []string, ids ...string) []refresh.Project {
+	out := make([]refresh.Project, len(ids))
+	for i, id := range ids {
+		out[i] = refresh.Project{Project: visitors.Project{ID: id, Windows: windows, Location: loc}}
+		for _, n := range names {
+			out[i].Sources = append(out[i].Sources, sources.Spec{Name: n})
+		}
+	}
+	return out
 }
 
 func day(s string) time.Time {
@@ -131,7 +171,7 @@ func TestBackfillRequestsValuesAndTimes(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, fakeapi.Options{PathsByProject: map[string]int{"docs": 600, "api": 250}}, 1000, 0)
 	ny, _ := time.LoadLocation("America/New_York")
-	cfg := Config{Projects: []string{"docs", "api"}, Location: ny, From: day("2026-03-07"), To: day("2026-03-09")}
+	cfg := Config{Projects: visitorsOnly(ny, nil, "docs", "api"), From: day("2026-03-07"), To: day("2026-03-09")}
 	out, progress, err := r.run(t, context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -213,8 +253,8 @@ func TestBackfillWindowsAndFilters(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, fakeapi.Options{Paths: 300}, 1000, 0)
 	w7, _ := visitors.ParseWindow("7d")
-	cfg := Config{Projects: []string{"docs"}, Windows: []visitors.Window{w7}, From: day("2026-03-01"), To: day("2026-03-02"),
-		Paths: visitors.PathPolicy{MaxPaths: 10, Exclude: regexp.MustCompile(`^/changelog/`)}}
+	cfg := Config{Projects: visitorsOnly(nil, []visitors.Window{w7}, "docs"), From: day("2026-03-01"), To: day("2026-03-02")}
+	cfg.Projects[0].Paths = visitors.PathPolicy{MaxPaths: 10, Exclude: regexp.MustCompile(`^/changelog/`)}
 	out, _, err := r.run(t, context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -251,12 +291,12 @@ func TestBackfillResumes(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, fakeapi.Options{Paths: 500}, 1000, 0)
 	state := filepath.Join(t.TempDir(), "days")
-	cfg := Config{Projects: []string{"docs"}, From: day("2026-02-01"), To: day("2026-02-28"), StateDir: state}
+	cfg := Config{Projects: visitorsOnly(nil, nil, "docs"), From: day("2026-02-01"), To: day("2026-02-28"), StateDir: state}
 	ctx, cancel := context.WithCancel(context.Background())
 	// Cancel once ten days' files exist.
 	go func() {
 		for {
-			files, _ := filepath.Glob(filepath.Join(state, "docs", "1d", "*.json"))
+			files, _ := filepath.Glob(filepath.Join(state, "docs", "visitors", "1d", "*.json"))
 			if len(files) >= 10 {
 				cancel()
 				return
@@ -276,7 +316,7 @@ func TestBackfillResumes(t *testing.T) {
 	if total := r.fake.Requests(fakeapi.Visitors); total > 28*2+2 { // a walk cut in the middle is fetched again
 		t.Errorf("%d requests in both runs (%d in the first), want at most 58 for 28 days of 2 pages", total, first)
 	}
-	if !regexp.MustCompile(`: \d+ kept in .* from an earlier run, \d+ to fetch\n`).MatchString(progress) {
+	if !regexp.MustCompile(`: \d+ kept in .* from an earlier run, \d+ to fetch, `).MatchString(progress) {
 		t.Errorf("progress does not say what was kept from the first run:\n%s", progress)
 	}
 	clean := newRig(t, fakeapi.Options{Paths: 500}, 1000, 0)
@@ -289,7 +329,7 @@ func TestBackfillResumes(t *testing.T) {
 		t.Error("the resumed output differs from a clean run's")
 	}
 	// Resuming with other settings is refused, naming the flag.
-	cfg.StateDir, cfg.Paths.MaxPaths = state, 5
+	cfg.StateDir, cfg.Projects[0].Paths.MaxPaths = state, 5
 	if _, _, err := r.run(t, context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "--backfill.state-dir") {
 		t.Errorf("resume with another --visitors.max-paths: %v", err)
 	}
@@ -299,7 +339,7 @@ func TestBackfillResumes(t *testing.T) {
 func TestBackfillTotalsOnly(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, fakeapi.Options{Paths: 2500}, 1000, 0)
-	out, _, err := r.run(t, context.Background(), Config{Projects: []string{"docs"}, From: day("2026-01-01"), To: day("2026-01-31"), TotalsOnly: true})
+	out, _, err := r.run(t, context.Background(), Config{Projects: visitorsOnly(nil, nil, "docs"), From: day("2026-01-01"), To: day("2026-01-31"), TotalsOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +369,7 @@ func TestBackfillWaitsForBudget(t *testing.T) {
 	// previous window (in production a hundredth of the hour covers it).
 	r := newRig(t, fakeapi.Options{Paths: 250, AnalyticsBudget: 4, AnalyticsWindow: window * 4 / 5, Now: time.Now}, 4, window)
 	start := time.Now()
-	_, progress, err := r.run(t, context.Background(), Config{Projects: []string{"docs"}, From: day("2026-01-01"), To: day("2026-01-10"), ProgressEvery: time.Millisecond})
+	_, progress, err := r.run(t, context.Background(), Config{Projects: visitorsOnly(nil, nil, "docs"), From: day("2026-01-01"), To: day("2026-01-10"), ProgressEvery: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +387,7 @@ func TestBackfillWaitsForBudget(t *testing.T) {
 func TestBackfillRefusesUnfinishedDays(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, fakeapi.Options{}, 10, 0)
-	_, _, err := r.run(t, context.Background(), Config{Projects: []string{"docs"}, From: day("2026-03-19"), To: day("2026-03-20")})
+	_, _, err := r.run(t, context.Background(), Config{Projects: visitorsOnly(nil, nil, "docs"), From: day("2026-03-19"), To: day("2026-03-20")})
 	if err == nil || !strings.HasPrefix(err.Error(), "--to:") {
 		t.Errorf("a --to of today: %v", err)
 	}
@@ -380,7 +420,7 @@ func TestBackfillLabels(t *testing.T) {
 	r := newRig(t, fakeapi.Options{Paths: 3}, 100, 0)
 	job, _ := ParseLabel("job=mintlify")
 	inst, _ := ParseLabel(`instance=exp:9871`)
-	out, _, err := r.run(t, context.Background(), Config{Projects: []string{"docs"}, From: day("2026-03-01"), To: day("2026-03-01"), Labels: []Label{job, inst}})
+	out, _, err := r.run(t, context.Background(), Config{Projects: visitorsOnly(nil, nil, "docs"), From: day("2026-03-01"), To: day("2026-03-01"), Labels: []Label{job, inst}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +442,7 @@ func TestBackfillFailuresNameTheirCause(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, fakeapi.Options{Paths: 3}, 100, 0)
 	state := filepath.Join(t.TempDir(), "days")
-	cfg := Config{Projects: []string{"docs"}, From: day("2026-03-01"), To: day("2026-03-02"), StateDir: state,
+	cfg := Config{Projects: visitorsOnly(nil, nil, "docs"), From: day("2026-03-01"), To: day("2026-03-02"), StateDir: state,
 		Output: filepath.Join(t.TempDir(), "missing-dir", "history.om")}
 	if _, _, err := r.run(t, context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "--output:") {
 		t.Fatalf("output in a missing directory: %v", err)
@@ -416,7 +456,7 @@ func TestBackfillFailuresNameTheirCause(t *testing.T) {
 	if got := r.fake.Requests(fakeapi.Visitors); got != before {
 		t.Errorf("%d more requests after fixing --output, want 0", got-before)
 	}
-	dayFile := filepath.Join(state, "docs", "1d", "2026-03-01.json")
+	dayFile := filepath.Join(state, "docs", "visitors", "1d", "2026-03-01.json")
 	if err := os.WriteFile(dayFile, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}

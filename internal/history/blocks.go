@@ -65,7 +65,7 @@ func writeBlocks(ctx context.Context, cfg Config, jobs []job) (string, error) {
 	byBlock := map[int64][]job{}
 	var starts []int64
 	for _, j := range jobs {
-		ms := SampleTime(j.day, j.window, cfg.Location).UnixMilli()
+		ms := j.sampleTime().UnixMilli()
 		start := ms - ms%size
 		if _, ok := byBlock[start]; !ok {
 			starts = append(starts, start)
@@ -103,7 +103,7 @@ func writeBlock(ctx context.Context, cfg Config, dir string, size int64, jobs []
 	defer func() { err = errors.Join(err, w.Close()) }()
 	app := w.Appender(ctx)
 	var b labels.ScratchBuilder
-	for _, f := range cfg.families() {
+	for _, f := range families(jobs) {
 		names := cfg.labelNames(f)
 		var appendErr error
 		err := cfg.eachSample(f, jobs, func(ms int64, v float64, lv []string) {

@@ -26,7 +26,7 @@ func TestBackfillBlocks(t *testing.T) {
 	t.Parallel()
 	w7, _ := visitors.ParseWindow("7d")
 	job, _ := ParseLabel("job=mintlify")
-	cfg := Config{Projects: []string{"docs", "api"}, Windows: []visitors.Window{w7}, From: day("2026-01-01"), To: day("2026-03-01"), Labels: []Label{job}}
+	cfg := Config{Projects: visitorsOnly(nil, []visitors.Window{w7}, "docs", "api"), From: day("2026-01-01"), To: day("2026-03-01"), Labels: []Label{job}}
 	text, _, err := newRig(t, fakeapi.Options{Paths: 20}, 10000, 0).run(t, context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -2,10 +2,11 @@ package history
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -28,7 +29,8 @@ func RegisterFlags(cmd flagvalue.Flagger) *Flags {
 		FormatOpenMetrics, FormatOpenMetrics, FormatBlocks)
 	cmd.Flag("backfill.state-dir", "Directory keeping each finished day, so that an interrupted backfill resumes without fetching them again. Default: OUTPUT.days next to --output, or ./mintlify-backfill.days with standard output, removed once the output is written.").StringVar(&c.StateDir)
 	flagvalue.IntVar(cmd, "backfill.concurrency", "Days fetched at once.", &c.Concurrency)
-	cmd.Flag("backfill.totals-only", "Fetch only site totals: one request per project and day, whatever the number of paths.").Default("false").BoolVar(&c.TotalsOnly)
+	cmd.Flag("backfill.totals-only", "Fetch only site totals of visitors and views: one request per project, day and source, whatever the number of paths.").Default("false").BoolVar(&c.TotalsOnly)
+	cmd.Flag("backfill.source", "Backfill only this source (repeatable), one of "+strings.Join(BackfilledNames(), ", ")+"; default: every one of these configured for the project.").StringsVar(&c.Sources)
 	cmd.Flag("backfill.label", "Label NAME=VALUE added to every sample (repeatable), e.g. the job and instance labels of the exporter's scrape target, which Prometheus adds to scraped series but not to imported blocks.").StringsVar(&f.labels)
 	return f
 }
@@ -40,6 +42,12 @@ func (f *Flags) Validate() error {
 	c.Format = *f.format
 	if c.Concurrency < 1 || c.Concurrency > 64 {
 		return fmt.Errorf("--backfill.concurrency: must be between 1 and 64, got %d", c.Concurrency)
+	}
+	for _, name := range c.Sources {
+		def, ok := sources.ByName(name)
+		if !ok || !Backfilled(def) {
+			return fmt.Errorf("--backfill.source: %q cannot be backfilled: want one of %s (feedback and feedback items hold the present's lists and states, not a past day's)", name, strings.Join(BackfilledNames(), ", "))
+		}
 	}
 	c.Labels = c.Labels[:0]
 	for _, l := range f.labels {
@@ -69,26 +77,4 @@ func parseDay(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("invalid date %q: want YYYY-MM-DD", s)
 	}
 	return d, nil
-}
-
-// ForProjects sets c's projects and what they are walked with. A backfill
-// walks every project alike: their windows, time zone and path filters
-// must agree (run one backfill per kind of project otherwise).
-func ForProjects(c *Config, projects []refresh.Project, pageSize, maxPages int) error {
-	if len(projects) == 0 {
-		return nil
-	}
-	first := projects[0]
-	c.Projects = c.Projects[:0]
-	for _, p := range projects {
-		q := p.Project
-		q.ID = first.ID
-		if !q.SameWalks(&first.Project) {
-			return fmt.Errorf("projects %s and %s differ in windows, time zone or path filters: backfill them separately (one --config.file each)", first.ID, p.ID)
-		}
-		c.Projects = append(c.Projects, p.ID)
-	}
-	c.Windows, c.Location, c.Paths = first.Windows, first.Loc(), first.Paths
-	c.PageSize, c.MaxPages = pageSize, maxPages
-	return nil
 }

@@ -6,10 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // writeOpenMetrics assembles the OpenMetrics text from the state
-// directory: each family once, its samples day by day (so every series'
+// directory: each family with samples once, its samples day by day (so every series'
 // timestamps ascend), then # EOF. It says what it wrote.
 func writeOpenMetrics(cfg Config, jobs []job) (written string, err error) {
 	out := cfg.Stdout
@@ -29,10 +30,16 @@ func writeOpenMetrics(cfg Config, jobs []job) (written string, err error) {
 	}
 	w := bufio.NewWriterSize(out, 1<<20)
 	samples := 0
-	for _, f := range cfg.families() {
-		fmt.Fprintf(w, "# TYPE %s gauge\n# HELP %s %s\n", f.Name, f.Name, escapeHelp(f.Help))
+	for _, f := range families(jobs) {
 		names := cfg.labelNames(f)
+		// A family without samples (page series of a totals-only
+		// backfill) is left out, its header too.
+		headed := false
 		err := cfg.eachSample(f, jobs, func(ms int64, v float64, lv []string) {
+			if !headed {
+				fmt.Fprintf(w, "# TYPE %s gauge\n# HELP %s %s\n", f.Name, f.Name, escapeHelp(f.Help))
+				headed = true
+			}
 			samples++
 			w.WriteString(f.Name)
 			w.WriteByte('{')
@@ -73,3 +80,11 @@ func writeOpenMetrics(cfg Config, jobs []job) (written string, err error) {
 	}
 	return fmt.Sprintf("%s samples of OpenMetrics text in %s", group(samples), cfg.Output), nil
 }
+
+var (
+	labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+)
+
+func escapeLabel(s string) string { return labelEscaper.Replace(s) }
+func escapeHelp(s string) string  { return helpEscaper.Replace(s) }

@@ -36,6 +36,7 @@ type reporter struct {
 	// need is the requests all walks are expected to take (0 while a
 	// walk's cost is unknown), spent those sent by finished walks.
 	need, spent int
+	planned     bool
 }
 
 func newReporter(out io.Writer, bar bool, b *budget.Budget, now func() time.Time, walks int) *reporter {
@@ -75,8 +76,16 @@ func (r *reporter) run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// show writes the state now: the bar's description, or a line.
+// show writes the state now: the bar's description, or a line. Before the
+// plan (while the first walk of each kind learns its cost) it says only
+// that it waits for the budget, so that the plan is the first line.
 func (r *reporter) show() {
+	r.mu.Lock()
+	planned := r.planned
+	r.mu.Unlock()
+	if !planned && r.budget.Free() > 0 {
+		return
+	}
 	s := r.status()
 	r.outMu.Lock()
 	defer r.outMu.Unlock()
@@ -101,7 +110,7 @@ func (r *reporter) println(format string, args ...any) {
 func (r *reporter) plan(need int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.need = need
+	r.need, r.planned = need, true
 }
 
 // step records one finished walk of requests requests.

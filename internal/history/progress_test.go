@@ -41,7 +41,7 @@ func TestBackfillSaysWhatItWaitsFor(t *testing.T) {
 	r := newRig(t, fakeapi.Options{Paths: 250, Now: clock.Now}, 2, time.Hour)
 	progress := &testutil.SyncBuffer{}
 	out := filepath.Join(t.TempDir(), "history.om")
-	cfg := Config{Projects: []string{"docs"}, From: day("2026-03-10"), To: day("2026-03-14"), Output: out,
+	cfg := Config{Projects: visitorsOnly(nil, nil, "docs"), From: day("2026-03-10"), To: day("2026-03-14"), Output: out,
 		Now: clock.Now, ProgressEvery: time.Millisecond}
 	done := make(chan error, 1)
 	go func() { done <- Backfill(context.Background(), r.client, r.budget, cfg, progress) }()
@@ -53,12 +53,11 @@ func TestBackfillSaysWhatItWaitsFor(t *testing.T) {
 	waiting := fmt.Sprintf(`backfill: 2/5 walks, 2/5 requests; waiting for the analytics budget \(2/h\): next request at %s \(in 1 h 1 min\); ETA 2 h 1 min\n`,
 		regexp.QuoteMeta(next.Local().Format(time.TimeOnly)))
 	waitFor(t, progress, regexp.MustCompile(waiting))
-	plan := waitFor(t, progress, regexp.MustCompile(`backfill: .*requests to go.*\n`))
-	if !strings.Contains(plan, "4 requests to go for 4 walks") || !strings.Contains(plan, "ETA 2 h 1 min") {
-		t.Errorf("plan line %q", plan)
-	}
+	// The plan is the first line: the first walk (1 request) made to learn
+	// its cost left at once, no line came before it.
 	first := strings.SplitN(progress.String(), "\n", 2)[0]
-	if first != "backfill: 5 walks (1 projects × 5 days × 1 windows): 0 kept in "+out+".days from an earlier run, 5 to fetch" {
+	if first != "backfill: 5 walks (1 projects × 5 days; visitors 1d): 0 kept in "+out+".days from an earlier run, 5 to fetch, "+
+		"5 requests (visitors 5): 4 requests to go for 4 walks at 2/h (a walk costs what the first of its project, source and window did): ETA 2 h 1 min" {
 		t.Errorf("first line %q", first)
 	}
 
@@ -118,7 +117,7 @@ func TestProgressBar(t *testing.T) {
 func TestBackfillRetentionWarning(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, fakeapi.Options{Paths: 3}, 1000, 0)
-	_, progress, err := r.run(t, context.Background(), Config{Projects: []string{"docs"}, TotalsOnly: true, From: day("2026-01-19"), To: day("2026-01-20")})
+	_, progress, err := r.run(t, context.Background(), Config{Projects: visitorsOnly(nil, nil, "docs"), TotalsOnly: true, From: day("2026-01-19"), To: day("2026-01-20")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +125,7 @@ func TestBackfillRetentionWarning(t *testing.T) {
 	if !strings.Contains(progress, "backfill: warning: 2026-01-19 reaches back 61d, beyond the 15d Prometheus keeps by default: run it with --storage.tsdb.retention.time=61d or longer") {
 		t.Errorf("no retention warning:\n%s", progress)
 	}
-	_, progress, err = r.run(t, context.Background(), Config{Projects: []string{"docs"}, TotalsOnly: true, From: day("2026-03-10"), To: day("2026-03-19")})
+	_, progress, err = r.run(t, context.Background(), Config{Projects: visitorsOnly(nil, nil, "docs"), TotalsOnly: true, From: day("2026-03-10"), To: day("2026-03-19")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +139,7 @@ func TestBackfillRetentionWarning(t *testing.T) {
 func TestBackfillStdoutStateDir(t *testing.T) {
 	t.Chdir(t.TempDir())
 	r := newRig(t, fakeapi.Options{Paths: 3}, 1000, 0)
-	cfg := Config{Projects: []string{"docs"}, From: day("2026-03-18"), To: day("2026-03-19"), StateDir: ""}
+	cfg := Config{Projects: visitorsOnly(nil, nil, "docs"), From: day("2026-03-18"), To: day("2026-03-19"), StateDir: ""}
 	var out strings.Builder
 	cfg.Stdout, cfg.Now = &out, r.now
 	var progress strings.Builder

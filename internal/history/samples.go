@@ -1,11 +1,10 @@
 package history
 
 import (
-	"slices"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -15,9 +14,10 @@ import (
 // every live "yesterday" sample, so comparisons of whole days (the Daily
 // panels, the week-over-week rules over last_over_time(...[1d])) read
 // backfilled and live days alike, and no backfilled sample poses as the
-// intra-day "today so far" of window="1d". An Nd window is written as the
-// Nd value ending on D, at D's last second, where the live Nd series ends
-// the day.
+// intra-day "today so far" of window="1d". Every source's day is written
+// so, views, searches and conversations like visitors. An Nd window (of
+// visitors) is written as the Nd value ending on D, at D's last second,
+// where the live Nd series ends the day.
 
 // SampleTime is the instant a job's numbers are stamped with (see above).
 // Days of 23 or 25 hours end at their own local midnight.
@@ -37,14 +37,28 @@ func windowLabel(w visitors.Window) string {
 	return w.Name
 }
 
-// families are the data families a backfill writes.
-func (c *Config) families() []*collector.DataFamily {
-	var out []*collector.DataFamily
-	for _, f := range collector.DataFamilies {
-		if c.TotalsOnly && slices.Contains(f.Labels, "path") {
+// family is one family of a source, written from that source's walks.
+type family struct {
+	*sources.Family
+	def *sources.Def
+}
+
+// families are the families the walks may hold, source by source in the
+// order of jobs, each once (those of a project rather than a window are
+// no day's: see record).
+func families(jobs []job) []family {
+	var out []family
+	seen := map[*sources.Def]bool{}
+	for _, j := range jobs {
+		if seen[j.def] {
 			continue
 		}
-		out = append(out, f)
+		seen[j.def] = true
+		for _, f := range j.def.Families {
+			if !f.PerProject {
+				out = append(out, family{f, j.def})
+			}
+		}
 	}
 	return out
 }
@@ -53,26 +67,35 @@ func (c *Config) families() []*collector.DataFamily {
 // order: each series' samples ascend), with the extra labels' values
 // first, then the family's own label values. ms is the Unix time in
 // milliseconds.
-func (c *Config) eachSample(f *collector.DataFamily, jobs []job, emit func(ms int64, v float64, lv []string)) error {
+func (c *Config) eachSample(f family, jobs []job, emit func(ms int64, v float64, lv []string)) error {
 	lv := make([]string, 0, len(c.Labels)+len(f.Labels))
 	for _, l := range c.Labels {
 		lv = append(lv, l.Value)
 	}
 	for _, j := range jobs {
-		s, err := readSnapshot(j.file(c.StateDir))
+		if j.def != f.def {
+			continue
+		}
+		file := j.file(c.StateDir)
+		d, err := readDay(file)
 		if err != nil {
 			return err
 		}
-		ms := SampleTime(j.day, j.window, c.Location).UnixMilli()
-		f.Samples(j.project, windowLabel(j.window), s, func(v float64, own ...string) {
-			emit(ms, v, append(lv[:len(c.Labels)], own...))
-		})
+		r, err := d.family(f.Name, file)
+		if err != nil {
+			return err
+		}
+		ms := j.sampleTime().UnixMilli()
+		lv = append(lv[:len(c.Labels)], j.project.ID, windowLabel(j.window))
+		for i, v := range r.Values {
+			emit(ms, v, append(lv[:len(c.Labels)+2], r.Labels[i]...))
+		}
 	}
 	return nil
 }
 
 // labelNames are the extra labels' names, then family f's.
-func (c *Config) labelNames(f *collector.DataFamily) []string {
+func (c *Config) labelNames(f family) []string {
 	out := make([]string, 0, len(c.Labels)+len(f.Labels))
 	for _, l := range c.Labels {
 		out = append(out, l.Name)

@@ -68,8 +68,9 @@ type Project struct {
 	Sources []sources.Spec
 }
 
-// specs are p's sources, each with its windows.
-func (p *Project) specs() []sources.Spec {
+// Specs are p's sources, each with its windows, as the plan walks them
+// (and the backfill reads them).
+func (p *Project) Specs() []sources.Spec {
 	specs := p.Sources
 	if len(specs) == 0 {
 		specs = []sources.Spec{{Name: sources.NameVisitors}}
@@ -269,7 +270,7 @@ func checkProjects(projects []Project, minInterval time.Duration) error {
 			return fmt.Errorf("project %s: max paths must not be negative", p.ID)
 		}
 		sourceSeen := map[string]bool{}
-		for _, sp := range p.specs() {
+		for _, sp := range p.Specs() {
 			if _, ok := sources.ByName(sp.Name); !ok || sourceSeen[sp.Name] {
 				return fmt.Errorf("project %s: unknown or repeated source %q", p.ID, sp.Name)
 			}
@@ -316,7 +317,7 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 	var out, finals []*entry
 	for i := range projects {
 		p := &projects[i]
-		for _, spec := range p.specs() {
+		for _, spec := range p.Specs() {
 			def, _ := sources.ByName(spec.Name)
 			// One source per project and spec, shared by its entries (it
 			// remembers what its walks cost).
