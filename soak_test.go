@@ -200,7 +200,7 @@ func TestSoak(t *testing.T) {
 				mu.Lock()
 				keys[key] = project + "\x00" + prompt
 				mu.Unlock()
-				// Retry with the same key, as the README's client does.
+				// Retry with the same key, as the client of docs/agent-gateway.md does.
 				for attempt := 0; attempt < 20 && ctx.Err() == nil; attempt++ {
 					status, msg, err := submitKeyed(client, x.base+"/api/v2/agent/"+project+"/job", key, prompt)
 					mu.Lock()

@@ -20,7 +20,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/alerts"
 )
 
-// exporterMetrics are the metric names mintlify_exporter exposes (README "Metrics").
+// exporterMetrics are the metric names mintlify_exporter exposes (docs/metrics.md).
 var exporterMetrics = []string{
 	// Visitors.
 	"mintlify_site_unique_visitors",

@@ -6,7 +6,7 @@
 #     all six platforms by default, or only linux/amd64 with
 #     RELEASE_CHECK_TARGETS=single (about a sixth of the time);
 #  3. the checksums verify, and each archive holds the binary, LICENSE,
-#     README.md, CHANGELOG.md, the dashboards, the rules and the runbook,
+#     README.md, docs/, CHANGELOG.md, the dashboards, the rules and the runbook,
 #     identical to the checkout;
 #  4. the linux/amd64 binary is static, built with -trimpath, and its
 #     --version names the snapshot version and this commit.
@@ -75,7 +75,7 @@ platforms=(linux-amd64)
 
 # The files every archive must carry, from the checkout.
 want=(LICENSE README.md CHANGELOG.md alerts/RUNBOOK.md)
-for f in dashboards/*.json alerts/*.yml; do want+=("$f"); done
+for f in dashboards/*.json alerts/*.yml docs/*.md docs/*.png; do want+=("$f"); done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

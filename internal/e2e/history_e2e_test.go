@@ -3,7 +3,7 @@
 package e2e
 
 // The history checks: backfilled days read through the Daily panels of the
-// visitors dashboard, the README's week-over-week query of whole days and
+// visitors dashboard, the documented week-over-week query of whole days and
 // the week-over-week recording rules, and each day's backfilled views,
 // searches and assistant conversations, on Debian's Prometheus, each
 // against the fake API's number for that local day.
@@ -393,7 +393,7 @@ scrape_configs:
 		t.Fatalf("local time %s: past the hour in which yesterday is exported", l)
 	}
 
-	// 4. The history through the panels, the README's query and the rules.
+	// 4. The history through the panels, the documented query and the rules.
 	ds, err := dashboards.Load(dashboards.Dir())
 	if err != nil {
 		t.Fatal(err)
@@ -468,7 +468,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs
 
 // checkHistory checks h's days in Prometheus: the Daily panels of the
 // visitors dashboard (vars filled in as Grafana would, day_offset for h's
-// zone), the README's whole-day week-over-week query and the
+// zone), the documented whole-day week-over-week query and the
 // week-over-week recording rules' expressions, evaluated at times of day
 // spread over each day.
 func checkHistory(t *testing.T, api promAPI, h *history, given map[string]string) {
@@ -599,12 +599,12 @@ func checkHistory(t *testing.T, api promAPI, h *history, given map[string]string
 
 	// Whole days against the same weekday a week earlier, at a different
 	// time of day for each day (between 00:30 and 23:30 of the next day,
-	// while the day is "yesterday"): the README's query and the rules'.
+	// while the day is "yesterday"): the query of docs/metrics.md and the rules'.
 	rules, err := alerts.Load(alerts.RulesPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	expr := map[string]string{"README": readmeQuery(t, "# Human visitors of the last whole day versus the same weekday a week earlier")}
+	expr := map[string]string{"docs": docsQuery(t, "# Human visitors of the last whole day versus the same weekday a week earlier")}
 	for _, g := range rules.Groups {
 		for _, rule := range g.Rules {
 			if rule.Record == "mintlify:site_unique_visitors:ratio_1w" || rule.Record == "mintlify:site_ai_share:change_1w" {
@@ -627,7 +627,7 @@ func checkHistory(t *testing.T, api promAPI, h *history, given map[string]string
 			want := map[string]float64{"human": now.human / week.human, "ai": now.ai / week.ai}
 			if name == "mintlify:site_ai_share:change_1w" {
 				want = map[string]float64{"": now.ai/(now.human+now.ai) - week.ai/(week.human+week.ai)}
-			} else if name == "README" {
+			} else if name == "docs" {
 				delete(want, "ai")
 			}
 			r, err := api.query(e, at)
@@ -652,7 +652,7 @@ func checkHistory(t *testing.T, api promAPI, h *history, given map[string]string
 		}
 		n++
 	}
-	t.Logf("whole days week over week: %d days as the fake API says, by the README's query and both rules", n)
+	t.Logf("whole days week over week: %d days as the fake API says, by the documented query and both rules", n)
 	checkSourcesHistory(t, api, h)
 }
 
@@ -692,11 +692,11 @@ func checkSourcesHistory(t *testing.T, api promAPI, h *history) {
 	}
 }
 
-// readmeQuery returns the PromQL example of the README under the comment
-// line comment.
-func readmeQuery(t *testing.T, comment string) string {
+// docsQuery returns the PromQL example of docs/metrics.md (PromQL examples)
+// under the comment line comment.
+func docsQuery(t *testing.T, comment string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "README.md"))
+	f, err := os.Open(filepath.Join("..", "..", "docs", "metrics.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -715,6 +715,6 @@ func readmeQuery(t *testing.T, comment string) string {
 			lines = append(lines, line)
 		}
 	}
-	t.Fatalf("README.md: no query under %q", comment)
+	t.Fatalf("docs/metrics.md: no query under %q", comment)
 	return ""
 }

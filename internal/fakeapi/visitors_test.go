@@ -142,7 +142,7 @@ func TestVisitorsData(t *testing.T) {
 		sum.Human += r.Human
 		sum.AI += r.AI
 	}
-	// The README's "pages where AI outnumbers humans" must find some, but
+	// docs/metrics.md's "pages where AI outnumbers humans" must find some, but
 	// not most.
 	if aiAhead == 0 || aiAhead > len(rows)/2 {
 		t.Errorf("%d of %d pages with more AI than human visitors, want some but not most", aiAhead, len(rows))

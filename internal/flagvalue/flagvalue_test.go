@@ -2,6 +2,7 @@ package flagvalue
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -78,12 +79,12 @@ func TestFormatDuration(t *testing.T) {
 	}
 }
 
-// TestDurationDefaultsShowAsTheREADMEWritesThem: --help showed
-// --agent.archive-watch=1d and --agent.retention=1w where the README says
-// 24h and 7d. A default set from a Config value is shown as written, and
-// every duration default in the README's flag tables is one that
+// TestDurationDefaultsShowAsTheDocsWriteThem: --help showed
+// --agent.archive-watch=1d and --agent.retention=1w where the docs say 24h
+// and 7d. A default set from a Config value is shown as written, and every
+// duration default in the flag tables of the README and docs/ is one that
 // FormatDuration writes back unchanged.
-func TestDurationDefaultsShowAsTheREADMEWritesThem(t *testing.T) {
+func TestDurationDefaultsShowAsTheDocsWriteThem(t *testing.T) {
 	t.Parallel()
 	app := kingpin.New("t", "")
 	watch, retention := 24*time.Hour, 7*24*time.Hour
@@ -98,23 +99,31 @@ func TestDurationDefaultsShowAsTheREADMEWritesThem(t *testing.T) {
 		}
 	}
 
-	readme, err := os.ReadFile("../../README.md")
+	pages, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var docs []byte
+	for _, p := range append([]string{"../../README.md"}, pages...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b...)
+	}
 	row := regexp.MustCompile("(?m)^\\| `(--[a-z.-]+)`[^|]* \\| `([0-9][0-9a-z]*)` \\|")
 	n := 0
-	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
+	for _, m := range row.FindAllStringSubmatch(string(docs), -1) {
 		d, err := model.ParseDuration(m[2])
 		if err != nil || strings.Trim(m[2], "0123456789") == "" || m[1] == "--visitors.window" {
 			continue // not a duration: a count, a size, a window of days
 		}
 		n++
 		if got := FormatDuration(time.Duration(d)); got != m[2] {
-			t.Errorf("README: %s defaults to %s, but --help would show %s", m[1], m[2], got)
+			t.Errorf("docs: %s defaults to %s, but --help would show %s", m[1], m[2], got)
 		}
 	}
 	if n < 5 {
-		t.Errorf("found %d duration defaults in the README's flag tables; the pattern no longer matches them", n)
+		t.Errorf("found %d duration defaults in the docs' flag tables; the pattern no longer matches them", n)
 	}
 }

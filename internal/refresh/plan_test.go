@@ -32,7 +32,7 @@ func TestIntervalsStretchInProportionToDays(t *testing.T) {
 	if got[0] <= 5*time.Minute || got[1] <= got[0] || got[2] <= got[1] || got[1] > 7*got[0] || got[2] > 30*got[0] {
 		t.Errorf("intervals %v: want 1d stretched past 5m, then 7d and 30d longer, at most 7× and 30× of it", got)
 	}
-	// 2,500 paths, three windows at 60/h: the README's example.
+	// 2,500 paths, three windows at 60/h: the example of docs/analytics-budget.md.
 	if got[0] != 15*time.Minute {
 		t.Errorf("1d of a 2,500-path site with three windows every %s, want 15 min", got[0])
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -53,7 +54,8 @@ func referenceProjects(t *testing.T) []Project {
 // walked again on its plan; today's site totals of visitors and views never
 // older than 15 minutes; and, as the demands cannot all run at their
 // shortest interval, at least 85% of the plannable budget planned. The
-// plan is logged: the README's and BENCHMARKS.md's table.
+// plan is logged, and is the table of docs/analytics-budget.md (and
+// BENCHMARKS.md).
 func TestReferencePlan(t *testing.T) {
 	const step = 30 * time.Second
 	start := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -144,6 +146,31 @@ func TestReferencePlan(t *testing.T) {
 			v.Interval.Round(time.Second), float64(v.Cost)*float64(time.Hour)/float64(v.Interval)))
 	}
 	sort.Strings(rows)
+	if doc := documentedPlan(t); !slices.Equal(doc, rows) {
+		t.Errorf("the table of docs/analytics-budget.md (Reference plan) is not this plan: replace it (and BENCHMARKS.md's) with the one logged below")
+	}
 	t.Logf("reference plan (budget %d/h, %.0f plannable, %.1f planned in the worst hour; %d requests in 24 h, at most %d in a rolling hour):\n| project | source | window | scope | requests per walk | interval | requests per hour |\n|---|---|---|---|---|---|---|\n%s",
 		budget.DefaultLimit, plannable, minPlanned, len(times), func() int { n, _ := maxInWindow(times, time.Hour); return n }(), strings.Join(rows, "\n"))
+}
+
+// documentedPlan returns the rows of the table in the "Reference plan"
+// section of docs/analytics-budget.md.
+func documentedPlan(t *testing.T) []string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/analytics-budget.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## Reference plan\n")
+	if !ok {
+		t.Fatal(`docs/analytics-budget.md has no "## Reference plan" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var rows []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| project ") {
+			rows = append(rows, line)
+		}
+	}
+	return rows
 }

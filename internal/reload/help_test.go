@@ -9,7 +9,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
-// Every HELP is one short sentence; the detail is in the README.
+// Every HELP is one short sentence; the detail is in docs/.
 func TestHelpTexts(t *testing.T) {
 	reg := &testutil.Registered{}
 	reload.New(reg, func() error { return nil }, log.NewNopLogger(), nil)

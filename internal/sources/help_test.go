@@ -7,7 +7,7 @@ import (
 	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
-// Every family's HELP is one short sentence; the detail is in the README.
+// Every family's HELP is one short sentence; the detail is in docs/.
 func TestHelpTexts(t *testing.T) {
 	n := 0
 	for _, def := range sources.All() {

@@ -60,7 +60,7 @@ func runChromium(t *testing.T, bin string, args ...string) string {
 	return stdout.String()
 }
 
-// screenshot runs scripts/status-screenshot.sh, the README's, and checks
+// screenshot runs scripts/status-screenshot.sh (docs/operations.md), and checks
 // the picture: a PNG of the window's size, drawn with the page's styles (the
 // red of a failed refresh's row is in it).
 func screenshot(t *testing.T, bin, url, out string, width, height int) {
@@ -121,7 +121,7 @@ var layoutLine = regexp.MustCompile(`(phone|desktop) page=(\d+) viewport=(\d+) t
 
 // TestBrowserRendersThePage renders the sample in Debian's chromium: the DOM
 // it builds has every row, the page fits a phone's and a desktop's width
-// (on a phone each refresh is a card), and the README's screenshot script
+// (on a phone each refresh is a card), and the screenshot script
 // draws it.
 func TestBrowserRendersThePage(t *testing.T) {
 	bin := chromiumPath(t)

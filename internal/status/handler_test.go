@@ -231,7 +231,7 @@ func TestJSONRoundTrips(t *testing.T) {
 		t.Errorf("re-encoded report differs from the served one")
 	}
 
-	// The names scripts rely on (README, "Status page").
+	// The names scripts rely on (docs/operations.md, "Status page").
 	var raw struct {
 		GeneratedAt   string           `json:"generated_at"`
 		Exporter      map[string]any   `json:"exporter"`

@@ -150,7 +150,7 @@ func BenchmarkAgentPollRound(b *testing.B) {
 // BenchmarkAgentPollRoundLatency measures one poll round over 1,000 active
 // jobs against the fake API answering get-job in 40 ms, as a real API far
 // away does: the round takes jobs × latency / concurrency, the basis of the
-// README's sizing of --agent.max-concurrent-polls.
+// docs/agent-gateway.md's sizing of --agent.max-concurrent-polls.
 //
 //	go test -run '^$' -bench PollRoundLatency -benchtime 1x ./internal/tracker/
 func BenchmarkAgentPollRoundLatency(b *testing.B) {

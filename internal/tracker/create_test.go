@@ -350,7 +350,7 @@ func (f *failingStore) Apply(ops ...store.Op) error {
 	return f.stateStore.Apply(ops...)
 }
 
-// TestWriteErrorsKeepJobsAndRetry checks what the README promises: a job
+// TestWriteErrorsKeepJobsAndRetry checks what docs/agent-gateway.md promises: a job
 // whose state cannot be written is kept in memory and written again, and a
 // create whose intent cannot be written is not sent.
 func TestWriteErrorsKeepJobsAndRetry(t *testing.T) {

@@ -7,16 +7,17 @@ import (
 	"testing"
 )
 
-// TestREADMEDocumentsEveryField: scripts read the JSON by the names the
-// README's "Status page" lists, so every field and result must be there.
-func TestREADMEDocumentsEveryField(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocsDocumentEveryField: scripts read the JSON by the names the
+// "Status page" section of docs/operations.md lists, so every field and
+// result must be there.
+func TestDocsDocumentEveryField(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n### Status page\n")
+	_, section, ok := strings.Cut(string(doc), "\n## Status page\n")
 	if !ok {
-		t.Fatal(`README has no "### Status page" section`)
+		t.Fatal(`docs/operations.md has no "## Status page" section`)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	seen := map[reflect.Type]bool{}
@@ -32,7 +33,7 @@ func TestREADMEDocumentsEveryField(t *testing.T) {
 		for f := range typ.Fields() {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if !strings.Contains(section, "`"+name+"`") && !strings.Contains(section, "`"+name+"[]`") {
-				t.Errorf("README's Status page does not document %s.%s (`%s`)", typ.Name(), f.Name, name)
+				t.Errorf("docs/operations.md's Status page does not document %s.%s (`%s`)", typ.Name(), f.Name, name)
 			}
 			walk(f.Type)
 		}
@@ -40,7 +41,7 @@ func TestREADMEDocumentsEveryField(t *testing.T) {
 	walk(reflect.TypeFor[Report]())
 	for r := range resultHelp {
 		if !strings.Contains(section, "`"+r+"`") {
-			t.Errorf("README's Status page does not list the result %q", r)
+			t.Errorf("docs/operations.md's Status page does not list the result %q", r)
 		}
 	}
 }

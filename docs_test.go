@@ -1,0 +1,206 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// docPages are the README and every page of docs/, the documentation a
+// reader follows.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) < 5 {
+		t.Fatalf("docs/ holds %d pages", len(pages))
+	}
+	return append([]string{"README.md"}, pages...)
+}
+
+func readDoc(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+var (
+	// fence opens or closes a code block, also inside a quote.
+	fence      = regexp.MustCompile("^(?:>\\s*)?\\s*```")
+	inlineCode = regexp.MustCompile("`[^`\n]*`")
+	mdLink     = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+	htmlSrc    = regexp.MustCompile(`<img[^>]*\ssrc="([^"]+)"`)
+)
+
+// prose is a Markdown file without its code blocks and inline code, where
+// brackets and parentheses are not links.
+func prose(md string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(md, "\n") {
+		if fence.MatchString(line) {
+			in = !in
+			continue
+		}
+		if !in {
+			b.WriteString(inlineCode.ReplaceAllString(line, "``") + "\n")
+		}
+	}
+	return b.String()
+}
+
+// anchors are the fragments GitHub gives the headings of a Markdown file:
+// lower case, punctuation dropped, spaces as hyphens, "-1", "-2", … for a
+// repeated heading.
+func anchors(md string) map[string]bool {
+	out := map[string]bool{}
+	in := false
+	for _, line := range strings.Split(md, "\n") {
+		if fence.MatchString(line) {
+			in = !in
+			continue
+		}
+		h, ok := strings.CutPrefix(line, "#")
+		if in || !ok {
+			continue
+		}
+		h = strings.TrimLeft(h, "#")
+		if !strings.HasPrefix(h, " ") {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+			switch {
+			case unicode.IsLetter(r), unicode.IsDigit(r), r == '-', r == '_':
+				b.WriteRune(r)
+			case r == ' ':
+				b.WriteRune('-')
+			}
+		}
+		a := b.String()
+		for i := 1; out[a]; i++ {
+			a = b.String() + "-" + strconv.Itoa(i)
+		}
+		out[a] = true
+	}
+	return out
+}
+
+// TestDocLinksResolve: every relative link and image of the README and of
+// docs/ names a file or directory of the repository, and a link with a
+// #fragment into a Markdown file names one of its headings.
+func TestDocLinksResolve(t *testing.T) {
+	links := 0
+	for _, page := range docPages(t) {
+		text := prose(readDoc(t, page))
+		var targets []string
+		for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+			targets = append(targets, m[1])
+		}
+		for _, m := range htmlSrc.FindAllStringSubmatch(text, -1) {
+			targets = append(targets, m[1])
+		}
+		for _, target := range targets {
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			links++
+			file, frag, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s: link %q: %v", page, target, err)
+					continue
+				}
+			}
+			if frag != "" {
+				if !strings.HasSuffix(path, ".md") {
+					t.Errorf("%s: link %q: a fragment into a file that is not Markdown", page, target)
+				} else if !anchors(readDoc(t, path))[frag] {
+					t.Errorf("%s: link %q: %s has no heading #%s", page, target, path, frag)
+				}
+			}
+		}
+	}
+	if links < 50 {
+		t.Errorf("found %d relative links; the patterns no longer match them", links)
+	}
+}
+
+// TestDocPagesIntroduceAndLinkBack: every page of docs/ starts with its
+// title and a paragraph, and links back to the README; the README links to
+// every page.
+func TestDocPagesIntroduceAndLinkBack(t *testing.T) {
+	pages := docPages(t)
+	readme := prose(readDoc(t, pages[0]))
+	for _, page := range pages[1:] {
+		text := readDoc(t, page)
+		lines := strings.Split(text, "\n")
+		if len(lines) < 3 || !strings.HasPrefix(lines[0], "# ") || lines[1] != "" || lines[2] == "" || strings.HasPrefix(lines[2], "#") {
+			t.Errorf("%s: want a title, then an introducing paragraph", page)
+		}
+		if !strings.Contains(text, "](../README.md)") {
+			t.Errorf("%s: no link back to the README", page)
+		}
+		if !strings.Contains(readme, "]("+filepath.ToSlash(page)+")") {
+			t.Errorf("README.md: no link to %s", page)
+		}
+	}
+}
+
+// TestRunbookPageListsEverySection: docs/runbook.md links to every section
+// of alerts/RUNBOOK.md, where the alerts' runbook_url points.
+func TestRunbookPageListsEverySection(t *testing.T) {
+	page := readDoc(t, "docs/runbook.md")
+	for a := range anchors(readDoc(t, "alerts/RUNBOOK.md")) {
+		if a == "runbook-mintlify_exporter-alerts" { // the title
+			continue
+		}
+		if !strings.Contains(page, "(../alerts/RUNBOOK.md#"+a+")") {
+			t.Errorf("docs/runbook.md does not link to alerts/RUNBOOK.md#%s", a)
+		}
+	}
+}
+
+// helpFlag is a flag's own line in kingpin's help: the application's
+// flags indented by 6 (or "  -h, "), a command's by 4; its description's
+// continuation lines are indented further.
+var helpFlag = regexp.MustCompile(`(?m)^(?:  -\w, |      |    )--(?:\[no-\])?([a-z][a-z0-9.-]*)`)
+
+// TestEveryFlagIsDocumented: every flag of every command, as --help-long
+// lists them, is in docs/configuration.md.
+func TestEveryFlagIsDocumented(t *testing.T) {
+	out, err := exec.Command(exporterBin, "--help-long").CombinedOutput()
+	if err != nil {
+		t.Fatalf("--help-long: %v\n%s", err, out)
+	}
+	doc := readDoc(t, "docs/configuration.md")
+	var flags []string
+	for _, m := range helpFlag.FindAllStringSubmatch(string(out), -1) {
+		if !slices.Contains(flags, m[1]) {
+			flags = append(flags, m[1])
+		}
+	}
+	for _, want := range []string{"web.listen-address", "config.file", "from", "backfill.label"} {
+		if !slices.Contains(flags, want) {
+			t.Fatalf("--help-long lists no --%s; the pattern no longer matches its flags:\n%s", want, out)
+		}
+	}
+	for _, f := range flags {
+		if !strings.Contains(doc, "`--"+f+"`") {
+			t.Errorf("docs/configuration.md does not document --%s", f)
+		}
+	}
+}
