@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
@@ -34,6 +36,8 @@ type Flags struct {
 	// set records which per-organization or per-project flags the user
 	// gave, to refuse them beside --config.file.
 	set map[string]*bool
+	// cluster: the --cluster.* flags, the flag route's cluster section.
+	cluster *cluster.Flags
 }
 
 // RegisterFlags adds the configuration flags to app.
@@ -62,6 +66,7 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	f.topQ = flagvalue.Int(app, "analytics.search-top-queries", "Export the N most searched queries with their text as a label (0: none; queries may hold personal data).", "0")
 	f.set["--analytics.search-top-queries"] = new(bool)
 	trackSet(app, "analytics.search-top-queries", f.set["--analytics.search-top-queries"])
+	f.cluster = cluster.RegisterFlags(app)
 	return f
 }
 
@@ -91,6 +96,9 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 			if *f.set[name] {
 				return nil, fmt.Errorf("%s: not with --config.file, which holds every organization's and project's settings", name)
 			}
+		}
+		if f.cluster.Set() {
+			return nil, errors.New("--cluster.redis-address: not with --config.file: give its cluster: section instead")
 		}
 		return LoadFile(f.File, minInterval)
 	}
@@ -142,7 +150,10 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 	if *f.topQ < 0 || *f.topQ > 1000 {
 		return nil, fmt.Errorf("--analytics.search-top-queries: must be between 0 and 1000, got %d", *f.topQ)
 	}
-	cfg := &Config{Organizations: []Organization{org}}
+	if err := f.cluster.Validate(); err != nil {
+		return nil, err
+	}
+	cfg := &Config{Organizations: []Organization{org}, Cluster: f.cluster.Config}
 	seen := map[string]bool{}
 	ids := f.projects
 	if len(ids) == 0 {
