@@ -50,8 +50,8 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 		f.set["--"+c.Model().Name] = b
 		return c.IsSetByUser(b)
 	}
-	track(app.Flag("mintlify.api-key-file", "File holding the Mintlify admin API key (else the "+DefaultAPIKeyEnv+" environment variable).")).StringVar(&f.keyFile)
-	track(app.Flag("mintlify.project", "Mintlify project id to export (repeatable).")).StringsVar(&f.projects)
+	track(app.Flag("mintlify.api-key-file", "File holding the Mintlify admin API key (else the "+DefaultAPIKeyEnv+" environment variable).")).PlaceHolder("PATH").StringVar(&f.keyFile)
+	track(app.Flag("mintlify.project", "Mintlify project id to export (repeatable).")).PlaceHolder("ID").StringsVar(&f.projects)
 	f.budget = flagvalue.Int(app, "mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", strconv.Itoa(DefaultBudget))
 	f.set["--mintlify.analytics-budget"] = new(bool)
 	trackSet(app, "mintlify.analytics-budget", f.set["--mintlify.analytics-budget"])
@@ -60,9 +60,9 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	f.maxPaths = flagvalue.Int(app, "visitors.max-paths", "Keep at most this many paths per project and window, the most visited first. 0 = no cap.", strconv.Itoa(DefaultMaxPaths))
 	f.set["--visitors.max-paths"] = new(bool)
 	trackSet(app, "visitors.max-paths", f.set["--visitors.max-paths"])
-	track(app.Flag("visitors.path-include", "Only export paths matching this regular expression.")).StringVar(&f.include)
-	track(app.Flag("visitors.path-exclude", "Do not export paths matching this regular expression.")).StringVar(&f.exclude)
-	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(sources.Names(), ", ")+" (repeatable; default: "+strings.Join(sources.Defaults(), ", ")+"), each over the --visitors.window windows.")).StringsVar(&f.sources)
+	track(app.Flag("visitors.path-include", "Only export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.include)
+	track(app.Flag("visitors.path-exclude", "Do not export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.exclude)
+	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(sources.Names(), ", ")+" (repeatable; default: "+strings.Join(sources.Defaults(), ", ")+"), each over the --visitors.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
 	f.topQ = flagvalue.Int(app, "analytics.search-top-queries", "Export the N most searched queries with their text as a label (0: none; queries may hold personal data).", "0")
 	f.set["--analytics.search-top-queries"] = new(bool)
 	trackSet(app, "analytics.search-top-queries", f.set["--analytics.search-top-queries"])
