@@ -74,13 +74,15 @@ var (
 		"How long the last refresh took, pages and retries included.", statusLabels, nil)
 	refreshIntervalDesc = prometheus.NewDesc("mintlify_analytics_refresh_interval_seconds",
 		"Planned interval between two refreshes, as the analytics budget pays for it.", statusLabels, nil)
+	refreshFailuresDesc = prometheus.NewDesc("mintlify_analytics_refresh_failures_total",
+		"Refreshes that failed: API errors, page or cursor loops that did not end, budget waits cut short.", statusLabels, nil)
 	pathsDesc = prometheus.NewDesc("mintlify_analytics_paths",
 		"Paths exported for this project, source and window, after the path filters and cap.", []string{"project", "source", "window"}, nil)
 	pathsDroppedDesc = prometheus.NewDesc("mintlify_analytics_paths_dropped",
 		"Paths the API reported that the path filters or cap left out.", []string{"project", "source", "window"}, nil)
 
 	statusDescs = []*prometheus.Desc{
-		refreshSuccessDesc, lastRefreshDesc, refreshDurationDesc, refreshIntervalDesc, pathsDesc, pathsDroppedDesc,
+		refreshSuccessDesc, lastRefreshDesc, refreshDurationDesc, refreshIntervalDesc, refreshFailuresDesc, pathsDesc, pathsDroppedDesc,
 	}
 )
 
@@ -223,6 +225,7 @@ func (a *Analytics) Collect(ch chan<- prometheus.Metric) {
 			if v.Attempted {
 				a.gauge(ch, refreshDurationDesc, v.Duration.Seconds(), lv...)
 			}
+			a.metric(ch, refreshFailuresDesc, prometheus.CounterValue, float64(v.Failures), lv...)
 			if v.Interval > 0 {
 				a.gauge(ch, refreshIntervalDesc, v.Interval.Seconds(), lv...)
 			}
@@ -251,7 +254,12 @@ func (a *Analytics) Collect(ch chan<- prometheus.Metric) {
 // the series is skipped rather than panicking inside Gather or turning the
 // whole scrape into an error.
 func (a *Analytics) gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, val float64, labelValues ...string) {
-	m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, val, labelValues...)
+	a.metric(ch, d, prometheus.GaugeValue, val, labelValues...)
+}
+
+// metric emits one const metric of type vt; see gauge.
+func (a *Analytics) metric(ch chan<- prometheus.Metric, d *prometheus.Desc, vt prometheus.ValueType, val float64, labelValues ...string) {
+	m, err := prometheus.NewConstMetric(d, vt, val, labelValues...)
 	if err != nil {
 		level.Error(a.logger).Log("msg", "skipping invalid analytics series", "err", err)
 		return

@@ -396,6 +396,9 @@ func TestVisitorsFaults(t *testing.T) {
 			if v := fams.must(t, lastRefresh, docs1d...); v != ts0 {
 				t.Errorf("last_refresh_timestamp moved from %v to %v on a failure", ts0, v)
 			}
+			if v := fams.must(t, "mintlify_analytics_refresh_failures_total", docs1d...); v != 1 {
+				t.Errorf("refresh_failures_total = %v after one failed walk, want 1", v)
+			}
 			if v := fams.must(t, apiRequests, "endpoint", "visitors", "code", tc.code) - before; v != tc.requests {
 				t.Errorf("%s{code=%q} grew by %v, want %v", apiRequests, tc.code, v, tc.requests)
 			}

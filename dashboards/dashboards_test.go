@@ -51,6 +51,7 @@ var exporterMetrics = []string{
 	"mintlify_assistant_conversations_other_categories",
 	// Refresh status of every source (labels project, source, window, scope).
 	"mintlify_analytics_refresh_success",
+	"mintlify_analytics_refresh_failures_total",
 	"mintlify_analytics_last_refresh_timestamp_seconds",
 	"mintlify_analytics_refresh_duration_seconds",
 	"mintlify_analytics_refresh_interval_seconds",

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
@@ -42,6 +43,9 @@ type Config struct {
 	Projects      []Project
 	// File is the file it was read from ("" when it came from flags).
 	File string
+	// Cluster is the Redis that replicas share (not Enabled: none); a
+	// reload cannot change it.
+	Cluster cluster.Config
 }
 
 // Organization is one admin key and the analytics budget it draws on.

@@ -14,13 +14,17 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
 )
 
 // The file's shape. Every key is spelled here; an unknown one is an error.
 type fileConfig struct {
 	Organizations []fileOrganization `yaml:"organizations"`
 	Projects      []fileProject      `yaml:"projects"`
+	// Cluster: replicas sharing one state in Redis (internal/cluster).
+	Cluster *cluster.Config `yaml:"cluster"`
 }
 
 type fileOrganization struct {
@@ -105,7 +109,8 @@ func LoadFile(path string, minInterval time.Duration) (*Config, error) {
 
 // Parse reads and validates a configuration file's content.
 func Parse(file string, data []byte, minInterval time.Duration) (*Config, error) {
-	var raw fileConfig
+	defaults := cluster.Defaults() // keys the cluster section leaves out
+	raw := fileConfig{Cluster: &defaults}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
@@ -116,6 +121,13 @@ func Parse(file string, data []byte, minInterval time.Duration) (*Config, error)
 	b := builder{file: file, lines: map[string]int{}}
 	b.index(&root, "")
 	cfg := b.build(&raw, minInterval)
+	cfg.Cluster = *raw.Cluster
+	var fe *validate.FieldError
+	if err := cfg.Cluster.Validate(); errors.As(err, &fe) {
+		b.problem(cmp.Or(cluster.FileKeys[fe.Field], "cluster"), "%v", fe.Err)
+	} else if err != nil {
+		b.problem("cluster", "%v", err)
+	}
 	if len(b.problems) > 0 {
 		return nil, b.problems
 	}
@@ -131,6 +143,7 @@ var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 var typeNames = strings.NewReplacer(
 	"config.fileConfig", "the top level", "config.fileOrganization", "an organization",
 	"config.fileProject", "a project", "config.filePaths", "paths", "config.fileSource", "a source",
+	"cluster.Config", "cluster", "cluster.TLSConfig", "cluster.tls",
 )
 
 func yamlProblems(file string, err error) Problems {

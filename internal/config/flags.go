@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
@@ -34,6 +36,8 @@ type Flags struct {
 	// set records which per-organization or per-project flags the user
 	// gave, to refuse them beside --config.file.
 	set map[string]*bool
+	// cluster: the --cluster.* flags, the flag route's cluster section.
+	cluster *cluster.Flags
 }
 
 // RegisterFlags adds the configuration flags to app.
@@ -46,8 +50,8 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 		f.set["--"+c.Model().Name] = b
 		return c.IsSetByUser(b)
 	}
-	track(app.Flag("mintlify.api-key-file", "File holding the Mintlify admin API key (else the "+DefaultAPIKeyEnv+" environment variable).")).StringVar(&f.keyFile)
-	track(app.Flag("mintlify.project", "Mintlify project id to export (repeatable).")).StringsVar(&f.projects)
+	track(app.Flag("mintlify.api-key-file", "File holding the Mintlify admin API key (else the "+DefaultAPIKeyEnv+" environment variable).")).PlaceHolder("PATH").StringVar(&f.keyFile)
+	track(app.Flag("mintlify.project", "Mintlify project id to export (repeatable).")).PlaceHolder("ID").StringsVar(&f.projects)
 	f.budget = flagvalue.Int(app, "mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", strconv.Itoa(DefaultBudget))
 	f.set["--mintlify.analytics-budget"] = new(bool)
 	trackSet(app, "mintlify.analytics-budget", f.set["--mintlify.analytics-budget"])
@@ -56,12 +60,13 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	f.maxPaths = flagvalue.Int(app, "visitors.max-paths", "Keep at most this many paths per project and window, the most visited first. 0 = no cap.", strconv.Itoa(DefaultMaxPaths))
 	f.set["--visitors.max-paths"] = new(bool)
 	trackSet(app, "visitors.max-paths", f.set["--visitors.max-paths"])
-	track(app.Flag("visitors.path-include", "Only export paths matching this regular expression.")).StringVar(&f.include)
-	track(app.Flag("visitors.path-exclude", "Do not export paths matching this regular expression.")).StringVar(&f.exclude)
-	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(sources.Names(), ", ")+" (repeatable; default: "+strings.Join(sources.Defaults(), ", ")+"), each over the --visitors.window windows.")).StringsVar(&f.sources)
+	track(app.Flag("visitors.path-include", "Only export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.include)
+	track(app.Flag("visitors.path-exclude", "Do not export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.exclude)
+	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(sources.Names(), ", ")+" (repeatable; default: "+strings.Join(sources.Defaults(), ", ")+"), each over the --visitors.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
 	f.topQ = flagvalue.Int(app, "analytics.search-top-queries", "Export the N most searched queries with their text as a label (0: none; queries may hold personal data).", "0")
 	f.set["--analytics.search-top-queries"] = new(bool)
 	trackSet(app, "analytics.search-top-queries", f.set["--analytics.search-top-queries"])
+	f.cluster = cluster.RegisterFlags(app)
 	return f
 }
 
@@ -91,6 +96,9 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 			if *f.set[name] {
 				return nil, fmt.Errorf("%s: not with --config.file, which holds every organization's and project's settings", name)
 			}
+		}
+		if f.cluster.Set() {
+			return nil, errors.New("--cluster.redis-address: not with --config.file: give its cluster: section instead")
 		}
 		return LoadFile(f.File, minInterval)
 	}
@@ -142,7 +150,10 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 	if *f.topQ < 0 || *f.topQ > 1000 {
 		return nil, fmt.Errorf("--analytics.search-top-queries: must be between 0 and 1000, got %d", *f.topQ)
 	}
-	cfg := &Config{Organizations: []Organization{org}}
+	if err := f.cluster.Validate(); err != nil {
+		return nil, err
+	}
+	cfg := &Config{Organizations: []Organization{org}, Cluster: f.cluster.Config}
 	seen := map[string]bool{}
 	ids := f.projects
 	if len(ids) == 0 {

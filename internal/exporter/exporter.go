@@ -26,6 +26,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
@@ -96,6 +97,19 @@ func loader(o *Options, sb *sandbox.Sandbox, redactor *redact.Redactor) func() (
 func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, sb *sandbox.Sandbox, wg *sync.WaitGroup) (orgs.Settings, error) {
 	logger := loggers.Logger
 	s := orgs.Settings{Client: o.Client.Config, Refresh: o.Plan}
+	if cfg.Cluster.Enabled() {
+		// Replicas share each organization's budget in Redis: every
+		// request of every replica is paid there before it leaves.
+		c, err := cluster.New(cfg.Cluster, reg, logger)
+		if err != nil {
+			return s, fmt.Errorf("cluster: %w", err)
+		}
+		wg.Go(func() {
+			c.Run(ctx) // the health loop, until ctx ends
+			_ = c.Close()
+		})
+		s.Shared = func(org string) budget.SharedLedger { return c.Ledger(org) }
+	}
 	s.Client.Metrics, s.Client.Logger, s.Client.Redactor = apiclient.NewMetrics(reg), loggers.Logger, loggers.Redactor
 	if sb == nil {
 		return s, nil
@@ -240,6 +254,9 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		next, err := load()
 		if err != nil {
 			return err
+		}
+		if next.Cluster != cfg.Cluster {
+			return errors.New("cluster: a reload cannot change the cluster section; restart the exporter for it")
 		}
 		if err := set.Apply(next); err != nil {
 			return err

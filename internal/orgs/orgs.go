@@ -30,6 +30,9 @@ type Settings struct {
 	Refresh refresh.Config
 	// LedgerDir keeps each organization's analytics ledger ("" = none).
 	LedgerDir string
+	// Shared, when set, is the ledger every replica pays each
+	// organization's requests from (Redis), instead of LedgerDir's files.
+	Shared func(organization string) budget.SharedLedger
 	// Budget is the budget's configuration, less limit, name and ledger
 	// (tests set its clock and window).
 	Budget budget.Config
@@ -141,7 +144,10 @@ func (s *Set) newOrg(oc config.Organization) (*org, error) {
 func Client(settings Settings, oc config.Organization) (*apiclient.Client, *budget.Budget, error) {
 	bc := settings.Budget
 	bc.Limit, bc.Organization = oc.AnalyticsBudget, oc.Name
-	if settings.LedgerDir != "" {
+	switch {
+	case settings.Shared != nil:
+		bc.Shared = settings.Shared(oc.Name)
+	case settings.LedgerDir != "":
 		bc.LedgerPath = config.LedgerPath(settings.LedgerDir, oc.Name)
 	}
 	b, err := budget.New(bc)

@@ -188,6 +188,7 @@ type state struct {
 	good       sources.Snapshot
 	attempted  bool
 	ok         bool
+	failures   int   // walks that failed since the entry was made
 	err        error // of the last walk, when it failed
 	attemptEnd time.Time
 	duration   time.Duration
@@ -826,7 +827,10 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 
 	s.mu.Lock()
 	old := e.state
-	next := &state{good: old.good, attempted: true, ok: err == nil, err: err, attemptEnd: end, duration: max(end.Sub(start), 0)}
+	next := &state{good: old.good, attempted: true, ok: err == nil, err: err, attemptEnd: end, duration: max(end.Sub(start), 0), failures: old.failures}
+	if err != nil {
+		next.failures++
+	}
 	if err != nil {
 		var exhausted *budget.ExhaustedError
 		if errors.As(err, &exhausted) {
@@ -897,7 +901,7 @@ func (s *Scheduler) Views() []View {
 			continue // yesterday's numbers matter only in the first hour of today
 		}
 		v := View{Project: e.project, Source: e.spec.Name, Scope: e.scope, Window: e.label, Attempted: st.attempted, OK: st.ok, Duration: st.duration,
-			LastAttempt: st.attemptEnd, Err: st.err, Running: e.inflight != nil, Cost: e.cost, CostKnown: e.costKnown}
+			LastAttempt: st.attemptEnd, Err: st.err, Failures: st.failures, Running: e.inflight != nil, Cost: e.cost, CostKnown: e.costKnown}
 		if _, at := s.due(e, now); !v.Running {
 			v.NextDue = at
 		}

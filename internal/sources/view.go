@@ -21,7 +21,10 @@ type View struct {
 	// Attempted is false until the first walk ended; OK tells whether the
 	// last one succeeded, Duration how long it took.
 	Attempted, OK bool
-	Duration      time.Duration
+	// Failures counts the walks that failed (an error of the API, a page
+	// or cursor loop that did not end, a budget that could not pay).
+	Failures int
+	Duration time.Duration
 	// Interval is the planned interval (0 for the final day, walked once
 	// a day).
 	Interval time.Duration

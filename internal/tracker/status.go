@@ -1,48 +1,27 @@
 package tracker
 
 import (
-	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
 // Status is the tracked jobs by project and status, and the poll furthest
-// past its time, for the status page.
+// past its time, for the status page: the metrics' view of the jobs, plus
+// which job is the most overdue.
 func (s *Tracker) Status() *status.Jobs {
+	out := &status.Jobs{}
+	for _, pj := range s.snapshot() {
+		out.Projects = append(out.Projects, status.ProjectJobs{Project: pj.project, ByStatus: pj.byStatus,
+			UnknownCreates: pj.unknownCreates, OldestActiveAt: pj.oldestActive})
+	}
 	now := s.cfg.Now()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	by := map[string]*status.ProjectJobs{}
-	out := &status.Jobs{}
-	for _, p := range s.cfg.Projects {
-		out.Projects = append(out.Projects, status.ProjectJobs{Project: p, ByStatus: map[string]int{}})
-	}
-	for i := range out.Projects {
-		by[out.Projects[i].Project] = &out.Projects[i]
-	}
 	for _, e := range s.entries {
-		pj := by[e.rec.Project]
-		if pj == nil {
+		if !s.projects[e.rec.Project] || e.nextPoll.IsZero() || !e.nextPoll.Before(now) || !(e.pollPending || e.polled(now, &s.cfg)) {
 			continue
 		}
-		st := e.rec.viewStatus()
-		pj.ByStatus[st]++
-		if !e.rec.Lost && !apiclient.IsTerminal(st) {
-			c := e.rec.turnStart()
-			if c.IsZero() {
-				c = e.rec.TrackedAt
-			}
-			if pj.OldestActiveAt.IsZero() || c.Before(pj.OldestActiveAt) {
-				pj.OldestActiveAt = c
-			}
-		}
-		if !e.nextPoll.IsZero() && e.nextPoll.Before(now) && (e.pollPending || e.polled(now, &s.cfg)) &&
-			(out.MostOverduePoll == nil || e.nextPoll.Before(out.MostOverduePoll.DueAt)) {
+		if out.MostOverduePoll == nil || e.nextPoll.Before(out.MostOverduePoll.DueAt) {
 			out.MostOverduePoll = &status.Poll{Project: e.rec.Project, JobID: e.rec.Job.ID, DueAt: e.nextPoll}
-		}
-	}
-	for _, in := range s.intents {
-		if pj := by[in.rec.Project]; pj != nil && !in.inFlight {
-			pj.UnknownCreates++
 		}
 	}
 	return out
