@@ -26,7 +26,7 @@ local pad(s, n) = s + std.repeat(' ', n - std.length(s));
     mixin and run `make mixin` (go run ./mixin/gen), which also copies it into the Helm chart. A test
     (mixin/mixin_test.go) fails when this file and the mixin disagree. To change the job selector, the
     runbook URL or a threshold without forking, override _config from your own jsonnet and generate
-    your copy: README.md, "Customising alerts and dashboards".
+    your copy: docs/dashboards-alerts.md, "Customising alerts and dashboards".
 
     Load this file with `rule_files:` in prometheus.yml. Check it with alerts/check.sh
     (promtool check rules + promtool test rules on alerts/tests/*.yml).

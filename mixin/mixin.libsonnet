@@ -1,5 +1,5 @@
 // mintlify_exporter monitoring mixin: Prometheus recording and alerting rules and Grafana dashboards,
-// configured by _config (config.libsonnet). See README.md, "Customising alerts and dashboards".
+// configured by _config (config.libsonnet). See docs/dashboards-alerts.md, "Customising alerts and dashboards".
 //
 //   prometheusAlerts   one rule group: the recording rules, then the alerts (the alerts use the
 //                      recording rules' results of the same evaluation, so they share a group;

@@ -214,6 +214,9 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	}
 	// Each organization's ledger lives beside the job state.
 	settings.LedgerDir = filepath.Dir(trkCfg.StatePath)
+	// So are what sources keep across restarts (the assistant's daily
+	// conversation counts).
+	settings.Refresh.StateDir = settings.LedgerDir
 	set := orgs.New(ctx, settings, logger)
 	defer set.Wait()
 
