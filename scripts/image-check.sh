@@ -194,11 +194,11 @@ for _ in $(seq 50); do
 	grep -q '^mintlify_site_unique_visitors{' <<<"$metrics" && break
 	sleep 0.2
 done
-for m in mintlify_site_unique_visitors mintlify_page_unique_visitors mintlify_visitors_refresh_success \
+for m in mintlify_site_unique_visitors mintlify_page_unique_visitors mintlify_analytics_refresh_success \
 	mintlify_agent_jobs_submitted_total mintlify_exporter_build_info; do
 	grep -q "^$m{" <<<"$metrics" || fail "/metrics has no $m series"
 done
-grep -q '^mintlify_visitors_refresh_success{.*} 1$' <<<"$metrics" || fail "no successful visitors refresh in /metrics"
+grep -q '^mintlify_analytics_refresh_success{.*source="visitors".*} 1$' <<<"$metrics" || fail "no successful visitors refresh in /metrics"
 grep -q "^mintlify_agent_jobs_submitted_total{.*project=\"acme-docs\".*} 1$" <<<"$metrics" ||
 	fail "the submitted job is not counted: $(grep mintlify_agent_jobs_submitted_total <<<"$metrics")"
 stop
@@ -213,7 +213,7 @@ log "running the sandbox with its temporary state in /tmp"
 start --mintlify.sandbox --web.enable-agent-api
 ls -d "$TMPV"/mintlify_exporter-sandbox-* >/dev/null 2>&1 || fail "the sandbox's temporary state is not in /tmp"
 metrics=$(curl -fsS "http://127.0.0.1:$PORT/metrics") || fail "/metrics failed"
-grep -q '^mintlify_visitors_refresh_success{' <<<"$metrics" || fail "/metrics has no mintlify_ metrics"
+grep -q '^mintlify_analytics_refresh_success{' <<<"$metrics" || fail "/metrics has no mintlify_ metrics"
 stop
 [ -z "$(ls -A "$TMPV")" ] || fail "the sandbox left files in /tmp: $(ls -A "$TMPV")"
 

@@ -300,9 +300,11 @@ func checkFlagsKnown(t *testing.T, args []string) {
 			exporterFlagsErr = fmt.Errorf("building the exporter: %v: %s", err, out)
 			return
 		}
-		out, err := exec.Command(bin, "--help").CombinedOutput()
+		// The default command's help: the global flags and those of serve
+		// (--web.*, --agent.*), which the chart's Deployment runs.
+		out, err := exec.Command(bin, "serve", "--help").CombinedOutput()
 		if err != nil {
-			exporterFlagsErr = fmt.Errorf("mintlify_exporter --help: %v: %s", err, out)
+			exporterFlagsErr = fmt.Errorf("mintlify_exporter serve --help: %v: %s", err, out)
 			return
 		}
 		exporterFlags = map[string]bool{}
