@@ -202,9 +202,13 @@ grep -q '^mintlify_analytics_refresh_success{.*source="visitors".*} 1$' <<<"$met
 grep -q "^mintlify_agent_jobs_submitted_total{.*project=\"acme-docs\".*} 1$" <<<"$metrics" ||
 	fail "the submitted job is not counted: $(grep mintlify_agent_jobs_submitted_total <<<"$metrics")"
 stop
-[ -s "$STATE/agent.db" ] || fail "no state file in the state volume"
-[ "$(stat -c '%u:%g' "$STATE/agent.db")" = 65532:65532 ] || fail "the state file is not owned by 65532"
-[ "$(find "$STATE" -mindepth 1 | wc -l)" = 1 ] || fail "unexpected files in the state volume: $(ls -A "$STATE")"
+# The job state and, beside it, the analytics ledger of the (only)
+# organization, both the exporter's own.
+for f in agent.db analytics-ledger-default.log; do
+	[ -s "$STATE/$f" ] || fail "no $f in the state volume: $(ls -A "$STATE")"
+	[ "$(stat -c '%u:%g' "$STATE/$f")" = 65532:65532 ] || fail "$f in the state volume is not owned by 65532"
+done
+[ "$(find "$STATE" -mindepth 1 | wc -l)" = 2 ] || fail "unexpected files in the state volume: $(ls -A "$STATE")"
 [ -z "$(ls -A "$TMPV")" ] || fail "the exporter wrote to /tmp although its state file is in the volume: $(ls -A "$TMPV")"
 
 # 3c. The sandbox without --agent.state-file keeps a temporary state under
