@@ -12,7 +12,7 @@
 #     readOnlyRootFilesystem does), a state volume and a /tmp volume are bound
 #     in, and /bin/mintlify_exporter runs as uid 65532 through
 #     `chroot --userspec`: it must serve mintlify_ metrics, accept a job on the
-#     gateway, write its state file only in the state volume, and leave the
+#     gateway, write its state file and analytics ledger only in the state volume, and leave the
 #     root unchanged; the sandbox's temporary state must go to /tmp and fail
 #     loudly without a writable /tmp.
 #
