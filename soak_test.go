@@ -20,10 +20,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/exporter"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+// Endpoints the soak puts faults on: every analytics endpoint (every source
+// is exported), the cursor endpoints, and the job endpoints.
+var (
+	analytics = []string{fakeapi.Visitors, fakeapi.Views, fakeapi.FeedbackByPage, fakeapi.Feedback,
+		fakeapi.Searches, fakeapi.Assistant, fakeapi.AssistantCallerStats}
+	paged   = []string{fakeapi.Visitors, fakeapi.Views, fakeapi.Feedback, fakeapi.Searches, fakeapi.Assistant}
+	cursors = []string{fakeapi.Feedback, fakeapi.Searches, fakeapi.Assistant}
+	jobs    = []string{fakeapi.CreateJob, fakeapi.GetJob}
 )
 
 // soakFaults are every fault of the fake API, each on the endpoints it
@@ -33,16 +45,19 @@ var soakFaults = []struct {
 	endpoints []string
 	fault     fakeapi.Fault
 }{
-	{"429 Retry-After 1", []string{fakeapi.Visitors, fakeapi.CreateJob, fakeapi.GetJob}, fakeapi.Fault{Status: 429, RetryAfter: "1"}},
-	{"500", []string{fakeapi.Visitors, fakeapi.CreateJob, fakeapi.GetJob}, fakeapi.Fault{Status: 500}},
-	{"503 Retry-After 1", []string{fakeapi.Visitors, fakeapi.GetJob}, fakeapi.Fault{Status: 503, RetryAfter: "1"}},
-	{"401", []string{fakeapi.Visitors, fakeapi.GetJob}, fakeapi.Fault{Status: 401}},
+	{"429 Retry-After 1", slices.Concat(analytics, jobs), fakeapi.Fault{Status: 429, RetryAfter: "1"}},
+	{"500", slices.Concat(analytics, jobs), fakeapi.Fault{Status: 500}},
+	{"503 Retry-After 1", slices.Concat(analytics, []string{fakeapi.GetJob}), fakeapi.Fault{Status: 503, RetryAfter: "1"}},
+	{"401", slices.Concat(analytics, []string{fakeapi.GetJob}), fakeapi.Fault{Status: 401}},
 	{"404", []string{fakeapi.GetJob}, fakeapi.Fault{Status: 404, Remaining: 2}},
-	{"latency 2s", []string{fakeapi.Visitors, fakeapi.CreateJob, fakeapi.GetJob}, fakeapi.Fault{Latency: 2 * time.Second}},
-	{"malformed JSON", []string{fakeapi.Visitors, fakeapi.CreateJob, fakeapi.GetJob}, fakeapi.Fault{MalformedJSON: true}},
-	{"endless hasMore", []string{fakeapi.Visitors}, fakeapi.Fault{EndlessHasMore: true}},
-	{"duplicate paths", []string{fakeapi.Visitors}, fakeapi.Fault{DuplicatePath: true}},
-	{"negative counts", []string{fakeapi.Visitors}, fakeapi.Fault{NegativeCounts: true}},
+	{"latency 2s", slices.Concat(analytics, jobs), fakeapi.Fault{Latency: 2 * time.Second}},
+	{"malformed JSON", slices.Concat(analytics, jobs), fakeapi.Fault{MalformedJSON: true}},
+	{"endless hasMore", paged, fakeapi.Fault{EndlessHasMore: true}},
+	{"repeated cursor", cursors, fakeapi.Fault{RepeatedCursor: true}},
+	{"missing cursor", []string{fakeapi.Feedback, fakeapi.Assistant}, fakeapi.Fault{MissingCursor: true}},
+	{"unknown enum", []string{fakeapi.Feedback, fakeapi.Assistant, fakeapi.AssistantCallerStats}, fakeapi.Fault{UnknownEnum: true}},
+	{"duplicate paths", slices.Concat(paged, []string{fakeapi.FeedbackByPage}), fakeapi.Fault{DuplicatePath: true}},
+	{"negative counts", []string{fakeapi.Visitors, fakeapi.Views, fakeapi.FeedbackByPage, fakeapi.Searches, fakeapi.AssistantCallerStats}, fakeapi.Fault{NegativeCounts: true}},
 	{"dropped create answer", []string{fakeapi.CreateJob}, fakeapi.Fault{DropAnswer: true, Remaining: 1}},
 }
 
@@ -63,14 +78,14 @@ func startInProcess(t *testing.T, logs io.Writer, args ...string) *soakRun {
 	}
 	// No local create limit (it has no flag): the soak submits far more
 	// than the API's 100 an hour, and the fake has no limit either.
-	cfg.gateway.CreateLimitPerHour = 0
+	cfg.gateway.Config.CreateLimitPerHour = 0
 	loggers, err := logging.New(logs, "warn", "logfmt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, loggers) }()
+	go func() { done <- exporter.Serve(ctx, cfg.options(), loggers) }()
 	base := "http://" + addr
 	testutil.WaitHTTP(t, base+"/-/ready", 15*time.Second, nil)
 	return &soakRun{base: base, stop: func() error {
@@ -131,6 +146,10 @@ func TestSoak(t *testing.T) {
 		"--agent.poll-interval=500ms", "--agent.archive-watch=0s",
 		"--mintlify.analytics-budget=100000", "--mintlify.timeout=1s", "--mintlify.max-retries=1",
 		"--visitors.cache-ttl=1s", "--visitors.window=1d", "--visitors.window=7d", "--visitors.max-staleness=10s",
+		"--analytics.search-top-queries=20",
+	}
+	for _, src := range sources.Names() { // every source, under every fault
+		args = append(args, "--analytics.source="+src)
 	}
 	before := settledGoroutines(1 << 20)
 	// The exporter's log goes to a file: kept in memory it would count

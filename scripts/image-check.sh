@@ -12,7 +12,7 @@
 #     readOnlyRootFilesystem does), a state volume and a /tmp volume are bound
 #     in, and /bin/mintlify_exporter runs as uid 65532 through
 #     `chroot --userspec`: it must serve mintlify_ metrics, accept a job on the
-#     gateway, write its state file only in the state volume, and leave the
+#     gateway, write its state file and analytics ledger only in the state volume, and leave the
 #     root unchanged; the sandbox's temporary state must go to /tmp and fail
 #     loudly without a writable /tmp.
 #
@@ -194,17 +194,21 @@ for _ in $(seq 50); do
 	grep -q '^mintlify_site_unique_visitors{' <<<"$metrics" && break
 	sleep 0.2
 done
-for m in mintlify_site_unique_visitors mintlify_page_unique_visitors mintlify_visitors_refresh_success \
+for m in mintlify_site_unique_visitors mintlify_page_unique_visitors mintlify_analytics_refresh_success \
 	mintlify_agent_jobs_submitted_total mintlify_exporter_build_info; do
 	grep -q "^$m{" <<<"$metrics" || fail "/metrics has no $m series"
 done
-grep -q '^mintlify_visitors_refresh_success{.*} 1$' <<<"$metrics" || fail "no successful visitors refresh in /metrics"
+grep -q '^mintlify_analytics_refresh_success{.*source="visitors".*} 1$' <<<"$metrics" || fail "no successful visitors refresh in /metrics"
 grep -q "^mintlify_agent_jobs_submitted_total{.*project=\"acme-docs\".*} 1$" <<<"$metrics" ||
 	fail "the submitted job is not counted: $(grep mintlify_agent_jobs_submitted_total <<<"$metrics")"
 stop
-[ -s "$STATE/agent.db" ] || fail "no state file in the state volume"
-[ "$(stat -c '%u:%g' "$STATE/agent.db")" = 65532:65532 ] || fail "the state file is not owned by 65532"
-[ "$(find "$STATE" -mindepth 1 | wc -l)" = 1 ] || fail "unexpected files in the state volume: $(ls -A "$STATE")"
+# The job state and, beside it, the analytics ledger of the (only)
+# organization, both the exporter's own.
+for f in agent.db analytics-ledger-default.log; do
+	[ -s "$STATE/$f" ] || fail "no $f in the state volume: $(ls -A "$STATE")"
+	[ "$(stat -c '%u:%g' "$STATE/$f")" = 65532:65532 ] || fail "$f in the state volume is not owned by 65532"
+done
+[ "$(find "$STATE" -mindepth 1 | wc -l)" = 2 ] || fail "unexpected files in the state volume: $(ls -A "$STATE")"
 [ -z "$(ls -A "$TMPV")" ] || fail "the exporter wrote to /tmp although its state file is in the volume: $(ls -A "$TMPV")"
 
 # 3c. The sandbox without --agent.state-file keeps a temporary state under
@@ -213,7 +217,7 @@ log "running the sandbox with its temporary state in /tmp"
 start --mintlify.sandbox --web.enable-agent-api
 ls -d "$TMPV"/mintlify_exporter-sandbox-* >/dev/null 2>&1 || fail "the sandbox's temporary state is not in /tmp"
 metrics=$(curl -fsS "http://127.0.0.1:$PORT/metrics") || fail "/metrics failed"
-grep -q '^mintlify_visitors_refresh_success{' <<<"$metrics" || fail "/metrics has no mintlify_ metrics"
+grep -q '^mintlify_analytics_refresh_success{' <<<"$metrics" || fail "/metrics has no mintlify_ metrics"
 stop
 [ -z "$(ls -A "$TMPV")" ] || fail "the sandbox left files in /tmp: $(ls -A "$TMPV")"
 

@@ -33,7 +33,7 @@ for n in ${@:-1 10 50 100}; do
 		--web.listen-address="127.0.0.1:$port" --log.level=warn "${args[@]}" >/dev/null 2>&1 &
 	pid=$!
 	for _ in $(seq 1200); do # at most a minute
-		c=$(curl -fs "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -c '^mintlify_visitors_refresh_success{.*} 1$')
+		c=$(curl -fs "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -c '^mintlify_analytics_refresh_success{.*scope="pages",source="visitors".*} 1$')
 		[ "$c" -ge $((n * 3)) ] && break
 		sleep 0.05
 	done

@@ -72,28 +72,18 @@ func TestEndToEnd(t *testing.T) {
 	}
 	t.Logf("built the exporter in %s", time.Since(began).Round(100*time.Millisecond))
 	exporterAddr := testutil.FreeAddr(t)
+	configFile := filepath.Join(t.TempDir(), "mintlify.yml")
+	writeFile(t, configFile, exporterConfig(projects))
 	exporterArgs := []string{
 		"--web.listen-address=" + exporterAddr,
 		"--web.enable-agent-api",
 		"--mintlify.api-url=" + apiURL,
+		"--config.file=" + configFile,
 		"--agent.state-file=" + filepath.Join(t.TempDir(), "agent.db"),
 		"--agent.poll-interval=500ms",
 		"--visitors.cache-ttl=2s",
-		// This fake has no analytics quota: a budget of one request a second
-		// keeps the refresh plan near the cache TTL (at the default 60/h the
-		// 1d windows are walked every few minutes, and the injected 401 below
-		// would not be met within the alert's window).
-		"--mintlify.analytics-budget=3600",
 		"--visitors.max-staleness=10m",
-		"--visitors.window=1d",
-		"--visitors.window=7d",
-		// Below the fake's 40 paths, so that the paths-dropped panel has
-		// something to show.
-		"--visitors.max-paths=30",
 		"--log.level=debug",
-	}
-	for _, p := range projects {
-		exporterArgs = append(exporterArgs, "--mintlify.project="+p)
 	}
 	exporter := startProc(t, "exporter", bin, exporterArgs, []string{"MINTLIFY_API_KEY=" + apiKey})
 	exporterURL := "http://" + exporterAddr
@@ -173,9 +163,12 @@ func TestEndToEnd(t *testing.T) {
 		}
 		return fmt.Errorf("no target job=%q instance=%q in %+v", scrapeJob, exporterAddr, resp.Data.ActiveTargets)
 	})
-	wantRefreshed := len(projects) * 2 // windows 1d and 7d
+	// The configured windows: from midnight to 01:00 there may also be the
+	// finished day's window "yesterday".
+	visitorsRefreshed := fmt.Sprintf(`mintlify_analytics_refresh_success{source="visitors",scope="pages",window=~%q} == 1`, strings.Join(trafficWindows, "|"))
+	wantRefreshed := len(projects) * len(trafficWindows)
 	eventually(t, "visitors refreshed for every project and window", 30*time.Second, 250*time.Millisecond, procs,
-		expectCount(api, `mintlify_analytics_refresh_success{source="visitors",scope="pages"} == 1`, wantRefreshed))
+		expectCount(api, visitorsRefreshed, wantRefreshed))
 
 	// 6. Agent jobs through the gateway: one fails, one opens a pull request.
 	failedID := submitJob(t, exporterURL, jobProject, "Rewrite the quickstart #fake:fail:2s")
@@ -236,8 +229,10 @@ func TestEndToEnd(t *testing.T) {
 	clearedAt := time.Now()
 	t.Logf("cleared the fault at %s; %s resolves about %s later, %s about %s after the job failed", clearedAt.Format(time.TimeOnly),
 		keyRejectedAlert, keyWindow, jobFailedAlert, jobFailedWindow)
-	eventually(t, "visitors refresh recovered", 15*time.Second, 250*time.Millisecond, procs,
-		expectCount(api, `mintlify_analytics_refresh_success{source="visitors",scope="pages"} == 1`, wantRefreshed))
+	// A failed walk is tried again within 30s (the refresh plan's longest
+	// retry interval), whatever its window's planned interval.
+	eventually(t, "visitors refresh recovered", 45*time.Second, 250*time.Millisecond, procs,
+		expectCount(api, visitorsRefreshed, wantRefreshed))
 	waitAlert(t, hook, "resolved", jobAlertLabels, jobFailedWindow+45*time.Second, procs)
 	resolved := waitAlert(t, hook, "resolved", keyAlertLabels, keyWindow+45*time.Second, procs)
 	if resolved.EndsAt.Before(clearedAt) {
@@ -249,6 +244,47 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("unexpected alerts reached the webhook: %v; received:%s", other, hook.summary())
 	}
 	t.Logf("end-to-end run took %s", time.Since(began).Round(time.Second))
+}
+
+// The windows of the e2e configuration: those the dashboards and alerts
+// read (visitors and views also at 30d, for the planner's long windows).
+var (
+	trafficWindows = []string{"1d", "7d", "30d"}
+	contentWindows = []string{"1d", "7d"}
+)
+
+// exporterConfig is the exporter's configuration file for the e2e run:
+// every source of every project, so that every dashboard panel has data.
+// This fake has no analytics quota: a budget of one request a second
+// keeps the refresh plan near the cache TTL (at the default 60/h the 1d
+// windows are walked every few minutes, and the injected 401 below would
+// not be met within the alert's window). The path cap is below the fake's
+// 40 paths, so that the paths-dropped panel has something to show; top
+// queries are on for the "Top searches" panel.
+func exporterConfig(projects []string) []byte {
+	list := func(ws []string) string { return "[" + strings.Join(ws, ", ") + "]" }
+	var b strings.Builder
+	b.WriteString(`organizations:
+  - name: acme
+    api_key_env: MINTLIFY_API_KEY
+    analytics_budget: 3600
+projects:
+`)
+	for _, p := range projects {
+		fmt.Fprintf(&b, `  - id: %s
+    windows: %s
+    paths: {max: 30}
+    agent_jobs: true
+    sources:
+      visitors: {}
+      views: {}
+      feedback: {windows: %[3]s}
+      feedback_items: {windows: %[3]s}
+      searches: {windows: %[3]s, top_queries: 20}
+      assistant: {windows: %[3]s}
+`, p, list(trafficWindows), list(contentWindows))
+	}
+	return []byte(b.String())
 }
 
 func writeFile(t *testing.T, path string, data []byte) {

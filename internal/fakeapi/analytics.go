@@ -194,6 +194,17 @@ func (s *Server) dayKey(kind, project string, day, now time.Time) string {
 	return k
 }
 
+// eventOffset is when, after its day's midnight, the k-th of a day's
+// events spaced step apart happens, u in [0, 1) placing it within its
+// step: the first is at midnight (see soFar), the others anywhere in their
+// step.
+func eventOffset(k int, step time.Duration, u float64) time.Duration {
+	if k == 0 {
+		return 0
+	}
+	return time.Duration(k)*step + time.Duration(u*float64(step))
+}
+
 // unit is a deterministic number in [0, 1) drawn from parts.
 func unit(parts ...string) float64 {
 	return float64(hash(parts...)%1_000_000) / 1_000_000

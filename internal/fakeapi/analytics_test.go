@@ -235,3 +235,57 @@ func TestCursorFaults(t *testing.T) {
 		t.Error("feedback items carry no comment: the client's privacy is not tested")
 	}
 }
+
+// TestTodayHasDataFromMidnight: one second into a day, in the fake's zone,
+// the window of today already has visitors, views, a rated page, searched
+// queries and a conversation, so dashboards on window 1d are not empty
+// right after midnight; tomorrow still has nothing.
+func TestTodayHasDataFromMidnight(t *testing.T) {
+	t.Parallel()
+	loc, _ := time.LoadLocation("Asia/Tokyo")
+	midnight := time.Date(2025, 3, 15, 0, 0, 0, 0, loc) // a Saturday: a quiet day
+	now := midnight.Add(time.Second)
+	e := start(t, fakeapi.Options{Paths: 40, Location: loc, Now: func() time.Time { return now }})
+	for _, d := range []struct{ from, to string }{{"2025-03-15", "2025-03-16"}, {"2025-03-16", "2025-03-17"}} {
+		today := d.from == "2025-03-15"
+		q := "?dateFrom=" + d.from + "&dateTo=" + d.to
+		var visitors struct {
+			Totals counts `json:"totals"`
+		}
+		var views struct {
+			Rows []map[string]any `json:"views"`
+		}
+		e.decode(e.get("/v1/analytics/docs/visitors"+q), &visitors)
+		e.decode(e.get("/v1/analytics/docs/views"+q), &views)
+		var byPage struct {
+			Feedback []struct {
+				ThumbsUp   int64 `json:"thumbsUp"`
+				ThumbsDown int64 `json:"thumbsDown"`
+			} `json:"feedback"`
+		}
+		e.decode(e.get("/v1/analytics/docs/feedback/by-page"+q), &byPage)
+		votes := int64(0)
+		for _, p := range byPage.Feedback {
+			votes += p.ThumbsUp + p.ThumbsDown
+		}
+		var searches struct {
+			Total    int64            `json:"totalSearches"`
+			Searches []map[string]any `json:"searches"`
+		}
+		e.decode(e.get("/v1/analytics/docs/searches"+q), &searches)
+		convs, _ := cursorWalk(t, e, "/v1/analytics/docs/assistant"+q, "conversations", 100)
+		got := map[string]int64{
+			"site human visitors": visitors.Totals.Human, "site AI visitors": visitors.Totals.AI,
+			"pages with views": int64(len(views.Rows)), "thumbs votes": votes,
+			"searches": searches.Total, "queries": int64(len(searches.Searches)), "conversations": int64(len(convs)),
+		}
+		for what, n := range got {
+			if today && n == 0 {
+				t.Errorf("one second after midnight, today has no %s", what)
+			}
+			if !today && n != 0 {
+				t.Errorf("tomorrow has %d %s", n, what)
+			}
+		}
+	}
+}

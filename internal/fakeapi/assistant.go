@@ -48,7 +48,7 @@ func (s *Server) assistantDay(project string, day time.Time) []Conversation {
 		for k := range n {
 			key := []string{project, day.Format(dayLayout), strconv.Itoa(k), "conv"}
 			u := func(what string) float64 { return unit(append(key, what)...) }
-			c := Conversation{Timestamp: start.Add(time.Duration(k)*step + time.Duration(u("at")*float64(step))).Truncate(time.Millisecond)}
+			c := Conversation{Timestamp: start.Add(eventOffset(k, step, u("at"))).Truncate(time.Millisecond)}
 			c.ID = ulid(c.Timestamp, key...)
 			switch v := u("caller"); {
 			case v < 0.7:

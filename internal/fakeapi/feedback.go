@@ -62,9 +62,15 @@ func (s *Server) feedbackDay(project string, day time.Time) []feedbackItem {
 			it := FeedbackItem{
 				ID:        fmt.Sprintf("fb_%016x", hash(append(key, "id")...)),
 				Path:      path,
-				CreatedAt: start.Add(time.Duration(k)*step + time.Duration(u("at")*float64(step))).Truncate(time.Second),
+				CreatedAt: start.Add(eventOffset(k, step, u("at"))).Truncate(time.Second),
 			}
-			switch src := u("source"); {
+			src := u("source")
+			if k == 0 {
+				// The day's first item, at midnight, is a vote: a page of
+				// today is rated from the day's first second.
+				src *= 0.8
+			}
+			switch {
 			case src < 0.55:
 				it.Source = "thumbs_only"
 			case src < 0.80:

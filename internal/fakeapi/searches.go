@@ -54,7 +54,7 @@ func (s *Server) searchesDay(project string, day, now time.Time) searchDay {
 		scale := dayWeight(project, day) * s.dayElapsed(day, now)
 		for j := range numQueries {
 			q := queryName(j)
-			hits := int64(400 / math.Pow(float64(j+1), 0.8) * scale)
+			hits := soFar(400 / math.Pow(float64(j+1), 0.8) * scale)
 			ctr := 0.3 + 0.5*unit(project, q, "ctr")
 			if LowClickThrough(project, q) {
 				ctr = 0.02 + 0.08*unit(project, q, "ctr")

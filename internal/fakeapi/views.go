@@ -36,7 +36,7 @@ func (s *Server) viewsDay(project string, day, now time.Time) []Traffic {
 		for i := range n {
 			base := 9000 / math.Pow(float64(i+1), 0.9) * scale
 			aiShare := 0.05 + 0.5*float64((seed>>uint(i%32))&7)/7
-			h, a := int64(base*(1-aiShare)), int64(base*aiShare)
+			h, a := soFar(base*(1-aiShare)), soFar(base*aiShare)
 			out[i] = Traffic{Human: h, AI: a, Total: h + a}
 		}
 		return out

@@ -79,16 +79,20 @@ func (s *Server) siteRows(project string, from, to, now time.Time) ([]pageRow, c
 	seed := hash(project)
 	wobble := float64(hash(project, from.Format(time.RFC3339), to.Format(time.RFC3339))%100) / 1000
 	rows := make([]pageRow, n)
-	var site counts
+	var site, top counts
 	for i := range n {
 		base := 4000 / math.Pow(float64(i+1), 0.9)
 		aiShare := 0.1 + 0.6*float64((seed>>uint(i%32))&7)/7 + wobble
-		h := int64(base * scale * (1 - aiShare))
-		a := int64(base * scale * aiShare)
+		h := soFar(base * scale * (1 - aiShare))
+		a := soFar(base * scale * aiShare)
 		rows[i] = pageRow{Path: pathName(i), counts: counts{Human: h, AI: a, Total: dedupe(h, a)}}
 		site.Human += h * 7 / 10 // visitors see several pages: the site count is below the sum over pages
 		site.AI += a * 8 / 10
+		// ... and above the count of any one page (early in the day, when
+		// each page has had a visitor or two).
+		top.Human, top.AI = max(top.Human, h), max(top.AI, a)
 	}
+	site.Human, site.AI = max(site.Human, top.Human), max(site.AI, top.AI)
 	site.Total = dedupe(site.Human, site.AI)
 	// The AI share varies by path, so totals do not fall strictly with the
 	// rank of the base traffic: sort, as the ranking the API pages through.
@@ -151,6 +155,19 @@ func (s *Server) dayElapsed(day, now time.Time) float64 {
 	start := time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, s.opts.Location)
 	end := time.Date(day.Year(), day.Month(), day.Day()+1, 0, 0, 0, 0, s.opts.Location)
 	return min(max(now.Sub(start).Seconds()/end.Sub(start).Seconds(), 0), 1)
+}
+
+// soFar turns the events a uniform rate expects by now into a count: at
+// least one as soon as any is expected, because the first event of a
+// day's page or query happens at its midnight. So "today" has data from
+// its first second (a dashboard on window 1d right after midnight is not
+// empty), while whole days, where expected is well above one, read as the
+// rate says.
+func soFar(expected float64) int64 {
+	if expected <= 0 {
+		return 0
+	}
+	return max(1, int64(expected))
 }
 
 // DayCounts is what the API answers for the site totals of one day, as of
