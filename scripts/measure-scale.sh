@@ -18,7 +18,8 @@ fport=$((20000 + RANDOM % 20000))
 "$fakebin" -addr "127.0.0.1:$fport" -paths 300 >/dev/null 2>&1 &
 fake=$!
 out=$(mktemp)
-trap 'kill $fake 2>/dev/null; rm -f "$fakebin" "$out"' EXIT
+state=$(mktemp -d) # the analytics ledger, out of the working directory
+trap 'kill $fake 2>/dev/null; rm -rf "$fakebin" "$out" "$state"' EXIT
 until curl -s -o /dev/null "http://127.0.0.1:$fport/"; do sleep 0.1; done
 om='Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5'
 echo "| projects | series | all walked after | cached scrape, OpenMetrics + gzip | cached scrape, plain text | RSS after 5 scrapes |"
@@ -30,7 +31,8 @@ for n in ${@:-1 10 50 100}; do
 	start=$(date +%s.%N)
 	MINTLIFY_API_KEY=mint_measure ./mintlify_exporter --mintlify.api-url="http://127.0.0.1:$fport" \
 		--mintlify.analytics-budget=100000 --visitors.window=1d --visitors.window=7d --visitors.window=30d \
-		--web.listen-address="127.0.0.1:$port" --log.level=warn "${args[@]}" >/dev/null 2>&1 &
+		--web.listen-address="127.0.0.1:$port" --log.level=warn --agent.state-file="$state/agent.db" \
+		--analytics.source=visitors --analytics.site-totals-interval=0s "${args[@]}" >/dev/null 2>&1 &
 	pid=$!
 	for _ in $(seq 1200); do # at most a minute
 		c=$(curl -fs "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -c '^mintlify_analytics_refresh_success{.*scope="pages",source="visitors".*} 1$')
