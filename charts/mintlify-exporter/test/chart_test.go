@@ -650,7 +650,7 @@ func TestConfigFileValues(t *testing.T) {
 	}
 	for _, want := range []string{"2 organization(s), 3 project(s)", "organization acme: key from file /etc/mintlify_exporter/keys/acme/api-key, analytics budget 40",
 		"organization globex: key from file /etc/mintlify_exporter/keys/globex/key, analytics budget 60",
-		"project acme-docs: windows 1d 7d 30d:6h, timezone Europe/Berlin, paths include ^/guides/, at most 500, agent jobs on",
+		"project acme-docs: windows 1d 7d 30d:6h, timezone Europe/Berlin, paths include ^/guides/, at most 500, sources visitors views feedback searches, agent jobs on",
 		"project globex-docs: windows 1d 7d, timezone America/New_York"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("config check of the rendered file lacks %q:\n%s", want, out)
