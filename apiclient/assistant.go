@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"context"
-	"strconv"
 	"time"
 )
 
@@ -43,24 +42,16 @@ type Conversation struct {
 // AssistantPage fetches one page of conversations; cursor "" is the first.
 // The API does not promise any order.
 func (c *Client) AssistantPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (conversations []Conversation, next *string, hasMore bool, err error) {
-	if err := checkLimit("assistant", limit, MaxAssistantLimit); err != nil {
-		return nil, nil, false, err
-	}
-	path, err := analyticsPath("assistant", projectID, "/assistant")
+	req, err := cursorRequest(EndpointAssistant, projectID, "/assistant", r, limit, MaxAssistantLimit, cursor)
 	if err != nil {
 		return nil, nil, false, err
-	}
-	v := r.values()
-	v.Set("limit", strconv.Itoa(limit))
-	if cursor != "" {
-		v.Set("cursor", cursor)
 	}
 	var page struct {
 		Conversations []Conversation `json:"conversations"`
 		NextCursor    *string        `json:"nextCursor"`
 		HasMore       bool           `json:"hasMore"`
 	}
-	err = c.do(ctx, request{endpoint: EndpointAssistant, method: "GET", path: path, query: v, idempotent: true, private: true}, &page)
+	err = c.do(ctx, req, &page)
 	if err != nil {
 		return nil, nil, false, err
 	}

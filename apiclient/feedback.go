@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"context"
-	"strconv"
 	"time"
 )
 
@@ -53,24 +52,16 @@ type FeedbackReport struct {
 
 // FeedbackPage fetches one page of feedback items; cursor "" is the first.
 func (c *Client) FeedbackPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (items []FeedbackItem, next *string, hasMore bool, err error) {
-	if err := checkLimit("feedback", limit, MaxFeedbackLimit); err != nil {
-		return nil, nil, false, err
-	}
-	path, err := analyticsPath("feedback", projectID, "/feedback")
+	req, err := cursorRequest(EndpointFeedback, projectID, "/feedback", r, limit, MaxFeedbackLimit, cursor)
 	if err != nil {
 		return nil, nil, false, err
-	}
-	v := r.values()
-	v.Set("limit", strconv.Itoa(limit))
-	if cursor != "" {
-		v.Set("cursor", cursor)
 	}
 	var page struct {
 		Feedback   []FeedbackItem `json:"feedback"`
 		NextCursor *string        `json:"nextCursor"`
 		HasMore    bool           `json:"hasMore"`
 	}
-	err = c.do(ctx, request{endpoint: EndpointFeedback, method: "GET", path: path, query: v, idempotent: true, private: true}, &page)
+	err = c.do(ctx, req, &page)
 	if err != nil {
 		return nil, nil, false, err
 	}

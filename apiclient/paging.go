@@ -36,6 +36,25 @@ func analyticsPath(what, projectID, suffix string) (string, error) {
 }
 
 // checkLimit refuses a page size the endpoint does not accept.
+// cursorRequest is the request for one page of a cursor-paged endpoint: its
+// path, the range, limit (1..maxLimit) and the cursor ("" for the first).
+// Its answer holds free text, never quoted in an error.
+func cursorRequest(endpoint, projectID, suffix string, r DateRange, limit, maxLimit int, cursor string) (request, error) {
+	if err := checkLimit(endpoint, limit, maxLimit); err != nil {
+		return request{}, err
+	}
+	path, err := analyticsPath(endpoint, projectID, suffix)
+	if err != nil {
+		return request{}, err
+	}
+	v := r.values()
+	v.Set("limit", strconv.Itoa(limit))
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
+	return request{endpoint: endpoint, method: "GET", path: path, query: v, idempotent: true, private: true}, nil
+}
+
 func checkLimit(what string, limit, maxLimit int) error {
 	if limit < 1 || limit > maxLimit {
 		return fmt.Errorf("%s: page size %d outside 1..%d", what, limit, maxLimit)

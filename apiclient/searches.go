@@ -3,7 +3,6 @@ package apiclient
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -38,24 +37,16 @@ type SearchesReport struct {
 // SearchesPage fetches one page of searches; cursor "" is the first. The
 // endpoint has no hasMore: a nil (or empty) next cursor is the end.
 func (c *Client) SearchesPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (queries []SearchQuery, total int64, next *string, err error) {
-	if err := checkLimit("searches", limit, MaxSearchesLimit); err != nil {
-		return nil, 0, nil, err
-	}
-	path, err := analyticsPath("searches", projectID, "/searches")
+	req, err := cursorRequest(EndpointSearches, projectID, "/searches", r, limit, MaxSearchesLimit, cursor)
 	if err != nil {
 		return nil, 0, nil, err
-	}
-	v := r.values()
-	v.Set("limit", strconv.Itoa(limit))
-	if cursor != "" {
-		v.Set("cursor", cursor)
 	}
 	var page struct {
 		Searches      []SearchQuery `json:"searches"`
 		TotalSearches int64         `json:"totalSearches"`
 		NextCursor    *string       `json:"nextCursor"`
 	}
-	err = c.do(ctx, request{endpoint: EndpointSearches, method: "GET", path: path, query: v, idempotent: true, private: true}, &page)
+	err = c.do(ctx, req, &page)
 	if err != nil {
 		return nil, 0, nil, err
 	}
