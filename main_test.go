@@ -182,12 +182,15 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}, APIKey: key, Paths: 20})
 	// A misbehaving upstream that echoes the Authorization header back in
 	// error bodies: the key must still not reach logs, metrics or errors.
+	// It misbehaves for the first requests only: alternating instead can
+	// phase-lock with the plan (every refresh of one demand landing on an
+	// echoing turn), and the test then never sees a success.
 	var mu sync.Mutex
-	echo := true
+	echoed := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		e := echo
-		echo = !echo
+		e := echoed < 12
+		echoed++
 		mu.Unlock()
 		if e {
 			http.Error(w, `{"error":"bad auth header: `+r.Header.Get("Authorization")+`"}`, http.StatusInternalServerError)
