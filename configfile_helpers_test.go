@@ -41,6 +41,9 @@ func writeFile(t *testing.T, path, content string) {
 type sent struct {
 	Method, Project, Endpoint, Key string
 	Status                         int
+	// At is when the answer was written; Range is the dates asked for.
+	At    time.Time
+	Range string
 }
 
 // recordingAPI serves a fake API and records every request: which
@@ -77,7 +80,8 @@ func (r *recordingAPI) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.Fake.ServeHTTP(rec, req)
 	// /v1/analytics/{project}/{endpoint...} or /v2/agent/{project}/...
 	parts := strings.SplitN(strings.TrimPrefix(req.URL.Path, "/"), "/", 4)
-	s := sent{Method: req.Method, Status: rec.status, Key: strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")}
+	s := sent{Method: req.Method, Status: rec.status, Key: strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer "),
+		At: time.Now(), Range: req.URL.Query().Get("dateFrom") + ".." + req.URL.Query().Get("dateTo")}
 	if len(parts) >= 3 {
 		s.Project = parts[2]
 	}
@@ -249,15 +253,25 @@ func reloadLogLines(x *testutil.Exporter) int {
 // statusReport reads the status page as JSON.
 func statusReport(t *testing.T, base string) status.Report {
 	t.Helper()
-	body, code, err := testutil.Get(context.Background(), base+"/?format=json")
-	if err != nil || code != http.StatusOK {
-		t.Fatalf("status page: HTTP %d %v", code, err)
-	}
-	var r status.Report
-	if err := json.Unmarshal([]byte(body), &r); err != nil {
+	r, err := tryStatusReport(base)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// tryStatusReport reads the status page's JSON, for a loop that waits
+// for an exporter still starting.
+func tryStatusReport(base string) (status.Report, error) {
+	var r status.Report
+	body, code, err := testutil.Get(context.Background(), base+"/?format=json")
+	if err != nil || code != http.StatusOK {
+		return r, fmt.Errorf("status page: HTTP %d %v", code, err)
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		return r, fmt.Errorf("status page: %w", err)
+	}
+	return r, nil
 }
 
 // demands indexes the status page's visitors demands by "project/window".

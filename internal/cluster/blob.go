@@ -73,3 +73,32 @@ func (b *Blobs) Get(ctx context.Context, key string) (data []byte, version int64
 }
 
 func versionString(v int64) string { return fmt.Sprintf("%020d", v) }
+
+// Versions reads the versions of keys in one round trip, 0 where a key has
+// none: replicas poll them to learn which snapshots changed, and fetch only
+// those.
+func (b *Blobs) Versions(ctx context.Context, keys []string) ([]int64, error) {
+	out := make([]int64, len(keys))
+	err := b.c.call(ctx, opBlobGet, func(ctx context.Context) (bool, error) {
+		pipe := b.c.rdb.Pipeline()
+		cmds := make([]*redis.StringCmd, len(keys))
+		for i, k := range keys {
+			cmds[i] = pipe.HGet(ctx, b.c.key("blob", k), "v")
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return false, err
+		}
+		for i, cmd := range cmds {
+			if errors.Is(cmd.Err(), redis.Nil) {
+				continue
+			}
+			v, err := strconv.ParseInt(cmd.Val(), 10, 64)
+			if err != nil {
+				return false, fmt.Errorf("blob %s: unreadable version in Redis", keys[i])
+			}
+			out[i] = v
+		}
+		return false, nil
+	})
+	return out, err
+}

@@ -14,6 +14,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -72,10 +73,17 @@ type Client struct {
 	db       int
 	logger   log.Logger
 
+	// lease is how long leases last unless renewed.
+	lease time.Duration
+
 	// state is 0 before the first call, then stateUp or stateDown.
 	state atomic.Int32
 	up    prometheus.Gauge
 	ops   *prometheus.CounterVec
+	// walksHeld counts the walk leases held; primary is whether this
+	// process holds the primary lease (see RunPrimary).
+	walksHeld atomic.Int64
+	primary   atomic.Bool
 }
 
 // New validates cfg, reads its password and TLS files and returns a Client
@@ -134,6 +142,7 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 		addr:     cfg.Address,
 		db:       cfg.DB,
 		logger:   logger,
+		lease:    cmp.Or(cfg.LeaseDuration, DefaultLeaseDuration),
 		up: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mintlify_exporter_cluster_up",
 			Help: "Whether the last call to the shared Redis succeeded (1) or failed (0).",
@@ -151,8 +160,21 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 			c.ops.WithLabelValues(op, r)
 		}
 	}
+	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mintlify_exporter_cluster_walk_leases_held",
+		Help: "Analytics walks this replica holds the lease of now.",
+	}, func() float64 { return float64(c.walksHeld.Load()) })
+	primary := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mintlify_exporter_cluster_primary",
+		Help: "Whether this replica is the primary (1), the one that exports the data every replica shares, or not (0).",
+	}, func() float64 {
+		if c.primary.Load() {
+			return 1
+		}
+		return 0
+	})
 	if reg != nil {
-		for _, m := range []prometheus.Collector{c.up, c.ops} {
+		for _, m := range []prometheus.Collector{c.up, c.ops, held, primary} {
 			if err := reg.Register(m); err != nil {
 				_ = c.rdb.Close()
 				return nil, fmt.Errorf("cluster metrics: %w", err)

@@ -25,6 +25,9 @@ const (
 	// enough for a managed Redis across a zone, short enough that a
 	// black-holed Redis holds no refresh or scrape for long.
 	DefaultTimeout = 2 * time.Second
+	// DefaultLeaseDuration is how long a lease lasts unless renewed; it is
+	// renewed every third of it, so one failed renewal loses nothing.
+	DefaultLeaseDuration = 30 * time.Second
 	// DefaultHealthInterval is how often the health loop pings Redis.
 	DefaultHealthInterval = 5 * time.Second
 	maxTimeout            = time.Minute
@@ -51,6 +54,10 @@ type Config struct {
 	TLS       TLSConfig `yaml:"tls"`
 	// Timeout bounds each dial and each call.
 	Timeout time.Duration `yaml:"timeout"`
+	// LeaseDuration is how long a replica's claim on a walk, or on being
+	// the primary, lasts without a renewal: how soon the others take over
+	// from a replica that died.
+	LeaseDuration time.Duration `yaml:"lease_duration"`
 	// HealthInterval is how often Run pings Redis (tests shorten it).
 	HealthInterval time.Duration `yaml:"-"`
 }
@@ -71,7 +78,7 @@ type TLSConfig struct {
 
 // Defaults is the configuration flags and files start from.
 func Defaults() Config {
-	return Config{KeyPrefix: DefaultKeyPrefix, Timeout: DefaultTimeout, HealthInterval: DefaultHealthInterval}
+	return Config{KeyPrefix: DefaultKeyPrefix, Timeout: DefaultTimeout, HealthInterval: DefaultHealthInterval, LeaseDuration: DefaultLeaseDuration}
 }
 
 // Enabled says whether a Redis is configured.
@@ -85,6 +92,7 @@ var FlagNames = map[string]string{
 	"DB":                     "--cluster.redis-db",
 	"KeyPrefix":              "--cluster.redis-key-prefix",
 	"Timeout":                "--cluster.redis-timeout",
+	"LeaseDuration":          "--cluster.lease-duration",
 	"TLS.Enabled":            "--cluster.redis-tls",
 	"TLS.CAFile":             "--cluster.redis-tls-ca-file",
 	"TLS.CertFile":           "--cluster.redis-tls-cert-file",
@@ -101,6 +109,7 @@ var FileKeys = map[string]string{
 	"DB":                     "cluster.db",
 	"KeyPrefix":              "cluster.key_prefix",
 	"Timeout":                "cluster.timeout",
+	"LeaseDuration":          "cluster.lease_duration",
 	"TLS.Enabled":            "cluster.tls.enabled",
 	"TLS.CAFile":             "cluster.tls.ca_file",
 	"TLS.CertFile":           "cluster.tls.cert_file",
@@ -126,6 +135,8 @@ func (c *Config) Validate() error {
 		validate.Field("DB", validate.InRange(c.DB, 0, 1<<20)),
 		validate.Field("KeyPrefix", checkKeyPrefix(c.KeyPrefix)),
 		validate.Field("Timeout", validate.InRange(c.Timeout, time.Millisecond, maxTimeout)),
+		// Renewed every third of it, each renewal bounded by Timeout.
+		validate.Field("LeaseDuration", validate.InRange(c.LeaseDuration, max(time.Second, 3*c.Timeout), 10*time.Minute)),
 		validate.Field("TLS.CAFile", needsTLS(t.Enabled, t.CAFile != "")),
 		validate.Field("TLS.CertFile", needsTLS(t.Enabled, t.CertFile != "")),
 		validate.Field("TLS.KeyFile", needsTLS(t.Enabled, t.KeyFile != "")),
@@ -234,6 +245,7 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	mark(app.Flag("cluster.redis-db", "Redis logical database number.")).Default("0").IntVar(&c.DB)
 	mark(app.Flag("cluster.redis-key-prefix", "Prefix of every Redis key the exporter writes.")).Default(c.KeyPrefix).StringVar(&c.KeyPrefix)
 	flagvalue.DurationVar(app, "cluster.redis-timeout", "Timeout of each dial and each call to Redis.", &c.Timeout)
+	flagvalue.DurationVar(app, "cluster.lease-duration", "How long a replica's claim on a walk, or on being the primary, lasts without a renewal (renewed every third of it): how soon the other replicas take over from one that died.", &c.LeaseDuration)
 	mark(app.Flag("cluster.redis-tls", "Connect to Redis over TLS.")).BoolVar(&c.TLS.Enabled)
 	mark(app.Flag("cluster.redis-tls-ca-file", "CA certificates (PEM) that verify the Redis server (default: the system's).")).PlaceHolder("PATH").StringVar(&c.TLS.CAFile)
 	mark(app.Flag("cluster.redis-tls-cert-file", "Client certificate (PEM) for Redis.")).PlaceHolder("PATH").StringVar(&c.TLS.CertFile)

@@ -93,30 +93,29 @@ func loader(o *Options, sb *sandbox.Sandbox, redactor *redact.Redactor) func() (
 }
 
 // upstream starts the sandbox when asked (owned by wg until ctx ends) and
-// returns the settings every organization's client and plan share.
-func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, sb *sandbox.Sandbox, wg *sync.WaitGroup) (orgs.Settings, error) {
+// returns the settings every organization's client and plan share, and the
+// shared Redis when the configuration has one (the caller closes it).
+func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, sb *sandbox.Sandbox, wg *sync.WaitGroup) (orgs.Settings, *cluster.Client, error) {
 	logger := loggers.Logger
 	s := orgs.Settings{Client: o.Client.Config, Refresh: o.Plan}
+	var c *cluster.Client
 	if cfg.Cluster.Enabled() {
 		// Replicas share each organization's budget in Redis: every
 		// request of every replica is paid there before it leaves.
-		c, err := cluster.New(cfg.Cluster, reg, logger)
-		if err != nil {
-			return s, fmt.Errorf("cluster: %w", err)
+		var err error
+		if c, err = cluster.New(cfg.Cluster, reg, logger); err != nil {
+			return s, nil, fmt.Errorf("cluster: %w", err)
 		}
-		wg.Go(func() {
-			c.Run(ctx) // the health loop, until ctx ends
-			_ = c.Close()
-		})
+		wg.Go(func() { c.Run(ctx) }) // the health loop, until ctx ends
 		s.Shared = func(org string) budget.SharedLedger { return c.Ledger(org) }
 	}
 	s.Client.Metrics, s.Client.Logger, s.Client.Redactor = apiclient.NewMetrics(reg), loggers.Logger, loggers.Redactor
 	if sb == nil {
-		return s, nil
+		return s, c, nil
 	}
 	url, wait, err := sb.Start(ctx, cfg, logger)
 	if err != nil {
-		return s, err
+		return s, c, err
 	}
 	wg.Go(func() {
 		if err := wait(); err != nil {
@@ -124,14 +123,15 @@ func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers loggi
 		}
 	})
 	s.Client.BaseURL = url
-	return s, nil
+	return s, c, nil
 }
 
 // Backfill runs the backfill command, organization by organization, until
 // it is done or ctx ends.
 func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	var shared *cluster.Client
+	defer closeAfter(&wg, &shared)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sb := sandboxOf(o)
@@ -139,7 +139,7 @@ func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	if err != nil {
 		return err
 	}
-	settings, err := upstream(ctx, o, cfg, loggers, nil, sb, &wg)
+	settings, shared, err := upstream(ctx, o, cfg, loggers, nil, sb, &wg)
 	if err != nil {
 		return err
 	}
@@ -175,6 +175,16 @@ func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	return nil
 }
 
+// closeAfter waits for wg, then closes the shared Redis client, if any:
+// the goroutines wg owns (the plans releasing their leases among them)
+// use it until they end.
+func closeAfter(wg *sync.WaitGroup, shared **cluster.Client) {
+	wg.Wait()
+	if *shared != nil {
+		_ = (*shared).Close()
+	}
+}
+
 func sandboxOf(o *Options) *sandbox.Sandbox {
 	if o.Sandbox {
 		return sandbox.New()
@@ -187,7 +197,11 @@ func sandboxOf(o *Options) *sandbox.Sandbox {
 func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	logger := loggers.Logger
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	var shared *cluster.Client
+	defer closeAfter(&wg, &shared)
+	// Ends the goroutines wg owns when Serve returns early (a port in use).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	sb := sandboxOf(o)
 	load := loader(o, sb, loggers.Redactor)
 	cfg, err := load()
@@ -208,9 +222,17 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	settings, err := upstream(ctx, o, cfg, loggers, reg, sb, &wg)
+	settings, shared, err := upstream(ctx, o, cfg, loggers, reg, sb, &wg)
 	if err != nil {
 		return err
+	}
+	owner := ""
+	if shared != nil {
+		// One walk per demand across the replicas, and one replica (the
+		// primary) exporting what they share: see docs/operations.md.
+		owner = cluster.NewOwnerID()
+		settings.Walks = func(org string) refresh.Shared { return shared.Walks(org, owner) }
+		wg.Go(func() { shared.RunPrimary(ctx, owner) })
 	}
 	// Each organization's ledger lives beside the job state.
 	settings.LedgerDir = filepath.Dir(trkCfg.StatePath)
@@ -219,6 +241,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	settings.Refresh.StateDir = settings.LedgerDir
 	set := orgs.New(ctx, settings, logger)
 	defer set.Wait()
+	defer cancel() // before set.Wait: the plans run until ctx ends
 
 	front, err := webauth.NewFront(webauth.Options{ConfigFile: *o.Server.Web.WebConfigFile, Logger: logger, Registerer: reg})
 	if err != nil {
@@ -250,8 +273,21 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	}
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext(),
 		"organizations", len(cfg.Organizations), "projects", len(cfg.Projects), "config", cmp.Or(cfg.File, "flags"))
-	reg.MustRegister(budget.Set(set.Budgets), collector.NewStatus(set, logger))
-	encoded := collector.NewEncoded(set, logger)
+	// With replicas, only the primary exports the data they all hold, so
+	// that scraping every replica counts each series once.
+	views := collector.ViewSource(set)
+	budgets := budget.Set(set.Budgets)
+	if shared != nil {
+		views = primaryViews{set, shared}
+		budgets = func() []*budget.Budget {
+			if !shared.IsPrimary() {
+				return nil
+			}
+			return set.Budgets()
+		}
+	}
+	reg.MustRegister(budgets, collector.NewStatus(views, logger))
+	encoded := collector.NewEncoded(views, logger)
 
 	reloader := reload.New(reg, func() error {
 		next, err := load()
@@ -279,6 +315,9 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 			r.Exporter.Config = &status.Config{File: cfg.File, LastReloadSuccessful: st.Successful, LastReloadAt: st.LastAt, LastSuccessAt: st.LastSuccessAt}
 		}
 		r.Organizations, r.Demands = set.Status()
+		if shared != nil {
+			r.Exporter.Cluster = &status.Cluster{Owner: owner, Primary: shared.IsPrimary(), RedisUp: shared.Up()}
+		}
 		if trk != nil {
 			r.Jobs = trk.Status()
 		}
@@ -314,6 +353,20 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	err = srv.Run(ctx)
 	stopTracker()
 	return err
+}
+
+// primaryViews are the views of set on the primary replica, none on the
+// others.
+type primaryViews struct {
+	set     *orgs.Set
+	cluster *cluster.Client
+}
+
+func (p primaryViews) Views() []refresh.View {
+	if !p.cluster.IsPrimary() {
+		return nil
+	}
+	return p.set.Views()
 }
 
 func logGateway(logger log.Logger, protected bool, webConfig string) {

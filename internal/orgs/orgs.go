@@ -33,6 +33,9 @@ type Settings struct {
 	// Shared, when set, is the ledger every replica pays each
 	// organization's requests from (Redis), instead of LedgerDir's files.
 	Shared func(organization string) budget.SharedLedger
+	// Walks, when set, shares each organization's walks and snapshots
+	// with the other replicas (Redis).
+	Walks func(organization string) refresh.Shared
 	// Budget is the budget's configuration, less limit, name and ledger
 	// (tests set its clock and window).
 	Budget budget.Config
@@ -178,6 +181,9 @@ func (s *Set) plan(o *org, projects []refresh.Project) error {
 	}
 	rc := s.settings.Refresh
 	rc.Projects = projects
+	if s.settings.Walks != nil {
+		rc.Shared = s.settings.Walks(o.name)
+	}
 	sched, err := refresh.New(o.client, o.budget, rc, log.With(s.logger, "organization", o.name))
 	if err != nil {
 		return err

@@ -26,7 +26,7 @@ func (s *Set) Status() ([]status.Organization, []status.Demand) {
 			d := status.Demand{Organization: o.name, Project: v.Project, Source: v.Source, Window: windowLabel(v),
 				LastRefreshAt: v.LastAttempt, Duration: status.Duration(v.Duration), Running: v.Running,
 				NextRefreshAt: v.NextDue, Cost: v.Cost, CostKnown: v.CostKnown, Interval: status.Duration(v.Interval),
-				LastSuccessAt: v.LastSuccess, Exported: v.Data != nil}
+				LastSuccessAt: v.LastSuccess, Exported: v.Data != nil, SharedVersion: v.SharedVersion}
 			if v.Attempted {
 				d.Result = status.Classify(v.Err)
 			}

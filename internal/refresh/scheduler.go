@@ -119,6 +119,12 @@ type Config struct {
 	Concurrency int
 	// Now is the clock (nil = time.Now).
 	Now func() time.Time
+	// Shared, when set, shares the walks and their snapshots with the
+	// other replicas (see Shared); nil: this process walks alone.
+	Shared Shared
+	// SyncInterval is how often Run serves what other replicas published
+	// (0 = DefaultSyncInterval).
+	SyncInterval time.Duration
 }
 
 // Scheduler walks every project and window on a plan the budget pays for.
@@ -177,8 +183,12 @@ type entry struct {
 	reserved  int
 	interval  time.Duration
 	// logged is the plan last logged for the entry.
-	logged   string
-	nextDue  time.Time
+	logged  string
+	nextDue time.Time
+	// heldUntil: another replica claimed the walk; not due before then.
+	heldUntil time.Time
+	// seen is a shared version found older than state's snapshot.
+	seen     int64
 	inflight chan struct{}
 	state    *state
 }
@@ -192,6 +202,8 @@ type state struct {
 	err        error // of the last walk, when it failed
 	attemptEnd time.Time
 	duration   time.Duration
+	// version is good's version in the shared store (0: not shared).
+	version int64
 }
 
 // New validates cfg and returns a Scheduler with nothing fetched yet.
@@ -229,6 +241,9 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	}
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.SyncInterval <= 0 {
+		cfg.SyncInterval = DefaultSyncInterval
 	}
 	if logger == nil {
 		logger = log.NewNopLogger()
@@ -540,6 +555,23 @@ func (s *Scheduler) estimate(e *entry) int {
 // Run walks on the plan until ctx ends, then waits for walks in flight.
 func (s *Scheduler) Run(ctx context.Context) {
 	defer s.Close()
+	if s.cfg.Shared != nil {
+		// A replica that starts serves what the others published before
+		// it plans anything: no request for data that is fresh.
+		s.Sync(ctx)
+		s.wg.Go(func() {
+			t := time.NewTicker(s.cfg.SyncInterval)
+			defer t.Stop()
+			for {
+				select {
+				case <-s.ctx.Done():
+					return
+				case <-t.C:
+					s.Sync(s.ctx)
+				}
+			}
+		})
+	}
 	for {
 		// next is on the scheduler's clock, which tests move by hand.
 		wait := recheck
@@ -740,6 +772,9 @@ func (s *Scheduler) order(now time.Time) []*entry {
 // Caller holds mu.
 func (s *Scheduler) due(e *entry, now time.Time) (bool, time.Time) {
 	st := e.state
+	if now.Before(e.heldUntil) {
+		return false, e.heldUntil
+	}
 	retryAt := st.attemptEnd.Add(s.retryInterval(e))
 	if e.final {
 		loc := e.proj.Loc()
@@ -802,6 +837,10 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 	defer s.wg.Done()
 	s.mu.Lock()
 	cost, effective := e.cost, s.budget.Effective()
+	key := ""
+	if s.cfg.Shared != nil {
+		key = sharedKey(e)
+	}
 	s.mu.Unlock()
 	timeout := s.cfg.RefreshTimeout
 	if cost > effective {
@@ -822,7 +861,30 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 		day = visitors.AddDays(day, -1)
 	}
 	from, to := e.window.RangeEndingOn(day)
-	snap, err := e.src.Walk(ctx, sources.Query{Project: e.project, DateFrom: from, DateTo: to, TotalsOnly: e.scope == ScopeSite})
+	var (
+		snap    sources.Snapshot
+		err     error
+		token   int64
+		release = func() {}
+	)
+	if key != "" {
+		walkCtx, tok, rel, walk, cerr := s.claim(ctx, e, key)
+		switch {
+		case cerr == nil && !walk: // another replica's snapshot is fresh
+			s.endWithoutWalk(e, time.Time{}, done)
+			return
+		case errors.Is(cerr, ErrHeld): // another replica is walking it
+			s.endWithoutWalk(e, s.now().Add(heldWait), done)
+			return
+		case cerr != nil:
+			err = fmt.Errorf("shared plan: %w", cerr)
+		default:
+			ctx, token, release = walkCtx, tok, rel
+		}
+	}
+	if err == nil {
+		snap, err = e.src.Walk(ctx, sources.Query{Project: e.project, DateFrom: from, DateTo: to, TotalsOnly: e.scope == ScopeSite})
+	}
 	end := s.now()
 
 	s.mu.Lock()
@@ -848,7 +910,7 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 		lvl.Log("msg", "analytics refresh failed", "project", e.project, "source", e.spec.Name, "window", e.label, "scope", e.scope,
 			"date_from", from, "date_to", to, "duration", end.Sub(start), "serving", serving, "err", err)
 	} else {
-		next.good = snap
+		next.good, next.version = snap, token
 		e.cost, e.costKnown = max(snap.Meta().Requests, 1), true
 		e.nextDue = start.Add(e.interval)
 		level.Debug(s.logger).Log("msg", "analytics refreshed", "project", e.project, "source", e.spec.Name, "window", e.label,
@@ -862,7 +924,29 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 		s.replan()
 	}
 	s.mu.Unlock()
+	if err == nil && token > 0 {
+		s.publish(e, key, token, snap, start, next.duration)
+	}
+	release()
 	close(done)
+	s.wake()
+}
+
+// endWithoutWalk ends a walk that sent nothing because another replica
+// walked (or is walking, until heldUntil) the demand.
+func (s *Scheduler) endWithoutWalk(e *entry, heldUntil time.Time, done chan struct{}) {
+	s.mu.Lock()
+	e.heldUntil = heldUntil
+	e.inflight = nil
+	e.reserved = 0
+	s.running--
+	s.mu.Unlock()
+	close(done)
+	s.wake()
+}
+
+// wake makes Run plan again.
+func (s *Scheduler) wake() {
 	select {
 	case s.walked <- struct{}{}:
 	default:
@@ -901,7 +985,8 @@ func (s *Scheduler) Views() []View {
 			continue // yesterday's numbers matter only in the first hour of today
 		}
 		v := View{Project: e.project, Source: e.spec.Name, Scope: e.scope, Window: e.label, Attempted: st.attempted, OK: st.ok, Duration: st.duration,
-			LastAttempt: st.attemptEnd, Err: st.err, Failures: st.failures, Running: e.inflight != nil, Cost: e.cost, CostKnown: e.costKnown}
+			LastAttempt: st.attemptEnd, Err: st.err, Failures: st.failures, Running: e.inflight != nil, Cost: e.cost, CostKnown: e.costKnown,
+			SharedVersion: st.version}
 		if _, at := s.due(e, now); !v.Running {
 			v.NextDue = at
 		}

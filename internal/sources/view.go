@@ -45,4 +45,8 @@ type View struct {
 	// Data is the snapshot to export now, nil when there is none or it is
 	// stale, or of other dates than the window's at now.
 	Data Snapshot
+	// SharedVersion is the version of the snapshot that replicas share
+	// (0: none, or not shared): replicas that show the same version serve
+	// the same data.
+	SharedVersion int64
 }

@@ -48,6 +48,19 @@ type Exporter struct {
 	// Config is the configuration file's reload state; nil when the
 	// exporter is configured by flags only.
 	Config *Config `json:"config"`
+	// Cluster is this replica's place among the replicas sharing a Redis;
+	// nil for a single process.
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster is a replica's view of the replicas it shares a Redis with.
+type Cluster struct {
+	// Owner is this replica's id in the leases it holds.
+	Owner string `json:"owner"`
+	// Primary: this replica exports the data every replica shares.
+	Primary bool `json:"primary"`
+	// RedisUp: the last call to Redis succeeded.
+	RedisUp bool `json:"redis_up"`
 }
 
 // Config is the state of the configuration file, as the
@@ -131,6 +144,9 @@ type Demand struct {
 	// Exported tells whether the data is on /metrics now: false before
 	// the first good refresh and once the data is too stale to serve.
 	Exported bool `json:"exported"`
+	// SharedVersion is the version of the snapshot replicas share (0:
+	// not shared): replicas showing one version serve the same data.
+	SharedVersion int64 `json:"shared_version,omitempty"`
 }
 
 // Jobs are the agent jobs the gateway tracks.
