@@ -22,15 +22,16 @@ const (
 func fixedNow() time.Time { return time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC) }
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	fake  *fakeapi.Server
 	clock *testutil.Clock
 	cfg   sources.Config
 }
 
 // start serves a fake over HTTP and a client with no retries (a fault
-// shows at once) unless mod changes the config.
-func start(t *testing.T, opts fakeapi.Options, mod func(*sources.Config)) *env {
+// shows at once) unless mod changes the config. Fuzz targets and
+// benchmarks walk real snapshots too, hence testing.TB.
+func start(t testing.TB, opts fakeapi.Options, mod func(*sources.Config)) *env {
 	t.Helper()
 	clock := testutil.NewClock(fixedNow())
 	opts.APIKey, opts.Projects, opts.Now = key, []string{project}, clock.Now
@@ -64,7 +65,7 @@ func (e *env) source(name string) sources.Source {
 	return s
 }
 
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	t.Helper()
 	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
