@@ -1,16 +1,21 @@
 package e2e
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v2"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // testServices stands in for the compose services when a rewritten
@@ -34,27 +39,39 @@ func runTool(t *testing.T, bin string, args ...string) {
 	}
 }
 
-// TestExamplePrometheusConfig checks examples/prometheus.yml as docker
-// compose uses it (its rule path resolves to alerts/ both in the repository
-// and in the container) and as the end-to-end test rewrites it.
+// TestExamplePrometheusConfig checks examples/prometheus.yml, and
+// prometheus-ha.yml of the high availability variant, as docker compose uses
+// them (the rule path resolves to alerts/ both in the repository and in the
+// container) and as the end-to-end test rewrites them.
 func TestExamplePrometheusConfig(t *testing.T) {
 	promtool := lookTool(t, "promtool", "prometheus")
-	runTool(t, promtool, "check", "config", filepath.Join(examplesDir(), "prometheus.yml"))
+	// The HA variant's second replica, for the rewrite.
+	services := map[string]string{"exporter-2": "127.0.0.1:19872"}
+	for k, v := range testServices {
+		services[k] = v
+	}
+	for _, name := range []string{"prometheus.yml", "prometheus-ha.yml"} {
+		runTool(t, promtool, "check", "config", filepath.Join(examplesDir(), name))
 
-	out, err := rewritePrometheusConfig(readExample(t, "prometheus.yml"), examplesDir(), promRewrite{Interval: "1s", Services: testServices})
-	if err != nil {
-		t.Fatalf("rewriting examples/prometheus.yml for the e2e test: %v", err)
-	}
-	for _, want := range []string{testServices["exporter"], testServices["alertmanager"], filepath.Join(repoRoot(), "alerts")} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("rewritten config lacks %q:\n%s", want, out)
+		out, err := rewritePrometheusConfig(readExample(t, name), examplesDir(), promRewrite{Interval: "1s", Services: services})
+		if err != nil {
+			t.Fatalf("rewriting examples/%s for the e2e test: %v", name, err)
 		}
+		want := []string{services["exporter"], services["alertmanager"], filepath.Join(repoRoot(), "alerts")}
+		if name == "prometheus-ha.yml" {
+			want = append(want, services["exporter-2"])
+		}
+		for _, w := range want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("rewritten %s lacks %q:\n%s", name, w, out)
+			}
+		}
+		f := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(f, out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		runTool(t, promtool, "check", "config", f)
 	}
-	f := filepath.Join(t.TempDir(), "prometheus.yml")
-	if err := os.WriteFile(f, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	runTool(t, promtool, "check", "config", f)
 }
 
 // TestExampleAlertmanagerConfig checks examples/alertmanager.yml, as it is
@@ -80,35 +97,236 @@ func TestExampleAlertmanagerConfig(t *testing.T) {
 }
 
 type composeFile struct {
-	Services map[string]struct {
-		Build   interface{} `yaml:"build"`
-		Image   string      `yaml:"image"`
-		Command []string    `yaml:"command"`
-		Volumes []string    `yaml:"volumes"`
-	} `yaml:"services"`
-	Volumes map[string]interface{} `yaml:"volumes"`
+	Services map[string]composeService `yaml:"services"`
+	Volumes  map[string]interface{}    `yaml:"volumes"`
+}
+
+type composeService struct {
+	Build     interface{} `yaml:"build"`
+	Image     string      `yaml:"image"`
+	Command   []string    `yaml:"command"`
+	Volumes   []string    `yaml:"volumes"`
+	Ports     []string    `yaml:"ports"`
+	DependsOn []string    `yaml:"depends_on"`
 }
 
 type mount struct{ src, dst string }
 
-// TestComposeFile checks what docker compose would only find out at run
-// time: files it mounts exist, each --config.file is mounted, Prometheus'
-// rule path resolves to the rules inside the container, Grafana's provider
-// reads the mounted dashboards, and every host the configs name is a
-// service.
-func TestComposeFile(t *testing.T) {
-	dir := examplesDir()
-	var c composeFile
-	if err := yaml.Unmarshal(readExample(t, "docker-compose.yml"), &c); err != nil {
-		t.Fatalf("docker-compose.yml: %v", err)
-	}
-	for _, want := range []string{"exporter", "prometheus", "alertmanager", "grafana"} {
-		if _, ok := c.Services[want]; !ok {
-			t.Errorf("docker-compose.yml: no service %q", want)
+// loadCompose reads compose files of examples/ as docker compose -f
+// FILE -f FILE... merges them: a later file's service adds to the earlier
+// one's, replacing its image, build and command, and its volumes by their
+// target path (what docker compose config shows); depends_on and the
+// top-level volumes add up.
+func loadCompose(t *testing.T, files ...string) composeFile {
+	t.Helper()
+	out := composeFile{Services: map[string]composeService{}, Volumes: map[string]interface{}{}}
+	for _, f := range files {
+		var c composeFile
+		if err := yaml.Unmarshal(readExample(t, f), &c); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for k, v := range c.Volumes {
+			out.Volumes[k] = v
+		}
+		for name, s := range c.Services {
+			m, ok := out.Services[name]
+			if !ok {
+				out.Services[name] = s
+				continue
+			}
+			if s.Build != nil {
+				m.Build = s.Build
+			}
+			if s.Image != "" {
+				m.Image = s.Image
+			}
+			if s.Command != nil {
+				m.Command = s.Command
+			}
+			for _, v := range s.Volumes {
+				replaced := false
+				for i, old := range m.Volumes {
+					if volumeTarget(old) == volumeTarget(v) {
+						m.Volumes[i], replaced = v, true
+					}
+				}
+				if !replaced {
+					m.Volumes = append(m.Volumes, v)
+				}
+			}
+			m.Ports = append(m.Ports, s.Ports...)
+			m.DependsOn = append(m.DependsOn, s.DependsOn...)
+			out.Services[name] = m
 		}
 	}
+	return out
+}
+
+// volumeTarget is the path in the container of a short-syntax volume
+// (source:target[:mode]).
+func volumeTarget(v string) string {
+	parts := strings.Split(v, ":")
+	if len(parts) < 2 {
+		return v
+	}
+	return parts[1]
+}
+
+// TestComposeFile checks docker-compose.yml for what docker compose would
+// only find out at run time (see checkCompose).
+func TestComposeFile(t *testing.T) {
+	t.Parallel() // each builds the exporter
+	c := loadCompose(t, "docker-compose.yml")
+	checkCompose(t, c, "prometheus.yml")
+}
+
+// TestComposeHAFile checks the high availability variant,
+// docker-compose.yml with docker-compose.ha.yml over it, as checkCompose
+// does, and that it is what it says: two or more replicas of the exporter,
+// each reading a configuration whose cluster: section names the Redis
+// service, none with the job gateway (its state is per process), each on a
+// host port of its own and scraped by Prometheus; and that mintlify-ha.yml
+// and prometheus-ha.yml differ from mintlify.yml and prometheus.yml only in
+// the cluster section and the scrape targets.
+func TestComposeHAFile(t *testing.T) {
+	t.Parallel() // each builds the exporter
+	c := loadCompose(t, "docker-compose.yml", "docker-compose.ha.yml")
+	exporters := checkCompose(t, c, "prometheus-ha.yml")
+	if len(exporters) < 2 {
+		t.Fatalf("docker-compose.ha.yml: %d exporter service(s) %v, want two replicas or more", len(exporters), exporters)
+	}
+	redis, ok := c.Services["redis"]
+	if !ok || !strings.HasPrefix(redis.Image, "redis:") && !strings.HasPrefix(redis.Image, "valkey/valkey:") {
+		t.Errorf("docker-compose.ha.yml: want a service redis running Redis or Valkey, got %+v", redis)
+	}
+	hostPorts := map[string]string{}
+	addresses := map[string]bool{}
+	for name, e := range exporters {
+		if e.cluster == nil || e.cluster.Address == "" {
+			t.Errorf("service %s: %s has no cluster: address", name, e.config)
+			continue
+		}
+		addresses[e.cluster.Address] = true
+		if host, _, _ := net.SplitHostPort(e.cluster.Address); host != "redis" {
+			t.Errorf("service %s: cluster address %s is not the redis service", name, e.cluster.Address)
+		}
+		for _, arg := range c.Services[name].Command {
+			if strings.HasPrefix(arg, "--web.enable-agent-api") {
+				t.Errorf("service %s: %s on a replica: the gateway's jobs are in one process's state file", name, arg)
+			}
+		}
+		for _, p := range c.Services[name].Ports {
+			parts := strings.Split(p, ":")
+			hp := strings.Join(parts[:len(parts)-1], ":")
+			if other, ok := hostPorts[hp]; ok {
+				t.Errorf("services %s and %s both publish %s", name, other, hp)
+			}
+			hostPorts[hp] = name
+		}
+	}
+	if len(addresses) > 1 {
+		t.Errorf("the replicas name different Redis addresses %v: they would not share a budget", addresses)
+	}
+
+	// Prometheus scrapes every replica.
+	var prom struct {
+		ScrapeConfigs []struct {
+			StaticConfigs []struct {
+				Targets []string `yaml:"targets"`
+			} `yaml:"static_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	if err := yaml.Unmarshal(readExample(t, "prometheus-ha.yml"), &prom); err != nil {
+		t.Fatal(err)
+	}
+	scraped := map[string]bool{}
+	for _, sc := range prom.ScrapeConfigs {
+		for _, st := range sc.StaticConfigs {
+			for _, tg := range st.Targets {
+				host, _, _ := net.SplitHostPort(tg)
+				scraped[host] = true
+			}
+		}
+	}
+	for name := range exporters {
+		if !scraped[name] {
+			t.Errorf("prometheus-ha.yml does not scrape the replica %s", name)
+		}
+	}
+
+	// The HA files are the demo's files with their one difference.
+	sameBut(t, "mintlify.yml", "mintlify-ha.yml", func(m yamlMap) { delete(m, "cluster") })
+	sameBut(t, "prometheus.yml", "prometheus-ha.yml", func(m yamlMap) {
+		scs, _ := m["scrape_configs"].([]interface{})
+		for _, sc := range scs {
+			scm, _ := sc.(yamlMap)
+			sts, _ := scm["static_configs"].([]interface{})
+			for _, st := range sts {
+				if stm, ok := st.(yamlMap); ok {
+					delete(stm, "targets")
+				}
+			}
+		}
+	})
+}
+
+// sameBut fails unless the examples a and b, parsed, are equal once strip
+// has removed their intended difference from both.
+func sameBut(t *testing.T, a, b string, strip func(yamlMap)) {
+	t.Helper()
+	var ma, mb yamlMap
+	if err := yaml.Unmarshal(readExample(t, a), &ma); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := yaml.Unmarshal(readExample(t, b), &mb); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	strip(ma)
+	strip(mb)
+	if !reflect.DeepEqual(ma, mb) {
+		ya, _ := yaml.Marshal(ma)
+		yb, _ := yaml.Marshal(mb)
+		t.Errorf("%s differs from %s beyond what it is for: copy the change over\n--- %s\n%s\n--- %s\n%s", b, a, a, ya, b, yb)
+	}
+}
+
+// composeExporter is an exporter service of a compose file: the
+// configuration file it reads (a host path) and that file's cluster section.
+type composeExporter struct {
+	config  string
+	cluster *struct {
+		Address string `yaml:"address"`
+	}
+}
+
+// checkCompose checks what docker compose would only find out at run
+// time: files it mounts exist, each --config.file is mounted, every flag of
+// an exporter service is a flag of the exporter and its configuration file
+// passes config check, Prometheus (reading promFile) finds the rules inside
+// the container, Grafana's provider reads the mounted dashboards, and every
+// host the configs name is a service. It returns the exporter services (those
+// built from the repository) by name.
+func checkCompose(t *testing.T, c composeFile, promFile string) map[string]composeExporter {
+	t.Helper()
+	dir := examplesDir()
+	for _, want := range []string{"exporter", "prometheus", "alertmanager", "grafana"} {
+		if _, ok := c.Services[want]; !ok {
+			t.Errorf("compose: no service %q", want)
+		}
+	}
+	bin, err := testutil.BuildExporter(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := exporterFlags(t, bin)
+	exporters := map[string]composeExporter{}
 	mounts := map[string][]mount{}
 	for name, s := range c.Services {
+		for _, d := range s.DependsOn {
+			if _, ok := c.Services[d]; !ok {
+				t.Errorf("service %s: depends_on %q is not a service", name, d)
+			}
+		}
 		if s.Build == nil && s.Image == "" {
 			t.Errorf("service %s: neither build nor image", name)
 		}
@@ -141,15 +359,44 @@ func TestComposeFile(t *testing.T) {
 			}
 			mounts[name] = append(mounts[name], mount{src, dst})
 		}
+		var config string
 		for _, arg := range s.Command {
 			if f, ok := strings.CutPrefix(arg, "--config.file="); ok {
 				if host := hostPath(mounts[name], f); host == "" {
 					t.Errorf("service %s: %s is not in a mounted file or directory", name, arg)
 				} else if _, err := os.Stat(host); err != nil {
 					t.Errorf("service %s: %s: %v", name, arg, err)
+				} else {
+					config = host
 				}
 			}
 		}
+		if s.Build == nil {
+			continue
+		}
+		// An exporter: its flags and its configuration file.
+		e := composeExporter{config: config}
+		for _, arg := range s.Command {
+			flag, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+			if !strings.HasPrefix(arg, "--") || !flags[flag] {
+				t.Errorf("service %s: %q is not a flag of mintlify_exporter serve", name, arg)
+			}
+		}
+		if config != "" {
+			if out, err := exec.Command(bin, "config", "check", "--config.file="+config).CombinedOutput(); err != nil {
+				t.Errorf("service %s: config check %s: %v\n%s", name, config, err, out)
+			}
+			var f struct {
+				Cluster *struct {
+					Address string `yaml:"address"`
+				} `yaml:"cluster"`
+			}
+			if err := yaml.Unmarshal(readFile(t, config), &f); err != nil {
+				t.Errorf("service %s: %s: %v", name, config, err)
+			}
+			e.cluster = f.Cluster
+		}
+		exporters[name] = e
 	}
 	isService := func(what, hostport string) {
 		host, _, err := net.SplitHostPort(hostport)
@@ -159,6 +406,11 @@ func TestComposeFile(t *testing.T) {
 		}
 		if _, ok := c.Services[host]; !ok {
 			t.Errorf("%s: host %q is not a docker compose service", what, host)
+		}
+	}
+	for name, e := range exporters {
+		if e.cluster != nil {
+			isService(fmt.Sprintf("service %s: %s: cluster address", name, filepath.Base(e.config)), e.cluster.Address)
 		}
 	}
 
@@ -179,8 +431,8 @@ func TestComposeFile(t *testing.T) {
 			} `yaml:"static_configs"`
 		} `yaml:"scrape_configs"`
 	}
-	if err := yaml.Unmarshal(readExample(t, "prometheus.yml"), &prom); err != nil {
-		t.Fatalf("prometheus.yml: %v", err)
+	if err := yaml.Unmarshal(readExample(t, promFile), &prom); err != nil {
+		t.Fatalf("%s: %v", promFile, err)
 	}
 	promConfig := "/etc/prometheus/prometheus.yml" // the image's default
 	for _, arg := range c.Services["prometheus"].Command {
@@ -188,8 +440,8 @@ func TestComposeFile(t *testing.T) {
 			promConfig = f
 		}
 	}
-	if h := hostPath(mounts["prometheus"], promConfig); filepath.Clean(h) != filepath.Join(dir, "prometheus.yml") {
-		t.Errorf("prometheus: %s is %q on the host, want examples/prometheus.yml", promConfig, h)
+	if h := hostPath(mounts["prometheus"], promConfig); filepath.Clean(h) != filepath.Join(dir, promFile) {
+		t.Errorf("prometheus: %s is %q on the host, want examples/%s", promConfig, h, promFile)
 	}
 	for _, rf := range prom.RuleFiles {
 		inContainer := rf
@@ -208,14 +460,14 @@ func TestComposeFile(t *testing.T) {
 	for _, am := range prom.Alerting.Alertmanagers {
 		for _, sc := range am.StaticConfigs {
 			for _, tg := range sc.Targets {
-				isService("prometheus.yml alertmanager", tg)
+				isService(promFile+" alertmanager", tg)
 			}
 		}
 	}
 	for _, s := range prom.ScrapeConfigs {
 		for _, sc := range s.StaticConfigs {
 			for _, tg := range sc.Targets {
-				isService("prometheus.yml scrape target", tg)
+				isService(promFile+" scrape target", tg)
 			}
 		}
 	}
@@ -292,6 +544,25 @@ func TestComposeFile(t *testing.T) {
 			t.Errorf("grafana: no dashboard (*.json) in %s", host)
 		}
 	}
+	return exporters
+}
+
+// exporterFlags reads the flags of the exporter's serve command (the
+// default command, which the compose services run) from its --help.
+func exporterFlags(t *testing.T, bin string) map[string]bool {
+	t.Helper()
+	out, err := exec.Command(bin, "serve", "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mintlify_exporter serve --help: %v\n%s", err, out)
+	}
+	flags := map[string]bool{}
+	for _, m := range regexp.MustCompile(`--(\[no-\])?([a-z0-9.-]+)`).FindAllStringSubmatch(string(out), -1) {
+		flags[m[2]] = true
+	}
+	if !flags["config.file"] || !flags["cluster.redis-address"] {
+		t.Fatalf("mintlify_exporter serve --help lists no --config.file or --cluster.redis-address:\n%s", out)
+	}
+	return flags
 }
 
 // hostPath maps a path inside a container to the host path of the bind

@@ -80,5 +80,146 @@ organizations:
 {{- end }}
 projects:
   {{- toYaml .Values.config.projects | nindent 2 }}
+{{- include "mintlify-exporter.clusterSection" . }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" with more than one replica: they need the cluster (a shared Redis),
+get a PodDisruptionBudget and are spread over nodes.
+*/}}
+{{- define "mintlify-exporter.replicated" -}}
+{{- if gt (int .Values.replicaCount) 1 }}true{{ end }}
+{{- end }}
+
+{{/*
+Refuses values that would start replicas without shared state, or cluster
+settings the exporter would refuse at start (the pods would crash-loop).
+*/}}
+{{- define "mintlify-exporter.checkCluster" -}}
+{{- $r := .Values.cluster.redis }}
+{{- if lt (int .Values.replicaCount) 0 }}
+{{- fail (printf "replicaCount=%v: want 0 or more" .Values.replicaCount) }}
+{{- end }}
+{{- if and (include "mintlify-exporter.replicated" .) (not $r.address) }}
+{{- fail (printf "replicaCount=%v needs cluster.redis.address: without a shared Redis each replica pays its analytics requests from a budget of its own, together spending the organization's 100 requests per hour several times over, and keeps its own state files; set cluster.redis.address to an existing Redis or Valkey (the chart installs none), or replicaCount=1" .Values.replicaCount) }}
+{{- end }}
+{{- if and (include "mintlify-exporter.replicated" .) .Values.gateway.enabled }}
+{{- fail (printf "replicaCount=%v with gateway.enabled: the agent job gateway keeps its jobs in a state file of its own that replicas do not share (a job accepted by one pod is unknown to the others); install the gateway as a release of its own with replicaCount=1" .Values.replicaCount) }}
+{{- end }}
+{{- if not $r.address }}
+{{- if or $r.username $r.passwordSecret.name $r.tls.enabled $r.tls.caSecret.name $r.tls.clientCertSecret.name $r.tls.serverName $r.tls.insecureSkipVerify }}
+{{- fail "cluster.redis settings without cluster.redis.address: set the address (host:port) of the Redis or Valkey, or leave the other cluster.redis settings out" }}
+{{- end }}
+{{- else }}
+{{- if not (regexMatch "^[^:/ ]+:[0-9]+$|^\\[[0-9a-fA-F:.]+\\]:[0-9]+$" $r.address) }}
+{{- fail (printf "cluster.redis.address %q: want host:port" $r.address) }}
+{{- end }}
+{{- if and (not $r.tls.enabled) (or $r.tls.caSecret.name $r.tls.clientCertSecret.name $r.tls.serverName $r.tls.insecureSkipVerify) }}
+{{- fail "cluster.redis.tls settings need cluster.redis.tls.enabled=true" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Where the cluster's secrets are mounted: the password file, the CA and the
+client certificate ("" when not configured).
+*/}}
+{{- define "mintlify-exporter.redisPasswordFile" -}}
+{{- with .Values.cluster.redis.passwordSecret }}{{ if .name }}/etc/mintlify_exporter/redis/{{ .key | default "password" }}{{ end }}{{ end }}
+{{- end }}
+{{- define "mintlify-exporter.redisCAFile" -}}
+{{- with .Values.cluster.redis.tls.caSecret }}{{ if .name }}/etc/mintlify_exporter/redis-ca/{{ .key | default "ca.crt" }}{{ end }}{{ end }}
+{{- end }}
+{{- define "mintlify-exporter.redisCertFile" -}}
+{{- with .Values.cluster.redis.tls.clientCertSecret }}{{ if .name }}/etc/mintlify_exporter/redis-client/{{ .certKey | default "tls.crt" }}{{ end }}{{ end }}
+{{- end }}
+{{- define "mintlify-exporter.redisKeyFile" -}}
+{{- with .Values.cluster.redis.tls.clientCertSecret }}{{ if .name }}/etc/mintlify_exporter/redis-client/{{ .keyKey | default "tls.key" }}{{ end }}{{ end }}
+{{- end }}
+
+{{/*
+The configuration file's cluster: section (the config route), the same
+settings as the --cluster.redis-* flags of the flag route.
+*/}}
+{{- define "mintlify-exporter.clusterSection" -}}
+{{- $r := .Values.cluster.redis }}
+{{- if $r.address }}
+cluster:
+  address: {{ $r.address | quote }}
+  {{- with $r.username }}
+  username: {{ . | quote }}
+  {{- end }}
+  {{- with include "mintlify-exporter.redisPasswordFile" . }}
+  password_file: {{ . | quote }}
+  {{- end }}
+  {{- with $r.db }}
+  db: {{ int . }}
+  {{- end }}
+  {{- with $r.keyPrefix }}
+  key_prefix: {{ . | quote }}
+  {{- end }}
+  {{- with $r.timeout }}
+  timeout: {{ . | quote }}
+  {{- end }}
+  {{- if $r.tls.enabled }}
+  tls:
+    enabled: true
+    {{- with include "mintlify-exporter.redisCAFile" . }}
+    ca_file: {{ . | quote }}
+    {{- end }}
+    {{- with include "mintlify-exporter.redisCertFile" . }}
+    cert_file: {{ . | quote }}
+    key_file: {{ include "mintlify-exporter.redisKeyFile" $ | quote }}
+    {{- end }}
+    {{- with $r.tls.serverName }}
+    server_name: {{ . | quote }}
+    {{- end }}
+    {{- if $r.tls.insecureSkipVerify }}
+    insecure_skip_verify: true
+    {{- end }}
+  {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The same settings as --cluster.redis-* flags (the flag route), quoted: a
+key prefix may end in a colon.
+*/}}
+{{- define "mintlify-exporter.clusterArgs" -}}
+{{- $r := .Values.cluster.redis }}
+{{- if $r.address }}
+- {{ printf "--cluster.redis-address=%s" $r.address | quote }}
+{{- with $r.username }}
+- {{ printf "--cluster.redis-username=%s" . | quote }}
+{{- end }}
+{{- with include "mintlify-exporter.redisPasswordFile" . }}
+- {{ printf "--cluster.redis-password-file=%s" . | quote }}
+{{- end }}
+{{- with $r.db }}
+- {{ printf "--cluster.redis-db=%d" (int .) | quote }}
+{{- end }}
+{{- with $r.keyPrefix }}
+- {{ printf "--cluster.redis-key-prefix=%s" . | quote }}
+{{- end }}
+{{- with $r.timeout }}
+- {{ printf "--cluster.redis-timeout=%s" . | quote }}
+{{- end }}
+{{- if $r.tls.enabled }}
+- --cluster.redis-tls
+{{- with include "mintlify-exporter.redisCAFile" . }}
+- {{ printf "--cluster.redis-tls-ca-file=%s" . | quote }}
+{{- end }}
+{{- with include "mintlify-exporter.redisCertFile" . }}
+- {{ printf "--cluster.redis-tls-cert-file=%s" . | quote }}
+- {{ printf "--cluster.redis-tls-key-file=%s" (include "mintlify-exporter.redisKeyFile" $) | quote }}
+{{- end }}
+{{- with $r.tls.serverName }}
+- {{ printf "--cluster.redis-tls-server-name=%s" . | quote }}
+{{- end }}
+{{- if $r.tls.insecureSkipVerify }}
+- --cluster.redis-tls-insecure-skip-verify
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}

@@ -24,6 +24,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 )
@@ -74,6 +75,7 @@ type rendered struct {
 	configMaps      []*corev1.ConfigMap
 	serviceMonitors []*monitoringv1.ServiceMonitor
 	prometheusRules []*monitoringv1.PrometheusRule
+	pdbs            []*policyv1.PodDisruptionBudget
 	kinds           []string
 }
 
@@ -128,6 +130,9 @@ func render(t *testing.T, args ...string) *rendered {
 		case "monitoring.coreos.com/v1 PrometheusRule":
 			o := &monitoringv1.PrometheusRule{}
 			r.prometheusRules, obj = append(r.prometheusRules, o), o
+		case "policy/v1 PodDisruptionBudget":
+			o := &policyv1.PodDisruptionBudget{}
+			r.pdbs, obj = append(r.pdbs, o), o
 		default:
 			t.Fatalf("unexpected object %s %s:\n%s", meta.APIVersion, meta.Kind, doc)
 		}
@@ -212,9 +217,18 @@ func noArgPrefix(t *testing.T, c corev1.Container, prefixes ...string) {
 // a writable /tmp, flags the exporter knows.
 func checkCommon(t *testing.T, r *rendered) {
 	t.Helper()
+	checkCommonReplicas(t, r, 1)
+}
+
+// checkCommonReplicas is checkCommon for a Deployment of replicas pods.
+func checkCommonReplicas(t *testing.T, r *rendered, replicas int32) {
+	t.Helper()
 	d := r.deployment
-	if d.Name != fullname || d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
-		t.Errorf("deployment %s: want %s with replicas 1", d.Name, fullname)
+	if d.Name != fullname || d.Spec.Replicas == nil || *d.Spec.Replicas != replicas {
+		t.Errorf("deployment %s: want %s with replicas %d", d.Name, fullname, replicas)
+	}
+	if replicas == 1 && len(d.Spec.Template.Spec.TopologySpreadConstraints) != 0 {
+		t.Errorf("topology spread constraints %+v on one replica, not asked for", d.Spec.Template.Spec.TopologySpreadConstraints)
 	}
 	pod := d.Spec.Template.Spec
 	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
@@ -766,5 +780,206 @@ func TestExistingClaim(t *testing.T) {
 	}
 	if v, ok := r.volume("state"); !ok || v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "old-state" {
 		t.Errorf("state volume %+v: want the claim old-state", v)
+	}
+}
+
+// The message of the refusal of replicas without the cluster, as chart-check.sh also checks it.
+const replicasNeedClusterMsg = "replicaCount=2 needs cluster.redis.address: without a shared Redis each replica pays its analytics requests " +
+	"from a budget of its own, together spending the organization's 100 requests per hour several times over, and keeps its own state files; " +
+	"set cluster.redis.address to an existing Redis or Valkey (the chart installs none), or replicaCount=1"
+
+// TestReplicasNeedCluster: several replicas without a shared Redis would each spend the
+// organization's budget and keep their own state; the chart refuses them and says why. So it does
+// for the gateway on several replicas (its jobs live in one pod's state file), and for cluster
+// settings the exporter would refuse at start.
+func TestReplicasNeedCluster(t *testing.T) {
+	flagRoute := []string{"--set", "mintlify.projects={docs}", "--set", "mintlify.apiKey.existingSecret=k"}
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"no cluster":             {append([]string{"--set", "replicaCount=2"}, flagRoute...), replicasNeedClusterMsg},
+		"no cluster, sandbox":    {[]string{"--set", "replicaCount=2", "--set", "mintlify.sandbox=true"}, replicasNeedClusterMsg},
+		"no cluster, config":     {[]string{"-f", filepath.Join(chartDir, "ci", "config-values.yaml"), "--set", "replicaCount=2"}, replicasNeedClusterMsg},
+		"only a password":        {append([]string{"--set", "replicaCount=2", "--set", "cluster.redis.passwordSecret.name=p"}, flagRoute...), "needs cluster.redis.address"},
+		"password, no address":   {append([]string{"--set", "cluster.redis.passwordSecret.name=p"}, flagRoute...), "cluster.redis settings without cluster.redis.address"},
+		"address without a port": {append([]string{"--set", "cluster.redis.address=redis"}, flagRoute...), "want host:port"},
+		"CA without TLS":         {append([]string{"--set", "cluster.redis.address=redis:6379", "--set", "cluster.redis.tls.caSecret.name=ca"}, flagRoute...), "cluster.redis.tls.enabled=true"},
+		"gateway on replicas": {[]string{"-f", filepath.Join(chartDir, "ci", "gateway-values.yaml"), "--set", "replicaCount=2", "--set", "cluster.redis.address=redis:6379"},
+			"replicaCount=2 with gateway.enabled"},
+	} {
+		_, err := helmTemplate(tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
+		}
+	}
+}
+
+// checkReplicated checks what several replicas need beside the cluster settings: a rolling update
+// (no Recreate: the state files are the pod's own), a PodDisruptionBudget selecting the pods, an
+// emptyDir for the local state (never a ReadWriteOnce claim), and spreading over nodes.
+func checkReplicated(t *testing.T, r *rendered, replicas int32) {
+	t.Helper()
+	checkCommonReplicas(t, r, replicas)
+	d := r.deployment
+	if s := d.Spec.Strategy; s.Type != appsv1.RollingUpdateDeploymentStrategyType || s.RollingUpdate == nil ||
+		s.RollingUpdate.MaxUnavailable == nil || s.RollingUpdate.MaxUnavailable.String() != "0" {
+		t.Errorf("strategy %+v: want RollingUpdate with maxUnavailable 0", s)
+	}
+	if len(r.pdbs) != 1 {
+		t.Fatalf("want one PodDisruptionBudget, got %d", len(r.pdbs))
+	}
+	pdb := r.pdbs[0]
+	if pdb.Name != fullname || pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.String() != "1" || pdb.Spec.MinAvailable != nil {
+		t.Errorf("PodDisruptionBudget %s %+v: want %s with maxUnavailable 1", pdb.Name, pdb.Spec, fullname)
+	}
+	if pdb.Spec.Selector == nil || !reflect.DeepEqual(pdb.Spec.Selector.MatchLabels, d.Spec.Selector.MatchLabels) {
+		t.Errorf("PodDisruptionBudget selector %+v: want the Deployment's %v", pdb.Spec.Selector, d.Spec.Selector.MatchLabels)
+	}
+	checkLedgerVolume(t, r)
+	tsc := d.Spec.Template.Spec.TopologySpreadConstraints
+	if len(tsc) != 1 || tsc[0].TopologyKey != "kubernetes.io/hostname" || tsc[0].WhenUnsatisfiable != corev1.ScheduleAnyway ||
+		tsc[0].LabelSelector == nil || !reflect.DeepEqual(tsc[0].LabelSelector.MatchLabels, d.Spec.Selector.MatchLabels) {
+		t.Errorf("topology spread %+v: want the pods spread over nodes where possible", tsc)
+	}
+}
+
+// checkSecretMount: the Secret secret is mounted read-only at dir, holding the file file.
+func checkSecretMount(t *testing.T, r *rendered, volume, secret, dir string) {
+	t.Helper()
+	c := r.container(t)
+	v, ok := r.volume(volume)
+	if !ok || v.Secret == nil || v.Secret.SecretName != secret {
+		t.Errorf("volume %s %+v: want the Secret %s", volume, v, secret)
+	}
+	for _, m := range c.VolumeMounts {
+		if m.Name == volume && (m.MountPath != dir || !m.ReadOnly) {
+			t.Errorf("volume %s mounted at %s (read-only %v), want %s read-only", volume, m.MountPath, m.ReadOnly, dir)
+		}
+	}
+	if mountPath(c, volume) == "" {
+		t.Errorf("volume %s is not mounted", volume)
+	}
+}
+
+// TestHAValues renders ci/ha-values.yaml: two replicas of the flag route with the cluster as
+// --cluster.redis-* flags, the password and the CA mounted from their Secrets.
+func TestHAValues(t *testing.T) {
+	r := render(t, "-f", filepath.Join(chartDir, "ci", "ha-values.yaml"))
+	wantKinds(t, r, "Deployment", "Service", "PodDisruptionBudget", "ServiceMonitor")
+	checkReplicated(t, r, 2)
+	c := r.container(t)
+	wantArgs(t, c,
+		"--cluster.redis-address=valkey.cache.svc.cluster.local:6380",
+		"--cluster.redis-password-file=/etc/mintlify_exporter/redis/password",
+		"--cluster.redis-db=3",
+		"--cluster.redis-key-prefix=mintlify_exporter:acme:",
+		"--cluster.redis-tls",
+		"--cluster.redis-tls-ca-file=/etc/mintlify_exporter/redis-ca/ca.crt",
+		"--mintlify.project=acme-docs", "--mintlify.api-key-file=/etc/mintlify_exporter/key/api-key")
+	noArgPrefix(t, c, "--config.file", "--web.enable-agent-api", "--cluster.redis-tls-cert-file", "--cluster.redis-username")
+	checkSecretMount(t, r, "redis-password", "mintlify-redis", "/etc/mintlify_exporter/redis")
+	checkSecretMount(t, r, "redis-ca", "mintlify-redis-ca", "/etc/mintlify_exporter/redis-ca")
+	if _, ok := r.volume("redis-client"); ok {
+		t.Error("a client certificate volume without clientCertSecret")
+	}
+	for _, e := range c.Env {
+		if strings.Contains(strings.ToUpper(e.Name), "PASS") {
+			t.Errorf("env %s: the Redis password is read from a mounted file, never the environment", e.Name)
+		}
+	}
+	// The ServiceMonitor scrapes the Service's endpoints, so every replica.
+	if len(r.serviceMonitors) != 1 || len(r.serviceMonitors[0].Spec.Endpoints) != 1 || r.serviceMonitors[0].Spec.Endpoints[0].Port != "http" {
+		t.Error("want a ServiceMonitor scraping port http of every pod")
+	}
+
+	// A PodDisruptionBudget by minAvailable, and none when turned off or on one replica.
+	r = render(t, "-f", filepath.Join(chartDir, "ci", "ha-values.yaml"), "--set", "replicaCount=3", "--set", "podDisruptionBudget.minAvailable=2")
+	if len(r.pdbs) != 1 || r.pdbs[0].Spec.MinAvailable == nil || r.pdbs[0].Spec.MinAvailable.String() != "2" || r.pdbs[0].Spec.MaxUnavailable != nil {
+		t.Errorf("PodDisruptionBudget %+v: want minAvailable 2 alone", r.pdbs)
+	}
+	checkCommonReplicas(t, r, 3)
+	r = render(t, "-f", filepath.Join(chartDir, "ci", "ha-values.yaml"), "--set", "podDisruptionBudget.enabled=false")
+	wantKinds(t, r, "Deployment", "Service", "ServiceMonitor")
+	// One replica with the cluster: the flags, no PodDisruptionBudget, the defaults' strategy.
+	r = render(t, "-f", filepath.Join(chartDir, "ci", "ha-values.yaml"), "--set", "replicaCount=1")
+	wantKinds(t, r, "Deployment", "Service", "ServiceMonitor")
+	checkCommon(t, r)
+	wantArgs(t, r.container(t), "--cluster.redis-address=valkey.cache.svc.cluster.local:6380")
+	if r.deployment.Spec.Strategy.Type != "" {
+		t.Errorf("strategy %q on one replica without the gateway: want the default", r.deployment.Spec.Strategy.Type)
+	}
+
+	// Every cluster setting, as flags the exporter knows (checkCommon checks each flag).
+	r = render(t, "-f", filepath.Join(chartDir, "ci", "ha-values.yaml"),
+		"--set", "cluster.redis.username=exporter", "--set", "cluster.redis.timeout=3s",
+		"--set", "cluster.redis.tls.clientCertSecret.name=mintlify-redis-client", "--set", "cluster.redis.tls.serverName=redis.internal",
+		"--set", "cluster.redis.tls.insecureSkipVerify=true")
+	checkReplicated(t, r, 2)
+	wantArgs(t, r.container(t), "--cluster.redis-username=exporter", "--cluster.redis-timeout=3s",
+		"--cluster.redis-tls-cert-file=/etc/mintlify_exporter/redis-client/tls.crt",
+		"--cluster.redis-tls-key-file=/etc/mintlify_exporter/redis-client/tls.key",
+		"--cluster.redis-tls-server-name=redis.internal", "--cluster.redis-tls-insecure-skip-verify")
+	checkSecretMount(t, r, "redis-client", "mintlify-redis-client", "/etc/mintlify_exporter/redis-client")
+}
+
+// TestHAConfigFile: on the configuration file route the cluster is the file's cluster: section (the
+// exporter refuses --cluster.* flags beside --config.file), which config check accepts, with the
+// password file where its Secret is mounted.
+func TestHAConfigFile(t *testing.T) {
+	values := filepath.Join(chartDir, "ci", "config-values.yaml")
+	r := render(t, "-f", values, "--set", "replicaCount=2", "--set", "cluster.redis.address=redis.cache:6379",
+		"--set", "cluster.redis.passwordSecret.name=mintlify-redis", "--set", "cluster.redis.passwordSecret.key=redis-password",
+		"--set", "cluster.redis.db=1", "--set", "cluster.redis.timeout=5s",
+		"--set", "cluster.redis.tls.enabled=true", "--set", "cluster.redis.tls.caSecret.name=redis-ca", "--set", "cluster.redis.tls.caSecret.key=ca.pem")
+	wantKinds(t, r, "Deployment", "Service", "ConfigMap", "PodDisruptionBudget")
+	checkReplicated(t, r, 2)
+	c := r.container(t)
+	noArgPrefix(t, c, "--cluster.")
+	wantArgs(t, c, "--config.file=/etc/mintlify_exporter/config/mintlify.yml")
+	_, file := r.configFile(t)
+	var parsed struct {
+		Cluster map[string]any `json:"cluster"`
+	}
+	if err := yaml.Unmarshal([]byte(file), &parsed); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"address": "redis.cache:6379", "password_file": "/etc/mintlify_exporter/redis/redis-password", "db": float64(1),
+		"timeout": "5s", "tls": map[string]any{"enabled": true, "ca_file": "/etc/mintlify_exporter/redis-ca/ca.pem"}}
+	if !reflect.DeepEqual(parsed.Cluster, want) {
+		t.Errorf("cluster section %v, want %v:\n%s", parsed.Cluster, want, file)
+	}
+	checkSecretMount(t, r, "redis-password", "mintlify-redis", "/etc/mintlify_exporter/redis")
+	checkSecretMount(t, r, "redis-ca", "redis-ca", "/etc/mintlify_exporter/redis-ca")
+	path := filepath.Join(t.TempDir(), "mintlify.yml")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(exporter(t), "config", "check", "--config.file="+path).CombinedOutput(); err != nil {
+		t.Fatalf("config check of the rendered file: %v\n%s\n%s", err, out, file)
+	}
+	// A changed cluster setting rolls the pods: a reload cannot change the cluster section.
+	base, _ := r.configFile(t)
+	other := render(t, "-f", values, "--set", "replicaCount=2", "--set", "cluster.redis.address=redis.cache:6380")
+	if o, _ := other.configFile(t); o.Data["mintlify.yml"] == base.Data["mintlify.yml"] ||
+		other.deployment.Spec.Template.Annotations["checksum/config"] == r.deployment.Spec.Template.Annotations["checksum/config"] {
+		t.Error("another cluster address does not change the file's checksum: the pods would not roll")
+	}
+}
+
+// TestNoPDBOnOneReplica: the renderings of one replica have no PodDisruptionBudget (on one pod it
+// either protects nothing or blocks node drains) and keep their strategy.
+func TestNoPDBOnOneReplica(t *testing.T) {
+	for _, args := range [][]string{
+		{"-f", filepath.Join(chartDir, "ci", "sandbox-values.yaml")},
+		{"-f", filepath.Join(chartDir, "ci", "gateway-values.yaml")},
+		{"-f", filepath.Join(chartDir, "ci", "config-values.yaml")},
+	} {
+		r := render(t, args...)
+		if len(r.pdbs) != 0 {
+			t.Errorf("%v: a PodDisruptionBudget on one replica", args)
+		}
+		checkCommon(t, r)
+		noArgPrefix(t, r.container(t), "--cluster.")
 	}
 }
