@@ -193,7 +193,7 @@ cluster:
 			if r == primary {
 				data = m
 			} else if len(m) != 0 {
-				t.Errorf("replica %s (not the primary) exports %d data series: a scrape of every replica would count them twice", r.name, len(m))
+				t.Errorf("replica %s (not the primary) exports %d data series: a scrape of every replica would count them twice: %v", r.name, len(m), slices.Sorted(maps.Keys(m)))
 			}
 		}
 		if len(data) == 0 {
@@ -309,7 +309,7 @@ func sourceSeries(m map[string]float64) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range m {
 		if strings.HasPrefix(k, "mintlify_") && !strings.HasPrefix(k, "mintlify_exporter_") && !strings.HasPrefix(k, "mintlify_analytics_") &&
-			!strings.HasPrefix(k, "mintlify_api_") && !strings.HasPrefix(k, "mintlify_agent_") {
+			!strings.HasPrefix(k, "mintlify_api_") && !strings.HasPrefix(k, "mintlify_agent_") && !strings.HasPrefix(k, "mintlify_web_") {
 			out[k] = v
 		}
 	}
