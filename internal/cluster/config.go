@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -58,6 +59,11 @@ type Config struct {
 	// the primary, lasts without a renewal: how soon the others take over
 	// from a replica that died.
 	LeaseDuration time.Duration `yaml:"lease_duration"`
+	// AdvertiseURL is the base URL (http://host:port) at which the other
+	// replicas reach this one's /api/, to forward agent job requests to
+	// the replica that runs the gateway ("" = this host's first
+	// non-loopback address and the listen port, over http).
+	AdvertiseURL string `yaml:"advertise_url"`
 	// HealthInterval is how often Run pings Redis (tests shorten it).
 	HealthInterval time.Duration `yaml:"-"`
 }
@@ -93,6 +99,7 @@ var FlagNames = map[string]string{
 	"KeyPrefix":              "--cluster.redis-key-prefix",
 	"Timeout":                "--cluster.redis-timeout",
 	"LeaseDuration":          "--cluster.lease-duration",
+	"AdvertiseURL":           "--cluster.advertise-url",
 	"TLS.Enabled":            "--cluster.redis-tls",
 	"TLS.CAFile":             "--cluster.redis-tls-ca-file",
 	"TLS.CertFile":           "--cluster.redis-tls-cert-file",
@@ -110,6 +117,7 @@ var FileKeys = map[string]string{
 	"KeyPrefix":              "cluster.key_prefix",
 	"Timeout":                "cluster.timeout",
 	"LeaseDuration":          "cluster.lease_duration",
+	"AdvertiseURL":           "cluster.advertise_url",
 	"TLS.Enabled":            "cluster.tls.enabled",
 	"TLS.CAFile":             "cluster.tls.ca_file",
 	"TLS.CertFile":           "cluster.tls.cert_file",
@@ -137,6 +145,7 @@ func (c *Config) Validate() error {
 		validate.Field("Timeout", validate.InRange(c.Timeout, time.Millisecond, maxTimeout)),
 		// Renewed every third of it, each renewal bounded by Timeout.
 		validate.Field("LeaseDuration", validate.InRange(c.LeaseDuration, max(time.Second, 3*c.Timeout), 10*time.Minute)),
+		validate.Field("AdvertiseURL", checkAdvertiseURL(c.AdvertiseURL)),
 		validate.Field("TLS.CAFile", needsTLS(t.Enabled, t.CAFile != "")),
 		validate.Field("TLS.CertFile", needsTLS(t.Enabled, t.CertFile != "")),
 		validate.Field("TLS.KeyFile", needsTLS(t.Enabled, t.KeyFile != "")),
@@ -153,6 +162,17 @@ func checkAddress(addr string) error {
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return fmt.Errorf("want a port between 1 and 65535, got %q", port)
+	}
+	return nil
+}
+
+func checkAdvertiseURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.User != nil || u.RawQuery != "" {
+		return fmt.Errorf("want http://host:port or https://host:port, got %q", s)
 	}
 	return nil
 }
@@ -245,6 +265,8 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	mark(app.Flag("cluster.redis-db", "Redis logical database number.")).Default("0").IntVar(&c.DB)
 	mark(app.Flag("cluster.redis-key-prefix", "Prefix of every Redis key the exporter writes.")).Default(c.KeyPrefix).StringVar(&c.KeyPrefix)
 	flagvalue.DurationVar(app, "cluster.redis-timeout", "Timeout of each dial and each call to Redis.", &c.Timeout)
+	mark(app.Flag("cluster.advertise-url", "Base URL (http://host:port) at which the other replicas reach this one, to forward agent job requests to the replica that runs the gateway (default: this host's first non-loopback address and the listen port).")).
+		PlaceHolder("URL").StringVar(&c.AdvertiseURL)
 	flagvalue.DurationVar(app, "cluster.lease-duration", "How long a replica's claim on a walk, or on being the primary, lasts without a renewal (renewed every third of it): how soon the other replicas take over from one that died.", &c.LeaseDuration)
 	mark(app.Flag("cluster.redis-tls", "Connect to Redis over TLS.")).BoolVar(&c.TLS.Enabled)
 	mark(app.Flag("cluster.redis-tls-ca-file", "CA certificates (PEM) that verify the Redis server (default: the system's).")).PlaceHolder("PATH").StringVar(&c.TLS.CAFile)

@@ -21,6 +21,8 @@ import (
 type StateStore struct {
 	c       *Client
 	buckets map[string]bool
+	// fence, when set, is the lease every write requires (see StateOptions).
+	fence *Lease
 }
 
 // StateOptions configure OpenStateStore; they mean what store.Options do.
@@ -28,7 +30,17 @@ type StateOptions struct {
 	Schema   string
 	Upgrades []string
 	Buckets  []string
+	// Fence, when set, is the lease of the one replica that may write:
+	// every Apply checks, in the same atomic step, that it still holds it,
+	// so a replica that lost it (cut off from Redis, paused) cannot write
+	// over its successor's state. Its name must be "agent", whose key
+	// shares the state's hash slot.
+	Fence *Lease
 }
+
+// AgentLease is the name of the lease whose holder runs the agent job
+// gateway and writes its state.
+const AgentLease = "agent"
 
 // schemaScript stamps KEYS[1] with schema ARGV[1] unless it holds another
 // one that is not in ARGV[2:] (the upgrades); it answers the stored one.
@@ -50,7 +62,10 @@ func (c *Client) OpenStateStore(ctx context.Context, opts StateOptions) (*StateS
 	if opts.Schema == "" {
 		return nil, errors.New("agent state in Redis: a schema is required")
 	}
-	s := &StateStore{c: c, buckets: map[string]bool{store.Jobs: true}}
+	if opts.Fence != nil && opts.Fence.Name != AgentLease {
+		return nil, fmt.Errorf("agent state in Redis: fenced by lease %q, want %q", opts.Fence.Name, AgentLease)
+	}
+	s := &StateStore{c: c, buckets: map[string]bool{store.Jobs: true}, fence: opts.Fence}
 	for _, b := range opts.Buckets {
 		s.buckets[b] = true
 	}
@@ -99,6 +114,9 @@ func (s *StateStore) Apply(ops ...store.Op) error {
 			return fmt.Errorf("agent state in Redis: no bucket %q", op.Bucket)
 		}
 	}
+	if s.fence != nil {
+		return s.applyFenced(ops)
+	}
 	return s.c.call(context.Background(), opStoreApply, func(ctx context.Context) (bool, error) {
 		_, err := s.c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			for _, op := range ops {
@@ -112,6 +130,50 @@ func (s *StateStore) Apply(ops ...store.Op) error {
 		})
 		return false, err
 	})
+}
+
+// fencedApplyScript applies ARGV[2..], in groups of four (index into KEYS
+// of the bucket's hash, kind "s" to set or "d" to delete, field, value), if
+// KEYS[1] (the fence lease) still holds ARGV[1]; else it answers 0.
+var fencedApplyScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+for i = 2, #ARGV, 4 do
+  local key = KEYS[tonumber(ARGV[i])]
+  if ARGV[i+1] == 'd' then redis.call('HDEL', key, ARGV[i+2]) else redis.call('HSET', key, ARGV[i+2], ARGV[i+3]) end
+end
+return 1
+`)
+
+func (s *StateStore) applyFenced(ops []store.Op) error {
+	keys := []string{s.c.Leases().keys(s.fence.Name)[0]}
+	index := map[string]int{}
+	args := []any{s.fence.value()}
+	for _, op := range ops {
+		i, ok := index[op.Bucket]
+		if !ok {
+			keys = append(keys, s.bucketKey(op.Bucket))
+			i = len(keys)
+			index[op.Bucket] = i
+		}
+		kind, value := "s", op.Value
+		if op.Value == nil {
+			kind, value = "d", []byte{}
+		}
+		args = append(args, i, kind, op.Key, value)
+	}
+	var held bool
+	err := s.c.call(context.Background(), opStoreApply, func(ctx context.Context) (bool, error) {
+		n, err := fencedApplyScript.Run(ctx, s.c.rdb, keys, args...).Int()
+		held = n == 1
+		return !held, err
+	})
+	switch {
+	case err != nil:
+		return err
+	case !held:
+		return fmt.Errorf("agent state in Redis: lease %s (token %d): %w: another replica runs the gateway now", s.fence.Name, s.fence.Token, ErrLeaseLost)
+	}
+	return nil
 }
 
 // ForEachIn calls fn for every entry of bucket in key order, as the bbolt

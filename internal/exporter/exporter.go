@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
@@ -250,25 +251,38 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	defer front.Close()
 	// The tracker opens (and locks) the state file before any analytics
 	// request: a second exporter on the same file exits before it walks.
-	api, gw, trk := gateway.Disabled(), (*gateway.Gateway)(nil), (*tracker.Tracker)(nil)
+	// With replicas, the state is in Redis and one replica at a time runs
+	// the gateway; the others forward to it.
+	api := gateway.Disabled()
+	var jobs agentJobs
+	jobsRunning := false
+	agentProjects := &atomic.Pointer[[]string]{}
 	if o.Gateway.Enabled {
 		trkCfg.Projects = cfg.ProjectIDs()
-		if trk, err = tracker.New(set, reg, trkCfg, logger); err != nil {
-			return fmt.Errorf("agent jobs: %w", err)
-		}
 		gwCfg := o.Gateway.Config
 		gwCfg.Projects = cfg.AgentProjects()
-		if gw, err = gateway.New(trk, reg, gwCfg, logger); err != nil {
-			_ = trk.Close()
-			return fmt.Errorf("agent job gateway: %w", err)
+		agentProjects.Store(&gwCfg.Projects)
+		if shared != nil {
+			listen := (*o.Server.Web.WebListenAddresses)[0]
+			if jobs, err = replicatedJobs(shared, cfg.Cluster, owner, listen, set, reg, trkCfg, gwCfg, agentProjects, logger); err != nil {
+				return err
+			}
+		} else {
+			local, err := newLocalJobs(set, reg, trkCfg, gwCfg, logger)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if !jobsRunning { // an early return: Run never took it over
+					local.Close()
+				}
+			}()
+			jobs = local
 		}
-		api = gw
+		api = jobs
 		logGateway(logger, front.Protected(), *o.Server.Web.WebConfigFile)
 	}
 	if err := set.Apply(cfg); err != nil {
-		if trk != nil {
-			_ = trk.Close()
-		}
 		return err
 	}
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext(),
@@ -300,8 +314,10 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		if err := set.Apply(next); err != nil {
 			return err
 		}
-		if gw != nil {
-			gw.SetProjects(trk.Accepts(next.AgentProjects()))
+		if jobs != nil {
+			ids := next.AgentProjects()
+			agentProjects.Store(&ids)
+			jobs.SetProjects(ids)
 		}
 		return nil
 	}, logger, nil)
@@ -318,8 +334,8 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		if shared != nil {
 			r.Exporter.Cluster = &status.Cluster{Owner: owner, Primary: shared.IsPrimary(), RedisUp: shared.Up()}
 		}
-		if trk != nil {
-			r.Jobs = trk.Status()
+		if jobs != nil {
+			r.Jobs = jobs.Status()
 		}
 		return r
 	}
@@ -332,7 +348,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		API:    api,
 		Reload: reloader.Handler(),
 		Front:  front,
-		Status: status.Handler(report, status.Options{Links: links(o.Server.TelemetryPath, gw != nil, cfg.AgentProjects())}),
+		Status: status.Handler(report, status.Options{Links: links(o.Server.TelemetryPath, jobs != nil, cfg.AgentProjects())}),
 	}, logger, loggers.Slog)
 	if err != nil {
 		return err
@@ -340,15 +356,9 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	// The tracker stops only after the server has: requests in flight
 	// finish and every job they acknowledge is recorded.
 	trkCtx, stopTracker := context.WithCancel(context.Background())
-	if trk != nil {
-		wg.Go(func() {
-			if err := trk.Run(trkCtx); err != nil {
-				level.Error(logger).Log("msg", "agent job tracker stopped", "err", err)
-			}
-			if err := trk.Close(); err != nil {
-				level.Error(logger).Log("msg", "agent job tracker", "err", err)
-			}
-		})
+	if jobs != nil {
+		jobsRunning = true // Run closes the state from here on
+		wg.Go(func() { jobs.Run(trkCtx) })
 	}
 	err = srv.Run(ctx)
 	stopTracker()

@@ -39,6 +39,7 @@ const (
 
 type job struct {
 	project string
+	prompt  string // of the create
 	body    jobBody
 	// outcome and duration are the current turn's fate; turnStart is when
 	// the turn started (createdAt, then the time of each follow-up).
@@ -137,7 +138,7 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 	}
 	id := fmt.Sprintf("%s%06d", s.opts.JobIDPrefix, s.nextID.Add(1))
 	outcome, d := s.outcomeFor(id, prompt)
-	j := &job{project: project, outcome: outcome, duration: d, turnStart: now, body: jobBody{
+	j := &job{project: project, prompt: prompt, outcome: outcome, duration: d, turnStart: now, body: jobBody{
 		ID:        id,
 		Source:    source{Repository: "https://github.com/acme/docs", Ref: "mintlify/" + id},
 		Model:     "claude-sonnet-4-5",
@@ -318,6 +319,20 @@ func (s *Server) ForgetJob(project, id string) error {
 	}
 	j.gone = true
 	return nil
+}
+
+// Prompts counts the project's jobs by the prompt they were created with:
+// a test that sends each prompt once finds a job created twice.
+func (s *Server) Prompts(project string) map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for _, j := range s.jobs {
+		if j.project == project {
+			out[j.prompt]++
+		}
+	}
+	return out
 }
 
 // JobCount is how many jobs were created.

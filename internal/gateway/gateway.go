@@ -769,3 +769,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
 }
+
+// WriteUnavailable answers 503 with a JSON error and a Retry-After of
+// retryAfter seconds (at least 1): what a replica answers while no replica
+// can run the gateway.
+func WriteUnavailable(w http.ResponseWriter, msg string, retryAfter int) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(retryAfter, 1)))
+	writeError(w, http.StatusServiceUnavailable, msg)
+}
+
+// WriteBadGateway answers 502 with a JSON error: a request forwarded to
+// the replica running the gateway got no answer, so its outcome is
+// unknown.
+func WriteBadGateway(w http.ResponseWriter, msg string) {
+	writeError(w, http.StatusBadGateway, msg)
+}

@@ -45,6 +45,10 @@ type Config struct {
 	Retention time.Duration
 	// StatePath is the bbolt state file; its directory is created.
 	StatePath string
+	// Store, when set, keeps the state instead of the file at StatePath:
+	// the replicas' shared Redis (see Layout). The tracker's Close calls
+	// its Close.
+	Store StateStore
 	// LockTimeout is how long opening the state file waits for another
 	// process to release it before failing.
 	LockTimeout time.Duration

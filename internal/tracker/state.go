@@ -41,6 +41,14 @@ const bucketIntents = "intents"
 const bucketMessageIntents = "message_intents"
 
 // storeOptions are the state file's options for the tracker.
+// Layout is the state's schema, the older schemas it still reads, and its
+// buckets beside store.Jobs: what another store of the state (Redis) must
+// stamp and hold.
+func Layout() (schema string, upgrades, buckets []string) {
+	o := storeOptions(&Config{})
+	return o.Schema, o.Upgrades, o.Buckets
+}
+
 func storeOptions(cfg *Config) store.Options {
 	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents},
 		LockTimeout: cfg.LockTimeout, WriteTimeout: cfg.StateWriteTimeout, BeforeCommit: cfg.beforeStateWrite}

@@ -46,8 +46,10 @@ type upstream interface {
 	ThrottledUntil(endpoint string) time.Time
 }
 
-// stateStore is the part of *store.Store the tracker uses (tests inject a
-// failing one).
+// StateStore is the part of *store.Store the tracker uses: the bbolt file,
+// or the shared Redis of replicas (tests inject a failing one).
+type StateStore = stateStore
+
 type stateStore interface {
 	Apply(ops ...store.Op) error
 	ForEachIn(bucket string, fn func(key, value []byte) error) error
@@ -116,9 +118,12 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	st, err := store.Open(cfg.StatePath, storeOptions(&cfg))
-	if err != nil {
-		return nil, err
+	st := cfg.Store
+	if st == nil {
+		var err error
+		if st, err = store.Open(cfg.StatePath, storeOptions(&cfg)); err != nil {
+			return nil, err
+		}
 	}
 	s := &Tracker{
 		cfg:      cfg,
