@@ -51,11 +51,22 @@ func (l *Leases) keys(name string) []string {
 
 // acquireScript: when nobody holds KEYS[1], the next token and a lease of
 // ARGV[2] ms for owner ARGV[1]; else the holder's value and TTL.
+//
+// A token is at least Redis's clock in milliseconds: a Redis restarted
+// without its data starts the counter again, and tokens counted from 1
+// would repeat ones that replicas still hold (as the versions of their
+// snapshots); the clock keeps them growing across such a loss.
 var acquireScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if v then return {0, v, redis.call('PTTL', KEYS[1])} end
 local tok = redis.call('INCR', KEYS[2])
-v = tok .. ' ' .. ARGV[1]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if tok < now then
+  tok = now
+  redis.call('SET', KEYS[2], tok)
+end
+v = string.format('%d %s', tok, ARGV[1])
 redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
 return {1, v, tonumber(ARGV[2])}
 `)
