@@ -81,6 +81,11 @@ var exporterMetrics = []string{
 	"mintlify_exporter_build_info",
 	"mintlify_exporter_config_last_reload_successful",
 	"mintlify_exporter_config_last_reload_success_timestamp_seconds",
+	// Replicas sharing a Redis (only with a cluster: section).
+	"mintlify_exporter_cluster_up",
+	"mintlify_exporter_cluster_operations_total",
+	"mintlify_exporter_cluster_primary",
+	"mintlify_exporter_cluster_walk_leases_held",
 }
 
 // exporterHistograms are exposed as classic histograms: <name>_bucket, _sum and _count.

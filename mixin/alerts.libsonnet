@@ -579,6 +579,82 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
         |||),
       },
     },
+    {
+      comment:: |||
+        Replicas sharing a Redis (the cluster: section). Without one, none of the
+        mintlify_exporter_cluster_* series exist and none of these three alerts fires.
+        mintlify_exporter_cluster_up is the result of the replica's last call to Redis (it also pings
+        it every 5s); for: 5m lets a Redis restart or failover pass. While it is 0 no analytics request
+        leaves (the shared ledger cannot pay for it) and leases cannot be renewed. One alert per
+        replica: every replica cut off from Redis fires.
+      |||,
+      alert: 'MintlifyClusterRedisDown',
+      expr: |||
+        mintlify_exporter_cluster_up == 0
+      |||,
+      'for': t.clusterRedisDownFor,
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: 'The exporter cannot reach the Redis its replicas share.',
+        description: oneLine(|||
+          The exporter {{ $labels.instance }} (job {{ $labels.job }}) keeps failing to reach the shared
+          Redis: it sends no analytics request (the shared ledger cannot pay for any), serves its last
+          data as it ages, and cannot renew its
+          leases.{{ with printf "mintlify_exporter_cluster_primary{job=%q,instance=%q} == 1" $labels.job $labels.instance | query }} It
+          is the primary and keeps exporting the shared data while it is cut off, beside any replica
+          that takes over.{{ end }}
+        |||),
+      },
+    },
+    {
+      comment:: |||
+        The primary (the one holder of the "primary" lease) alone exports the data every replica
+        shares: analytics, plan status, budgets. A replica that dies is replaced within one
+        cluster.lease_duration (30s by default) of its last renewal, so a job whose replicas reach Redis
+        but have no primary for 5m (10 lease durations) is stuck. The value is the number of replicas
+        that reach Redis. When no replica reaches Redis, MintlifyClusterRedisDown fires instead.
+      |||,
+      alert: 'MintlifyClusterNoPrimary',
+      expr: |||
+        count by (job) (mintlify_exporter_cluster_up == 1)
+          and on (job)
+        sum by (job) (mintlify_exporter_cluster_primary) == 0
+      |||,
+      'for': t.clusterNoPrimaryFor,
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: 'No replica of the exporter is the primary, so no analytics data is exported.',
+        description: oneLine(|||
+          {{ $value | printf "%.0f" }} replica(s) of job {{ $labels.job }} reach the shared Redis but
+          none of them is the primary: no replica exports the analytics data, plan status and budgets
+          they share, so dashboards and the analytics alerts see none.
+        |||),
+      },
+    },
+    {
+      comment:: |||
+        More than one primary: each exports the shared series, so sums over the job count them
+        several times. The usual cause is a replica cut off from Redis: it keeps the role (it cannot
+        tell whether another took over) until it reaches Redis again and finds its lease lost, within a
+        third of cluster.lease_duration. A handover overlaps for less than that; for: 5m ignores it.
+      |||,
+      alert: 'MintlifyClusterSeveralPrimaries',
+      expr: |||
+        sum by (job) (mintlify_exporter_cluster_primary) > 1
+      |||,
+      'for': t.clusterSeveralPrimariesFor,
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'Several replicas of the exporter export the data they share.',
+        description: oneLine(|||
+          {{ $value | printf "%.0f" }} replicas of job {{ $labels.job }} are primary at once
+          ({{ range $i, $s := printf "mintlify_exporter_cluster_primary{job=%q} == 1" $labels.job | query | sortByLabel "instance" }}{{ if $i }}, {{ end }}{{ $s.Labels.instance }}{{ end }}):
+          the analytics, plan status and budget series are exported by each, and sums over
+          the job count them {{ $value | printf "%.0f" }} times. A replica cut off from Redis keeps the
+          role: restore its connection or restart it.
+        |||),
+      },
+    },
   ],
 
   // The annotation every alert gets: its section of the runbook.

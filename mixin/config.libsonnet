@@ -74,6 +74,9 @@
       thumbsDownRatio: 0.5,
       thumbsDownMinVotes: 10,
       thumbsDownFor: '1h',
+      clusterRedisDownFor: '5m',
+      clusterNoPrimaryFor: '5m',
+      clusterSeveralPrimariesFor: '5m',
     },
 
     // One row per threshold, in the order of the THRESHOLDS table: the alert using it, where
@@ -120,6 +123,9 @@
       { key: 'thumbsDownRatio', alert: 'MintlifyPageThumbsDownRatioHigh', field: 'expr', meaning: "a page's thumbs_down / (thumbs_up + thumbs_down) over window 7d" },
       { key: 'thumbsDownMinVotes', alert: 'MintlifyPageThumbsDownRatioHigh', field: 'expr', meaning: 'minimum thumbs votes of the page in 7d (volume guard)' },
       { key: 'thumbsDownFor', alert: 'MintlifyPageThumbsDownRatioHigh', field: 'for', meaning: 'ratio above threshold this long' },
+      { key: 'clusterRedisDownFor', alert: 'MintlifyClusterRedisDown', field: 'for', meaning: 'a replica cannot reach the shared Redis this long (longer than a Redis restart or failover)' },
+      { key: 'clusterNoPrimaryFor', alert: 'MintlifyClusterNoPrimary', field: 'for', meaning: 'no primary among replicas that reach Redis this long (keep it above a few cluster.lease_duration)' },
+      { key: 'clusterSeveralPrimariesFor', alert: 'MintlifyClusterSeveralPrimaries', field: 'for', meaning: 'more than one primary this long (a brief overlap at a handover does not fire)' },
     ],
   },
 }

@@ -44,7 +44,9 @@ local pad(s, n) = s + std.repeat(' ', n - std.length(s));
     selected by %(selector)s, OR any target that exposed mintlify_exporter_build_info in the last
     24 hours, whatever its job is called. If you run the exporter under another job name, it is still
     covered once it has been scraped successfully; set _config.exporterSelector to also cover targets
-    that have never come up. Every other rule selects on metric names only.
+    that have never come up. Every other rule selects on metric names only. MintlifyClusterNoPrimary
+    and MintlifyClusterSeveralPrimaries count the primaries per job: the replicas sharing one Redis
+    (one cluster: section) must share a job label, and separate sets of replicas need separate jobs.
 
     Windows: unique-visitor metrics are windowed gauges (not counters), so they are compared as values
     (with `offset 1w`), never rate()d. "Same time a week earlier" with the default window "1d" (today so
