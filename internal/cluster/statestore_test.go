@@ -2,10 +2,12 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
@@ -147,5 +149,70 @@ func TestStateStoreOutage(t *testing.T) {
 	srv.Start()
 	if err := s.Apply(store.Op{Bucket: store.Jobs, Key: "a", Value: []byte("1")}); err != nil {
 		t.Errorf("Apply after Redis returned: %v", err)
+	}
+}
+
+// A store fenced by the agent lease writes (sets and deletes, binary
+// values, several buckets at once) while its replica holds the lease, and
+// refuses every write once another replica took it over: the deposed
+// replica cannot write over its successor's state.
+func TestFencedStateStoreRefusesADeposedWriter(t *testing.T) {
+	t.Parallel()
+	addr := testutil.StartRedis(t)
+	ctx := context.Background()
+	a, b := newReplica(t, addr), newReplica(t, addr)
+	const ttl = 300 * time.Millisecond
+	la, ok, err := a.Leases().Acquire(ctx, cluster.AgentLease, "replica-a", ttl)
+	if err != nil || !ok {
+		t.Fatalf("Acquire: %v %v", ok, err)
+	}
+	opts := stateOpts
+	opts.Fence = &la
+	sa, err := a.OpenStateStore(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary := string([]byte{0, 1, 2, 255, '\n', ' '})
+	if err := sa.Apply(store.Op{Bucket: store.Jobs, Key: "j1", Value: []byte(binary)}, store.Op{Bucket: "intents", Key: "i1", Value: []byte("x")},
+		store.Op{Bucket: store.Jobs, Key: "j2", Value: []byte("y")}); err != nil {
+		t.Fatalf("fenced Apply by the holder: %v", err)
+	}
+	if err := sa.Apply(store.Op{Bucket: store.Jobs, Key: "j2"}); err != nil {
+		t.Fatalf("fenced delete by the holder: %v", err)
+	}
+	if got, _ := readAll(t, sa, store.Jobs); len(got) != 1 || got["j1"] != binary {
+		t.Errorf("jobs after the holder's writes: %q", got)
+	}
+	if got, _ := readAll(t, sa, "intents"); got["i1"] != "x" {
+		t.Errorf("intents after the holder's writes: %q", got)
+	}
+
+	// A stops renewing; B takes the lease over and writes.
+	var lb cluster.Lease
+	for {
+		if lb, ok, err = b.Leases().Acquire(ctx, cluster.AgentLease, "replica-b", ttl); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	opts.Fence = &lb
+	sb, err := b.OpenStateStore(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Apply(store.Op{Bucket: store.Jobs, Key: "j1", Value: []byte("b's")}); err != nil {
+		t.Fatalf("the new holder's write: %v", err)
+	}
+	err = sa.Apply(store.Op{Bucket: store.Jobs, Key: "j1", Value: []byte("a's, stale")})
+	if !errors.Is(err, cluster.ErrLeaseLost) {
+		t.Errorf("the deposed holder's write: %v, want ErrLeaseLost", err)
+	}
+	if got, _ := readAll(t, sb, store.Jobs); got["j1"] != "b's" {
+		t.Errorf("j1 = %q after the deposed holder's write, want the new holder's", got["j1"])
+	}
+	if _, err := a.OpenStateStore(ctx, cluster.StateOptions{Schema: "1", Fence: &cluster.Lease{Name: "primary"}}); err == nil {
+		t.Error("a store fenced by another lease than the agent lease opened")
 	}
 }
