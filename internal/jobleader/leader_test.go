@@ -16,9 +16,9 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobleader"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
+	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
-	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 const lease = 600 * time.Millisecond
