@@ -2,14 +2,18 @@
 # Checks the Helm chart charts/mintlify-exporter:
 #  - helm lint --strict, with the default values, with ci/gateway-values.yaml
 #    (gateway, state volume, web config, ServiceMonitor, PrometheusRule, dashboards),
-#    with ci/config-values.yaml (the configuration file route) and with
-#    ci/ha-values.yaml (two replicas sharing a Redis);
+#    with ci/config-values.yaml (the configuration file route), with
+#    ci/ha-values.yaml (two replicas sharing a Redis) and with
+#    ci/ha-gateway-values.yaml (the same with the job gateway);
 #  - helm template with each;
 #  - replicas: replicaCount=2 without cluster.redis.address does not render and
-#    says why; ci/ha-values.yaml renders 2 replicas without strategy Recreate,
-#    with a PodDisruptionBudget, the Redis address and the password file; the
-#    one-replica renderings keep replicas 1 (the gateway's strategy Recreate)
-#    and have no PodDisruptionBudget;
+#    says why, nor does the gateway on replicas with web TLS (they forward to
+#    each other over plain HTTP); ci/ha-values.yaml renders 2 replicas without
+#    strategy Recreate, with a PodDisruptionBudget, the Redis address and the
+#    password file; ci/ha-gateway-values.yaml as much, with
+#    --web.enable-agent-api and no PersistentVolumeClaim (the jobs are in
+#    Redis); the one-replica renderings keep replicas 1 (the gateway's strategy
+#    Recreate) and have no PodDisruptionBudget;
 #  - helm package: the package holds the rules and dashboards, not the test module;
 #  - the chart's Go test module (charts/mintlify-exporter/test): every rendered
 #    object decoded strictly into its Kubernetes or prometheus-operator type and
@@ -24,6 +28,7 @@ chart=charts/mintlify-exporter
 values=$chart/ci/gateway-values.yaml
 config_values=$chart/ci/config-values.yaml
 ha_values=$chart/ci/ha-values.yaml
+ha_gateway_values=$chart/ci/ha-gateway-values.yaml
 
 name=chart-check
 # shellcheck source=scripts/lib.sh
@@ -39,6 +44,7 @@ fi
 "$helm" lint --strict "$chart" -f "$values"
 "$helm" lint --strict "$chart" -f "$config_values"
 "$helm" lint --strict "$chart" -f "$ha_values"
+"$helm" lint --strict "$chart" -f "$ha_gateway_values"
 "$helm" template rel "$chart" -f "$chart/ci/sandbox-values.yaml" >/dev/null
 "$helm" template rel "$chart" -f "$values" >/dev/null
 "$helm" template rel "$chart" -f "$config_values" >/dev/null
@@ -63,13 +69,31 @@ grep -qx 'kind: PodDisruptionBudget' "$work/ha.yaml" || fail "$ha_values: no Pod
 grep -qF -- '- "--cluster.redis-address=valkey.cache.svc.cluster.local:6380"' "$work/ha.yaml" || fail "$ha_values: no Redis address flag"
 grep -qF -- '- "--cluster.redis-password-file=/etc/mintlify_exporter/redis/password"' "$work/ha.yaml" || fail "$ha_values: no Redis password file flag"
 grep -qx '            secretName: mintlify-redis' "$work/ha.yaml" || fail "$ha_values: the password Secret is not mounted"
+# The gateway on replicas: one runs it on the jobs in Redis, the others
+# forward /api/ to it at its pod IP (the exporter's default advertise URL,
+# plain HTTP): no claim, no advertise flag, and refused with web TLS.
+"$helm" template rel "$chart" -f "$ha_gateway_values" >"$work/ha-gw.yaml"
+grep -qx '  replicas: 2' "$work/ha-gw.yaml" || fail "$ha_gateway_values: not replicas: 2"
+grep -qx '    type: RollingUpdate' "$work/ha-gw.yaml" || fail "$ha_gateway_values: no strategy RollingUpdate"
+grep -qx 'kind: PodDisruptionBudget' "$work/ha-gw.yaml" || fail "$ha_gateway_values: no PodDisruptionBudget"
+grep -qx -- '            - --web.enable-agent-api' "$work/ha-gw.yaml" || fail "$ha_gateway_values: no --web.enable-agent-api"
+grep -qF -- '- "--cluster.redis-address=valkey.cache.svc.cluster.local:6379"' "$work/ha-gw.yaml" || fail "$ha_gateway_values: no Redis address flag"
+! grep -Eq 'PersistentVolumeClaim|persistentVolumeClaim' "$work/ha-gw.yaml" || fail "$ha_gateway_values: a claim for the gateway on replicas"
+! grep -q -- '--cluster.advertise-url' "$work/ha-gw.yaml" || fail "$ha_gateway_values: an advertise URL: the exporter's default (the pod IP) is the one to use"
+if "$helm" template rel "$chart" -f "$values" --set replicaCount=2 --set cluster.redis.address=redis:6379 >/dev/null 2>"$work/err"; then
+	fail "$values: the gateway on replicas renders with webConfig.tls"
+fi
+grep -qF "replicaCount=2 with gateway.enabled and webConfig.tls" "$work/err" || fail "the gateway on replicas with web TLS fails without saying why: $(cat "$work/err")"
 for v in "$chart/ci/sandbox-values.yaml" "$values" "$config_values"; do
 	"$helm" template rel "$chart" -f "$v" >"$work/one.yaml"
 	grep -qx '  replicas: 1' "$work/one.yaml" || fail "$v: not replicas: 1"
 	! grep -q 'kind: PodDisruptionBudget' "$work/one.yaml" || fail "$v: a PodDisruptionBudget on one replica"
 	! grep -q -- '--cluster\.' "$work/one.yaml" || fail "$v: cluster settings that were not asked for"
 done
-"$helm" template rel "$chart" -f "$values" | grep -qx '    type: Recreate' || fail "$values: the gateway lost strategy Recreate"
+# Into a file: grep -q stops reading at the first match, and helm, killed
+# by SIGPIPE, would fail the pipeline under pipefail.
+"$helm" template rel "$chart" -f "$values" >"$work/gw.yaml"
+grep -qx '    type: Recreate' "$work/gw.yaml" || fail "$values: the gateway lost strategy Recreate"
 
 "$helm" package "$chart" -d "$work" >/dev/null
 pkg=$(ls "$work"/mintlify-exporter-*.tgz)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,8 +185,10 @@ func TestComposeFile(t *testing.T) {
 // docker-compose.yml with docker-compose.ha.yml over it, as checkCompose
 // does, and that it is what it says: two or more replicas of the exporter,
 // each reading a configuration whose cluster: section names the Redis
-// service, none with the job gateway (its state is per process), each on a
-// host port of its own and scraped by Prometheus; and that mintlify-ha.yml
+// service, each with the job gateway (one runs it on the jobs in Redis, the
+// others forward to it) and without an advertise URL in a file they share
+// (each must advertise its own address: the default), each on a host port
+// of its own and scraped by Prometheus; and that mintlify-ha.yml
 // and prometheus-ha.yml differ from mintlify.yml and prometheus.yml only in
 // the cluster section and the scrape targets.
 func TestComposeHAFile(t *testing.T) {
@@ -210,10 +213,11 @@ func TestComposeHAFile(t *testing.T) {
 		if host, _, _ := net.SplitHostPort(e.cluster.Address); host != "redis" {
 			t.Errorf("service %s: cluster address %s is not the redis service", name, e.cluster.Address)
 		}
-		for _, arg := range c.Services[name].Command {
-			if strings.HasPrefix(arg, "--web.enable-agent-api") {
-				t.Errorf("service %s: %s on a replica: the gateway's jobs are in one process's state file", name, arg)
-			}
+		if !slices.Contains(c.Services[name].Command, "--web.enable-agent-api") {
+			t.Errorf("service %s: no --web.enable-agent-api: the variant shows the job gateway on every replica", name)
+		}
+		if e.cluster.AdvertiseURL != "" {
+			t.Errorf("service %s: %s names advertise_url %s: every replica reading it would advertise that one address", name, e.config, e.cluster.AdvertiseURL)
 		}
 		for _, p := range c.Services[name].Ports {
 			parts := strings.Split(p, ":")
@@ -294,9 +298,14 @@ func sameBut(t *testing.T, a, b string, strip func(yamlMap)) {
 // configuration file it reads (a host path) and that file's cluster section.
 type composeExporter struct {
 	config  string
-	cluster *struct {
-		Address string `yaml:"address"`
-	}
+	cluster *composeCluster
+}
+
+// composeCluster is the part of a configuration file's cluster: section
+// the compose tests check.
+type composeCluster struct {
+	Address      string `yaml:"address"`
+	AdvertiseURL string `yaml:"advertise_url"`
 }
 
 // checkCompose checks what docker compose would only find out at run
@@ -387,9 +396,7 @@ func checkCompose(t *testing.T, c composeFile, promFile string) map[string]compo
 				t.Errorf("service %s: config check %s: %v\n%s", name, config, err, out)
 			}
 			var f struct {
-				Cluster *struct {
-					Address string `yaml:"address"`
-				} `yaml:"cluster"`
+				Cluster *composeCluster `yaml:"cluster"`
 			}
 			if err := yaml.Unmarshal(readFile(t, config), &f); err != nil {
 				t.Errorf("service %s: %s: %v", name, config, err)

@@ -34,13 +34,16 @@ or crash-looping exporter does not spend its hour again). The root
 filesystem is read-only, so it is always a volume: the gateway's claim, or
 an emptyDir, which survives container restarts in the pod. Not with the
 sandbox, whose simulated jobs and quota die with it (it keeps both in /tmp).
+With the cluster (cluster.redis.address) both the job state and the ledger
+are in Redis: the directory keeps only what each pod counts for itself, on
+an emptyDir, and the gateway gets no claim, on one replica as on several.
 */}}
 {{- define "mintlify-exporter.stateVolume" -}}
 {{- if not .Values.mintlify.sandbox }}true{{ end }}
 {{- end }}
 
 {{- define "mintlify-exporter.statePVC" -}}
-{{- if and (include "mintlify-exporter.stateVolume" .) .Values.gateway.enabled .Values.gateway.persistence.enabled }}true{{ end }}
+{{- if and (include "mintlify-exporter.stateVolume" .) .Values.gateway.enabled .Values.gateway.persistence.enabled (not .Values.cluster.redis.address) }}true{{ end }}
 {{- end }}
 
 {{- define "mintlify-exporter.pvcName" -}}
@@ -104,8 +107,12 @@ settings the exporter would refuse at start (the pods would crash-loop).
 {{- if and (include "mintlify-exporter.replicated" .) (not $r.address) }}
 {{- fail (printf "replicaCount=%v needs cluster.redis.address: without a shared Redis each replica pays its analytics requests from a budget of its own, together spending the organization's 100 requests per hour several times over, and keeps its own state files; set cluster.redis.address to an existing Redis or Valkey (the chart installs none), or replicaCount=1" .Values.replicaCount) }}
 {{- end }}
-{{- if and (include "mintlify-exporter.replicated" .) .Values.gateway.enabled }}
-{{- fail (printf "replicaCount=%v with gateway.enabled: the agent job gateway keeps its jobs in a state file of its own that replicas do not share (a job accepted by one pod is unknown to the others); install the gateway as a release of its own with replicaCount=1" .Values.replicaCount) }}
+{{- /* The gateway on replicas: one runs it on the job state in Redis, the
+others forward /api/ to it at the URL it advertises, by default
+http://POD_IP:PORT (the pod's first non-loopback address and the listen
+port), plain HTTP, which a TLS listener refuses. */}}
+{{- if and (include "mintlify-exporter.replicated" .) .Values.gateway.enabled .Values.webConfig.tls }}
+{{- fail (printf "replicaCount=%v with gateway.enabled and webConfig.tls: the replicas forward agent job requests to the one running the gateway over plain HTTP at its pod address (the exporter's default --cluster.advertise-url), which a TLS listener refuses; set replicaCount=1 (with the cluster the gateway keeps its jobs in Redis), or install the gateway as a release of its own with replicaCount=1 and the same cluster.redis settings beside the replicas" .Values.replicaCount) }}
 {{- end }}
 {{- if not $r.address }}
 {{- if or $r.username $r.passwordSecret.name $r.tls.enabled $r.tls.caSecret.name $r.tls.clientCertSecret.name $r.tls.serverName $r.tls.insecureSkipVerify }}

@@ -615,7 +615,7 @@ func checkLedgerVolume(t *testing.T, r *rendered) {
 		t.Errorf("state volume %+v: want an emptyDir at /var/lib/mintlify_exporter for the analytics ledger", v)
 	}
 	if len(r.pvcs) != 0 {
-		t.Errorf("a claim without the gateway's persistence")
+		t.Errorf("a claim, where the state needs none (no gateway persistence, or the cluster keeps it in Redis)")
 	}
 }
 
@@ -790,23 +790,26 @@ const replicasNeedClusterMsg = "replicaCount=2 needs cluster.redis.address: with
 
 // TestReplicasNeedCluster: several replicas without a shared Redis would each spend the
 // organization's budget and keep their own state; the chart refuses them and says why. So it does
-// for the gateway on several replicas (its jobs live in one pod's state file), and for cluster
-// settings the exporter would refuse at start.
+// for the gateway on several replicas with web TLS (they forward /api/ to the one running it over
+// plain HTTP), and for cluster settings the exporter would refuse at start.
 func TestReplicasNeedCluster(t *testing.T) {
 	flagRoute := []string{"--set", "mintlify.projects={docs}", "--set", "mintlify.apiKey.existingSecret=k"}
 	for name, tc := range map[string]struct {
 		args []string
 		want string
 	}{
-		"no cluster":             {append([]string{"--set", "replicaCount=2"}, flagRoute...), replicasNeedClusterMsg},
-		"no cluster, sandbox":    {[]string{"--set", "replicaCount=2", "--set", "mintlify.sandbox=true"}, replicasNeedClusterMsg},
-		"no cluster, config":     {[]string{"-f", filepath.Join(chartDir, "ci", "config-values.yaml"), "--set", "replicaCount=2"}, replicasNeedClusterMsg},
-		"only a password":        {append([]string{"--set", "replicaCount=2", "--set", "cluster.redis.passwordSecret.name=p"}, flagRoute...), "needs cluster.redis.address"},
-		"password, no address":   {append([]string{"--set", "cluster.redis.passwordSecret.name=p"}, flagRoute...), "cluster.redis settings without cluster.redis.address"},
-		"address without a port": {append([]string{"--set", "cluster.redis.address=redis"}, flagRoute...), "want host:port"},
-		"CA without TLS":         {append([]string{"--set", "cluster.redis.address=redis:6379", "--set", "cluster.redis.tls.caSecret.name=ca"}, flagRoute...), "cluster.redis.tls.enabled=true"},
-		"gateway on replicas": {[]string{"-f", filepath.Join(chartDir, "ci", "gateway-values.yaml"), "--set", "replicaCount=2", "--set", "cluster.redis.address=redis:6379"},
-			"replicaCount=2 with gateway.enabled"},
+		"no cluster":                      {append([]string{"--set", "replicaCount=2"}, flagRoute...), replicasNeedClusterMsg},
+		"no cluster, sandbox":             {[]string{"--set", "replicaCount=2", "--set", "mintlify.sandbox=true"}, replicasNeedClusterMsg},
+		"no cluster, config":              {[]string{"-f", filepath.Join(chartDir, "ci", "config-values.yaml"), "--set", "replicaCount=2"}, replicasNeedClusterMsg},
+		"only a password":                 {append([]string{"--set", "replicaCount=2", "--set", "cluster.redis.passwordSecret.name=p"}, flagRoute...), "needs cluster.redis.address"},
+		"password, no address":            {append([]string{"--set", "cluster.redis.passwordSecret.name=p"}, flagRoute...), "cluster.redis settings without cluster.redis.address"},
+		"address without a port":          {append([]string{"--set", "cluster.redis.address=redis"}, flagRoute...), "want host:port"},
+		"CA without TLS":                  {append([]string{"--set", "cluster.redis.address=redis:6379", "--set", "cluster.redis.tls.caSecret.name=ca"}, flagRoute...), "cluster.redis.tls.enabled=true"},
+		"gateway on replicas, no cluster": {[]string{"-f", filepath.Join(chartDir, "ci", "gateway-values.yaml"), "--set", "replicaCount=2"}, replicasNeedClusterMsg},
+		"gateway on replicas, web TLS": {[]string{"-f", filepath.Join(chartDir, "ci", "gateway-values.yaml"), "--set", "replicaCount=2", "--set", "cluster.redis.address=redis:6379"},
+			"replicaCount=2 with gateway.enabled and webConfig.tls: the replicas forward agent job requests to the one running the gateway over plain HTTP"},
+		"gateway on replicas, web TLS, config": {[]string{"-f", filepath.Join(chartDir, "ci", "config-values.yaml"), "--set", "replicaCount=3", "--set", "cluster.redis.address=redis:6379",
+			"--set", "gateway.enabled=true", "--set", "webConfig.existingSecret=w", "--set", "webConfig.tls=true"}, "replicaCount=3 with gateway.enabled and webConfig.tls"},
 	} {
 		_, err := helmTemplate(tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -964,6 +967,90 @@ func TestHAConfigFile(t *testing.T) {
 	if o, _ := other.configFile(t); o.Data["mintlify.yml"] == base.Data["mintlify.yml"] ||
 		other.deployment.Spec.Template.Annotations["checksum/config"] == r.deployment.Spec.Template.Annotations["checksum/config"] {
 		t.Error("another cluster address does not change the file's checksum: the pods would not roll")
+	}
+}
+
+// TestHAGateway renders ci/ha-gateway-values.yaml: the agent job gateway on two replicas sharing a
+// Redis. One replica at a time runs it on the job state in Redis and the others forward /api/ to it at
+// the URL it advertises, by default its first non-loopback address (in a pod: the pod IP) and the
+// listen port, so the chart sets no --cluster.advertise-url (nor cluster.advertise_url in the one
+// ConfigMap every pod reads). No claim on one replica or several (the jobs and the ledger are in
+// Redis; a ReadWriteOnce claim would not mount on two nodes): the state directory is an emptyDir.
+func TestHAGateway(t *testing.T) {
+	values := filepath.Join(chartDir, "ci", "ha-gateway-values.yaml")
+	r := render(t, "-f", values)
+	wantKinds(t, r, "Deployment", "Service", "PodDisruptionBudget", "ServiceMonitor")
+	checkReplicated(t, r, 2) // a rolling update, the PodDisruptionBudget, an emptyDir and no claim
+	c := r.container(t)
+	wantArgs(t, c, "--web.enable-agent-api", "--web.config.file=/etc/mintlify_exporter/web/web-config.yml",
+		"--agent.state-file=/var/lib/mintlify_exporter/agent.db",
+		"--cluster.redis-address=valkey.cache.svc.cluster.local:6379",
+		"--cluster.redis-password-file=/etc/mintlify_exporter/redis/password")
+	noArgPrefix(t, c, "--cluster.advertise-url", "--mintlify.sandbox")
+	checkSecretMount(t, r, "web-config", "mintlify-web-config", "/etc/mintlify_exporter/web")
+	checkSecretMount(t, r, "redis-password", "mintlify-redis", "/etc/mintlify_exporter/redis")
+	// The replicas reach each other on the listen port, the container port (no hostNetwork, which
+	// would make the default address the node's).
+	if r.deployment.Spec.Template.Spec.HostNetwork {
+		t.Error("hostNetwork: the default advertise URL would be the node's address")
+	}
+	if len(c.Ports) != 1 || fmt.Sprintf(":%d", c.Ports[0].ContainerPort) != strings.TrimPrefix(c.Args[0], "--web.listen-address=") {
+		t.Errorf("ports %+v, args %q: want the container port to be the listen port", c.Ports, c.Args)
+	}
+
+	// Persistence asked for, or an existing claim named: still no claim with the cluster.
+	for _, args := range [][]string{
+		{"--set", "gateway.persistence.existingClaim=old-state"},
+		{"--set", "gateway.persistence.size=5Gi", "--set", "gateway.persistence.storageClassName=fast"},
+	} {
+		r := render(t, append([]string{"-f", values}, args...)...)
+		wantKinds(t, r, "Deployment", "Service", "PodDisruptionBudget", "ServiceMonitor")
+		checkReplicated(t, r, 2)
+	}
+
+	// The configuration file route: the cluster section as ever, without advertise_url.
+	cfg := render(t, "-f", filepath.Join(chartDir, "ci", "config-values.yaml"), "--set", "replicaCount=2",
+		"--set", "cluster.redis.address=redis.cache:6379", "--set", "gateway.enabled=true",
+		"--set", "webConfig.existingSecret=w", "--set", "webConfig.basicAuth=true")
+	wantKinds(t, cfg, "Deployment", "Service", "ConfigMap", "PodDisruptionBudget")
+	checkReplicated(t, cfg, 2)
+	cc := cfg.container(t)
+	wantArgs(t, cc, "--web.enable-agent-api", "--config.file=/etc/mintlify_exporter/config/mintlify.yml")
+	noArgPrefix(t, cc, "--cluster.")
+	_, file := cfg.configFile(t)
+	var parsed struct {
+		Cluster map[string]any `json:"cluster"`
+	}
+	if err := yaml.Unmarshal([]byte(file), &parsed); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]any{"address": "redis.cache:6379"}; !reflect.DeepEqual(parsed.Cluster, want) {
+		t.Errorf("cluster section %v, want %v", parsed.Cluster, want)
+	}
+	path := filepath.Join(t.TempDir(), "mintlify.yml")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(exporter(t), "config", "check", "--config.file="+path).CombinedOutput(); err != nil {
+		t.Fatalf("config check of the rendered file: %v\n%s\n%s", err, out, file)
+	}
+
+	// One replica with the cluster: no claim either, and the default rolling update (the new pod
+	// forwards to the old one until it takes the gateway over)...
+	one := render(t, "-f", values, "--set", "replicaCount=1")
+	wantKinds(t, one, "Deployment", "Service", "ServiceMonitor")
+	checkCommon(t, one)
+	checkLedgerVolume(t, one)
+	wantArgs(t, one.container(t), "--web.enable-agent-api")
+	if one.deployment.Spec.Strategy.Type != "" {
+		t.Errorf("strategy %q on one replica with the cluster: want the default", one.deployment.Spec.Strategy.Type)
+	}
+	// ... but with web TLS, Recreate: a second pod would forward to the first over plain HTTP.
+	tls := render(t, "-f", filepath.Join(chartDir, "ci", "gateway-values.yaml"), "--set", "cluster.redis.address=redis:6379")
+	checkCommon(t, tls)
+	checkLedgerVolume(t, tls)
+	if tls.deployment.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("strategy %q on one replica with the cluster and web TLS: want Recreate", tls.deployment.Spec.Strategy.Type)
 	}
 }
 
