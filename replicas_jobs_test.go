@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,6 +116,25 @@ cluster:
 	tally := &jobTally{acked: map[string]string{}, unanswered: map[string]bool{}}
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	// Constant scrapes of every replica: a replica that is alive before
+	// and after a scrape answers it (kills and Redis's outage included).
+	var scrapes, scrapeFailures atomic.Int64
+	alive := func(base string) bool { return slices.Contains(bases(), base) }
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			for _, b := range bases() {
+				_, err := tryScrape(ctx, b)
+				scrapes.Add(1)
+				if err != nil && ctx.Err() == nil && alive(b) {
+					if _, again := tryScrape(ctx, b); again != nil && alive(b) {
+						scrapeFailures.Add(1)
+						t.Errorf("scrape of a live replica %s failed: %v", b, err)
+					}
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
 	for i := range 20 {
 		c := jobClient{id: i, withKey: i%2 == 0}
 		wg.Go(func() { c.run(ctx, tally, bases) })
@@ -192,6 +213,7 @@ cluster:
 	if up := fake.JobCount(); up < len(tracked) || up > len(tracked)+unknown {
 		t.Errorf("%d jobs upstream, %d tracked and %d creates of unknown outcome", up, len(tracked), unknown)
 	}
+	t.Logf("%d scrapes of every replica during the run, %d failed", scrapes.Load(), scrapeFailures.Load())
 	t.Logf("acknowledged %d, tracked %d, created upstream %d, unknown outcome %d, keyed retries %d, refused over the limit %d, keyless unanswered %d; lost %d, twice %d; takeovers %v",
 		len(tally.acked), len(tracked), fake.JobCount(), unknown, tally.retries, tally.refused, len(tally.unanswered), lost, twice, takeovers)
 	if len(tally.acked) < 40 {
