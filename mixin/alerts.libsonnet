@@ -9,8 +9,31 @@
 // `comment::` (hidden, optional) is written above the rule in the generated YAML.
 local lib = import 'lib.libsonnet';
 local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
+// indent indents every line of s but the first by n spaces, to place a block at column n.
+local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripChars(s, '\n'), '\n'));
 {
-  local t = lib.thresholds($._config) { selector: $._config.exporterSelector },
+  local t = lib.thresholds($._config) {
+    selector: $._config.exporterSelector,
+    replicas: std.join(', ', $._config.replicaLabels),
+  },
+  // The settled value of a whole day (window="yesterday" series selected by sel, offset off: '' or
+  // ' offset 1w') over the last day, whichever replica exported it: per replica the last sample within
+  // a day (last_over_time), then the largest over the replicas (max: two replicas export the same value
+  // during a handover), preferring the replicas that export the series at that moment. A day's value
+  // is exported in the first hour of the next day: after a change of primary, the former primary's
+  // samples of the day before are still within the day's range during that hour, and max alone could
+  // take them. Backfilled days (one sample at midnight, any instance) are read the same way.
+  local lastDay(sel, off='') = |||
+    (
+      max without (%(replicas)s) (last_over_time(%(sel)s[1d]%(off)s) and %(sel)s%(off)s)
+      or
+      max without (%(replicas)s) (last_over_time(%(sel)s[1d]%(off)s))
+    )
+  ||| % { replicas: t.replicas, sel: sel, off: off },
+  local yesterday = 'mintlify_site_unique_visitors{window="yesterday"}',
+  local aiYesterday = 'mintlify_site_unique_visitors{traffic="ai",window="yesterday"}',
+  local bothYesterday = 'mintlify_site_unique_visitors{traffic=~"human|ai",window="yesterday"}',
+  local humanYesterday = 'mintlify_site_unique_visitors{traffic="human",window="yesterday"}',
 
   // Recording rules, prefixed mintlify:.
   recordingRules:: [
@@ -37,51 +60,67 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
         whole day against the same weekday a week earlier, read with last_over_time over a day because a
         day's settled value is a sample in the first hour of the next day (live, from 00:10 local) or at
         its midnight (backfilled): that one works over backfilled history from the first day.
+        Both sides are taken whichever replica exported them: with replicas sharing a Redis only the
+        primary exports the visitor series, and its instance (and pod) changes with every rollout, so
+        the replica labels (_config.replicaLabels: instance, pod) are aggregated away with max (during
+        a handover two replicas export the same value) and the series has no instance label. The two
+        sides match on every other label (no on (...)), so that other target labels (namespace, ...)
+        are kept; backfilled days match with any instance, given the target's other labels (job). For
+        window="yesterday" the replicas exporting the series at that moment are preferred: in the hour
+        a day's value is exported, the former primary's value of the day before is still within the
+        day's range after a change of primary, and max alone could take it.
       |||,
       record: 'mintlify:site_unique_visitors:ratio_1w',
       expr: |||
         (
-          mintlify_site_unique_visitors{window!="yesterday"}
+          max without (%(replicas)s) (mintlify_site_unique_visitors{window!="yesterday"})
             /
-          (mintlify_site_unique_visitors{window!="yesterday"} offset 1w > 0)
+          (max without (%(replicas)s) (mintlify_site_unique_visitors{window!="yesterday"} offset 1w) > 0)
         )
         or
         (
-          last_over_time(mintlify_site_unique_visitors{window="yesterday"}[1d])
+          %(now)s
             /
-          (last_over_time(mintlify_site_unique_visitors{window="yesterday"}[1d] offset 1w) > 0)
+          (%(week)s > 0)
         )
-      |||,
+      ||| % t { now: indent(lastDay(yesterday), 2), week: indent(lastDay(yesterday, ' offset 1w'), 2) },
     },
     {
       comment:: |||
         Rise of the AI share since a week earlier (0..1 points), in the same two kinds of series as
         mintlify:site_unique_visitors:ratio_1w: live windows against the same time a week earlier, and
         window="yesterday", the last whole day against the same weekday a week earlier, computed from the
-        visitor series (recorded series do not exist for backfilled days).
+        visitor series (recorded series do not exist for backfilled days). Like it, whichever replica
+        exported the data: mintlify:site_ai_share:ratio keeps the instance, the replica labels are
+        aggregated away (max) on both sides before subtracting.
       |||,
       record: 'mintlify:site_ai_share:change_1w',
       expr: |||
         (
-          mintlify:site_ai_share:ratio{window!="yesterday"}
+          max without (%(replicas)s) (mintlify:site_ai_share:ratio{window!="yesterday"})
             -
-          mintlify:site_ai_share:ratio{window!="yesterday"} offset 1w
+          max without (%(replicas)s) (mintlify:site_ai_share:ratio{window!="yesterday"} offset 1w)
         )
         or
         (
           (
-            last_over_time(mintlify_site_unique_visitors{traffic="ai",window="yesterday"}[1d])
+            %(aiNow)s
               / ignoring (traffic)
-            (sum without (traffic) (last_over_time(mintlify_site_unique_visitors{traffic=~"human|ai",window="yesterday"}[1d])) > 0)
+            (sum without (traffic) %(bothNow)s > 0)
           )
           -
           (
-            last_over_time(mintlify_site_unique_visitors{traffic="ai",window="yesterday"}[1d] offset 1w)
+            %(aiWeek)s
               / ignoring (traffic)
-            (sum without (traffic) (last_over_time(mintlify_site_unique_visitors{traffic=~"human|ai",window="yesterday"}[1d] offset 1w)) > 0)
+            (sum without (traffic) %(bothWeek)s > 0)
           )
         )
-      |||,
+      ||| % t {
+        aiNow: indent(lastDay(aiYesterday), 4),
+        bothNow: indent(lastDay(bothYesterday), 4),
+        aiWeek: indent(lastDay(aiYesterday, ' offset 1w'), 4),
+        bothWeek: indent(lastDay(bothYesterday, ' offset 1w'), 4),
+      },
     },
     {
       comment:: |||
@@ -434,8 +473,10 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
       comment:: |||
         Both visitors comparisons below read mintlify:site_unique_visitors:ratio_1w's two kinds of series:
         live windows at the same time a week earlier, and window="yesterday", whole days, which works
-        over backfilled history too (given the scrape target's job and instance labels:
-        --backfill.label).
+        over backfilled history too (given the scrape target's job label: --backfill.label). Like the
+        recording rules, they compare the data whichever replica exported it (the replica labels,
+        _config.replicaLabels, aggregated away), so a change of primary (a rollout) between the week
+        earlier and now hides nothing; the alerts carry no instance label.
         Known limitation of the live windows: `offset 1w` is 168 absolute hours. With a
         --visitors.timezone that has daylight saving time, for a week after each clock change the hour
         around local midnight compares "today so far" across the wrong midnight (after clocks go
@@ -446,13 +487,13 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
       alert: 'MintlifyHumanVisitorsDrop',
       expr: |||
         mintlify:site_unique_visitors:ratio_1w{traffic="human"} < %(humanVisitorsDropRatio)s # threshold
-        and on (job, instance, project, window, traffic)
+        and on (job, project, window, traffic)
         (
-          mintlify_site_unique_visitors{traffic="human",window!="yesterday"} offset 1w
+          max without (%(replicas)s) (mintlify_site_unique_visitors{traffic="human",window!="yesterday"} offset 1w)
           or
-          last_over_time(mintlify_site_unique_visitors{traffic="human",window="yesterday"}[1d] offset 1w)
+          %(humanWeek)s
         ) >= %(humanVisitorsDropMinVisitors)s # threshold
-      ||| % t,
+      ||| % t { humanWeek: indent(lastDay(humanYesterday, ' offset 1w'), 2) },
       'for': t.humanVisitorsDropFor,
       labels: { severity: 'warning' },
       annotations: {
@@ -472,13 +513,13 @@ local oneLine(s) = std.join(' ', std.split(std.rstripChars(s, '\n'), '\n'));
       alert: 'MintlifyAITrafficShareSurge',
       expr: |||
         mintlify:site_ai_share:change_1w > %(aiShareSurgePoints)s # threshold
-        and on (job, instance, project, window)
+        and on (job, project, window)
         (
-          sum without (traffic) (mintlify_site_unique_visitors{traffic=~"human|ai",window!="yesterday"})
+          sum without (traffic) (max without (%(replicas)s) (mintlify_site_unique_visitors{traffic=~"human|ai",window!="yesterday"}))
           or
-          sum without (traffic) (last_over_time(mintlify_site_unique_visitors{traffic=~"human|ai",window="yesterday"}[1d]))
+          sum without (traffic) %(bothNow)s
         ) >= %(aiShareSurgeMinVisitors)s # threshold
-      ||| % t,
+      ||| % t { bothNow: indent(lastDay(bothYesterday), 2) },
       'for': t.aiShareSurgeFor,
       labels: { severity: 'info' },
       annotations: {

@@ -19,6 +19,14 @@
     // of alerts/RUNBOOK.md (or any page with the same anchors) works.
     runbookURL: 'https://github.com/mintlify-exporter/mintlify_exporter/blob/main/alerts/RUNBOOK.md',
 
+    // Target labels that tell the replicas of one exporter apart: Prometheus' instance, and pod, which
+    // the prometheus-operator's ServiceMonitor adds. Replicas sharing a Redis export the analytics
+    // series from one of them (the primary), whose instance changes whenever the primary does (every
+    // rollout): the week-over-week rules and alerts aggregate these labels away (max without (...)) so
+    // that they compare a week of data whichever replica exported it. Add any other per-pod label your
+    // relabelling keeps (e.g. pod_template_hash).
+    replicaLabels: ['instance', 'pod'],
+
     // Name of the rule group holding the recording rules and, after them, the alerts.
     ruleGroupName: 'mintlify',
 
