@@ -98,6 +98,8 @@ var differAllowed = map[string]allowedDiff{
 	"alert MintlifyAPIKeyRejected (thresholds removed)":     {perReplica, perInstanceRequests},
 	"alert MintlifyAPIRateLimited (thresholds removed)":     {perReplica, perInstanceRequests},
 	"alert MintlifyAPIErrors (thresholds removed)":          {perReplica, perInstanceRequests},
+	"alert MintlifyClusterRedisDown (thresholds removed)":   {perReplica, "each replica's own connection to Redis"},
+	"alert MintlifyClusterNoPrimary (thresholds removed)":   {clusterSum, "its value counts the replicas that reach Redis"},
 }
 
 const (
