@@ -31,8 +31,9 @@ func TestFlagsValidate(t *testing.T) {
 	if f := parseFlags(t); f.Validate() != nil || f.Config.Enabled() || f.Set() {
 		t.Errorf("no flags: %v, enabled %v, set %v", f.Validate(), f.Config.Enabled(), f.Set())
 	}
-	f := parseFlags(t, "--cluster.redis-address=redis:6379", "--cluster.redis-tls", "--cluster.redis-db=2")
-	if err := f.Validate(); err != nil || !f.Set() || f.Config.KeyPrefix != cluster.DefaultKeyPrefix || f.Config.Timeout != cluster.DefaultTimeout || f.Config.DB != 2 {
+	f := parseFlags(t, "--cluster.redis-address=redis:6379", "--cluster.redis-tls", "--cluster.redis-db=2", "--cluster.advertise-url=http://10.0.0.5:9871")
+	if err := f.Validate(); err != nil || !f.Set() || f.Config.KeyPrefix != cluster.DefaultKeyPrefix || f.Config.Timeout != cluster.DefaultTimeout || f.Config.DB != 2 ||
+		f.Config.LeaseDuration != cluster.DefaultLeaseDuration || f.Config.AdvertiseURL != "http://10.0.0.5:9871" {
 		t.Errorf("valid flags: %v %+v", err, f.Config)
 	}
 	for _, c := range []struct {
@@ -50,6 +51,12 @@ func TestFlagsValidate(t *testing.T) {
 		{[]string{"--cluster.redis-address=redis:6379", "--cluster.redis-tls-ca-file=/ca"}, "--cluster.redis-tls-ca-file: needs TLS enabled"},
 		{[]string{"--cluster.redis-address=redis:6379", "--cluster.redis-tls-insecure-skip-verify"}, "--cluster.redis-tls-insecure-skip-verify: needs TLS enabled"},
 		{[]string{"--cluster.redis-address=redis:6379", "--cluster.redis-tls", "--cluster.redis-tls-cert-file=/c"}, "--cluster.redis-tls-key-file: a client certificate needs both"},
+		// Renewed every third of it, each renewal bounded by the timeout.
+		{[]string{"--cluster.redis-address=redis:6379", "--cluster.lease-duration=5s"}, "--cluster.lease-duration: must be between 6s"},
+		{[]string{"--cluster.redis-address=redis:6379", "--cluster.lease-duration=11m"}, "--cluster.lease-duration: must be between"},
+		{[]string{"--cluster.redis-address=redis:6379", "--cluster.advertise-url=10.0.0.5:9871"}, "--cluster.advertise-url: want http://host:port"},
+		{[]string{"--cluster.redis-address=redis:6379", "--cluster.advertise-url=ftp://h:1"}, "--cluster.advertise-url: want http://host:port"},
+		{[]string{"--cluster.redis-address=redis:6379", "--cluster.advertise-url=http://h:1/api"}, "--cluster.advertise-url: want http://host:port"},
 	} {
 		err := parseFlags(t, c.args...).Validate()
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

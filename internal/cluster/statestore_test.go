@@ -11,20 +11,12 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
-// stateStore is the tracker's interface (internal/tracker/tracker.go).
-type stateStore interface {
-	Apply(ops ...store.Op) error
-	ForEachIn(bucket string, fn func(key, value []byte) error) error
-	Len() (int, error)
-	Path() string
-	CheckFile() error
-	Replaced() bool
-	Stalled() bool
-	Close() error
-}
+// stateStore is the tracker's interface, which the Redis store implements.
+type stateStore = tracker.StateStore
 
 var _ stateStore = (*cluster.StateStore)(nil)
 

@@ -58,19 +58,7 @@ func TestEndToEnd(t *testing.T) {
 
 	// 1. The fake API, in this process so that the test can inject faults,
 	// and the exporter built from this checkout, with the job gateway.
-	ctx, cancel := context.WithCancel(context.Background())
-	fake := fakeapi.New(fakeapi.Options{Projects: projects, APIKey: apiKey, Paths: 40})
-	apiURL, waitFake, err := fake.Serve(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = waitFake() })
-
-	bin, err := testutil.BuildExporter(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("built the exporter in %s", time.Since(began).Round(100*time.Millisecond))
+	fake, apiURL, bin := fakeAndExporter(t, began)
 	exporterAddr := testutil.FreeAddr(t)
 	configFile := filepath.Join(t.TempDir(), "mintlify.yml")
 	writeFile(t, configFile, exporterConfig(projects))

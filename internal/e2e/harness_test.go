@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,6 +25,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // proc is a program the test started. Its output goes to a file that is
@@ -391,4 +395,24 @@ func (r *receiver) alertnames(expected ...string) []string {
 		}
 	}
 	return out
+}
+
+// fakeAndExporter serves the fake API of the e2e projects in this process
+// (so that a test can inject faults; it stops with the test) and builds
+// the exporter from this checkout.
+func fakeAndExporter(t *testing.T, began time.Time) (fake *fakeapi.Server, apiURL, bin string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	fake = fakeapi.New(fakeapi.Options{Projects: projects, APIKey: apiKey, Paths: 40})
+	apiURL, waitFake, err := fake.Serve(ctx, "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = waitFake() })
+	if bin, err = testutil.BuildExporter(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("built the exporter in %s", time.Since(began).Round(100*time.Millisecond))
+	return fake, apiURL, bin
 }

@@ -23,7 +23,6 @@ package e2e
 // series on either side here (agent series are each replica's own jobs).
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -115,18 +114,7 @@ func TestThreeReplicasCountedOnce(t *testing.T) {
 	promBin := lookTool(t, "prometheus", "prometheus")
 	redis := testutil.NewRedis(t)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	fake := fakeapi.New(fakeapi.Options{Projects: projects, APIKey: apiKey, Paths: 40})
-	apiURL, waitFake, err := fake.Serve(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = waitFake() })
-	bin, err := testutil.BuildExporter(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("built the exporter in %s", time.Since(began).Round(100*time.Millisecond))
+	fake, apiURL, bin := fakeAndExporter(t, began)
 
 	// One configuration file for every replica: the e2e configuration
 	// (every source, so that every data panel has data) and the cluster.

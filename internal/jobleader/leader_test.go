@@ -189,3 +189,55 @@ func TestNoHolderAnswers503(t *testing.T) {
 		t.Errorf("with Redis away: %d %s, want 503 with a JSON error", code, body)
 	}
 }
+
+// holdAs takes the agent lease in Redis as a replica advertising url, as
+// a replica that then dies or hangs up would hold it.
+func holdAs(t *testing.T, addr, url string) {
+	t.Helper()
+	cfg := cluster.Defaults()
+	cfg.Address = addr
+	c, err := cluster.New(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if _, ok, err := c.Leases().Acquire(context.Background(), cluster.AgentLease, "z@"+url, time.Minute); err != nil || !ok {
+		t.Fatalf("Acquire: %v %v", ok, err)
+	}
+}
+
+// A forward that reached the holder, which then hung up without an
+// answer, has an unknown outcome: 502, never 503 ("not done"), so that a
+// client without an Idempotency-Key does not create the job again blindly.
+func TestForwardWithoutAnswerIs502(t *testing.T) {
+	t.Parallel()
+	addr := tu.StartRedis(t)
+	hangUp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close() // the request was read: the holder died under it
+		}
+	}))
+	defer hangUp.Close()
+	holdAs(t, addr, hangUp.URL)
+	x := newReplica(t, "x", addr)
+	code, body := x.get(t, "")
+	if code != http.StatusBadGateway || !strings.Contains(body, "outcome is unknown") {
+		t.Errorf("forward to a holder that hung up: %d %s, want 502 saying the outcome is unknown", code, body)
+	}
+}
+
+// A holder that cannot be reached got nothing: 503, safe to retry.
+func TestForwardToUnreachableHolderIs503(t *testing.T) {
+	t.Parallel()
+	addr := tu.StartRedis(t)
+	gone := httptest.NewServer(http.NotFoundHandler())
+	url := gone.URL
+	gone.Close() // nothing listens there any more
+	holdAs(t, addr, url)
+	x := newReplica(t, "x", addr)
+	code, body := x.get(t, "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, `"error"`) {
+		t.Errorf("forward to an unreachable holder: %d %s, want 503 JSON", code, body)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -64,16 +63,9 @@ type published struct {
 func sharedKey(e *entry) string {
 	h := fnv.New64a()
 	p := e.proj
-	fmt.Fprintf(h, "%s|%d|%d|%s|%s|%s|%d|%d|%d", p.Loc().String(), e.window.Days, p.Paths.MaxPaths,
-		pattern(p.Paths.Include), pattern(p.Paths.Exclude), e.spec.Name, e.spec.TopQueries, e.spec.TopCategories, e.spec.FeedbackPages)
+	fmt.Fprintf(h, "%s|%d|%s|%s|%d|%d|%d", p.Loc().String(), e.window.Days, p.Paths.Key(),
+		e.spec.Name, e.spec.TopQueries, e.spec.TopCategories, e.spec.FeedbackPages)
 	return e.project + "/" + e.spec.Name + "/" + e.label + "/" + e.scope + "/" + strconv.FormatUint(h.Sum64(), 36)
-}
-
-func pattern(re *regexp.Regexp) string {
-	if re == nil {
-		return ""
-	}
-	return re.String()
 }
 
 // claim is the shared part of a walk that is due: it serves a snapshot

@@ -1,6 +1,7 @@
 package visitors
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"time"
@@ -33,8 +34,12 @@ func (p *Project) SameWalks(q *Project) bool {
 }
 
 // Equal reports whether two policies keep the same paths.
-func (p PathPolicy) Equal(q PathPolicy) bool {
-	return p.MaxPaths == q.MaxPaths && pattern(p.Include) == pattern(q.Include) && pattern(p.Exclude) == pattern(q.Exclude)
+func (p PathPolicy) Equal(q PathPolicy) bool { return p.Key() == q.Key() }
+
+// Key names the policy: equal policies have equal keys (Redact aside,
+// which is the process's own and the same for every policy).
+func (p PathPolicy) Key() string {
+	return fmt.Sprintf("%d|%q|%q", p.MaxPaths, pattern(p.Include), pattern(p.Exclude))
 }
 
 func pattern(re *regexp.Regexp) string {
