@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	_ "time/tzdata" // time zones work on any base image, scratch included
 
@@ -75,6 +76,24 @@ type flags struct {
 	notice    string         // a deprecated flag was used
 }
 
+// usageTemplate is kingpin's default, except that a command's help
+// (backfill --help) lists the command's own flags first and the ~50 flags
+// shared by every command after them, instead of the other way round.
+var usageTemplate = strings.Replace(kingpin.DefaultUsageTemplate, `{{if .Context.Flags -}}
+Flags:
+{{.Context.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{end -}}`, `{{if .Context.SelectedCommand -}}
+{{if .Context.SelectedCommand.Flags -}}
+Flags of {{.Context.SelectedCommand.FullCommand}}:
+{{.Context.SelectedCommand.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{end -}}
+Flags of every command:
+{{.App.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{else if .Context.Flags -}}
+Flags:
+{{.Context.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{end -}}`, 1)
+
 // parseFlags parses and validates args. Every error is one line naming
 // its flag (or, for --config.file, every problem with its line).
 func parseFlags(args []string) (*flags, error) {
@@ -83,6 +102,7 @@ func parseFlags(args []string) (*flags, error) {
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
 	app.UsageWriter(os.Stdout)
+	app.UsageTemplate(usageTemplate)
 	app.ErrorWriter(io.Discard) // parse errors are printed once, by main
 
 	// Flags every command shares: where the API is and what to read.

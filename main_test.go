@@ -454,3 +454,37 @@ func TestBackfillOfSeveralOrganizations(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandHelpListsItsOwnFlagsFirst: backfill --help starts with the
+// backfill's own flags, not with the ~50 flags every command shares (most
+// of them the server's), and the top-level --help still lists every
+// command.
+func TestCommandHelpListsItsOwnFlagsFirst(t *testing.T) {
+	out, err := exec.Command(exporterBin, "backfill", "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("backfill --help: %v\n%s", err, out)
+	}
+	help := string(out)
+	own, shared := strings.Index(help, "\nFlags of backfill:\n"), strings.Index(help, "\nFlags of every command:\n")
+	if own < 0 || shared < own {
+		t.Fatalf("backfill --help does not list its own flags before the shared ones:\n%s", help)
+	}
+	for _, f := range []string{"--from=", "--to=", "--output=", "--output.format=", "--backfill.label="} {
+		if i := strings.Index(help[own:], f); i < 0 || own+i > shared {
+			t.Errorf("backfill --help: %s is not among the backfill's own flags", f)
+		}
+	}
+	for _, f := range []string{"--log.level=", "--mintlify.project=", "--visitors.max-staleness="} {
+		if i := strings.Index(help, f); i < shared {
+			t.Errorf("backfill --help: shared flag %s comes before the shared flags' heading", f)
+		}
+	}
+	if lines := strings.Count(help[:shared], "\n"); lines > 50 {
+		t.Errorf("backfill --help: %d lines before the shared flags", lines)
+	}
+	out, err = exec.Command(exporterBin, "--help").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "\nFlags:\n") || !strings.Contains(string(out), "\nCommands:\n") ||
+		strings.Contains(string(out), "Flags of") {
+		t.Errorf("--help: %v\n%s", err, out)
+	}
+}
