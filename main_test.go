@@ -343,7 +343,7 @@ func TestBackfillCommandOnSandbox(t *testing.T) {
 	}
 	first := run()
 	if !strings.Contains(first, "backfill: 9 walks (1 projects × 3 days; visitors 1d, views 1d, searches 1d)") || !strings.Contains(first, "requests to go for 6 walks") ||
-		!strings.Contains(first, "next: promtool tsdb create-blocks-from openmetrics "+out) {
+		!strings.Contains(first, "next: promtool tsdb create-blocks-from openmetrics --max-block-duration=486h "+out) {
 		t.Errorf("no plan or next-step line:\n%s", first)
 	}
 	if _, err := os.Stat(out + ".days"); !os.IsNotExist(err) {

@@ -190,7 +190,9 @@ func (c *Config) nextStep(retention time.Duration) string {
 	if file == "" || file == "-" {
 		file = "FILE"
 	}
-	return fmt.Sprintf("promtool tsdb create-blocks-from openmetrics %s ./blocks, copy ./blocks/* into Prometheus' data directory (/var/lib/prometheus/metrics2/ on Debian, its --storage.tsdb.path) and %s", file, keep)
+	// promtool's default makes a block of each 2h holding a sample: one a
+	// day. Its (hidden) --max-block-duration makes blocks as ours are.
+	return fmt.Sprintf("promtool tsdb create-blocks-from openmetrics --max-block-duration=%dh %s ./blocks, copy ./blocks/* into Prometheus' data directory (/var/lib/prometheus/metrics2/ on Debian, its --storage.tsdb.path) and %s", blockDuration()/time.Hour.Milliseconds(), file, keep)
 }
 
 func (c *Config) defaults() error {

@@ -89,7 +89,7 @@ func writeBlocks(ctx context.Context, cfg Config, jobs []job) (string, error) {
 	if err := os.Rename(tmp, out); err != nil {
 		return "", fmt.Errorf("--output: %w", err)
 	}
-	return fmt.Sprintf("%s samples in %d TSDB block(s) of up to %s in %s", group(samples), len(starts), time.Duration(size)*time.Millisecond, out), nil
+	return fmt.Sprintf("%s samples in %d TSDB block(s) of up to %s in %s", group(samples), len(starts), model.Duration(time.Duration(size)*time.Millisecond), out), nil
 }
 
 // writeBlock writes one block of jobs' samples into dir.

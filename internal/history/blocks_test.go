@@ -3,8 +3,10 @@ package history
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -42,7 +45,7 @@ func TestBackfillBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(progress, "TSDB block(s) of up to 486h0m0s in "+dir+"; next: copy them into Prometheus' data directory (cp -r "+dir+"/* ") {
+	if !strings.Contains(progress, "TSDB block(s) of up to 20d6h in "+dir+"; next: copy them into Prometheus' data directory (cp -r "+dir+"/* ") {
 		t.Errorf("last line:\n%s", progress)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -107,4 +110,46 @@ func readBlocks(t *testing.T, dir string) map[string]bool {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestPromtoolNextStep runs the promtool command the OpenMetrics route's
+// last line prints, as printed: it makes blocks of up to 20 days, as
+// --output.format=blocks does (promtool's default makes one a day), that
+// hold every sample of the file.
+func TestPromtoolNextStep(t *testing.T) {
+	t.Parallel()
+	promtool := testutil.Promtool(t)
+	file := filepath.Join(t.TempDir(), "history.om")
+	cfg := Config{Projects: visitorsOnly(nil, nil, "docs"), TotalsOnly: true, From: day("2026-01-01"), To: day("2026-03-01"), Output: file}
+	_, progress, err := newRig(t, fakeapi.Options{Paths: 3}, 10000, 0).run(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(progress), "\n")
+	_, step, _ := strings.Cut(lines[len(lines)-1], "; next: ")
+	step, _, _ = strings.Cut(step, ", copy ")
+	args := strings.Fields(step)
+	if len(args) < 6 || args[0] != "promtool" || args[len(args)-2] != file || args[len(args)-1] != "./blocks" {
+		t.Fatalf("last line names no promtool command of %s into ./blocks: %q", file, lines[len(lines)-1])
+	}
+	dir := filepath.Join(t.TempDir(), "blocks")
+	args[0], args[len(args)-1] = promtool, dir
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", step, err, out)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) < 3 || len(entries) > 5 {
+		t.Errorf("%s: %d blocks for 60 days, want 3 to 5 of 20 days", step, len(entries))
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, s := range parse(t, string(data)) {
+		want[fmt.Sprintf("%s{%s} %g @%d", s.name, s.labels, s.value, s.ts*1000)] = true
+	}
+	if got := readBlocks(t, dir); !maps.Equal(got, want) {
+		t.Errorf("%s: %d samples in the blocks, %d in the file", step, len(got), len(want))
+	}
 }

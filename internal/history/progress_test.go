@@ -74,7 +74,7 @@ func TestBackfillSaysWhatItWaitsFor(t *testing.T) {
 		t.Errorf("second last line %q", got)
 	}
 	last := lines[len(lines)-1]
-	for _, want := range []string{"backfill: done: ", " in " + out + "; next: promtool tsdb create-blocks-from openmetrics " + out + " ./blocks", "--storage.tsdb.retention.time=15d"} {
+	for _, want := range []string{"backfill: done: ", " in " + out + "; next: promtool tsdb create-blocks-from openmetrics --max-block-duration=486h " + out + " ./blocks", "--storage.tsdb.retention.time=15d"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("last line %q lacks %q", last, want)
 		}
@@ -149,7 +149,7 @@ func TestBackfillStdoutStateDir(t *testing.T) {
 	if _, err := os.Stat(DefaultStateDir); !os.IsNotExist(err) {
 		t.Errorf("%s left behind: %v", DefaultStateDir, err)
 	}
-	if !strings.HasSuffix(out.String(), "# EOF\n") || !strings.Contains(progress.String(), "written to standard output; next: promtool tsdb create-blocks-from openmetrics FILE ./blocks") {
+	if !strings.HasSuffix(out.String(), "# EOF\n") || !strings.Contains(progress.String(), "written to standard output; next: promtool tsdb create-blocks-from openmetrics --max-block-duration=486h FILE ./blocks") {
 		t.Errorf("output or last line:\n%s", progress.String())
 	}
 }
