@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // submitKeyed posts a prompt with an Idempotency-Key; it returns the HTTP
@@ -334,4 +336,32 @@ func TestStateFileWithAChangedRecord(t *testing.T) {
 	if got := x.metrics(t)["mintlify_agent_state_unreadable_records{project=p1}"]; got != 1 {
 		t.Errorf("mintlify_agent_state_unreadable_records = %v", got)
 	}
+}
+
+// TestSecondExporterOnALockedStateFile: a second exporter given the state
+// file of a running one exits with one line naming the lock, before it
+// sends a single analytics request (it once started its visitor walks and
+// spent budget on the way out).
+func TestSecondExporterOnALockedStateFile(t *testing.T) {
+	t.Parallel()
+	_, _, statePath, first := startFakeAndExporter(t)
+	api := newRecordingAPI(t, fakeapi.Options{Projects: []string{"p1"}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exporterBin, "--web.listen-address="+testutil.FreeAddr(t), "--mintlify.api-url="+api.URL,
+		"--mintlify.project=p1", "--web.enable-agent-api", "--agent.state-file="+statePath)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MINTLIFY_API_KEY=mint_test"}
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "locked by another process") {
+		t.Errorf("second exporter on %s: %v, want exit 1 naming the lock:\n%s", statePath, err, out)
+	}
+	if sent := api.Sent(); len(sent) != 0 {
+		t.Errorf("the second exporter sent %d requests before it exited, e.g. %+v:\n%s", len(sent), sent[0], out)
+	}
+	if strings.Contains(string(out), "analytics refresh plan") {
+		t.Errorf("the second exporter planned walks:\n%s", out)
+	}
+	first.Stop(t)
 }
