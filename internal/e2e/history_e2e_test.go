@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -339,8 +340,15 @@ func TestDailyHistory(t *testing.T) {
 		if strings.Contains(out, "waiting for the analytics budget") {
 			t.Errorf("backfill of %v waited for the budget:\n%s", group, out)
 		}
-		if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", omFile, dataDir).CombinedOutput(); err != nil {
-			t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
+		// The promtool command the last line prints, into the data directory.
+		step := promtoolStep(t, out, omFile)
+		step[0], step[len(step)-1] = promtool, dataDir
+		before, _ := os.ReadDir(dataDir)
+		if out, err := exec.Command(step[0], step[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(step, " "), err, out)
+		}
+		if after, _ := os.ReadDir(dataDir); len(after)-len(before) > 3 {
+			t.Errorf("%s: %d blocks for %d days, want up to 3", strings.Join(step, " "), len(after)-len(before), historyDays)
 		}
 	}
 	t.Logf("backfilled %d days of %v in %s", historyDays, backfilledSources, time.Since(beforeBackfill).Round(100*time.Millisecond))
@@ -444,7 +452,75 @@ scrape_configs:
 		}
 		return nil
 	})
+
+	// 7. The week-over-week alerts on the same data: their expressions,
+	// thresholds relaxed so that they hold whatever the simulated week did,
+	// give the whole-day comparison, so they fire (after their for:) from
+	// the first day after a backfill.
+	wantAlerts := map[string]float64{
+		"MintlifyHumanVisitorsDrop":   y.human / week.human,
+		"MintlifyAITrafficShareSurge": y.ai/(y.human+y.ai) - week.ai/(week.human+week.ai),
+	}
+	rules, err := alerts.Load(alerts.RulesPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range wantAlerts {
+		rule, ok := rules.Alert(name)
+		expr := relaxThresholds(rule.Expr)
+		if !ok || expr == rule.Expr {
+			t.Fatalf("%s: no such alert, or no threshold marked in its expression", name)
+		}
+		r, err := api.query(expr, time.Now())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		seen := 0
+		for _, s := range r.Series {
+			if s.Metric["project"] != h.project || s.Metric["window"] != "yesterday" {
+				continue
+			}
+			seen++
+			if _, v := pointOf(t, s.Value); s.Metric["job"] != h.job || !near(v, want) {
+				t.Errorf("%s, thresholds relaxed: %v = %v, want %v", name, s.Metric, v, want)
+			}
+		}
+		if seen != 1 {
+			t.Errorf("%s, thresholds relaxed: %d series of window yesterday, want 1: %v", name, seen, r.Series)
+		}
+	}
 	t.Logf("done in %s", time.Since(began).Round(100*time.Millisecond))
+}
+
+// promtoolStep returns the promtool command of a backfill's last line
+// (`next: promtool ... FILE ./blocks, copy ...`), checking that it
+// converts file into ./blocks.
+func promtoolStep(t *testing.T, out, file string) []string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	_, step, _ := strings.Cut(lines[len(lines)-1], "; next: ")
+	step, _, _ = strings.Cut(step, ", copy ")
+	args := strings.Fields(step)
+	if len(args) < 6 || args[0] != "promtool" || args[len(args)-2] != file || args[len(args)-1] != "./blocks" {
+		t.Fatalf("the backfill's last line names no promtool command of %s into ./blocks: %q", file, lines[len(lines)-1])
+	}
+	return args
+}
+
+// thresholdRE is a comparison with the number of an alert's threshold,
+// on a line marked "# threshold".
+var thresholdRE = regexp.MustCompile(`([<>]=?)\s*[0-9.eE+-]+(\s*# threshold)`)
+
+// relaxThresholds makes every marked comparison of expr hold for any
+// value, so that the expression returns what it compares.
+func relaxThresholds(expr string) string {
+	return thresholdRE.ReplaceAllStringFunc(expr, func(m string) string {
+		sub := thresholdRE.FindStringSubmatch(m)
+		if strings.HasPrefix(sub[1], "<") {
+			return sub[1] + " 1e300" + sub[2]
+		}
+		return sub[1] + " -1e300" + sub[2]
+	})
 }
 
 // startHistoryProm starts Prometheus on dataDir with config, keeping a
