@@ -488,3 +488,55 @@ func TestCommandHelpListsItsOwnFlagsFirst(t *testing.T) {
 		t.Errorf("--help: %v\n%s", err, out)
 	}
 }
+
+// makeRunArgs returns the exporter's arguments in the Makefile's run
+// target, without its --web.listen-address.
+func makeRunArgs(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, recipe, ok := strings.Cut(string(data), "\nrun: build\n")
+	if !ok {
+		t.Fatal("Makefile: no run target")
+	}
+	recipe = strings.ReplaceAll(recipe, "\\\n", " ")
+	recipe, _, _ = strings.Cut(recipe, "\n")
+	fields := strings.Fields(recipe)
+	if len(fields) < 2 || fields[0] != "./$(BIN)" {
+		t.Fatalf("Makefile: run target %q does not run ./$(BIN)", recipe)
+	}
+	var args []string
+	for _, f := range fields[1:] {
+		if !strings.HasPrefix(f, "--web.listen-address=") {
+			args = append(args, f)
+		}
+	}
+	return args
+}
+
+// TestMakeRunStartsWithoutFaults: `make run`, the quick start, logs no
+// warning or error once its refresh plan is known, but the one about its
+// job gateway without basic auth; a budget that refreshes some of the
+// demo's windows less often than --visitors.max-staleness is information.
+func TestMakeRunStartsWithoutFaults(t *testing.T) {
+	x := startExporter(t, nil, makeRunArgs(t)...)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(x.Stderr.String(), `msg="analytics refresh plan" project=acme-api source=searches window=30d`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no refresh plan of every window after 20s:\n%s", x.Stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	x.Stop(t)
+	for _, line := range strings.Split(strings.TrimSpace(x.Stderr.String()), "\n") {
+		fault := strings.Contains(line, " level=warn ") || strings.Contains(line, " level=error ")
+		if fault && !strings.Contains(line, "without basic auth") {
+			t.Errorf("make run logs a fault: %s", line)
+		}
+		if strings.Contains(line, "less often than --visitors.max-staleness") && !strings.Contains(line, " level=info ") {
+			t.Errorf("the budget's plan is not logged as information: %s", line)
+		}
+	}
+}
