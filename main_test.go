@@ -157,6 +157,16 @@ func TestSandboxServesVisitorMetricsAndShutsDownCleanly(t *testing.T) {
 		}
 	}
 	testutil.CheckMetrics(t, body)
+	// Every HELP of ours is one short sentence, whichever package wrote it
+	// (build_info's is client_golang's).
+	for _, line := range strings.Split(body, "\n") {
+		name, help, _ := strings.Cut(strings.TrimPrefix(line, "# HELP "), " ")
+		if strings.HasPrefix(line, "# HELP mintlify_") && name != "mintlify_exporter_build_info" {
+			if p := testutil.HelpProblem(help); p != "" {
+				t.Errorf("%s: %s: %q", name, p, help)
+			}
+		}
+	}
 
 	ctx := context.Background()
 	for path, want := range map[string]int{"/-/healthy": 200, "/-/ready": 200, "/": 200, "/api/v2/agent/acme-docs/jobs": 404} {
