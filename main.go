@@ -113,7 +113,7 @@ func parseFlags(args []string) (*flags, error) {
 	f.client = orgs.RegisterClientFlags(app)
 	f.refresh = refresh.RegisterFlags(app)
 
-	serve := app.Command(cmdServe, "Serve metrics (the default).").Default()
+	serve := app.Command(cmdServe, "Serve metrics (the default). Its own flags (--web.listen-address, the job gateway's --web.enable-agent-api and --agent.*) are listed by serve --help.").Default()
 	f.server.Web = kingpinflag.AddFlags(serve, defaultPort)
 	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&f.server.TelemetryPath)
 	f.maxReqs = flagvalue.Int(serve, "web.max-requests", "Maximum number of parallel scrape requests. 0 disables the limit.", "40")
