@@ -341,7 +341,7 @@ func TestDailyHistory(t *testing.T) {
 			t.Errorf("backfill of %v waited for the budget:\n%s", group, out)
 		}
 		// The promtool command the last line prints, into the data directory.
-		step := promtoolStep(t, out, omFile)
+		step := testutil.PromtoolStep(t, out, omFile)
 		step[0], step[len(step)-1] = promtool, dataDir
 		before, _ := os.ReadDir(dataDir)
 		if out, err := exec.Command(step[0], step[1:]...).CombinedOutput(); err != nil {
@@ -490,21 +490,6 @@ scrape_configs:
 		}
 	}
 	t.Logf("done in %s", time.Since(began).Round(100*time.Millisecond))
-}
-
-// promtoolStep returns the promtool command of a backfill's last line
-// (`next: promtool ... FILE ./blocks, copy ...`), checking that it
-// converts file into ./blocks.
-func promtoolStep(t *testing.T, out, file string) []string {
-	t.Helper()
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	_, step, _ := strings.Cut(lines[len(lines)-1], "; next: ")
-	step, _, _ = strings.Cut(step, ", copy ")
-	args := strings.Fields(step)
-	if len(args) < 6 || args[0] != "promtool" || args[len(args)-2] != file || args[len(args)-1] != "./blocks" {
-		t.Fatalf("the backfill's last line names no promtool command of %s into ./blocks: %q", file, lines[len(lines)-1])
-	}
-	return args
 }
 
 // thresholdRE is a comparison with the number of an alert's threshold,

@@ -125,13 +125,8 @@ func TestPromtoolNextStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(progress), "\n")
-	_, step, _ := strings.Cut(lines[len(lines)-1], "; next: ")
-	step, _, _ = strings.Cut(step, ", copy ")
-	args := strings.Fields(step)
-	if len(args) < 6 || args[0] != "promtool" || args[len(args)-2] != file || args[len(args)-1] != "./blocks" {
-		t.Fatalf("last line names no promtool command of %s into ./blocks: %q", file, lines[len(lines)-1])
-	}
+	args := testutil.PromtoolStep(t, progress, file)
+	step := strings.Join(args, " ")
 	dir := filepath.Join(t.TempDir(), "blocks")
 	args[0], args[len(args)-1] = promtool, dir
 	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {

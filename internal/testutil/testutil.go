@@ -94,6 +94,21 @@ func Promtool(t testing.TB) string {
 	return ""
 }
 
+// PromtoolStep returns the promtool command a backfill's progress prints
+// on its last line (`...; next: promtool ... FILE ./blocks, copy ...`),
+// failing t unless it converts file into ./blocks.
+func PromtoolStep(t testing.TB, progress, file string) []string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(progress), "\n")
+	_, step, _ := strings.Cut(lines[len(lines)-1], "; next: ")
+	step, _, _ = strings.Cut(step, ", copy ")
+	args := strings.Fields(step)
+	if len(args) < 6 || args[0] != "promtool" || args[len(args)-2] != file || args[len(args)-1] != "./blocks" {
+		t.Fatalf("the backfill's last line names no promtool command of %s into ./blocks: %q", file, lines[len(lines)-1])
+	}
+	return args
+}
+
 // CheckMetrics pipes an exposition into promtool check metrics.
 func CheckMetrics(t testing.TB, exposition string) {
 	t.Helper()
