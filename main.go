@@ -77,7 +77,7 @@ type flags struct {
 }
 
 // usageTemplate is kingpin's default, except that a command's help
-// (backfill --help) lists the command's own flags first and the ~50 flags
+// (backfill --help) lists the command's own flags first and the flags
 // shared by every command after them, instead of the other way round.
 var usageTemplate = strings.Replace(kingpin.DefaultUsageTemplate, `{{if .Context.Flags -}}
 Flags:
