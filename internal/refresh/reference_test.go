@@ -80,7 +80,7 @@ func TestReferencePlan(t *testing.T) {
 	defer s.Close()
 
 	type key struct{ project, source, window, scope string }
-	last := map[key]time.Time{}
+	last, first := map[key]time.Time{}, map[key]time.Time{}
 	plan := map[key]View{}
 	midnight := time.Date(2026, 3, 11, 0, 0, 0, 0, time.UTC)
 	var minPlanned float64 = 1e9
@@ -147,6 +147,9 @@ func TestReferencePlan(t *testing.T) {
 						v.Project, v.Source, v.Window, v.Scope, gap, prev.Format(time.TimeOnly), v.Interval)
 				}
 			}
+			if _, ok := first[k]; !ok {
+				first[k] = v.LastSuccess
+			}
 			last[k] = v.LastSuccess
 		}
 	}
@@ -162,6 +165,19 @@ func TestReferencePlan(t *testing.T) {
 	for k, v := range plan {
 		if _, ok := last[k]; !ok && v.Interval <= 12*time.Hour {
 			t.Errorf("%v never walked (planned every %s)", k, v.Interval)
+		}
+	}
+	// Today's windows first: every source's 1d is walked before any
+	// longer window.
+	var last1d time.Time
+	for k, at := range first {
+		if k.window == "1d" && at.After(last1d) {
+			last1d = at
+		}
+	}
+	for k, at := range first {
+		if k.window != "1d" && k.window != FinalDayWindow && at.Before(last1d) {
+			t.Errorf("%v first walked at %s, before every 1d window (the last at %s)", k, at.Format(time.TimeOnly), last1d.Format(time.TimeOnly))
 		}
 	}
 	plannable := Plannable(budget.DefaultLimit)
