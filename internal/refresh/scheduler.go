@@ -149,6 +149,8 @@ type Scheduler struct {
 	mu      sync.Mutex
 	closed  bool
 	running int
+	// starts counts the walks started, for RefreshDue.
+	starts int
 	// late is the last warning about windows the budget cannot keep
 	// within max staleness, to warn only when it changes.
 	late string
@@ -602,8 +604,14 @@ func (s *Scheduler) Run(ctx context.Context) {
 // scheduler with it; Run does the same on a timer.
 func (s *Scheduler) RefreshDue(ctx context.Context) {
 	for {
+		s.mu.Lock()
+		before := s.starts
+		s.mu.Unlock()
 		s.startDue()
 		s.mu.Lock()
+		// A walk started by this round may have ended already: another
+		// round is due then, or what it held back would wait.
+		started := s.starts != before
 		var waits []chan struct{}
 		for _, e := range s.entries {
 			if e.inflight != nil {
@@ -611,7 +619,7 @@ func (s *Scheduler) RefreshDue(ctx context.Context) {
 			}
 		}
 		s.mu.Unlock()
-		if len(waits) == 0 {
+		if len(waits) == 0 && !started {
 			return
 		}
 		for _, ch := range waits {
@@ -834,6 +842,7 @@ func (s *Scheduler) start(e *entry, now time.Time) {
 	done := make(chan struct{})
 	e.inflight = done
 	s.running++
+	s.starts++
 	s.wg.Add(1)
 	go s.walk(e, now, done)
 }
