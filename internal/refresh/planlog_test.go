@@ -2,7 +2,6 @@ package refresh
 
 import (
 	"context"
-	"net/http"
 	"regexp"
 	"testing"
 	"time"
@@ -25,15 +24,7 @@ func TestPlanLoggedAtStartAndOnChange(t *testing.T) {
 	t.Parallel()
 	clock := testutil.NewClock(time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC))
 	fake := fakeapi.New(fakeapi.Options{APIKey: simKey, Paths: 600, Now: clock.Now})
-	b, err := budget.New(budget.Config{Limit: budget.DefaultLimit, Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := apiclient.New(apiclient.Config{BaseURL: "http://fake.invalid", APIKey: simKey,
-		HTTPClient: &http.Client{Transport: handlerTransport{fake}}, AnalyticsBudget: b})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, client := fakeBudgetClient(t, fake, budget.DefaultLimit, clock.Now)
 	var windows []visitors.Window
 	for _, w := range []string{"1d", "7d", "30d"} {
 		win, _ := visitors.ParseWindow(w)

@@ -2,12 +2,10 @@ package refresh
 
 import (
 	"context"
-	"net/http"
 	"testing"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
@@ -24,15 +22,7 @@ func TestRefreshDueWalksEverythingDue(t *testing.T) {
 	d7, _ := visitors.ParseWindow("7d")
 	fake := fakeapi.New(fakeapi.Options{APIKey: simKey, Paths: 5})
 	for i := range 100 {
-		b, err := budget.New(budget.Config{Limit: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		client, err := apiclient.New(apiclient.Config{BaseURL: "http://fake.invalid", APIKey: simKey,
-			HTTPClient: &http.Client{Transport: handlerTransport{fake}}, AnalyticsBudget: b})
-		if err != nil {
-			t.Fatal(err)
-		}
+		b, client := fakeBudgetClient(t, fake, 1000, nil)
 		s, err := New(client, b, planConfig{Projects: []string{"docs"}, Windows: []visitors.Window{d1, d7},
 			Config: Config{PageSize: apiclient.MaxPageSize, MinInterval: 5 * time.Minute, FinalDayDelay: -1}}.build(), nil)
 		if err != nil {
