@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -15,6 +16,8 @@ type planConfig struct {
 	Windows  []visitors.Window
 	Location *time.Location
 	Paths    visitors.PathPolicy
+	// Sources of every project (nil: visitors).
+	Sources []sources.Spec
 }
 
 func (c planConfig) build() refresh.Config {
@@ -24,7 +27,7 @@ func (c planConfig) build() refresh.Config {
 		out.SiteInterval = -1 // these tests count page walks alone
 	}
 	for _, id := range c.Projects {
-		out.Projects = append(out.Projects, refresh.Project{Project: visitors.Project{ID: id, Windows: c.Windows, Location: c.Location, Paths: c.Paths}})
+		out.Projects = append(out.Projects, refresh.Project{Project: visitors.Project{ID: id, Windows: c.Windows, Location: c.Location, Paths: c.Paths}, Sources: c.Sources})
 	}
 	return out
 }

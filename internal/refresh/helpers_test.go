@@ -1,10 +1,31 @@
 package refresh
 
 import (
+	"net/http"
+	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
+
+// fakeBudgetClient is a budget of limit on now (nil: the wall clock) and a
+// client paying it, whose requests the fake serves in-process.
+func fakeBudgetClient(t *testing.T, fake *fakeapi.Server, limit int, now func() time.Time) (*budget.Budget, *apiclient.Client) {
+	t.Helper()
+	b, err := budget.New(budget.Config{Limit: limit, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := apiclient.New(apiclient.Config{BaseURL: "http://fake.invalid", APIKey: simKey,
+		HTTPClient: &http.Client{Transport: handlerTransport{fake}}, AnalyticsBudget: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, client
+}
 
 // planConfig is a Config in the shape most tests want: one set of
 // windows, zone and paths for every project.

@@ -149,9 +149,13 @@ type Scheduler struct {
 	mu      sync.Mutex
 	closed  bool
 	running int
+	// starts counts the walks started, for RefreshDue.
+	starts int
 	// late is the last warning about windows the budget cannot keep
 	// within max staleness, to warn only when it changes.
 	late string
+	// startLogged: the plan was logged at start, from estimated costs.
+	startLogged bool
 	// planned is what the plan spends per budget window; siteShare is
 	// what today's site totals take of it in their worst window, and
 	// pageShare what every other walk may take in any window.
@@ -489,10 +493,14 @@ func (s *Scheduler) replan() {
 	intervals := append(siteIntervals, pageIntervals...)
 	current := append(siteEntries, pageEntries...)
 	s.planned = Spend(window, demands, intervals)
-	// Walk costs are known once every entry was walked: log the plan from
-	// then on, one line per entry, and whenever it changes (a project grew
-	// past a page).
+	// The plan is logged at start, one line per entry, from estimated
+	// costs; then, as walk costs are known once every entry was walked,
+	// from then on whenever an entry's plan changes (a project grew past a
+	// page). In between it changes with every first walk: not worth a line
+	// each (the first round of a large configuration takes hours).
 	known := !slices.ContainsFunc(current, func(e *entry) bool { return !e.state.attempted })
+	logAll := !s.startLogged
+	s.startLogged = true
 	var late []string
 	for i, e := range current {
 		if e.interval != intervals[i] && !e.nextDue.IsZero() {
@@ -500,10 +508,10 @@ func (s *Scheduler) replan() {
 			e.nextDue = e.nextDue.Add(intervals[i] - e.interval)
 		}
 		e.interval = intervals[i]
-		if plan := fmt.Sprintf("%d@%s", e.cost, e.interval); known && plan != e.logged {
+		if plan := fmt.Sprintf("%d@%s", e.cost, e.interval); (known || logAll) && plan != e.logged {
 			e.logged = plan
 			level.Info(s.logger).Log("msg", "analytics refresh plan", "project", e.project, "source", e.spec.Name, "window", e.label,
-				"scope", e.scope, "requests_per_walk", e.cost, "interval", e.interval, "budget_per_hour", limit)
+				"scope", e.scope, "requests_per_walk", e.cost, "cost_learned", e.costKnown, "interval", e.interval, "budget_per_hour", limit)
 		}
 		// The budget, not the user's own interval, pushes it past the
 		// staleness bound.
@@ -596,8 +604,14 @@ func (s *Scheduler) Run(ctx context.Context) {
 // scheduler with it; Run does the same on a timer.
 func (s *Scheduler) RefreshDue(ctx context.Context) {
 	for {
+		s.mu.Lock()
+		before := s.starts
+		s.mu.Unlock()
 		s.startDue()
 		s.mu.Lock()
+		// A walk started by this round may have ended already: another
+		// round is due then, or what it held back would wait.
+		started := s.starts != before
 		var waits []chan struct{}
 		for _, e := range s.entries {
 			if e.inflight != nil {
@@ -605,7 +619,7 @@ func (s *Scheduler) RefreshDue(ctx context.Context) {
 			}
 		}
 		s.mu.Unlock()
-		if len(waits) == 0 {
+		if len(waits) == 0 && !started {
 			return
 		}
 		for _, ch := range waits {
@@ -828,6 +842,7 @@ func (s *Scheduler) start(e *entry, now time.Time) {
 	done := make(chan struct{})
 	e.inflight = done
 	s.running++
+	s.starts++
 	s.wg.Add(1)
 	go s.walk(e, now, done)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
@@ -86,5 +87,84 @@ func TestFamiliesLint(t *testing.T) {
 	}
 	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) != 0 {
 		t.Errorf("lint: %v %v", problems, err)
+	}
+}
+
+// TestFamiliesAsTheIssueNamesThem pins every family's name and label
+// names: those of issue 20's table are fixed (a rename breaks dashboards,
+// alerts and users' queries), the others are listed so that a rename shows
+// up here and goes into the CHANGELOG.
+func TestFamiliesAsTheIssueNamesThem(t *testing.T) {
+	t.Parallel()
+	want := map[string]map[string][]string{
+		"visitors": {
+			"mintlify_site_unique_visitors":              {"project", "window", "traffic"},
+			"mintlify_site_unique_visitors_deduplicated": {"project", "window"},
+			"mintlify_page_unique_visitors":              {"project", "window", "path", "traffic"},
+			"mintlify_page_unique_visitors_deduplicated": {"project", "window", "path"},
+		},
+		"views": {
+			"mintlify_site_page_views":          {"project", "window", "traffic"},
+			"mintlify_site_page_views_combined": {"project", "window"},
+			"mintlify_page_views":               {"project", "window", "path", "traffic"},
+			"mintlify_page_views_combined":      {"project", "window", "path"},
+		},
+		"feedback": {
+			"mintlify_page_feedback":            {"project", "window", "path", "kind"},
+			"mintlify_page_feedback_combined":   {"project", "window", "path"},
+			"mintlify_feedback_pages_truncated": {"project", "window"},
+		},
+		"feedback_items": {
+			"mintlify_feedback_items":                      {"project", "window", "source", "status"},
+			"mintlify_feedback_oldest_pending_age_seconds": {"project"},
+		},
+		"searches": {
+			"mintlify_searches":                         {"project", "window"},
+			"mintlify_search_query_hits":                {"project", "window", "query"},
+			"mintlify_search_query_click_through_ratio": {"project", "window", "query"},
+		},
+		"assistant": {
+			"mintlify_assistant_conversations":                  {"project", "window", "caller"},
+			"mintlify_assistant_conversations_combined":         {"project", "window"},
+			"mintlify_assistant_conversations_by_resolution":    {"project", "window", "resolution"},
+			"mintlify_assistant_conversations_by_response_type": {"project", "window", "response_type"},
+			"mintlify_assistant_conversations_by_category":      {"project", "window", "category"},
+			"mintlify_assistant_conversations_other_categories": {"project", "window"},
+		},
+	}
+	for _, def := range sources.All() {
+		got := map[string][]string{}
+		for _, f := range def.Families {
+			got[f.Name] = f.Labels
+		}
+		if len(got) != len(want[def.Name]) {
+			t.Errorf("%s: families %v, want %v", def.Name, got, want[def.Name])
+		}
+		for name, labels := range want[def.Name] {
+			if !slices.Equal(got[name], labels) {
+				t.Errorf("%s: %s has labels %v, want %v", def.Name, name, got[name], labels)
+			}
+		}
+	}
+	if len(sources.All()) != len(want) {
+		t.Errorf("%d sources, want %d", len(sources.All()), len(want))
+	}
+	// The label values the issue names (the tests of each source compare
+	// the values with the API's under these constants).
+	for _, c := range []struct {
+		what      string
+		got, want []string
+	}{
+		{"traffic", []string{sources.TrafficHuman, sources.TrafficAI}, []string{"human", "ai"}},
+		{"kind", []string{sources.KindThumbsUp, sources.KindThumbsDown, sources.KindCodeSnippet}, []string{"thumbs_up", "thumbs_down", "code_snippet"}},
+		{"caller", apiclient.Callers, []string{"web", "api", "other"}},
+		{"resolution", apiclient.Resolutions, []string{"answered", "unanswered"}},
+		{"response_type", apiclient.ResponseTypes, []string{"answer", "clarifying_question"}},
+		{"source", apiclient.FeedbackSources, []string{"thumbs_only", "contextual", "code_snippet", "agent"}},
+		{"status", apiclient.FeedbackStatuses, []string{"pending", "in_progress", "resolved", "dismissed"}},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%s values %v, want %v", c.what, c.got, c.want)
+		}
 	}
 }
