@@ -336,6 +336,31 @@ func (h *holdMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(rec.Body.Bytes())
 }
 
+// serveHoldingMessages serves a fake API with project p1 behind
+// holdMessages.
+func serveHoldingMessages(t *testing.T) (*fakeapi.Server, *holdMessages, *httptest.Server) {
+	t.Helper()
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
+	h := &holdMessages{fake: fake, release: make(chan struct{})}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(h.release) })
+	return fake, h, srv
+}
+
+// waitFollowUpsRan waits until the API ran one follow-up to each job.
+func waitFollowUpsRan(t *testing.T, fake *fakeapi.Server, ids []string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "the API ran every follow-up", func() bool {
+		for _, id := range ids {
+			if fake.Messages("p1", id) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // TestAgentKill9DuringFollowUpToARunningJob sends follow-ups to jobs whose
 // first turn the exporter believes is still running, and kills it with
 // SIGKILL while they are being sent, after the API ran them: the
@@ -344,11 +369,7 @@ func (h *holdMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // follow-up with its Idempotency-Key is never sent again.
 func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 	t.Parallel()
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
-	h := &holdMessages{fake: fake, release: make(chan struct{})}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(h.release) })
+	fake, h, srv := serveHoldingMessages(t)
 	statePath := filepath.Join(t.TempDir(), "agent.db")
 	x := startAgentExporter(t, srv.URL, statePath)
 
@@ -370,14 +391,7 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 			_, _, _ = submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:2s")
 		})
 	}
-	eventually(t, 10*time.Second, "the API ran every follow-up", func() bool {
-		for _, id := range ids {
-			if fake.Messages("p1", id) != 1 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFollowUpsRan(t, fake, ids)
 	if js := x.jobs(t); len(js) != n || js[0].Status != "active" || js[0].Tracking.Turn != 1 {
 		t.Fatalf("before the kill: %+v, want %d jobs active in turn 1", js, n)
 	}
@@ -461,11 +475,7 @@ func authGet(t *testing.T, client *http.Client, url string) string {
 // terminal poll) is the second turn's, not the job's.
 func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 	t.Parallel()
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
-	h := &holdMessages{fake: fake, release: make(chan struct{})}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(h.release) })
+	fake, h, srv := serveHoldingMessages(t)
 	dir := t.TempDir()
 	statePath := filepath.Join(dir, "agent.db")
 	hash, err := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
@@ -532,14 +542,7 @@ func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 				fmt.Sprintf("second turn #fake:pr:%s", secondTurn))
 		})
 	}
-	eventually(t, 10*time.Second, "the API ran every follow-up", func() bool {
-		for _, id := range ids {
-			if fake.Messages("p1", id) != 1 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFollowUpsRan(t, fake, ids)
 	ran := time.Now()
 	x.Kill(t)
 	wg.Wait()
