@@ -46,7 +46,7 @@ run: build
 	  --visitors.window=1d --visitors.window=7d --visitors.window=30d
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/tracker/... ./internal/history/ ./internal/sources/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/tracker/... ./internal/history/ ./internal/sources/ ./internal/webauth/
 
 e2e:
 	$(GO) test -count=1 -tags e2e -timeout 10m -v ./internal/e2e/

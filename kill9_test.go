@@ -7,12 +7,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
@@ -333,6 +336,31 @@ func (h *holdMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(rec.Body.Bytes())
 }
 
+// serveHoldingMessages serves a fake API with project p1 behind
+// holdMessages.
+func serveHoldingMessages(t *testing.T) (*fakeapi.Server, *holdMessages, *httptest.Server) {
+	t.Helper()
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
+	h := &holdMessages{fake: fake, release: make(chan struct{})}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(h.release) })
+	return fake, h, srv
+}
+
+// waitFollowUpsRan waits until the API ran one follow-up to each job.
+func waitFollowUpsRan(t *testing.T, fake *fakeapi.Server, ids []string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "the API ran every follow-up", func() bool {
+		for _, id := range ids {
+			if fake.Messages("p1", id) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // TestAgentKill9DuringFollowUpToARunningJob sends follow-ups to jobs whose
 // first turn the exporter believes is still running, and kills it with
 // SIGKILL while they are being sent, after the API ran them: the
@@ -341,11 +369,7 @@ func (h *holdMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // follow-up with its Idempotency-Key is never sent again.
 func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 	t.Parallel()
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
-	h := &holdMessages{fake: fake, release: make(chan struct{})}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(h.release) })
+	fake, h, srv := serveHoldingMessages(t)
 	statePath := filepath.Join(t.TempDir(), "agent.db")
 	x := startAgentExporter(t, srv.URL, statePath)
 
@@ -367,14 +391,7 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 			_, _, _ = submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:2s")
 		})
 	}
-	eventually(t, 10*time.Second, "the API ran every follow-up", func() bool {
-		for _, id := range ids {
-			if fake.Messages("p1", id) != 1 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFollowUpsRan(t, fake, ids)
 	if js := x.jobs(t); len(js) != n || js[0].Status != "active" || js[0].Tracking.Turn != 1 {
 		t.Fatalf("before the kill: %+v, want %d jobs active in turn 1", js, n)
 	}
@@ -422,4 +439,153 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 		}
 	}
 	x.Stop(t)
+}
+
+// basicAuth sends every request with the credentials of a user.
+type basicAuth struct{ user, pass string }
+
+func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.SetBasicAuth(b.user, b.pass)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// authGet fetches url with client, failing the test unless it answers 200.
+func authGet(t *testing.T, client *http.Client, url string) string {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: HTTP %d %v: %s", url, resp.StatusCode, err, body)
+	}
+	return string(body)
+}
+
+// TestAgentKill9DuringFollowUpAfterAnUnseenEnd is the case of issue 22:
+// jobs whose first turn ends upstream in 2 s, a follow-up sent after that
+// but before the exporter's poll saw the end (it still believes the job
+// running: the poll interval is 5 s), the exporter killed with SIGKILL
+// while the follow-ups are under way, after the API ran them. After the
+// restart every job is in turn 2, as upstream, started by the follow-up's
+// sender at the time it was sent, and the turn's duration (to its first
+// terminal poll) is the second turn's, not the job's.
+func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
+	t.Parallel()
+	fake, h, srv := serveHoldingMessages(t)
+	dir := t.TempDir()
+	statePath := filepath.Join(dir, "agent.db")
+	hash, err := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webConfig := filepath.Join(dir, "web.yml")
+	if err := os.WriteFile(webConfig, []byte("basic_auth_users:\n  alice: "+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: basicAuth{"alice", "alice-pw"}}
+	start := func(pollInterval string) *testutil.Exporter {
+		x := startExporter(t, []string{"MINTLIFY_API_KEY=mint_test"}, "--mintlify.api-url="+srv.URL, "--mintlify.project=p1",
+			"--web.enable-agent-api", "--web.config.file="+webConfig, "--agent.state-file="+statePath, "--agent.poll-interval="+pollInterval)
+		eventually(t, 15*time.Second, "ready", func() bool {
+			resp, err := client.Get(x.Base + "/-/ready")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		})
+		return x
+	}
+	jobs := func(x *testutil.Exporter) []tracker.JobView {
+		var l gateway.JobList
+		if err := json.Unmarshal([]byte(authGet(t, client, x.Base+"/api/v2/agent/p1/jobs")), &l); err != nil {
+			t.Fatal(err)
+		}
+		return l.Jobs
+	}
+	x := start("5s")
+
+	const n, secondTurn = 10, 6 * time.Second
+	var ids []string
+	for i := range n {
+		status, id, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("create-%d", i), fmt.Sprintf("first turn %d #fake:nopr:2s", i))
+		if err != nil || status != 200 {
+			t.Fatalf("create %d: HTTP %d %v", i, status, err)
+		}
+		ids = append(ids, id)
+	}
+	// The first turns end upstream; the exporter has not polled since.
+	eventually(t, 10*time.Second, "every first turn ended upstream", func() bool {
+		for _, id := range ids {
+			if fake.JobStatus("p1", id) != "completed" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, v := range jobs(x) {
+		if v.Status != "active" || v.Tracking.Turn != 1 {
+			t.Fatalf("before the follow-ups: job %s %s in turn %d, want believed active in turn 1 (polled too early?)", v.ID, v.Status, v.Tracking.Turn)
+		}
+	}
+	h.holding.Store(true)
+	sent := time.Now()
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			// Killed under it: no answer.
+			_, _, _ = submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i),
+				fmt.Sprintf("second turn #fake:pr:%s", secondTurn))
+		})
+	}
+	waitFollowUpsRan(t, fake, ids)
+	ran := time.Now()
+	x.Kill(t)
+	wg.Wait()
+	h.holding.Store(false)
+
+	x = start("200ms")
+	defer x.Stop(t)
+	eventually(t, 3*secondTurn, "every second turn followed to its end", func() bool {
+		for _, v := range jobs(x) {
+			if v.Status != "completed" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, v := range jobs(x) {
+		tr := v.Tracking
+		if tr.Turn != 2 || !tr.TurnInferred || tr.TurnStartedBy != "alice" || tr.TurnStartedAt == nil || tr.TerminalAt == nil || v.PRLink == nil {
+			t.Errorf("job %s: turn %d, inferred %v, started by %q, at %v, ended %v, prLink %v; want turn 2 started by alice, completed with its PR",
+				v.ID, tr.Turn, tr.TurnInferred, tr.TurnStartedBy, tr.TurnStartedAt, tr.TerminalAt, v.PRLink)
+			continue
+		}
+		if at := *tr.TurnStartedAt; at.Before(sent.Add(-time.Second)) || at.After(ran) {
+			t.Errorf("job %s: turn 2 started at %s, want when its follow-up was sent (%s..%s)", v.ID, at, sent, ran)
+		}
+		// The duration observed is from the follow-up to the first poll
+		// that saw the turn end: the turn's length, plus up to a poll
+		// interval and the restart.
+		if d := tr.TerminalAt.Sub(*tr.TurnStartedAt); d < secondTurn-time.Second || d > secondTurn+5*time.Second {
+			t.Errorf("job %s: turn 2 took %s, want about %s", v.ID, d, secondTurn)
+		}
+		if fake.Messages("p1", v.ID) != 1 {
+			t.Errorf("job %s: %d follow-ups upstream, want 1", v.ID, fake.Messages("p1", v.ID))
+		}
+	}
+	m := authGet(t, client, x.Base+"/metrics")
+	for _, want := range []string{
+		fmt.Sprintf(`mintlify_agent_jobs_finished_total{project="p1",status="completed"} %d`, n),
+		fmt.Sprintf(`mintlify_agent_job_duration_seconds_count{project="p1",status="completed"} %d`, n),
+		fmt.Sprintf(`mintlify_agent_job_pull_requests_total{project="p1"} %d`, n),
+	} {
+		if !strings.Contains(m, want+"\n") {
+			t.Errorf("after the restart, want %s", want)
+		}
+	}
 }

@@ -91,6 +91,8 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{"telemetry path on the gateway", []string{"--mintlify.project=p", "--web.telemetry-path=/api/"}, withKey, "--web.telemetry-path"},
 		{"telemetry path on health", []string{"--mintlify.project=p", "--web.telemetry-path=/-/healthy"}, withKey, "--web.telemetry-path"},
 		{"telemetry path on ready", []string{"--mintlify.project=p", "--web.telemetry-path=/-/ready"}, withKey, "--web.telemetry-path"},
+		{"telemetry path on reload", []string{"--mintlify.project=p", "--web.telemetry-path=/-/reload"}, withKey, "--web.telemetry-path"},
+		{"telemetry path on the status page", []string{"--mintlify.project=p", "--web.telemetry-path=/"}, withKey, "--web.telemetry-path"},
 		{"endless key file", []string{"--mintlify.project=p", "--mintlify.api-key-file=/dev/zero"}, nil, "--mintlify.api-key-file"},
 		{"max paths", []string{"--mintlify.project=p", "--visitors.max-paths=-10"}, withKey, "--visitors.max-paths"},
 		{"max paths not a number", []string{"--mintlify.project=p", "--visitors.max-paths=many"}, withKey, "--visitors.max-paths"},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -212,7 +211,7 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 		tc.ServerName = t.ServerName
 	}
 	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
+		pem, err := secretfile.ReadAtMost(t.CAFile, maxPEMBytes)
 		if err != nil {
 			return nil, fmt.Errorf("TLS CA file: %w", err)
 		}
@@ -222,7 +221,15 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 		}
 	}
 	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		certPEM, err := secretfile.ReadAtMost(t.CertFile, maxPEMBytes)
+		var keyPEM []byte
+		if err == nil {
+			keyPEM, err = secretfile.ReadAtMost(t.KeyFile, maxPEMBytes)
+		}
+		var cert tls.Certificate
+		if err == nil {
+			cert, err = tls.X509KeyPair(certPEM, keyPEM)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("TLS client certificate: %w", err)
 		}
@@ -230,6 +237,10 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 	}
 	return tc, nil
 }
+
+// maxPEMBytes bounds a read of a TLS file (a CA bundle of every public
+// root is ~200 KiB): a wrong path is refused, not read until memory runs out.
+const maxPEMBytes = 1 << 20
 
 // password reads the password file ("" when none is configured).
 func (c *Config) password() (string, error) {

@@ -129,6 +129,15 @@ func TestNewReadsSecretsAtOnce(t *testing.T) {
 		{"missing client certificate", func(c *cluster.Config) {
 			c.TLS = cluster.TLSConfig{Enabled: true, CertFile: filepath.Join(dir, "c"), KeyFile: filepath.Join(dir, "k")}
 		}, "TLS client certificate"},
+		// An endless file is refused after 1 MiB, not read until memory
+		// runs out.
+		{"endless CA file", func(c *cluster.Config) { c.TLS = cluster.TLSConfig{Enabled: true, CAFile: "/dev/zero"} }, "/dev/zero is longer than"},
+		{"endless client key", func(c *cluster.Config) {
+			c.TLS = cluster.TLSConfig{Enabled: true, CertFile: notPEM, KeyFile: "/dev/zero"}
+		}, "/dev/zero is longer than"},
+		{"endless client certificate", func(c *cluster.Config) {
+			c.TLS = cluster.TLSConfig{Enabled: true, CertFile: "/dev/zero", KeyFile: notPEM}
+		}, "/dev/zero is longer than"},
 		{"invalid", func(c *cluster.Config) { c.DB = -1 }, "DB: must be"},
 		{"no address", func(c *cluster.Config) { c.Address = "" }, "no Redis address"},
 	} {

@@ -115,6 +115,20 @@ func TestSeveralProblemsOneLineEach(t *testing.T) {
 	}
 }
 
+// TestEndlessFilesAreRefused: --config.file and an organization's
+// api_key_file naming /dev/zero are refused with one line after a bounded
+// read, not read until memory runs out.
+func TestEndlessFilesAreRefused(t *testing.T) {
+	t.Parallel()
+	if _, err := LoadFile("/dev/zero", time.Minute); err == nil || !strings.Contains(err.Error(), "longer than") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("--config.file=/dev/zero: %v", err)
+	}
+	cfg := &Config{Organizations: []Organization{{Name: "acme", APIKeyFile: "/dev/zero"}}}
+	if err := cfg.LoadKeys(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "longer than") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("api_key_file: /dev/zero: %v", err)
+	}
+}
+
 func TestLoadKeys(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "acme.key")

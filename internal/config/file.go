@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
 )
@@ -95,12 +95,17 @@ func (ps Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// MaxFileBytes bounds a read of --config.file: thousands of projects fit,
+// and a wrong path (/dev/zero) is refused instead of read until memory
+// runs out.
+const MaxFileBytes = 4 << 20
+
 // LoadFile reads and validates a configuration file. Keys are not read
 // (LoadKeys does that), so `config check` works where the keys are not.
 // The error is Problems: every problem, each with file and line.
 // minInterval is the shortest refresh interval a window may ask for.
 func LoadFile(path string, minInterval time.Duration) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := secretfile.ReadAtMost(path, MaxFileBytes)
 	if err != nil {
 		return nil, Problems{{File: path, Msg: err.Error()}}
 	}

@@ -266,6 +266,16 @@ func (s *Server) Messages(project, id string) int {
 	return 0
 }
 
+// JobStatus is the status the API shows for a job now ("" for none).
+func (s *Server) JobStatus(project, id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.jobs[project+"/"+id]; j != nil {
+		return s.view(j, s.opts.Now()).Status
+	}
+	return ""
+}
+
 // JobIDs are the ids of the project's jobs, in creation order.
 func (s *Server) JobIDs(project string) []string {
 	s.mu.Lock()

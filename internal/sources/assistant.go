@@ -307,12 +307,12 @@ func (s *assistantSource) snapshot(st *assistantState, q Query, stats *apiclient
 	}
 	snap := &AssistantSnapshot{
 		meta:         Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: requests},
-		callers:      byLabel(stats.ByCaller, apiclient.Callers),
+		callers:      byLabel(stats.ByCaller, apiclient.Callers, s.cfg.label),
 		combined:     float64(stats.Total),
-		resolution:   byLabel(resolution, apiclient.Resolutions),
-		responseType: byLabel(responseType, apiclient.ResponseTypes),
+		resolution:   byLabel(resolution, apiclient.Resolutions, s.cfg.label),
+		responseType: byLabel(responseType, apiclient.ResponseTypes, s.cfg.label),
 	}
-	cats := byLabel(category, nil)
+	cats := byLabel(category, nil, s.cfg.label)
 	slices.SortFunc(cats, func(a, b labelCount) int {
 		return cmp.Or(cmp.Compare(b.value, a.value), strings.Compare(a.label, b.label))
 	})

@@ -100,7 +100,7 @@ func (s *feedbackSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 	}
 	seen := make(map[string]struct{}, len(res.Pages))
 	for _, p := range res.Pages {
-		path := labelValue(p.Path)
+		path := s.cfg.label(p.Path)
 		if _, dup := seen[path]; dup {
 			continue // first copy wins, as in apiclient
 		}

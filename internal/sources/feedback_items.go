@@ -88,7 +88,7 @@ func (s *feedbackItemsSource) Walk(ctx context.Context, q Query) (Snapshot, erro
 	}
 	snap := &FeedbackItemsSnapshot{meta: Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests}}
 	for _, it := range res.Items {
-		byPair[pair{labelValue(it.Source), labelValue(it.Status)}]++
+		byPair[pair{s.cfg.label(it.Source), s.cfg.label(it.Status)}]++
 		if it.Status == apiclient.FeedbackStatusPending && (snap.oldestPending.IsZero() || it.CreatedAt.Before(snap.oldestPending)) {
 			snap.oldestPending = it.CreatedAt
 		}

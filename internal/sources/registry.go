@@ -92,8 +92,9 @@ type labelCount struct {
 
 // byLabel turns counts by label into samples sorted by label, with every
 // known label present (0 when absent) so that alerts see the series before
-// its first event, and unknown labels passed through as they came.
-func byLabel(counts map[string]int64, known []string) []labelCount {
+// its first event, and unknown labels passed through label (masked and
+// made valid: Config.label).
+func byLabel(counts map[string]int64, known []string, label func(string) string) []labelCount {
 	out := make([]labelCount, 0, len(counts)+len(known))
 	at := make(map[string]int, len(counts)+len(known))
 	for _, k := range known {
@@ -103,7 +104,7 @@ func byLabel(counts map[string]int64, known []string) []labelCount {
 	for k, v := range counts {
 		// Two values the API told apart may meet once made valid label
 		// values: their counts are merged into one series.
-		k = labelValue(k)
+		k = label(k)
 		i, ok := at[k]
 		if !ok {
 			i = len(out)

@@ -88,7 +88,7 @@ func (s *searchesSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 	}
 	seen := make(map[string]struct{}, len(res.Queries))
 	for _, r := range res.Queries {
-		query := labelValue(r.Query)
+		query := s.cfg.label(r.Query)
 		if _, dup := seen[query]; dup {
 			continue // the more searched copy, read first, wins
 		}

@@ -176,6 +176,18 @@ func (c Config) now() time.Time {
 	return time.Now()
 }
 
+// label makes a string from the API a label value: secrets masked by the
+// path policy's Redact (the process's redactor: a feedback page's path, a
+// search query or a category that echoes an API key, whole, cut or
+// escaped, never becomes a label), then labelValue. Masking comes first so
+// that the cut of labelValue cannot leave a longer piece of a key.
+func (c Config) label(s string) string {
+	if c.Paths.Redact != nil {
+		s = c.Paths.Redact(strings.ToValidUTF8(s, "\uFFFD"))
+	}
+	return labelValue(s)
+}
+
 func (c Config) location() *time.Location {
 	if c.Location != nil {
 		return c.Location

@@ -76,6 +76,9 @@ func (e *MessageOutcomeUnknownError) Unwrap() error { return e.Err }
 type messageIntent struct {
 	ID, Project, JobID, IdemKey, RequestHash string
 	StartedAt                                time.Time
+	// By is who sends it (the gateway's basic-auth user): the turn it
+	// starts is theirs even when its answer is lost.
+	By string
 }
 
 // messageHash is the request hash of a follow-up: its job and its prompt,
@@ -114,7 +117,7 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 	}
 	at := s.cfg.Now()
 	mi := &messageIntent{ID: newIntentID(), Project: project, JobID: id, IdemKey: key,
-		RequestHash: messageHash(id, req.Prompt), StartedAt: at}
+		RequestHash: messageHash(id, req.Prompt), StartedAt: at, By: userFrom(ctx)}
 	ikey := storeKey(project, mi.ID)
 	jkey := storeKey(project, id)
 
@@ -310,7 +313,7 @@ func (s *Tracker) settleUnknownMessage(ikey string, mi *messageIntent) {
 		return
 	}
 	rec := e.rec
-	rec.Messages = append(keptMessages(rec.Messages, s.cfg.Now()), messageRecord{IdemKey: mi.IdemKey, RequestHash: mi.RequestHash, At: mi.StartedAt})
+	rec.Messages = append(keptMessages(rec.Messages, s.cfg.Now()), messageRecord{IdemKey: mi.IdemKey, RequestHash: mi.RequestHash, At: mi.StartedAt, By: mi.By})
 	e.recheck, e.nextPoll = true, time.Time{}
 	if mi.IdemKey != "" {
 		s.keys[storeKey(mi.Project, mi.IdemKey)] = keyRef{msgJob: jkey}

@@ -242,11 +242,14 @@ type messageIntentV3 struct {
 	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
 	RequestHash    string    `json:"requestHash"`
 	StartedAt      time.Time `json:"startedAt"`
+	// By is the sender (absent in files of earlier builds: the turn's
+	// sender is then unknown).
+	By string `json:"by,omitempty"`
 }
 
 func encodeMessageIntent(in *messageIntent) ([]byte, error) {
 	data, err := json.Marshal(messageIntentV3{ID: in.ID, Project: in.Project, JobID: in.JobID, IdempotencyKey: in.IdemKey,
-		RequestHash: in.RequestHash, StartedAt: in.StartedAt})
+		RequestHash: in.RequestHash, StartedAt: in.StartedAt, By: in.By})
 	if err != nil {
 		return nil, fmt.Errorf("encoding message intent %s/%s: %w", in.Project, in.ID, err)
 	}
@@ -261,5 +264,5 @@ func decodeMessageIntent(data []byte) (messageIntent, error) {
 	if v.ID == "" || v.Project == "" || v.JobID == "" || v.RequestHash == "" {
 		return messageIntent{}, errors.New("decoding message intent: no id, project, job id or request hash")
 	}
-	return messageIntent{ID: v.ID, Project: v.Project, JobID: v.JobID, IdemKey: v.IdempotencyKey, RequestHash: v.RequestHash, StartedAt: v.StartedAt}, nil
+	return messageIntent{ID: v.ID, Project: v.Project, JobID: v.JobID, IdemKey: v.IdempotencyKey, RequestHash: v.RequestHash, StartedAt: v.StartedAt, By: v.By}, nil
 }

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/prometheus/exporter-toolkit/web"
 	"go.yaml.in/yaml/v2"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
 )
 
 // maxConfigBytes bounds a read of the web config file: it holds a few
@@ -27,19 +28,7 @@ type webConfig struct {
 
 // readConfig reads the web config file, at most maxConfigBytes.
 func readConfig(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxConfigBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxConfigBytes)
-	}
-	return data, nil
+	return secretfile.ReadAtMost(path, maxConfigBytes)
 }
 
 // parseConfig reads the users of a web config and derives from it the

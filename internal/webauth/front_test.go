@@ -35,7 +35,7 @@ type served struct {
 	logs  *testutil.SyncBuffer
 }
 
-func serveFront(t *testing.T, config string, o Options, next http.Handler) *served {
+func serveFront(t testing.TB, config string, o Options, next http.Handler) *served {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "web.yml")
 	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
@@ -291,37 +291,40 @@ func randomPassword() string {
 	return hex.EncodeToString(b)
 }
 
-// TestKnownBadPasswordNeedsNoCheck: the same wrong password again is
-// refused from memory; the verified one is served from memory.
-func TestKnownBadPasswordNeedsNoCheck(t *testing.T) {
+// TestRememberedCredentialsNeedNoCheck: with every bcrypt slot taken and
+// no room to wait (as under an attack of wrong passwords), a credential
+// that needs a check is refused at once (503), while a verified one is
+// served, and a known-bad one refused (401), from memory: an
+// authenticated scrape never waits for bcrypt. (Its latency under a
+// 200-client attack: BenchmarkScrapeDuringWrongPasswordAttack.)
+func TestRememberedCredentialsNeedNoCheck(t *testing.T) {
 	t.Parallel()
-	s := serveFront(t, usersYAML(t, bcrypt.DefaultCost, "alice"), Options{FailureBurst: 1000, FailureDelay: time.Nanosecond}, &recorder{})
-	measure := func(user, pass string, want int) time.Duration {
-		start := time.Now()
-		if a := call(t, http.DefaultClient, "GET", s.url+"/metrics", user, pass); a.status != want {
-			t.Fatalf("%s: HTTP %d, want %d", user, a.status, want)
-		}
-		return time.Since(start)
-	}
+	s := serveFront(t, usersYAML(t, bcrypt.MinCost, "alice"), Options{MaxConcurrentChecks: 1, MaxWaitingChecks: 1,
+		FailureBurst: 1000, FailureDelay: time.Nanosecond}, &recorder{})
+	c := http.DefaultClient
 	wrong := randomPassword()
-	first := measure("alice", wrong, 401)
-	var again time.Duration
-	for range 5 {
-		again = max(again, measure("alice", wrong, 401))
+	if a := call(t, c, "GET", s.url+"/metrics", "alice", wrong); a.status != http.StatusUnauthorized {
+		t.Fatalf("wrong password: HTTP %d", a.status)
 	}
-	measure("alice", "alice-pw", 201)
-	var good time.Duration
-	for range 5 {
-		good = max(good, measure("alice", "alice-pw", 201))
+	if a := call(t, c, "GET", s.url+"/metrics", "alice", "alice-pw"); a.status != http.StatusCreated {
+		t.Fatalf("right password: HTTP %d", a.status)
 	}
-	// A bcrypt check at cost 10 takes tens of milliseconds; a memory
-	// lookup well under one.
-	if again*4 > first || good*4 > first {
-		t.Errorf("first wrong password %s, again %s, verified %s: repeats are not served from memory", first, again, good)
+
+	// The attack: the only slot taken, the only waiting place too.
+	s.front.slots <- struct{}{}
+	s.front.waiting.Add(1)
+	defer func() { s.front.waiting.Add(-1); <-s.front.slots }()
+	if a := call(t, c, "GET", s.url+"/metrics", "alice", randomPassword()); a.status != http.StatusServiceUnavailable {
+		t.Errorf("a new password during the attack: HTTP %d, want 503 (it needs a check)", a.status)
 	}
-	var m map[string]string
-	a := call(t, http.DefaultClient, "GET", s.url+"/metrics", "alice", wrong)
-	if json.Unmarshal([]byte(a.body), &m) != nil || m["error"] == "" {
-		t.Errorf("401 body %q is not a JSON error", a.body)
+	for range 3 {
+		if a := call(t, c, "GET", s.url+"/metrics", "alice", "alice-pw"); a.status != http.StatusCreated {
+			t.Errorf("the verified credential during the attack: HTTP %d %s, want served from memory", a.status, a.body)
+		}
+		a := call(t, c, "GET", s.url+"/metrics", "alice", wrong)
+		var m map[string]string
+		if a.status != http.StatusUnauthorized || json.Unmarshal([]byte(a.body), &m) != nil || m["error"] == "" {
+			t.Errorf("the known-bad password during the attack: HTTP %d %q, want a JSON 401 from memory", a.status, a.body)
+		}
 	}
 }
