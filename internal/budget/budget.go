@@ -109,11 +109,10 @@ func New(cfg Config) (*Budget, error) {
 	return b, nil
 }
 
-// Close closes the ledger file, if any.
+// Close closes the ledger file, if any, waiting at most the ledger's
+// write bound for a write under way.
 func (b *Budget) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.ledger.close()
+	return b.ledger.close() // b.ledger is set once, in New
 }
 
 // Organization is the name of the organization whose quota this is.
@@ -139,18 +138,33 @@ func (b *Budget) SetLimit(n int) error {
 	return nil
 }
 
-// take counts one request as sent at now, on disk first when a ledger is
-// kept: a request whose send time could not be recorded is not sent.
-// Caller holds mu and saw free(now) > 0.
+// take reserves one request at now. Caller holds mu and saw free(now) > 0,
+// and calls persist after releasing mu.
 func (b *Budget) take(now time.Time) error {
 	if ok, until := b.sent.Take(now, b.effective(now)); !ok {
 		return &ExhaustedError{Until: until}
 	}
+	return nil
+}
+
+// persist records a request reserved by take on disk, when a ledger is
+// kept: a request whose send time could not be recorded is not sent, and
+// its slot is given back. It runs without mu, so a slow disk holds up only
+// the request being paid for, not the metrics or the other callers.
+func (b *Budget) persist(now time.Time, limit int) error {
 	if b.ledger == nil {
 		return nil
 	}
-	if err := b.ledger.record(now, b.sent.Times(), b.limit); err != nil {
+	times := func() []time.Time {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.sent.Times()
+	}
+	if err := b.ledger.record(now, times, limit); err != nil {
+		b.mu.Lock()
 		b.sent.Release(now)
+		b.mu.Unlock()
+		b.Wake()
 		return err
 	}
 	return nil
@@ -263,9 +277,13 @@ func (b *Budget) TryTake() bool {
 		return err == nil && st.Taken
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := b.now()
-	return b.free(now) > 0 && b.take(now) == nil
+	now, limit := b.now(), b.limit
+	if b.free(now) <= 0 || b.take(now) != nil {
+		b.mu.Unlock()
+		return false
+	}
+	b.mu.Unlock()
+	return b.persist(now, limit) == nil
 }
 
 type noWaitKey struct{}
@@ -291,9 +309,12 @@ func (b *Budget) Wait(ctx context.Context) error {
 		b.mu.Lock()
 		now := b.now()
 		if b.free(now) > 0 {
-			err := b.take(now)
+			err, limit := b.take(now), b.limit
 			b.mu.Unlock()
-			return err
+			if err != nil {
+				return err
+			}
+			return b.persist(now, limit)
 		}
 		until := b.nextFree(now, 1)
 		changed := b.changed

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,10 +18,40 @@ import (
 // restarted (or crash-looping) exporter does not spend its hour again. A
 // send is appended and synced before the request leaves; the file is
 // rewritten without the old lines when it has grown to several windows.
+//
+// Every write is bounded by timeout (a frozen or hung filesystem): the
+// request it was for is not sent, and later writes fail at once until the
+// blocked one returns, so a stuck disk stops the analytics requests
+// instead of stalling the refreshes, the metrics and shutdown behind it.
 type ledger struct {
-	path  string
+	path    string
+	timeout time.Duration
+	// sync is (*os.File).Sync; tests replace it to freeze the disk.
+	sync func(*os.File) error
+
+	mu    sync.Mutex // one write at a time; held by the writing goroutine
 	f     *os.File
 	lines int
+
+	// stalled counts writes that outlived timeout and have not returned.
+	stalled atomic.Int32
+	// writes are the goroutines running a write; close waits for them.
+	writes sync.WaitGroup
+}
+
+// ledgerWriteTimeout bounds a ledger write, as the agent state file's.
+const ledgerWriteTimeout = 5 * time.Second
+
+// StalledError means a ledger write did not finish within its bound (a
+// frozen or hung filesystem), or was refused because one is still blocked.
+// The request it was for was not sent.
+type StalledError struct {
+	Path    string
+	Timeout time.Duration
+}
+
+func (e *StalledError) Error() string {
+	return fmt.Sprintf("analytics ledger %s: a write has been blocked for more than %s (frozen or hung filesystem?); request not sent", e.Path, e.Timeout)
 }
 
 // maxLedgerLine bounds what one line may hold: a Unix time in nanoseconds.
@@ -35,7 +67,7 @@ func openLedger(path string, now time.Time, hold time.Duration) (*ledger, []time
 	if err != nil {
 		return nil, nil, err
 	}
-	l := &ledger{path: path}
+	l := &ledger{path: path, timeout: ledgerWriteTimeout, sync: (*os.File).Sync}
 	if err := l.rewrite(sent); err != nil {
 		return nil, nil, err
 	}
@@ -83,7 +115,7 @@ func (l *ledger) rewrite(sent []time.Time) error {
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o640); err != nil {
 		return fmt.Errorf("analytics ledger: %w", err)
 	}
-	if err := syncFile(tmp); err != nil {
+	if err := l.syncFile(tmp); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, l.path); err != nil {
@@ -100,36 +132,92 @@ func (l *ledger) rewrite(sent []time.Time) error {
 	return nil
 }
 
-func syncFile(path string) error {
+func (l *ledger) syncFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("analytics ledger: %w", err)
 	}
 	defer f.Close()
-	if err := f.Sync(); err != nil {
+	if err := l.sync(f); err != nil {
 		return fmt.Errorf("analytics ledger: %w", err)
 	}
 	return nil
 }
 
-// record appends t and syncs it; sent is the whole log after t, used when
-// the file is due for compaction.
-func (l *ledger) record(t time.Time, sent []time.Time, limit int) error {
+// record appends t and syncs it, within l.timeout; times gives the whole
+// log (t included), used when the file is due for compaction. The caller
+// must not hold what times locks while it waits.
+func (l *ledger) record(t time.Time, times func() []time.Time, limit int) error {
+	if l.stalled.Load() > 0 {
+		return &StalledError{Path: l.path, Timeout: l.timeout}
+	}
+	const (
+		running = iota
+		finished
+		abandoned
+	)
+	var state atomic.Int32
+	done := make(chan error, 1)
+	l.writes.Add(1)
+	go func() { // owned by l: close waits for it, within its bound
+		defer l.writes.Done()
+		err := l.write(t, times, limit)
+		if !state.CompareAndSwap(running, finished) {
+			l.stalled.Add(-1) // abandoned by its caller, now returned
+		}
+		done <- err
+	}()
+	timer := time.NewTimer(l.timeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+	}
+	l.stalled.Add(1)
+	if !state.CompareAndSwap(running, abandoned) {
+		l.stalled.Add(-1) // it finished as the timer fired
+		return <-done
+	}
+	return &StalledError{Path: l.path, Timeout: l.timeout}
+}
+
+func (l *ledger) write(t time.Time, times func() []time.Time, limit int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.lines >= 4*max(limit, 16) {
-		return l.rewrite(sent)
+		return l.rewrite(times())
 	}
 	if _, err := l.f.WriteString(strconv.FormatInt(t.UnixNano(), 10) + "\n"); err != nil {
 		return fmt.Errorf("analytics ledger: %w", err)
 	}
-	if err := l.f.Sync(); err != nil {
+	if err := l.sync(l.f); err != nil {
 		return fmt.Errorf("analytics ledger: %w", err)
 	}
 	l.lines++
 	return nil
 }
 
+// close closes the file once the writes under way have returned; after
+// l.timeout it gives up and leaves the file to the process's exit, so a
+// frozen disk cannot hold shutdown.
 func (l *ledger) close() error {
-	if l == nil || l.f == nil {
+	if l == nil {
+		return nil
+	}
+	finished := make(chan struct{})
+	go func() { // returns when the last write does, even after close gave up
+		l.writes.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-time.After(l.timeout):
+		return &StalledError{Path: l.path, Timeout: l.timeout}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
 		return nil
 	}
 	return l.f.Close()

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -117,5 +118,94 @@ func TestLedgerCompacts(t *testing.T) {
 	}
 	if lines < b.Spent() {
 		t.Errorf("ledger holds %d lines, fewer than the %d sends in the window", lines, b.Spent())
+	}
+}
+
+// A frozen disk (a sync that never returns) refuses the request within the
+// write bound, then refuses the next ones at once, never holds the metrics,
+// lets requests through again once the disk thaws, and never holds Close
+// longer than the bound.
+func TestFrozenLedgerRefusesWithinItsBound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.log")
+	b, err := New(Config{Limit: 5, LedgerPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bound = 50 * time.Millisecond
+	var thaw chan struct{}
+	frozen := make(chan struct{}, 1)
+	freeze := func() {
+		thaw = make(chan struct{})
+		until := thaw
+		b.ledger.sync = func(f *os.File) error {
+			select {
+			case frozen <- struct{}{}:
+			default:
+			}
+			<-until
+			return f.Sync()
+		}
+	}
+	b.ledger.timeout = bound
+	freeze()
+
+	waited := make(chan error, 1)
+	go func() { waited <- b.Wait(context.Background()) }()
+	<-frozen
+	// While the write hangs, the metrics' readers are not held up.
+	if got := b.Free(); got != 4 {
+		t.Errorf("free while the write is blocked = %d, want 4 (one slot reserved)", got)
+	}
+	var stalled *StalledError
+	if err := <-waited; !errors.As(err, &stalled) {
+		t.Fatalf("Wait on a frozen disk = %v, want a *StalledError", err)
+	}
+	if got := b.Spent(); got != 0 {
+		t.Errorf("spent after the refused request = %d, want 0", got)
+	}
+	// The next request fails at once: it would queue behind the blocked write.
+	start := time.Now()
+	if err := b.Wait(context.Background()); !errors.As(err, &stalled) {
+		t.Fatalf("Wait while a write is blocked = %v, want a *StalledError", err)
+	}
+	if b.TryTake() {
+		t.Fatal("TryTake let a request through while a write is blocked")
+	}
+	if d := time.Since(start); d >= bound {
+		t.Errorf("refusals while blocked took %s, want them at once (< %s)", d, bound)
+	}
+
+	close(thaw)
+	deadline := time.Now().Add(10 * time.Second)
+	for b.ledger.stalled.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if err := b.Wait(context.Background()); err != nil {
+		t.Fatalf("Wait after the thaw: %v", err)
+	}
+	again, err := New(Config{Limit: 5, LedgerPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The refused request's line may have landed at the thaw; the one sent
+	// after it certainly did.
+	if got := again.Spent(); got < 1 {
+		t.Errorf("spent read back = %d, want the request sent after the thaw", got)
+	}
+	_ = again.Close()
+
+	// Frozen again: Close gives up after the bound rather than wait for the
+	// disk (shutdown must not hang on it).
+	freeze()
+	t.Cleanup(func() { close(thaw) })
+	if err := b.Wait(context.Background()); !errors.As(err, &stalled) {
+		t.Fatalf("Wait on a frozen disk = %v, want a *StalledError", err)
+	}
+	start = time.Now()
+	if err := b.Close(); !errors.As(err, &stalled) {
+		t.Errorf("Close on a frozen disk = %v, want a *StalledError", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Close on a frozen disk took %s, want about %s", d, bound)
 	}
 }
