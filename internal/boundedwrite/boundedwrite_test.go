@@ -1,0 +1,68 @@
+package boundedwrite
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestAWriteInTimeReturnsItsError(t *testing.T) {
+	w := Writes{Timeout: time.Minute}
+	want := errors.New("disk full")
+	if err := w.Do(func() error { return want }); !errors.Is(err, want) {
+		t.Fatalf("Do = %v, want the write's own error", err)
+	}
+	if err := w.Do(func() error { return nil }); err != nil {
+		t.Fatalf("Do = %v, want nil", err)
+	}
+	if w.Stalled() || !w.Idle() {
+		t.Fatal("stalled or busy after writes that returned")
+	}
+}
+
+// A blocked write gives up after the timeout, refuses the next at once
+// without running it, keeps Idle from waiting forever, and clears once the
+// disk returns.
+func TestABlockedWriteIsBounded(t *testing.T) {
+	const bound = 20 * time.Millisecond
+	w := Writes{Timeout: bound}
+	thaw := make(chan struct{})
+	var timeout *TimeoutError
+	if err := w.Do(func() error { <-thaw; return nil }); !errors.As(err, &timeout) || timeout.Earlier {
+		t.Fatalf("Do on a blocked write = %v, want a *TimeoutError of its own", err)
+	}
+	if !w.Stalled() {
+		t.Fatal("not stalled while a write is blocked")
+	}
+	ran := false
+	if err := w.Do(func() error { ran = true; return nil }); !errors.As(err, &timeout) || !timeout.Earlier {
+		t.Fatalf("Do behind a blocked write = %v, want a *TimeoutError naming the earlier write", err)
+	}
+	if ran {
+		t.Fatal("a write was started behind a blocked one")
+	}
+	if w.Idle() {
+		t.Fatal("Idle while a write is blocked")
+	}
+	close(thaw)
+	deadline := time.Now().Add(10 * time.Second)
+	for w.Stalled() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if w.Stalled() || !w.Idle() {
+		t.Fatal("still stalled after the blocked write returned")
+	}
+	if err := w.Do(func() error { return nil }); err != nil {
+		t.Fatalf("Do after the thaw = %v", err)
+	}
+}
+
+func TestNoTimeoutWaitsForTheWrite(t *testing.T) {
+	var w Writes
+	if err := w.Do(func() error { time.Sleep(5 * time.Millisecond); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Idle() {
+		t.Fatal("not idle")
+	}
+}
