@@ -646,6 +646,18 @@ func TestLocalRateLimit(t *testing.T) {
 	if n := b.createCount(); n != 0 {
 		t.Errorf("%d creates reached the tracker after restart", n)
 	}
+	// Nor does a reload that adds a project whose creates the tracker
+	// reads from an earlier run's state as it adds the project.
+	b = &stubTracker{}
+	g = newTestGateway(t, b, testConfig(clock))
+	b.recent = map[string][]time.Time{"p3": recent}
+	g.SetProjects([]string{"p1", "p2", "p3"})
+	if r := submit(t, g, "p3", "added by a reload"); r.status != http.StatusTooManyRequests {
+		t.Errorf("project added by a reload: HTTP %d, want 429", r.status)
+	}
+	if n := b.createCount(); n != 0 {
+		t.Errorf("%d creates reached the tracker for the added project", n)
+	}
 
 	// 0 disables the local limit.
 	cfg := testConfig(clock)
