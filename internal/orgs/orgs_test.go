@@ -148,4 +148,27 @@ func TestJobCallsUseTheProjectsOrganization(t *testing.T) {
 	if _, _, err := s.CreateJobWithStatus(context.Background(), "nowhere", "x"); err == nil {
 		t.Error("a create for an unconfigured project went through")
 	}
+
+	// A reload removes a1, and b1 with its organization: their tracked
+	// jobs are still polled to their end, with their organization's key;
+	// nothing new is created for them.
+	jobs := map[string]string{}
+	for _, p := range []string{"a1", "b1"} {
+		job, _, err := s.CreateJobWithStatus(context.Background(), p, "fix the docs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs[p] = job.ID
+	}
+	if err := s.Apply(&config.Config{Organizations: cfg.Organizations[:1], Projects: []config.Project{project("a2", "a")}}); err != nil {
+		t.Fatal(err)
+	}
+	for p, id := range jobs {
+		if _, err := s.GetJob(context.Background(), p, id); err != nil {
+			t.Errorf("%s, removed by a reload: polling its tracked job: %v", p, err)
+		}
+		if _, _, err := s.CreateJobWithStatus(context.Background(), p, "x"); err == nil {
+			t.Errorf("%s, removed by a reload: a create went through", p)
+		}
+	}
 }
