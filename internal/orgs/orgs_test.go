@@ -172,3 +172,49 @@ func TestJobCallsUseTheProjectsOrganization(t *testing.T) {
 		}
 	}
 }
+
+// A 429 for one organization's key pauses and halves that organization's
+// budget only: another organization's walks go out at once, unslowed.
+func TestA429SlowsOnlyItsOrganization(t *testing.T) {
+	fake := fakeapi.New(fakeapi.Options{Paths: 10, AnalyticsBudget: 2, Organizations: []fakeapi.Organization{
+		{Key: "mint_a", Projects: []string{"a1", "a2", "a3"}},
+		{Key: "mint_b", Projects: []string{"b1", "b2"}},
+	}})
+	s := start(t, fake)
+	a := config.Organization{Name: "a", APIKey: "mint_a", AnalyticsBudget: 10}
+	b := config.Organization{Name: "b", APIKey: "mint_b", AnalyticsBudget: 10}
+	// a plans three walks where its key's real quota allows two.
+	if err := s.Apply(&config.Config{Organizations: []config.Organization{a},
+		Projects: []config.Project{project("a1", "a"), project("a2", "a"), project("a3", "a")}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Budgets()[0].PausedUntil().IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatalf("a's budget not paused after its key's quota ran out (%d rejections)", fake.AnalyticsRejections())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// While a is paused, b starts: its walks go out, with its own key.
+	if err := s.Apply(&config.Config{Organizations: []config.Organization{a, b},
+		Projects: []config.Project{project("a1", "a"), project("a2", "a"), project("a3", "a"), project("b1", "b"), project("b2", "b")}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for fake.AnalyticsRequestsByKey("mint_b") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("b sent %d requests while a was paused, want its 2 walks at once", fake.AnalyticsRequestsByKey("mint_b"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	budgets := s.Budgets()
+	if budgets[1].Organization() != "b" || !budgets[1].PausedUntil().IsZero() || budgets[1].Effective() != 10 {
+		t.Errorf("b's budget: paused until %v, effective %d; want no pause and its full 10", budgets[1].PausedUntil(), budgets[1].Effective())
+	}
+	if budgets[0].PausedUntil().IsZero() || budgets[0].Effective() != 5 {
+		t.Errorf("a's budget: paused until %v, effective %d; want paused and halved to 5", budgets[0].PausedUntil(), budgets[0].Effective())
+	}
+	if got := fake.AnalyticsRejections(); got != 1 {
+		t.Errorf("%d requests refused with 429, want a's one", got)
+	}
+}
