@@ -288,19 +288,7 @@ func TestReloadIsBehindBasicAuth(t *testing.T) {
 	f.write("docs:7d")
 	x := startExporter(t, nil, configArgs(api.URL, f.path, "--web.config.file="+webConfig)...)
 	reload := func(user, pass string) int {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, x.Base+"/-/reload", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if user != "" {
-			req.SetBasicAuth(user, pass)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		return testutil.StatusAs(t, http.MethodPost, x.Base+"/-/reload", user, pass, nil)
 	}
 	eventually(t, 10*time.Second, "the exporter to listen", func() bool {
 		_, _, err := testutil.Get(t.Context(), x.Base+"/-/healthy")

@@ -231,17 +231,7 @@ func TestBasicAuthFromWebConfig(t *testing.T) {
 	base := "http://" + ln.Addr().String()
 
 	post := func(user, pass string) int {
-		req, _ := http.NewRequest("POST", base+"/api/v2/agent/p1/job", strings.NewReader(`{"prompt":"x"}`))
-		req.Header.Set("Content-Type", "application/json")
-		if user != "" {
-			req.SetBasicAuth(user, pass)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		return testutil.StatusAs(t, "POST", base+"/api/v2/agent/p1/job", user, pass, strings.NewReader(`{"prompt":"x"}`))
 	}
 	if got := post("", ""); got != http.StatusUnauthorized {
 		t.Errorf("no credentials: HTTP %d, want 401", got)
