@@ -129,6 +129,7 @@ func TestConfigFileRefusesPerProjectFlags(t *testing.T) {
 	for _, flag := range []string{
 		"--mintlify.project=p", "--mintlify.api-key-file=/k", "--mintlify.analytics-budget=10", "--visitors.window=7d",
 		"--visitors.timezone=UTC", "--visitors.max-paths=10", "--visitors.path-include=^/a", "--visitors.path-exclude=^/b",
+		"--analytics.source=views", "--analytics.search-top-queries=5", "--cluster.redis-address=127.0.0.1:6379",
 	} {
 		name, _, _ := strings.Cut(flag, "=")
 		code, stdout, stderr := runExporter(t, "--web.listen-address=127.0.0.1:0", "--config.file="+file, flag)

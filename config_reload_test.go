@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
@@ -265,6 +268,46 @@ func TestReloadAddingAWindowWalksOnlyIt(t *testing.T) {
 		if m[k] != v {
 			t.Errorf("%s = %v, want %v as before the reload", k, m[k], v)
 		}
+	}
+	x.Stop(t)
+}
+
+// TestReloadIsBehindBasicAuth: with basic_auth_users in --web.config.file,
+// POST /-/reload without credentials answers 401 and reloads nothing;
+// with them it reloads.
+func TestReloadIsBehindBasicAuth(t *testing.T) {
+	t.Parallel()
+	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webConfig := filepath.Join(t.TempDir(), "web.yml")
+	writeFile(t, webConfig, "basic_auth_users:\n  ops: "+string(hash)+"\n")
+	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	f := newReloadFile(t)
+	f.write("docs:7d")
+	x := startExporter(t, nil, configArgs(api.URL, f.path, "--web.config.file="+webConfig)...)
+	reload := func(user, pass string) int {
+		return testutil.StatusAs(t, http.MethodPost, x.Base+"/-/reload", user, pass, nil)
+	}
+	eventually(t, 10*time.Second, "the exporter to listen", func() bool {
+		_, _, err := testutil.Get(t.Context(), x.Base+"/-/healthy")
+		return err == nil
+	})
+	f.write("docs:7d", "blog:7d")
+	for _, c := range []struct{ user, pass string }{{"", ""}, {"ops", "wrong"}} {
+		if code := reload(c.user, c.pass); code != http.StatusUnauthorized {
+			t.Errorf("POST /-/reload as %q: HTTP %d, want 401", c.user, code)
+		}
+	}
+	if n := reloadLogLines(x); n != 0 {
+		t.Errorf("%d reloads logged after unauthenticated requests, want none", n)
+	}
+	if code := reload("ops", "pw"); code != http.StatusOK {
+		t.Errorf("POST /-/reload with the password: HTTP %d, want 200", code)
+	}
+	if n := reloadLogLines(x); n != 1 {
+		t.Errorf("%d reloads logged, want the authenticated one", n)
 	}
 	x.Stop(t)
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/common/version"
-	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exporter"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sandbox"
@@ -31,18 +30,13 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/routes"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/statecmd"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
 )
 
-const (
-	exporterName = "mintlify_exporter"
-	// defaultPort is this exporter's default; see the README.
-	defaultPort = ":9871"
-)
+const exporterName = "mintlify_exporter"
 
 // Commands.
 const (
@@ -56,8 +50,7 @@ const (
 // package it configures.
 type flags struct {
 	command   string
-	server    server.Flags
-	maxReqs   *int
+	server    *server.Flags
 	logLevel  *string
 	logFormat *string
 	sandbox   bool
@@ -114,9 +107,7 @@ func parseFlags(args []string) (*flags, error) {
 	f.refresh = refresh.RegisterFlags(app)
 
 	serve := app.Command(cmdServe, "Serve metrics (the default). Its own flags (--web.listen-address, the job gateway's --web.enable-agent-api and --agent.*) are listed by serve --help.").Default()
-	f.server.Web = kingpinflag.AddFlags(serve, defaultPort)
-	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&f.server.TelemetryPath)
-	f.maxReqs = flagvalue.Int(serve, "web.max-requests", "Maximum number of parallel scrape requests. 0 disables the limit.", "40")
+	f.server = server.RegisterFlags(serve)
 	f.tracker = tracker.RegisterFlags(serve)
 	f.gateway = gateway.RegisterFlags(serve)
 
@@ -138,12 +129,7 @@ func parseFlags(args []string) (*flags, error) {
 	}
 	checks := []error{f.client.Validate(), f.tracker.ValidateFlags(), f.gateway.ValidateFlags()}
 	if cmd == cmdServe {
-		if err := routes.CheckTelemetryPath(f.server.TelemetryPath); err != nil {
-			checks = append(checks, fmt.Errorf("--web.telemetry-path: %w", err))
-		}
-		if *f.maxReqs < 0 {
-			checks = append(checks, fmt.Errorf("--web.max-requests: must be 0 or greater, got %d", *f.maxReqs))
-		}
+		checks = append(checks, f.server.Validate())
 	}
 	if cmd == cmdBackfill {
 		checks = append(checks, f.backfill.Validate())
@@ -236,6 +222,6 @@ func configCheck(f *flags) int {
 func (f *flags) options() *exporter.Options {
 	return &exporter.Options{
 		Config: f.config, Analytics: f.analytics, Plan: f.plan, Sandbox: f.sandbox, Client: f.client,
-		Server: f.server, MaxRequests: *f.maxReqs, Tracker: f.tracker, Gateway: f.gateway, Backfill: f.backfill,
+		Server: *f.server, Tracker: f.tracker, Gateway: f.gateway, Backfill: f.backfill,
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 )
@@ -306,7 +307,7 @@ func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 	if err != nil || off.tracker.Config.ArchiveWatch != 0 || !off.tracker.StateFileSet || off.tracker.Config.StatePath != "x.db" {
 		t.Errorf("--agent.archive-watch=0s --agent.state-file=x.db gave %+v, %v; want 0 (tracker.Config's 'off') and the file", off.tracker, err)
 	}
-	if (*c.server.Web.WebListenAddresses)[0] != defaultPort {
+	if (*c.server.Web.WebListenAddresses)[0] != server.DefaultPort {
 		t.Errorf("listen address default = %v", *c.server.Web.WebListenAddresses)
 	}
 	// The old name of --visitors.min-interval still works, with a notice.

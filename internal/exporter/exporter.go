@@ -51,15 +51,14 @@ type Options struct {
 	Config *config.Flags
 	// Analytics is the configuration parsed with the flags (keys not
 	// read yet); reloads read it again.
-	Analytics   *config.Config
-	Plan        refresh.Config
-	Sandbox     bool
-	Client      *orgs.ClientFlags
-	Server      server.Flags
-	MaxRequests int
-	Tracker     *tracker.Flags
-	Gateway     *gateway.Flags
-	Backfill    *history.Flags
+	Analytics *config.Config
+	Plan      refresh.Config
+	Sandbox   bool
+	Client    *orgs.ClientFlags
+	Server    server.Flags
+	Tracker   *tracker.Flags
+	Gateway   *gateway.Flags
+	Backfill  *history.Flags
 }
 
 // loader returns what reads the analytics configuration and its keys: at
@@ -342,7 +341,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	srv, err := server.New(o.Server, server.Routes{
 		Metrics: promhttp.InstrumentMetricHandler(reg, exposition.NewHandler(reg, encoded, exposition.Opts{
 			ErrorLog:            logging.PromHTTPErrorLogger{Logger: logger},
-			MaxRequestsInFlight: o.MaxRequests,
+			MaxRequestsInFlight: o.Server.MaxRequests,
 			Registry:            reg,
 		})),
 		API:    api,

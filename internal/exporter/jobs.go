@@ -47,7 +47,12 @@ func newLocalJobs(api tracker.Upstream, reg prometheus.Registerer, trkCfg tracke
 	if err != nil {
 		return nil, fmt.Errorf("agent jobs: %w", err)
 	}
-	gwCfg.Projects = trk.Accepts(gwCfg.Projects)
+	// Agent projects a reload added since the start (a term that starts
+	// later on replicas) are followed too.
+	if err := trk.AddProjects(gwCfg.Projects); err != nil {
+		_ = trk.Close()
+		return nil, err
+	}
 	gw, err := gateway.New(trk, reg, gwCfg, logger)
 	if err != nil {
 		_ = trk.Close()
@@ -58,7 +63,15 @@ func newLocalJobs(api tracker.Upstream, reg prometheus.Registerer, trkCfg tracke
 
 func (j *localJobs) Status() *status.Jobs { return j.trk.Status() }
 
-func (j *localJobs) SetProjects(ids []string) { j.Gateway.SetProjects(j.trk.Accepts(ids)) }
+// SetProjects follows the projects of ids the tracker does not follow yet
+// (added by a reload: their jobs are read from the state), then accepts
+// jobs for ids.
+func (j *localJobs) SetProjects(ids []string) {
+	if err := j.trk.AddProjects(ids); err != nil {
+		level.Error(j.logger).Log("msg", "projects added by the reload do not accept agent jobs: their state could not be read", "err", err)
+	}
+	j.Gateway.SetProjects(j.trk.Accepts(ids))
+}
 
 func (j *localJobs) Run(ctx context.Context) {
 	if err := j.trk.Run(ctx); err != nil {

@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -131,6 +132,10 @@ type Gateway struct {
 	logger  log.Logger
 	// projects are the accepted project ids; SetProjects swaps the set.
 	projects atomic.Pointer[map[string]bool]
+	// seeded are the projects whose limits were seeded from the tracker's
+	// recent creates and follow-ups (SetProjects), guarded by seedMu.
+	seedMu   sync.Mutex
+	seeded   map[string]bool
 	limiter  *limiter
 	messages *limiter
 	rejected *prometheus.CounterVec
@@ -159,6 +164,7 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 		messages:    newLimiter(cfg.MessageLimitPerHour, createWindow),
 		rejected:    newRejected(cfg.Projects),
 		msgRejected: newMessageRejected(cfg.Projects),
+		seeded:      map[string]bool{},
 		mux:         http.NewServeMux(),
 	}
 	if reg != nil {
@@ -168,14 +174,7 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 			}
 		}
 	}
-	now := cfg.Now()
 	g.SetProjects(cfg.Projects)
-	for p, ts := range t.RecentCreates(createWindow) {
-		g.limiter.seed(p, ts, now)
-	}
-	for p, ts := range t.RecentMessages(createWindow) {
-		g.messages.seed(p, ts, now)
-	}
 	const base = "/api/v2/agent/{projectId}"
 	g.handle("POST "+base+"/job", g.create)
 	g.handle("GET "+base+"/job/{id}", g.get)

@@ -231,17 +231,7 @@ func TestBasicAuthFromWebConfig(t *testing.T) {
 	base := "http://" + ln.Addr().String()
 
 	post := func(user, pass string) int {
-		req, _ := http.NewRequest("POST", base+"/api/v2/agent/p1/job", strings.NewReader(`{"prompt":"x"}`))
-		req.Header.Set("Content-Type", "application/json")
-		if user != "" {
-			req.SetBasicAuth(user, pass)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		return testutil.StatusAs(t, "POST", base+"/api/v2/agent/p1/job", user, pass, strings.NewReader(`{"prompt":"x"}`))
 	}
 	if got := post("", ""); got != http.StatusUnauthorized {
 		t.Errorf("no credentials: HTTP %d, want 401", got)
@@ -645,6 +635,18 @@ func TestLocalRateLimit(t *testing.T) {
 	}
 	if n := b.createCount(); n != 0 {
 		t.Errorf("%d creates reached the tracker after restart", n)
+	}
+	// Nor does a reload that adds a project whose creates the tracker
+	// reads from an earlier run's state as it adds the project.
+	b = &stubTracker{}
+	g = newTestGateway(t, b, testConfig(clock))
+	b.recent = map[string][]time.Time{"p3": recent}
+	g.SetProjects([]string{"p1", "p2", "p3"})
+	if r := submit(t, g, "p3", "added by a reload"); r.status != http.StatusTooManyRequests {
+		t.Errorf("project added by a reload: HTTP %d, want 429", r.status)
+	}
+	if n := b.createCount(); n != 0 {
+		t.Errorf("%d creates reached the tracker for the added project", n)
 	}
 
 	// 0 disables the local limit.

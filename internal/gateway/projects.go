@@ -1,8 +1,11 @@
 package gateway
 
-// SetProjects makes ids the accepted projects, for a configuration reload:
-// jobs of a project no longer accepted stay tracked to their end, but new
-// creates, follow-ups and reads for it answer 404.
+// SetProjects makes ids the accepted projects, at start and for a
+// configuration reload: jobs of a project no longer accepted stay tracked
+// to their end, but new creates, follow-ups and reads for it answer 404. A
+// project accepted for the first time (at start, or added by a reload) has
+// its create and message limits seeded from the tracker's recent creates
+// and follow-ups, so neither a restart nor a reload resets the hour.
 func (g *Gateway) SetProjects(ids []string) {
 	set := make(map[string]bool, len(ids))
 	for _, p := range ids {
@@ -14,5 +17,28 @@ func (g *Gateway) SetProjects(ids []string) {
 			g.msgRejected.WithLabelValues(p, r)
 		}
 	}
+	g.seed(ids)
 	g.projects.Store(&set)
+}
+
+// seed seeds the limits of the projects of ids not seeded before.
+func (g *Gateway) seed(ids []string) {
+	g.seedMu.Lock()
+	defer g.seedMu.Unlock()
+	var fresh []string
+	for _, p := range ids {
+		if !g.seeded[p] {
+			g.seeded[p] = true
+			fresh = append(fresh, p)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	now := g.cfg.Now()
+	creates, messages := g.tracker.RecentCreates(createWindow), g.tracker.RecentMessages(createWindow)
+	for _, p := range fresh {
+		g.limiter.seed(p, creates[p], now)
+		g.messages.seed(p, messages[p], now)
+	}
 }

@@ -19,11 +19,19 @@ func (s *Set) CreateJobWithStatus(ctx context.Context, project, prompt string) (
 	return c.CreateJobWithStatus(ctx, project, prompt)
 }
 
-// GetJob reads a job with project's organization's key.
+// GetJob reads a job with project's organization's key. A project a
+// reload removed keeps the client of its last organization for this (its
+// tracked jobs are polled to their end), with that organization's current
+// key while it is configured.
 func (s *Set) GetJob(ctx context.Context, project, id string) (*apiclient.Job, error) {
 	c, err := s.Client(project)
 	if err != nil {
-		return nil, err
+		s.mu.RLock()
+		c = s.former[project]
+		s.mu.RUnlock()
+		if c == nil {
+			return nil, err
+		}
 	}
 	return c.GetJob(ctx, project, id)
 }

@@ -51,6 +51,9 @@ type Set struct {
 	mu        sync.RWMutex
 	orgs      []*org
 	byProject map[string]*org
+	// former are the clients of projects a reload removed, by project:
+	// their tracked agent jobs are still polled to their end.
+	former map[string]*apiclient.Client
 }
 
 // org is one running organization.
@@ -69,7 +72,7 @@ func New(ctx context.Context, settings Settings, logger log.Logger) *Set {
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	return &Set{settings: settings, logger: logger, ctx: ctx, byProject: map[string]*org{}}
+	return &Set{settings: settings, logger: logger, ctx: ctx, byProject: map[string]*org{}, former: map[string]*apiclient.Client{}}
 }
 
 // Apply makes cfg the running configuration: organizations are added,
@@ -129,6 +132,14 @@ func (s *Set) Apply(cfg *config.Config) error {
 		s.stop(o)
 		_ = o.budget.Close()
 		level.Info(s.logger).Log("msg", "organization removed from the configuration", "organization", o.name)
+	}
+	for p, o := range s.byProject {
+		if byProject[p] == nil {
+			s.former[p] = o.client
+		}
+	}
+	for p := range byProject {
+		delete(s.former, p)
 	}
 	s.orgs, s.byProject = next, byProject
 	return nil

@@ -148,4 +148,73 @@ func TestJobCallsUseTheProjectsOrganization(t *testing.T) {
 	if _, _, err := s.CreateJobWithStatus(context.Background(), "nowhere", "x"); err == nil {
 		t.Error("a create for an unconfigured project went through")
 	}
+
+	// A reload removes a1, and b1 with its organization: their tracked
+	// jobs are still polled to their end, with their organization's key;
+	// nothing new is created for them.
+	jobs := map[string]string{}
+	for _, p := range []string{"a1", "b1"} {
+		job, _, err := s.CreateJobWithStatus(context.Background(), p, "fix the docs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs[p] = job.ID
+	}
+	if err := s.Apply(&config.Config{Organizations: cfg.Organizations[:1], Projects: []config.Project{project("a2", "a")}}); err != nil {
+		t.Fatal(err)
+	}
+	for p, id := range jobs {
+		if _, err := s.GetJob(context.Background(), p, id); err != nil {
+			t.Errorf("%s, removed by a reload: polling its tracked job: %v", p, err)
+		}
+		if _, _, err := s.CreateJobWithStatus(context.Background(), p, "x"); err == nil {
+			t.Errorf("%s, removed by a reload: a create went through", p)
+		}
+	}
+}
+
+// A 429 for one organization's key pauses and halves that organization's
+// budget only: another organization's walks go out at once, unslowed.
+func TestA429SlowsOnlyItsOrganization(t *testing.T) {
+	fake := fakeapi.New(fakeapi.Options{Paths: 10, AnalyticsBudget: 2, Organizations: []fakeapi.Organization{
+		{Key: "mint_a", Projects: []string{"a1", "a2", "a3"}},
+		{Key: "mint_b", Projects: []string{"b1", "b2"}},
+	}})
+	s := start(t, fake)
+	a := config.Organization{Name: "a", APIKey: "mint_a", AnalyticsBudget: 10}
+	b := config.Organization{Name: "b", APIKey: "mint_b", AnalyticsBudget: 10}
+	// a plans three walks where its key's real quota allows two.
+	if err := s.Apply(&config.Config{Organizations: []config.Organization{a},
+		Projects: []config.Project{project("a1", "a"), project("a2", "a"), project("a3", "a")}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Budgets()[0].PausedUntil().IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatalf("a's budget not paused after its key's quota ran out (%d rejections)", fake.AnalyticsRejections())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// While a is paused, b starts: its walks go out, with its own key.
+	if err := s.Apply(&config.Config{Organizations: []config.Organization{a, b},
+		Projects: []config.Project{project("a1", "a"), project("a2", "a"), project("a3", "a"), project("b1", "b"), project("b2", "b")}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for fake.AnalyticsRequestsByKey("mint_b") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("b sent %d requests while a was paused, want its 2 walks at once", fake.AnalyticsRequestsByKey("mint_b"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	budgets := s.Budgets()
+	if budgets[1].Organization() != "b" || !budgets[1].PausedUntil().IsZero() || budgets[1].Effective() != 10 {
+		t.Errorf("b's budget: paused until %v, effective %d; want no pause and its full 10", budgets[1].PausedUntil(), budgets[1].Effective())
+	}
+	if budgets[0].PausedUntil().IsZero() || budgets[0].Effective() != 5 {
+		t.Errorf("a's budget: paused until %v, effective %d; want paused and halved to 5", budgets[0].PausedUntil(), budgets[0].Effective())
+	}
+	if got := fake.AnalyticsRejections(); got != 1 {
+		t.Errorf("%d requests refused with 429, want a's one", got)
+	}
 }

@@ -17,6 +17,9 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/routes"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
@@ -30,6 +33,31 @@ const ShutdownTimeout = 15 * time.Second
 type Flags struct {
 	Web           *web.FlagConfig
 	TelemetryPath string
+	// MaxRequests bounds the scrapes served at once (0: no bound).
+	MaxRequests int
+}
+
+// DefaultPort is the exporter's default listen port (see the README).
+const DefaultPort = ":9871"
+
+// RegisterFlags adds the server's flags to cmd; they are set in the
+// returned Flags when cmd is parsed.
+func RegisterFlags(cmd flagvalue.Flagger) *Flags {
+	f := &Flags{Web: kingpinflag.AddFlags(cmd, DefaultPort), TelemetryPath: "/metrics", MaxRequests: 40}
+	cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default(f.TelemetryPath).StringVar(&f.TelemetryPath)
+	flagvalue.IntVar(cmd, "web.max-requests", "Maximum number of parallel scrape requests. 0 disables the limit.", &f.MaxRequests)
+	return f
+}
+
+// Validate names the flag of the first invalid setting.
+func (f *Flags) Validate() error {
+	if err := routes.CheckTelemetryPath(f.TelemetryPath); err != nil {
+		return fmt.Errorf("--web.telemetry-path: %w", err)
+	}
+	if f.MaxRequests < 0 {
+		return fmt.Errorf("--web.max-requests: must be 0 or greater, got %d", f.MaxRequests)
+	}
+	return nil
 }
 
 // Routes are the handlers the server serves.

@@ -79,6 +79,29 @@ func Get(ctx context.Context, url string) (string, int, error) {
 	return string(b), resp.StatusCode, err
 }
 
+// StatusAs sends method to url with body (JSON when not nil) as user
+// (basic auth; none when user is "") and returns the status, failing t
+// when the request cannot be sent.
+func StatusAs(t testing.TB, method, url, user, pass string, body io.Reader) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if user != "" {
+		req.SetBasicAuth(user, pass)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // Promtool returns promtool's path. Outside CI a missing promtool skips the
 // test with a message; under CI=true it fails, so CI cannot pass silently.
 func Promtool(t testing.TB) string {

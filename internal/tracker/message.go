@@ -329,7 +329,7 @@ func (s *Tracker) settleUnknownMessage(ikey string, mi *messageIntent) {
 
 // loadMessageIntents settles the message intents left by an earlier run
 // (see settleUnknownMessage). Called by load, before polling starts.
-func (s *Tracker) loadMessageIntents() (int, error) {
+func (s *Tracker) loadMessageIntents(want func(project string) bool) (int, error) {
 	type pending struct {
 		key string
 		mi  messageIntent
@@ -341,7 +341,7 @@ func (s *Tracker) loadMessageIntents() (int, error) {
 			level.Warn(s.logger).Log("msg", "skipping unreadable message intent in the agent state file", "err", err)
 			return nil
 		}
-		if s.projects[mi.Project] {
+		if want(mi.Project) {
 			all = append(all, pending{key: string(k), mi: mi})
 		}
 		return nil

@@ -1,7 +1,9 @@
 package tracker
 
 import (
+	"maps"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,7 +60,8 @@ type projectJobs struct {
 // are the process's own observations (they reset on restart, Prometheus
 // copes). Only configured projects ever become label values.
 type metrics struct {
-	projects map[string]bool
+	// projects are the label values allowed; addProjects swaps the set.
+	projects atomic.Pointer[map[string]bool]
 	state    func() []projectJobs
 	now      func() time.Time
 
@@ -92,7 +95,6 @@ var PollDelayBuckets = []float64{.05, .25, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 
 // called on every scrape and must be cheap and safe for concurrent use.
 func newMetrics(projects []string, state func() []projectJobs, now func() time.Time, pollInterval time.Duration) *metrics {
 	m := &metrics{
-		projects:     map[string]bool{},
 		state:        state,
 		now:          now,
 		pollInterval: pollInterval,
@@ -161,8 +163,17 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 			Help: "Failed writes to the agent state file.",
 		}),
 	}
+	m.projects.Store(&map[string]bool{})
+	m.addProjects(projects)
+	return m
+}
+
+// addProjects allows projects as label values, their series at 0. Callers
+// add projects one call at a time (New, then reloads).
+func (m *metrics) addProjects(projects []string) {
+	next := maps.Clone(*m.projects.Load())
 	for _, p := range projects {
-		m.projects[p] = true
+		next[p] = true
 		m.submitted.WithLabelValues(p)
 		m.prs.WithLabelValues(p)
 		m.lost.WithLabelValues(p)
@@ -172,8 +183,11 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 			m.duration.WithLabelValues(p, s)
 		}
 	}
-	return m
+	m.projects.Store(&next)
 }
+
+// has reports whether project is a label value.
+func (m *metrics) has(project string) bool { return (*m.projects.Load())[project] }
 
 func (m *metrics) vecs() []prometheus.Collector {
 	return []prometheus.Collector{m.submitted, m.finished, m.duration, m.prs, m.lost, m.messages, m.delay, m.writeErrors}
@@ -200,14 +214,15 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		c.Collect(ch)
 	}
 	now := m.now()
+	allowed := *m.projects.Load()
 	byProject := map[string]projectJobs{}
 	for _, pj := range m.state() {
-		if m.projects[pj.project] {
+		if allowed[pj.project] {
 			byProject[pj.project] = pj
 		}
 	}
-	projects := make([]string, 0, len(m.projects))
-	for p := range m.projects {
+	projects := make([]string, 0, len(allowed))
+	for p := range allowed {
 		projects = append(projects, p)
 	}
 	sort.Strings(projects)
@@ -271,7 +286,7 @@ func foldStatuses(by map[string]int) map[string]int {
 
 // count applies the events of one persisted state change.
 func (m *metrics) count(project string, ev events) {
-	if !m.projects[project] {
+	if !m.has(project) {
 		return
 	}
 	if ev.finished != "" {
@@ -290,7 +305,7 @@ func (m *metrics) count(project string, ev events) {
 
 // submittedJob counts a job created upstream through the gateway.
 func (m *metrics) submittedJob(project string) {
-	if m.projects[project] {
+	if m.has(project) {
 		m.submitted.WithLabelValues(project).Inc()
 	}
 }
@@ -300,7 +315,7 @@ func (m *metrics) stateWriteError() { m.writeErrors.Inc() }
 
 // messageSent counts a follow-up accepted upstream.
 func (m *metrics) messageSent(project string) {
-	if m.projects[project] {
+	if m.has(project) {
 		m.messages.WithLabelValues(project).Inc()
 	}
 }

@@ -22,9 +22,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,15 +65,18 @@ type stateStore interface {
 
 // Tracker is the agent job tracker with its state store and metrics.
 type Tracker struct {
-	cfg      Config
-	api      upstream
-	store    stateStore
-	metrics  *metrics
-	logger   log.Logger
-	projects map[string]bool
+	cfg     Config
+	api     upstream
+	store   stateStore
+	metrics *metrics
+	logger  log.Logger
 
-	mu      sync.RWMutex
-	entries map[string]*entry // by storeKey
+	mu sync.RWMutex
+	// projects are the projects followed (cfg.Projects, and those a
+	// reload added: AddProjects), as a set and in order.
+	projects    map[string]bool
+	projectList []string
+	entries     map[string]*entry // by storeKey
 	// intents are the creates under way and those of unknown outcome, by
 	// storeKey(project, intent id).
 	intents map[string]*intent
@@ -138,11 +143,12 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 	for _, p := range cfg.Projects {
 		s.projects[p] = true
 	}
+	s.projectList = slices.Clone(cfg.Projects)
 	if err := refuseUnreadable(st); err != nil {
 		_ = st.Close()
 		return nil, err
 	}
-	if err := s.load(); err != nil {
+	if err := s.load(func(p string) bool { return s.projects[p] }); err != nil {
 		_ = st.Close()
 		return nil, err
 	}
@@ -157,10 +163,13 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 	return s, nil
 }
 
-// load reads every record of a configured project into memory.
-func (s *Tracker) load() error {
+// load reads every record of the projects want accepts into memory: at
+// start those configured, at a reload those it adds (AddProjects). The
+// state is read without holding mu, and merged under it.
+func (s *Tracker) load(want func(project string) bool) error {
 	now := s.cfg.Now()
 	var bad, foreign, active, watched int
+	entries := map[string]*entry{}
 	err := s.store.ForEachIn(store.Jobs, func(k, v []byte) error {
 		rec, err := decodeRecord(v)
 		if err != nil {
@@ -168,7 +177,7 @@ func (s *Tracker) load() error {
 			level.Warn(s.logger).Log("msg", "skipping unreadable record in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
 			return nil
 		}
-		if !s.projects[rec.Project] {
+		if !want(rec.Project) {
 			foreign++
 			return nil
 		}
@@ -190,23 +199,24 @@ func (s *Tracker) load() error {
 			// process stopped first): at once.
 			e.recheck, e.nextPoll = true, time.Time{}
 		}
-		s.entries[string(k)] = e
+		entries[string(k)] = e
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("agent state file %s: reading: %w", s.store.Path(), err)
 	}
-	for k, e := range s.entries {
+	keys := map[string]keyRef{}
+	for k, e := range entries {
 		if e.rec.IdemKey != "" {
-			s.keys[storeKey(e.rec.Project, e.rec.IdemKey)] = keyRef{job: k}
+			keys[storeKey(e.rec.Project, e.rec.IdemKey)] = keyRef{job: k}
 		}
 		for _, m := range e.rec.Messages {
 			if m.IdemKey != "" {
-				s.keys[storeKey(e.rec.Project, m.IdemKey)] = keyRef{msgJob: k}
+				keys[storeKey(e.rec.Project, m.IdemKey)] = keyRef{msgJob: k}
 			}
 		}
 	}
-	unknown := 0
+	intents := map[string]*intent{}
 	var resolved []store.Op
 	err = s.store.ForEachIn(bucketIntents, func(k, v []byte) error {
 		in, err := decodeIntent(v)
@@ -215,18 +225,17 @@ func (s *Tracker) load() error {
 			level.Warn(s.logger).Log("msg", "skipping unreadable create intent in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
 			return nil
 		}
-		if !s.projects[in.Project] {
+		if !want(in.Project) {
 			return nil
 		}
-		if ref, ok := s.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.job != "" &&
-			s.entries[ref.job].rec.RequestHash == in.RequestHash {
+		if ref, ok := keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.job != "" &&
+			entries[ref.job].rec.RequestHash == in.RequestHash {
 			// Its job is tracked (a salvaged file can hold both): the
 			// outcome is known.
 			resolved = append(resolved, store.Op{Bucket: bucketIntents, Key: string(k)})
 			return nil
 		}
-		unknown++
-		s.addIntentLocked(string(k), &intent{rec: in})
+		intents[string(k)] = &intent{rec: in}
 		return nil
 	})
 	if err != nil {
@@ -237,11 +246,19 @@ func (s *Tracker) load() error {
 			level.Warn(s.logger).Log("msg", "could not delete create intents whose job is tracked; retried at the next start", "err", err)
 		}
 	}
-	unknownMessages, err := s.loadMessageIntents()
+	s.mu.Lock()
+	maps.Copy(s.entries, entries)
+	maps.Copy(s.keys, keys)
+	for k, in := range intents {
+		s.addIntentLocked(k, in)
+	}
+	s.mu.Unlock()
+	unknown := len(intents)
+	unknownMessages, err := s.loadMessageIntents(want)
 	if err != nil {
 		return err
 	}
-	level.Info(s.logger).Log("msg", "agent state loaded", "path", s.store.Path(), "jobs", len(s.entries),
+	level.Info(s.logger).Log("msg", "agent state loaded", "path", s.store.Path(), "jobs", len(entries),
 		"active", active, "archive_watch", watched, "other_projects", foreign, "unreadable", bad, "unknown_creates", unknown,
 		"unknown_messages", unknownMessages)
 	if unknown > 0 {
@@ -707,9 +724,9 @@ func (s *Tracker) snapshot() []projectJobs {
 	now := s.cfg.Now()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	by := make(map[string]*projectJobs, len(s.cfg.Projects))
-	out := make([]projectJobs, len(s.cfg.Projects))
-	for i, p := range s.cfg.Projects {
+	by := make(map[string]*projectJobs, len(s.projectList))
+	out := make([]projectJobs, len(s.projectList))
+	for i, p := range s.projectList {
 		out[i] = projectJobs{project: p, byStatus: map[string]int{}}
 		by[p] = &out[i]
 	}

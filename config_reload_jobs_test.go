@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+// projectJobIDs reads the gateway's job list of project: the ids, or the HTTP
+// status when it is not 200.
+func projectJobIDs(t *testing.T, base, project string) ([]string, int) {
+	t.Helper()
+	body, code, err := testutil.Get(t.Context(), base+"/api/v2/agent/"+project+"/jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != http.StatusOK {
+		return nil, code
+	}
+	var list struct {
+		Jobs []struct {
+			ID string `json:"id"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatalf("jobs of %s: %v in %q", project, err, body)
+	}
+	var ids []string
+	for _, j := range list.Jobs {
+		ids = append(ids, j.ID)
+	}
+	return ids, code
+}
+
+// postJob submits a job for project and returns the HTTP status and the
+// job's id.
+func postJob(t *testing.T, base, project, prompt string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(base+"/api/v2/agent/"+project+"/job", "application/json", strings.NewReader(`{"prompt":"`+prompt+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var job struct {
+		ID string `json:"id"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&job)
+	return resp.StatusCode, job.ID
+}
+
+// TestReloadAddsAnAgentProject: a project added by a reload with
+// agent_jobs takes jobs at once, without a restart, and a project that had
+// jobs in an earlier run (then left the configuration) gets them back from
+// the state file when a reload adds it again: each tracked once, polled
+// again, counted under its project.
+func TestReloadAddsAnAgentProject(t *testing.T) {
+	t.Parallel()
+	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	f := newReloadFile(t)
+	state := t.TempDir() + "/agent.db"
+	agent := func(ids ...string) string {
+		var b strings.Builder
+		b.WriteString(f.head)
+		for _, id := range ids {
+			b.WriteString("  - id: " + id + "\n    windows: [7d]\n    timezone: " + noonZone() + "\n    sources: {visitors: {}}\n    agent_jobs: true\n")
+		}
+		return b.String()
+	}
+	args := configArgs(api.URL, f.path, "--web.enable-agent-api", "--agent.state-file="+state, "--agent.poll-interval=1s")
+
+	// A first run with blog, which takes a job that stays active.
+	writeFile(t, f.path, agent("docs", "blog"))
+	x := startExporter(t, nil, args...)
+	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)
+	code, earlier := postJob(t, x.Base, "blog", "an earlier run's job #fake:pr:1h")
+	if code/100 != 2 || earlier == "" {
+		t.Fatalf("blog's job in the first run: HTTP %d, id %q", code, earlier)
+	}
+	x.Stop(t)
+
+	// Restarted without blog: no jobs for it.
+	writeFile(t, f.path, agent("docs"))
+	x = startExporter(t, nil, args...)
+	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)
+	if _, code := projectJobIDs(t, x.Base, "blog"); code != http.StatusNotFound {
+		t.Fatalf("jobs of blog, not configured: HTTP %d, want 404", code)
+	}
+
+	// A reload adds blog back and guides, new: both take jobs at once.
+	writeFile(t, f.path, agent("docs", "blog", "guides"))
+	if code, body := postReload(t, x.Base); code != http.StatusOK {
+		t.Fatalf("POST /-/reload: HTTP %d %v", code, body)
+	}
+	code, added := postJob(t, x.Base, "guides", "a job for the added project #fake:pr:1h")
+	if code/100 != 2 || added == "" {
+		t.Fatalf("job for guides, added by the reload: HTTP %d, want it accepted", code)
+	}
+	if ids, code := projectJobIDs(t, x.Base, "guides"); code != http.StatusOK || len(ids) != 1 || ids[0] != added {
+		t.Errorf("jobs of guides: %v (HTTP %d), want [%s]", ids, code, added)
+	}
+	if ids, code := projectJobIDs(t, x.Base, "blog"); code != http.StatusOK || len(ids) != 1 || ids[0] != earlier {
+		t.Errorf("jobs of blog after the reload: %v (HTTP %d), want the earlier run's [%s], once", ids, code, earlier)
+	}
+	if code, _ := postJob(t, x.Base, "blog", "a second job for blog #fake:pr:1h"); code/100 != 2 {
+		t.Errorf("job for blog after the reload: HTTP %d", code)
+	}
+	waitMetrics(t, x.Base, 10*time.Second, map[string]float64{
+		"mintlify_agent_jobs{project=guides,status=active}":                            1,
+		"mintlify_agent_jobs{project=blog,status=active}":                              2,
+		"mintlify_agent_jobs_submitted_total{project=guides}":                          1,
+		"mintlify_agent_jobs_submitted_total{project=blog}":                            1,
+		"mintlify_exporter_config_last_reload_successful{}":                            1,
+		"mintlify_agent_job_submit_rejected_total{project=guides,reason=rate_limited}": 0,
+	})
+	// The earlier job is polled again (with a poll interval of 1s).
+	polled := func(id string) int {
+		n := 0
+		for _, s := range api.Sent() {
+			if s.Method == http.MethodGet && s.Project == "blog" && strings.HasSuffix(s.Endpoint, "/"+id) {
+				n++
+			}
+		}
+		return n
+	}
+	before := polled(earlier)
+	eventually(t, 10*time.Second, "the earlier job to be polled after the reload", func() bool { return polled(earlier) > before })
+	x.Stop(t)
+}
