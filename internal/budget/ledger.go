@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/boundedwrite"
 )
 
 // ledger keeps the send times of the last window on disk, so that a
@@ -19,13 +20,12 @@ import (
 // send is appended and synced before the request leaves; the file is
 // rewritten without the old lines when it has grown to several windows.
 //
-// Every write is bounded by timeout (a frozen or hung filesystem): the
-// request it was for is not sent, and later writes fail at once until the
-// blocked one returns, so a stuck disk stops the analytics requests
-// instead of stalling the refreshes, the metrics and shutdown behind it.
+// Every write is bounded (a frozen or hung filesystem): the request it was
+// for is not sent, and later writes fail at once until the blocked one
+// returns, so a stuck disk stops the analytics requests instead of
+// stalling the refreshes, the metrics and shutdown behind it.
 type ledger struct {
-	path    string
-	timeout time.Duration
+	path string
 	// sync is (*os.File).Sync; tests replace it to freeze the disk.
 	sync func(*os.File) error
 
@@ -33,10 +33,7 @@ type ledger struct {
 	f     *os.File
 	lines int
 
-	// stalled counts writes that outlived timeout and have not returned.
-	stalled atomic.Int32
-	// writes are the goroutines running a write; close waits for them.
-	writes sync.WaitGroup
+	writes boundedwrite.Writes
 }
 
 // ledgerWriteTimeout bounds a ledger write, as the agent state file's.
@@ -46,13 +43,15 @@ const ledgerWriteTimeout = 5 * time.Second
 // frozen or hung filesystem), or was refused because one is still blocked.
 // The request it was for was not sent.
 type StalledError struct {
-	Path    string
-	Timeout time.Duration
+	Path string
+	Err  *boundedwrite.TimeoutError
 }
 
 func (e *StalledError) Error() string {
-	return fmt.Sprintf("analytics ledger %s: a write has been blocked for more than %s (frozen or hung filesystem?); request not sent", e.Path, e.Timeout)
+	return fmt.Sprintf("analytics ledger %s: %v; request not sent", e.Path, e.Err)
 }
+
+func (e *StalledError) Unwrap() error { return e.Err }
 
 // maxLedgerLine bounds what one line may hold: a Unix time in nanoseconds.
 const maxLedgerLine = 32
@@ -67,7 +66,7 @@ func openLedger(path string, now time.Time, hold time.Duration) (*ledger, []time
 	if err != nil {
 		return nil, nil, err
 	}
-	l := &ledger{path: path, timeout: ledgerWriteTimeout, sync: (*os.File).Sync}
+	l := &ledger{path: path, sync: (*os.File).Sync, writes: boundedwrite.Writes{Timeout: ledgerWriteTimeout}}
 	if err := l.rewrite(sent); err != nil {
 		return nil, nil, err
 	}
@@ -144,42 +143,15 @@ func (l *ledger) syncFile(path string) error {
 	return nil
 }
 
-// record appends t and syncs it, within l.timeout; times gives the whole
-// log (t included), used when the file is due for compaction. The caller
-// must not hold what times locks while it waits.
+// record appends t and syncs it, within the write bound; times gives the
+// whole log (t included), used when the file is due for compaction. The
+// caller must not hold what times locks.
 func (l *ledger) record(t time.Time, times func() []time.Time, limit int) error {
-	if l.stalled.Load() > 0 {
-		return &StalledError{Path: l.path, Timeout: l.timeout}
+	err := l.writes.Do(func() error { return l.write(t, times, limit) })
+	if timeout, ok := errors.AsType[*boundedwrite.TimeoutError](err); ok {
+		return &StalledError{Path: l.path, Err: timeout}
 	}
-	const (
-		running = iota
-		finished
-		abandoned
-	)
-	var state atomic.Int32
-	done := make(chan error, 1)
-	l.writes.Add(1)
-	go func() { // owned by l: close waits for it, within its bound
-		defer l.writes.Done()
-		err := l.write(t, times, limit)
-		if !state.CompareAndSwap(running, finished) {
-			l.stalled.Add(-1) // abandoned by its caller, now returned
-		}
-		done <- err
-	}()
-	timer := time.NewTimer(l.timeout)
-	defer timer.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-timer.C:
-	}
-	l.stalled.Add(1)
-	if !state.CompareAndSwap(running, abandoned) {
-		l.stalled.Add(-1) // it finished as the timer fired
-		return <-done
-	}
-	return &StalledError{Path: l.path, Timeout: l.timeout}
+	return err
 }
 
 func (l *ledger) write(t time.Time, times func() []time.Time, limit int) error {
@@ -199,21 +171,14 @@ func (l *ledger) write(t time.Time, times func() []time.Time, limit int) error {
 }
 
 // close closes the file once the writes under way have returned; after
-// l.timeout it gives up and leaves the file to the process's exit, so a
-// frozen disk cannot hold shutdown.
+// the write bound it gives up and leaves the file to the process's exit,
+// so a frozen disk cannot hold shutdown.
 func (l *ledger) close() error {
 	if l == nil {
 		return nil
 	}
-	finished := make(chan struct{})
-	go func() { // returns when the last write does, even after close gave up
-		l.writes.Wait()
-		close(finished)
-	}()
-	select {
-	case <-finished:
-	case <-time.After(l.timeout):
-		return &StalledError{Path: l.path, Timeout: l.timeout}
+	if !l.writes.Idle() {
+		return &StalledError{Path: l.path, Err: &boundedwrite.TimeoutError{Timeout: l.writes.Timeout, Earlier: true}}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

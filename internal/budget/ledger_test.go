@@ -146,7 +146,7 @@ func TestFrozenLedgerRefusesWithinItsBound(t *testing.T) {
 			return f.Sync()
 		}
 	}
-	b.ledger.timeout = bound
+	b.ledger.writes.Timeout = bound
 	freeze()
 
 	waited := make(chan error, 1)
@@ -177,7 +177,7 @@ func TestFrozenLedgerRefusesWithinItsBound(t *testing.T) {
 
 	close(thaw)
 	deadline := time.Now().Add(10 * time.Second)
-	for b.ledger.stalled.Load() > 0 && time.Now().Before(deadline) {
+	for b.ledger.writes.Stalled() && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	if err := b.Wait(context.Background()); err != nil {

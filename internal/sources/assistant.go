@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/boundedwrite"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -105,7 +107,8 @@ var assistantDef = &Def{
 		}
 		// Before the first walk: one read of new conversations and one of
 		// caller stats; the first walk of a window costs more (all of it).
-		return &assistantSource{base: newBase(def, func(Query) int { return 2 }), cfg: cfg, projects: map[string]*projectConversations{}}, nil
+		return &assistantSource{base: newBase(def, func(Query) int { return 2 }), cfg: cfg, projects: map[string]*projectConversations{},
+			writes: boundedwrite.Writes{Timeout: stateWriteTimeout}, syncFile: (*os.File).Sync}, nil
 	},
 }
 
@@ -119,7 +122,16 @@ type assistantSource struct {
 
 	mu       sync.Mutex
 	projects map[string]*projectConversations
+	// writes bounds the state file writes: a frozen disk fails the walk
+	// within stateWriteTimeout instead of holding it (and shutdown) open.
+	writes boundedwrite.Writes
+	// syncFile is (*os.File).Sync; tests replace it to freeze the disk.
+	syncFile func(*os.File) error
 }
+
+// stateWriteTimeout bounds a write of the assistant's state, as the agent
+// state file's and the ledger's.
+const stateWriteTimeout = 5 * time.Second
 
 // projectConversations serialises the walks of one project: they share its
 // state.
@@ -158,7 +170,7 @@ func (s *assistantSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.state.save(s.cfg.StateDir); err != nil {
+	if err := p.state.save(s.cfg.StateDir, &s.writes, s.syncFile); err != nil {
 		// The counts in memory are right: the next walk saves them again.
 		return nil, fmt.Errorf("assistant for project %s: %w", q.Project, err)
 	}

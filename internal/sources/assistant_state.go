@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/boundedwrite"
 )
 
 // stateVersion changes when the file's meaning does; a file of another
@@ -103,35 +105,44 @@ func loadState(dir, project, location string) (*assistantState, error) {
 
 // save writes the state atomically: a temporary file in the same
 // directory, synced, then renamed over the old one, so that a crash leaves
-// the old state or the new one, never half of either.
-func (st *assistantState) save(dir string) error {
+// the old state or the new one, never half of either. The state is encoded
+// before the write, which writes bounds: a write abandoned on a frozen disk
+// holds no reference to the state, which the next walk changes.
+func (st *assistantState) save(dir string, writes *boundedwrite.Writes, syncFile func(*os.File) error) error {
 	if dir == "" {
 		return nil
-	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("assistant state directory: %w", err)
 	}
 	data, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encoding assistant state: %w", err)
 	}
+	path := stateFile(dir, st.Project)
+	if err := writes.Do(func() error { return writeAtomically(dir, path, data, syncFile) }); err != nil {
+		return fmt.Errorf("writing assistant state: %w", err)
+	}
+	return nil
+}
+
+func writeAtomically(dir, path string, data []byte, syncFile func(*os.File) error) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
 	tmp, err := os.CreateTemp(dir, ".assistant-*.tmp")
 	if err != nil {
-		return fmt.Errorf("writing assistant state: %w", err)
+		return err
 	}
 	_, err = tmp.Write(data)
 	if err == nil {
-		err = tmp.Sync()
+		err = syncFile(tmp)
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), stateFile(dir, st.Project))
+		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
 		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("writing assistant state: %w", err)
 	}
-	return nil
+	return err
 }

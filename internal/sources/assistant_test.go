@@ -1,11 +1,14 @@
 package sources_test
 
 import (
+	"errors"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/boundedwrite"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
@@ -166,4 +169,40 @@ func TestAssistantUnknownValues(t *testing.T) {
 	got.want(t, "mintlify_assistant_conversations", 3, project, "1d", fakeapi.UnknownEnumValue)
 	got.want(t, "mintlify_assistant_conversations_by_resolution", 1, project, "1d", fakeapi.UnknownEnumValue)
 	got.want(t, "mintlify_assistant_conversations_by_response_type", 1, project, "1d", fakeapi.UnknownEnumValue)
+}
+
+// TestAssistantStateOnAFrozenDisk: a state write that hangs (a frozen
+// filesystem) fails the walk within its bound instead of holding it, and
+// with it the scheduler's shutdown; the next walk fails at once; once the
+// disk thaws, walks save again.
+func TestAssistantStateOnAFrozenDisk(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakeapi.Options{Paths: 50}, nil)
+	src := e.source(sources.NameAssistant)
+	q := e.window(1)
+	thaw := make(chan struct{})
+	var thawOnce sync.Once
+	t.Cleanup(func() { thawOnce.Do(func() { close(thaw) }) })
+	sources.SetAssistantDisk(src, 20*time.Millisecond, func(f *os.File) error { <-thaw; return f.Sync() })
+
+	var timeout *boundedwrite.TimeoutError
+	if _, err := src.Walk(ctx(t), q); !errors.As(err, &timeout) || timeout.Earlier {
+		t.Fatalf("walk on a frozen disk = %v, want the write's own timeout", err)
+	}
+	if _, err := src.Walk(ctx(t), q); !errors.As(err, &timeout) || !timeout.Earlier {
+		t.Fatalf("walk behind a blocked write = %v, want a refusal naming the earlier write", err)
+	}
+	thawOnce.Do(func() { close(thaw) })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		snap, err := src.Walk(ctx(t), q)
+		if err == nil {
+			checkAssistant(t, e, src, snap, q, "1d")
+			break
+		}
+		if !errors.As(err, &timeout) || time.Now().After(deadline) {
+			t.Fatalf("walk after the thaw: %v", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

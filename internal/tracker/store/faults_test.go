@@ -42,7 +42,8 @@ func TestFrozenFilesystem(t *testing.T) {
 		t.Fatal("Close returned nil with a write blocked")
 	}
 	fz.Thaw()
-	<-s.writes.idle()
+	for !s.writes.Idle() { // each call waits at most WriteTimeout
+	}
 	if s.Stalled() {
 		t.Error("still stalled after the thaw")
 	}

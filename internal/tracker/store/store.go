@@ -25,12 +25,13 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/boundedwrite"
 )
 
 // Jobs is the bucket of Put, Delete and ForEach, and the one every file
@@ -76,10 +77,9 @@ type Store struct {
 	// replaced: the last CheckFile found the path naming another file, or
 	// none.
 	replaced atomic.Bool
-	// writes are the write transactions under way (their goroutines);
-	// stalled counts those that outlived WriteTimeout.
-	writes  inflight
-	stalled atomic.Int64
+	// writes bounds the write transactions (bbolt has one writer at a
+	// time: a write behind a blocked one fails at once).
+	writes boundedwrite.Writes
 }
 
 // Open opens or creates the state file at path, creating its directory if
@@ -149,7 +149,9 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("agent state file %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, buckets: buckets, opts: opts, opened: opened}, nil
+	s := &Store{db: db, path: path, buckets: buckets, opts: opts, opened: opened}
+	s.writes.Timeout = opts.WriteTimeout
+	return s, nil
 }
 
 // verifyPath checks an existing, non-empty file before bbolt opens it.
@@ -210,13 +212,17 @@ func (s *Store) Apply(ops ...Op) error {
 			return fmt.Errorf("agent state file: no bucket %q", op.Bucket)
 		}
 	}
-	if n := s.stalled.Load(); n > 0 {
+	if s.writes.Stalled() {
 		return &WriteTimeoutError{Path: s.path, Timeout: s.opts.WriteTimeout, Stalled: true}
 	}
 	if err := s.CheckFile(); err != nil {
 		return err
 	}
-	if err := s.bounded(func() error { return s.db.Batch(s.apply(ops)) }); err != nil {
+	err := s.writes.Do(func() error { return s.db.Batch(s.apply(ops)) })
+	if timeout, ok := errors.AsType[*boundedwrite.TimeoutError](err); ok {
+		return &WriteTimeoutError{Path: s.path, Timeout: timeout.Timeout, Stalled: timeout.Earlier}
+	}
+	if err != nil {
 		return err
 	}
 	// Acknowledged only if it went into the file the path names: a write
@@ -224,84 +230,9 @@ func (s *Store) Apply(ops ...Op) error {
 	return s.CheckFile()
 }
 
-// bounded runs write on a goroutine of its own and waits for it at most
-// WriteTimeout. A write that outlives it counts as stalled until it
-// returns, and makes the writes after it fail at once rather than queue
-// behind it (bbolt has one writer at a time).
-func (s *Store) bounded(write func() error) error {
-	if s.opts.WriteTimeout <= 0 {
-		return write()
-	}
-	const (
-		running = iota
-		finished
-		abandoned
-	)
-	var state atomic.Int32
-	done := make(chan error, 1)
-	s.writes.add()
-	go func() { // owned by s: Close waits for it
-		defer s.writes.done()
-		err := write()
-		if !state.CompareAndSwap(running, finished) {
-			s.stalled.Add(-1)
-		}
-		done <- err
-	}()
-	t := time.NewTimer(s.opts.WriteTimeout)
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-t.C:
-	}
-	if !state.CompareAndSwap(running, abandoned) {
-		return <-done // finished as the timer fired
-	}
-	s.stalled.Add(1)
-	return &WriteTimeoutError{Path: s.path, Timeout: s.opts.WriteTimeout}
-}
-
-// inflight counts writes under way; unlike a WaitGroup it may be waited
-// for with a timeout, and written to after a wait that gave up.
-type inflight struct {
-	mu   sync.Mutex
-	n    int
-	none chan struct{} // closed when n reaches 0
-}
-
-func (w *inflight) add() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.n == 0 {
-		w.none = make(chan struct{})
-	}
-	w.n++
-}
-
-func (w *inflight) done() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.n--; w.n == 0 {
-		close(w.none)
-	}
-}
-
-// idle is closed once no write is under way.
-func (w *inflight) idle() <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.n == 0 {
-		c := make(chan struct{})
-		close(c)
-		return c
-	}
-	return w.none
-}
-
 // Stalled reports whether a write has been under way longer than
 // WriteTimeout.
-func (s *Store) Stalled() bool { return s.stalled.Load() > 0 }
+func (s *Store) Stalled() bool { return s.writes.Stalled() }
 
 func (s *Store) apply(ops []Op) func(tx *bolt.Tx) error {
 	return func(tx *bolt.Tx) error {
@@ -390,18 +321,9 @@ func (s *Store) Len() (int, error) {
 // than hang the exporter's shutdown. The file then holds the writes that
 // completed.
 func (s *Store) Close() error {
-	idle := s.writes.idle()
-	if s.opts.WriteTimeout > 0 {
-		t := time.NewTimer(s.opts.WriteTimeout)
-		defer t.Stop()
-		select {
-		case <-idle:
-		case <-t.C:
-			return fmt.Errorf("agent state file %s: a write is still blocked after %s (a frozen or hung filesystem?): "+
-				"not closed; the file holds every write that completed", s.path, s.opts.WriteTimeout)
-		}
-	} else {
-		<-idle
+	if !s.writes.Idle() {
+		return fmt.Errorf("agent state file %s: a write is still blocked after %s (a frozen or hung filesystem?): "+
+			"not closed; the file holds every write that completed", s.path, s.opts.WriteTimeout)
 	}
 	return s.db.Close()
 }
