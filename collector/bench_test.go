@@ -15,7 +15,6 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
@@ -31,19 +30,15 @@ func (d *discardResponse) Header() http.Header         { return d.h }
 func (d *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discardResponse) WriteHeader(int)             {}
 
-// cachedVisitors returns a harness whose scheduler holds one snapshot of
-// benchPaths paths, fetched from the fake API over HTTP.
+// cachedVisitors returns a harness serving one snapshot of benchPaths
+// paths, fetched from the fake API over HTTP.
 func cachedVisitors(b *testing.B) *harness { return cachedVisitorsN(b, benchPaths) }
 
 // cachedVisitorsN is cachedVisitors with n paths.
 func cachedVisitorsN(b *testing.B, n int) *harness {
 	b.Helper()
-	h := newHarness(b, harnessOptions{
-		fake:          fakeapi.Options{Paths: n},
-		cfg:           planConfig{Config: refresh.Config{MaxPages: 100, MinInterval: time.Hour}},
-		plainRegistry: true,
-	})
-	h.refreshDue()
+	h := newHarness(b, harnessOptions{fake: fakeapi.Options{Paths: n}, plainRegistry: true})
+	h.views.set(h.walk(walkSpec{}))
 	if got := h.gather().count(pageVisitors) + h.gather().count(pageVisitorsDedup); got != 3*n {
 		b.Fatalf("cache holds %d page series, want %d", got, 3*n)
 	}
@@ -136,11 +131,11 @@ func BenchmarkScrapeEncoded(b *testing.B) {
 	for _, n := range []int{250, 2500, 10000} {
 		h := cachedVisitorsN(b, n)
 		reg := prometheus.NewRegistry()
-		reg.MustRegister(NewStatus(h.sched, nil))
+		reg.MustRegister(NewStatus(h.views, nil))
 		before := h.requests()
 		for _, e := range benchEncodings {
 			// A cache per encoding, so that cache-bytes is that encoding's.
-			enc := NewEncoded(h.sched, nil)
+			enc := NewEncoded(h.views, nil)
 			handler := exposition.NewHandler(reg, enc, exposition.Opts{Registry: reg})
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest("GET", "/metrics", nil)
@@ -286,7 +281,7 @@ func BenchmarkScrapeBareConstMetrics(b *testing.B) {
 	for m := range ch {
 		prebuilt = append(prebuilt, m)
 	}
-	views := h.sched.Views()
+	views := h.views.Views()
 	if len(views) != 1 || views[0].Data == nil {
 		b.Fatalf("views %+v, want one with data", views)
 	}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
@@ -234,18 +233,43 @@ func windowSeries(f families, window string) int {
 
 // TestEncodedEqualsRegistry: the exposition handler's answer parses to
 // exactly what promhttp over the whole collector gives, in text and
-// OpenMetrics, plain and gzipped, as snapshots come, are replaced, go stale
-// and pass midnight; the cache holds only what is served, in the
-// encodings asked for.
+// OpenMetrics, plain and gzipped, as the views change the way the plan
+// changes them (internal/refresh tests when): snapshots come, are
+// replaced, go stale and pass midnight; the cache holds only what is
+// served, in the encodings asked for.
 func TestEncodedEqualsRegistry(t *testing.T) {
 	day7 := visitors.Window{Name: "7d", Days: 7, Interval: time.Hour}
-	h := newHarness(t, harnessOptions{
-		fake: fakeapi.Options{Paths: 40},
-		cfg:  planConfig{Projects: []string{"docs", "api"}, Windows: []visitors.Window{day1, day7}, Config: refresh.Config{MinInterval: time.Minute, MaxStaleness: 10 * time.Minute}},
-		now:  time.Date(2026, 3, 10, 23, 0, 0, 0, time.UTC),
-	})
-	p := newPair(h.sched, h.budget)
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 40}, now: time.Date(2026, 3, 10, 23, 0, 0, 0, time.UTC)})
+	p := newPair(h.views)
+	// views[i] is projects[i/2] at windows[i%2].
+	projects, windows := []string{"docs", "api"}, []visitors.Window{day1, day7}
+	views := make([]sources.View, 4)
+	for i := range views {
+		views[i] = sources.View{Project: projects[i/2], Source: sources.NameVisitors, Scope: sources.ScopePages, Window: windows[i%2].Name, Interval: time.Minute}
+	}
+	// walk replaces the snapshots of window w of every project.
+	walk := func(w visitors.Window) {
+		for i := range views {
+			if windows[i%2] == w {
+				views[i] = h.walk(walkSpec{project: projects[i/2], window: w})
+			}
+		}
+		h.views.set(views...)
+	}
+	// fail marks the walks of w failed; keep: their snapshots still served.
+	fail := func(w visitors.Window, keep bool) {
+		for i := range views {
+			if windows[i%2] == w {
+				views[i].OK, views[i].Failures = false, views[i].Failures+1
+				if !keep {
+					views[i].Data = nil
+				}
+			}
+		}
+		h.views.set(views...)
+	}
 
+	h.views.set(views...)
 	if n := len(p.compare(t, "before any walk").data()); n != 0 {
 		t.Fatalf("%d data series before any walk", n)
 	}
@@ -253,7 +277,8 @@ func TestEncodedEqualsRegistry(t *testing.T) {
 		t.Fatalf("cache holds %v bytes before any walk", b)
 	}
 
-	h.refreshDue()
+	walk(day1)
+	walk(day7)
 	fams := p.compare(t, "first snapshots")
 	if n := len(fams.data()); n != 2*2*(3+3*40) {
 		t.Fatalf("%d data series, want %d", n, 2*2*(3+3*40))
@@ -266,38 +291,40 @@ func TestEncodedEqualsRegistry(t *testing.T) {
 	}
 
 	h.clock.Advance(2 * time.Minute)
-	h.refreshDue() // replaces both 1d snapshots; 7d stays
+	walk(day1) // replaces both 1d snapshots; 7d stays
 	p.compare(t, "1d replaced")
 	if p.enc.Bytes() == first {
 		t.Error("cache unchanged after new snapshots") // counts grow through the day
 	}
 
-	h.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: 500})
 	h.clock.Advance(12 * time.Minute)
-	h.refreshDue()
+	fail(day1, true)
+	p.compare(t, "1d failed, last good data served")
+	fail(day1, false)
 	fams = p.compare(t, "1d stale")
 	if windowSeries(fams, "1d") != 0 || windowSeries(fams, "7d") != 2*(3+3*40) {
 		t.Fatalf("stale 1d: %d 1d and %d 7d data series", windowSeries(fams, "1d"), windowSeries(fams, "7d"))
 	}
 
-	h.fake.ClearFaults()
 	h.clock.Set(time.Date(2026, 3, 10, 23, 55, 0, 0, time.UTC))
-	h.refreshDue()
+	walk(day1)
 	p.compare(t, "recovered")
 
 	// Only text, plain, is asked for from now on: only it is cached.
 	h.clock.Set(time.Date(2026, 3, 11, 0, 1, 0, 0, time.UTC))
+	fail(day1, false) // past midnight yesterday's 1d is not served
 	fams = p.compare(t, "past midnight, before the walk")
 	if windowSeries(fams, "1d") != 0 || windowSeries(fams, "7d") == 0 {
 		t.Fatalf("past midnight: %d 1d and %d 7d data series", windowSeries(fams, "1d"), windowSeries(fams, "7d"))
 	}
-	h.refreshDue()
+	walk(day1)
 	p.compare(t, "past midnight, after the walk")
 	for range 2 {
 		get(t, p.cur, acceptText, false)
 	}
 	h.clock.Advance(61 * time.Minute) // every snapshot replaced
-	h.refreshDue()
+	walk(day1)
+	walk(day7)
 	get(t, p.cur, acceptText, false)
 	b := p.enc.Bytes()
 	for _, e := range exposition.Encodings {

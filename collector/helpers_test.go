@@ -1,15 +1,16 @@
 package collector
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,40 +24,35 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
-// testKey is the API key of every harness; no log line may contain it.
+// testKey is the API key of the fake API.
 const testKey = "mint_test_secret_0123456789"
 
 // fixedNow is the default time of the fake clock: 15:00 UTC, so that the
 // fake's counts for today are well above zero.
 var fixedNow = time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
 
-// bigBudget is the harness's default analytics budget: large enough never
-// to hold a walk back, so that only the budget tests see it at work.
-const bigBudget = 100000
-
 type (
-	// fakeClock is shared by the scheduler, the budget and the fake API.
 	fakeClock  = testutil.Clock
 	syncBuffer = testutil.SyncBuffer
 )
 
-// harness is a refresh scheduler walking the fake API over real HTTP, with
-// its Visitors collector served through promhttp over real HTTP too.
+// harness serves the Analytics collector of a list of views through
+// promhttp over real HTTP. The views' snapshots come from walks of the fake
+// API over real HTTP by each source itself (walk): what the collector
+// exports of real snapshots, without the scheduler, whose decisions (when
+// to walk, what to serve) internal/refresh tests on its views.
 type harness struct {
 	t       testing.TB
 	clock   *fakeClock
 	fake    *fakeapi.Server
-	api     *httptest.Server
-	budget  *budget.Budget
 	client  *apiclient.Client
 	reg     *prometheus.Registry
-	sched   *refresh.Scheduler
+	views   *viewList
 	v       *Analytics
 	metrics *httptest.Server
 	logs    *syncBuffer
@@ -64,17 +60,7 @@ type harness struct {
 
 type harnessOptions struct {
 	fake fakeapi.Options
-	// cfg: zero fields get test defaults (project "docs", window 1d, page
-	// size 250, max pages 10, shortest interval 5m, the harness clock).
-	cfg planConfig
-	// finalDay keeps cfg.FinalDayDelay as given; otherwise the harness
-	// disables the final-day walk (FinalDayDelay -1).
-	finalDay bool
-	// budget configures the analytics budget; a zero Limit is bigBudget.
-	// Its clock is always the harness's.
-	budget        budget.Config
-	now           time.Time
-	clientTimeout time.Duration
+	now  time.Time
 	// plainRegistry uses prometheus.NewRegistry instead of the pedantic one.
 	plainRegistry bool
 }
@@ -84,147 +70,116 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	if o.now.IsZero() {
 		o.now = fixedNow
 	}
-	h := &harness{t: t, clock: testutil.NewClock(o.now), logs: &syncBuffer{}}
+	h := &harness{t: t, clock: testutil.NewClock(o.now), logs: &syncBuffer{}, views: &viewList{}}
 	o.fake.APIKey = testKey
 	if o.fake.Now == nil {
 		o.fake.Now = h.clock.Now
 	}
 	h.fake = fakeapi.New(o.fake)
-	h.api = httptest.NewServer(h.fake)
-	t.Cleanup(h.api.Close)
+	api := httptest.NewServer(h.fake)
+	t.Cleanup(api.Close)
 
 	if o.plainRegistry {
 		h.reg = prometheus.NewRegistry()
 	} else {
 		h.reg = prometheus.NewPedanticRegistry()
 	}
-	if o.budget.Limit == 0 {
-		o.budget.Limit = bigBudget
-	}
-	o.budget.Now = h.clock.Now
-	var err error
-	h.budget, err = budget.New(o.budget)
+	// The walks pay a budget, as every analytics request does; large
+	// enough never to hold one back.
+	b, err := budget.New(budget.Config{Limit: 100000, Now: h.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.reg.MustRegister(h.budget)
-	if o.clientTimeout == 0 {
-		o.clientTimeout = 10 * time.Second
-	}
-	h.client, err = apiclient.New(apiclient.Config{
-		BaseURL:         h.api.URL,
-		APIKey:          testKey,
-		Timeout:         o.clientTimeout,
-		MaxRetries:      0, // each fault costs exactly one request
-		BackoffBase:     time.Millisecond,
-		Now:             h.clock.Now,
-		Sleep:           h.clock.Sleep,
-		Metrics:         apiclient.NewMetrics(h.reg),
-		AnalyticsBudget: h.budget,
-	})
+	h.client, err = apiclient.New(apiclient.Config{BaseURL: api.URL, APIKey: testKey, Timeout: 10 * time.Second, MaxRetries: 0,
+		Now: h.clock.Now, Sleep: h.clock.Sleep, AnalyticsBudget: b})
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	cfg := o.cfg
-	if cfg.Projects == nil {
-		cfg.Projects = []string{"docs"}
-	}
-	if cfg.Windows == nil {
-		cfg.Windows = []visitors.Window{{Name: "1d", Days: 1}}
-	}
-	if cfg.PageSize == 0 {
-		cfg.PageSize = apiclient.MaxPageSize
-	}
-	if cfg.MaxPages == 0 {
-		cfg.MaxPages = 10
-	}
-	if cfg.MinInterval == 0 {
-		cfg.MinInterval = 5 * time.Minute
-	}
-	if !o.finalDay {
-		cfg.FinalDayDelay = -1
-	}
-	if cfg.Now == nil {
-		cfg.Now = h.clock.Now
-	}
-	logger := log.NewLogfmtLogger(h.logs)
-	h.sched, err = refresh.New(h.client, h.budget, cfg.build(), logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.sched.Close) // runs before h.api.Close, which waits for open requests
-	h.v = NewAnalytics(h.sched, logger)
+	h.v = NewAnalytics(h.views, log.NewLogfmtLogger(h.logs))
 	h.reg.MustRegister(h.v)
-
 	h.metrics = httptest.NewServer(promhttp.HandlerFor(h.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	t.Cleanup(h.metrics.Close)
 	return h
 }
 
-// refreshDue starts every walk that is due and waits for the walks in
-// flight, with a generous deadline.
-func (h *harness) refreshDue() {
+// viewList is a ViewSource whose views a test sets.
+type viewList struct {
+	mu    sync.Mutex
+	views []sources.View
+}
+
+func (l *viewList) Views() []sources.View {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.views)
+}
+
+func (l *viewList) set(vs ...sources.View) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.views = vs
+}
+
+// walkSpec is one walk of the fake API; zero fields: project docs, source
+// visitors, window 1d, every path, UTC.
+type walkSpec struct {
+	project, source string
+	window          visitors.Window
+	paths           visitors.PathPolicy
+	loc             *time.Location
+}
+
+// walk walks w at the harness's clock with a source of its own and returns
+// the view of a good walk of it, planned every 5 minutes.
+func (h *harness) walk(w walkSpec) sources.View {
 	h.t.Helper()
+	w.project = cmp.Or(w.project, "docs")
+	w.source = cmp.Or(w.source, sources.NameVisitors)
+	if w.window.Days == 0 {
+		w.window = day1
+	}
+	def, ok := sources.ByName(w.source)
+	if !ok {
+		h.t.Fatalf("no source %q", w.source)
+	}
+	src, err := def.New(sources.Config{Client: h.client, Now: h.clock.Now, Location: w.loc, Logger: log.NewLogfmtLogger(h.logs),
+		Paths: w.paths, MaxPages: 100, StateDir: h.t.TempDir()})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	from, to := w.window.Range(h.clock.Now(), w.loc)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h.sched.RefreshDue(ctx)
+	snap, err := src.Walk(ctx, sources.Query{Project: w.project, DateFrom: from, DateTo: to})
+	if err != nil {
+		h.t.Fatalf("walk of %s/%s/%s: %v", w.project, w.source, w.window.Name, err)
+	}
+	return sources.View{Project: w.project, Source: w.source, Scope: sources.ScopePages, Window: w.window.Name,
+		Attempted: true, OK: true, Interval: 5 * time.Minute, LastSuccess: snap.Meta().At, LastAttempt: snap.Meta().At, Data: snap}
 }
 
-// scrape runs the walks that are due, then GETs /metrics like Prometheus
-// would and parses the answer. It fails the test on any status but 200,
-// and checks that the pedantic registry gathers cleanly.
+// scrape GETs /metrics like Prometheus would and parses the answer. It
+// fails the test on any status but 200, and checks that the registry
+// gathers cleanly.
 func (h *harness) scrape() families {
 	h.t.Helper()
-	h.refreshDue()
-	fams, _ := h.scrapeOnly()
-	return fams
-}
-
-// scrapeOnly GETs /metrics without running any walk, as a real scrape does:
-// scrapes never refresh. It returns the families and how long it took.
-func (h *harness) scrapeOnly() (families, time.Duration) {
-	h.t.Helper()
-	status, fams, elapsed := h.scrapeStatus()
-	if status != http.StatusOK {
-		h.t.Fatalf("GET /metrics: HTTP %d", status)
+	resp, err := http.Get(h.metrics.URL + "/metrics")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		h.t.Fatalf("GET /metrics: HTTP %d", resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		h.t.Fatalf("GET /metrics: %v", err)
 	}
 	if _, err := h.reg.Gather(); err != nil {
 		h.t.Fatalf("gather: %v", err)
 	}
-	return fams, elapsed
-}
-
-// scrapeStatus is scrapeOnly without assertions; safe from any goroutine.
-func (h *harness) scrapeStatus() (int, families, time.Duration) {
-	start := time.Now()
-	resp, err := http.Get(h.metrics.URL + "/metrics")
-	if err != nil {
-		return 0, nil, time.Since(start)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(resp.Body)
-	elapsed := time.Since(start)
-	if err != nil {
-		return -1, nil, elapsed
-	}
-	return resp.StatusCode, families(mfs), elapsed
-}
-
-// scrapeBody GETs /metrics and returns the status and the raw body, without
-// parsing it: cheap enough for loops of scrapes. Safe from any goroutine.
-func (h *harness) scrapeBody() (int, string) {
-	resp, err := http.Get(h.metrics.URL + "/metrics")
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return -1, err.Error()
-	}
-	return resp.StatusCode, string(body)
+	return families(mfs)
 }
 
 // gather collects from the registry directly (no walk).
@@ -260,7 +215,7 @@ func (f families) get(name string, labels ...string) (float64, bool) {
 			want["source"] = sources.NameVisitors
 		}
 		if _, ok := want["scope"]; !ok && !strings.HasPrefix(name, "mintlify_analytics_paths") {
-			want["scope"] = refresh.ScopePages
+			want["scope"] = sources.ScopePages
 		}
 	}
 	for _, m := range f[name].GetMetric() {
@@ -341,18 +296,6 @@ func metricValue(m *dto.Metric) float64 {
 		return m.GetUntyped().GetValue()
 	}
 	return 0
-}
-
-// eventually polls cond every 20ms until it holds or the bound passes.
-func eventually(t testing.TB, bound time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", bound, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func sortedKeys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }

@@ -8,6 +8,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -35,6 +36,8 @@ type planConfig struct {
 	Windows  []visitors.Window
 	Location *time.Location
 	Paths    visitors.PathPolicy
+	// Sources of every project (nil: visitors).
+	Sources []sources.Spec
 }
 
 func (c planConfig) build() Config {
@@ -44,7 +47,7 @@ func (c planConfig) build() Config {
 		out.SiteInterval = -1 // these tests count page walks alone
 	}
 	for _, id := range c.Projects {
-		out.Projects = append(out.Projects, Project{Project: visitors.Project{ID: id, Windows: c.Windows, Location: c.Location, Paths: c.Paths}})
+		out.Projects = append(out.Projects, Project{Project: visitors.Project{ID: id, Windows: c.Windows, Location: c.Location, Paths: c.Paths}, Sources: c.Sources})
 	}
 	return out
 }
