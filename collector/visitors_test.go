@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,44 +111,6 @@ func TestVisitorsDuplicatePath(t *testing.T) {
 	}
 	if v := fams.must(t, pageVisitorsDedup, labelsWith(docs1d, "path", dup.Path)...); v != float64(dup.Total) {
 		t.Errorf("%s = %v, want the first copy's %d", dup.Path, v, dup.Total)
-	}
-}
-
-// TestBuildSnapshot covers what Collect relies on: unique valid label values,
-// filters, ranking with deterministic ties, the cap.
-func TestBuildSnapshot(t *testing.T) {
-	row := func(path string, h, a, total int64) apiclient.PathVisitors {
-		return apiclient.PathVisitors{Path: path, VisitorCounts: apiclient.VisitorCounts{Human: h, AI: a, Total: total}}
-	}
-	res := &apiclient.VisitorsReport{
-		Totals: apiclient.VisitorCounts{Human: 10, AI: 5, Total: 12},
-		Paths: []apiclient.PathVisitors{
-			row("/a", 1, 1, 2), row("/a", 9, 9, 9), // duplicate: first wins
-			row("/b\xff", 3, 0, 3), row("/b\uFFFD", 7, 7, 7), // the same label value once made valid UTF-8
-			row("/y", 4, 1, 5), row("/x", 4, 1, 5), // tie on total: path order
-			row("/private/1", 50, 50, 90),
-			row("/z", 0, 1, 1),
-		},
-		Requests: 2,
-	}
-	policy := visitors.PathPolicy{MaxPaths: 3, Exclude: regexp.MustCompile(`^/private/`)}
-	s := policy.Build(res, "2026-03-10", "2026-03-11", fixedNow)
-	var got []string
-	for _, p := range s.Paths {
-		got = append(got, p.Path+"="+strconv.FormatFloat(p.Total, 'f', -1, 64))
-	}
-	if want := []string{"/x=5", "/y=5", "/b\uFFFD=3"}; !slices.Equal(got, want) {
-		t.Errorf("paths %q, want %q", got, want)
-	}
-	// /private/1 by the filter; /a and /z by the cap.
-	if s.Dropped != 3 {
-		t.Errorf("dropped = %d, want 3", s.Dropped)
-	}
-	if s.Site != (visitors.Counts{Human: 10, AI: 5, Total: 12}) {
-		t.Errorf("site = %+v", s.Site)
-	}
-	if s.DateFrom != "2026-03-10" || s.DateTo != "2026-03-11" || !s.At.Equal(fixedNow) || s.Requests != 2 {
-		t.Errorf("snapshot %s..%s at %s, %d requests", s.DateFrom, s.DateTo, s.At, s.Requests)
 	}
 }
 

@@ -1,6 +1,9 @@
 package visitors
 
 import (
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,5 +36,44 @@ func TestBuildRedactsPaths(t *testing.T) {
 	want := []string{"/docs/intro", "/login?token=" + redact.Mask, "/share/" + redact.Mask + "u"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("paths %q, want %q", got, want)
+	}
+}
+
+// TestBuildSnapshot covers what the collector relies on: unique valid label values,
+// filters, ranking with deterministic ties, the cap.
+func TestBuildSnapshot(t *testing.T) {
+	row := func(path string, h, a, total int64) apiclient.PathVisitors {
+		return apiclient.PathVisitors{Path: path, VisitorCounts: apiclient.VisitorCounts{Human: h, AI: a, Total: total}}
+	}
+	res := &apiclient.VisitorsReport{
+		Totals: apiclient.VisitorCounts{Human: 10, AI: 5, Total: 12},
+		Paths: []apiclient.PathVisitors{
+			row("/a", 1, 1, 2), row("/a", 9, 9, 9), // duplicate: first wins
+			row("/b\xff", 3, 0, 3), row("/b\uFFFD", 7, 7, 7), // the same label value once made valid UTF-8
+			row("/y", 4, 1, 5), row("/x", 4, 1, 5), // tie on total: path order
+			row("/private/1", 50, 50, 90),
+			row("/z", 0, 1, 1),
+		},
+		Requests: 2,
+	}
+	at := time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
+	policy := PathPolicy{MaxPaths: 3, Exclude: regexp.MustCompile(`^/private/`)}
+	s := policy.Build(res, "2026-03-10", "2026-03-11", at)
+	var got []string
+	for _, p := range s.Paths {
+		got = append(got, p.Path+"="+strconv.FormatFloat(p.Total, 'f', -1, 64))
+	}
+	if want := []string{"/x=5", "/y=5", "/b\uFFFD=3"}; !slices.Equal(got, want) {
+		t.Errorf("paths %q, want %q", got, want)
+	}
+	// /private/1 by the filter; /a and /z by the cap.
+	if s.Dropped != 3 {
+		t.Errorf("dropped = %d, want 3", s.Dropped)
+	}
+	if s.Site != (Counts{Human: 10, AI: 5, Total: 12}) {
+		t.Errorf("site = %+v", s.Site)
+	}
+	if s.DateFrom != "2026-03-10" || s.DateTo != "2026-03-11" || !s.At.Equal(at) || s.Requests != 2 {
+		t.Errorf("snapshot %s..%s at %s, %d requests", s.DateFrom, s.DateTo, s.At, s.Requests)
 	}
 }
