@@ -306,8 +306,10 @@ func TestReloadIsBehindBasicAuth(t *testing.T) {
 	if code := reload("ops", "pw"); code != http.StatusOK {
 		t.Errorf("POST /-/reload with the password: HTTP %d, want 200", code)
 	}
+	// The log is read from the exporter's stderr as it comes.
+	eventually(t, 10*time.Second, "the authenticated reload to be logged", func() bool { return reloadLogLines(x) == 1 })
+	x.Stop(t)
 	if n := reloadLogLines(x); n != 1 {
 		t.Errorf("%d reloads logged, want the authenticated one", n)
 	}
-	x.Stop(t)
 }
