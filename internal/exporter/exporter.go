@@ -333,8 +333,10 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		if shared != nil {
 			r.Exporter.Cluster = &status.Cluster{Owner: owner, Primary: shared.IsPrimary(), RedisUp: shared.Up()}
 		}
+		r.Links = links(o.Server.TelemetryPath, nil)
 		if jobs != nil {
 			r.Jobs = jobs.Status()
+			r.Links = links(o.Server.TelemetryPath, *agentProjects.Load())
 		}
 		return r
 	}
@@ -347,7 +349,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		API:    api,
 		Reload: reloader.Handler(),
 		Front:  front,
-		Status: status.Handler(report, status.Options{Links: links(o.Server.TelemetryPath, jobs != nil, cfg.AgentProjects())}),
+		Status: status.Handler(report, status.Options{}),
 	}, logger, loggers.Slog)
 	if err != nil {
 		return err
@@ -386,13 +388,12 @@ func logGateway(logger log.Logger, protected bool, webConfig string) {
 	}
 }
 
-// links are the status page's: metrics, health, and each project's jobs.
-func links(telemetryPath string, gateway bool, projects []string) []status.Link {
+// links are the status page's: metrics, health, and the jobs of each
+// project that accepts them (agentProjects, as the last reload left them).
+func links(telemetryPath string, agentProjects []string) []status.Link {
 	out := []status.Link{{Text: "Metrics", Href: telemetryPath}, {Text: "Health", Href: "/-/healthy"}}
-	for _, p := range projects {
-		if gateway {
-			out = append(out, status.Link{Text: "Jobs of " + p, Href: "/api/v2/agent/" + url.PathEscape(p) + "/jobs"})
-		}
+	for _, p := range agentProjects {
+		out = append(out, status.Link{Text: "Jobs of " + p, Href: "/api/v2/agent/" + url.PathEscape(p) + "/jobs"})
 	}
 	return out
 }
