@@ -310,11 +310,20 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		if next.Cluster != cfg.Cluster {
 			return errors.New("cluster: a reload cannot change the cluster section; restart the exporter for it")
 		}
+		// What can fail comes first, so that a failed reload changes
+		// nothing: the jobs of agent projects the reload adds are read
+		// from the state (the tracker follows them, none accepts a job
+		// yet), then the organizations apply.
+		ids := next.AgentProjects()
+		if jobs != nil {
+			if err := jobs.Follow(ids); err != nil {
+				return err
+			}
+		}
 		if err := set.Apply(next); err != nil {
 			return err
 		}
 		if jobs != nil {
-			ids := next.AgentProjects()
 			agentProjects.Store(&ids)
 			jobs.SetProjects(ids)
 		}
