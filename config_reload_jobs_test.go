@@ -63,14 +63,7 @@ func TestReloadAddsAnAgentProject(t *testing.T) {
 	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
 	f := newReloadFile(t)
 	state := t.TempDir() + "/agent.db"
-	agent := func(ids ...string) string {
-		var b strings.Builder
-		b.WriteString(f.head)
-		for _, id := range ids {
-			b.WriteString("  - id: " + id + "\n    windows: [7d]\n    timezone: " + noonZone() + "\n    sources: {visitors: {}}\n    agent_jobs: true\n")
-		}
-		return b.String()
-	}
+	agent := f.agentProjects
 	args := configArgs(api.URL, f.path, "--web.enable-agent-api", "--agent.state-file="+state, "--agent.poll-interval=1s")
 
 	// A first run with blog, which takes a job that stays active.

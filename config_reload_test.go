@@ -40,6 +40,16 @@ func (f *reloadFile) write(projects ...string) {
 	writeFile(f.t, f.path, b.String())
 }
 
+// agentProjects is a file whose projects ids (7d windows) take agent jobs.
+func (f *reloadFile) agentProjects(ids ...string) string {
+	var b strings.Builder
+	b.WriteString(f.head)
+	for _, id := range ids {
+		b.WriteString("  - id: " + id + "\n    windows: [7d]\n    timezone: " + noonZone() + "\n    sources: {visitors: {}}\n    agent_jobs: true\n")
+	}
+	return b.String()
+}
+
 // dataSeries are the series read from the API for project (not the
 // exporter's own bookkeeping).
 func dataSeries(m map[string]float64, project string) map[string]float64 {

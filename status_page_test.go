@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -35,8 +36,9 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 	}
 	x := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api", "--visitors.window=1d", "--visitors.window=7d")
 	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)
-	// A job, so that the jobs table has a row.
-	req, _ := http.NewRequest(http.MethodPost, x.Base+"/api/v2/agent/acme-docs/job", strings.NewReader(`{"prompt":"fix the typo #fake:complete:1s"}`))
+	// A job that stays active for the test (the sandbox's #fake:pr with a
+	// duration), so that acme-docs' row in the jobs table counts it.
+	req, _ := http.NewRequest(http.MethodPost, x.Base+"/api/v2/agent/acme-docs/job", strings.NewReader(`{"prompt":"fix the typo #fake:pr:1h"}`))
 	req.Header.Set("Content-Type", "application/json")
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode/100 != 2 {
 		t.Fatalf("create job: %v %v", resp, err)
@@ -44,7 +46,7 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 		resp.Body.Close()
 	}
 	// Wait until every default source of both projects has refreshed once
-	// (the budget spreads the longer windows out).
+	// (the budget spreads the longer windows out) and the job is counted.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		body, status, err := testutil.Get(context.Background(), x.Base+"/?format=json")
@@ -53,6 +55,12 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 		}
 		var r struct {
 			Demands []struct{ Project, Source, Result string }
+			Jobs    struct {
+				Projects []struct {
+					Project  string
+					ByStatus map[string]int `json:"by_status"`
+				}
+			}
 		}
 		if err := json.Unmarshal([]byte(body), &r); err != nil {
 			t.Fatal(err)
@@ -64,7 +72,13 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 				ok[d.Project+"/"+d.Source] = true
 			}
 		}
-		if len(all) == 8 && len(ok) == len(all) { // 2 projects × 4 default sources
+		active := -1
+		for _, p := range r.Jobs.Projects {
+			if p.Project == "acme-docs" {
+				active = p.ByStatus["active"]
+			}
+		}
+		if len(all) == 8 && len(ok) == len(all) && active == 1 { // 2 projects × 4 default sources
 			break
 		}
 		if time.Now().After(deadline) {
@@ -84,6 +98,12 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 		if !strings.Contains(string(dom), want) {
 			t.Errorf("the rendered page lacks %q", want)
 		}
+	}
+	// The job is in acme-docs' row, still active: the browser shows the
+	// tracker's count, not only the table's headings.
+	row := regexp.MustCompile(`(?s)<tr class="jobrow" data-project="acme-docs">.*?</tr>`).FindString(string(dom))
+	if !regexp.MustCompile(`data-label="active">1<`).MatchString(row) {
+		t.Errorf("acme-docs' jobs row does not count the active job: %q", row)
 	}
 	out := filepath.Join(t.TempDir(), "status.png")
 	cmd := exec.CommandContext(ctx, "scripts/status-screenshot.sh", x.Base+"/", out, "390x844")

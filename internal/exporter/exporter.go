@@ -310,11 +310,20 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		if next.Cluster != cfg.Cluster {
 			return errors.New("cluster: a reload cannot change the cluster section; restart the exporter for it")
 		}
+		// What can fail comes first, so that a failed reload changes
+		// nothing: the jobs of agent projects the reload adds are read
+		// from the state (the tracker follows them, none accepts a job
+		// yet), then the organizations apply.
+		ids := next.AgentProjects()
+		if jobs != nil {
+			if err := jobs.Follow(ids); err != nil {
+				return err
+			}
+		}
 		if err := set.Apply(next); err != nil {
 			return err
 		}
 		if jobs != nil {
-			ids := next.AgentProjects()
 			agentProjects.Store(&ids)
 			jobs.SetProjects(ids)
 		}
@@ -333,8 +342,10 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		if shared != nil {
 			r.Exporter.Cluster = &status.Cluster{Owner: owner, Primary: shared.IsPrimary(), RedisUp: shared.Up()}
 		}
+		r.Links = links(o.Server.TelemetryPath, nil)
 		if jobs != nil {
 			r.Jobs = jobs.Status()
+			r.Links = links(o.Server.TelemetryPath, *agentProjects.Load())
 		}
 		return r
 	}
@@ -347,7 +358,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		API:    api,
 		Reload: reloader.Handler(),
 		Front:  front,
-		Status: status.Handler(report, status.Options{Links: links(o.Server.TelemetryPath, jobs != nil, cfg.AgentProjects())}),
+		Status: status.Handler(report, status.Options{}),
 	}, logger, loggers.Slog)
 	if err != nil {
 		return err
@@ -386,13 +397,12 @@ func logGateway(logger log.Logger, protected bool, webConfig string) {
 	}
 }
 
-// links are the status page's: metrics, health, and each project's jobs.
-func links(telemetryPath string, gateway bool, projects []string) []status.Link {
+// links are the status page's: metrics, health, and the jobs of each
+// project that accepts them (agentProjects, as the last reload left them).
+func links(telemetryPath string, agentProjects []string) []status.Link {
 	out := []status.Link{{Text: "Metrics", Href: telemetryPath}, {Text: "Health", Href: "/-/healthy"}}
-	for _, p := range projects {
-		if gateway {
-			out = append(out, status.Link{Text: "Jobs of " + p, Href: "/api/v2/agent/" + url.PathEscape(p) + "/jobs"})
-		}
+	for _, p := range agentProjects {
+		out = append(out, status.Link{Text: "Jobs of " + p, Href: "/api/v2/agent/" + url.PathEscape(p) + "/jobs"})
 	}
 	return out
 }

@@ -26,6 +26,11 @@ type agentJobs interface {
 	http.Handler
 	// Status is the jobs for the status page (nil: none here).
 	Status() *status.Jobs
+	// Follow reads from the state the jobs of the projects of ids not
+	// followed yet (a reload adds them), before any of them accepts a
+	// job: a reload whose new projects' jobs cannot be read fails and
+	// changes nothing.
+	Follow(ids []string) error
 	// SetProjects changes the projects that accept jobs (a reload).
 	SetProjects(ids []string)
 	// Run polls until ctx ends, then records what is under way and closes
@@ -63,9 +68,10 @@ func newLocalJobs(api tracker.Upstream, reg prometheus.Registerer, trkCfg tracke
 
 func (j *localJobs) Status() *status.Jobs { return j.trk.Status() }
 
-// SetProjects follows the projects of ids the tracker does not follow yet
-// (added by a reload: their jobs are read from the state), then accepts
-// jobs for ids.
+func (j *localJobs) Follow(ids []string) error { return j.trk.AddProjects(ids) }
+
+// SetProjects accepts jobs for ids, once followed: Follow has read their
+// jobs, or it reads them now (a term started since Follow on replicas).
 func (j *localJobs) SetProjects(ids []string) {
 	if err := j.trk.AddProjects(ids); err != nil {
 		level.Error(j.logger).Log("msg", "projects added by the reload do not accept agent jobs: their state could not be read", "err", err)
@@ -112,7 +118,7 @@ func replicatedJobs(shared *cluster.Client, cc cluster.Config, owner, listen str
 			defer close(done)
 			j.Run(tctx)
 		}()
-		return &jobleader.Term{Handler: j, Status: j.Status, SetProjects: j.SetProjects, Stop: func() { cancel(); <-done }}, nil
+		return &jobleader.Term{Handler: j, Status: j.Status, Follow: j.Follow, SetProjects: j.SetProjects, Stop: func() { cancel(); <-done }}, nil
 	}
 	return jobleader.New(jobleader.Options{Cluster: shared, Owner: owner, Advertise: advertise, LeaseDuration: cc.LeaseDuration,
 		Start: start, Registerer: reg, Logger: logger})

@@ -46,6 +46,9 @@ type Term struct {
 	Handler http.Handler
 	// Status is the jobs for the status page.
 	Status func() *status.Jobs
+	// Follow reads the jobs of projects a reload adds, before
+	// SetProjects (nil: nothing to read).
+	Follow func(ids []string) error
 	// SetProjects changes the projects that accept jobs (a reload).
 	SetProjects func(ids []string)
 	// Stop ends the term: polling stops, creates under way are recorded,
@@ -208,6 +211,16 @@ func (l *Leader) current() *Term {
 func (l *Leader) Status() *status.Jobs {
 	if t := l.current(); t != nil {
 		return t.Status()
+	}
+	return nil
+}
+
+// Follow passes a reload's projects to the term, if any, to read their
+// jobs before they accept any (a term started later reads them through
+// Start).
+func (l *Leader) Follow(ids []string) error {
+	if t := l.current(); t != nil && t.Follow != nil {
+		return t.Follow(ids)
 	}
 	return nil
 }

@@ -14,15 +14,12 @@ import (
 
 // Link is a link in the page's header.
 type Link struct {
-	Text string
-	Href string
+	Text string `json:"text"`
+	Href string `json:"href"`
 }
 
 // Options configure the page.
 type Options struct {
-	// Links are shown in the header, e.g. the metrics and health pages
-	// (nil = DefaultLinks).
-	Links []Link
 	// Location is the time zone absolute times are shown in (nil = UTC).
 	Location *time.Location
 	// Now is the clock for reports without GeneratedAt (nil = time.Now).
@@ -44,9 +41,6 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 // with ?format=json. Only GET and HEAD are allowed. It serves every path it
 // is mounted on; mount it on an exact path ("/{$}").
 func Handler(source func(ctx context.Context) Report, opts Options) http.Handler {
-	if opts.Links == nil {
-		opts.Links = DefaultLinks
-	}
 	if opts.Location == nil {
 		opts.Location = time.UTC
 	}
@@ -65,6 +59,9 @@ func Handler(source func(ctx context.Context) Report, opts Options) http.Handler
 			return
 		}
 		rep := source(r.Context())
+		if rep.Links == nil {
+			rep.Links = DefaultLinks
+		}
 		rep.derive(opts.Now())
 		if format == "json" {
 			writeJSON(w, r, http.StatusOK, rep)

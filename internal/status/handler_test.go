@@ -111,7 +111,8 @@ func TestHTMLShowsTheReport(t *testing.T) {
 		`version 0.9.0 · up 1d 2h`, `<code>/etc/mintlify/exporter.yml</code>`,
 		`last reload <span class="tag ok">ok</span>`,
 		// Links.
-		`<a href="/metrics">Metrics</a>`, `<a href="/-/healthy">Health</a>`, `<a href="?format=json">JSON</a>`,
+		`<a href="/metrics">Metrics</a>`, `<a href="/-/healthy">Health</a>`, `<a href="/api/v2/agent/acme-docs/jobs">Jobs of acme-docs</a>`,
+		`<a href="?format=json">JSON</a>`,
 		`times in UTC`,
 	} {
 		if !strings.Contains(body, want) {
@@ -189,7 +190,8 @@ func TestHTMLEscapesUserData(t *testing.T) {
 	rep.Jobs.MostOverduePoll.JobID = evil
 	rep.Exporter.Config.File = evil
 	rep.Exporter.Version = evil
-	h := Handler(func(context.Context) Report { return rep }, Options{Links: []Link{{Text: "Metrics", Href: "/metrics"}}})
+	rep.Links = []Link{{Text: "Metrics", Href: "/metrics"}, {Text: "Jobs of " + evil, Href: "/api/v2/agent/x/jobs"}}
+	h := Handler(func(context.Context) Report { return rep }, Options{})
 	_, _, body := get(t, h, "GET", "/")
 	if strings.Contains(body, "<img") || strings.Contains(body, "<b>secret") || strings.Contains(body, "secret body") {
 		t.Errorf("user data or error text unescaped:\n%s", body)

@@ -116,7 +116,7 @@ func newPage(r Report, opts Options) page {
 	at := r.GeneratedAt
 	w := func(t time.Time) when { return makeWhen(t, at, opts.Location) }
 	p := page{
-		Links:     opts.Links,
+		Links:     r.Links,
 		Zone:      at.In(opts.Location).Format("MST"),
 		Generated: w(at),
 		Exporter:  r.Exporter,

@@ -33,6 +33,10 @@ type Report struct {
 	Demands []Demand `json:"demands"`
 	// Jobs are the tracked agent jobs; nil when the job gateway is off.
 	Jobs *Jobs `json:"jobs"`
+	// Links are the exporter's pages for this configuration, shown in the
+	// page's header: metrics, health, each agent project's jobs (nil =
+	// DefaultLinks).
+	Links []Link `json:"links"`
 }
 
 // Exporter describes the process.

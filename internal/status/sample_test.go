@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -83,6 +84,7 @@ func sampleReport() Report {
 			},
 			MostOverduePoll: &Poll{Project: "acme-docs", JobID: "job_7f3a91", DueAt: ago(2*m + 5*time.Second)},
 		},
+		Links: append(slices.Clone(DefaultLinks), Link{Text: "Jobs of acme-docs", Href: "/api/v2/agent/acme-docs/jobs"}),
 	}
 }
 

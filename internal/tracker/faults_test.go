@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,9 +134,10 @@ func TestStateFileDeleted(t *testing.T) {
 	}
 }
 
-// TestOutcomesAreLogged: a turn that ends and a pull request are logged
-// at info with the job, project, status, turn, pr and duration, never
-// the prompt.
+// TestOutcomesAreLogged: each turn seen ending (completed, failed,
+// archived) and a pull request seen opened after its job's turn ended are
+// logged at info, once each, with the job, project, status, turn, pr and
+// the turn's duration when observed; never a prompt.
 func TestOutcomesAreLogged(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fakeapi.Options{})
@@ -143,18 +145,47 @@ func TestOutcomesAreLogged(t *testing.T) {
 	const secret = "the prompt text must stay out of the log"
 	ok := e.create("p1", secret+" #fake:pr:1m")
 	bad := e.create("p1", secret+" #fake:fail:2m")
-	e.waitStatus("p1", ok.ID, apiclient.StatusCompleted, 10)
-	e.waitStatus("p1", bad.ID, apiclient.StatusFailed, 10)
-	logs := e.logs.String()
-	for _, want := range []string{
-		`msg="agent job finished" project=p1 job=` + ok.ID + ` status=completed turn=1 pr=yes duration=1m`,
-		`msg="agent job finished" project=p1 job=` + bad.ID + ` status=failed turn=1 pr=no duration=2m`,
-	} {
-		if !strings.Contains(logs, want) {
-			t.Errorf("no line %q in:\n%s", want, logs)
+	// Completes with a pull request, archived 30s later (the fake's
+	// ArchiveAfter): the archive re-check 5m after completion sees it.
+	arch := e.create("p1", secret+" #fake:archive:1m")
+	// Completes without a pull request; a follow-up sent elsewhere then
+	// opens one in a turn the tracker never sees running: the archive
+	// re-check finds the job still completed, now with a pull request.
+	late := e.create("p1", secret+" #fake:nopr:1m")
+	e.waitStatus("p1", bad.ID, apiclient.StatusFailed, 20)
+	e.waitStatus("p1", ok.ID, apiclient.StatusCompleted, 1)
+	e.waitStatus("p1", late.ID, apiclient.StatusCompleted, 1)
+	if _, _, err := e.client.SendMessage(context.Background(), "p1", late.ID, secret+" #fake:pr:10s"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus("p1", arch.ID, apiclient.StatusArchived, 40)
+	e.tickUntil(40, "the late pull request seen", func() bool {
+		v, _ := e.trk.Job("p1", late.ID)
+		return v.PRLink != nil
+	})
+	e.runFor(10 * time.Minute) // nothing is logged twice
+	e.checkMetrics([]metricCase{{"mintlify_agent_job_pull_requests_total", []string{"project", "p1"}, 3}})
+
+	var outcomes []string
+	for _, l := range strings.Split(e.logs.String(), "\n") {
+		if strings.Contains(l, `msg="agent job finished"`) || strings.Contains(l, `msg="agent job opened a pull request"`) {
+			outcomes = append(outcomes, l[strings.Index(l, "msg="):])
 		}
 	}
-	if strings.Contains(logs, secret) {
-		t.Error("the prompt reached the log")
+	want := []string{
+		`msg="agent job finished" project=p1 job=` + ok.ID + ` status=completed turn=1 pr=yes duration=1m0s`,
+		`msg="agent job finished" project=p1 job=` + arch.ID + ` status=completed turn=1 pr=yes duration=1m0s`,
+		`msg="agent job finished" project=p1 job=` + late.ID + ` status=completed turn=1 pr=no duration=1m0s`,
+		`msg="agent job finished" project=p1 job=` + bad.ID + ` status=failed turn=1 pr=no duration=2m0s`,
+		`msg="agent job finished" project=p1 job=` + arch.ID + ` status=archived turn=1 pr=yes`,
+		`msg="agent job opened a pull request" project=p1 job=` + late.ID + ` status=completed turn=1 pr=yes`,
+	}
+	slices.Sort(outcomes)
+	slices.Sort(want)
+	if !slices.Equal(outcomes, want) {
+		t.Errorf("outcome lines\n%s\nwant\n%s", strings.Join(outcomes, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Contains(e.logs.String(), secret) {
+		t.Error("a prompt reached the log")
 	}
 }

@@ -327,14 +327,18 @@ func (s *Tracker) settleUnknownMessage(ikey string, mi *messageIntent) {
 	}
 }
 
-// loadMessageIntents settles the message intents left by an earlier run
-// (see settleUnknownMessage). Called by load, before polling starts.
-func (s *Tracker) loadMessageIntents(want func(project string) bool) (int, error) {
-	type pending struct {
-		key string
-		mi  messageIntent
-	}
-	var all []pending
+// pendingMessageIntent is a message intent left by an earlier run, as
+// read from the state.
+type pendingMessageIntent struct {
+	key string
+	mi  messageIntent
+}
+
+// readMessageIntents reads the message intents of the projects want
+// accepts, left by an earlier run: load settles them (see
+// settleUnknownMessage) once everything it reads has been read.
+func (s *Tracker) readMessageIntents(want func(project string) bool) ([]pendingMessageIntent, error) {
+	var all []pendingMessageIntent
 	err := s.store.ForEachIn(bucketMessageIntents, func(k, v []byte) error {
 		mi, err := decodeMessageIntent(v)
 		if err != nil {
@@ -342,19 +346,24 @@ func (s *Tracker) loadMessageIntents(want func(project string) bool) (int, error
 			return nil
 		}
 		if want(mi.Project) {
-			all = append(all, pending{key: string(k), mi: mi})
+			all = append(all, pendingMessageIntent{key: string(k), mi: mi})
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("agent state file %s: reading message intents: %w", s.store.Path(), err)
+		return nil, fmt.Errorf("agent state file %s: reading message intents: %w", s.store.Path(), err)
 	}
+	return all, nil
+}
+
+// settleMessageIntents settles the message intents of an earlier run,
+// before polling starts (or, for projects a reload adds, their first poll).
+func (s *Tracker) settleMessageIntents(all []pendingMessageIntent) {
 	for _, p := range all {
 		level.Warn(s.logger).Log("msg", "follow-up message of unknown outcome from an earlier run: the job is re-checked now",
 			"project", p.mi.Project, "job", p.mi.JobID, "sent_at", p.mi.StartedAt)
 		s.settleUnknownMessage(p.key, &p.mi)
 	}
-	return len(all), nil
 }
 
 // RecentMessages returns, per project, when follow-ups were sent through

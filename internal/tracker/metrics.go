@@ -186,6 +186,23 @@ func (m *metrics) addProjects(projects []string) {
 	m.projects.Store(&next)
 }
 
+// dropProjects undoes addProjects for projects whose jobs could not be
+// read: they are no label value, and export no series.
+func (m *metrics) dropProjects(projects []string) {
+	next := maps.Clone(*m.projects.Load())
+	for _, p := range projects {
+		delete(next, p)
+		for _, v := range []*prometheus.CounterVec{m.submitted, m.prs, m.lost, m.messages} {
+			v.DeleteLabelValues(p)
+		}
+		for _, s := range terminalStatuses {
+			m.finished.DeleteLabelValues(p, s)
+			m.duration.DeleteLabelValues(p, s)
+		}
+	}
+	m.projects.Store(&next)
+}
+
 // has reports whether project is a label value.
 func (m *metrics) has(project string) bool { return (*m.projects.Load())[project] }
 

@@ -21,7 +21,9 @@ func (s *Tracker) Accepts(ids []string) []string {
 // it had in an earlier run are followed again, each by one entry. Projects
 // followed already are left as they are (jobs are never dropped: a project
 // removed from the configuration keeps its tracked jobs until they end).
-// Reloads call it one at a time.
+// When their state cannot be read it fails and changes nothing: they are
+// not followed, accept no job and export no series. Reloads call it one at
+// a time.
 func (s *Tracker) AddProjects(ids []string) error {
 	s.mu.RLock()
 	var added []string
@@ -45,6 +47,9 @@ func (s *Tracker) AddProjects(ids []string) error {
 		want[id] = true
 	}
 	if err := s.load(func(p string) bool { return want[p] }); err != nil {
+		// Nothing was merged: the projects stay unfollowed, without
+		// series, until a later reload reads them.
+		s.metrics.dropProjects(added)
 		return fmt.Errorf("agent jobs of %v: %w", added, err)
 	}
 	s.mu.Lock()

@@ -241,6 +241,12 @@ func (s *Tracker) load(want func(project string) bool) error {
 	if err != nil {
 		return fmt.Errorf("agent state file %s: reading create intents: %w", s.store.Path(), err)
 	}
+	// Everything is read before anything is merged: a load that fails
+	// leaves the tracker as it was.
+	messages, err := s.readMessageIntents(want)
+	if err != nil {
+		return err
+	}
 	if len(resolved) > 0 {
 		if err := s.store.Apply(resolved...); err != nil {
 			level.Warn(s.logger).Log("msg", "could not delete create intents whose job is tracked; retried at the next start", "err", err)
@@ -254,13 +260,10 @@ func (s *Tracker) load(want func(project string) bool) error {
 	}
 	s.mu.Unlock()
 	unknown := len(intents)
-	unknownMessages, err := s.loadMessageIntents(want)
-	if err != nil {
-		return err
-	}
+	s.settleMessageIntents(messages)
 	level.Info(s.logger).Log("msg", "agent state loaded", "path", s.store.Path(), "jobs", len(entries),
 		"active", active, "archive_watch", watched, "other_projects", foreign, "unreadable", bad, "unknown_creates", unknown,
-		"unknown_messages", unknownMessages)
+		"unknown_messages", len(messages))
 	if unknown > 0 {
 		level.Warn(s.logger).Log("msg", "creates of unknown outcome: sent upstream by an earlier run that stopped before recording the answer; "+
 			"the jobs may exist untracked. List them with GET /api/v2/agent/{project}/unknown-creates, then track or dismiss each (see alerts/RUNBOOK.md)",
