@@ -110,7 +110,7 @@ type haReplica struct {
 func TestReplicasActAsOne(t *testing.T) {
 	t.Parallel()
 	const (
-		interval = 15 * time.Second
+		interval = 8 * time.Second
 		lease    = 3 * time.Second
 		budget   = 3000
 	)
