@@ -279,7 +279,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 			jobs = local
 		}
 		api = jobs
-		logGateway(logger, front.Protected(), *o.Server.Web.WebConfigFile)
+		logGateway(logger, front.Protected(), o.Sandbox, *o.Server.Web.WebConfigFile)
 	}
 	if err := set.Apply(cfg); err != nil {
 		return err
@@ -389,10 +389,16 @@ func (p primaryViews) Views() []refresh.View {
 	return p.set.Views()
 }
 
-func logGateway(logger log.Logger, protected bool, webConfig string) {
-	if protected {
+// logGateway says who can reach the gateway: a warning when anyone can,
+// but on the sandbox, whose jobs are simulated with no real key, so that
+// the quick start logs no fault.
+func logGateway(logger log.Logger, protected, sandbox bool, webConfig string) {
+	switch {
+	case protected:
 		level.Info(logger).Log("msg", "agent job gateway enabled under /api/, behind the basic auth of --web.config.file")
-	} else {
+	case sandbox:
+		level.Info(logger).Log("msg", "agent job gateway enabled under /api/ without basic auth, on the sandbox: its jobs are simulated; with a real key set basic_auth_users in --web.config.file")
+	default:
 		level.Warn(logger).Log("msg", "agent job gateway enabled under /api/ without basic auth: anyone who can reach it can open pull requests; set basic_auth_users in --web.config.file", "web_config_file", webConfig)
 	}
 }
