@@ -1,0 +1,31 @@
+package jobleader_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobleader"
+	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
+)
+
+// Every HELP is one short sentence; the detail is in docs/.
+func TestHelpTexts(t *testing.T) {
+	cfg := cluster.Defaults()
+	cfg.Address = "127.0.0.1:1" // never dialled: nothing here runs
+	c, err := cluster.New(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var reg tu.Registered
+	start := func(context.Context, tracker.StateStore, prometheus.Registerer) (*jobleader.Term, error) { return nil, nil }
+	if _, err := jobleader.New(jobleader.Options{Cluster: c, Owner: "a", Advertise: "http://127.0.0.1:1", LeaseDuration: cfg.LeaseDuration,
+		Start: start, Registerer: &reg}); err != nil {
+		t.Fatal(err)
+	}
+	tu.CheckHelp(t, reg.Collectors...)
+}
