@@ -22,7 +22,9 @@ func TestHelpTexts(t *testing.T) {
 	}
 	defer c.Close()
 	var reg tu.Registered
-	start := func(context.Context, tracker.StateStore, prometheus.Registerer) (*jobleader.Term, error) { return nil, nil }
+	start := func(context.Context, tracker.StateStore, prometheus.Registerer) (*jobleader.Term, error) {
+		return nil, nil
+	}
 	if _, err := jobleader.New(jobleader.Options{Cluster: c, Owner: "a", Advertise: "http://127.0.0.1:1", LeaseDuration: cfg.LeaseDuration,
 		Start: start, Registerer: &reg}); err != nil {
 		t.Fatal(err)
