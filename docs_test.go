@@ -204,3 +204,46 @@ func TestEveryFlagIsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// metricName is a metric family name as the code writes it, in a string.
+var metricName = regexp.MustCompile(`"(mintlify_[a-z0-9_]*[a-z0-9])"`)
+
+// TestEveryMetricIsDocumented: every mintlify_ name the exporter's code
+// writes (its metric families) is spelled out somewhere in the README or
+// docs/, so a reader searching for a series finds it.
+func TestEveryMetricIsDocumented(t *testing.T) {
+	var docs strings.Builder
+	for _, p := range docPages(t) {
+		docs.WriteString(readDoc(t, p))
+	}
+	seen := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (path == "internal/e2e" || path == "internal/testutil" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".":
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range metricName.FindAllStringSubmatch(string(src), -1) {
+			seen[m[1]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !seen["mintlify_site_unique_visitors"] || !seen["mintlify_assistant_conversations_by_category"] {
+		t.Fatalf("the code's metric names were not found (%d names): the pattern no longer matches", len(seen))
+	}
+	for name := range seen {
+		if !strings.Contains(docs.String(), name) {
+			t.Errorf("%s is in the code but nowhere in the README or docs/", name)
+		}
+	}
+}
