@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"image/png"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,19 +18,7 @@ import (
 // README's screenshot script: the sandbox's budget, refreshes of every
 // default source and its agent jobs are on the page as a browser shows it.
 func TestStatusPageOfTheSandbox(t *testing.T) {
-	chromium := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			chromium = p
-			break
-		}
-	}
-	if chromium == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium not found; CI must install Debian's chromium package (.ci/run does)")
-		}
-		t.Skip("chromium not found: apt-get install chromium")
-	}
+	chromium := testutil.Chromium(t)
 	x := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api", "--visitors.window=1d", "--visitors.window=7d")
 	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)
 	// A job that stays active for the test (the sandbox's #fake:pr with a
@@ -87,40 +72,17 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	dom, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--no-first-run", "--user-data-dir="+t.TempDir(), "--dump-dom", x.Base+"/").Output()
-	if err != nil {
-		t.Fatalf("chromium --dump-dom: %v", err)
-	}
+	dom := testutil.RunChromium(t, chromium, "--dump-dom", x.Base+"/")
 	for _, want := range []string{"acme-docs", "acme-api", "visitors", "views", "feedback", "searches", "default", "Analytics budget", "active"} {
-		if !strings.Contains(string(dom), want) {
+		if !strings.Contains(dom, want) {
 			t.Errorf("the rendered page lacks %q", want)
 		}
 	}
 	// The job is in acme-docs' row, still active: the browser shows the
 	// tracker's count, not only the table's headings.
-	row := regexp.MustCompile(`(?s)<tr class="jobrow" data-project="acme-docs">.*?</tr>`).FindString(string(dom))
+	row := regexp.MustCompile(`(?s)<tr class="jobrow" data-project="acme-docs">.*?</tr>`).FindString(dom)
 	if !regexp.MustCompile(`data-label="active">1<`).MatchString(row) {
 		t.Errorf("acme-docs' jobs row does not count the active job: %q", row)
 	}
-	out := filepath.Join(t.TempDir(), "status.png")
-	cmd := exec.CommandContext(ctx, "scripts/status-screenshot.sh", x.Base+"/", out, "390x844")
-	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("status-screenshot.sh: %v\n%s", err, msg)
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b := img.Bounds(); b.Dx() != 390 || b.Dy() != 844 {
-		t.Errorf("screenshot %v, want 390×844", b)
-	}
+	testutil.Screenshot(t, "scripts/status-screenshot.sh", chromium, x.Base+"/", filepath.Join(t.TempDir(), "status.png"), 390, 844)
 }

@@ -1,87 +1,30 @@
 package status
 
 import (
-	"bytes"
-	"context"
 	"flag"
 	"image/color"
-	"image/png"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // go test ./internal/status/ -run Browser -status.screenshots=../../docs
 // writes the sample's screenshots for the README.
 var screenshotDir = flag.String("status.screenshots", "", "also write the sample report's screenshots (status-page.png, status-page-phone.png) to this directory")
 
-// chromiumPath finds Debian's chromium. Outside CI a missing browser skips
-// the test; under CI=true it fails, so CI cannot pass without the test.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium not found; CI must install Debian's chromium package (.ci/run does)")
-	}
-	t.Skip("chromium not found: install Debian's chromium package to run this test (apt-get install chromium)")
-	return ""
-}
-
-// runChromium runs headless chromium with args and returns its stdout. The
-// browser and its helpers are one process group, killed if it hangs.
-func runChromium(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-		"--no-default-browser-check", "--hide-scrollbars", "--user-data-dir=" + t.TempDir()}
-	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
-	}
-	return stdout.String()
-}
-
 // screenshot runs scripts/status-screenshot.sh (docs/operations.md), and checks
 // the picture: a PNG of the window's size, drawn with the page's styles (the
 // red of a failed refresh's row is in it).
 func screenshot(t *testing.T, bin, url, out string, width, height int) {
 	t.Helper()
-	cmd := exec.Command("../../scripts/status-screenshot.sh", url, out, strconv.Itoa(width)+"x"+strconv.Itoa(height))
-	cmd.Env = append(os.Environ(), "CHROMIUM="+bin)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("status-screenshot.sh: %v\n%s", err, msg)
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("%s: %v", out, err)
-	}
-	if b := img.Bounds(); b.Dx() != width || b.Dy() != height {
-		t.Errorf("%s is %dx%d, want %dx%d", out, b.Dx(), b.Dy(), width, height)
-	}
+	img := testutil.Screenshot(t, "../../scripts/status-screenshot.sh", bin, url, out, width, height)
 	badBackground := color.RGBA{0xfd, 0xe5, 0xe3, 0xff} // --bad-bg
 	colors := map[color.RGBA]int{}
 	b := img.Bounds()
@@ -124,7 +67,7 @@ var layoutLine = regexp.MustCompile(`(phone|desktop) page=(\d+) viewport=(\d+) t
 // (on a phone each refresh is a card), and the screenshot script
 // draws it.
 func TestBrowserRendersThePage(t *testing.T) {
-	bin := chromiumPath(t)
+	bin := testutil.Chromium(t)
 	mux := http.NewServeMux()
 	mux.Handle("/{$}", Handler(sampleSource, Options{}))
 	mux.HandleFunc("/probe", func(w http.ResponseWriter, _ *http.Request) {
@@ -136,7 +79,7 @@ func TestBrowserRendersThePage(t *testing.T) {
 
 	t.Run("dom", func(t *testing.T) {
 		t.Parallel()
-		dom := runChromium(t, bin, "--dump-dom", srv.URL+"/")
+		dom := testutil.RunChromium(t, bin, "--dump-dom", srv.URL+"/")
 		if got := demandLevels(dom); !reflect.DeepEqual(got, wantDemandLevels) {
 			t.Errorf("rendered demand rows:\n got %v\nwant %v", got, wantDemandLevels)
 		}
@@ -153,7 +96,7 @@ func TestBrowserRendersThePage(t *testing.T) {
 	})
 	t.Run("layout", func(t *testing.T) {
 		t.Parallel()
-		dom := runChromium(t, bin, "--window-size=1400,1000", "--dump-dom", srv.URL+"/probe")
+		dom := testutil.RunChromium(t, bin, "--window-size=1400,1000", "--dump-dom", srv.URL+"/probe")
 		got := map[string][]string{}
 		for _, m := range layoutLine.FindAllStringSubmatch(dom, -1) {
 			got[m[1]] = m[2:]
