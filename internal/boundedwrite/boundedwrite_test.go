@@ -3,6 +3,7 @@ package boundedwrite
 import (
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -22,18 +23,27 @@ func TestAWriteInTimeReturnsItsError(t *testing.T) {
 
 // A blocked write gives up after the timeout, refuses the next at once
 // without running it, keeps Idle from waiting forever, and clears once the
-// disk returns.
+// disk returns. In a synctest bubble: the timeouts pass on its clock.
 func TestABlockedWriteIsBounded(t *testing.T) {
-	const bound = 20 * time.Millisecond
+	synctest.Test(t, testABlockedWriteIsBounded)
+}
+
+func testABlockedWriteIsBounded(t *testing.T) {
+	const bound = 5 * time.Second
 	w := Writes{Timeout: bound}
+	start := time.Now()
 	thaw := make(chan struct{})
 	var timeout *TimeoutError
 	if err := w.Do(func() error { <-thaw; return nil }); !errors.As(err, &timeout) || timeout.Earlier {
 		t.Fatalf("Do on a blocked write = %v, want a *TimeoutError of its own", err)
 	}
+	if d := time.Since(start); d != bound {
+		t.Errorf("the blocked write was given up after %s, want %s", d, bound)
+	}
 	if !w.Stalled() {
 		t.Fatal("not stalled while a write is blocked")
 	}
+	start = time.Now()
 	ran := false
 	if err := w.Do(func() error { ran = true; return nil }); !errors.As(err, &timeout) || !timeout.Earlier {
 		t.Fatalf("Do behind a blocked write = %v, want a *TimeoutError naming the earlier write", err)
@@ -41,14 +51,14 @@ func TestABlockedWriteIsBounded(t *testing.T) {
 	if ran {
 		t.Fatal("a write was started behind a blocked one")
 	}
+	if d := time.Since(start); d != 0 {
+		t.Errorf("the refusal took %s, want none", d)
+	}
 	if w.Idle() {
 		t.Fatal("Idle while a write is blocked")
 	}
 	close(thaw)
-	deadline := time.Now().Add(10 * time.Second)
-	for w.Stalled() && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	synctest.Wait() // the blocked write returns
 	if w.Stalled() || !w.Idle() {
 		t.Fatal("still stalled after the blocked write returned")
 	}

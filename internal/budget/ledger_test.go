@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -124,14 +125,19 @@ func TestLedgerCompacts(t *testing.T) {
 // A frozen disk (a sync that never returns) refuses the request within the
 // write bound, then refuses the next ones at once, never holds the metrics,
 // lets requests through again once the disk thaws, and never holds Close
-// longer than the bound.
+// longer than the bound. In a synctest bubble: the bound passes on its
+// clock.
 func TestFrozenLedgerRefusesWithinItsBound(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.log")
+	synctest.Test(t, func(t *testing.T) { testFrozenLedger(t, path) })
+}
+
+func testFrozenLedger(t *testing.T, path string) {
 	b, err := New(Config{Limit: 5, LedgerPath: path})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const bound = 50 * time.Millisecond
+	const bound = ledgerWriteTimeout
 	var thaw chan struct{}
 	frozen := make(chan struct{}, 1)
 	freeze := func() {
@@ -146,9 +152,9 @@ func TestFrozenLedgerRefusesWithinItsBound(t *testing.T) {
 			return f.Sync()
 		}
 	}
-	b.ledger.writes.Timeout = bound
 	freeze()
 
+	start := time.Now()
 	waited := make(chan error, 1)
 	go func() { waited <- b.Wait(context.Background()) }()
 	<-frozen
@@ -160,26 +166,26 @@ func TestFrozenLedgerRefusesWithinItsBound(t *testing.T) {
 	if err := <-waited; !errors.As(err, &stalled) {
 		t.Fatalf("Wait on a frozen disk = %v, want a *StalledError", err)
 	}
+	if d := time.Since(start); d != bound {
+		t.Errorf("the frozen write was given up after %s, want %s", d, bound)
+	}
 	if got := b.Spent(); got != 0 {
 		t.Errorf("spent after the refused request = %d, want 0", got)
 	}
 	// The next request fails at once: it would queue behind the blocked write.
-	start := time.Now()
+	start = time.Now()
 	if err := b.Wait(context.Background()); !errors.As(err, &stalled) {
 		t.Fatalf("Wait while a write is blocked = %v, want a *StalledError", err)
 	}
 	if b.TryTake() {
 		t.Fatal("TryTake let a request through while a write is blocked")
 	}
-	if d := time.Since(start); d >= bound {
-		t.Errorf("refusals while blocked took %s, want them at once (< %s)", d, bound)
+	if d := time.Since(start); d != 0 {
+		t.Errorf("refusals while blocked took %s, want them at once", d)
 	}
 
 	close(thaw)
-	deadline := time.Now().Add(10 * time.Second)
-	for b.ledger.writes.Stalled() && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	synctest.Wait() // the frozen write returns
 	if err := b.Wait(context.Background()); err != nil {
 		t.Fatalf("Wait after the thaw: %v", err)
 	}
@@ -197,7 +203,7 @@ func TestFrozenLedgerRefusesWithinItsBound(t *testing.T) {
 	// Frozen again: Close gives up after the bound rather than wait for the
 	// disk (shutdown must not hang on it).
 	freeze()
-	t.Cleanup(func() { close(thaw) })
+	defer func() { close(thaw); synctest.Wait() }() // the bubble ends with its goroutines
 	if err := b.Wait(context.Background()); !errors.As(err, &stalled) {
 		t.Fatalf("Wait on a frozen disk = %v, want a *StalledError", err)
 	}
@@ -205,7 +211,7 @@ func TestFrozenLedgerRefusesWithinItsBound(t *testing.T) {
 	if err := b.Close(); !errors.As(err, &stalled) {
 		t.Errorf("Close on a frozen disk = %v, want a *StalledError", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Close on a frozen disk took %s, want about %s", d, bound)
+	if d := time.Since(start); d != bound {
+		t.Errorf("Close on a frozen disk took %s, want %s", d, bound)
 	}
 }
