@@ -3,8 +3,8 @@
 // counts (page views, searches, assistant conversations). It walks each
 // source through internal/sources, with the same client and analytics
 // budget as the live exporter, keeps each finished walk on disk so that an
-// interrupted run resumes, and writes TSDB blocks for Prometheus' data
-// directory, or OpenMetrics text that promtool turns into blocks. The
+// interrupted run resumes, and writes OpenMetrics text, or TSDB blocks for
+// Prometheus' data directory made of that text by promtool. The
 // samples are what the sources' families emit, with the live series' names
 // and labels, so one query reads live and backfilled days alike.
 package history
@@ -45,6 +45,9 @@ type Config struct {
 	From, To time.Time
 	// Format is FormatOpenMetrics (default) or FormatBlocks.
 	Format string
+	// Promtool makes the blocks of FormatBlocks: a path, or a name looked
+	// up on PATH ("" = DefaultPromtool).
+	Promtool string
 	// Output is, for OpenMetrics, a file path or "-" (or "") for Stdout;
 	// for blocks, a directory that does not exist yet or is empty.
 	Output string
@@ -122,6 +125,9 @@ func Backfill(ctx context.Context, client *apiclient.Client, b *budget.Budget, c
 		if err := checkBlocksDir(cfg.Output); err != nil {
 			return err
 		}
+		if err := cfg.findPromtool(); err != nil {
+			return err
+		}
 	}
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return fmt.Errorf("--backfill.state-dir: %w", err)
@@ -192,7 +198,7 @@ func (c *Config) nextStep(retention time.Duration) string {
 	}
 	// promtool's default makes a block of each 2h holding a sample: one a
 	// day. Its (hidden) --max-block-duration makes blocks as ours are.
-	return fmt.Sprintf("promtool tsdb create-blocks-from openmetrics --max-block-duration=%dh %s ./blocks, copy ./blocks/* into Prometheus' data directory (/var/lib/prometheus/metrics2/ on Debian, its --storage.tsdb.path) and %s", blockDuration()/time.Hour.Milliseconds(), file, keep)
+	return fmt.Sprintf("promtool %s, copy ./blocks/* into Prometheus' data directory (/var/lib/prometheus/metrics2/ on Debian, its --storage.tsdb.path) and %s", strings.Join(promtoolArgs(file, "./blocks"), " "), keep)
 }
 
 func (c *Config) defaults() error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // countingWriter counts the bytes of the OpenMetrics output.
@@ -21,7 +22,7 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); re
 // default sources (visitors, views and searches backfill; feedback does
 // not) from the fake API over loopback HTTP, with a budget that never waits
 // (the wall time is the exporter's and the fake's, not the quota's), as
-// OpenMetrics and as TSDB blocks, and reports the requests and the output
+// OpenMetrics and as TSDB blocks (made by promtool), and reports the requests and the output
 // size. Visitors alone and the assistant (off
 // by default) are measured apart.
 //
@@ -49,7 +50,7 @@ func BenchmarkBackfillYear(b *testing.B) {
 				cfg := Config{Projects: projects, From: day("2025-03-20"), To: day("2026-03-19"), Format: format,
 					StateDir: filepath.Join(b.TempDir(), "days"), Stdout: out}
 				if format == FormatBlocks {
-					cfg.Output = filepath.Join(b.TempDir(), "blocks")
+					cfg.Output, cfg.Promtool = filepath.Join(b.TempDir(), "blocks"), testutil.Promtool(b)
 				}
 				start := time.Now()
 				if err := Backfill(context.Background(), r.client, r.budget, cfg, io.Discard); err != nil {

@@ -1,36 +1,71 @@
 package history
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/tsdb"
 )
 
-// maxBlockDuration caps the time range of one written block, as
-// Prometheus caps its own compactions (31 days, or 10% of the retention).
-// Blocks are aligned and sized as promtool sizes them for its
-// --max-block-duration: the largest of Prometheus' compaction ranges (2h
-// times powers of 3) not above the cap, 20 days 6 hours; a year is some
-// 19 blocks rather than one a day.
+// Blocks are made by Prometheus' own promtool from the OpenMetrics text
+// (tsdb create-blocks-from openmetrics), not written here: writing them
+// in-process needs github.com/prometheus/prometheus/tsdb, whose imports
+// compile the SDKs of three clouds and Kubernetes' client into the
+// exporter (772 packages, a 31 MB binary). promtool is the tool the
+// Prometheus project ships for this, it matches the server's own block
+// format, and the OpenMetrics route already ends with its command.
+
+// DefaultPromtool is the promtool looked up on PATH unless
+// --backfill.promtool names another.
+const DefaultPromtool = "promtool"
+
+// maxBlockDuration caps the time range of one block, as Prometheus caps
+// its own compactions (31 days, or 10% of the retention).
 const maxBlockDuration = 31 * 24 * time.Hour
 
-func blockDuration() int64 {
-	ranges := tsdb.ExponentialBlockRanges(tsdb.DefaultBlockDuration, 10, 3)
-	d := ranges[0]
-	for _, r := range ranges {
-		if r <= maxBlockDuration.Milliseconds() {
-			d = r
+// blockDuration is the largest of Prometheus' compaction ranges (2h times
+// powers of 3, tsdb.ExponentialBlockRanges(2h, 10, 3)) not above
+// maxBlockDuration: 486h, 20 days 6 hours. promtool makes blocks of it
+// with --max-block-duration (its default makes one a day): a year is some
+// 19 blocks rather than 365.
+func blockDuration() time.Duration {
+	d := 2 * time.Hour
+	for range 9 {
+		if d*3 > maxBlockDuration {
+			break
 		}
+		d *= 3
 	}
 	return d
+}
+
+// promtoolArgs are promtool's arguments that turn the OpenMetrics file
+// into blocks in dir, as the OpenMetrics route's last line prints them.
+func promtoolArgs(file, dir string) []string {
+	return []string{"tsdb", "create-blocks-from", "openmetrics", fmt.Sprintf("--max-block-duration=%dh", int(blockDuration().Hours())), file, dir}
+}
+
+// findPromtool resolves --backfill.promtool (a path, or a name looked up
+// on PATH) before anything is fetched, so that a missing promtool costs
+// no request of the budget.
+func (c *Config) findPromtool() error {
+	name := c.Promtool
+	if name == "" {
+		name = DefaultPromtool
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return fmt.Errorf("--backfill.promtool: %s not found (%v): --output.format=blocks has Prometheus' promtool make the blocks; install it (Debian: apt-get install prometheus) or give its path with --backfill.promtool=PATH", name, errors.Unwrap(err))
+	}
+	c.Promtool = path
+	return nil
 }
 
 // checkBlocksDir refuses an output directory holding anything: blocks
@@ -50,9 +85,10 @@ func checkBlocksDir(dir string) error {
 	return nil
 }
 
-// writeBlocks writes the samples of jobs as TSDB blocks into a new
-// directory next to cfg.Output, renamed to it when all are written (so a
-// failed run leaves no partial output). It says what it wrote.
+// writeBlocks writes the OpenMetrics text of jobs into a new directory
+// next to cfg.Output, has promtool make blocks of it there, and renames
+// the blocks to cfg.Output when all are made (so a failed run leaves no
+// partial output). It says what it wrote.
 func writeBlocks(ctx context.Context, cfg Config, jobs []job) (string, error) {
 	out := filepath.Clean(cfg.Output)
 	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
@@ -60,78 +96,54 @@ func writeBlocks(ctx context.Context, cfg Config, jobs []job) (string, error) {
 		return "", fmt.Errorf("--output: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	size := blockDuration()
-	// Jobs by the block their samples fall in, in job order.
-	byBlock := map[int64][]job{}
-	var starts []int64
-	for _, j := range jobs {
-		ms := j.sampleTime().UnixMilli()
-		start := ms - ms%size
-		if _, ok := byBlock[start]; !ok {
-			starts = append(starts, start)
-		}
-		byBlock[start] = append(byBlock[start], j)
+	text, blocks := filepath.Join(tmp, "history.om"), filepath.Join(tmp, "blocks")
+	f, err := os.Create(text)
+	if err != nil {
+		return "", fmt.Errorf("--output: %w", err)
 	}
-	samples := 0
-	for _, start := range starts {
-		n, err := writeBlock(ctx, cfg, tmp, size, byBlock[start])
-		if err != nil {
-			return "", fmt.Errorf("--output: block from %s: %w", time.UnixMilli(start).UTC().Format(time.DateOnly), err)
-		}
-		samples += n
+	samples, err := encodeOpenMetrics(f, cfg, jobs)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("--output: %w", cerr)
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(blocks, 0o755); err != nil { // promtool makes none of no samples
+		return "", fmt.Errorf("--output: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, cfg.Promtool, promtoolArgs(text, blocks)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("--output: %s %s: %w: %s", cfg.Promtool, strings.Join(promtoolArgs("FILE", "DIR"), " "), err, lastLine(b))
+	}
+	entries, err := os.ReadDir(blocks)
+	if err != nil {
+		return "", fmt.Errorf("--output: %w", err)
 	}
 	if err := os.Remove(out); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("--output: %w", err) // not empty any more, or not a directory
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := os.Rename(blocks, out); err != nil {
 		return "", fmt.Errorf("--output: %w", err)
 	}
-	if err := os.Rename(tmp, out); err != nil {
-		return "", fmt.Errorf("--output: %w", err)
-	}
-	return fmt.Sprintf("%s samples in %d TSDB block(s) of up to %s in %s", group(samples), len(starts), model.Duration(time.Duration(size)*time.Millisecond), out), nil
+	return fmt.Sprintf("%s samples in %d TSDB block(s) of up to %s in %s, made by %s", group(samples), len(entries), model.Duration(blockDuration()), out, filepath.Base(cfg.Promtool)), nil
 }
 
-// writeBlock writes one block of jobs' samples into dir.
-func writeBlock(ctx context.Context, cfg Config, dir string, size int64, jobs []job) (samples int, err error) {
-	// The writer only takes samples within half its size of the newest
-	// one; twice the block's size lets all of it in (promtool does the same).
-	w, err := tsdb.NewBlockWriter(slog.New(slog.DiscardHandler), dir, 2*size)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { err = errors.Join(err, w.Close()) }()
-	app := w.Appender(ctx)
-	var b labels.ScratchBuilder
-	for _, f := range families(jobs) {
-		names := cfg.labelNames(f)
-		var appendErr error
-		err := cfg.eachSample(f, jobs, func(ms int64, v float64, lv []string) {
-			if appendErr != nil {
-				return
-			}
-			b.Reset()
-			b.Add(model.MetricNameLabel, f.Name)
-			for i, name := range names {
-				b.Add(name, lv[i])
-			}
-			b.Sort()
-			if _, err := app.Append(0, b.Labels(), ms, v); err != nil {
-				appendErr = err
-				return
-			}
-			samples++
-		})
-		if err = errors.Join(err, appendErr); err != nil {
-			_ = app.Rollback()
-			return 0, err
+// lastLine is the last non-empty line of a command's output, at most 300
+// bytes: what promtool says went wrong, without the table it prints.
+func lastLine(b []byte) string {
+	var last string
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			last = l
 		}
 	}
-	if err := app.Commit(); err != nil {
-		return 0, err
+	if len(last) > 300 {
+		last = last[:300] + "…"
 	}
-	if _, err := w.Flush(ctx); err != nil {
-		return 0, err
+	if last == "" {
+		return "no output"
 	}
-	return samples, nil
+	return last
 }

@@ -22,11 +22,13 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
-// TestBackfillBlocks: --output.format=blocks writes TSDB blocks that hold
-// exactly the samples of the OpenMetrics output, in blocks of up to 20
-// days (not one a day), and refuses a directory that is not empty.
+// TestBackfillBlocks: --output.format=blocks has promtool make TSDB blocks
+// that hold exactly the samples of the OpenMetrics output, in blocks of up
+// to 20 days (not one a day), read back with Prometheus' tsdb package, and
+// refuses a directory that is not empty.
 func TestBackfillBlocks(t *testing.T) {
 	t.Parallel()
+	promtool := testutil.Promtool(t)
 	w7, _ := visitors.ParseWindow("7d")
 	job, _ := ParseLabel("job=mintlify")
 	cfg := Config{Projects: visitorsOnly(nil, []visitors.Window{w7}, "docs", "api"), From: day("2026-01-01"), To: day("2026-03-01"), Labels: []Label{job}}
@@ -40,12 +42,12 @@ func TestBackfillBlocks(t *testing.T) {
 	}
 
 	dir := filepath.Join(t.TempDir(), "blocks")
-	cfg.Format, cfg.Output = FormatBlocks, dir
+	cfg.Format, cfg.Output, cfg.Promtool = FormatBlocks, dir, promtool
 	_, progress, err := newRig(t, fakeapi.Options{Paths: 20}, 10000, 0).run(t, context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(progress, "TSDB block(s) of up to 20d6h in "+dir+"; next: copy them into Prometheus' data directory (cp -r "+dir+"/* ") {
+	if !strings.Contains(progress, "TSDB block(s) of up to 20d6h in "+dir+", made by promtool; next: copy them into Prometheus' data directory (cp -r "+dir+"/* ") {
 		t.Errorf("last line:\n%s", progress)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -64,6 +66,37 @@ func TestBackfillBlocks(t *testing.T) {
 
 	if _, _, err := newRig(t, fakeapi.Options{Paths: 20}, 10000, 0).run(t, context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "--output:") || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("blocks into a full directory: %v", err)
+	}
+}
+
+// TestBackfillBlocksWithoutPromtool: without promtool, blocks are refused
+// before anything is fetched, in one line naming --backfill.promtool; a
+// promtool that fails leaves no output directory and says why.
+func TestBackfillBlocksWithoutPromtool(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "blocks")
+	cfg := Config{Projects: visitorsOnly(nil, nil, "docs"), From: day("2026-01-01"), To: day("2026-01-03"),
+		Format: FormatBlocks, Output: dir, Promtool: filepath.Join(t.TempDir(), "promtool")}
+	r := newRig(t, fakeapi.Options{Paths: 20}, 10000, 0)
+	_, _, err := r.run(t, context.Background(), cfg)
+	if err == nil || !strings.HasPrefix(err.Error(), "--backfill.promtool: ") || !strings.Contains(err.Error(), "give its path with --backfill.promtool=PATH") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("blocks without promtool: %v", err)
+	}
+	if sent := r.sent(); len(sent) > 0 {
+		t.Errorf("%d requests sent before promtool was found missing", len(sent))
+	}
+
+	// A promtool that fails (false exits 1 and says nothing).
+	failing, err := exec.LookPath("false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Promtool = failing
+	if _, _, err := r.run(t, context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "--output: "+failing+" tsdb create-blocks-from openmetrics --max-block-duration=486h FILE DIR: exit status 1") {
+		t.Errorf("blocks by a failing promtool: %v", err)
+	}
+	if entries, err := os.ReadDir(filepath.Dir(dir)); err != nil || len(entries) != 0 {
+		t.Errorf("a failed promtool left %v behind (%v)", entries, err)
 	}
 }
 

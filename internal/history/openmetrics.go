@@ -3,6 +3,7 @@ package history
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,8 +11,7 @@ import (
 )
 
 // writeOpenMetrics assembles the OpenMetrics text from the state
-// directory: each family with samples once, its samples day by day (so every series'
-// timestamps ascend), then # EOF. It says what it wrote.
+// directory into cfg.Output or cfg.Stdout. It says what it wrote.
 func writeOpenMetrics(cfg Config, jobs []job) (written string, err error) {
 	out := cfg.Stdout
 	var file *os.File
@@ -28,8 +28,30 @@ func writeOpenMetrics(cfg Config, jobs []job) (written string, err error) {
 		}()
 		out = file
 	}
+	samples, err := encodeOpenMetrics(out, cfg, jobs)
+	if err != nil {
+		return "", err
+	}
+	if file == nil {
+		return fmt.Sprintf("%s samples of OpenMetrics text written to standard output", group(samples)), nil
+	}
+	if err := file.Chmod(0o644); err != nil {
+		return "", fmt.Errorf("--output: %w", err)
+	}
+	if err := file.Close(); err != nil {
+		return "", fmt.Errorf("--output: %w", err)
+	}
+	if err := os.Rename(file.Name(), cfg.Output); err != nil {
+		return "", fmt.Errorf("--output: %w", err)
+	}
+	return fmt.Sprintf("%s samples of OpenMetrics text in %s", group(samples), cfg.Output), nil
+}
+
+// encodeOpenMetrics writes the OpenMetrics text of jobs to out: each
+// family with samples once, its samples day by day (so every series'
+// timestamps ascend), then # EOF. It returns the number of samples.
+func encodeOpenMetrics(out io.Writer, cfg Config, jobs []job) (samples int, err error) {
 	w := bufio.NewWriterSize(out, 1<<20)
-	samples := 0
 	for _, f := range families(jobs) {
 		names := cfg.labelNames(f)
 		// A family without samples (page series of a totals-only
@@ -59,26 +81,14 @@ func writeOpenMetrics(cfg Config, jobs []job) (written string, err error) {
 			w.WriteByte('\n')
 		})
 		if err != nil {
-			return "", err
+			return 0, err
 		}
 	}
 	w.WriteString("# EOF\n")
 	if err := w.Flush(); err != nil {
-		return "", fmt.Errorf("--output: %w", err)
+		return 0, fmt.Errorf("--output: %w", err)
 	}
-	if file == nil {
-		return fmt.Sprintf("%s samples of OpenMetrics text written to standard output", group(samples)), nil
-	}
-	if err := file.Chmod(0o644); err != nil {
-		return "", fmt.Errorf("--output: %w", err)
-	}
-	if err := file.Close(); err != nil {
-		return "", fmt.Errorf("--output: %w", err)
-	}
-	if err := os.Rename(file.Name(), cfg.Output); err != nil {
-		return "", fmt.Errorf("--output: %w", err)
-	}
-	return fmt.Sprintf("%s samples of OpenMetrics text in %s", group(samples), cfg.Output), nil
+	return samples, nil
 }
 
 var (
