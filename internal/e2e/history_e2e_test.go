@@ -201,8 +201,9 @@ func runBackfill(t *testing.T, bin string, env []string, args ...string) string 
 }
 
 // TestHistoryAtAnyHour backfills 30 days as of chosen times spread over a
-// UTC day, from a fake API at that time, as TSDB blocks written by the
-// exporter, and checks each history in one Prometheus.
+// UTC day, from a fake API at that time, as TSDB blocks
+// (--output.format=blocks: promtool, found on PATH, makes them of the
+// exporter's OpenMetrics text), and checks each history in one Prometheus.
 func TestHistoryAtAnyHour(t *testing.T) {
 	promBin := lookTool(t, "prometheus", "prometheus")
 	bin, err := testutil.BuildExporter(t.TempDir())
@@ -220,8 +221,11 @@ func TestHistoryAtAnyHour(t *testing.T) {
 		fake := fakeapi.New(fakeapi.Options{APIKey: historyKey, Now: func() time.Time { return now }, Location: h.loc})
 		srv := httptest.NewServer(fake)
 		blocks := filepath.Join(t.TempDir(), "blocks")
-		runBackfill(t, bin, []string{"MINTLIFY_API_KEY=" + historyKey}, append(h.backfillArgs(), "--mintlify.api-url="+srv.URL,
+		progress := runBackfill(t, bin, []string{"MINTLIFY_API_KEY=" + historyKey}, append(h.backfillArgs(), "--mintlify.api-url="+srv.URL,
 			"--mintlify.analytics-budget=1000", "--output.format=blocks", "--output="+blocks)...)
+		if !strings.Contains(progress, " in "+blocks+", made by promtool; next: ") {
+			t.Errorf("%s: the blocks were not made by promtool:\n%s", h.project, progress)
+		}
 		srv.Close()
 		entries, err := os.ReadDir(blocks)
 		if err != nil {
