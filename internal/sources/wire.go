@@ -17,7 +17,7 @@ import (
 // The wire form lets replicas share a walk (through Redis) instead of each
 // paying the analytics budget for it. It is an envelope
 //
-//	{"format":1,"kind":"traffic","data":{"meta":{...},...}}
+//	{"format":2,"kind":"traffic","data":{"meta":{...},...}}
 //
 // around one mirror struct per snapshot type. The mirrors, not the snapshot
 // types, fix the JSON names: the snapshots keep their unexported fields,
@@ -27,7 +27,7 @@ import (
 // Decoding refuses unknown fields as well as other formats, so that a
 // replica never exports a snapshot it only half understood: during a
 // rolling upgrade it walks the API itself instead (see ErrUnknownFormat).
-const wireFormat = 1
+const wireFormat = 2
 
 // Kinds of snapshot in the envelope: one per snapshot type (visitors and
 // views share TrafficSnapshot, hence "traffic").
@@ -275,6 +275,7 @@ func toWire(s Snapshot) (string, wireData, error) {
 			t := v.oldestPending.UTC()
 			w.OldestPending = &t
 		}
+		w.Folded = foldedToWire(v.folded)
 		return kindFeedbackItems, w, nil
 	case *SearchesSnapshot:
 		if v == nil {
@@ -297,6 +298,7 @@ func toWire(s Snapshot) (string, wireData, error) {
 			ResponseType:    labelCountsToWire(v.responseType),
 			Categories:      labelCountsToWire(v.categories),
 			OtherCategories: v.otherCategories,
+			Folded:          foldedToWire(v.folded),
 		}, nil
 	case nil:
 		return "", nil, errors.New("nil snapshot")
@@ -498,7 +500,8 @@ type wireFeedbackItems struct {
 	Meta   wireMeta           `json:"meta"`
 	Counts []wireSourceStatus `json:"counts"`
 	// OldestPending is null when no item is pending.
-	OldestPending *time.Time `json:"oldestPending"`
+	OldestPending *time.Time   `json:"oldestPending"`
+	Folded        []wireFolded `json:"folded"`
 }
 
 type wireSourceStatus struct {
@@ -527,7 +530,7 @@ func (w *wireFeedbackItems) validate() error {
 			return err
 		}
 	}
-	return nil
+	return validateFolded(w.Folded)
 }
 
 func (w *wireFeedbackItems) snapshot() Snapshot {
@@ -538,6 +541,7 @@ func (w *wireFeedbackItems) snapshot() Snapshot {
 	if w.OldestPending != nil {
 		s.oldestPending = w.OldestPending.UTC()
 	}
+	s.folded = foldedFromWire(w.Folded)
 	return s
 }
 
@@ -590,6 +594,7 @@ type wireAssistant struct {
 	ResponseType    []wireLabelCount `json:"responseType"`
 	Categories      []wireLabelCount `json:"categories"`
 	OtherCategories float64          `json:"otherCategories"`
+	Folded          []wireFolded     `json:"folded"`
 }
 
 // wireLabelCount is a labelCount. Lists, not JSON objects: the order of
@@ -636,7 +641,7 @@ func (w *wireAssistant) validate() error {
 	if err := checkValues(w.Combined, w.OtherCategories); err != nil {
 		return fmt.Errorf("combined or other categories: %w", err)
 	}
-	return nil
+	return validateFolded(w.Folded)
 }
 
 func (w *wireAssistant) snapshot() Snapshot {
@@ -648,5 +653,6 @@ func (w *wireAssistant) snapshot() Snapshot {
 		responseType:    labelCountsFromWire(w.ResponseType),
 		categories:      labelCountsFromWire(w.Categories),
 		otherCategories: w.OtherCategories,
+		folded:          foldedFromWire(w.Folded),
 	}
 }
