@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 )
 
 // Statuses of the tracker's own, beside the API's (apiclient.Status*).
@@ -18,7 +19,7 @@ const (
 	StatusLost = "lost"
 	// statusOther collects undocumented statuses beyond maxUnknownStatuses
 	// in the jobs gauge.
-	statusOther = "other"
+	statusOther = redact.Other
 )
 
 // gaugeStatuses are always exported, 0 included.
@@ -30,7 +31,7 @@ var terminalStatuses = []string{apiclient.StatusCompleted, apiclient.StatusFaile
 // maxUnknownStatuses bounds how many distinct undocumented statuses one
 // project exports; the rest are summed under statusOther, so an API that
 // returns garbage cannot explode cardinality.
-const maxUnknownStatuses = 10
+const maxUnknownStatuses = redact.MaxUnknownValues
 
 // DurationBuckets are the classic buckets of
 // mintlify_agent_job_duration_seconds: 10s to 4h.
@@ -276,28 +277,17 @@ func boolValue(b bool) float64 {
 	return 0
 }
 
-// foldStatuses returns the counts to export: every always-present status,
-// the first maxUnknownStatuses undocumented ones (in name order) and the
-// rest summed under statusOther.
+// foldStatuses returns the counts to export: statuses made bounded label
+// values (redact.Label: a 1 MB status is cut with a hash suffix), every
+// always-present status, the maxUnknownStatuses largest undocumented ones
+// (ties in name order) and the rest summed under statusOther
+// (redact.Fold, the analytics sources' rule).
 func foldStatuses(by map[string]int) map[string]int {
-	out := make(map[string]int, len(gaugeStatuses)+len(by))
-	for _, s := range gaugeStatuses {
-		out[s] = by[s]
+	labelled := make(map[string]int, min(len(by), 1024))
+	for s, n := range by {
+		labelled[redact.Label(s)] += n
 	}
-	var unknown []string
-	for s := range by {
-		if _, ok := out[s]; !ok {
-			unknown = append(unknown, s)
-		}
-	}
-	sort.Strings(unknown)
-	for i, s := range unknown {
-		if i < maxUnknownStatuses && s != statusOther {
-			out[s] = by[s]
-		} else {
-			out[statusOther] += by[s]
-		}
-	}
+	out, _ := redact.Fold(labelled, gaugeStatuses, maxUnknownStatuses)
 	return out
 }
 
