@@ -34,7 +34,7 @@ import (
 //   - /feedback has `items` items, each with its own status; the first
 //     `longStatuses` statuses are 1 MB long, differing in their last byte.
 type hostile struct {
-	fake                                       http.Handler
+	fake                                        http.Handler
 	callers, conversations, items, longStatuses int
 }
 
