@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -317,5 +318,31 @@ func TestLongPathsCutDistinctly(t *testing.T) {
 	body := scrape(t, []sources.View{{Project: project, Source: sources.NameVisitors, Scope: sources.ScopePages, Window: "1d", Attempted: true, OK: true, Data: snap}})
 	if len(body) > 64<<10 {
 		t.Errorf("/metrics of 20 long paths is %d bytes", len(body))
+	}
+}
+
+// TestWalkKeepsOnlyWhatItExports is issue 29's third attack, scaled to a
+// test: 10,000 paths of 12 KB (120 MB of paths) walked at paths.max 100.
+// The live heap during the walk stays far below the site (the walk keeps
+// the top 100, cut to 256 bytes, as pages arrive); the whole site held
+// until the end, as before, is 120 MB live. Not parallel: it reads the
+// process's heap. BenchmarkWalkPeakHeap measures it.
+func TestWalkKeepsOnlyWhatItExports(t *testing.T) {
+	e := start(t, fakeapi.Options{Paths: 10_000, PathBytes: 12_000}, func(c *sources.Config) { c.Paths.MaxPaths = 100 })
+	src := e.source(sources.NameVisitors)
+	q := e.window(1)
+	e.walk(src, q) // the fake's ranking, cached
+	runtime.GC()
+	base := liveHeap()
+	stop := sampleHeap()
+	snap := e.walk(src, q).(*sources.TrafficSnapshot)
+	_, peak := stop()
+	grew := peak - min(peak, base)
+	t.Logf("live heap grew by %.1f MiB during the walk", float64(grew)/(1<<20))
+	if grew > 40<<20 {
+		t.Errorf("the live heap grew by %d MiB during a walk that exports 100 paths", grew>>20)
+	}
+	if len(snap.Paths) != 100 || snap.Dropped != 9_900 {
+		t.Errorf("%d paths, %d dropped; want 100 and 9,900", len(snap.Paths), snap.Dropped)
 	}
 }
