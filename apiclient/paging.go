@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 )
 
 // DateRange is the date range of an analytics request: YYYY-MM-DD or ISO
@@ -128,7 +130,10 @@ func walkOffset[R pathRow](ctx context.Context, what, projectID string, pageSize
 		}
 		for _, r := range rows {
 			path, c := r.pathAndCounts()
-			if err := checkCounts("path "+strconv.Quote(path), c); err != nil {
+			if checkCounts("", c) != nil {
+				// The path, named only now and bounded: a 70 KB path makes
+				// no 70 KB error.
+				err := checkCounts("path "+strconv.Quote(redact.Label(path)), c)
 				return TrafficCounts{}, requests, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
 			}
 		}

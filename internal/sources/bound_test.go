@@ -346,3 +346,31 @@ func TestWalkKeepsOnlyWhatItExports(t *testing.T) {
 		t.Errorf("%d paths, %d dropped; want 100 and 4,900", len(snap.Paths), snap.Dropped)
 	}
 }
+
+// TestLongValuesElsewhereBounded: an error naming a 70 KB path names it
+// cut, and a shared snapshot (from another replica, through Redis) with a
+// label value over the cap is refused rather than exported.
+func TestLongValuesElsewhereBounded(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakeapi.Options{Paths: 5, PathBytes: 70_000}, nil)
+	src := e.source(sources.NameVisitors)
+	snap := e.walk(src, e.window(1))
+	e.fake.SetFault(fakeapi.Visitors, fakeapi.Fault{NegativeCounts: true})
+	_, err := src.Walk(ctx(t), e.window(1))
+	if err == nil || len(err.Error()) > 1024 || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("walk of a negative count on a 70 KB path: error of %d bytes: %.200v", len(fmt.Sprint(err)), err)
+	}
+
+	b, err := sources.EncodeSnapshot(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := snap.(*sources.TrafficSnapshot).Paths[0].Path
+	long := strings.Replace(string(b), cut, strings.Repeat("x", redact.MaxLabelBytes+1), 1)
+	if long == string(b) {
+		t.Fatal("the test did not lengthen a path")
+	}
+	if _, err := sources.DecodeSnapshot([]byte(long)); err == nil || !strings.Contains(err.Error(), "over the cap") {
+		t.Errorf("a shared snapshot with a %d-byte label value: %v", redact.MaxLabelBytes+1, err)
+	}
+}

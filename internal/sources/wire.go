@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -385,6 +386,9 @@ func (u uniqueLabels) add(what string, i int, values ...string) error {
 	for _, v := range values {
 		if !utf8.ValidString(v) {
 			return fmt.Errorf("%s %d: label value not valid UTF-8", what, i+1)
+		}
+		if len(v) > redact.MaxLabelBytes {
+			return fmt.Errorf("%s %d: label value of %d bytes, over the cap of %d", what, i+1, len(v), redact.MaxLabelBytes)
 		}
 	}
 	key := values[0]
