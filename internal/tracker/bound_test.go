@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,21 +17,40 @@ import (
 // TestLongJobStatusesBounded: jobs whose status the API answers as 1 MB of
 // text (two of them differing only in their last byte) are exported, and
 // shown on the status page, as statuses cut to redact.MaxLabelBytes with a
-// hash suffix: distinct, small, and counted.
+// hash suffix: distinct, small, and counted. Twelve more undocumented
+// statuses go beyond the cap of 10: four are summed under other, and
+// counted.
 func TestLongJobStatusesBounded(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fakeapi.Options{})
 	e.open(e.config())
 	long := strings.Repeat("q", 1<<20)
 	a, b := e.create("p1", "first"), e.create("p1", "second")
-	for id, st := range map[string]string{a.ID: long + "a", b.ID: long + "b"} {
+	statuses := map[string]string{a.ID: long + "a", b.ID: long + "b"}
+	for i := range 12 {
+		statuses[e.create("p1", fmt.Sprint("more ", i)).ID] = fmt.Sprintf("weird_%02d", i)
+	}
+	for id, st := range statuses {
 		if err := e.fake.SetJobStatus("p1", id, st); err != nil {
 			t.Fatal(err)
 		}
 	}
 	e.tickUntil(20, "both jobs polled", func() bool {
-		return strings.HasPrefix(e.status("p1", a.ID), "qqq") && strings.HasPrefix(e.status("p1", b.ID), "qqq")
+		for id, st := range statuses {
+			if e.status("p1", id) != st {
+				return false
+			}
+		}
+		return true
 	})
+	// 'q' sorts before 'w': the two long statuses and weird_00..07 are
+	// kept, weird_08..11 folded.
+	if got := e.metric("mintlify_agent_jobs", "project", "p1", "status", "other"); got != 4 {
+		t.Errorf("mintlify_agent_jobs{status=other} = %v, want 4", got)
+	}
+	if got := e.metric("mintlify_agent_job_statuses_folded", "project", "p1"); got != 4 {
+		t.Errorf("mintlify_agent_job_statuses_folded = %v, want 4", got)
+	}
 
 	cut := map[string]float64{}
 	for labels, v := range e.series("mintlify_agent_jobs") {

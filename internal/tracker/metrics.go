@@ -67,6 +67,7 @@ type metrics struct {
 	now      func() time.Time
 
 	jobsDesc     *prometheus.Desc
+	foldedDesc   *prometheus.Desc
 	oldestDesc   *prometheus.Desc
 	unknownDesc  *prometheus.Desc
 	overdueDesc  *prometheus.Desc
@@ -114,6 +115,9 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 		jobsDesc: prometheus.NewDesc("mintlify_agent_jobs",
 			"Agent jobs tracked by the exporter, by current status.",
 			[]string{"project", "status"}, nil),
+		foldedDesc: prometheus.NewDesc("mintlify_agent_job_statuses_folded",
+			"Distinct undocumented job statuses from the API summed under other in mintlify_agent_jobs, beyond its cap.",
+			[]string{"project"}, nil),
 		oldestDesc: prometheus.NewDesc("mintlify_agent_job_oldest_active_age_seconds",
 			"Age of the oldest turn still running among the tracked jobs, 0 when there is none.",
 			[]string{"project"}, nil),
@@ -214,6 +218,7 @@ func (m *metrics) vecs() []prometheus.Collector {
 // Describe implements prometheus.Collector.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.jobsDesc
+	ch <- m.foldedDesc
 	ch <- m.oldestDesc
 	ch <- m.unknownDesc
 	ch <- m.overdueDesc
@@ -246,9 +251,11 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	sort.Strings(projects)
 	for _, p := range projects {
 		pj := byProject[p]
-		for status, n := range foldStatuses(pj.byStatus) {
+		statuses, folded := foldStatuses(pj.byStatus)
+		for status, n := range statuses {
 			ch <- prometheus.MustNewConstMetric(m.jobsDesc, prometheus.GaugeValue, float64(n), p, status)
 		}
+		ch <- prometheus.MustNewConstMetric(m.foldedDesc, prometheus.GaugeValue, float64(folded), p)
 		age := 0.0
 		if !pj.oldestActive.IsZero() {
 			age = max(now.Sub(pj.oldestActive).Seconds(), 0)
@@ -281,14 +288,14 @@ func boolValue(b bool) float64 {
 // values (redact.Label: a 1 MB status is cut with a hash suffix), every
 // always-present status, the maxUnknownStatuses largest undocumented ones
 // (ties in name order) and the rest summed under statusOther
-// (redact.Fold, the analytics sources' rule).
-func foldStatuses(by map[string]int) map[string]int {
+// (redact.Fold, the analytics sources' rule); folded is how many distinct
+// statuses were summed.
+func foldStatuses(by map[string]int) (out map[string]int, folded int) {
 	labelled := make(map[string]int, min(len(by), 1024))
 	for s, n := range by {
 		labelled[redact.Label(s)] += n
 	}
-	out, _ := redact.Fold(labelled, gaugeStatuses, maxUnknownStatuses)
-	return out
+	return redact.Fold(labelled, gaugeStatuses, maxUnknownStatuses)
 }
 
 // count applies the events of one persisted state change.
