@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 )
 
 // Callers the API documents for /assistant/caller-stats. Others may come:
@@ -49,7 +51,7 @@ func (c *Client) AssistantCallerStats(ctx context.Context, projectID string, r D
 			continue
 		}
 		if n < 0 {
-			return nil, fmt.Errorf("%s for project %s: negative count for %s (%d)", what, projectID, strconv.Quote(k), n)
+			return nil, fmt.Errorf("%s for project %s: negative count for %s (%d)", what, projectID, strconv.Quote(redact.Label(k)), n)
 		}
 		if k == "total" {
 			out.Total, hasTotal = n, true

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 )
 
 // MaxFeedbackByPageLimit is the largest limit of /feedback/by-page. The
@@ -71,7 +73,8 @@ func (c *Client) FeedbackByPage(ctx context.Context, projectID string, q Feedbac
 	out := &FeedbackByPageReport{HasMore: page.HasMore, Requests: 1, Pages: make([]PageFeedback, 0, len(page.Feedback))}
 	seen := make(map[string]struct{}, len(page.Feedback))
 	for _, p := range page.Feedback {
-		if err := checkNonNegative("path "+strconv.Quote(p.Path), p.ThumbsUp, p.ThumbsDown, p.Code, p.Total); err != nil {
+		if checkNonNegative("", p.ThumbsUp, p.ThumbsDown, p.Code, p.Total) != nil {
+			err := checkNonNegative("path "+strconv.Quote(redact.Label(p.Path)), p.ThumbsUp, p.ThumbsDown, p.Code, p.Total)
 			return nil, fmt.Errorf("%s for project %s: %w", what, projectID, err)
 		}
 		if _, dup := seen[p.Path]; dup {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 )
 
 // DateRange is the date range of an analytics request: YYYY-MM-DD or ISO
@@ -67,64 +69,80 @@ type pathRow interface {
 	pathAndCounts() (string, TrafficCounts)
 }
 
-// offsetReport is what walkOffset gathers.
+// offsetReport is what collectRows gathers.
 type offsetReport[R pathRow] struct {
 	totals     TrafficCounts
 	rows       []R
 	requests   int
 	duplicates int
+	seen       map[string]struct{}
+}
+
+// collectRows is a visit of walkOffset that keeps every row. A path seen
+// on an earlier page keeps its first row and later copies are dropped:
+// with offset pagination a row shifted by concurrent updates shows up
+// twice, and the first copy is the one read in ranking order.
+func (out *offsetReport[R]) collectRows(rows []R) {
+	if out.seen == nil {
+		out.seen = map[string]struct{}{}
+	}
+	for _, r := range rows {
+		path, _ := r.pathAndCounts()
+		if _, dup := out.seen[path]; dup {
+			out.duplicates++
+			continue
+		}
+		out.seen[path] = struct{}{}
+		out.rows = append(out.rows, r)
+	}
 }
 
 // walkOffset walks an offset-paged endpoint (visitors, views): limit =
-// pageSize, offset += limit while hasMore. It fails rather than return a
-// partial result: after maxPages pages (ErrTooManyPages), on a negative
-// count, or on an empty page that still claims hasMore.
-//
-// A path seen on an earlier page keeps its first row and later copies are
-// dropped: with offset pagination a row shifted by concurrent updates shows
-// up twice, and the first copy is the one read in ranking order.
+// pageSize, offset += limit while hasMore, handing each page's rows to
+// visit as it arrives (so that a caller keeping only the top paths holds
+// one page at a time, not the site). It fails rather than end early:
+// after maxPages pages (ErrTooManyPages), on a negative count, or on an
+// empty page that still claims hasMore; a caller then drops what visit
+// gathered.
 func walkOffset[R pathRow](ctx context.Context, what, projectID string, pageSize, maxPages int,
-	fetch func(ctx context.Context, offset int) (totals TrafficCounts, rows []R, hasMore bool, err error)) (*offsetReport[R], error) {
+	fetch func(ctx context.Context, offset int) (totals TrafficCounts, rows []R, hasMore bool, err error),
+	visit func(rows []R)) (siteTotals TrafficCounts, requests int, err error) {
 	if err := checkLimit(what, pageSize, MaxPageSize); err != nil {
-		return nil, err
+		return TrafficCounts{}, 0, err
 	}
 	if maxPages <= 0 {
 		maxPages = DefaultMaxPages
 	}
-	out := &offsetReport[R]{}
-	seen := map[string]struct{}{}
 	for offset := 0; ; offset += pageSize {
-		if out.requests >= maxPages {
-			return nil, fmt.Errorf("%s for project %s: %w (%d pages of %d)", what, projectID, ErrTooManyPages, maxPages, pageSize)
+		if requests >= maxPages {
+			return TrafficCounts{}, requests, fmt.Errorf("%s for project %s: %w (%d pages of %d)", what, projectID, ErrTooManyPages, maxPages, pageSize)
 		}
 		totals, rows, hasMore, err := fetch(ctx, offset)
 		if err != nil {
-			return nil, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
+			return TrafficCounts{}, requests, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
 		}
-		out.requests++
-		if out.requests == 1 {
+		requests++
+		if requests == 1 {
 			if err := checkCounts("site totals", totals); err != nil {
-				return nil, fmt.Errorf("%s for project %s: %w", what, projectID, err)
+				return TrafficCounts{}, requests, fmt.Errorf("%s for project %s: %w", what, projectID, err)
 			}
-			out.totals = totals
+			siteTotals = totals
 		}
 		for _, r := range rows {
 			path, c := r.pathAndCounts()
-			if err := checkCounts("path "+strconv.Quote(path), c); err != nil {
-				return nil, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
+			if checkCounts("", c) != nil {
+				// The path, named only now and bounded: a 70 KB path makes
+				// no 70 KB error.
+				err := checkCounts("path "+strconv.Quote(redact.Label(path)), c)
+				return TrafficCounts{}, requests, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
 			}
-			if _, dup := seen[path]; dup {
-				out.duplicates++
-				continue
-			}
-			seen[path] = struct{}{}
-			out.rows = append(out.rows, r)
 		}
+		visit(rows)
 		if !hasMore {
-			return out, nil
+			return siteTotals, requests, nil
 		}
 		if len(rows) == 0 {
-			return nil, fmt.Errorf("%s for project %s: empty page at offset %d says hasMore", what, projectID, offset)
+			return TrafficCounts{}, requests, fmt.Errorf("%s for project %s: empty page at offset %d says hasMore", what, projectID, offset)
 		}
 	}
 }

@@ -54,18 +54,26 @@ func (c *Client) ViewsPageAt(ctx context.Context, projectID string, r DateRange,
 
 // AllViews walks every page of the views endpoint, as AllVisitors does.
 func (c *Client) AllViews(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int) (*ViewsReport, error) {
-	rep, err := walkOffset(ctx, "views", projectID, pageSize, maxPages,
+	rep := &offsetReport[PathViews]{}
+	var err error
+	rep.totals, rep.requests, err = c.ViewsPages(ctx, projectID, r, pageSize, maxPages, rep.collectRows)
+	if err != nil {
+		return nil, err
+	}
+	return &ViewsReport{Totals: rep.totals, Paths: rep.rows, Requests: rep.requests, DuplicatePaths: rep.duplicates}, nil
+}
+
+// ViewsPages walks every page of the views endpoint, handing each page's
+// rows to visit as VisitorsPages does.
+func (c *Client) ViewsPages(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int, visit func([]PathViews)) (totals TrafficCounts, requests int, err error) {
+	return walkOffset(ctx, "views", projectID, pageSize, maxPages,
 		func(ctx context.Context, offset int) (TrafficCounts, []PathViews, bool, error) {
 			page, err := c.ViewsPageAt(ctx, projectID, r, pageSize, offset)
 			if err != nil {
 				return TrafficCounts{}, nil, false, err
 			}
 			return page.Totals, page.Rows, page.HasMore, nil
-		})
-	if err != nil {
-		return nil, err
-	}
-	return &ViewsReport{Totals: rep.totals, Paths: rep.rows, Requests: rep.requests, DuplicatePaths: rep.duplicates}, nil
+		}, visit)
 }
 
 // ViewsTotals fetches only the site totals of a date range: one request.

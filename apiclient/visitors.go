@@ -38,7 +38,21 @@ func (c *Client) VisitorsPage(ctx context.Context, projectID string, q VisitorsQ
 // range (see walkOffset): it fails rather than return a partial result, and
 // a path seen twice keeps its first row.
 func (c *Client) AllVisitors(ctx context.Context, projectID string, q VisitorsQuery, pageSize, maxPages int) (*VisitorsReport, error) {
-	r, err := walkOffset(ctx, "visitors", projectID, pageSize, maxPages,
+	r := &offsetReport[PathVisitors]{}
+	var err error
+	r.totals, r.requests, err = c.VisitorsPages(ctx, projectID, q, pageSize, maxPages, r.collectRows)
+	if err != nil {
+		return nil, err
+	}
+	return &VisitorsReport{Totals: r.totals, Paths: r.rows, Requests: r.requests, DuplicatePaths: r.duplicates}, nil
+}
+
+// VisitorsPages walks every page of the visitors endpoint as AllVisitors
+// does, handing each page's rows to visit as it arrives, duplicates
+// included: a caller that keeps only what it exports holds one page at a
+// time. On an error, what visit saw is to be dropped.
+func (c *Client) VisitorsPages(ctx context.Context, projectID string, q VisitorsQuery, pageSize, maxPages int, visit func([]PathVisitors)) (totals VisitorCounts, requests int, err error) {
+	return walkOffset(ctx, "visitors", projectID, pageSize, maxPages,
 		func(ctx context.Context, offset int) (TrafficCounts, []PathVisitors, bool, error) {
 			q.Limit, q.Offset = pageSize, offset
 			page, err := c.VisitorsPage(ctx, projectID, q)
@@ -46,11 +60,7 @@ func (c *Client) AllVisitors(ctx context.Context, projectID string, q VisitorsQu
 				return TrafficCounts{}, nil, false, err
 			}
 			return page.Totals, page.Rows, page.HasMore, nil
-		})
-	if err != nil {
-		return nil, err
-	}
-	return &VisitorsReport{Totals: r.totals, Paths: r.rows, Requests: r.requests, DuplicatePaths: r.duplicates}, nil
+		}, visit)
 }
 
 // VisitorsTotals fetches only the site totals of a date range: one request

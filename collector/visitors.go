@@ -80,9 +80,11 @@ var (
 		"Paths exported for this project, source and window, after the path filters and cap.", []string{"project", "source", "window"}, nil)
 	pathsDroppedDesc = prometheus.NewDesc("mintlify_analytics_paths_dropped",
 		"Paths the API reported that the path filters or cap left out.", []string{"project", "source", "window"}, nil)
+	labelValuesFoldedDesc = prometheus.NewDesc("mintlify_analytics_label_values_folded",
+		"Distinct values of a label from the API that the last refresh summed under other, beyond the label's cap.", []string{"project", "source", "window", "label"}, nil)
 
 	statusDescs = []*prometheus.Desc{
-		refreshSuccessDesc, lastRefreshDesc, refreshDurationDesc, refreshIntervalDesc, refreshFailuresDesc, pathsDesc, pathsDroppedDesc,
+		refreshSuccessDesc, lastRefreshDesc, refreshDurationDesc, refreshIntervalDesc, refreshFailuresDesc, pathsDesc, pathsDroppedDesc, labelValuesFoldedDesc,
 	}
 )
 
@@ -235,6 +237,11 @@ func (a *Analytics) Collect(ch chan<- prometheus.Metric) {
 			if t, ok := v.Data.(*sources.TrafficSnapshot); ok && v.Scope == sources.ScopePages && t.Paths != nil {
 				a.gauge(ch, pathsDesc, float64(len(t.Paths)), v.Project, v.Source, v.Window)
 				a.gauge(ch, pathsDroppedDesc, float64(t.Dropped), v.Project, v.Source, v.Window)
+			}
+			if f, ok := v.Data.(sources.FoldReporter); ok && v.Scope == sources.ScopePages {
+				for _, x := range f.FoldedValues() {
+					a.gauge(ch, labelValuesFoldedDesc, float64(x.Values), v.Project, v.Source, v.Window, x.Label)
+				}
 			}
 		}
 	}

@@ -67,6 +67,9 @@ type Options struct {
 	// PathsByProject overrides Paths per project; 0 is a site with no
 	// traffic yet.
 	PathsByProject map[string]int
+	// PathBytes, when set, pads every path of the visitors pages served to
+	// this many bytes (a site of long URLs: memory benchmarks and tests).
+	PathBytes int
 	// JobDuration is how long a job stays active (default 20s); each job
 	// varies it by ±50% unless its prompt fixes it.
 	JobDuration time.Duration

@@ -228,6 +228,7 @@ func (s *Server) handleVisitors(w http.ResponseWriter, r *http.Request, project 
 		body.Visitors = append(body.Visitors, rows[offset:min(offset+limit, len(rows))]...)
 	}
 	body.HasMore = offset+limit < len(rows)
+	s.padPaths(body.Visitors)
 
 	if f.EndlessHasMore {
 		for i := len(body.Visitors); i < limit; i++ {

@@ -4,6 +4,8 @@
 // exact matching is not enough: any run of MinFragment or more of a
 // secret's characters is masked, found in the text as it reads after
 // decoding JSON \u and \x escapes and URL %XX escapes, case-insensitively.
+// It also bounds values from the API that become label values or status
+// page lines, in length and in count (label.go).
 package redact
 
 import (

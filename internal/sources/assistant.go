@@ -1,12 +1,9 @@
 package sources
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +43,8 @@ type AssistantSnapshot struct {
 	// categories are the largest ones; otherCategories counts the rest.
 	categories      []labelCount
 	otherCategories float64
+	// folded counts the values of each label summed under "other".
+	folded []Folded
 }
 
 // Meta implements Snapshot.
@@ -170,6 +169,7 @@ func (s *assistantSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.state.bound(s.cfg.label, s.cfg.TopCategories)
 	if err := p.state.save(s.cfg.StateDir, &s.writes, s.syncFile); err != nil {
 		// The counts in memory are right: the next walk saves them again.
 		return nil, fmt.Errorf("assistant for project %s: %w", q.Project, err)
@@ -303,6 +303,8 @@ func (st *assistantState) prune(overlap time.Duration) {
 // snapshot derives the window from the days.
 func (s *assistantSource) snapshot(st *assistantState, q Query, stats *apiclient.CallerStats, requests int) *AssistantSnapshot {
 	resolution, responseType, category := map[string]int64{}, map[string]int64{}, map[string]int64{}
+	var otherCategories float64
+	dayFolded := map[string]int{}
 	for day, c := range st.Days {
 		if day < q.DateFrom || day >= q.DateTo {
 			continue
@@ -316,24 +318,22 @@ func (s *assistantSource) snapshot(st *assistantState, q Query, stats *apiclient
 		for k, v := range c.Category {
 			category[k] += v
 		}
+		otherCategories += float64(c.OtherCategories)
+		for k, v := range c.Folded {
+			dayFolded[k] += int(v)
+		}
 	}
 	snap := &AssistantSnapshot{
-		meta:         Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: requests},
-		callers:      byLabel(stats.ByCaller, apiclient.Callers, s.cfg.label),
-		combined:     float64(stats.Total),
-		resolution:   byLabel(resolution, apiclient.Resolutions, s.cfg.label),
-		responseType: byLabel(responseType, apiclient.ResponseTypes, s.cfg.label),
+		meta:     Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: requests},
+		combined: float64(stats.Total),
 	}
-	cats := byLabel(category, nil, s.cfg.label)
-	slices.SortFunc(cats, func(a, b labelCount) int {
-		return cmp.Or(cmp.Compare(b.value, a.value), strings.Compare(a.label, b.label))
-	})
-	if n := max(s.cfg.TopCategories, 0); len(cats) > n {
-		for _, c := range cats[n:] {
-			snap.otherCategories += c.value
-		}
-		cats = cats[:n]
-	}
-	snap.categories = slices.Clip(cats)
+	var fc, fr, ft, fcat int
+	snap.callers, fc = foldByLabel(stats.ByCaller, apiclient.Callers, s.cfg.label)
+	snap.resolution, fr = foldByLabel(resolution, apiclient.Resolutions, s.cfg.label)
+	snap.responseType, ft = foldByLabel(responseType, apiclient.ResponseTypes, s.cfg.label)
+	snap.categories, snap.otherCategories, fcat = topCategories(category, s.cfg.TopCategories, s.cfg.label)
+	snap.otherCategories += otherCategories
+	snap.folded = []Folded{{"caller", fc}, {"resolution", fr + dayFolded["resolution"]},
+		{"response_type", ft + dayFolded["response_type"]}, {"category", fcat + dayFolded["category"]}}
 	return snap
 }

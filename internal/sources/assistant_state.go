@@ -47,6 +47,11 @@ type dayCounts struct {
 	Resolution   map[string]int64 `json:"resolution"`
 	ResponseType map[string]int64 `json:"responseType"`
 	Category     map[string]int64 `json:"category"`
+	// OtherCategories and Folded are what bound folded: the day's
+	// conversations of categories beyond its cap, and how many distinct
+	// values of each label were summed under "other".
+	OtherCategories int64            `json:"otherCategories,omitempty"`
+	Folded          map[string]int64 `json:"folded,omitempty"`
 }
 
 func newState(project, location string) *assistantState {

@@ -1,10 +1,7 @@
 package sources
 
 import (
-	"cmp"
 	"context"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
@@ -20,6 +17,8 @@ type FeedbackItemsSnapshot struct {
 	// oldestPending is the creation time of the oldest pending item; zero
 	// when none is pending.
 	oldestPending time.Time
+	// folded counts the sources and statuses summed under "other".
+	folded []Folded
 }
 
 type sourceStatusCount struct {
@@ -79,27 +78,15 @@ func (s *feedbackItemsSource) Walk(ctx context.Context, q Query) (Snapshot, erro
 	if err != nil {
 		return nil, err
 	}
-	type pair struct{ source, status string }
-	byPair := map[pair]int64{}
-	for _, src := range apiclient.FeedbackSources {
-		for _, st := range apiclient.FeedbackStatuses {
-			byPair[pair{src, st}] = 0
-		}
-	}
+	byPair := map[[2]string]int64{}
 	snap := &FeedbackItemsSnapshot{meta: Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests}}
 	for _, it := range res.Items {
-		byPair[pair{s.cfg.label(it.Source), s.cfg.label(it.Status)}]++
+		byPair[[2]string{s.cfg.label(it.Source), s.cfg.label(it.Status)}]++
 		if it.Status == apiclient.FeedbackStatusPending && (snap.oldestPending.IsZero() || it.CreatedAt.Before(snap.oldestPending)) {
 			snap.oldestPending = it.CreatedAt
 		}
 	}
-	snap.counts = make([]sourceStatusCount, 0, len(byPair))
-	for p, n := range byPair {
-		snap.counts = append(snap.counts, sourceStatusCount{p.source, p.status, float64(n)})
-	}
-	slices.SortFunc(snap.counts, func(a, b sourceStatusCount) int {
-		return cmp.Or(strings.Compare(a.source, b.source), strings.Compare(a.status, b.status))
-	})
+	snap.counts, snap.folded = foldFeedbackItems(byPair)
 	s.learn(q, res.Requests)
 	return snap, nil
 }

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -256,24 +256,10 @@ func (b *base) learn(q Query, requests int) {
 	b.mu.Unlock()
 }
 
-// maxLabelBytes bounds a label value taken from the API (a path, a
-// category, an unknown enum value): long enough for any real one, short
-// enough that a broken answer cannot bloat every scrape.
-const maxLabelBytes = 256
-
-// labelValue makes a string from the API a valid label value: valid UTF-8,
-// at most maxLabelBytes.
-func labelValue(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= maxLabelBytes {
-		return s
-	}
-	cut := maxLabelBytes
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
-}
+// labelValue makes a string from the API a valid, bounded label value
+// (redact.Label: valid UTF-8, at most 256 bytes, a longer value cut with a
+// hash suffix so that distinct values stay distinct).
+func labelValue(s string) string { return redact.Label(s) }
 
 // checkRange refuses a query without a valid date range.
 func checkRange(name string, q Query) error {

@@ -22,18 +22,17 @@ var viewsDef = &Def{
 			totals: func(ctx context.Context, q Query) (apiclient.TrafficCounts, error) {
 				return cfg.Client.ViewsTotals(ctx, q.Project, apiclient.DateRange{DateFrom: q.DateFrom, DateTo: q.DateTo})
 			},
-			walk: func(ctx context.Context, q Query, pageSize int) (*apiclient.VisitorsReport, error) {
-				res, err := cfg.Client.AllViews(ctx, q.Project, apiclient.DateRange{DateFrom: q.DateFrom, DateTo: q.DateTo}, pageSize, cfg.MaxPages)
-				if err != nil {
-					return nil, err
-				}
+			walk: func(ctx context.Context, q Query, pageSize int, visit func([]apiclient.PathVisitors)) (apiclient.TrafficCounts, int, error) {
 				// The same shape under another name: one path policy ranks,
 				// filters and caps visitors and views alike.
-				rows := make([]apiclient.PathVisitors, len(res.Paths))
-				for i, p := range res.Paths {
-					rows[i] = apiclient.PathVisitors{Path: p.Path, VisitorCounts: p.TrafficCounts}
-				}
-				return &apiclient.VisitorsReport{Totals: res.Totals, Paths: rows, Requests: res.Requests, DuplicatePaths: res.DuplicatePaths}, nil
+				var rows []apiclient.PathVisitors
+				return cfg.Client.ViewsPages(ctx, q.Project, apiclient.DateRange{DateFrom: q.DateFrom, DateTo: q.DateTo}, pageSize, cfg.MaxPages, func(page []apiclient.PathViews) {
+					rows = rows[:0]
+					for _, p := range page {
+						rows = append(rows, apiclient.PathVisitors{Path: p.Path, VisitorCounts: p.TrafficCounts})
+					}
+					visit(rows)
+				})
 			},
 		}, nil
 	},

@@ -26,8 +26,8 @@ var visitorsDef = &Def{
 			totals: func(ctx context.Context, q Query) (apiclient.TrafficCounts, error) {
 				return cfg.Client.VisitorsTotals(ctx, q.Project, apiclient.VisitorsQuery{DateFrom: q.DateFrom, DateTo: q.DateTo})
 			},
-			walk: func(ctx context.Context, q Query, pageSize int) (*apiclient.VisitorsReport, error) {
-				return cfg.Client.AllVisitors(ctx, q.Project, apiclient.VisitorsQuery{DateFrom: q.DateFrom, DateTo: q.DateTo}, pageSize, cfg.MaxPages)
+			walk: func(ctx context.Context, q Query, pageSize int, visit func([]apiclient.PathVisitors)) (apiclient.TrafficCounts, int, error) {
+				return cfg.Client.VisitorsPages(ctx, q.Project, apiclient.VisitorsQuery{DateFrom: q.DateFrom, DateTo: q.DateTo}, pageSize, cfg.MaxPages, visit)
 			},
 		}, nil
 	},
@@ -39,9 +39,10 @@ type trafficSource struct {
 	base
 	cfg    Config
 	totals func(ctx context.Context, q Query) (apiclient.TrafficCounts, error)
-	// walk returns every path; views convert their rows to the visitors
-	// report so that one path policy ranks and caps both.
-	walk func(ctx context.Context, q Query, pageSize int) (*apiclient.VisitorsReport, error)
+	// walk hands every page of paths to visit as it arrives, and returns
+	// the site totals and the requests sent; views convert their rows to
+	// the visitors' so that one path policy ranks and caps both.
+	walk func(ctx context.Context, q Query, pageSize int, visit func([]apiclient.PathVisitors)) (apiclient.TrafficCounts, int, error)
 }
 
 func (s *trafficSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
@@ -63,11 +64,14 @@ func (s *trafficSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 		if pageSize == 0 {
 			pageSize = apiclient.MaxPageSize
 		}
-		res, err := s.walk(ctx, q, pageSize)
+		// Only the paths to export are kept as the pages arrive: the
+		// walk's memory follows paths.max, not the site.
+		b := s.cfg.Paths.NewBuilder()
+		totals, requests, err := s.walk(ctx, q, pageSize, b.Add)
 		if err != nil {
 			return nil, err
 		}
-		snap = &TrafficSnapshot{Snapshot: s.cfg.Paths.Build(res, q.DateFrom, q.DateTo, s.cfg.now())}
+		snap = &TrafficSnapshot{Snapshot: b.Snapshot(totals, requests, q.DateFrom, q.DateTo, s.cfg.now())}
 	}
 	s.learn(q, snap.Requests)
 	return snap, nil

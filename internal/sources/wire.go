@@ -11,13 +11,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // The wire form lets replicas share a walk (through Redis) instead of each
 // paying the analytics budget for it. It is an envelope
 //
-//	{"format":1,"kind":"traffic","data":{"meta":{...},...}}
+//	{"format":2,"kind":"traffic","data":{"meta":{...},...}}
 //
 // around one mirror struct per snapshot type. The mirrors, not the snapshot
 // types, fix the JSON names: the snapshots keep their unexported fields,
@@ -27,7 +28,7 @@ import (
 // Decoding refuses unknown fields as well as other formats, so that a
 // replica never exports a snapshot it only half understood: during a
 // rolling upgrade it walks the API itself instead (see ErrUnknownFormat).
-const wireFormat = 1
+const wireFormat = 2
 
 // Kinds of snapshot in the envelope: one per snapshot type (visitors and
 // views share TrafficSnapshot, hence "traffic").
@@ -275,6 +276,7 @@ func toWire(s Snapshot) (string, wireData, error) {
 			t := v.oldestPending.UTC()
 			w.OldestPending = &t
 		}
+		w.Folded = foldedToWire(v.folded)
 		return kindFeedbackItems, w, nil
 	case *SearchesSnapshot:
 		if v == nil {
@@ -297,6 +299,7 @@ func toWire(s Snapshot) (string, wireData, error) {
 			ResponseType:    labelCountsToWire(v.responseType),
 			Categories:      labelCountsToWire(v.categories),
 			OtherCategories: v.otherCategories,
+			Folded:          foldedToWire(v.folded),
 		}, nil
 	case nil:
 		return "", nil, errors.New("nil snapshot")
@@ -383,6 +386,9 @@ func (u uniqueLabels) add(what string, i int, values ...string) error {
 	for _, v := range values {
 		if !utf8.ValidString(v) {
 			return fmt.Errorf("%s %d: label value not valid UTF-8", what, i+1)
+		}
+		if len(v) > redact.MaxLabelBytes {
+			return fmt.Errorf("%s %d: label value of %d bytes, over the cap of %d", what, i+1, len(v), redact.MaxLabelBytes)
 		}
 	}
 	key := values[0]
@@ -498,7 +504,8 @@ type wireFeedbackItems struct {
 	Meta   wireMeta           `json:"meta"`
 	Counts []wireSourceStatus `json:"counts"`
 	// OldestPending is null when no item is pending.
-	OldestPending *time.Time `json:"oldestPending"`
+	OldestPending *time.Time   `json:"oldestPending"`
+	Folded        []wireFolded `json:"folded"`
 }
 
 type wireSourceStatus struct {
@@ -527,7 +534,7 @@ func (w *wireFeedbackItems) validate() error {
 			return err
 		}
 	}
-	return nil
+	return validateFolded(w.Folded)
 }
 
 func (w *wireFeedbackItems) snapshot() Snapshot {
@@ -538,6 +545,7 @@ func (w *wireFeedbackItems) snapshot() Snapshot {
 	if w.OldestPending != nil {
 		s.oldestPending = w.OldestPending.UTC()
 	}
+	s.folded = foldedFromWire(w.Folded)
 	return s
 }
 
@@ -590,6 +598,7 @@ type wireAssistant struct {
 	ResponseType    []wireLabelCount `json:"responseType"`
 	Categories      []wireLabelCount `json:"categories"`
 	OtherCategories float64          `json:"otherCategories"`
+	Folded          []wireFolded     `json:"folded"`
 }
 
 // wireLabelCount is a labelCount. Lists, not JSON objects: the order of
@@ -636,7 +645,7 @@ func (w *wireAssistant) validate() error {
 	if err := checkValues(w.Combined, w.OtherCategories); err != nil {
 		return fmt.Errorf("combined or other categories: %w", err)
 	}
-	return nil
+	return validateFolded(w.Folded)
 }
 
 func (w *wireAssistant) snapshot() Snapshot {
@@ -648,5 +657,6 @@ func (w *wireAssistant) snapshot() Snapshot {
 		responseType:    labelCountsFromWire(w.ResponseType),
 		categories:      labelCountsFromWire(w.Categories),
 		otherCategories: w.OtherCategories,
+		folded:          foldedFromWire(w.Folded),
 	}
 }

@@ -230,6 +230,7 @@ func (r *Report) derive(now time.Time) {
 		}
 		r.Jobs = &jobs
 	}
+	r.bound()
 	if r.GeneratedAt.IsZero() {
 		r.GeneratedAt = now
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 )
 
 // Statuses of the tracker's own, beside the API's (apiclient.Status*).
@@ -18,7 +19,7 @@ const (
 	StatusLost = "lost"
 	// statusOther collects undocumented statuses beyond maxUnknownStatuses
 	// in the jobs gauge.
-	statusOther = "other"
+	statusOther = redact.Other
 )
 
 // gaugeStatuses are always exported, 0 included.
@@ -30,7 +31,7 @@ var terminalStatuses = []string{apiclient.StatusCompleted, apiclient.StatusFaile
 // maxUnknownStatuses bounds how many distinct undocumented statuses one
 // project exports; the rest are summed under statusOther, so an API that
 // returns garbage cannot explode cardinality.
-const maxUnknownStatuses = 10
+const maxUnknownStatuses = redact.MaxUnknownValues
 
 // DurationBuckets are the classic buckets of
 // mintlify_agent_job_duration_seconds: 10s to 4h.
@@ -66,6 +67,7 @@ type metrics struct {
 	now      func() time.Time
 
 	jobsDesc     *prometheus.Desc
+	foldedDesc   *prometheus.Desc
 	oldestDesc   *prometheus.Desc
 	unknownDesc  *prometheus.Desc
 	overdueDesc  *prometheus.Desc
@@ -113,6 +115,9 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 		jobsDesc: prometheus.NewDesc("mintlify_agent_jobs",
 			"Agent jobs tracked by the exporter, by current status.",
 			[]string{"project", "status"}, nil),
+		foldedDesc: prometheus.NewDesc("mintlify_agent_job_statuses_folded",
+			"Distinct undocumented job statuses from the API summed under other in mintlify_agent_jobs, beyond its cap.",
+			[]string{"project"}, nil),
 		oldestDesc: prometheus.NewDesc("mintlify_agent_job_oldest_active_age_seconds",
 			"Age of the oldest turn still running among the tracked jobs, 0 when there is none.",
 			[]string{"project"}, nil),
@@ -213,6 +218,7 @@ func (m *metrics) vecs() []prometheus.Collector {
 // Describe implements prometheus.Collector.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.jobsDesc
+	ch <- m.foldedDesc
 	ch <- m.oldestDesc
 	ch <- m.unknownDesc
 	ch <- m.overdueDesc
@@ -245,9 +251,11 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	sort.Strings(projects)
 	for _, p := range projects {
 		pj := byProject[p]
-		for status, n := range foldStatuses(pj.byStatus) {
+		statuses, folded := foldStatuses(pj.byStatus)
+		for status, n := range statuses {
 			ch <- prometheus.MustNewConstMetric(m.jobsDesc, prometheus.GaugeValue, float64(n), p, status)
 		}
+		ch <- prometheus.MustNewConstMetric(m.foldedDesc, prometheus.GaugeValue, float64(folded), p)
 		age := 0.0
 		if !pj.oldestActive.IsZero() {
 			age = max(now.Sub(pj.oldestActive).Seconds(), 0)
@@ -276,29 +284,18 @@ func boolValue(b bool) float64 {
 	return 0
 }
 
-// foldStatuses returns the counts to export: every always-present status,
-// the first maxUnknownStatuses undocumented ones (in name order) and the
-// rest summed under statusOther.
-func foldStatuses(by map[string]int) map[string]int {
-	out := make(map[string]int, len(gaugeStatuses)+len(by))
-	for _, s := range gaugeStatuses {
-		out[s] = by[s]
+// foldStatuses returns the counts to export: statuses made bounded label
+// values (redact.Label: a 1 MB status is cut with a hash suffix), every
+// always-present status, the maxUnknownStatuses largest undocumented ones
+// (ties in name order) and the rest summed under statusOther
+// (redact.Fold, the analytics sources' rule); folded is how many distinct
+// statuses were summed.
+func foldStatuses(by map[string]int) (out map[string]int, folded int) {
+	labelled := make(map[string]int, min(len(by), 1024))
+	for s, n := range by {
+		labelled[redact.Label(s)] += n
 	}
-	var unknown []string
-	for s := range by {
-		if _, ok := out[s]; !ok {
-			unknown = append(unknown, s)
-		}
-	}
-	sort.Strings(unknown)
-	for i, s := range unknown {
-		if i < maxUnknownStatuses && s != statusOther {
-			out[s] = by[s]
-		} else {
-			out[statusOther] += by[s]
-		}
-	}
-	return out
+	return redact.Fold(labelled, gaugeStatuses, maxUnknownStatuses)
 }
 
 // count applies the events of one persisted state change.

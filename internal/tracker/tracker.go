@@ -37,6 +37,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
@@ -599,7 +600,7 @@ func (s *Tracker) logOutcome(rec *record, ev events) {
 	if rec.PRCounted && rec.Job.PRLink != nil && *rec.Job.PRLink != "" {
 		pr = "yes"
 	}
-	kv := []any{"msg", msg, "project", rec.Project, "job", rec.Job.ID, "status", rec.viewStatus(), "turn", rec.turn(), "pr", pr}
+	kv := []any{"msg", msg, "project", rec.Project, "job", redact.Label(rec.Job.ID), "status", redact.Label(rec.viewStatus()), "turn", rec.turn(), "pr", pr}
 	if ev.observeDur {
 		kv = append(kv, "duration", ev.duration.Round(time.Millisecond))
 	}
@@ -684,7 +685,7 @@ func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
 	e.rec, e.dirty = rec, false
 	s.mu.Unlock()
 	if ev.lost {
-		level.Warn(s.logger).Log("msg", "agent job lost: the API no longer knows it", "project", t.project, "job", t.id, "last_status", rec.Job.Status)
+		level.Warn(s.logger).Log("msg", "agent job lost: the API no longer knows it", "project", t.project, "job", redact.Label(t.id), "last_status", redact.Label(rec.Job.Status))
 	}
 	s.metrics.count(t.project, ev)
 }

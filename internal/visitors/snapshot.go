@@ -1,10 +1,7 @@
 package visitors
 
 import (
-	"cmp"
 	"regexp"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
@@ -52,40 +49,15 @@ type PathPolicy struct {
 	Redact func(string) string
 }
 
-// Build reduces an API result to a snapshot: paths made valid label values
-// and merged (first row wins, as in apiclient), filtered, ranked and capped.
+// Build reduces an API result to a snapshot: paths made bounded, valid
+// label values (redact.Label) and merged (first row wins, as in
+// apiclient), filtered, ranked and capped. A walk hands its pages to a
+// Builder as they arrive instead (NewBuilder), which gives the same
+// snapshot without holding the site.
 func (p PathPolicy) Build(res *apiclient.VisitorsReport, from, to string, at time.Time) *Snapshot {
-	s := &Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(res.Totals), Requests: res.Requests}
-	seen := make(map[string]struct{}, len(res.Paths))
-	paths := make([]PathCounts, 0, len(res.Paths))
-	for _, row := range res.Paths {
-		path := strings.ToValidUTF8(row.Path, "\uFFFD")
-		if p.Redact != nil {
-			path = p.Redact(path)
-		}
-		if _, dup := seen[path]; dup {
-			continue
-		}
-		seen[path] = struct{}{}
-		if (p.Include != nil && !p.Include.MatchString(path)) || (p.Exclude != nil && p.Exclude.MatchString(path)) {
-			s.Dropped++
-			continue
-		}
-		paths = append(paths, PathCounts{Path: path, Counts: countsOf(row.VisitorCounts)})
-	}
-	slices.SortFunc(paths, func(a, b PathCounts) int {
-		if c := cmp.Compare(b.Total, a.Total); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Path, b.Path)
-	})
-	if p.MaxPaths > 0 && len(paths) > p.MaxPaths {
-		s.Dropped += len(paths) - p.MaxPaths
-		// A copy, so that the dropped tail's memory is released.
-		paths = slices.Clone(paths[:p.MaxPaths])
-	}
-	s.Paths = paths
-	return s
+	b := p.NewBuilder()
+	b.Add(res.Paths)
+	return b.Snapshot(res.Totals, res.Requests, from, to, at)
 }
 
 // TotalsOnly is a snapshot of site totals without paths.
