@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -27,18 +28,15 @@ import (
 
 var exporterBin string
 
+// TestMain finds the exporter binary the tests run: built once per change of
+// the sources and shared with the other packages (testutil.ExporterBinary).
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mintlify-exporter-bin")
-	if err != nil {
-		panic(err)
+	var err error
+	if exporterBin, err = testutil.ExporterBinary(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
-	exporterBin, err = testutil.BuildExporter(dir)
-	if err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // startExporter runs the built binary on a free loopback port.

@@ -205,7 +205,7 @@ func runBackfill(t *testing.T, bin string, env []string, args ...string) string 
 // exporter, and checks each history in one Prometheus.
 func TestHistoryAtAnyHour(t *testing.T) {
 	promBin := lookTool(t, "prometheus", "prometheus")
-	bin, err := testutil.BuildExporter(t.TempDir())
+	bin, err := testutil.ExporterBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestDailyHistory(t *testing.T) {
 	promBin := lookTool(t, "prometheus", "prometheus")
 	promtool := testutil.Promtool(t)
 
-	bin, err := testutil.BuildExporter(t.TempDir())
+	bin, err := testutil.ExporterBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
