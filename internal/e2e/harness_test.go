@@ -148,7 +148,7 @@ func eventually(t *testing.T, what string, timeout, interval time.Duration, proc
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %s: %v", what, timeout, err)
 		}
-		time.Sleep(interval)
+		time.Sleep(interval) // real time: Prometheus and Alertmanager run on the wall clock; interval spares them
 	}
 }
 

@@ -314,7 +314,7 @@ func TestDailyHistory(t *testing.T) {
 	if now := time.Now(); now.Minute() >= 58 {
 		wait := now.Truncate(time.Hour).Add(time.Hour + 5*time.Second).Sub(now)
 		t.Logf("%s: waiting %s for the next local midnight of an Etc/GMT zone", now.UTC().Format(time.TimeOnly), wait.Round(time.Second))
-		time.Sleep(wait)
+		time.Sleep(wait) // real time: the exporter's day is the wall clock's
 	}
 	exporterAddr := testutil.FreeAddr(t)
 	h := newHistory(t, historyProject, time.Now(), scrapeJob, exporterAddr)
