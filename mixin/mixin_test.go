@@ -33,6 +33,7 @@ func generate(t *testing.T, o Options) map[string][]byte {
 // TestGeneratedFilesAreCurrent fails when the committed rule file, dashboards or the Helm chart's
 // copies of them differ from what the mixin generates.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
+	t.Parallel() // each evaluates the mixin on its own: slow under -race, independent
 	files := generate(t, Options{})
 	if len(files) != 6 {
 		t.Errorf("the mixin generates %d files, want the rule file and 5 dashboards", len(files))
@@ -120,6 +121,7 @@ func text(v any) string {
 // every threshold has one row, and that with its own thresholds put back every alert is what it was
 // (so no threshold changes an alert in a way its sentinel does not show, e.g. through arithmetic).
 func TestEveryThresholdIsWired(t *testing.T) {
+	t.Parallel() // each evaluates the mixin on its own: slow under -race, independent
 	vm := jsonnet.MakeVM()
 	vm.Importer(&jsonnet.FileImporter{JPaths: []string{Dir()}})
 	out, err := vm.EvaluateAnonymousSnippet("wiring.jsonnet", wiringSnippet)
@@ -199,6 +201,7 @@ func TestEveryThresholdIsWired(t *testing.T) {
 // threshold (also drawn by a dashboard) and the dashboards' job selector, and that the result is
 // still a valid rule file.
 func TestOverrides(t *testing.T) {
+	t.Parallel() // each evaluates the mixin on its own: slow under -race, independent
 	dir := t.TempDir()
 	user := filepath.Join(dir, "my.jsonnet")
 	if err := os.WriteFile(user, []byte(`(import 'mixin.libsonnet') + {
