@@ -272,7 +272,10 @@ func TestClose(t *testing.T) {
 	if d := time.Since(start); d > 100*time.Millisecond {
 		t.Errorf("RefreshDue after Close waited %s", d)
 	}
-	time.Sleep(50 * time.Millisecond) // a walk started after Close would have sent by now
+	// Real time: walks send over real HTTP (httptest), off the injected
+	// clock; a walk started after Close would have sent by now (a busy
+	// machine can only make this pass too easily, never fail wrongly).
+	time.Sleep(50 * time.Millisecond)
 	if got := h.arrived.Load(); got != 1 {
 		t.Errorf("%d requests after Close, want none", got-1)
 	}
@@ -306,7 +309,7 @@ func TestWaitForBudget(t *testing.T) {
 	t0 := h.clock.Now()
 	stays := func(want int64, what string) {
 		t.Helper()
-		time.Sleep(200 * time.Millisecond) // a walk that should wait would have sent by now
+		time.Sleep(200 * time.Millisecond) // real time (walks send over real HTTP): a walk that should wait would have sent by now
 		if got := h.requests(); got != want {
 			t.Fatalf("%s: %d requests, want %d", what, got, want)
 		}
