@@ -181,7 +181,7 @@ func TestViewsBeforeAnyWalk(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 20}})
 	start := time.Now()
 	v := h.view("docs", "1d")
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 30*time.Second { // a hang guard: views never wait for a walk
 		t.Errorf("the views of a cold scheduler took %s", d)
 	}
 	if h.requests() != 0 {
@@ -251,26 +251,32 @@ func TestClose(t *testing.T) {
 	start := time.Now()
 	h.sched.RefreshDue(ctx)
 	cancel()
-	if d := time.Since(start); d > 2*time.Second {
+	// Hang guards, not measurements: a busy machine deschedules the test
+	// for seconds; a RefreshDue or Close that waited for the held walk
+	// would wait for ever.
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("RefreshDue with a 200ms context took %s", d)
 	}
 	waitFor(t, "the walk never reached the API", func() bool { return h.arrived.Load() == 1 })
 
 	start = time.Now()
 	h.sched.Close()
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("Close took %s with a walk in flight", d)
 	}
 	h.sched.Close() // idempotent
 	release()
 
+	// After Close, RefreshDue returns at once: before its context's
+	// deadline (10s, which no descheduling on a busy machine reaches),
+	// rather than a wall-clock bound of its own.
 	h.clock.Advance(time.Hour)
-	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start = time.Now()
 	h.sched.RefreshDue(ctx)
-	if d := time.Since(start); d > 100*time.Millisecond {
-		t.Errorf("RefreshDue after Close waited %s", d)
+	if ctx.Err() != nil {
+		t.Errorf("RefreshDue after Close waited %s, until its context ended", time.Since(start))
 	}
 	// Real time: walks send over real HTTP (httptest), off the injected
 	// clock; a walk started after Close would have sent by now (a busy
