@@ -191,8 +191,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	// counted again.
 	x.Stop(t)
 	x = startAgentExporter(t, apiURL, statePath)
-	time.Sleep(time.Second) // several poll intervals
-	m = x.metrics(t)
+	m = x.afterPollRounds(t)
 	for k, v := range m {
 		if strings.HasPrefix(k, "mintlify_agent_jobs_finished_total") && v != 0 {
 			t.Errorf("after a second restart: %s = %v, want 0", k, v)
@@ -205,16 +204,43 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 }
 
 // eventually polls cond until it holds or timeout passes. The timeout is a
-// hang guard for a test of a running binary, not a bound the test asserts.
+// hang guard for a test of a running binary, not a bound the test asserts:
+// never shorter than testutil.Patience, which a busy machine needs.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
+	testutil.Eventually(t, max(timeout, testutil.Patience), what, cond)
+}
+
+// afterPollRounds submits a probe job that fails at once upstream and waits
+// until the exporter has polled it to its end, so that its tracker has run
+// poll rounds over every job it restored (rather than sleeping "several
+// poll intervals"), and returns its agent metrics then, with the probe's
+// one failed turn taken out.
+func (x *agentExporter) afterPollRounds(t *testing.T) map[string]float64 {
+	t.Helper()
+	resp, err := http.Post(x.Base+"/api/v2/agent/p1/job", "application/json", strings.NewReader(`{"prompt":"probe #fake:fail:0s"}`))
+	if err != nil {
+		t.Fatal(err)
 	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var probe struct {
+		ID string `json:"id"`
+	}
+	if resp.StatusCode/100 != 2 || json.Unmarshal(data, &probe) != nil || probe.ID == "" {
+		t.Fatalf("probe job: HTTP %d %s", resp.StatusCode, data)
+	}
+	eventually(t, 0, "the probe job polled to its end", func() bool {
+		for _, v := range x.jobs(t) {
+			if v.ID == probe.ID {
+				return v.Status == "failed"
+			}
+		}
+		return false
+	})
+	m := x.metrics(t)
+	m[`mintlify_agent_jobs_finished_total{project=p1,status=failed}`]--
+	return m
 }
 
 // TestAgentKill9DuringSecondTurn runs the built exporter, finishes a job's
@@ -302,8 +328,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	}
 	x.Stop(t)
 	x = startAgentExporter(t, apiURL, statePath)
-	time.Sleep(time.Second) // several poll intervals
-	for k, v := range x.metrics(t) {
+	for k, v := range x.afterPollRounds(t) {
 		if strings.HasPrefix(k, "mintlify_agent_jobs_finished_total") && v != 0 {
 			t.Errorf("after a second restart: %s = %v, want 0", k, v)
 		}

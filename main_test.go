@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -27,18 +28,15 @@ import (
 
 var exporterBin string
 
+// TestMain finds the exporter binary the tests run: built once per change of
+// the sources and shared with the other packages (testutil.ExporterBinary).
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mintlify-exporter-bin")
-	if err != nil {
-		panic(err)
+	var err error
+	if exporterBin, err = testutil.ExporterBinary(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
-	exporterBin, err = testutil.BuildExporter(dir)
-	if err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // startExporter runs the built binary on a free loopback port.
@@ -220,16 +218,16 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 		"--mintlify.api-key-file="+keyFile, "--mintlify.max-retries=0", "--visitors.cache-ttl=1s", "--mintlify.analytics-budget=100000",
 		"--visitors.window=1d", "--visitors.window=7d")
 	var bodies []string
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	testutil.WaitUntil(testutil.Patience, func() bool {
 		b, _, err := testutil.Get(context.Background(), p.Base+"/metrics")
-		if err == nil {
-			bodies = append(bodies, b)
-			if strings.Contains(b, `code="500"`) && strings.Contains(b, `mintlify_analytics_refresh_success{project="p1",scope="pages",source="visitors",window="1d"} 1`) && len(bodies) > 3 {
-				break
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(300 * time.Millisecond)
+		bodies = append(bodies, b)
+		return strings.Contains(b, `code="500"`) && strings.Contains(b, `mintlify_analytics_refresh_success{project="p1",scope="pages",source="visitors",window="1d"} 1`) && len(bodies) > 3
+	})
+	if len(bodies) == 0 {
+		t.Fatal("no scrape of /metrics answered")
 	}
 	last := bodies[len(bodies)-1]
 	if !strings.Contains(last, `mintlify_api_requests_total{code="500",endpoint="visitors"}`) {
@@ -415,10 +413,7 @@ func TestGatewayWarningFollowsBasicAuth(t *testing.T) {
 	guarded := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api", "--web.config.file="+webConfig)
 	// Each logs what it says of the gateway before it listens.
 	for _, x := range []*testutil.Exporter{open, sandbox, guarded} {
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(x.Stderr.String(), "gateway enabled") && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
+		testutil.WaitUntil(testutil.Patience, func() bool { return strings.Contains(x.Stderr.String(), "gateway enabled") })
 	}
 	if o := gatewayLine(open); !strings.Contains(o, " level=warn ") || !strings.Contains(o, "without basic auth") {
 		t.Errorf("no warning for a gateway without basic auth on a real key: %q", o)
@@ -553,13 +548,9 @@ func makeRunArgs(t *testing.T) []string {
 // windows less often than --visitors.max-staleness is information.
 func TestMakeRunStartsWithoutFaults(t *testing.T) {
 	x := startExporter(t, nil, makeRunArgs(t)...)
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(x.Stderr.String(), `msg="analytics refresh plan" project=acme-api source=searches window=30d`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no refresh plan of every window after 20s:\n%s", x.Stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually(t, 0, "the refresh plan of every window", func() bool {
+		return strings.Contains(x.Stderr.String(), `msg="analytics refresh plan" project=acme-api source=searches window=30d`)
+	})
 	x.Stop(t)
 	for _, line := range strings.Split(strings.TrimSpace(x.Stderr.String()), "\n") {
 		fault := strings.Contains(line, " level=warn ") || strings.Contains(line, " level=error ")

@@ -205,14 +205,21 @@ cluster:
 	primary := converged("start")
 	counted(primary)
 
-	// Let a few intervals pass, scraping every replica throughout.
-	deadline := time.Now().Add(2*interval + interval/2)
-	for time.Now().Before(deadline) {
+	// Let every demand be walked twice more, scraping every replica
+	// throughout.
+	startVersions, _ := versions(primary)
+	eventually(t, 4*interval, "every demand walked twice more", func() bool {
 		for _, r := range replicas {
 			scrape(t, r.x.Base)
 		}
-		time.Sleep(time.Second)
-	}
+		v, _ := versions(primary)
+		for k, n := range startVersions {
+			if v[k] < n+2 {
+				return false
+			}
+		}
+		return true
+	})
 	primary = converged("after two intervals")
 	before := counted(primary)
 	beforeVersions, _ := versions(primary)
@@ -232,9 +239,12 @@ cluster:
 		}
 		return false
 	})
+	// The takeover runs on the replicas' wall clock, which a busy machine
+	// stretches by as long as it deschedules them: the bound is the lease
+	// and one renew period plus 5s of that, not a measurement.
 	takeover := time.Since(killedAt)
 	t.Logf("takeover of the primary after kill -9: %s (lease %s)", takeover.Round(10*time.Millisecond), lease)
-	if takeover > lease+lease/3+time.Second {
+	if takeover > lease+lease/3+5*time.Second {
 		t.Errorf("takeover took %s, want within the lease %s and one renew period", takeover, lease)
 	}
 	if v, _ := versions(next); maps.Equal(v, beforeVersions) {
@@ -264,7 +274,7 @@ cluster:
 	for _, r := range replicas {
 		waitMetrics(t, r.x.Base, 10*time.Second, map[string]float64{"mintlify_exporter_cluster_up{}": 0})
 	}
-	time.Sleep(interval)
+	time.Sleep(interval) // real time: Redis is away for a planned interval of the replicas' wall clock
 	restartedAt := time.Now()
 	redis.Start()
 	for _, r := range replicas {

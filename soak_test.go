@@ -108,7 +108,7 @@ func liveHeap() uint64 {
 func settledGoroutines(limit int) int {
 	n := runtime.NumGoroutine()
 	for range 50 {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // real time: goroutines of real connections wind down on the wall clock
 		m := runtime.NumGoroutine()
 		if m <= limit && m == n {
 			return m
@@ -163,7 +163,8 @@ func TestSoak(t *testing.T) {
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 
-	// Warm up without faults, then take the baseline.
+	// Warm up without faults, then take the baseline. Real time: the soak
+	// runs the exporter on the wall clock for SOAK_DURATION by design.
 	time.Sleep(3 * time.Second)
 	// Idle keep-alive connections (ours to the exporter, the exporter's
 	// to the API) hold goroutines that are pooled, not leaked: close them
@@ -206,7 +207,7 @@ func TestSoak(t *testing.T) {
 				scrapeMu.Lock()
 				scrapeDur = append(scrapeDur, time.Since(start))
 				scrapeMu.Unlock()
-				time.Sleep(50 * time.Millisecond)
+				time.Sleep(50 * time.Millisecond) // real time: the pace of a scraper
 			}
 		})
 	}
@@ -231,9 +232,9 @@ func TestSoak(t *testing.T) {
 					if err == nil && (status/100 == 2 || status == 422 || (status == 409 && strings.Contains(msg, "unknown"))) {
 						break
 					}
-					time.Sleep(200 * time.Millisecond)
+					time.Sleep(200 * time.Millisecond) // real time: a client's pause before it retries
 				}
-				time.Sleep(250 * time.Millisecond)
+				time.Sleep(250 * time.Millisecond) // real time: the pace of a client
 			}
 		})
 	}
@@ -308,7 +309,8 @@ func TestSoak(t *testing.T) {
 		t.Errorf("%d scrapes of /metrics answered 5xx", n)
 	}
 
-	// Back to baseline once the load is gone.
+	// Back to baseline once the load is gone. Real time: connections and
+	// walks in flight end on the wall clock.
 	time.Sleep(3 * time.Second)
 	dropConns()
 	endG, endHeap := settledGoroutines(baseG+5), liveHeap()

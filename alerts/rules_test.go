@@ -54,11 +54,14 @@ func TestPromtoolTestRules(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no unit tests in alerts/tests: %v", err)
 	}
-	args := []string{"test", "rules"}
+	// One promtool per file, in parallel: the files are independent and the slowest ones (a week of
+	// evaluations) would otherwise run one after another on one core.
 	for _, f := range files {
-		args = append(args, filepath.Join("tests", filepath.Base(f)))
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			run(t, p, "test", "rules", filepath.Join("tests", filepath.Base(f)))
+		})
 	}
-	run(t, p, args...)
 }
 
 func load(t *testing.T) *File {

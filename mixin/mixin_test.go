@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,6 +33,7 @@ func generate(t *testing.T, o Options) map[string][]byte {
 // TestGeneratedFilesAreCurrent fails when the committed rule file, dashboards or the Helm chart's
 // copies of them differ from what the mixin generates.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
+	t.Parallel() // each evaluates the mixin on its own: slow under -race, independent
 	files := generate(t, Options{})
 	if len(files) != 6 {
 		t.Errorf("the mixin generates %d files, want the rule file and 5 dashboards", len(files))
@@ -73,13 +74,15 @@ func firstDiff(got, want []byte) string {
 	return fmt.Sprintf("committed %d lines, generated %d", len(g), len(w))
 }
 
-// wiring evaluates the mixin's thresholds and their THRESHOLDS rows, its alerts, and its alerts with
-// each threshold in turn set to a sentinel (4242, or 4242s for a duration), in one evaluation.
+// wiring evaluates, in one pass, the mixin's thresholds and their THRESHOLDS rows, its alerts, and its
+// alerts with every threshold set at once to a sentinel of its own (4242100 + its index, with an s for a
+// duration): one evaluation of the alerts rather than one per threshold.
 type wiring struct {
 	Thresholds map[string]any
 	Docs       []map[string]string
+	Sentinels  map[string]any
 	Base       map[string]Rule
-	Changed    map[string]map[string]Rule
+	Changed    map[string]Rule
 }
 
 const wiringSnippet = `
@@ -90,21 +93,35 @@ local alerts(x) = {
   for r in g.rules
   if std.objectHas(r, 'alert')
 };
-local sentinel(v) = if std.isString(v) then '4242s' else 4242;
+local keys = std.objectFields(m._config.thresholds);
+local sentinel(i) =
+  local v = m._config.thresholds[keys[i]];
+  if std.isString(v) then std.toString(4242100 + i) + 's' else 4242100 + i;
+local sentinels = { [keys[i]]: sentinel(i) for i in std.range(0, std.length(keys) - 1) };
 {
   thresholds: m._config.thresholds,
   docs: m._config.thresholdDocs,
+  sentinels: sentinels,
   base: alerts({}),
-  changed: {
-    [k]: alerts({ _config+:: { thresholds+: { [k]: sentinel(m._config.thresholds[k]) } } })
-    for k in std.objectFields(m._config.thresholds)
-  },
+  changed: alerts({ _config+:: { thresholds+: sentinels } }),
 }
 `
 
-// TestEveryThresholdIsWired changes each threshold in turn and checks that exactly the alert its
-// THRESHOLDS row names changes, in the field the row names, and that every threshold has one row.
+// text is how a threshold's value reads in a rule: a duration as it is, a number as jsonnet's
+// std.toString writes it.
+func text(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// TestEveryThresholdIsWired sets every threshold to a sentinel of its own and checks that each one
+// shows up exactly in the alert and the field its THRESHOLDS row names and in no other alert, that
+// every threshold has one row, and that with its own thresholds put back every alert is what it was
+// (so no threshold changes an alert in a way its sentinel does not show, e.g. through arithmetic).
 func TestEveryThresholdIsWired(t *testing.T) {
+	t.Parallel() // each evaluates the mixin on its own: slow under -race, independent
 	vm := jsonnet.MakeVM()
 	vm.Importer(&jsonnet.FileImporter{JPaths: []string{Dir()}})
 	out, err := vm.EvaluateAnonymousSnippet("wiring.jsonnet", wiringSnippet)
@@ -128,39 +145,54 @@ func TestEveryThresholdIsWired(t *testing.T) {
 	if len(w.Thresholds) == 0 || len(w.Base) == 0 {
 		t.Fatal("no thresholds or no alerts")
 	}
-	for key, value := range w.Thresholds {
+	if len(w.Changed) != len(w.Base) {
+		t.Fatalf("%d alerts with the sentinels, %d without", len(w.Changed), len(w.Base))
+	}
+	own := map[string][]string{} // alert -> the keys its rows name
+	for key := range w.Thresholds {
 		row, ok := rows[key]
 		if !ok {
 			t.Errorf("_config.thresholds.%s has no row in _config.thresholdDocs", key)
 			continue
 		}
-		sentinel := "4242"
-		if _, isString := value.(string); isString {
-			sentinel = "4242s"
-		}
-		changed := w.Changed[key]
-		if _, ok := changed[row["alert"]]; !ok {
+		sentinel := text(w.Sentinels[key])
+		r, ok := w.Changed[row["alert"]]
+		if !ok {
 			t.Errorf("%s: its row names %s, which is not an alert", key, row["alert"])
+			continue
 		}
-		for name, r := range changed {
-			if name != row["alert"] {
-				if !reflect.DeepEqual(r, w.Base[name]) {
-					t.Errorf("%s: changing it changes %s, but its row names %s", key, name, row["alert"])
-				}
-				continue
+		own[row["alert"]] = append(own[row["alert"]], key)
+		switch row["field"] {
+		case "for":
+			if r.For != sentinel {
+				t.Errorf("%s: %s has for: %s with the threshold set to %s", key, row["alert"], r.For, sentinel)
 			}
-			switch row["field"] {
-			case "for":
-				if r.For != sentinel {
-					t.Errorf("%s: %s has for: %s with the threshold set to %s", key, name, r.For, sentinel)
-				}
-			case "expr":
-				if !strings.Contains(r.Expr, sentinel) || strings.Contains(w.Base[name].Expr, sentinel) {
-					t.Errorf("%s: %s's expression does not use it:\n%s", key, name, r.Expr)
-				}
-			default:
-				t.Errorf("%s: field %q, want expr or for", key, row["field"])
+		case "expr":
+			if !strings.Contains(r.Expr, sentinel) || strings.Contains(w.Base[row["alert"]].Expr, sentinel) {
+				t.Errorf("%s: %s's expression does not use it:\n%s", key, row["alert"], r.Expr)
 			}
+		default:
+			t.Errorf("%s: field %q, want expr or for", key, row["field"])
+		}
+		for name, other := range w.Changed {
+			if b, _ := json.Marshal(other); name != row["alert"] && strings.Contains(string(b), sentinel) {
+				t.Errorf("%s: changing it changes %s, but its row names %s", key, name, row["alert"])
+			}
+		}
+	}
+	for name, r := range w.Changed {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		restored := string(b)
+		for _, key := range own[name] {
+			restored = strings.ReplaceAll(restored, text(w.Sentinels[key]), text(w.Thresholds[key]))
+		}
+		want, _ := json.Marshal(w.Base[name])
+		if restored != string(want) {
+			t.Errorf("%s: with its own thresholds put back it still differs: a threshold changes it without "+
+				"showing in it (or its row names another alert):\n%s\nwant:\n%s", name, restored, want)
 		}
 	}
 }
@@ -169,6 +201,7 @@ func TestEveryThresholdIsWired(t *testing.T) {
 // threshold (also drawn by a dashboard) and the dashboards' job selector, and that the result is
 // still a valid rule file.
 func TestOverrides(t *testing.T) {
+	t.Parallel() // each evaluates the mixin on its own: slow under -race, independent
 	dir := t.TempDir()
 	user := filepath.Join(dir, "my.jsonnet")
 	if err := os.WriteFile(user, []byte(`(import 'mixin.libsonnet') + {

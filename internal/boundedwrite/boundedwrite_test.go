@@ -67,12 +67,20 @@ func testABlockedWriteIsBounded(t *testing.T) {
 	}
 }
 
+// Without a Timeout, Do waits for the write however long it takes: an hour
+// of the bubble's clock.
 func TestNoTimeoutWaitsForTheWrite(t *testing.T) {
-	var w Writes
-	if err := w.Do(func() error { time.Sleep(5 * time.Millisecond); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if !w.Idle() {
-		t.Fatal("not idle")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var w Writes
+		start := time.Now()
+		if err := w.Do(func() error { <-time.After(time.Hour); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took != time.Hour {
+			t.Fatalf("Do returned after %s, want the write's hour", took)
+		}
+		if !w.Idle() {
+			t.Fatal("not idle")
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"testing/synctest"
 )
 
 var t0 = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
@@ -100,7 +101,13 @@ func TestRejectedHalvesAndPauses(t *testing.T) {
 	}
 }
 
+// In a synctest bubble: the budget's default clock is the bubble's, so the
+// third request goes out exactly when the first one's slot frees.
 func TestWait(t *testing.T) {
+	synctest.Test(t, testWait)
+}
+
+func testWait(t *testing.T) {
 	b, err := New(Config{Limit: 2, Window: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -112,8 +119,8 @@ func TestWait(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if d := time.Since(start); d < 202*time.Millisecond {
-		t.Errorf("3 requests under a budget of 2 per 200ms went out in %s", d)
+	if d := time.Since(start); d != 202*time.Millisecond {
+		t.Errorf("3 requests under a budget of 2 per 200ms went out in %s, want 202ms: the window and the budget's margin", d)
 	}
 	// A deadline before the next slot fails at once, without sending.
 	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)

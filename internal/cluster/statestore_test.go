@@ -153,7 +153,9 @@ func TestFencedStateStoreRefusesADeposedWriter(t *testing.T) {
 	addr := testutil.StartRedis(t)
 	ctx := context.Background()
 	a, b := newReplica(t, addr), newReplica(t, addr)
-	const ttl = 300 * time.Millisecond
+	// A holds the lease for as long as any check of its writes may take on
+	// a busy machine; then its last renewal is short (it stops renewing).
+	const ttl = time.Minute
 	la, ok, err := a.Leases().Acquire(ctx, cluster.AgentLease, "replica-a", ttl)
 	if err != nil || !ok {
 		t.Fatalf("Acquire: %v %v", ok, err)
@@ -179,16 +181,18 @@ func TestFencedStateStoreRefusesADeposedWriter(t *testing.T) {
 		t.Errorf("intents after the holder's writes: %q", got)
 	}
 
-	// A stops renewing; B takes the lease over and writes.
+	// A renews a last time for 300ms and stops; B takes the lease over
+	// once Redis expired it, and writes.
+	if la, err = a.Leases().Renew(ctx, la, 300*time.Millisecond); err != nil {
+		t.Fatalf("last Renew: %v", err)
+	}
 	var lb cluster.Lease
-	for {
+	testutil.Eventually(t, 0, "B taking over the lease A stopped renewing", func() bool {
 		if lb, ok, err = b.Leases().Acquire(ctx, cluster.AgentLease, "replica-b", ttl); err != nil {
 			t.Fatal(err)
-		} else if ok {
-			break
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ok
+	})
 	opts.Fence = &lb
 	sb, err := b.OpenStateStore(ctx, opts)
 	if err != nil {

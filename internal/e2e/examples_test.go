@@ -323,7 +323,7 @@ func checkCompose(t *testing.T, c composeFile, promFile string) map[string]compo
 			t.Errorf("compose: no service %q", want)
 		}
 	}
-	bin, err := testutil.BuildExporter(t.TempDir())
+	bin, err := testutil.ExporterBinary()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 // (2.42 has no scrape_protocols to make Prometheus ask for text itself.)
 func TestExpositionBothFormats(t *testing.T) {
 	promBin := lookTool(t, "prometheus", "prometheus")
-	bin, err := testutil.BuildExporter(t.TempDir())
+	bin, err := testutil.ExporterBinary()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -206,7 +206,7 @@ func runBackfill(t *testing.T, bin string, env []string, args ...string) string 
 // exporter's OpenMetrics text), and checks each history in one Prometheus.
 func TestHistoryAtAnyHour(t *testing.T) {
 	promBin := lookTool(t, "prometheus", "prometheus")
-	bin, err := testutil.BuildExporter(t.TempDir())
+	bin, err := testutil.ExporterBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestDailyHistory(t *testing.T) {
 	promBin := lookTool(t, "prometheus", "prometheus")
 	promtool := testutil.Promtool(t)
 
-	bin, err := testutil.BuildExporter(t.TempDir())
+	bin, err := testutil.ExporterBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestDailyHistory(t *testing.T) {
 	if now := time.Now(); now.Minute() >= 58 {
 		wait := now.Truncate(time.Hour).Add(time.Hour + 5*time.Second).Sub(now)
 		t.Logf("%s: waiting %s for the next local midnight of an Etc/GMT zone", now.UTC().Format(time.TimeOnly), wait.Round(time.Second))
-		time.Sleep(wait)
+		time.Sleep(wait) // real time: the exporter's day is the wall clock's
 	}
 	exporterAddr := testutil.FreeAddr(t)
 	h := newHistory(t, historyProject, time.Now(), scrapeJob, exporterAddr)

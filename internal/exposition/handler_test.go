@@ -9,13 +9,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
+	"testing/synctest"
 )
 
 // stubSource serves one gauge family, pre-encoded and as a collector.
@@ -89,16 +89,22 @@ func TestHandlerFormatsAndFilter(t *testing.T) {
 	}
 }
 
+// In a synctest bubble: synctest.Wait returns once the first request is
+// blocked holding the slot, no polling.
 func TestHandlerMaxRequestsInFlight(t *testing.T) {
+	synctest.Test(t, testHandlerMaxRequestsInFlight)
+}
+
+func testHandlerMaxRequestsInFlight(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	src := newStub()
 	src.block = make(chan struct{})
 	h := NewHandler(reg, src, Opts{Registry: reg, MaxRequestsInFlight: 1})
 	done := make(chan struct{})
 	go func() { defer close(done); serve(h, "text/plain", "/metrics") }()
-	// Wait until the first request holds the slot.
-	for len(h.(*handler).inFlight) == 0 {
-		time.Sleep(time.Millisecond)
+	synctest.Wait() // the first request holds the slot, blocked in src
+	if len(h.(*handler).inFlight) == 0 {
+		t.Fatal("the first request, blocked, holds no slot")
 	}
 	rec := serve(h, "text/plain", "/metrics")
 	close(src.block)

@@ -158,10 +158,7 @@ func TestIdempotencyKeyInFlightAndUnknownOutcome(t *testing.T) {
 	var wg sync.WaitGroup
 	var first response
 	wg.Go(func() { first = e.call("POST", path, "slow", `{"prompt":"slow one"}`) })
-	deadline := time.Now().Add(5 * time.Second)
-	for e.fake.Requests(fakeapi.CreateJob) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 0, "the create at the API", func() bool { return e.fake.Requests(fakeapi.CreateJob) > 0 })
 	if r := e.call("POST", path, "slow", `{"prompt":"slow one"}`); r.status != http.StatusConflict || !strings.Contains(r.errorMessage(t), "still being processed") {
 		t.Errorf("in flight: HTTP %d %s", r.status, r.body)
 	}

@@ -295,14 +295,11 @@ func TestBackfillResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	// Cancel once ten days' files exist.
 	go func() {
-		for {
+		defer cancel()
+		testutil.WaitUntil(testutil.Patience, func() bool {
 			files, _ := filepath.Glob(filepath.Join(state, "docs", "visitors", "1d", "*.json"))
-			if len(files) >= 10 {
-				cancel()
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
+			return len(files) >= 10
+		})
 	}()
 	_, _, err := r.run(t, ctx, cfg)
 	if err == nil || !strings.Contains(err.Error(), "run it again to resume") {

@@ -18,15 +18,12 @@ import (
 // backfill's own goroutines need real time to run, not the clock).
 func waitFor(t *testing.T, out *testutil.SyncBuffer, re *regexp.Regexp) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := re.FindString(out.String()); m != "" {
-			return m
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("no line matching %s in:\n%s", re, out.String())
-	return ""
+	var m string
+	testutil.Eventually(t, 0, "a line matching "+re.String(), func() bool {
+		m = re.FindString(out.String())
+		return m != ""
+	}, out.String)
+	return m
 }
 
 // TestBackfillSaysWhatItWaitsFor: with a budget of 2 an hour on an

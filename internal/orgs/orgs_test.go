@@ -2,6 +2,7 @@ package orgs
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -38,9 +40,9 @@ func start(t *testing.T, fake *fakeapi.Server) *Set {
 // waitData waits until every id has data, and no other project shows.
 func waitData(t *testing.T, s *Set, ids ...string) map[string]refresh.View {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := map[string]refresh.View{}
+	var got map[string]refresh.View
+	testutil.Eventually(t, 0, fmt.Sprintf("data for exactly %v", ids), func() bool {
+		got = map[string]refresh.View{}
 		for _, v := range s.Views() {
 			got[v.Project] = v
 		}
@@ -50,14 +52,9 @@ func waitData(t *testing.T, s *Set, ids ...string) map[string]refresh.View {
 				ready = false
 			}
 		}
-		if ready {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("views %v, want data for exactly %v", got, ids)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ready
+	}, func() string { return fmt.Sprintf("views %v", got) })
+	return got
 }
 
 func TestOrganizationsUseTheirOwnKeyAndBudget(t *testing.T) {
@@ -188,25 +185,15 @@ func TestA429SlowsOnlyItsOrganization(t *testing.T) {
 		Projects: []config.Project{project("a1", "a"), project("a2", "a"), project("a3", "a")}}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Budgets()[0].PausedUntil().IsZero() {
-		if time.Now().After(deadline) {
-			t.Fatalf("a's budget not paused after its key's quota ran out (%d rejections)", fake.AnalyticsRejections())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 0, "a's budget paused after its key's quota ran out", func() bool { return !s.Budgets()[0].PausedUntil().IsZero() },
+		func() string { return fmt.Sprintf("%d rejections", fake.AnalyticsRejections()) })
 	// While a is paused, b starts: its walks go out, with its own key.
 	if err := s.Apply(&config.Config{Organizations: []config.Organization{a, b},
 		Projects: []config.Project{project("a1", "a"), project("a2", "a"), project("a3", "a"), project("b1", "b"), project("b2", "b")}}); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(10 * time.Second)
-	for fake.AnalyticsRequestsByKey("mint_b") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("b sent %d requests while a was paused, want its 2 walks at once", fake.AnalyticsRequestsByKey("mint_b"))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 0, "b's 2 walks at once while a is paused", func() bool { return fake.AnalyticsRequestsByKey("mint_b") >= 2 },
+		func() string { return fmt.Sprintf("b sent %d requests", fake.AnalyticsRequestsByKey("mint_b")) })
 	budgets := s.Budgets()
 	if budgets[1].Organization() != "b" || !budgets[1].PausedUntil().IsZero() || budgets[1].Effective() != 10 {
 		t.Errorf("b's budget: paused until %v, effective %d; want no pause and its full 10", budgets[1].PausedUntil(), budgets[1].Effective())

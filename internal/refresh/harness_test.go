@@ -257,14 +257,9 @@ func (h *harness) queryDates(from int) []string {
 	return out
 }
 
-// waitFor polls cond every 10ms until it holds or 5s have passed.
+// waitFor polls cond until it holds (testutil.Eventually: on the bubble's
+// clock in a synctest bubble, else a hang guard of testutil.Patience).
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 5s: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 0, what, cond)
 }

@@ -2,6 +2,7 @@ package sources_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/boundedwrite"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 const pageSize = 4
@@ -193,16 +195,16 @@ func TestAssistantStateOnAFrozenDisk(t *testing.T) {
 		t.Fatalf("walk behind a blocked write = %v, want a refusal naming the earlier write", err)
 	}
 	thawOnce.Do(func() { close(thaw) })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		snap, err := src.Walk(ctx(t), q)
-		if err == nil {
-			checkAssistant(t, e, src, snap, q, "1d")
-			break
-		}
-		if !errors.As(err, &timeout) || time.Now().After(deadline) {
+	// The blocked write returns once thawed, on its own goroutine: walks
+	// are refused as behind it until then.
+	var snap sources.Snapshot
+	var err error
+	testutil.Eventually(t, 0, "a walk after the thaw", func() bool {
+		snap, err = src.Walk(ctx(t), q)
+		if err != nil && !errors.As(err, &timeout) {
 			t.Fatalf("walk after the thaw: %v", err)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return err == nil
+	}, func() string { return fmt.Sprint("last error: ", err) })
+	checkAssistant(t, e, src, snap, q, "1d")
 }

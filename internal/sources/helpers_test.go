@@ -65,9 +65,14 @@ func (e *env) source(name string) sources.Source {
 	return s
 }
 
+// ctx is the context of a walk against the fake API: a hang guard only. A
+// walk of hundreds of pages under -race on a machine whose cores are busy
+// takes far longer than on a quiet one (a 20s deadline failed there), and
+// nothing here judges its duration: go test's own -timeout would dump the
+// goroutines of a real hang.
 func ctx(t testing.TB) context.Context {
 	t.Helper()
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	c, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	t.Cleanup(cancel)
 	return c
 }

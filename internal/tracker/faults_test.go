@@ -73,13 +73,7 @@ func TestFrozenStateFile(t *testing.T) {
 // timeout have returned, and closes it.
 func waitIdle(t *testing.T, trk *Tracker) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second) // hang guard
-	for trk.store.Stalled() {
-		if time.Now().After(deadline) {
-			t.Fatal("the write blocked by the freeze never returned")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 0, "the write blocked by the freeze to return", func() bool { return !trk.store.Stalled() })
 	if err := trk.store.Close(); err != nil {
 		t.Fatal(err)
 	}

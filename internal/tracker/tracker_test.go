@@ -15,6 +15,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
 )
 
@@ -478,13 +479,11 @@ func TestRunPollsUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- trk.Run(ctx) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for v, _ := trk.Job("p1", j.ID); v.Status != "failed"; v, _ = trk.Job("p1", j.ID) {
-		if time.Now().After(deadline) {
-			t.Fatalf("job still %q: Run does not poll", v.Status)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	var v JobView
+	testutil.Eventually(t, 0, "Run to poll the job to its end", func() bool {
+		v, _ = trk.Job("p1", j.ID)
+		return v.Status == "failed"
+	}, func() string { return fmt.Sprintf("job still %q", v.Status) })
 	if err := trk.Run(ctx); err == nil {
 		t.Error("a second Run did not fail")
 	}

@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/crypto/bcrypt"
+	"sync/atomic"
 )
 
 // clientFrom is an HTTP client whose connections leave from the loopback
@@ -46,6 +48,7 @@ func BenchmarkScrapeDuringWrongPasswordAttack(b *testing.B) {
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	attack := clientFrom("127.0.0.2", attackers)
+	var answered atomic.Int64
 	for range attackers {
 		wg.Go(func() {
 			for ctx.Err() == nil {
@@ -53,12 +56,16 @@ func BenchmarkScrapeDuringWrongPasswordAttack(b *testing.B) {
 				req.SetBasicAuth("prometheus", randomPassword())
 				if resp, err := attack.Do(req); err == nil {
 					resp.Body.Close()
+					answered.Add(1)
 				}
 			}
 		})
 	}
 	defer func() { stop(); wg.Wait() }()
-	time.Sleep(300 * time.Millisecond) // the attack under way
+	// The attack under way: every attacker answered (at least) once.
+	if !testutil.WaitUntil(testutil.Patience, func() bool { return answered.Load() >= attackers }) {
+		b.Fatalf("the attack did not get under way: %d answers", answered.Load())
+	}
 
 	var took []time.Duration
 	for b.Loop() {

@@ -1,0 +1,49 @@
+package testutil
+
+import (
+	"testing"
+	"time"
+)
+
+// Patience is the deadline of a wait on something that runs on the wall
+// clock (the built binary, Redis, promtool, goroutines doing real I/O): a
+// hang guard generous enough for a machine whose every core is busy with
+// other work (make test-loaded), never a bound a test asserts.
+const Patience = time.Minute
+
+// pollEvery is how often WaitUntil looks.
+const pollEvery = 10 * time.Millisecond
+
+// WaitUntil polls cond until it holds (true) or timeout has passed (false).
+// It is the one place the tests sleep on the wall clock between looks at
+// something that does not run on a test's clock; code that takes a clock
+// (Now, Sleep) is tested on testutil.Clock or in a testing/synctest bubble
+// instead. In a synctest bubble the polling runs on the bubble's clock.
+func WaitUntil(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return cond()
+		}
+		time.Sleep(pollEvery) // real time: what cond looks at runs on the wall clock
+	}
+	return true
+}
+
+// Eventually fails t unless cond holds within timeout (Patience when 0).
+// what says what was awaited; seen, when given, what was last seen, for the
+// failure message.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool, seen ...func() string) {
+	t.Helper()
+	if timeout == 0 {
+		timeout = Patience
+	}
+	if WaitUntil(timeout, cond) {
+		return
+	}
+	msg := ""
+	for _, s := range seen {
+		msg += "\n" + s()
+	}
+	t.Fatalf("timed out after %s waiting for %s%s", timeout, what, msg)
+}
