@@ -7,6 +7,9 @@ import (
 	"strconv"
 )
 
+// EndpointAssistantCallerStats is /assistant/caller-stats.
+var EndpointAssistantCallerStats = analyticsEndpoint("assistant_caller_stats")
+
 // Callers the API documents for /assistant/caller-stats. Others may come:
 // callers pass them through as they are.
 const (

@@ -21,7 +21,6 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -215,21 +214,6 @@ func OptionalRegexp(s string) (*regexp.Regexp, error) {
 		return nil, fmt.Errorf("invalid regular expression: %w", err)
 	}
 	return re, nil
-}
-
-// DefaultSources are the sources exported when a project names none, each
-// over the project's windows; topQueries opts into the searches' top
-// queries as labels.
-func DefaultSources(topQueries *int) []sources.Spec {
-	var out []sources.Spec
-	for _, name := range sources.Defaults() {
-		spec := sources.Spec{Name: name}
-		if name == sources.NameSearches && topQueries != nil {
-			spec.TopQueries = *topQueries
-		}
-		out = append(out, spec)
-	}
-	return out
 }
 
 // LedgerPath is where organization org's analytics ledger is kept, in dir

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,10 +49,9 @@ type fileProject struct {
 }
 
 type fileSource struct {
-	Windows       []string `yaml:"windows"`
-	TopQueries    *int     `yaml:"top_queries"`
-	TopCategories *int     `yaml:"top_categories"`
-	FeedbackPages *int     `yaml:"feedback_pages"`
+	Windows []string `yaml:"windows"`
+	// Settings are the source's own keys (sources.Def.Settings).
+	Settings map[string]int `yaml:",inline"`
 }
 
 type filePaths struct {
@@ -309,7 +310,7 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 // are the default sources over the project's windows.
 func (b *builder) sources(key string, fp fileProject, minInterval time.Duration) []sources.Spec {
 	if fp.Sources == nil {
-		return DefaultSources(nil)
+		return sources.DefaultSpecs()
 	}
 	for name := range fp.Sources {
 		if _, ok := sources.ByName(name); !ok {
@@ -317,16 +318,16 @@ func (b *builder) sources(key string, fp fileProject, minInterval time.Duration)
 		}
 	}
 	var out []sources.Spec
-	for _, name := range sources.Names() {
-		fs, ok := fp.Sources[name]
+	for _, def := range sources.All() {
+		fs, ok := fp.Sources[def.Name]
 		if !ok {
 			continue
 		}
 		if fs == nil {
 			fs = &fileSource{}
 		}
-		k := key + ".sources." + name
-		spec := sources.Spec{Name: name}
+		k := key + ".sources." + def.Name
+		spec := sources.Spec{Name: def.Name}
 		if fs.Windows != nil {
 			var err error
 			if spec.Windows, err = ParseWindows(fs.Windows, minInterval); err != nil {
@@ -335,24 +336,43 @@ func (b *builder) sources(key string, fp fileProject, minInterval time.Duration)
 				b.problem(k+".windows", "no window: leave the key out for the project's windows")
 			}
 		}
-		setting := func(field string, v *int, only string, lo, hi int, dst *int) {
-			switch {
-			case v == nil:
-			case name != only:
-				b.problem(k+"."+field, "only the %s source has %s", only, field)
-			case *v < lo || *v > hi:
-				b.problem(k+"."+field, "must be between %d and %d, got %d", lo, hi, *v)
-			default:
-				*dst = *v
+		for _, field := range slices.Sorted(maps.Keys(fs.Settings)) {
+			v := fs.Settings[field]
+			setting, ok := def.Setting(field)
+			if !ok {
+				b.problem(k+"."+field, "%s", notASetting(def, field))
+				continue
+			}
+			if err := setting.Check(v); err != nil || (v == 0 && setting.Min > 0) {
+				b.problem(k+"."+field, "must be between %d and %d, got %d", setting.Min, setting.Max, v)
+				continue
+			}
+			if v != 0 {
+				if spec.Settings == nil {
+					spec.Settings = map[string]int{}
+				}
+				spec.Settings[field] = v
 			}
 		}
-		setting("top_queries", fs.TopQueries, sources.NameSearches, 0, 1000, &spec.TopQueries)
-		setting("top_categories", fs.TopCategories, sources.NameAssistant, -1, 100, &spec.TopCategories)
-		setting("feedback_pages", fs.FeedbackPages, sources.NameFeedback, 1, 100, &spec.FeedbackPages)
 		out = append(out, spec)
 	}
 	if len(out) == 0 && len(fp.Sources) == 0 {
 		b.problem(key+".sources", "no source: leave the key out for the default sources")
 	}
 	return out
+}
+
+// notASetting says why field is not a key of def's entry: another
+// source's setting, or no key at all.
+func notASetting(def *sources.Def, field string) string {
+	for _, o := range sources.All() {
+		if _, ok := o.Setting(field); ok {
+			return fmt.Sprintf("only the %s source has %s", o.Name, field)
+		}
+	}
+	keys := []string{"windows"}
+	for _, s := range def.Settings {
+		keys = append(keys, s.Key)
+	}
+	return fmt.Sprintf("unknown key %q (the %s source has %s)", field, def.Name, strings.Join(keys, ", "))
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +32,8 @@ type Flags struct {
 	include  string
 	exclude  string
 	sources  []string
-	topQ     *int
+	// settings are the sources' setting flags (sources.Setting.Flag).
+	settings []settingFlag
 
 	// set records which per-organization or per-project flags the user
 	// gave, to refuse them beside --config.file.
@@ -63,11 +65,26 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	track(app.Flag("visitors.path-include", "Only export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.include)
 	track(app.Flag("visitors.path-exclude", "Do not export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.exclude)
 	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(sources.Names(), ", ")+" (repeatable; default: "+strings.Join(sources.Defaults(), ", ")+"), each over the --visitors.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
-	f.topQ = flagvalue.Int(app, "analytics.search-top-queries", "Export the N most searched queries with their text as a label (0: none; queries may hold personal data).", "0")
-	f.set["--analytics.search-top-queries"] = new(bool)
-	trackSet(app, "analytics.search-top-queries", f.set["--analytics.search-top-queries"])
+	for _, def := range sources.All() {
+		for _, s := range def.Settings {
+			if s.Flag == "" {
+				continue
+			}
+			sf := settingFlag{source: def.Name, setting: s, value: flagvalue.Int(app, s.Flag, s.Help, "0")}
+			f.set["--"+s.Flag] = new(bool)
+			trackSet(app, s.Flag, f.set["--"+s.Flag])
+			f.settings = append(f.settings, sf)
+		}
+	}
 	f.cluster = cluster.RegisterFlags(app)
 	return f
+}
+
+// settingFlag is the flag of one source's setting.
+type settingFlag struct {
+	source  string
+	setting sources.Setting
+	value   *int
 }
 
 // trackSet marks *set when the flag name was given, for flags whose clause
@@ -90,9 +107,7 @@ func trackSet(app flagvalue.Flagger, name string, set *bool) {
 // with its line).
 func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Config, error) {
 	if f.File != "" {
-		for _, name := range []string{"--mintlify.project", "--mintlify.api-key-file", "--mintlify.analytics-budget",
-			"--visitors.window", "--visitors.timezone", "--visitors.max-paths", "--visitors.path-include", "--visitors.path-exclude",
-			"--analytics.source", "--analytics.search-top-queries"} {
+		for _, name := range slices.Sorted(maps.Keys(f.set)) {
 			if *f.set[name] {
 				return nil, fmt.Errorf("%s: not with --config.file, which holds every organization's and project's settings", name)
 			}
@@ -128,7 +143,7 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 	if p.Paths.Exclude, err = OptionalRegexp(f.exclude); err != nil {
 		return nil, fmt.Errorf("--visitors.path-exclude: %w", err)
 	}
-	specs := DefaultSources(f.topQ)
+	specs := sources.DefaultSpecs()
 	if len(f.sources) > 0 {
 		specs = nil
 		for _, name := range sources.Names() { // the registry's order, each once
@@ -141,14 +156,20 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 				return nil, fmt.Errorf("--analytics.source: unknown source %q (want one of %s)", name, strings.Join(sources.Names(), ", "))
 			}
 		}
+	}
+	for _, sf := range f.settings {
+		v := *sf.value
+		if err := sf.setting.Check(v); err != nil || (v == 0 && sf.setting.Min > 0) {
+			return nil, fmt.Errorf("--%s: must be between %d and %d, got %d", sf.setting.Flag, sf.setting.Min, sf.setting.Max, v)
+		}
 		for i := range specs {
-			if specs[i].Name == sources.NameSearches {
-				specs[i].TopQueries = *f.topQ
+			if specs[i].Name == sf.source && v != 0 {
+				if specs[i].Settings == nil {
+					specs[i].Settings = map[string]int{}
+				}
+				specs[i].Settings[sf.setting.Key] = v
 			}
 		}
-	}
-	if *f.topQ < 0 || *f.topQ > 1000 {
-		return nil, fmt.Errorf("--analytics.search-top-queries: must be between 0 and 1000, got %d", *f.topQ)
 	}
 	if err := f.cluster.Validate(); err != nil {
 		return nil, err

@@ -51,8 +51,8 @@ func paramsOf(cfg Config) params {
 			pp.Exclude = p.Paths.Exclude.String()
 		}
 		for _, sp := range p.Specs() {
-			if sp.Name == sources.NameAssistant {
-				pp.TopCategories = sp.TopCategories
+			if v, ok := sp.Settings["top_categories"]; ok {
+				pp.TopCategories = v
 			}
 		}
 		out.Projects[p.ID] = pp

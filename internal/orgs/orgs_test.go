@@ -10,13 +10,14 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 var day1 = visitors.Window{Name: "1d", Days: 1}
 
 func project(id, org string) config.Project {
-	return config.Project{Project: refresh.Project{Project: visitors.Project{ID: id, Windows: []visitors.Window{day1}}}, Organization: org}
+	return config.Project{Project: refresh.Project{Project: visitors.Project{ID: id, Windows: []visitors.Window{day1}}, Sources: []sources.Spec{{Name: sources.NameVisitors}}}, Organization: org}
 }
 
 // start runs a Set against the fake over HTTP; walks never repeat within

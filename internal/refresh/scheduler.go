@@ -52,19 +52,12 @@ const (
 // views are walked (one request each), whatever the page walks' plan.
 const DefaultSiteInterval = 12 * time.Minute
 
-// sourceWeight stretches the plan's interval per source: feedback,
-// searches and the assistant move slowly against page traffic.
-var sourceWeight = map[string]float64{
-	sources.NameVisitors: 1, sources.NameViews: 1, sources.NameAssistant: 2,
-	sources.NameFeedback: 3, sources.NameFeedbackItems: 3, sources.NameSearches: 3,
-}
-
 // Project is one project and its analytics sources, as the plan walks
 // them.
 type Project struct {
 	visitors.Project
-	// Sources are the project's sources with their windows (nil =
-	// visitors over the project's windows).
+	// Sources are the project's sources with their windows (nil = the
+	// default sources, sources.DefaultSpecs, over the project's windows).
 	Sources []sources.Spec
 }
 
@@ -73,7 +66,7 @@ type Project struct {
 func (p *Project) Specs() []sources.Spec {
 	specs := p.Sources
 	if len(specs) == 0 {
-		specs = []sources.Spec{{Name: sources.NameVisitors}}
+		specs = sources.DefaultSpecs()
 	}
 	out := make([]sources.Spec, len(specs))
 	for i, sp := range specs {
@@ -410,7 +403,8 @@ func sameWalksOfWindow(e *entry, p *Project, spec sources.Spec) bool {
 
 // weight is the entry's share of the plan's common factor.
 func (e *entry) weight() float64 {
-	return float64(e.window.Days) * cmp.Or(sourceWeight[e.spec.Name], 1)
+	def, _ := sources.ByName(e.spec.Name) // checked by checkProjects
+	return float64(e.window.Days) * def.PlanWeight()
 }
 
 // sourceConfig is what the source of spec needs for project p.
@@ -418,7 +412,7 @@ func (s *Scheduler) sourceConfig(p *Project, spec sources.Spec) sources.Config {
 	return sources.Config{
 		Client: s.client, Location: p.Loc(), Now: s.now, Logger: s.logger,
 		PageSize: s.cfg.PageSize, MaxPages: s.cfg.MaxPages, Paths: p.Paths,
-		FeedbackPages: spec.FeedbackPages, TopQueries: spec.TopQueries, TopCategories: spec.TopCategories,
+		Settings: spec.Settings,
 		StateDir: s.cfg.StateDir,
 	}
 }

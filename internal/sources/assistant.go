@@ -69,9 +69,19 @@ func assistantEmitOne(pick func(s *AssistantSnapshot) float64) func(Snapshot, st
 	}
 }
 
-var assistantDef = &Def{
+// NameAssistant is the assistant source: conversations, /assistant.
+const NameAssistant = "assistant"
+
+// keyTopCategories is how many query categories are exported
+// (0 = DefaultTopCategories; negative = none).
+const keyTopCategories = "top_categories"
+
+var _ = register(&Def{
+	Order:     60,
+	Weight:    2,
 	Name:      NameAssistant,
 	Endpoints: []string{apiclient.EndpointAssistant, apiclient.EndpointAssistantCallerStats},
+	Settings:  []Setting{{Key: keyTopCategories, Min: -1, Max: 100, Backfill: true}},
 	Families: []*Family{
 		family("mintlify_assistant_conversations", "Conversations with the AI assistant in the window, by caller (web, api, other), from the API's caller stats.",
 			familyFlags{additive: true}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.callers }), "caller"),
@@ -99,18 +109,16 @@ var assistantDef = &Def{
 		if cfg.AssistantOverlap < 0 {
 			return nil, fmt.Errorf("assistant: overlap %s must not be negative", cfg.AssistantOverlap)
 		}
-		if cfg.TopCategories == 0 {
-			cfg.TopCategories = DefaultTopCategories
-		}
+		topCategories := cmp.Or(cfg.Settings[keyTopCategories], DefaultTopCategories)
 		if cfg.Logger == nil {
 			cfg.Logger = log.NewNopLogger()
 		}
 		// Before the first walk: one read of new conversations and one of
 		// caller stats; the first walk of a window costs more (all of it).
-		return &assistantSource{base: newBase(def, func(Query) int { return 2 }), cfg: cfg, projects: map[string]*projectConversations{},
+		return &assistantSource{base: newBase(def, func(Query) int { return 2 }), cfg: cfg, topCategories: topCategories, projects: map[string]*projectConversations{},
 			writes: boundedwrite.Writes{Timeout: stateWriteTimeout}, syncFile: (*os.File).Sync}, nil
 	},
-}
+})
 
 // assistantSource reads conversations incrementally: only those after the
 // newest seen (less an overlap), counted per local day and kept on disk, so
@@ -119,6 +127,9 @@ var assistantDef = &Def{
 type assistantSource struct {
 	base
 	cfg Config
+	// topCategories is how many query categories are exported (negative:
+	// none).
+	topCategories int
 
 	mu       sync.Mutex
 	projects map[string]*projectConversations
@@ -328,7 +339,7 @@ func (s *assistantSource) snapshot(st *assistantState, q Query, stats *apiclient
 	slices.SortFunc(cats, func(a, b labelCount) int {
 		return cmp.Or(cmp.Compare(b.value, a.value), strings.Compare(a.label, b.label))
 	})
-	if n := max(s.cfg.TopCategories, 0); len(cats) > n {
+	if n := max(s.topCategories, 0); len(cats) > n {
 		for _, c := range cats[n:] {
 			snap.otherCategories += c.value
 		}

@@ -44,7 +44,7 @@ func TestFaultsFailTheWalk(t *testing.T) {
 			}
 			t.Run(name+"/"+fault, func(t *testing.T) {
 				t.Parallel()
-				e := start(t, fakeapi.Options{Paths: 30}, func(c *sources.Config) { c.MaxPages = 20; c.TopQueries = 5000 }) // more pages than the cap
+				e := start(t, fakeapi.Options{Paths: 30}, func(c *sources.Config) { c.MaxPages = 5; c.Settings = map[string]int{"top_queries": 1000} }) // more pages than the cap
 				e.fake.SetFault(endpoints[name], f)
 				snap, err := e.source(name).Walk(ctx(t), e.window(7))
 				if err == nil || snap != nil {
@@ -58,8 +58,8 @@ func TestFaultsFailTheWalk(t *testing.T) {
 					if !errors.Is(err, apiclient.ErrTooManyPages) {
 						t.Errorf("endless: %v, want ErrTooManyPages", err)
 					}
-					if got := e.fake.Requests(endpoints[name]); got != 20 {
-						t.Errorf("endless: %d requests, want the cap of 20", got)
+					if got := e.fake.Requests(endpoints[name]); got != 5 {
+						t.Errorf("endless: %d requests, want the cap of 5", got)
 					}
 				case "repeated", "missing":
 					if !errors.Is(err, apiclient.ErrBadCursor) {

@@ -1,8 +1,8 @@
 package sources
 
 import (
+	"cmp"
 	"context"
-	"fmt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
@@ -38,10 +38,20 @@ func feedbackEmit(fn func(s *FeedbackSnapshot, project, window string, emit Emit
 	}
 }
 
-var feedbackDef = &Def{
+// NameFeedback is the feedback source: feedback per page, /feedback/by-page.
+const NameFeedback = "feedback"
+
+// keyFeedbackPages is how many pages /feedback/by-page lists, 1..100
+// (0 = 100, the most it can: the endpoint has no second page).
+const keyFeedbackPages = "feedback_pages"
+
+var _ = register(&Def{
+	Order:     30,
+	Weight:    3,
 	Name:      NameFeedback,
 	Endpoints: []string{apiclient.EndpointFeedbackByPage},
 	DefaultOn: true,
+	Settings:  []Setting{{Key: keyFeedbackPages, Min: 1, Max: apiclient.MaxFeedbackByPageLimit, Backfill: true}},
 	Families: []*Family{
 		family("mintlify_feedback_pages_truncated",
 			"1 if the Mintlify API had feedback on more pages than the exported list holds, else 0.",
@@ -66,16 +76,10 @@ var feedbackDef = &Def{
 			}), "path"),
 	},
 	make: func(def *Def, cfg Config) (Source, error) {
-		limit := cfg.FeedbackPages
-		if limit == 0 {
-			limit = apiclient.MaxFeedbackByPageLimit
-		}
-		if limit < 1 || limit > apiclient.MaxFeedbackByPageLimit {
-			return nil, fmt.Errorf("feedback: pages %d outside 1..%d", limit, apiclient.MaxFeedbackByPageLimit)
-		}
+		limit := cmp.Or(cfg.Settings[keyFeedbackPages], apiclient.MaxFeedbackByPageLimit)
 		return &feedbackSource{base: newBase(def, func(Query) int { return 1 }), cfg: cfg, limit: limit}, nil
 	},
-}
+})
 
 type feedbackSource struct {
 	base

@@ -38,7 +38,12 @@ func feedbackItemsEmit(fn func(s *FeedbackItemsSnapshot, project, window string,
 	}
 }
 
-var feedbackItemsDef = &Def{
+// NameFeedbackItems is the feedback items source: triage states, /feedback.
+const NameFeedbackItems = "feedback_items"
+
+var _ = register(&Def{
+	Order:     40,
+	Weight:    3,
 	Name:      NameFeedbackItems,
 	Endpoints: []string{apiclient.EndpointFeedback},
 	Families: []*Family{
@@ -62,7 +67,7 @@ var feedbackItemsDef = &Def{
 	make: func(def *Def, cfg Config) (Source, error) {
 		return &feedbackItemsSource{base: newBase(def, func(Query) int { return 1 }), cfg: cfg}, nil
 	},
-}
+})
 
 // feedbackItemsSource walks every item of the window on each refresh:
 // statuses change without a modification time, so no item can be skipped.

@@ -2,53 +2,110 @@ package sources
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 )
 
-// Source names.
-const (
-	NameVisitors      = "visitors"
-	NameViews         = "views"
-	NameFeedback      = "feedback"
-	NameFeedbackItems = "feedback_items"
-	NameSearches      = "searches"
-	NameAssistant     = "assistant"
-)
-
-// Def describes a source before it is made: what configuration and
-// Describe need.
+// Def describes a source before it is made: everything the plan, the
+// configuration, the backfill and Describe need to know of it. Each source
+// file declares its Def and registers it (register); nothing outside that
+// file names the source.
 type Def struct {
 	Name string
+	// Order places the source in the registry: the order of the
+	// configuration's sources, the exposition and the status page.
+	Order int
 	// Endpoints are the apiclient endpoints the source reads.
 	Endpoints []string
 	// DefaultOn: enabled when the configuration does not say.
 	DefaultOn bool
 	// TotalsOnly: a TotalsOnly query costs one request (see Source).
 	TotalsOnly bool
+	// Weight stretches the plan's interval of the source's walks against
+	// page traffic's (1): sources that move slowly are walked less often,
+	// so that the budget goes where the data changes.
+	Weight float64
+	// BackfillWindows: the backfill walks every window of each past day
+	// (the source's counts do not add up across days, so no window can be
+	// derived from days). Other sources are backfilled when their counts
+	// add up (Source.Additive), one walk per past day.
+	BackfillWindows bool
+	// Settings are the source's own keys in a project's sources: entry
+	// (and their flags), beside windows.
+	Settings []Setting
 	// Families are the source's data families.
 	Families []*Family
 
 	make func(def *Def, cfg Config) (Source, error)
 }
 
-// New makes the source from cfg.
-func (d *Def) New(cfg Config) (Source, error) { return d.make(d, cfg) }
+// Setting is an integer setting of one source. 0 (left out) is the
+// source's default; any other value is within Min..Max.
+type Setting struct {
+	// Key is its key in the source's entry of a project's sources: map.
+	Key string
+	// Flag is its flag on the flag route, without "--" ("": none).
+	Flag string
+	// Help is the flag's help.
+	Help string
+	// Min and Max bound a value other than 0.
+	Min, Max int
+	// Backfill: the backfill reads the source with the setting (else with
+	// its default, when the setting only shapes what the backfill does not
+	// write).
+	Backfill bool
+}
+
+// Check refuses a value outside the setting's range.
+func (s Setting) Check(v int) error {
+	if v != 0 && (v < s.Min || v > s.Max) {
+		return fmt.Errorf("must be between %d and %d, got %d", s.Min, s.Max, v)
+	}
+	return nil
+}
+
+// Setting returns the source's setting of that key.
+func (d *Def) Setting(key string) (Setting, bool) {
+	i := slices.IndexFunc(d.Settings, func(s Setting) bool { return s.Key == key })
+	if i < 0 {
+		return Setting{}, false
+	}
+	return d.Settings[i], true
+}
+
+// BackfillSettings are the settings of settings the backfill reads the
+// source with (Setting.Backfill).
+func (d *Def) BackfillSettings(settings map[string]int) map[string]int {
+	out := map[string]int{}
+	for _, s := range d.Settings {
+		if v, ok := settings[s.Key]; ok && s.Backfill {
+			out[s.Key] = v
+		}
+	}
+	return out
+}
+
+// PlanWeight is Weight, 1 when not set.
+func (d *Def) PlanWeight() float64 { return cmp.Or(d.Weight, 1) }
+
+// New makes the source from cfg, after checking that its settings in cfg
+// are within their ranges (other sources' settings are not its business).
+func (d *Def) New(cfg Config) (Source, error) {
+	for _, s := range d.Settings {
+		if err := s.Check(cfg.Settings[s.Key]); err != nil {
+			return nil, fmt.Errorf("%s: %s %w", d.Name, s.Key, err)
+		}
+	}
+	return d.make(d, cfg)
+}
 
 // All lists every source, in a stable order.
 //
-// Defaults, by cost per refresh and value (README, Analytics sources):
-// visitors and views are on (the issue fixes it; ceil(paths/250) requests
-// per walk, 1 for totals). feedback and searches are on: one request per
-// refresh whatever the size of the site (searches exports totalSearches
-// only until top queries are configured), and they answer what a docs team
-// asks first (which pages readers thumb down, how much readers search).
-// feedback_items is off: it walks every item of the window on each refresh
-// (ceil(items/100) requests, growing with the feedback volume, since status
-// changes carry no timestamp), worth it only for teams that triage in
-// Mintlify. assistant is off: it needs a state directory to stay cheap
-// across restarts, and its first walk reads every conversation of the
-// window (ceil(conversations/1000) requests) before each refresh costs
-// 1 + ceil(new/1000) plus 1 for caller stats.
+// Defaults, by cost per refresh and value (README, Analytics sources), are
+// each source's DefaultOn: the sources cheap per refresh whatever the size
+// of the site, that answer what a docs team asks first, are on; those
+// whose every refresh grows with the volume of the data (or that need a
+// state directory to stay cheap) are off.
 func All() []*Def {
 	return slices.Clone(registry)
 }
@@ -82,7 +139,31 @@ func Defaults() []string {
 	return out
 }
 
-var registry = []*Def{visitorsDef, viewsDef, feedbackDef, feedbackItemsDef, searchesDef, assistantDef}
+// DefaultSpecs are the sources of a project that names none, each over the
+// project's windows with its default settings.
+func DefaultSpecs() []Spec {
+	var out []Spec
+	for _, name := range Defaults() {
+		out = append(out, Spec{Name: name})
+	}
+	return out
+}
+
+// registry is every source, by Order.
+var registry []*Def
+
+// register adds a source's Def to the registry, in its Order; a name or
+// order given twice is a programming error.
+func register(d *Def) *Def {
+	for _, o := range registry {
+		if o.Name == d.Name || o.Order == d.Order {
+			panic(fmt.Sprintf("sources: %s registered beside %s with the same name or order", d.Name, o.Name))
+		}
+	}
+	i, _ := slices.BinarySearchFunc(registry, d, func(a, b *Def) int { return cmp.Compare(a.Order, b.Order) })
+	registry = slices.Insert(registry, i, d)
+	return d
+}
 
 // labelCount is one sample of a count by a label.
 type labelCount struct {

@@ -73,7 +73,7 @@ func (c *snapshots) Collect(ch chan<- prometheus.Metric) {
 // gathers on a pedantic registry and passes the metric linter.
 func TestFamiliesLint(t *testing.T) {
 	t.Parallel()
-	e := start(t, fakeapi.Options{Paths: 30}, func(c *sources.Config) { c.TopQueries = 10 })
+	e := start(t, fakeapi.Options{Paths: 30}, func(c *sources.Config) { c.Settings = map[string]int{"top_queries": 10} })
 	col := &snapshots{}
 	for _, name := range sources.Names() {
 		s := e.source(name)

@@ -2,7 +2,6 @@ package sources
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
@@ -31,10 +30,21 @@ func searchesEmit(fn func(s *SearchesSnapshot, project, window string, emit Emit
 	}
 }
 
-var searchesDef = &Def{
+// NameSearches is the searches source: searches and top queries, /searches.
+const NameSearches = "searches"
+
+// keyTopQueries is how many of the most searched queries are exported
+// with their text as a label (0 = none: queries may hold personal data).
+const keyTopQueries = "top_queries"
+
+var _ = register(&Def{
+	Order:     50,
+	Weight:    3,
 	Name:      NameSearches,
 	Endpoints: []string{apiclient.EndpointSearches},
 	DefaultOn: true,
+	Settings: []Setting{{Key: keyTopQueries, Min: 0, Max: 1000, Flag: "analytics.search-top-queries",
+		Help: "Export the N most searched queries with their text as a label (0: none; queries may hold personal data)."}},
 	Families: []*Family{
 		family("mintlify_searches", "Searches made on the site in the window, the Mintlify API's totalSearches; searches are events and add up across days.",
 			familyFlags{additive: true}, searchesEmit(func(s *SearchesSnapshot, project, window string, emit Emit) {
@@ -54,15 +64,12 @@ var searchesDef = &Def{
 			}), "query"),
 	},
 	make: func(def *Def, cfg Config) (Source, error) {
-		if cfg.TopQueries < 0 {
-			return nil, fmt.Errorf("searches: top queries %d must be >= 0", cfg.TopQueries)
-		}
 		// The API orders by hits: the top N take ceil(N/100) requests, and
 		// the total alone one.
-		cost := max(1, (cfg.TopQueries+apiclient.MaxSearchesLimit-1)/apiclient.MaxSearchesLimit)
+		cost := max(1, (cfg.Settings[keyTopQueries]+apiclient.MaxSearchesLimit-1)/apiclient.MaxSearchesLimit)
 		return &searchesSource{base: newBase(def, func(Query) int { return cost }), cfg: cfg}, nil
 	},
-}
+})
 
 type searchesSource struct {
 	base
@@ -73,7 +80,7 @@ func (s *searchesSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 	if err := checkRange(s.Name(), q); err != nil {
 		return nil, err
 	}
-	top := s.cfg.TopQueries
+	top := s.cfg.Settings[keyTopQueries]
 	if q.TotalsOnly {
 		top = 0
 	}

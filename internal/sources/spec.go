@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
@@ -12,13 +13,12 @@ type Spec struct {
 	Name string
 	// Windows are the source's date windows (nil = the project's).
 	Windows []visitors.Window
-	// TopQueries, TopCategories and FeedbackPages are Config's, for this
-	// project (see Config).
-	TopQueries, TopCategories, FeedbackPages int
+	// Settings are the source's own settings for this project, by key
+	// (Config.Settings).
+	Settings map[string]int
 }
 
 // Equal reports whether two specs ask for the same walks.
 func (s Spec) Equal(o Spec) bool {
-	return s.Name == o.Name && slices.Equal(s.Windows, o.Windows) && s.TopQueries == o.TopQueries &&
-		s.TopCategories == o.TopCategories && s.FeedbackPages == o.FeedbackPages
+	return s.Name == o.Name && slices.Equal(s.Windows, o.Windows) && maps.Equal(s.Settings, o.Settings)
 }

@@ -6,7 +6,12 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
 
-var viewsDef = &Def{
+// NameViews is the views source: content views per page, /views.
+const NameViews = "views"
+
+var _ = register(&Def{
+	Order:      20,
+	Weight:     1,
 	Name:       NameViews,
 	Endpoints:  []string{apiclient.EndpointViews},
 	DefaultOn:  true,
@@ -37,4 +42,4 @@ var viewsDef = &Def{
 			},
 		}, nil
 	},
-}
+})

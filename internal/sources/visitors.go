@@ -8,11 +8,17 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
-var visitorsDef = &Def{
-	Name:       NameVisitors,
-	Endpoints:  []string{apiclient.EndpointVisitors},
-	DefaultOn:  true,
-	TotalsOnly: true,
+// NameVisitors is the visitors source: unique visitors per page, /visitors.
+const NameVisitors = "visitors"
+
+var _ = register(&Def{
+	Order:           10,
+	Weight:          1,
+	BackfillWindows: true,
+	Name:            NameVisitors,
+	Endpoints:       []string{apiclient.EndpointVisitors},
+	DefaultOn:       true,
+	TotalsOnly:      true,
 	Families: trafficFamilies(false,
 		// Unique visitors are not additive (the conventions): the HELP says
 		// so in a few words, the README's metric table in full.
@@ -31,7 +37,7 @@ var visitorsDef = &Def{
 			},
 		}, nil
 	},
-}
+})
 
 // trafficSource is visitors or views: an offset walk of paths, or the site
 // totals alone in one request.
