@@ -56,7 +56,7 @@ func (f *DataFamily) Samples(project, window string, s *visitors.Snapshot, emit 
 
 // DataFamilies are the visitor data families, site before page.
 var DataFamilies = func() []*DataFamily {
-	d, _ := sources.ByName(sources.NameVisitors)
+	d := sources.All()[0] // visitors: first in the registry (sources.TestRegistry)
 	out := make([]*DataFamily, len(d.Families))
 	for i, f := range d.Families {
 		out[i] = &DataFamily{f}

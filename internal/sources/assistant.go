@@ -348,3 +348,68 @@ func (s *assistantSource) snapshot(st *assistantState, q Query, stats *apiclient
 	snap.categories = slices.Clip(cats)
 	return snap
 }
+
+// kindAssistant is the wire kind of AssistantSnapshot.
+var kindAssistant = wireKind("assistant", decodeData[wireAssistant])
+
+func (v *AssistantSnapshot) toWire() (string, wireData) {
+	if v == nil {
+		return "", nil
+	}
+	return kindAssistant, &wireAssistant{
+		Meta:            metaToWire(v.meta),
+		Callers:         labelCountsToWire(v.callers),
+		Combined:        v.combined,
+		Resolution:      labelCountsToWire(v.resolution),
+		ResponseType:    labelCountsToWire(v.responseType),
+		Categories:      labelCountsToWire(v.categories),
+		OtherCategories: v.otherCategories,
+	}
+}
+
+// wireAssistant is an AssistantSnapshot.
+type wireAssistant struct {
+	Meta            wireMeta         `json:"meta"`
+	Callers         []wireLabelCount `json:"callers"`
+	Combined        float64          `json:"combined"`
+	Resolution      []wireLabelCount `json:"resolution"`
+	ResponseType    []wireLabelCount `json:"responseType"`
+	Categories      []wireLabelCount `json:"categories"`
+	OtherCategories float64          `json:"otherCategories"`
+}
+
+func (w *wireAssistant) validate() error {
+	if err := w.Meta.validate(0); err != nil {
+		return err
+	}
+	for _, l := range [...]struct {
+		what string
+		rows []wireLabelCount
+	}{{"caller", w.Callers}, {"resolution", w.Resolution}, {"response type", w.ResponseType}, {"category", w.Categories}} {
+		seen := make(uniqueLabels, len(l.rows))
+		for i, c := range l.rows {
+			if err := seen.add(l.what, i, c.Label); err != nil {
+				return err
+			}
+			if err := checkValues(c.Value); err != nil {
+				return fmt.Errorf("%s %d: %w", l.what, i+1, err)
+			}
+		}
+	}
+	if err := checkValues(w.Combined, w.OtherCategories); err != nil {
+		return fmt.Errorf("combined or other categories: %w", err)
+	}
+	return nil
+}
+
+func (w *wireAssistant) snapshot() Snapshot {
+	return &AssistantSnapshot{
+		meta:            w.Meta.meta(),
+		callers:         labelCountsFromWire(w.Callers),
+		combined:        w.Combined,
+		resolution:      labelCountsFromWire(w.Resolution),
+		responseType:    labelCountsFromWire(w.ResponseType),
+		categories:      labelCountsFromWire(w.Categories),
+		otherCategories: w.OtherCategories,
+	}
+}

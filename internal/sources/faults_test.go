@@ -15,10 +15,11 @@ import (
 // the API's free text.
 func TestFaultsFailTheWalk(t *testing.T) {
 	t.Parallel()
-	endpoints := map[string]string{
-		sources.NameVisitors: fakeapi.Visitors, sources.NameViews: fakeapi.Views,
-		sources.NameFeedback: fakeapi.FeedbackByPage, sources.NameFeedbackItems: fakeapi.Feedback,
-		sources.NameSearches: fakeapi.Searches, sources.NameAssistant: fakeapi.Assistant,
+	// A source's first endpoint is the one its walk reads first; the fake
+	// names its endpoints as apiclient does.
+	endpoints := map[string]string{}
+	for _, def := range sources.All() {
+		endpoints[def.Name] = def.Endpoints[0]
 	}
 	cursor := map[string]bool{sources.NameFeedbackItems: true, sources.NameSearches: true, sources.NameAssistant: true}
 	faults := map[string]fakeapi.Fault{

@@ -3,6 +3,7 @@ package sources
 import (
 	"cmp"
 	"context"
+	"fmt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
@@ -121,4 +122,57 @@ func boolFloat(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// kindFeedback is the wire kind of FeedbackSnapshot.
+var kindFeedback = wireKind("feedback", decodeData[wireFeedback])
+
+func (v *FeedbackSnapshot) toWire() (string, wireData) {
+	if v == nil {
+		return "", nil
+	}
+	w := &wireFeedback{Meta: metaToWire(v.meta), Truncated: v.truncated, Pages: make([]wireFeedbackPage, len(v.pages))}
+	for i, p := range v.pages {
+		w.Pages[i] = wireFeedbackPage{Path: p.path, ThumbsUp: p.up, ThumbsDown: p.down, CodeSnippet: p.code, Total: p.total}
+	}
+	return kindFeedback, w
+}
+
+// wireFeedback is a FeedbackSnapshot.
+type wireFeedback struct {
+	Meta      wireMeta           `json:"meta"`
+	Pages     []wireFeedbackPage `json:"pages"`
+	Truncated bool               `json:"truncated"`
+}
+
+type wireFeedbackPage struct {
+	Path        string  `json:"path"`
+	ThumbsUp    float64 `json:"thumbsUp"`
+	ThumbsDown  float64 `json:"thumbsDown"`
+	CodeSnippet float64 `json:"codeSnippet"`
+	Total       float64 `json:"total"`
+}
+
+func (w *wireFeedback) validate() error {
+	if err := w.Meta.validate(len(w.Pages)); err != nil {
+		return err
+	}
+	seen := make(uniqueLabels, len(w.Pages))
+	for i, p := range w.Pages {
+		if err := seen.add("page", i, p.Path); err != nil {
+			return err
+		}
+		if err := checkValues(p.ThumbsUp, p.ThumbsDown, p.CodeSnippet, p.Total); err != nil {
+			return fmt.Errorf("page %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+func (w *wireFeedback) snapshot() Snapshot {
+	s := &FeedbackSnapshot{meta: w.Meta.meta(), truncated: w.Truncated, pages: make([]pageFeedback, len(w.Pages))}
+	for i, p := range w.Pages {
+		s.pages[i] = pageFeedback{path: p.Path, up: p.ThumbsUp, down: p.ThumbsDown, code: p.CodeSnippet, total: p.Total}
+	}
+	return s
 }

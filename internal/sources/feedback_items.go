@@ -3,6 +3,7 @@ package sources
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -107,4 +108,72 @@ func (s *feedbackItemsSource) Walk(ctx context.Context, q Query) (Snapshot, erro
 	})
 	s.learn(q, res.Requests)
 	return snap, nil
+}
+
+// kindFeedbackItems is the wire kind of FeedbackItemsSnapshot.
+var kindFeedbackItems = wireKind("feedback_items", decodeData[wireFeedbackItems])
+
+func (v *FeedbackItemsSnapshot) toWire() (string, wireData) {
+	if v == nil {
+		return "", nil
+	}
+	w := &wireFeedbackItems{Meta: metaToWire(v.meta), Counts: make([]wireSourceStatus, len(v.counts))}
+	for i, c := range v.counts {
+		w.Counts[i] = wireSourceStatus{Source: c.source, Status: c.status, Value: c.value}
+	}
+	// Zero means none pending (the age family then reads 0): written as
+	// null rather than as the year 1.
+	if !v.oldestPending.IsZero() {
+		t := v.oldestPending.UTC()
+		w.OldestPending = &t
+	}
+	return kindFeedbackItems, w
+}
+
+// wireFeedbackItems is a FeedbackItemsSnapshot.
+type wireFeedbackItems struct {
+	Meta   wireMeta           `json:"meta"`
+	Counts []wireSourceStatus `json:"counts"`
+	// OldestPending is null when no item is pending.
+	OldestPending *time.Time `json:"oldestPending"`
+}
+
+type wireSourceStatus struct {
+	Source string  `json:"source"`
+	Status string  `json:"status"`
+	Value  float64 `json:"value"`
+}
+
+func (w *wireFeedbackItems) validate() error {
+	if err := w.Meta.validate(0); err != nil {
+		return err
+	}
+	seen := make(uniqueLabels, len(w.Counts))
+	for i, c := range w.Counts {
+		if err := seen.add("count", i, c.Source, c.Status); err != nil {
+			return err
+		}
+		if err := checkValues(c.Value); err != nil {
+			return fmt.Errorf("count %d: %w", i+1, err)
+		}
+	}
+	if w.OldestPending != nil {
+		// The zero time would read as "none pending" once decoded: one
+		// meaning, one spelling (null).
+		if err := checkTime("oldestPending", *w.OldestPending); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *wireFeedbackItems) snapshot() Snapshot {
+	s := &FeedbackItemsSnapshot{meta: w.Meta.meta(), counts: make([]sourceStatusCount, len(w.Counts))}
+	for i, c := range w.Counts {
+		s.counts[i] = sourceStatusCount{source: c.Source, status: c.Status, value: c.Value}
+	}
+	if w.OldestPending != nil {
+		s.oldestPending = w.OldestPending.UTC()
+	}
+	return s
 }

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
@@ -104,4 +105,58 @@ func (s *searchesSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 	}
 	s.learn(q, res.Requests)
 	return snap, nil
+}
+
+// kindSearches is the wire kind of SearchesSnapshot.
+var kindSearches = wireKind("searches", decodeData[wireSearches])
+
+func (v *SearchesSnapshot) toWire() (string, wireData) {
+	if v == nil {
+		return "", nil
+	}
+	w := &wireSearches{Meta: metaToWire(v.meta), Total: v.total, Queries: make([]wireQuery, len(v.queries))}
+	for i, q := range v.queries {
+		w.Queries[i] = wireQuery{Query: q.query, Hits: q.hits, CTR: q.ctr}
+	}
+	return kindSearches, w
+}
+
+// wireSearches is a SearchesSnapshot.
+type wireSearches struct {
+	Meta    wireMeta    `json:"meta"`
+	Total   float64     `json:"total"`
+	Queries []wireQuery `json:"queries"`
+}
+
+type wireQuery struct {
+	Query string  `json:"query"`
+	Hits  float64 `json:"hits"`
+	CTR   float64 `json:"ctr"`
+}
+
+func (w *wireSearches) validate() error {
+	if err := w.Meta.validate(len(w.Queries)); err != nil {
+		return err
+	}
+	if err := checkValues(w.Total); err != nil {
+		return fmt.Errorf("total: %w", err)
+	}
+	seen := make(uniqueLabels, len(w.Queries))
+	for i, q := range w.Queries {
+		if err := seen.add("query", i, q.Query); err != nil {
+			return err
+		}
+		if err := checkValues(q.Hits, q.CTR); err != nil {
+			return fmt.Errorf("query %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+func (w *wireSearches) snapshot() Snapshot {
+	s := &SearchesSnapshot{meta: w.Meta.meta(), total: w.Total, queries: make([]searchQuery, len(w.Queries))}
+	for i, q := range w.Queries {
+		s.queries[i] = searchQuery{query: q.Query, hits: q.Hits, ctr: q.CTR}
+	}
+	return s
 }
