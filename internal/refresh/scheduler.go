@@ -255,7 +255,7 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	}
 	s.cfg = cfg
 	var err error
-	if s.entries, err = s.entriesFor(cfg.Projects, nil); err != nil {
+	if s.entries, _, err = s.entriesFor(cfg.Projects, nil); err != nil {
 		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -322,12 +322,16 @@ type entryKey struct {
 // whose project and source are walked alike is kept as it is, with its
 // snapshot, cost and place in the schedule. Caller holds mu (or owns s
 // alone).
-func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, error) {
+//
+// A kept entry moves to its project in projects only when the caller
+// applies moved: until then the running plan is untouched.
+func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, []movedEntry, error) {
 	keep := map[entryKey]*entry{}
 	for _, e := range old {
 		keep[entryKey{e.project, e.spec.Name, e.label, e.scope}] = e
 	}
 	var out, finals []*entry
+	var moved []movedEntry
 	for i := range projects {
 		p := &projects[i]
 		for _, spec := range p.Specs() {
@@ -341,7 +345,7 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 					label = FinalDayWindow
 				}
 				if o := keep[entryKey{p.ID, spec.Name, label, scope}]; o != nil && o.window == w && sameWalksOfWindow(o, p, spec) {
-					o.proj, src = p, o.src
+					moved, src = append(moved, movedEntry{o, p}), o.src
 					return o, nil
 				}
 				if src == nil {
@@ -357,7 +361,7 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 			for _, w := range spec.Windows {
 				e, err := reuse(w, false, ScopePages)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				out = append(out, e)
 				if !def.TotalsOnly || w.Days != 1 {
@@ -365,13 +369,13 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 				}
 				if s.cfg.SiteInterval > 0 {
 					if e, err = reuse(w, false, ScopeSite); err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					out = append(out, e)
 				}
 				if s.cfg.FinalDayDelay >= 0 {
 					if e, err = reuse(w, true, ScopePages); err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					finals = append(finals, e)
 				}
@@ -387,7 +391,13 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 		}
 		return cmp.Compare(a.weight(), b.weight())
 	})
-	return append(out, finals...), nil
+	return append(out, finals...), moved, nil
+}
+
+// movedEntry is a kept entry and the project it moves to.
+type movedEntry struct {
+	e *entry
+	p *Project
 }
 
 // sameWalksOfWindow reports whether e's window is walked alike under p and
@@ -423,25 +433,44 @@ func (s *Scheduler) sourceConfig(p *Project, spec sources.Spec) sources.Config {
 // budget; removed ones stop being exported at once (a walk of theirs in
 // flight finishes, and its result is dropped).
 func (s *Scheduler) Update(projects []Project) error {
-	if err := checkProjects(projects, s.cfg.MinInterval); err != nil {
+	commit, err := s.PrepareUpdate(projects)
+	if err != nil {
 		return err
+	}
+	commit()
+	return nil
+}
+
+// PrepareUpdate does what can fail of Update(projects) and returns the
+// commit that makes it the plan: until commit is called, nothing of the
+// scheduler changes, so that a reload can prepare every organization before
+// it changes any. At most one update is prepared at a time (the caller
+// serialises them); commit cannot fail.
+func (s *Scheduler) PrepareUpdate(projects []Project) (commit func(), err error) {
+	if err := checkProjects(projects, s.cfg.MinInterval); err != nil {
+		return nil, err
 	}
 	projects = slices.Clone(projects)
 	s.mu.Lock()
-	entries, err := s.entriesFor(projects, s.entries)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	s.entries = entries
-	s.cfg.Projects = projects
-	s.replan()
+	entries, moved, err := s.entriesFor(projects, s.entries)
 	s.mu.Unlock()
-	select {
-	case s.walked <- struct{}{}: // plan again now
-	default:
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return func() {
+		s.mu.Lock()
+		for _, m := range moved {
+			m.e.proj = m.p
+		}
+		s.entries = entries
+		s.cfg.Projects = projects
+		s.replan()
+		s.mu.Unlock()
+		select {
+		case s.walked <- struct{}{}: // plan again now
+		default:
+		}
+	}, nil
 }
 
 // replan derives every window's interval from the budget and the walks'
