@@ -1,7 +1,13 @@
 package sources
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -141,4 +147,49 @@ func (w *wireTraffic) snapshot() Snapshot {
 		}
 	}
 	return &TrafficSnapshot{Snapshot: s, totalsOnly: m.TotalsOnly}
+}
+
+// buildTraffic reduces an API result to a snapshot: paths made valid label values
+// and merged (first row wins, as in apiclient), filtered, ranked and capped.
+func buildTraffic(p visitors.PathPolicy, res *apiclient.VisitorsReport, from, to string, at time.Time) *visitors.Snapshot {
+	s := &visitors.Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(res.Totals), Requests: res.Requests}
+	seen := make(map[string]struct{}, len(res.Paths))
+	paths := make([]visitors.PathCounts, 0, len(res.Paths))
+	for _, row := range res.Paths {
+		path := strings.ToValidUTF8(row.Path, "\uFFFD")
+		if p.Redact != nil {
+			path = p.Redact(path)
+		}
+		if _, dup := seen[path]; dup {
+			continue
+		}
+		seen[path] = struct{}{}
+		if (p.Include != nil && !p.Include.MatchString(path)) || (p.Exclude != nil && p.Exclude.MatchString(path)) {
+			s.Dropped++
+			continue
+		}
+		paths = append(paths, visitors.PathCounts{Path: path, Counts: countsOf(row.VisitorCounts)})
+	}
+	slices.SortFunc(paths, func(a, b visitors.PathCounts) int {
+		if c := cmp.Compare(b.Total, a.Total); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	if p.MaxPaths > 0 && len(paths) > p.MaxPaths {
+		s.Dropped += len(paths) - p.MaxPaths
+		// A copy, so that the dropped tail's memory is released.
+		paths = slices.Clone(paths[:p.MaxPaths])
+	}
+	s.Paths = paths
+	return s
+}
+
+// totalsOnlyTraffic is a snapshot of site totals without paths.
+func totalsOnlyTraffic(totals apiclient.VisitorCounts, from, to string, at time.Time) *visitors.Snapshot {
+	return &visitors.Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Requests: 1}
+}
+
+func countsOf(c apiclient.VisitorCounts) visitors.Counts {
+	return visitors.Counts{Human: float64(c.Human), AI: float64(c.AI), Total: float64(c.Total)}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // NameVisitors is the visitors source: unique visitors per page, /visitors.
@@ -63,7 +62,7 @@ func (s *trafficSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		snap = &TrafficSnapshot{Snapshot: visitors.TotalsOnly(totals, q.DateFrom, q.DateTo, s.cfg.now()), totalsOnly: true}
+		snap = &TrafficSnapshot{Snapshot: totalsOnlyTraffic(totals, q.DateFrom, q.DateTo, s.cfg.now()), totalsOnly: true}
 	} else {
 		pageSize := s.cfg.PageSize
 		if pageSize == 0 {
@@ -73,7 +72,7 @@ func (s *trafficSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		snap = &TrafficSnapshot{Snapshot: s.cfg.Paths.Build(res, q.DateFrom, q.DateTo, s.cfg.now())}
+		snap = &TrafficSnapshot{Snapshot: buildTraffic(s.cfg.Paths, res, q.DateFrom, q.DateTo, s.cfg.now())}
 	}
 	s.learn(q, snap.Requests)
 	return snap, nil

@@ -1,13 +1,8 @@
 package visitors
 
 import (
-	"cmp"
 	"regexp"
-	"slices"
-	"strings"
 	"time"
-
-	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
 
 // Counts are unique visitor counts as floats, ready to export.
@@ -50,49 +45,4 @@ type PathPolicy struct {
 	// (and before the filters see it): a visitor's URL can carry a secret,
 	// the exporter's own API key included (redact.Redactor.String).
 	Redact func(string) string
-}
-
-// Build reduces an API result to a snapshot: paths made valid label values
-// and merged (first row wins, as in apiclient), filtered, ranked and capped.
-func (p PathPolicy) Build(res *apiclient.VisitorsReport, from, to string, at time.Time) *Snapshot {
-	s := &Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(res.Totals), Requests: res.Requests}
-	seen := make(map[string]struct{}, len(res.Paths))
-	paths := make([]PathCounts, 0, len(res.Paths))
-	for _, row := range res.Paths {
-		path := strings.ToValidUTF8(row.Path, "\uFFFD")
-		if p.Redact != nil {
-			path = p.Redact(path)
-		}
-		if _, dup := seen[path]; dup {
-			continue
-		}
-		seen[path] = struct{}{}
-		if (p.Include != nil && !p.Include.MatchString(path)) || (p.Exclude != nil && p.Exclude.MatchString(path)) {
-			s.Dropped++
-			continue
-		}
-		paths = append(paths, PathCounts{Path: path, Counts: countsOf(row.VisitorCounts)})
-	}
-	slices.SortFunc(paths, func(a, b PathCounts) int {
-		if c := cmp.Compare(b.Total, a.Total); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Path, b.Path)
-	})
-	if p.MaxPaths > 0 && len(paths) > p.MaxPaths {
-		s.Dropped += len(paths) - p.MaxPaths
-		// A copy, so that the dropped tail's memory is released.
-		paths = slices.Clone(paths[:p.MaxPaths])
-	}
-	s.Paths = paths
-	return s
-}
-
-// TotalsOnly is a snapshot of site totals without paths.
-func TotalsOnly(totals apiclient.VisitorCounts, from, to string, at time.Time) *Snapshot {
-	return &Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Requests: 1}
-}
-
-func countsOf(c apiclient.VisitorCounts) Counts {
-	return Counts{Human: float64(c.Human), AI: float64(c.AI), Total: float64(c.Total)}
 }
