@@ -210,7 +210,7 @@ func configCheck(f *flags) int {
 		fmt.Fprintf(os.Stderr, "%v\nFAILED: %s\n", err, f.config.File)
 		return 1
 	}
-	if err := config.Describe(os.Stdout, cfg, f.plan); err != nil {
+	if err := orgs.Describe(os.Stdout, cfg, f.plan); err != nil {
 		fmt.Fprintf(os.Stderr, "%v\nFAILED: %s\n", err, f.config.File)
 		return 1
 	}

@@ -17,9 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
@@ -65,7 +63,7 @@ type Organization struct {
 // Project is one documentation project and how it is exported: its
 // windows, time zone, paths and analytics sources.
 type Project struct {
-	refresh.Project
+	visitors.PlanProject
 	// Organization is the name of the organization whose key reads it.
 	Organization string
 	// AgentJobs: the gateway accepts agent jobs for it.
@@ -82,11 +80,11 @@ func (c *Config) Organization(name string) (*Organization, bool) {
 }
 
 // ProjectsOf is the plan's configuration of the projects of organization org.
-func (c *Config) ProjectsOf(org string) []refresh.Project {
-	var out []refresh.Project
+func (c *Config) ProjectsOf(org string) []visitors.PlanProject {
+	var out []visitors.PlanProject
 	for _, p := range c.Projects {
 		if p.Organization == org {
-			out = append(out, p.Project)
+			out = append(out, p.PlanProject)
 		}
 	}
 	return out
@@ -222,5 +220,7 @@ func LedgerPath(dir, org string) string {
 	return dir + string(os.PathSeparator) + "analytics-ledger-" + org + ".log"
 }
 
-// DefaultBudget is an organization's analytics budget when none is given.
-const DefaultBudget = budget.DefaultLimit
+// DefaultBudget is an organization's analytics budget when none is given:
+// budget.DefaultLimit (TestDefaultBudget), 40 of the organization's 100
+// requests per hour left to its other tools.
+const DefaultBudget = 60

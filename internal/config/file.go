@@ -17,8 +17,8 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // The file's shape. Every key is spelled here; an unknown one is an error.
@@ -308,17 +308,17 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 
 // sources reads a project's sources, in the registry's order; none given
 // are the default sources over the project's windows.
-func (b *builder) sources(key string, fp fileProject, minInterval time.Duration) []sources.Spec {
+func (b *builder) sources(key string, fp fileProject, minInterval time.Duration) []visitors.SourceSpec {
 	if fp.Sources == nil {
-		return sources.DefaultSpecs()
+		return visitors.DefaultSources()
 	}
 	for name := range fp.Sources {
-		if _, ok := sources.ByName(name); !ok {
-			b.problem(key+".sources."+name, "unknown source %q (want one of %s)", name, strings.Join(sources.Names(), ", "))
+		if _, ok := visitors.Source(name); !ok {
+			b.problem(key+".sources."+name, "unknown source %q (want one of %s)", name, strings.Join(visitors.SourceNames(false), ", "))
 		}
 	}
-	var out []sources.Spec
-	for _, def := range sources.All() {
+	var out []visitors.SourceSpec
+	for _, def := range visitors.Sources() {
 		fs, ok := fp.Sources[def.Name]
 		if !ok {
 			continue
@@ -327,7 +327,7 @@ func (b *builder) sources(key string, fp fileProject, minInterval time.Duration)
 			fs = &fileSource{}
 		}
 		k := key + ".sources." + def.Name
-		spec := sources.Spec{Name: def.Name}
+		spec := visitors.SourceSpec{Name: def.Name}
 		if fs.Windows != nil {
 			var err error
 			if spec.Windows, err = ParseWindows(fs.Windows, minInterval); err != nil {
@@ -343,8 +343,8 @@ func (b *builder) sources(key string, fp fileProject, minInterval time.Duration)
 				b.problem(k+"."+field, "%s", notASetting(def, field))
 				continue
 			}
-			if err := setting.Check(v); err != nil || (v == 0 && setting.Min > 0) {
-				b.problem(k+"."+field, "must be between %d and %d, got %d", setting.Min, setting.Max, v)
+			if err := setting.CheckGiven(v); err != nil {
+				b.problem(k+"."+field, "%v", err)
 				continue
 			}
 			if v != 0 {
@@ -364,8 +364,8 @@ func (b *builder) sources(key string, fp fileProject, minInterval time.Duration)
 
 // notASetting says why field is not a key of def's entry: another
 // source's setting, or no key at all.
-func notASetting(def *sources.Def, field string) string {
-	for _, o := range sources.All() {
+func notASetting(def visitors.SourceInfo, field string) string {
+	for _, o := range visitors.Sources() {
 		if _, ok := o.Setting(field); ok {
 			return fmt.Sprintf("only the %s source has %s", o.Name, field)
 		}

@@ -13,8 +13,6 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -64,8 +62,8 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	trackSet(app, "visitors.max-paths", f.set["--visitors.max-paths"])
 	track(app.Flag("visitors.path-include", "Only export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.include)
 	track(app.Flag("visitors.path-exclude", "Do not export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.exclude)
-	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(sources.Names(), ", ")+" (repeatable; default: "+strings.Join(sources.Defaults(), ", ")+"), each over the --visitors.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
-	for _, def := range sources.All() {
+	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(visitors.SourceNames(false), ", ")+" (repeatable; default: "+strings.Join(visitors.SourceNames(true), ", ")+"), each over the --visitors.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
+	for _, def := range visitors.Sources() {
 		for _, s := range def.Settings {
 			if s.Flag == "" {
 				continue
@@ -83,7 +81,7 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 // settingFlag is the flag of one source's setting.
 type settingFlag struct {
 	source  string
-	setting sources.Setting
+	setting visitors.Setting
 	value   *int
 }
 
@@ -143,24 +141,24 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 	if p.Paths.Exclude, err = OptionalRegexp(f.exclude); err != nil {
 		return nil, fmt.Errorf("--visitors.path-exclude: %w", err)
 	}
-	specs := sources.DefaultSpecs()
+	specs := visitors.DefaultSources()
 	if len(f.sources) > 0 {
 		specs = nil
-		for _, name := range sources.Names() { // the registry's order, each once
+		for _, name := range visitors.SourceNames(false) { // the registry's order, each once
 			if slices.Contains(f.sources, name) {
-				specs = append(specs, sources.Spec{Name: name})
+				specs = append(specs, visitors.SourceSpec{Name: name})
 			}
 		}
 		for _, name := range f.sources {
-			if _, ok := sources.ByName(name); !ok {
-				return nil, fmt.Errorf("--analytics.source: unknown source %q (want one of %s)", name, strings.Join(sources.Names(), ", "))
+			if _, ok := visitors.Source(name); !ok {
+				return nil, fmt.Errorf("--analytics.source: unknown source %q (want one of %s)", name, strings.Join(visitors.SourceNames(false), ", "))
 			}
 		}
 	}
 	for _, sf := range f.settings {
 		v := *sf.value
-		if err := sf.setting.Check(v); err != nil || (v == 0 && sf.setting.Min > 0) {
-			return nil, fmt.Errorf("--%s: must be between %d and %d, got %d", sf.setting.Flag, sf.setting.Min, sf.setting.Max, v)
+		if err := sf.setting.CheckGiven(v); err != nil {
+			return nil, fmt.Errorf("--%s: %w", sf.setting.Flag, err)
 		}
 		for i := range specs {
 			if specs[i].Name == sf.source && v != 0 {
@@ -190,7 +188,7 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 		seen[id] = true
 		q := p
 		q.ID = id
-		cfg.Projects = append(cfg.Projects, Project{Project: refresh.Project{Project: q, Sources: specs}, Organization: org.Name, AgentJobs: true})
+		cfg.Projects = append(cfg.Projects, Project{PlanProject: visitors.PlanProject{Project: q, Sources: specs}, Organization: org.Name, AgentJobs: true})
 	}
 	return cfg, nil
 }

@@ -20,7 +20,7 @@ import (
 var day1 = visitors.Window{Name: "1d", Days: 1}
 
 func project(id, org string) config.Project {
-	return config.Project{Project: refresh.Project{Project: visitors.Project{ID: id, Windows: []visitors.Window{day1}}, Sources: []sources.Spec{{Name: sources.NameVisitors}}}, Organization: org}
+	return config.Project{PlanProject: refresh.Project{Project: visitors.Project{ID: id, Windows: []visitors.Window{day1}}, Sources: []sources.Spec{{Name: sources.NameVisitors}}}, Organization: org}
 }
 
 // start runs a Set against the fake over HTTP; walks never repeat within

@@ -53,30 +53,8 @@ const (
 const DefaultSiteInterval = 12 * time.Minute
 
 // Project is one project and its analytics sources, as the plan walks
-// them.
-type Project struct {
-	visitors.Project
-	// Sources are the project's sources with their windows (nil = the
-	// default sources, sources.DefaultSpecs, over the project's windows).
-	Sources []sources.Spec
-}
-
-// Specs are p's sources, each with its windows, as the plan walks them
-// (and the backfill reads them).
-func (p *Project) Specs() []sources.Spec {
-	specs := p.Sources
-	if len(specs) == 0 {
-		specs = sources.DefaultSpecs()
-	}
-	out := make([]sources.Spec, len(specs))
-	for i, sp := range specs {
-		if sp.Windows == nil {
-			sp.Windows = p.Windows
-		}
-		out[i] = sp
-	}
-	return out
-}
+// them: the configuration's validated value.
+type Project = visitors.PlanProject
 
 // Config configures a Scheduler.
 type Config struct {

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // Def describes a source before it is made: everything the plan, the
@@ -37,31 +39,6 @@ type Def struct {
 	Families []*Family
 
 	make func(def *Def, cfg Config) (Source, error)
-}
-
-// Setting is an integer setting of one source. 0 (left out) is the
-// source's default; any other value is within Min..Max.
-type Setting struct {
-	// Key is its key in the source's entry of a project's sources: map.
-	Key string
-	// Flag is its flag on the flag route, without "--" ("": none).
-	Flag string
-	// Help is the flag's help.
-	Help string
-	// Min and Max bound a value other than 0.
-	Min, Max int
-	// Backfill: the backfill reads the source with the setting (else with
-	// its default, when the setting only shapes what the backfill does not
-	// write).
-	Backfill bool
-}
-
-// Check refuses a value outside the setting's range.
-func (s Setting) Check(v int) error {
-	if v != 0 && (v < s.Min || v > s.Max) {
-		return fmt.Errorf("must be between %d and %d, got %d", s.Min, s.Max, v)
-	}
-	return nil
 }
 
 // Setting returns the source's setting of that key.
@@ -139,22 +116,14 @@ func Defaults() []string {
 	return out
 }
 
-// DefaultSpecs are the sources of a project that names none, each over the
-// project's windows with its default settings.
-func DefaultSpecs() []Spec {
-	var out []Spec
-	for _, name := range Defaults() {
-		out = append(out, Spec{Name: name})
-	}
-	return out
-}
-
 // registry is every source, by Order.
 var registry []*Def
 
-// register adds a source's Def to the registry, in its Order; a name or
-// order given twice is a programming error.
+// register adds a source's Def to the registry, in its Order, and declares
+// its name and settings to the configuration; a name or order given twice
+// is a programming error.
 func register(d *Def) *Def {
+	visitors.RegisterSource(visitors.SourceInfo{Name: d.Name, Order: d.Order, DefaultOn: d.DefaultOn, Settings: d.Settings})
 	for _, o := range registry {
 		if o.Name == d.Name || o.Order == d.Order {
 			panic(fmt.Sprintf("sources: %s registered beside %s with the same name or order", d.Name, o.Name))

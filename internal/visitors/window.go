@@ -1,6 +1,8 @@
-// Package visitors holds what the live refreshes and the history backfill
-// share about unique visitor data: windows of calendar days in a time zone,
-// and snapshots, an API result reduced to the paths that are exported.
+// Package visitors holds what the configuration and every analytics source
+// share, as plain types (a leaf: it imports nothing of this module):
+// windows of calendar days in a time zone, path policies, projects, the
+// sources' declarations (SourceInfo) and a project's sources (SourceSpec),
+// and the traffic snapshot, an API result reduced to the paths exported.
 package visitors
 
 import (
