@@ -178,6 +178,9 @@ type builder struct {
 	file     string
 	lines    map[string]int // key path -> line
 	problems Problems
+	// flagOf, on the flag route, names the flag of a key path: problems
+	// name flags, and a problem common to every project is told once.
+	flagOf func(key string) string
 }
 
 // index records the line of every key path below n.
@@ -219,7 +222,14 @@ func (b *builder) problem(key, msg string, args ...any) {
 		}
 		k = k[:i]
 	}
-	b.problems = append(b.problems, Problem{File: b.file, Line: line, Key: key, Msg: fmt.Sprintf(msg, args...)})
+	p := Problem{File: b.file, Line: line, Key: key, Msg: fmt.Sprintf(msg, args...)}
+	if b.flagOf != nil {
+		p.Key = b.flagOf(key)
+		if slices.Contains(b.problems, p) {
+			return
+		}
+	}
+	b.problems = append(b.problems, p)
 }
 
 func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {

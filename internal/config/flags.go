@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,80 +116,110 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 		}
 		return LoadFile(f.File, minInterval)
 	}
-	org := Organization{Name: DefaultOrganization, APIKeyFile: f.keyFile, AnalyticsBudget: *f.budget}
-	org.origin = "--mintlify.api-key-file"
+	// The flags fill the file's structure, and the file's builder
+	// validates it: one rule in one place, its problems named by flag.
+	budget := *f.budget
+	raw := fileConfig{Organizations: []fileOrganization{{Name: DefaultOrganization, APIKeyFile: f.keyFile, AnalyticsBudget: &budget}}}
+	origin := "--mintlify.api-key-file"
 	if f.keyFile == "" {
-		org.APIKeyEnv, org.origin = DefaultAPIKeyEnv, "--mintlify.api-key-file or "+DefaultAPIKeyEnv
+		raw.Organizations[0].APIKeyEnv, origin = DefaultAPIKeyEnv, "--mintlify.api-key-file or "+DefaultAPIKeyEnv
 	}
-	if err := checkBudget(org.AnalyticsBudget); err != nil {
-		return nil, fmt.Errorf("--mintlify.analytics-budget: %w", err)
-	}
-	var p visitors.Project
-	var err error
-	if p.Windows, err = ParseWindows(f.windows, minInterval); err != nil {
-		return nil, fmt.Errorf("--visitors.window: %w", err)
-	}
-	if p.Location, err = ParseTimezone(f.timezone); err != nil {
-		return nil, fmt.Errorf("--visitors.timezone: %w", err)
-	}
-	if *f.maxPaths < 0 {
-		return nil, fmt.Errorf("--visitors.max-paths: must be 0 or greater, got %d", *f.maxPaths)
-	}
-	p.Paths.MaxPaths = *f.maxPaths
-	if p.Paths.Include, err = OptionalRegexp(f.include); err != nil {
-		return nil, fmt.Errorf("--visitors.path-include: %w", err)
-	}
-	if p.Paths.Exclude, err = OptionalRegexp(f.exclude); err != nil {
-		return nil, fmt.Errorf("--visitors.path-exclude: %w", err)
-	}
-	specs := visitors.DefaultSources()
-	if len(f.sources) > 0 {
-		specs = nil
-		for _, name := range visitors.SourceNames(false) { // the registry's order, each once
-			if slices.Contains(f.sources, name) {
-				specs = append(specs, visitors.SourceSpec{Name: name})
-			}
-		}
-		for _, name := range f.sources {
-			if _, ok := visitors.Source(name); !ok {
-				return nil, fmt.Errorf("--analytics.source: unknown source %q (want one of %s)", name, strings.Join(visitors.SourceNames(false), ", "))
-			}
-		}
-	}
-	for _, sf := range f.settings {
-		v := *sf.value
-		if err := sf.setting.CheckGiven(v); err != nil {
-			return nil, fmt.Errorf("--%s: %w", sf.setting.Flag, err)
-		}
-		for i := range specs {
-			if specs[i].Name == sf.source && v != 0 {
-				if specs[i].Settings == nil {
-					specs[i].Settings = map[string]int{}
-				}
-				specs[i].Settings[sf.setting.Key] = v
-			}
-		}
-	}
-	if err := f.cluster.Validate(); err != nil {
-		return nil, err
-	}
-	cfg := &Config{Organizations: []Organization{org}, Cluster: f.cluster.Config}
-	seen := map[string]bool{}
+	maxPaths := *f.maxPaths
+	project := fileProject{Organization: DefaultOrganization, Windows: f.windows, Timezone: f.timezone, AgentJobs: true,
+		Paths: filePaths{Include: f.include, Exclude: f.exclude, Max: &maxPaths}, Sources: f.sourcesEntry()}
 	ids := f.projects
 	if len(ids) == 0 {
 		ids = defaultProjects
 	}
+	seen := map[string]bool{}
 	for _, id := range ids {
-		if err := checkProjectID(id); err != nil {
-			return nil, fmt.Errorf("--mintlify.project: %w", err)
+		if !seen[id] { // a repeated --mintlify.project is one project
+			seen[id] = true
+			p := project
+			p.ID = id
+			raw.Projects = append(raw.Projects, p)
 		}
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		q := p
-		q.ID = id
-		cfg.Projects = append(cfg.Projects, Project{PlanProject: visitors.PlanProject{Project: q, Sources: specs}, Organization: org.Name, AgentJobs: true})
 	}
+	if len(raw.Projects) == 0 {
+		// The project flags are checked without a project too (the
+		// exporter asks for one when it serves; other commands need none).
+		raw.Projects = []fileProject{project}
+		raw.Projects[0].ID = "-"
+	}
+	b := builder{lines: map[string]int{}, flagOf: flagOf}
+	cfg := b.build(&raw, minInterval)
+	if len(b.problems) > 0 {
+		return nil, b.problems
+	}
+	if len(seen) == 0 {
+		cfg.Projects = nil
+	}
+	cfg.Organizations[0].origin = origin
+	if err := f.cluster.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Cluster = f.cluster.Config
 	return cfg, nil
+}
+
+// sourcesEntry is the sources: entry of the flag route's projects: nil (the
+// default sources) unless --analytics.source or a setting's flag is given,
+// each setting under its source when that source is exported.
+func (f *Flags) sourcesEntry() map[string]*fileSource {
+	names := f.sources
+	if len(names) == 0 {
+		given := slices.ContainsFunc(f.settings, func(sf settingFlag) bool { return *f.set["--"+sf.setting.Flag] })
+		if !given {
+			return nil
+		}
+		names = visitors.SourceNames(true)
+	}
+	out := map[string]*fileSource{}
+	for _, name := range names {
+		out[name] = &fileSource{}
+	}
+	for _, sf := range f.settings {
+		if e := out[sf.source]; e != nil && *f.set["--"+sf.setting.Flag] {
+			if e.Settings == nil {
+				e.Settings = map[string]int{}
+			}
+			e.Settings[sf.setting.Key] = *sf.value
+		}
+	}
+	return out
+}
+
+// projectFlags are the flags of a project's keys on the flag route.
+var projectFlags = map[string]string{
+	"id": "--mintlify.project", "windows": "--visitors.window", "timezone": "--visitors.timezone",
+	"paths.include": "--visitors.path-include", "paths.exclude": "--visitors.path-exclude", "paths.max": "--visitors.max-paths",
+}
+
+// projectKey is a project's key path: projects[N].rest.
+var projectKey = regexp.MustCompile(`^projects\[\d+\]\.(.*)$`)
+
+// flagOf names the flag of a key path the flag route filled.
+func flagOf(key string) string {
+	if key == "organizations[0].analytics_budget" {
+		return "--mintlify.analytics-budget"
+	}
+	g := projectKey.FindStringSubmatch(key)
+	if g == nil {
+		return key
+	}
+	if flag, ok := projectFlags[g[1]]; ok {
+		return flag
+	}
+	parts := strings.Split(g[1], ".")
+	switch {
+	case len(parts) == 2 && parts[0] == "sources":
+		return "--analytics.source"
+	case len(parts) == 3 && parts[0] == "sources":
+		if info, ok := visitors.Source(parts[1]); ok {
+			if s, ok := info.Setting(parts[2]); ok && s.Flag != "" {
+				return "--" + s.Flag
+			}
+		}
+	}
+	return key
 }
