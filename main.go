@@ -182,8 +182,10 @@ func run(args []string) int {
 	if err != nil {
 		return fail(2, err)
 	}
-	if f.notice != "" {
-		level.Warn(loggers.Logger).Log("msg", f.notice)
+	for _, notice := range []string{f.notice, f.config.Deprecated()} { // deprecated flag names
+		if notice != "" {
+			level.Warn(loggers.Logger).Log("msg", notice)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -189,7 +189,7 @@ func ParseWindows(specs []string, minInterval time.Duration) ([]visitors.Window,
 			return nil, err
 		}
 		if w.Interval != 0 && minInterval > 0 && w.Interval < minInterval {
-			return nil, fmt.Errorf("%s refreshes more often than the shortest interval of any window (--visitors.min-interval %s)", s, minInterval)
+			return nil, fmt.Errorf("%s refreshes more often than the shortest interval of any window (--analytics.min-interval %s)", s, minInterval)
 		}
 		if i := slices.IndexFunc(out, func(o visitors.Window) bool { return o.Name == w.Name }); i >= 0 {
 			if out[i] != w {

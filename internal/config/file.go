@@ -67,7 +67,7 @@ type Problems []Problem
 type Problem struct {
 	File string
 	Line int
-	// Key is the key's path (projects[1].windows) or the flag (--visitors.window).
+	// Key is the key's path (projects[1].windows) or the flag (--analytics.window).
 	Key string
 	Msg string
 }

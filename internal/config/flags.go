@@ -37,6 +37,11 @@ type Flags struct {
 	// set records which per-organization or per-project flags the user
 	// gave, to refuse them beside --config.file.
 	set map[string]*bool
+	// renames are the old names of the analytics flags (--visitors.*);
+	// oldWindows is what the old --visitors.window gave (it repeats, so
+	// it cannot share the new flag's value).
+	renames    flagvalue.Renames
+	oldWindows []string
 	// cluster: the --cluster.* flags, the flag route's cluster section.
 	cluster *cluster.Flags
 }
@@ -44,7 +49,7 @@ type Flags struct {
 // RegisterFlags adds the configuration flags to app.
 func RegisterFlags(app flagvalue.Flagger) *Flags {
 	f := &Flags{set: map[string]*bool{}}
-	app.Flag("config.file", "YAML file of the organizations and projects to export (see docs/configuration.md); reloaded on SIGHUP and POST /-/reload. Replaces the --mintlify.project, --mintlify.api-key-file, --mintlify.analytics-budget and --visitors.window/timezone/path-*/max-paths flags.").
+	app.Flag("config.file", "YAML file of the organizations and projects to export (see docs/configuration.md); reloaded on SIGHUP and POST /-/reload. Replaces the --mintlify.project, --mintlify.api-key-file, --mintlify.analytics-budget, --analytics.window/timezone/path-*/max-paths/source and sources' setting flags.").
 		PlaceHolder("PATH").StringVar(&f.File)
 	track := func(c *kingpin.FlagClause) *kingpin.FlagClause {
 		b := new(bool)
@@ -56,14 +61,14 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	f.budget = flagvalue.Int(app, "mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", strconv.Itoa(DefaultBudget))
 	f.set["--mintlify.analytics-budget"] = new(bool)
 	trackSet(app, "mintlify.analytics-budget", f.set["--mintlify.analytics-budget"])
-	track(app.Flag("visitors.window", "Date window to export, Nd = the last N calendar days including today, optionally with its own shortest refresh interval, Nd:INTERVAL (repeatable).")).Default(DefaultWindow).StringsVar(&f.windows)
-	track(app.Flag("visitors.timezone", "IANA time zone that decides where a day starts for the windows.")).Default(DefaultTimezone).StringVar(&f.timezone)
-	f.maxPaths = flagvalue.Int(app, "visitors.max-paths", "Keep at most this many paths per project and window, the most visited first. 0 = no cap.", strconv.Itoa(DefaultMaxPaths))
-	f.set["--visitors.max-paths"] = new(bool)
-	trackSet(app, "visitors.max-paths", f.set["--visitors.max-paths"])
-	track(app.Flag("visitors.path-include", "Only export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.include)
-	track(app.Flag("visitors.path-exclude", "Do not export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.exclude)
-	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(visitors.SourceNames(false), ", ")+" (repeatable; default: "+strings.Join(visitors.SourceNames(true), ", ")+"), each over the --visitors.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
+	track(app.Flag("analytics.window", "Date window to export, Nd = the last N calendar days including today, optionally with its own shortest refresh interval, Nd:INTERVAL (repeatable).")).Default(DefaultWindow).StringsVar(&f.windows)
+	track(app.Flag("analytics.timezone", "IANA time zone that decides where a day starts for the windows.")).Default(DefaultTimezone).StringVar(&f.timezone)
+	f.maxPaths = flagvalue.Int(app, "analytics.max-paths", "Keep at most this many paths per project, source and window, the most visited first. 0 = no cap.", strconv.Itoa(DefaultMaxPaths))
+	f.set["--analytics.max-paths"] = new(bool)
+	trackSet(app, "analytics.max-paths", f.set["--analytics.max-paths"])
+	track(app.Flag("analytics.path-include", "Only export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.include)
+	track(app.Flag("analytics.path-exclude", "Do not export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.exclude)
+	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(visitors.SourceNames(false), ", ")+" (repeatable; default: "+strings.Join(visitors.SourceNames(true), ", ")+"), each over the --analytics.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
 	for _, def := range visitors.Sources() {
 		for _, s := range def.Settings {
 			if s.Flag == "" {
@@ -75,9 +80,19 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 			f.settings = append(f.settings, sf)
 		}
 	}
+	// The old names: every analytics flag was --visitors.* when visitors
+	// was the one source.
+	app.Flag("visitors.window", "Deprecated name of --analytics.window.").Hidden().IsSetByUser(f.renames.AddOwn("visitors.window", "analytics.window")).StringsVar(&f.oldWindows)
+	for _, name := range []string{"timezone", "max-paths", "path-include", "path-exclude"} {
+		f.renames.Add(app, "visitors."+name, "analytics."+name)
+	}
 	f.cluster = cluster.RegisterFlags(app)
 	return f
 }
+
+// Deprecated tells which old flag names were given and their new names
+// ("" when none was), for the log.
+func (f *Flags) Deprecated() string { return f.renames.Notice() }
 
 // settingFlag is the flag of one source's setting.
 type settingFlag struct {
@@ -108,8 +123,11 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 	if f.File != "" {
 		for _, name := range slices.Sorted(maps.Keys(f.set)) {
 			if *f.set[name] {
-				return nil, fmt.Errorf("%s: not with --config.file, which holds every organization's and project's settings", name)
+				return nil, fmt.Errorf("%s: not with --config.file, which holds every organization's and project's settings", f.renames.Name(strings.TrimPrefix(name, "--")))
 			}
+		}
+		if old := f.renames.Given(); len(old) > 0 {
+			return nil, fmt.Errorf("%s: not with --config.file, which holds every organization's and project's settings", old[0])
 		}
 		if f.cluster.Set() {
 			return nil, errors.New("--cluster.redis-address: not with --config.file: give its cluster: section instead")
@@ -125,7 +143,14 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 		raw.Organizations[0].APIKeyEnv, origin = DefaultAPIKeyEnv, "--mintlify.api-key-file or "+DefaultAPIKeyEnv
 	}
 	maxPaths := *f.maxPaths
-	project := fileProject{Organization: DefaultOrganization, Windows: f.windows, Timezone: f.timezone, AgentJobs: true,
+	windows := f.windows
+	if f.renames.Used("visitors.window") {
+		if !*f.set["--analytics.window"] {
+			windows = nil // the new flag's default
+		}
+		windows = append(slices.Clone(windows), f.oldWindows...)
+	}
+	project := fileProject{Organization: DefaultOrganization, Windows: windows, Timezone: f.timezone, AgentJobs: true,
 		Paths: filePaths{Include: f.include, Exclude: f.exclude, Max: &maxPaths}, Sources: f.sourcesEntry()}
 	ids := f.projects
 	if len(ids) == 0 {
@@ -146,7 +171,13 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 		raw.Projects = []fileProject{project}
 		raw.Projects[0].ID = "-"
 	}
-	b := builder{lines: map[string]int{}, flagOf: flagOf}
+	b := builder{lines: map[string]int{}, flagOf: func(key string) string {
+		flag := flagOf(key)
+		if name, ok := strings.CutPrefix(flag, "--"); ok {
+			return f.renames.Name(name) // the name the user gave
+		}
+		return flag
+	}}
 	cfg := b.build(&raw, minInterval)
 	if len(b.problems) > 0 {
 		return nil, b.problems
@@ -191,8 +222,8 @@ func (f *Flags) sourcesEntry() map[string]*fileSource {
 
 // projectFlags are the flags of a project's keys on the flag route.
 var projectFlags = map[string]string{
-	"id": "--mintlify.project", "windows": "--visitors.window", "timezone": "--visitors.timezone",
-	"paths.include": "--visitors.path-include", "paths.exclude": "--visitors.path-exclude", "paths.max": "--visitors.max-paths",
+	"id": "--mintlify.project", "windows": "--analytics.window", "timezone": "--analytics.timezone",
+	"paths.include": "--analytics.path-include", "paths.exclude": "--analytics.path-exclude", "paths.max": "--analytics.max-paths",
 }
 
 // projectKey is a project's key path: projects[N].rest.

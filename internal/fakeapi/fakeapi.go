@@ -84,7 +84,7 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Location is the time zone of the API's dates: a day is over at its
-	// midnight there (default UTC). The sandbox uses --visitors.timezone.
+	// midnight there (default UTC). The sandbox uses --analytics.timezone.
 	Location *time.Location
 	// CreateLimit overrides the create-job limit per project per hour:
 	// 0 is CreateJobLimit (the documented 100), negative is no limit.

@@ -17,7 +17,7 @@ import (
 // budget pays for before any walk has told what walks cost: a site of up
 // to 250 paths takes one request per walk of visitors or views, larger
 // ones a request per 250 paths, learned at the first walk. plan holds the
-// process-wide plan settings (--visitors.min-interval, ...).
+// process-wide plan settings (--analytics.min-interval, ...).
 func Describe(w io.Writer, cfg *config.Config, plan refresh.Config) error {
 	src := cmp.Or(cfg.File, "flags")
 	fmt.Fprintf(w, "configuration from %s: %d organization(s), %d project(s)\n", src, len(cfg.Organizations), len(cfg.Projects))

@@ -72,7 +72,7 @@ type Config struct {
 	PageSize int
 	// MaxPages caps one walk (0 = apiclient.DefaultMaxPages).
 	MaxPages int
-	// MinInterval is the shortest interval of any window (--visitors.cache-ttl).
+	// MinInterval is the shortest interval of any window (--analytics.min-interval).
 	MinInterval time.Duration
 	// MaxStaleness is how long past its planned interval a snapshot is
 	// still served while walks fail (0 = served forever).
@@ -525,7 +525,7 @@ func (s *Scheduler) replan() {
 		if l != "" {
 			// Information, not a fault: staleness is judged against the
 			// plan, so no data is dropped for it.
-			level.Info(s.logger).Log("msg", "the analytics budget refreshes some windows less often than --visitors.max-staleness; "+
+			level.Info(s.logger).Log("msg", "the analytics budget refreshes some windows less often than --analytics.max-staleness; "+
 				"their data stays exported between refreshes. For fresher numbers raise the organization's analytics budget, "+
 				"export fewer windows, sources or projects, or give long windows their own interval (30d:6h)",
 				"budget_per_hour", limit, "planned_requests_per_hour", fmt.Sprintf("%.1f", s.planned),
