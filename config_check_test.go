@@ -82,7 +82,7 @@ projects:
 	want := []string{
 		file + ":3: organizations[0].api_key: an API key is never written in the configuration file: put it in a file (api_key_file) or an environment variable (api_key_env)",
 		file + ":4: organizations[0].analytics_budget: ",
-		file + ":7: projects[0].windows: ",
+		file + ":7: projects[0].windows[0]: ", // the entry, not only the list
 		file + ":8: projects[0].timezone: ",
 		file + ":9: projects[1].id: project \"acme-docs\" given twice (first at line 6)",
 		file + ":10: projects[1].organization: unknown organization \"nobody\"",

@@ -180,28 +180,6 @@ func ParseTimezone(s string) (*time.Location, error) {
 	return loc, nil
 }
 
-// ParseWindows reads window specs, dropping exact repeats.
-func ParseWindows(specs []string, minInterval time.Duration) ([]visitors.Window, error) {
-	var out []visitors.Window
-	for _, s := range specs {
-		w, err := visitors.ParseWindow(s)
-		if err != nil {
-			return nil, err
-		}
-		if w.Interval != 0 && minInterval > 0 && w.Interval < minInterval {
-			return nil, fmt.Errorf("%s refreshes more often than the shortest interval of any window (--analytics.min-interval %s)", s, minInterval)
-		}
-		if i := slices.IndexFunc(out, func(o visitors.Window) bool { return o.Name == w.Name }); i >= 0 {
-			if out[i] != w {
-				return nil, fmt.Errorf("window %s given twice, with different intervals", w.Name)
-			}
-			continue
-		}
-		out = append(out, w)
-	}
-	return out, nil
-}
-
 // OptionalRegexp compiles s, nil for "".
 func OptionalRegexp(s string) (*regexp.Regexp, error) {
 	if s == "" {

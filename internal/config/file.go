@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -44,8 +45,8 @@ type fileProject struct {
 	Timezone     string    `yaml:"timezone"`
 	Paths        filePaths `yaml:"paths"`
 	AgentJobs    bool      `yaml:"agent_jobs"`
-	// Sources by name; left out: the default sources.
-	Sources map[string]*fileSource `yaml:"sources"`
+	// Sources by name, or a list of names; left out: the default sources.
+	Sources sourcesEntry `yaml:"sources"`
 }
 
 type fileSource struct {
@@ -117,15 +118,24 @@ func LoadFile(path string, minInterval time.Duration) (*Config, error) {
 func Parse(file string, data []byte, minInterval time.Duration) (*Config, error) {
 	defaults := cluster.Defaults() // keys the cluster section leaves out
 	raw := fileConfig{Cluster: &defaults}
+	// Not strict: an unknown key or a value of the wrong type is one
+	// problem among the others, all reported together (unknownKeys).
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlProblems(file, err)
+	var typeErrors Problems
+	var te *yaml.TypeError
+	switch err := dec.Decode(&raw); {
+	case err == nil || errors.Is(err, io.EOF):
+	case errors.As(err, &te):
+		typeErrors = yamlProblems(file, err) // the rest was read
+	default:
+		return nil, yamlProblems(file, err) // not YAML: nothing more to read
 	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root)
 	b := builder{file: file, lines: map[string]int{}}
 	b.index(&root, "")
+	b.problems = typeErrors
+	b.unknownKeys(&root, reflect.TypeFor[fileConfig](), "")
 	cfg := b.build(&raw, minInterval)
 	cfg.Cluster = *raw.Cluster
 	var fe *validate.FieldError
@@ -135,6 +145,7 @@ func Parse(file string, data []byte, minInterval time.Duration) (*Config, error)
 		b.problem("cluster", "%v", err)
 	}
 	if len(b.problems) > 0 {
+		slices.SortStableFunc(b.problems, func(x, y Problem) int { return cmp.Compare(x.Line, y.Line) })
 		return nil, b.problems
 	}
 	cfg.File = file
@@ -206,6 +217,11 @@ func (b *builder) index(n *yaml.Node, path string) {
 			b.index(c, k)
 		}
 	}
+}
+
+// problemAtLine records msg at a line, naming no key (msg does).
+func (b *builder) problemAtLine(line int, msg string, args ...any) {
+	b.problems = append(b.problems, Problem{File: b.file, Line: line, Msg: fmt.Sprintf(msg, args...)})
 }
 
 // problem records msg at key (the line of the nearest key path known).
@@ -290,10 +306,8 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 		if len(windows) == 0 {
 			windows = []string{DefaultWindow}
 		}
+		p.Windows = b.windows(key+".windows", windows, minInterval)
 		var err error
-		if p.Windows, err = ParseWindows(windows, minInterval); err != nil {
-			b.problem(key+".windows", "%v", err)
-		}
 		if p.Location, err = ParseTimezone(cmp.Or(fp.Timezone, DefaultTimezone)); err != nil {
 			b.problem(key+".timezone", "%v", err)
 		}
@@ -339,10 +353,7 @@ func (b *builder) sources(key string, fp fileProject, minInterval time.Duration)
 		k := key + ".sources." + def.Name
 		spec := visitors.SourceSpec{Name: def.Name}
 		if fs.Windows != nil {
-			var err error
-			if spec.Windows, err = ParseWindows(fs.Windows, minInterval); err != nil {
-				b.problem(k+".windows", "%v", err)
-			} else if len(spec.Windows) == 0 {
+			if spec.Windows = b.windows(k+".windows", fs.Windows, minInterval); len(fs.Windows) == 0 {
 				b.problem(k+".windows", "no window: leave the key out for the project's windows")
 			}
 		}
@@ -385,4 +396,30 @@ func notASetting(def visitors.SourceInfo, field string) string {
 		keys = append(keys, s.Key)
 	}
 	return fmt.Sprintf("unknown key %q (the %s source has %s)", field, def.Name, strings.Join(keys, ", "))
+}
+
+// windows reads the window specs at key, dropping exact repeats; every bad
+// entry is a problem of its own (key[i]), not only the first.
+func (b *builder) windows(key string, specs []string, minInterval time.Duration) []visitors.Window {
+	var out []visitors.Window
+	for i, s := range specs {
+		at := fmt.Sprintf("%s[%d]", key, i)
+		w, err := visitors.ParseWindow(s)
+		if err != nil {
+			b.problem(at, "%v", err)
+			continue
+		}
+		if w.Interval != 0 && minInterval > 0 && w.Interval < minInterval {
+			b.problem(at, "%s refreshes more often than the shortest interval of any window (--analytics.min-interval %s)", s, minInterval)
+			continue
+		}
+		if j := slices.IndexFunc(out, func(o visitors.Window) bool { return o.Name == w.Name }); j >= 0 {
+			if out[j] != w {
+				b.problem(at, "window %s given twice, with different intervals", w.Name)
+			}
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }

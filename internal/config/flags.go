@@ -229,6 +229,9 @@ var projectFlags = map[string]string{
 // projectKey is a project's key path: projects[N].rest.
 var projectKey = regexp.MustCompile(`^projects\[\d+\]\.(.*)$`)
 
+// entryIndex is the index of a list's entry at the end of a key path.
+var entryIndex = regexp.MustCompile(`\[\d+\]$`)
+
 // flagOf names the flag of a key path the flag route filled.
 func flagOf(key string) string {
 	if key == "organizations[0].analytics_budget" {
@@ -238,6 +241,7 @@ func flagOf(key string) string {
 	if g == nil {
 		return key
 	}
+	g[1] = entryIndex.ReplaceAllString(g[1], "") // windows[1]: the one flag of every window
 	if flag, ok := projectFlags[g[1]]; ok {
 		return flag
 	}
