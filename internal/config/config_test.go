@@ -78,6 +78,7 @@ func TestParseProblemsNameFileLineAndKey(t *testing.T) {
 		{"unknown organization", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    organization: b\n", []string{"c.yml:4:", `unknown organization "b"`}},
 		{"organization required", "organizations: [{name: a, api_key_env: K}, {name: b, api_key_env: L}]\nprojects:\n  - id: p\n", []string{"c.yml:3:", "more than one organization"}},
 		{"bad window", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    windows: [1d, 8x]\n", []string{"c.yml:4:", "projects[0].windows", "8x"}},
+		{"conflicting windows", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    windows: [1d, \"1d:1h\"]\n", []string{"c.yml:4:", "projects[0].windows[1]", "given twice, with different intervals"}},
 		{"window below min interval", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    windows: [\"7d:1m\"]\n", []string{"c.yml:4:", "min-interval"}},
 		{"bad timezone", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    timezone: Mars/Olympus\n", []string{"c.yml:4:", "Mars/Olympus"}},
 		{"bad regexp", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    paths:\n      include: \"(\"\n", []string{"c.yml:5:", "paths.include"}},

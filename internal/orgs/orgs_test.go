@@ -243,7 +243,7 @@ func TestApplyChangesNothingWhenALaterOrganizationFails(t *testing.T) {
 	waitData(t, s, "a1", "b1")
 
 	badPlan := project("b1", "b")
-	badPlan.Windows = []visitors.Window{{Name: "1d", Days: 1, Interval: time.Second}} // below the plan's shortest interval
+	badPlan.Sources = []sources.Spec{{Name: "nope"}} // no such source: the plan refuses it
 	unreadable := filepath.Join(s.settings.LedgerDir, filepath.Base(config.LedgerPath(s.settings.LedgerDir, "c")))
 	if err := os.Mkdir(unreadable, 0o700); err != nil { // a directory where the ledger file goes
 		t.Fatal(err)

@@ -181,13 +181,13 @@ type state struct {
 	version int64
 }
 
-// New validates cfg and returns a Scheduler with nothing fetched yet.
+// New validates cfg's plan settings and returns a Scheduler with nothing
+// fetched yet. The projects are the configuration's validated value
+// (internal/config checks every rule of a project once, for the file and
+// the flags alike): they are not checked again here.
 func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logger) (*Scheduler, error) {
 	if client == nil || b == nil {
 		return nil, errors.New("refresh: nil API client or budget")
-	}
-	if err := checkProjects(cfg.Projects, cfg.MinInterval); err != nil {
-		return nil, err
 	}
 	if cfg.PageSize < 1 || cfg.PageSize > apiclient.MaxPageSize {
 		return nil, fmt.Errorf("page size %d outside 1..%d", cfg.PageSize, apiclient.MaxPageSize)
@@ -243,50 +243,6 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	return s, nil
 }
 
-// checkProjects rejects what no walk could be planned for.
-func checkProjects(projects []Project, minInterval time.Duration) error {
-	if len(projects) == 0 {
-		return errors.New("refresh: no project")
-	}
-	seen := map[string]bool{}
-	for _, p := range projects {
-		if p.ID == "" {
-			return errors.New("empty project id")
-		}
-		if seen[p.ID] {
-			return fmt.Errorf("project %q given twice", p.ID)
-		}
-		seen[p.ID] = true
-		if p.Paths.MaxPaths < 0 {
-			return fmt.Errorf("project %s: max paths must not be negative", p.ID)
-		}
-		sourceSeen := map[string]bool{}
-		for _, sp := range p.Specs() {
-			if _, ok := sources.ByName(sp.Name); !ok || sourceSeen[sp.Name] {
-				return fmt.Errorf("project %s: unknown or repeated source %q", p.ID, sp.Name)
-			}
-			sourceSeen[sp.Name] = true
-			if len(sp.Windows) == 0 {
-				return fmt.Errorf("project %s: %s: no window", p.ID, sp.Name)
-			}
-			names := map[string]bool{}
-			for _, w := range sp.Windows {
-				if w.Name == "" || w.Days < 1 || w.Days > visitors.MaxWindowDays || w.Interval < 0 {
-					return fmt.Errorf("project %s: invalid window %+v", p.ID, w)
-				}
-				if w.Interval != 0 && w.Interval < minInterval {
-					return fmt.Errorf("project %s: window %s: interval %s is shorter than the shortest interval %s", p.ID, w.Name, w.Interval, minInterval)
-				}
-				if names[w.Name] {
-					return fmt.Errorf("project %s: window %q given twice", p.ID, w.Name)
-				}
-				names[w.Name] = true
-			}
-		}
-	}
-	return nil
-}
-
 // entryKey identifies an entry across reloads.
 type entryKey struct {
 	project, source, label, scope string
@@ -313,7 +269,10 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, []mo
 	for i := range projects {
 		p := &projects[i]
 		for _, spec := range p.Specs() {
-			def, _ := sources.ByName(spec.Name)
+			def, ok := sources.ByName(spec.Name)
+			if !ok { // the configuration knows the same sources: a caller's mistake
+				return nil, nil, fmt.Errorf("project %s: no source %q", p.ID, spec.Name)
+			}
 			// One source per project and spec, shared by its entries (it
 			// remembers what its walks cost).
 			var src sources.Source
@@ -391,7 +350,7 @@ func sameWalksOfWindow(e *entry, p *Project, spec sources.Spec) bool {
 
 // weight is the entry's share of the plan's common factor.
 func (e *entry) weight() float64 {
-	def, _ := sources.ByName(e.spec.Name) // checked by checkProjects
+	def, _ := sources.ByName(e.spec.Name) // found by entriesFor
 	return float64(e.window.Days) * def.PlanWeight()
 }
 
@@ -425,9 +384,6 @@ func (s *Scheduler) Update(projects []Project) error {
 // it changes any. At most one update is prepared at a time (the caller
 // serialises them); commit cannot fail.
 func (s *Scheduler) PrepareUpdate(projects []Project) (commit func(), err error) {
-	if err := checkProjects(projects, s.cfg.MinInterval); err != nil {
-		return nil, err
-	}
 	projects = slices.Clone(projects)
 	s.mu.Lock()
 	entries, moved, err := s.entriesFor(projects, s.entries)
