@@ -12,19 +12,11 @@ import (
 
 // describeConfig has two organizations, one project each.
 const describeConfig = `organizations:
-  - name: acme
-    api_key_file: /etc/mintlify/acme.key
-    analytics_budget: 50
-  - name: beta
-    api_key_env: BETA_KEY
+  - {name: acme, api_key_file: /etc/mintlify/acme.key, analytics_budget: 50}
+  - {name: beta, api_key_env: BETA_KEY}
 projects:
-  - id: acme-docs
-    organization: acme
-    windows: [1d, 7d, "30d:6h"]
-    timezone: Europe/Berlin
-    agent_jobs: true
-  - id: beta-docs
-    organization: beta
+  - {id: acme-docs, organization: acme, windows: [1d, 7d, "30d:6h"], timezone: Europe/Berlin, agent_jobs: true}
+  - {id: beta-docs, organization: beta}
 `
 
 func TestDescribe(t *testing.T) {

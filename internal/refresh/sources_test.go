@@ -32,18 +32,18 @@ func TestEverySourceKeepsItsLastGoodData(t *testing.T) {
 	// (visitors, views), cursors with hasMore (feedback_items, assistant),
 	// (searches reads one page while no top queries are asked for; its
 	// cursor faults are internal/sources' tests); feedback by page has one page.
-	applies := func(source, fault string) bool {
+	applies := func(def *sources.Def, fault string) bool {
 		switch fault {
 		case "endless":
-			return source != sources.NameFeedback && source != sources.NameSearches
+			return def.Paging == sources.PagingOffset || def.Paging == sources.PagingCursor
 		case "repeated cursor":
-			return source == sources.NameFeedbackItems || source == sources.NameAssistant
+			return def.Paging == sources.PagingCursor
 		}
 		return true
 	}
 	for _, def := range sources.All() {
 		for name, fault := range faults {
-			if !applies(def.Name, name) {
+			if !applies(def, name) {
 				continue
 			}
 			t.Run(def.Name+"/"+name, func(t *testing.T) {

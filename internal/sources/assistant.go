@@ -81,6 +81,7 @@ var _ = register(&Def{
 	Weight:    2,
 	Name:      NameAssistant,
 	Endpoints: []string{apiclient.EndpointAssistant, apiclient.EndpointAssistantCallerStats},
+	Paging:    PagingCursor,
 	Settings:  []Setting{{Key: keyTopCategories, Min: -1, Max: 100, Backfill: true}},
 	Families: []*Family{
 		family("mintlify_assistant_conversations", "Conversations with the AI assistant in the window, by caller (web, api, other), from the API's caller stats.",

@@ -21,7 +21,6 @@ func TestFaultsFailTheWalk(t *testing.T) {
 	for _, def := range sources.All() {
 		endpoints[def.Name] = def.Endpoints[0]
 	}
-	cursor := map[string]bool{sources.NameFeedbackItems: true, sources.NameSearches: true, sources.NameAssistant: true}
 	faults := map[string]fakeapi.Fault{
 		"429":       {Status: 429, RetryAfter: "1"},
 		"500":       {Status: 500},
@@ -31,17 +30,18 @@ func TestFaultsFailTheWalk(t *testing.T) {
 		"repeated":  {RepeatedCursor: true},
 		"missing":   {MissingCursor: true},
 	}
-	for _, name := range sources.Names() {
+	for _, def := range sources.All() {
+		name := def.Name
 		for fault, f := range faults {
 			switch {
-			case (fault == "repeated" || fault == "missing") && !cursor[name]:
+			case (fault == "repeated" || fault == "missing") && !def.Paging.Cursor():
 				continue // offset and single-page endpoints have no cursor
-			case fault == "missing" && name == sources.NameSearches:
-				continue // a null cursor is the end of searches
-			case fault == "endless" && name == sources.NameFeedback:
+			case fault == "missing" && def.Paging == sources.PagingCursorToNull:
+				continue // a null cursor is the end
+			case fault == "endless" && def.Paging == sources.PagingOnePage:
 				continue // one page only
-			case fault == "negative" && (name == sources.NameFeedbackItems || name == sources.NameAssistant):
-				continue // items, not counts
+			case fault == "negative" && def.Paging == sources.PagingCursor:
+				continue // the cursor endpoints list items, not counts
 			}
 			t.Run(name+"/"+fault, func(t *testing.T) {
 				t.Parallel()

@@ -51,6 +51,7 @@ var _ = register(&Def{
 	Weight:    3,
 	Name:      NameFeedback,
 	Endpoints: []string{apiclient.EndpointFeedbackByPage},
+	Paging:    PagingOnePage,
 	DefaultOn: true,
 	Settings:  []Setting{{Key: keyFeedbackPages, Min: 1, Max: apiclient.MaxFeedbackByPageLimit, Backfill: true}},
 	Families: []*Family{

@@ -47,6 +47,7 @@ var _ = register(&Def{
 	Weight:    3,
 	Name:      NameFeedbackItems,
 	Endpoints: []string{apiclient.EndpointFeedback},
+	Paging:    PagingCursor,
 	Families: []*Family{
 		family("mintlify_feedback_items",
 			"Feedback items created in the window, by source and by triage status as of the last refresh.",

@@ -17,8 +17,11 @@ type Def struct {
 	// Order places the source in the registry: the order of the
 	// configuration's sources, the exposition and the status page.
 	Order int
-	// Endpoints are the apiclient endpoints the source reads.
+	// Endpoints are the apiclient endpoints the source reads, the one
+	// its walk pages first.
 	Endpoints []string
+	// Paging is how the first endpoint pages.
+	Paging Paging
 	// DefaultOn: enabled when the configuration does not say.
 	DefaultOn bool
 	// TotalsOnly: a TotalsOnly query costs one request (see Source).
@@ -40,6 +43,24 @@ type Def struct {
 
 	make func(def *Def, cfg Config) (Source, error)
 }
+
+// Paging is how an endpoint pages (the API has four ways).
+type Paging int
+
+// The ways of paging.
+const (
+	// PagingOffset: offset and limit, until a short page.
+	PagingOffset Paging = iota + 1
+	// PagingCursor: an opaque cursor and hasMore.
+	PagingCursor
+	// PagingCursorToNull: a cursor without hasMore; a null cursor ends.
+	PagingCursorToNull
+	// PagingOnePage: one page, no second.
+	PagingOnePage
+)
+
+// Cursor reports whether the endpoint pages by cursor.
+func (p Paging) Cursor() bool { return p == PagingCursor || p == PagingCursorToNull }
 
 // Setting returns the source's setting of that key.
 func (d *Def) Setting(key string) (Setting, bool) {

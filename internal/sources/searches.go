@@ -43,6 +43,7 @@ var _ = register(&Def{
 	Weight:    3,
 	Name:      NameSearches,
 	Endpoints: []string{apiclient.EndpointSearches},
+	Paging:    PagingCursorToNull,
 	DefaultOn: true,
 	Settings: []Setting{{Key: keyTopQueries, Min: 0, Max: 1000, Flag: "analytics.search-top-queries",
 		Help: "Export the N most searched queries with their text as a label (0: none; queries may hold personal data)."}},

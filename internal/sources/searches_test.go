@@ -74,3 +74,11 @@ func TestSearchesEndOfList(t *testing.T) {
 		t.Errorf("%d queries in %d requests, the API has %d", got, snap.Meta().Requests, len(queries))
 	}
 }
+
+// The searches source's families and whether its counts add up across days
+// (TestFamiliesAsTheIssueNamesThem, TestRegistry).
+var _ = pinSource(sources.NameSearches, pin{additive: true, families: map[string][]string{
+	"mintlify_searches":                         {"project", "window"},
+	"mintlify_search_query_hits":                {"project", "window", "query"},
+	"mintlify_search_query_click_through_ratio": {"project", "window", "query"},
+}})

@@ -14,6 +14,7 @@ var _ = register(&Def{
 	Weight:     1,
 	Name:       NameViews,
 	Endpoints:  []string{apiclient.EndpointViews},
+	Paging:     PagingOffset,
 	DefaultOn:  true,
 	TotalsOnly: true,
 	Families: trafficFamilies(true,

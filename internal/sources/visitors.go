@@ -16,6 +16,7 @@ var _ = register(&Def{
 	BackfillWindows: true,
 	Name:            NameVisitors,
 	Endpoints:       []string{apiclient.EndpointVisitors},
+	Paging:          PagingOffset,
 	DefaultOn:       true,
 	TotalsOnly:      true,
 	Families: trafficFamilies(false,
