@@ -42,8 +42,8 @@ var familyIndex = func() map[*sources.Family]int {
 	return m
 }()
 
-// DataFamily is one family of unique visitor data, for the backfill, which
-// reads visitor snapshots.
+// DataFamily is one family of unique visitor data, emitted from a visitors
+// snapshot (the collector's benchmarks read them).
 type DataFamily struct {
 	*sources.Family
 }
