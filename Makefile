@@ -50,7 +50,7 @@ lint:
 
 run: build
 	./$(BIN) --mintlify.sandbox --web.enable-agent-api --web.listen-address=$(RUN_ADDR) \
-	  --visitors.window=1d --visitors.window=7d --visitors.window=30d
+	  --analytics.window=1d --analytics.window=7d --analytics.window=30d
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/tracker/... ./internal/history/ ./internal/sources/ ./internal/webauth/

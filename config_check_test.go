@@ -82,7 +82,7 @@ projects:
 	want := []string{
 		file + ":3: organizations[0].api_key: an API key is never written in the configuration file: put it in a file (api_key_file) or an environment variable (api_key_env)",
 		file + ":4: organizations[0].analytics_budget: ",
-		file + ":7: projects[0].windows: ",
+		file + ":7: projects[0].windows[0]: ", // the entry, not only the list
 		file + ":8: projects[0].timezone: ",
 		file + ":9: projects[1].id: project \"acme-docs\" given twice (first at line 6)",
 		file + ":10: projects[1].organization: unknown organization \"nobody\"",
@@ -127,8 +127,8 @@ func TestConfigFileRefusesPerProjectFlags(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "mintlify.yml")
 	writeFile(t, file, "organizations:\n  - name: acme\n    api_key_env: K\nprojects:\n  - id: p\n")
 	for _, flag := range []string{
-		"--mintlify.project=p", "--mintlify.api-key-file=/k", "--mintlify.analytics-budget=10", "--visitors.window=7d",
-		"--visitors.timezone=UTC", "--visitors.max-paths=10", "--visitors.path-include=^/a", "--visitors.path-exclude=^/b",
+		"--mintlify.project=p", "--mintlify.api-key-file=/k", "--mintlify.analytics-budget=10", "--analytics.window=7d",
+		"--analytics.timezone=UTC", "--analytics.max-paths=10", "--analytics.path-include=^/a", "--analytics.path-exclude=^/b",
 		"--analytics.source=views", "--analytics.search-top-queries=5", "--cluster.redis-address=127.0.0.1:6379",
 	} {
 		name, _, _ := strings.Cut(flag, "=")
@@ -139,7 +139,7 @@ func TestConfigFileRefusesPerProjectFlags(t *testing.T) {
 		}
 	}
 	// Process-wide settings stay flags beside the file.
-	code, stdout, stderr := runExporter(t, "--visitors.min-interval=10m", "--mintlify.timeout=5s", "config", "check", "--config.file="+file)
+	code, stdout, stderr := runExporter(t, "--analytics.min-interval=10m", "--mintlify.timeout=5s", "config", "check", "--config.file="+file)
 	if code != 0 || !strings.Contains(stdout, "SUCCESS") {
 		t.Errorf("process-wide flags with --config.file: exit %d\n%s%s", code, stdout, stderr)
 	}

@@ -321,7 +321,7 @@ func keyFile(t *testing.T, dir, name, key string) string {
 func configArgs(apiURL, file string, extra ...string) []string {
 	// Page walks of visitors alone: the request counts are the tests'.
 	return append([]string{"--config.file=" + file, "--mintlify.api-url=" + apiURL,
-		"--visitors.min-interval=1h", "--mintlify.max-retries=0", "--analytics.site-totals-interval=0s"}, extra...)
+		"--analytics.min-interval=1h", "--mintlify.max-retries=0", "--analytics.site-totals-interval=0s"}, extra...)
 }
 
 // noonZone is an IANA zone where it is around noon now, so that no walk

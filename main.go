@@ -182,8 +182,10 @@ func run(args []string) int {
 	if err != nil {
 		return fail(2, err)
 	}
-	if f.notice != "" {
-		level.Warn(loggers.Logger).Log("msg", f.notice)
+	for _, notice := range []string{f.notice, f.config.Deprecated()} { // deprecated flag names
+		if notice != "" {
+			level.Warn(loggers.Logger).Log("msg", notice)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -210,7 +212,7 @@ func configCheck(f *flags) int {
 		fmt.Fprintf(os.Stderr, "%v\nFAILED: %s\n", err, f.config.File)
 		return 1
 	}
-	if err := config.Describe(os.Stdout, cfg, f.plan); err != nil {
+	if err := orgs.Describe(os.Stdout, cfg, f.plan); err != nil {
 		fmt.Fprintf(os.Stderr, "%v\nFAILED: %s\n", err, f.config.File)
 		return 1
 	}

@@ -53,21 +53,21 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		env  []string
 		want string
 	}{
-		{"window", []string{"--mintlify.project=p", "--visitors.window=3x"}, withKey, "--visitors.window"},
-		{"window zero", []string{"--mintlify.project=p", "--visitors.window=0d"}, withKey, "--visitors.window"},
-		{"page size 0", []string{"--mintlify.project=p", "--visitors.page-size=0"}, withKey, "--visitors.page-size"},
-		{"page size 300", []string{"--mintlify.project=p", "--visitors.page-size=300"}, withKey, "--visitors.page-size"},
-		{"timezone", []string{"--mintlify.project=p", "--visitors.timezone=Mars/Olympus"}, withKey, "--visitors.timezone"},
-		{"include regex", []string{"--mintlify.project=p", "--visitors.path-include=("}, withKey, "--visitors.path-include"},
-		{"exclude regex", []string{"--mintlify.project=p", "--visitors.path-exclude=[a-"}, withKey, "--visitors.path-exclude"},
+		{"window", []string{"--mintlify.project=p", "--analytics.window=3x"}, withKey, "--analytics.window"},
+		{"window zero", []string{"--mintlify.project=p", "--analytics.window=0d"}, withKey, "--analytics.window"},
+		{"page size 0", []string{"--mintlify.project=p", "--analytics.page-size=0"}, withKey, "--analytics.page-size"},
+		{"page size 300", []string{"--mintlify.project=p", "--analytics.page-size=300"}, withKey, "--analytics.page-size"},
+		{"timezone", []string{"--mintlify.project=p", "--analytics.timezone=Mars/Olympus"}, withKey, "--analytics.timezone"},
+		{"include regex", []string{"--mintlify.project=p", "--analytics.path-include=("}, withKey, "--analytics.path-include"},
+		{"exclude regex", []string{"--mintlify.project=p", "--analytics.path-exclude=[a-"}, withKey, "--analytics.path-exclude"},
 		{"negative ttl", []string{"--mintlify.project=p", "--visitors.cache-ttl=-5m"}, withKey, "visitors.cache-ttl"},
 		{"zero ttl", []string{"--mintlify.project=p", "--visitors.cache-ttl=0s"}, withKey, "--visitors.cache-ttl"},
 		{"budget zero", []string{"--mintlify.project=p", "--mintlify.analytics-budget=0"}, withKey, "--mintlify.analytics-budget"},
 		{"budget negative", []string{"--mintlify.project=p", "--mintlify.analytics-budget=-5"}, withKey, "--mintlify.analytics-budget"},
 		{"budget not a number", []string{"--mintlify.project=p", "--mintlify.analytics-budget=lots"}, withKey, "--mintlify.analytics-budget"},
-		{"window interval", []string{"--mintlify.project=p", "--visitors.window=30d:soon"}, withKey, "--visitors.window"},
-		{"window interval below ttl", []string{"--mintlify.project=p", "--visitors.window=7d:1m"}, withKey, "--visitors.window"},
-		{"final day delay", []string{"--mintlify.project=p", "--visitors.final-day-delay=2h"}, withKey, "--visitors.final-day-delay"},
+		{"window interval", []string{"--mintlify.project=p", "--analytics.window=30d:soon"}, withKey, "--analytics.window"},
+		{"window interval below ttl", []string{"--mintlify.project=p", "--analytics.window=7d:1m"}, withKey, "--analytics.window"},
+		{"final day delay", []string{"--mintlify.project=p", "--analytics.final-day-delay=2h"}, withKey, "--analytics.final-day-delay"},
 		{"backfill to today", []string{"--mintlify.project=p", "backfill", "--from=2020-01-01", "--to=" + time.Now().Add(24*time.Hour).Format("2006-01-02")}, withKey, "--to"},
 		{"backfill from after to", []string{"--mintlify.project=p", "backfill", "--from=2020-02-01", "--to=2020-01-01"}, withKey, "--from"},
 		{"backfill bad date", []string{"--mintlify.project=p", "backfill", "--from=2020-13-01", "--to=2020-01-01"}, withKey, "--from"},
@@ -93,8 +93,8 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{"telemetry path on reload", []string{"--mintlify.project=p", "--web.telemetry-path=/-/reload"}, withKey, "--web.telemetry-path"},
 		{"telemetry path on the status page", []string{"--mintlify.project=p", "--web.telemetry-path=/"}, withKey, "--web.telemetry-path"},
 		{"endless key file", []string{"--mintlify.project=p", "--mintlify.api-key-file=/dev/zero"}, nil, "--mintlify.api-key-file"},
-		{"max paths", []string{"--mintlify.project=p", "--visitors.max-paths=-10"}, withKey, "--visitors.max-paths"},
-		{"max paths not a number", []string{"--mintlify.project=p", "--visitors.max-paths=many"}, withKey, "--visitors.max-paths"},
+		{"max paths", []string{"--mintlify.project=p", "--analytics.max-paths=-10"}, withKey, "--analytics.max-paths"},
+		{"max paths not a number", []string{"--mintlify.project=p", "--analytics.max-paths=many"}, withKey, "--analytics.max-paths"},
 		{"concurrent polls", []string{"--mintlify.project=p", "--agent.max-concurrent-polls=0"}, withKey, "--agent.max-concurrent-polls"},
 		{"retention", []string{"--mintlify.project=p", "--agent.retention=0s"}, withKey, "--agent.retention"},
 		{"archive watch", []string{"--mintlify.project=p", "--agent.archive-watch=-1h"}, withKey, "--agent.archive-watch"},
@@ -216,7 +216,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	}
 	p := startExporter(t, nil, "--log.level=debug", "--mintlify.project=p1", "--mintlify.api-url="+srv.URL,
 		"--mintlify.api-key-file="+keyFile, "--mintlify.max-retries=0", "--visitors.cache-ttl=1s", "--mintlify.analytics-budget=100000",
-		"--visitors.window=1d", "--visitors.window=7d")
+		"--analytics.window=1d", "--analytics.window=7d")
 	var bodies []string
 	testutil.WaitUntil(testutil.Patience, func() bool {
 		b, _, err := testutil.Get(context.Background(), p.Base+"/metrics")
@@ -267,7 +267,7 @@ func TestKeyWithoutPrefixIsWarnedAbout(t *testing.T) {
 
 func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 	c, err := parseFlags([]string{"--mintlify.project=a", "--mintlify.project=b", "--mintlify.project=a",
-		"--visitors.window=7d", "--visitors.window=1d", "--visitors.window=7d", "--visitors.window=30d:6h", "--agent.retention=7d"})
+		"--analytics.window=7d", "--analytics.window=1d", "--analytics.window=7d", "--analytics.window=30d:6h", "--agent.retention=7d"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,9 +308,9 @@ func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 	if (*c.server.Web.WebListenAddresses)[0] != server.DefaultPort {
 		t.Errorf("listen address default = %v", *c.server.Web.WebListenAddresses)
 	}
-	// The old name of --visitors.min-interval still works, with a notice.
+	// The old name of --analytics.min-interval still works, with a notice.
 	old, err := parseFlags([]string{"--mintlify.project=a", "--visitors.cache-ttl=10m"})
-	if err != nil || old.plan.MinInterval != 10*time.Minute || !strings.Contains(old.notice, "--visitors.min-interval") {
+	if err != nil || old.plan.MinInterval != 10*time.Minute || !strings.Contains(old.notice, "--analytics.min-interval") {
 		t.Errorf("--visitors.cache-ttl=10m gave %s, %q, %v", old.plan.MinInterval, old.notice, err)
 	}
 }
@@ -499,7 +499,7 @@ func TestCommandHelpListsItsOwnFlagsFirst(t *testing.T) {
 			t.Errorf("backfill --help: %s is not among the backfill's own flags", f)
 		}
 	}
-	for _, f := range []string{"--log.level=", "--mintlify.project=", "--visitors.max-staleness="} {
+	for _, f := range []string{"--log.level=", "--mintlify.project=", "--analytics.max-staleness="} {
 		if i := strings.Index(help, f); i < shared {
 			t.Errorf("backfill --help: shared flag %s comes before the shared flags' heading", f)
 		}
@@ -545,7 +545,7 @@ func makeRunArgs(t *testing.T) []string {
 // TestMakeRunStartsWithoutFaults: `make run`, the quick start, logs no
 // warning or error once its refresh plan is known (its job gateway without
 // basic auth is simulated); a budget that refreshes some of the demo's
-// windows less often than --visitors.max-staleness is information.
+// windows less often than --analytics.max-staleness is information.
 func TestMakeRunStartsWithoutFaults(t *testing.T) {
 	x := startExporter(t, nil, makeRunArgs(t)...)
 	eventually(t, 0, "the refresh plan of every window", func() bool {
@@ -557,7 +557,7 @@ func TestMakeRunStartsWithoutFaults(t *testing.T) {
 		if fault {
 			t.Errorf("make run logs a fault: %s", line)
 		}
-		if strings.Contains(line, "less often than --visitors.max-staleness") && !strings.Contains(line, " level=info ") {
+		if strings.Contains(line, "less often than --analytics.max-staleness") && !strings.Contains(line, " level=info ") {
 			t.Errorf("the budget's plan is not logged as information: %s", line)
 		}
 	}

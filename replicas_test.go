@@ -135,7 +135,7 @@ cluster:
 `)
 	start := func(name string) *haReplica {
 		return &haReplica{name: name, x: startExporter(t, nil, "--config.file="+file, "--mintlify.api-url="+api.URL,
-			"--visitors.min-interval="+interval.String(), "--mintlify.max-retries=0", "--analytics.site-totals-interval=0s",
+			"--analytics.min-interval="+interval.String(), "--mintlify.max-retries=0", "--analytics.site-totals-interval=0s",
 			"--agent.state-file="+filepath.Join(dir, name, "agent.db"))}
 	}
 	replicas := []*haReplica{start("a"), start("b"), start("c")}

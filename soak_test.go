@@ -145,7 +145,7 @@ func TestSoak(t *testing.T) {
 		"--web.enable-agent-api", "--agent.state-file=" + statePath,
 		"--agent.poll-interval=500ms", "--agent.archive-watch=0s",
 		"--mintlify.analytics-budget=100000", "--mintlify.timeout=1s", "--mintlify.max-retries=1",
-		"--visitors.cache-ttl=1s", "--visitors.window=1d", "--visitors.window=7d", "--visitors.max-staleness=10s",
+		"--visitors.cache-ttl=1s", "--analytics.window=1d", "--analytics.window=7d", "--analytics.max-staleness=10s",
 		"--analytics.search-top-queries=20",
 	}
 	for _, src := range sources.Names() { // every source, under every fault

@@ -19,7 +19,7 @@ import (
 // default source and its agent jobs are on the page as a browser shows it.
 func TestStatusPageOfTheSandbox(t *testing.T) {
 	chromium := testutil.Chromium(t)
-	x := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api", "--visitors.window=1d", "--visitors.window=7d")
+	x := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api", "--analytics.window=1d", "--analytics.window=7d")
 	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)
 	// A job that stays active for the test (the sandbox's #fake:pr with a
 	// duration), so that acme-docs' row in the jobs table counts it.

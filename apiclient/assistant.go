@@ -5,6 +5,9 @@ import (
 	"time"
 )
 
+// EndpointAssistant is /assistant: the AI assistant's conversations.
+var EndpointAssistant = analyticsEndpoint("assistant")
+
 // MaxAssistantLimit is the largest page of /assistant.
 const MaxAssistantLimit = 1000
 

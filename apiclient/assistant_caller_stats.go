@@ -9,6 +9,9 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 )
 
+// EndpointAssistantCallerStats is /assistant/caller-stats.
+var EndpointAssistantCallerStats = analyticsEndpoint("assistant_caller_stats")
+
 // Callers the API documents for /assistant/caller-stats. Others may come:
 // callers pass them through as they are.
 const (

@@ -341,8 +341,9 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 }
 
 // isAnalytics reports whether an endpoint draws on the organization's
-// analytics quota.
-func isAnalytics(endpoint string) bool { return slices.Contains(AnalyticsEndpoints, endpoint) }
+// analytics quota: every endpoint but the agent job ones, so that an
+// endpoint forgotten in AnalyticsEndpoints still pays the budget.
+func isAnalytics(endpoint string) bool { return !slices.Contains(operationEndpoints, endpoint) }
 
 // segment escapes an id for use as one path segment. "." and ".." are
 // refused: servers and proxies resolve them as dot segments, so the request

@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,7 +24,7 @@ func TestEveryEndpointIsDocumented(t *testing.T) {
 	if row == "" {
 		t.Fatal("docs/metrics.md: no row of mintlify_api_requests_total")
 	}
-	for _, e := range endpoints {
+	for _, e := range slices.Concat(AnalyticsEndpoints, operationEndpoints) {
 		if !strings.Contains(row, "`"+e+"`") {
 			t.Errorf("docs/metrics.md: mintlify_api_requests_total's endpoint values lack `%s`", e)
 		}

@@ -5,6 +5,9 @@ import (
 	"time"
 )
 
+// EndpointFeedback is /feedback: individual feedback items.
+var EndpointFeedback = analyticsEndpoint("feedback")
+
 // MaxFeedbackLimit is the largest page of /feedback.
 const MaxFeedbackLimit = 100
 

@@ -8,6 +8,9 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 )
 
+// EndpointFeedbackByPage is /feedback/by-page: feedback counts per page.
+var EndpointFeedbackByPage = analyticsEndpoint("feedback_by_page")
+
 // MaxFeedbackByPageLimit is the largest limit of /feedback/by-page. The
 // endpoint has no offset or cursor: only its first page can be read.
 const MaxFeedbackByPageLimit = 100

@@ -6,6 +6,9 @@ import (
 	"time"
 )
 
+// EndpointSearches is /searches: search queries by hits.
+var EndpointSearches = analyticsEndpoint("searches")
+
 // MaxSearchesLimit is the largest page of /searches.
 const MaxSearchesLimit = 100
 

@@ -5,6 +5,9 @@ import (
 	"fmt"
 )
 
+// EndpointViews is /views: content view events per page.
+var EndpointViews = analyticsEndpoint("views")
+
 // PathViews are the content view events of one page. Views are events, so
 // they add up across days; Total is the API's own.
 type PathViews struct {

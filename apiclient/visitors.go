@@ -6,6 +6,9 @@ import (
 	"strconv"
 )
 
+// EndpointVisitors is /visitors: unique visitors per page.
+var EndpointVisitors = analyticsEndpoint("visitors")
+
 // MaxPageSize is the largest limit the visitors and views endpoints accept.
 const MaxPageSize = 250
 

@@ -42,8 +42,8 @@ var familyIndex = func() map[*sources.Family]int {
 	return m
 }()
 
-// DataFamily is one family of unique visitor data, for the backfill, which
-// reads visitor snapshots.
+// DataFamily is one family of unique visitor data, emitted from a visitors
+// snapshot (the collector's benchmarks read them).
 type DataFamily struct {
 	*sources.Family
 }
@@ -56,7 +56,7 @@ func (f *DataFamily) Samples(project, window string, s *visitors.Snapshot, emit 
 
 // DataFamilies are the visitor data families, site before page.
 var DataFamilies = func() []*DataFamily {
-	d, _ := sources.ByName(sources.NameVisitors)
+	d := sources.All()[0] // visitors: first in the registry (sources.TestRegistry)
 	out := make([]*DataFamily, len(d.Families))
 	for i, f := range d.Families {
 		out[i] = &DataFamily{f}

@@ -182,7 +182,7 @@ mount --bind "$TMPV" "$RO/tmp"
 # 3b. Sandbox with the gateway, its state file in the state volume, a time
 # zone the base does not carry.
 log "running the image's binary as 65532 on a read-only root (state in the volume)"
-start --mintlify.sandbox --web.enable-agent-api --visitors.timezone=Europe/Berlin \
+start --mintlify.sandbox --web.enable-agent-api --analytics.timezone=Europe/Berlin \
 	--agent.state-file=/var/lib/mintlify_exporter/agent.db
 [ "$(uid_of "$PID")" = 65532:65532:65532:65532 ] || fail "the exporter runs with uids $(uid_of "$PID"), want 65532"
 job=$(curl -fsS -H 'Content-Type: application/json' -d '{"prompt":"Fix the quickstart #fake:pr:1s"}' \

@@ -30,7 +30,7 @@ for n in ${@:-1 10 50 100}; do
 	port=$((20000 + RANDOM % 20000))
 	start=$(date +%s.%N)
 	MINTLIFY_API_KEY=mint_measure ./mintlify_exporter --mintlify.api-url="http://127.0.0.1:$fport" \
-		--mintlify.analytics-budget=100000 --visitors.window=1d --visitors.window=7d --visitors.window=30d \
+		--mintlify.analytics-budget=100000 --analytics.window=1d --analytics.window=7d --analytics.window=30d \
 		--web.listen-address="127.0.0.1:$port" --log.level=warn --agent.state-file="$state/agent.db" \
 		--analytics.source=visitors --analytics.site-totals-interval=0s "${args[@]}" >/dev/null 2>&1 &
 	pid=$!

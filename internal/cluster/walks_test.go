@@ -51,7 +51,7 @@ func newPlanReplica(t *testing.T, addr, owner, apiURL string, clk *clock, edit .
 	cfg := refresh.Config{
 		Projects: []refresh.Project{{
 			Project: visitors.Project{ID: "docs", Windows: windows, Location: time.UTC},
-			Sources: []sources.Spec{{Name: sources.NameVisitors}, {Name: sources.NameFeedback}, {Name: sources.NameSearches, TopQueries: 3}},
+			Sources: []sources.Spec{{Name: sources.NameVisitors}, {Name: sources.NameFeedback}, {Name: sources.NameSearches, Settings: map[string]int{"top_queries": 3}}},
 		}},
 		PageSize: apiclient.MaxPageSize, MinInterval: time.Minute, FinalDayDelay: -1, SiteInterval: -1, Now: clk.now,
 		Shared: r.Walks("acme", owner),

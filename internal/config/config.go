@@ -17,11 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -66,7 +63,7 @@ type Organization struct {
 // Project is one documentation project and how it is exported: its
 // windows, time zone, paths and analytics sources.
 type Project struct {
-	refresh.Project
+	visitors.PlanProject
 	// Organization is the name of the organization whose key reads it.
 	Organization string
 	// AgentJobs: the gateway accepts agent jobs for it.
@@ -83,11 +80,11 @@ func (c *Config) Organization(name string) (*Organization, bool) {
 }
 
 // ProjectsOf is the plan's configuration of the projects of organization org.
-func (c *Config) ProjectsOf(org string) []refresh.Project {
-	var out []refresh.Project
+func (c *Config) ProjectsOf(org string) []visitors.PlanProject {
+	var out []visitors.PlanProject
 	for _, p := range c.Projects {
 		if p.Organization == org {
-			out = append(out, p.Project)
+			out = append(out, p.PlanProject)
 		}
 	}
 	return out
@@ -183,28 +180,6 @@ func ParseTimezone(s string) (*time.Location, error) {
 	return loc, nil
 }
 
-// ParseWindows reads window specs, dropping exact repeats.
-func ParseWindows(specs []string, minInterval time.Duration) ([]visitors.Window, error) {
-	var out []visitors.Window
-	for _, s := range specs {
-		w, err := visitors.ParseWindow(s)
-		if err != nil {
-			return nil, err
-		}
-		if w.Interval != 0 && minInterval > 0 && w.Interval < minInterval {
-			return nil, fmt.Errorf("%s refreshes more often than the shortest interval of any window (--visitors.min-interval %s)", s, minInterval)
-		}
-		if i := slices.IndexFunc(out, func(o visitors.Window) bool { return o.Name == w.Name }); i >= 0 {
-			if out[i] != w {
-				return nil, fmt.Errorf("window %s given twice, with different intervals", w.Name)
-			}
-			continue
-		}
-		out = append(out, w)
-	}
-	return out, nil
-}
-
 // OptionalRegexp compiles s, nil for "".
 func OptionalRegexp(s string) (*regexp.Regexp, error) {
 	if s == "" {
@@ -217,26 +192,13 @@ func OptionalRegexp(s string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// DefaultSources are the sources exported when a project names none, each
-// over the project's windows; topQueries opts into the searches' top
-// queries as labels.
-func DefaultSources(topQueries *int) []sources.Spec {
-	var out []sources.Spec
-	for _, name := range sources.Defaults() {
-		spec := sources.Spec{Name: name}
-		if name == sources.NameSearches && topQueries != nil {
-			spec.TopQueries = *topQueries
-		}
-		out = append(out, spec)
-	}
-	return out
-}
-
 // LedgerPath is where organization org's analytics ledger is kept, in dir
 // (beside the agent job state).
 func LedgerPath(dir, org string) string {
 	return dir + string(os.PathSeparator) + "analytics-ledger-" + org + ".log"
 }
 
-// DefaultBudget is an organization's analytics budget when none is given.
-const DefaultBudget = budget.DefaultLimit
+// DefaultBudget is an organization's analytics budget when none is given:
+// budget.DefaultLimit (TestDefaultBudget), 40 of the organization's 100
+// requests per hour left to its other tools.
+const DefaultBudget = 60

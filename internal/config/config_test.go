@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,8 +8,6 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 )
 
 const good = `# two organizations
@@ -81,6 +78,7 @@ func TestParseProblemsNameFileLineAndKey(t *testing.T) {
 		{"unknown organization", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    organization: b\n", []string{"c.yml:4:", `unknown organization "b"`}},
 		{"organization required", "organizations: [{name: a, api_key_env: K}, {name: b, api_key_env: L}]\nprojects:\n  - id: p\n", []string{"c.yml:3:", "more than one organization"}},
 		{"bad window", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    windows: [1d, 8x]\n", []string{"c.yml:4:", "projects[0].windows", "8x"}},
+		{"conflicting windows", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    windows: [1d, \"1d:1h\"]\n", []string{"c.yml:4:", "projects[0].windows[1]", "given twice, with different intervals"}},
 		{"window below min interval", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    windows: [\"7d:1m\"]\n", []string{"c.yml:4:", "min-interval"}},
 		{"bad timezone", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    timezone: Mars/Olympus\n", []string{"c.yml:4:", "Mars/Olympus"}},
 		{"bad regexp", "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n    paths:\n      include: \"(\"\n", []string{"c.yml:5:", "paths.include"}},
@@ -199,28 +197,11 @@ projects:
 		t.Fatal(err)
 	}
 	a, b := fromFlags.Projects[0], fromFile.Projects[0]
-	if !a.SameWalks(&b.Project.Project) || a.Organization != b.Organization || a.AgentJobs != b.AgentJobs {
+	if !a.SameWalks(&b.PlanProject.Project) || a.Organization != b.Organization || a.AgentJobs != b.AgentJobs {
 		t.Errorf("flags %+v\nfile  %+v", a, b)
 	}
 	oa, ob := fromFlags.Organizations[0], fromFile.Organizations[0]
 	if oa.Name != ob.Name || oa.APIKeyFile != ob.APIKeyFile || oa.AnalyticsBudget != ob.AnalyticsBudget {
 		t.Errorf("organizations differ: %+v %+v", oa, ob)
-	}
-}
-
-func TestDescribe(t *testing.T) {
-	cfg, err := Parse("c.yml", []byte(good), 5*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := Describe(&out, cfg, refresh.Config{MinInterval: 5 * time.Minute, PageSize: 250, FinalDayDelay: 10 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"2 organization(s), 2 project(s)", "organization acme: key from file /etc/mintlify/acme.key, analytics budget 50",
-		"project acme-docs: windows 1d 7d 30d:6h, timezone Europe/Berlin", "agent jobs on", "acme-docs/visitors/30d pages every", "acme-docs/visitors/1d site every", "sources visitors views feedback searches", "organization beta: key from environment variable BETA_KEY"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,8 +18,8 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // The file's shape. Every key is spelled here; an unknown one is an error.
@@ -42,15 +45,14 @@ type fileProject struct {
 	Timezone     string    `yaml:"timezone"`
 	Paths        filePaths `yaml:"paths"`
 	AgentJobs    bool      `yaml:"agent_jobs"`
-	// Sources by name; left out: the default sources.
-	Sources map[string]*fileSource `yaml:"sources"`
+	// Sources by name, or a list of names; left out: the default sources.
+	Sources sourcesEntry `yaml:"sources"`
 }
 
 type fileSource struct {
-	Windows       []string `yaml:"windows"`
-	TopQueries    *int     `yaml:"top_queries"`
-	TopCategories *int     `yaml:"top_categories"`
-	FeedbackPages *int     `yaml:"feedback_pages"`
+	Windows []string `yaml:"windows"`
+	// Settings are the source's own keys (sources.Def.Settings).
+	Settings map[string]int `yaml:",inline"`
 }
 
 type filePaths struct {
@@ -66,7 +68,7 @@ type Problems []Problem
 type Problem struct {
 	File string
 	Line int
-	// Key is the key's path (projects[1].windows) or the flag (--visitors.window).
+	// Key is the key's path (projects[1].windows) or the flag (--analytics.window).
 	Key string
 	Msg string
 }
@@ -116,15 +118,24 @@ func LoadFile(path string, minInterval time.Duration) (*Config, error) {
 func Parse(file string, data []byte, minInterval time.Duration) (*Config, error) {
 	defaults := cluster.Defaults() // keys the cluster section leaves out
 	raw := fileConfig{Cluster: &defaults}
+	// Not strict: an unknown key or a value of the wrong type is one
+	// problem among the others, all reported together (unknownKeys).
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlProblems(file, err)
+	var typeErrors Problems
+	var te *yaml.TypeError
+	switch err := dec.Decode(&raw); {
+	case err == nil || errors.Is(err, io.EOF):
+	case errors.As(err, &te):
+		typeErrors = yamlProblems(file, err) // the rest was read
+	default:
+		return nil, yamlProblems(file, err) // not YAML: nothing more to read
 	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root)
 	b := builder{file: file, lines: map[string]int{}}
 	b.index(&root, "")
+	b.problems = typeErrors
+	b.unknownKeys(&root, reflect.TypeFor[fileConfig](), "")
 	cfg := b.build(&raw, minInterval)
 	cfg.Cluster = *raw.Cluster
 	var fe *validate.FieldError
@@ -134,6 +145,7 @@ func Parse(file string, data []byte, minInterval time.Duration) (*Config, error)
 		b.problem("cluster", "%v", err)
 	}
 	if len(b.problems) > 0 {
+		slices.SortStableFunc(b.problems, func(x, y Problem) int { return cmp.Compare(x.Line, y.Line) })
 		return nil, b.problems
 	}
 	cfg.File = file
@@ -177,6 +189,9 @@ type builder struct {
 	file     string
 	lines    map[string]int // key path -> line
 	problems Problems
+	// flagOf, on the flag route, names the flag of a key path: problems
+	// name flags, and a problem common to every project is told once.
+	flagOf func(key string) string
 }
 
 // index records the line of every key path below n.
@@ -204,6 +219,11 @@ func (b *builder) index(n *yaml.Node, path string) {
 	}
 }
 
+// problemAtLine records msg at a line, naming no key (msg does).
+func (b *builder) problemAtLine(line int, msg string, args ...any) {
+	b.problems = append(b.problems, Problem{File: b.file, Line: line, Msg: fmt.Sprintf(msg, args...)})
+}
+
 // problem records msg at key (the line of the nearest key path known).
 func (b *builder) problem(key, msg string, args ...any) {
 	line := 0
@@ -218,7 +238,14 @@ func (b *builder) problem(key, msg string, args ...any) {
 		}
 		k = k[:i]
 	}
-	b.problems = append(b.problems, Problem{File: b.file, Line: line, Key: key, Msg: fmt.Sprintf(msg, args...)})
+	p := Problem{File: b.file, Line: line, Key: key, Msg: fmt.Sprintf(msg, args...)}
+	if b.flagOf != nil {
+		p.Key = b.flagOf(key)
+		if slices.Contains(b.problems, p) {
+			return
+		}
+	}
+	b.problems = append(b.problems, p)
 }
 
 func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
@@ -279,10 +306,8 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 		if len(windows) == 0 {
 			windows = []string{DefaultWindow}
 		}
+		p.Windows = b.windows(key+".windows", windows, minInterval)
 		var err error
-		if p.Windows, err = ParseWindows(windows, minInterval); err != nil {
-			b.problem(key+".windows", "%v", err)
-		}
 		if p.Location, err = ParseTimezone(cmp.Or(fp.Timezone, DefaultTimezone)); err != nil {
 			b.problem(key+".timezone", "%v", err)
 		}
@@ -307,52 +332,94 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 
 // sources reads a project's sources, in the registry's order; none given
 // are the default sources over the project's windows.
-func (b *builder) sources(key string, fp fileProject, minInterval time.Duration) []sources.Spec {
+func (b *builder) sources(key string, fp fileProject, minInterval time.Duration) []visitors.SourceSpec {
 	if fp.Sources == nil {
-		return DefaultSources(nil)
+		return visitors.DefaultSources()
 	}
 	for name := range fp.Sources {
-		if _, ok := sources.ByName(name); !ok {
-			b.problem(key+".sources."+name, "unknown source %q (want one of %s)", name, strings.Join(sources.Names(), ", "))
+		if _, ok := visitors.Source(name); !ok {
+			b.problem(key+".sources."+name, "unknown source %q (want one of %s)", name, strings.Join(visitors.SourceNames(false), ", "))
 		}
 	}
-	var out []sources.Spec
-	for _, name := range sources.Names() {
-		fs, ok := fp.Sources[name]
+	var out []visitors.SourceSpec
+	for _, def := range visitors.Sources() {
+		fs, ok := fp.Sources[def.Name]
 		if !ok {
 			continue
 		}
 		if fs == nil {
 			fs = &fileSource{}
 		}
-		k := key + ".sources." + name
-		spec := sources.Spec{Name: name}
+		k := key + ".sources." + def.Name
+		spec := visitors.SourceSpec{Name: def.Name}
 		if fs.Windows != nil {
-			var err error
-			if spec.Windows, err = ParseWindows(fs.Windows, minInterval); err != nil {
-				b.problem(k+".windows", "%v", err)
-			} else if len(spec.Windows) == 0 {
+			if spec.Windows = b.windows(k+".windows", fs.Windows, minInterval); len(fs.Windows) == 0 {
 				b.problem(k+".windows", "no window: leave the key out for the project's windows")
 			}
 		}
-		setting := func(field string, v *int, only string, lo, hi int, dst *int) {
-			switch {
-			case v == nil:
-			case name != only:
-				b.problem(k+"."+field, "only the %s source has %s", only, field)
-			case *v < lo || *v > hi:
-				b.problem(k+"."+field, "must be between %d and %d, got %d", lo, hi, *v)
-			default:
-				*dst = *v
+		for _, field := range slices.Sorted(maps.Keys(fs.Settings)) {
+			v := fs.Settings[field]
+			setting, ok := def.Setting(field)
+			if !ok {
+				b.problem(k+"."+field, "%s", notASetting(def, field))
+				continue
+			}
+			if err := setting.CheckGiven(v); err != nil {
+				b.problem(k+"."+field, "%v", err)
+				continue
+			}
+			if v != 0 {
+				if spec.Settings == nil {
+					spec.Settings = map[string]int{}
+				}
+				spec.Settings[field] = v
 			}
 		}
-		setting("top_queries", fs.TopQueries, sources.NameSearches, 0, 1000, &spec.TopQueries)
-		setting("top_categories", fs.TopCategories, sources.NameAssistant, -1, 100, &spec.TopCategories)
-		setting("feedback_pages", fs.FeedbackPages, sources.NameFeedback, 1, 100, &spec.FeedbackPages)
 		out = append(out, spec)
 	}
 	if len(out) == 0 && len(fp.Sources) == 0 {
 		b.problem(key+".sources", "no source: leave the key out for the default sources")
+	}
+	return out
+}
+
+// notASetting says why field is not a key of def's entry: another
+// source's setting, or no key at all.
+func notASetting(def visitors.SourceInfo, field string) string {
+	for _, o := range visitors.Sources() {
+		if _, ok := o.Setting(field); ok {
+			return fmt.Sprintf("only the %s source has %s", o.Name, field)
+		}
+	}
+	keys := []string{"windows"}
+	for _, s := range def.Settings {
+		keys = append(keys, s.Key)
+	}
+	return fmt.Sprintf("unknown key %q (the %s source has %s)", field, def.Name, strings.Join(keys, ", "))
+}
+
+// windows reads the window specs at key, dropping exact repeats; every bad
+// entry is a problem of its own (key[i]), not only the first.
+func (b *builder) windows(key string, specs []string, minInterval time.Duration) []visitors.Window {
+	var out []visitors.Window
+	for i, s := range specs {
+		at := fmt.Sprintf("%s[%d]", key, i)
+		w, err := visitors.ParseWindow(s)
+		if err != nil {
+			b.problem(at, "%v", err)
+			continue
+		}
+		if w.Interval != 0 && minInterval > 0 && w.Interval < minInterval {
+			b.problem(at, "%s refreshes more often than the shortest interval of any window (--analytics.min-interval %s)", s, minInterval)
+			continue
+		}
+		if j := slices.IndexFunc(out, func(o visitors.Window) bool { return o.Name == w.Name }); j >= 0 {
+			if out[j] != w {
+				b.problem(at, "window %s given twice, with different intervals", w.Name)
+			}
+			continue
+		}
+		out = append(out, w)
 	}
 	return out
 }

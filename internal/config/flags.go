@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,8 +14,6 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -31,11 +31,17 @@ type Flags struct {
 	include  string
 	exclude  string
 	sources  []string
-	topQ     *int
+	// settings are the sources' setting flags (sources.Setting.Flag).
+	settings []settingFlag
 
 	// set records which per-organization or per-project flags the user
 	// gave, to refuse them beside --config.file.
 	set map[string]*bool
+	// renames are the old names of the analytics flags (--visitors.*);
+	// oldWindows is what the old --visitors.window gave (it repeats, so
+	// it cannot share the new flag's value).
+	renames    flagvalue.Renames
+	oldWindows []string
 	// cluster: the --cluster.* flags, the flag route's cluster section.
 	cluster *cluster.Flags
 }
@@ -43,7 +49,7 @@ type Flags struct {
 // RegisterFlags adds the configuration flags to app.
 func RegisterFlags(app flagvalue.Flagger) *Flags {
 	f := &Flags{set: map[string]*bool{}}
-	app.Flag("config.file", "YAML file of the organizations and projects to export (see docs/configuration.md); reloaded on SIGHUP and POST /-/reload. Replaces the --mintlify.project, --mintlify.api-key-file, --mintlify.analytics-budget and --visitors.window/timezone/path-*/max-paths flags.").
+	app.Flag("config.file", "YAML file of the organizations and projects to export (see docs/configuration.md); reloaded on SIGHUP and POST /-/reload. Replaces the --mintlify.project, --mintlify.api-key-file, --mintlify.analytics-budget, --analytics.window/timezone/path-*/max-paths/source and sources' setting flags.").
 		PlaceHolder("PATH").StringVar(&f.File)
 	track := func(c *kingpin.FlagClause) *kingpin.FlagClause {
 		b := new(bool)
@@ -55,19 +61,44 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	f.budget = flagvalue.Int(app, "mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", strconv.Itoa(DefaultBudget))
 	f.set["--mintlify.analytics-budget"] = new(bool)
 	trackSet(app, "mintlify.analytics-budget", f.set["--mintlify.analytics-budget"])
-	track(app.Flag("visitors.window", "Date window to export, Nd = the last N calendar days including today, optionally with its own shortest refresh interval, Nd:INTERVAL (repeatable).")).Default(DefaultWindow).StringsVar(&f.windows)
-	track(app.Flag("visitors.timezone", "IANA time zone that decides where a day starts for the windows.")).Default(DefaultTimezone).StringVar(&f.timezone)
-	f.maxPaths = flagvalue.Int(app, "visitors.max-paths", "Keep at most this many paths per project and window, the most visited first. 0 = no cap.", strconv.Itoa(DefaultMaxPaths))
-	f.set["--visitors.max-paths"] = new(bool)
-	trackSet(app, "visitors.max-paths", f.set["--visitors.max-paths"])
-	track(app.Flag("visitors.path-include", "Only export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.include)
-	track(app.Flag("visitors.path-exclude", "Do not export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.exclude)
-	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(sources.Names(), ", ")+" (repeatable; default: "+strings.Join(sources.Defaults(), ", ")+"), each over the --visitors.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
-	f.topQ = flagvalue.Int(app, "analytics.search-top-queries", "Export the N most searched queries with their text as a label (0: none; queries may hold personal data).", "0")
-	f.set["--analytics.search-top-queries"] = new(bool)
-	trackSet(app, "analytics.search-top-queries", f.set["--analytics.search-top-queries"])
+	track(app.Flag("analytics.window", "Date window to export, Nd = the last N calendar days including today, optionally with its own shortest refresh interval, Nd:INTERVAL (repeatable).")).Default(DefaultWindow).StringsVar(&f.windows)
+	track(app.Flag("analytics.timezone", "IANA time zone that decides where a day starts for the windows.")).Default(DefaultTimezone).StringVar(&f.timezone)
+	f.maxPaths = flagvalue.Int(app, "analytics.max-paths", "Keep at most this many paths per project, source and window, the most visited first. 0 = no cap.", strconv.Itoa(DefaultMaxPaths))
+	f.set["--analytics.max-paths"] = new(bool)
+	trackSet(app, "analytics.max-paths", f.set["--analytics.max-paths"])
+	track(app.Flag("analytics.path-include", "Only export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.include)
+	track(app.Flag("analytics.path-exclude", "Do not export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.exclude)
+	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(visitors.SourceNames(false), ", ")+" (repeatable; default: "+strings.Join(visitors.SourceNames(true), ", ")+"), each over the --analytics.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
+	for _, def := range visitors.Sources() {
+		for _, s := range def.Settings {
+			if s.Flag == "" {
+				continue
+			}
+			sf := settingFlag{source: def.Name, setting: s, value: flagvalue.Int(app, s.Flag, s.Help, "0")}
+			f.set["--"+s.Flag] = new(bool)
+			trackSet(app, s.Flag, f.set["--"+s.Flag])
+			f.settings = append(f.settings, sf)
+		}
+	}
+	// The old names: every analytics flag was --visitors.* when visitors
+	// was the one source.
+	app.Flag("visitors.window", "Deprecated name of --analytics.window.").Hidden().IsSetByUser(f.renames.AddOwn("visitors.window", "analytics.window")).StringsVar(&f.oldWindows)
+	for _, name := range []string{"timezone", "max-paths", "path-include", "path-exclude"} {
+		f.renames.Add(app, "visitors."+name, "analytics."+name)
+	}
 	f.cluster = cluster.RegisterFlags(app)
 	return f
+}
+
+// Deprecated tells which old flag names were given and their new names
+// ("" when none was), for the log.
+func (f *Flags) Deprecated() string { return f.renames.Notice() }
+
+// settingFlag is the flag of one source's setting.
+type settingFlag struct {
+	source  string
+	setting visitors.Setting
+	value   *int
 }
 
 // trackSet marks *set when the flag name was given, for flags whose clause
@@ -90,86 +121,140 @@ func trackSet(app flagvalue.Flagger, name string, set *bool) {
 // with its line).
 func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Config, error) {
 	if f.File != "" {
-		for _, name := range []string{"--mintlify.project", "--mintlify.api-key-file", "--mintlify.analytics-budget",
-			"--visitors.window", "--visitors.timezone", "--visitors.max-paths", "--visitors.path-include", "--visitors.path-exclude",
-			"--analytics.source", "--analytics.search-top-queries"} {
+		for _, name := range slices.Sorted(maps.Keys(f.set)) {
 			if *f.set[name] {
-				return nil, fmt.Errorf("%s: not with --config.file, which holds every organization's and project's settings", name)
+				return nil, fmt.Errorf("%s: not with --config.file, which holds every organization's and project's settings", f.renames.Name(strings.TrimPrefix(name, "--")))
 			}
+		}
+		if old := f.renames.Given(); len(old) > 0 {
+			return nil, fmt.Errorf("%s: not with --config.file, which holds every organization's and project's settings", old[0])
 		}
 		if f.cluster.Set() {
 			return nil, errors.New("--cluster.redis-address: not with --config.file: give its cluster: section instead")
 		}
 		return LoadFile(f.File, minInterval)
 	}
-	org := Organization{Name: DefaultOrganization, APIKeyFile: f.keyFile, AnalyticsBudget: *f.budget}
-	org.origin = "--mintlify.api-key-file"
+	// The flags fill the file's structure, and the file's builder
+	// validates it: one rule in one place, its problems named by flag.
+	budget := *f.budget
+	raw := fileConfig{Organizations: []fileOrganization{{Name: DefaultOrganization, APIKeyFile: f.keyFile, AnalyticsBudget: &budget}}}
+	origin := "--mintlify.api-key-file"
 	if f.keyFile == "" {
-		org.APIKeyEnv, org.origin = DefaultAPIKeyEnv, "--mintlify.api-key-file or "+DefaultAPIKeyEnv
+		raw.Organizations[0].APIKeyEnv, origin = DefaultAPIKeyEnv, "--mintlify.api-key-file or "+DefaultAPIKeyEnv
 	}
-	if err := checkBudget(org.AnalyticsBudget); err != nil {
-		return nil, fmt.Errorf("--mintlify.analytics-budget: %w", err)
-	}
-	var p visitors.Project
-	var err error
-	if p.Windows, err = ParseWindows(f.windows, minInterval); err != nil {
-		return nil, fmt.Errorf("--visitors.window: %w", err)
-	}
-	if p.Location, err = ParseTimezone(f.timezone); err != nil {
-		return nil, fmt.Errorf("--visitors.timezone: %w", err)
-	}
-	if *f.maxPaths < 0 {
-		return nil, fmt.Errorf("--visitors.max-paths: must be 0 or greater, got %d", *f.maxPaths)
-	}
-	p.Paths.MaxPaths = *f.maxPaths
-	if p.Paths.Include, err = OptionalRegexp(f.include); err != nil {
-		return nil, fmt.Errorf("--visitors.path-include: %w", err)
-	}
-	if p.Paths.Exclude, err = OptionalRegexp(f.exclude); err != nil {
-		return nil, fmt.Errorf("--visitors.path-exclude: %w", err)
-	}
-	specs := DefaultSources(f.topQ)
-	if len(f.sources) > 0 {
-		specs = nil
-		for _, name := range sources.Names() { // the registry's order, each once
-			if slices.Contains(f.sources, name) {
-				specs = append(specs, sources.Spec{Name: name})
-			}
+	maxPaths := *f.maxPaths
+	windows := f.windows
+	if f.renames.Used("visitors.window") {
+		if !*f.set["--analytics.window"] {
+			windows = nil // the new flag's default
 		}
-		for _, name := range f.sources {
-			if _, ok := sources.ByName(name); !ok {
-				return nil, fmt.Errorf("--analytics.source: unknown source %q (want one of %s)", name, strings.Join(sources.Names(), ", "))
-			}
-		}
-		for i := range specs {
-			if specs[i].Name == sources.NameSearches {
-				specs[i].TopQueries = *f.topQ
-			}
-		}
+		windows = append(slices.Clone(windows), f.oldWindows...)
 	}
-	if *f.topQ < 0 || *f.topQ > 1000 {
-		return nil, fmt.Errorf("--analytics.search-top-queries: must be between 0 and 1000, got %d", *f.topQ)
-	}
-	if err := f.cluster.Validate(); err != nil {
-		return nil, err
-	}
-	cfg := &Config{Organizations: []Organization{org}, Cluster: f.cluster.Config}
-	seen := map[string]bool{}
+	project := fileProject{Organization: DefaultOrganization, Windows: windows, Timezone: f.timezone, AgentJobs: true,
+		Paths: filePaths{Include: f.include, Exclude: f.exclude, Max: &maxPaths}, Sources: f.sourcesEntry()}
 	ids := f.projects
 	if len(ids) == 0 {
 		ids = defaultProjects
 	}
+	seen := map[string]bool{}
 	for _, id := range ids {
-		if err := checkProjectID(id); err != nil {
-			return nil, fmt.Errorf("--mintlify.project: %w", err)
+		if !seen[id] { // a repeated --mintlify.project is one project
+			seen[id] = true
+			p := project
+			p.ID = id
+			raw.Projects = append(raw.Projects, p)
 		}
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		q := p
-		q.ID = id
-		cfg.Projects = append(cfg.Projects, Project{Project: refresh.Project{Project: q, Sources: specs}, Organization: org.Name, AgentJobs: true})
 	}
+	if len(raw.Projects) == 0 {
+		// The project flags are checked without a project too (the
+		// exporter asks for one when it serves; other commands need none).
+		raw.Projects = []fileProject{project}
+		raw.Projects[0].ID = "-"
+	}
+	b := builder{lines: map[string]int{}, flagOf: func(key string) string {
+		flag := flagOf(key)
+		if name, ok := strings.CutPrefix(flag, "--"); ok {
+			return f.renames.Name(name) // the name the user gave
+		}
+		return flag
+	}}
+	cfg := b.build(&raw, minInterval)
+	if len(b.problems) > 0 {
+		return nil, b.problems
+	}
+	if len(seen) == 0 {
+		cfg.Projects = nil
+	}
+	cfg.Organizations[0].origin = origin
+	if err := f.cluster.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Cluster = f.cluster.Config
 	return cfg, nil
+}
+
+// sourcesEntry is the sources: entry of the flag route's projects: nil (the
+// default sources) unless --analytics.source or a setting's flag is given,
+// each setting under its source when that source is exported.
+func (f *Flags) sourcesEntry() map[string]*fileSource {
+	names := f.sources
+	if len(names) == 0 {
+		given := slices.ContainsFunc(f.settings, func(sf settingFlag) bool { return *f.set["--"+sf.setting.Flag] })
+		if !given {
+			return nil
+		}
+		names = visitors.SourceNames(true)
+	}
+	out := map[string]*fileSource{}
+	for _, name := range names {
+		out[name] = &fileSource{}
+	}
+	for _, sf := range f.settings {
+		if e := out[sf.source]; e != nil && *f.set["--"+sf.setting.Flag] {
+			if e.Settings == nil {
+				e.Settings = map[string]int{}
+			}
+			e.Settings[sf.setting.Key] = *sf.value
+		}
+	}
+	return out
+}
+
+// projectFlags are the flags of a project's keys on the flag route.
+var projectFlags = map[string]string{
+	"id": "--mintlify.project", "windows": "--analytics.window", "timezone": "--analytics.timezone",
+	"paths.include": "--analytics.path-include", "paths.exclude": "--analytics.path-exclude", "paths.max": "--analytics.max-paths",
+}
+
+// projectKey is a project's key path: projects[N].rest.
+var projectKey = regexp.MustCompile(`^projects\[\d+\]\.(.*)$`)
+
+// entryIndex is the index of a list's entry at the end of a key path.
+var entryIndex = regexp.MustCompile(`\[\d+\]$`)
+
+// flagOf names the flag of a key path the flag route filled.
+func flagOf(key string) string {
+	if key == "organizations[0].analytics_budget" {
+		return "--mintlify.analytics-budget"
+	}
+	g := projectKey.FindStringSubmatch(key)
+	if g == nil {
+		return key
+	}
+	g[1] = entryIndex.ReplaceAllString(g[1], "") // windows[1]: the one flag of every window
+	if flag, ok := projectFlags[g[1]]; ok {
+		return flag
+	}
+	parts := strings.Split(g[1], ".")
+	switch {
+	case len(parts) == 2 && parts[0] == "sources":
+		return "--analytics.source"
+	case len(parts) == 3 && parts[0] == "sources":
+		if info, ok := visitors.Source(parts[1]); ok {
+			if s, ok := info.Setting(parts[2]); ok && s.Flag != "" {
+				return "--" + s.Flag
+			}
+		}
+	}
+	return key
 }

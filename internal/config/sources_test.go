@@ -19,7 +19,7 @@ func specsString(specs []sources.Spec) string {
 		for _, w := range s.Windows {
 			ws = append(ws, w.Name)
 		}
-		out = append(out, fmt.Sprintf("%s[%s]q%dc%dp%d", s.Name, strings.Join(ws, ","), s.TopQueries, s.TopCategories, s.FeedbackPages))
+		out = append(out, fmt.Sprintf("%s[%s]q%dc%dp%d", s.Name, strings.Join(ws, ","), s.Settings["top_queries"], s.Settings["top_categories"], s.Settings["feedback_pages"]))
 	}
 	return strings.Join(out, " ")
 }

@@ -70,7 +70,7 @@ func TestEndToEnd(t *testing.T) {
 		"--agent.state-file=" + filepath.Join(t.TempDir(), "agent.db"),
 		"--agent.poll-interval=500ms",
 		"--visitors.cache-ttl=2s",
-		"--visitors.max-staleness=10m",
+		"--analytics.max-staleness=10m",
 		"--log.level=debug",
 	}
 	exporter := startProc(t, "exporter", bin, exporterArgs, []string{"MINTLIFY_API_KEY=" + apiKey})

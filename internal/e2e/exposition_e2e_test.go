@@ -32,7 +32,7 @@ func TestExpositionBothFormats(t *testing.T) {
 	exporterAddr := testutil.FreeAddr(t)
 	exporter := startProc(t, "exporter", bin, []string{
 		"--web.listen-address=" + exporterAddr, "--mintlify.sandbox",
-		"--visitors.window=1d", "--visitors.window=7d",
+		"--analytics.window=1d", "--analytics.window=7d",
 	}, nil)
 	metricsURL := "http://" + exporterAddr + "/metrics"
 

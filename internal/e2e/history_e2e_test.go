@@ -77,7 +77,7 @@ type dayNumbers struct {
 }
 
 // fakeDay asks a fake API like the sandbox's (default 300 paths, its day
-// ending at midnight in loc, as the sandbox's in --visitors.timezone) for
+// ending at midnight in loc, as the sandbox's in --analytics.timezone) for
 // one date of project, dateFrom=date and dateTo=date+1, as of at: the site
 // totals and every page, through its HTTP handler. (It once asked a fake
 // whose days ended at UTC midnight: between 22:00 and 24:00 UTC, in UTC+2
@@ -176,7 +176,7 @@ var backfilledSources = []string{"visitors", "views", "searches", "assistant"}
 // backfillArgs are the backfill command's arguments for h: every source of
 // backfilledSources configured for the project.
 func (h *history) backfillArgs() []string {
-	args := []string{"backfill", "--mintlify.project=" + h.project, "--visitors.timezone=" + h.zone,
+	args := []string{"backfill", "--mintlify.project=" + h.project, "--analytics.timezone=" + h.zone,
 		"--from=" + h.first().Format(time.DateOnly), "--to=" + h.yesterday().Format(time.DateOnly),
 		"--backfill.label=job=" + h.job, "--backfill.label=instance=" + h.instance}
 	for _, s := range backfilledSources {
@@ -362,8 +362,8 @@ func TestDailyHistory(t *testing.T) {
 		"--web.listen-address=" + exporterAddr,
 		"--mintlify.sandbox",
 		"--mintlify.project=" + historyProject,
-		"--visitors.timezone=" + h.zone,
-		"--visitors.final-day-delay=0s",
+		"--analytics.timezone=" + h.zone,
+		"--analytics.final-day-delay=0s",
 	}, nil)
 
 	// 3. Prometheus on the backfilled data, scraping the live exporter every

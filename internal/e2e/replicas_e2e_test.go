@@ -164,8 +164,8 @@ scrape_configs:
 			"--mintlify.api-url=" + apiURL,
 			"--config.file=" + configFile,
 			"--agent.state-file=" + filepath.Join(dir, n, "agent.db"),
-			"--visitors.min-interval=15s",
-			"--visitors.max-staleness=10m",
+			"--analytics.min-interval=15s",
+			"--analytics.max-staleness=10m",
 			"--log.level=debug",
 		}, []string{"MINTLIFY_API_KEY=" + apiKey}))
 	}

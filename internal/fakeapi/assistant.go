@@ -8,6 +8,12 @@ import (
 	"time"
 )
 
+// AssistantCallerStats is /assistant/caller-stats.
+var AssistantCallerStats = analyticsRoute("assistant_caller_stats", "assistant/caller-stats", (*Server).handleCallerStats)
+
+// Assistant is /assistant: the AI assistant's conversations.
+var Assistant = analyticsRoute("assistant", "assistant", (*Server).handleAssistant)
+
 // Conversation is one AI assistant conversation as the fake holds it.
 type Conversation struct {
 	// ID is a ULID: ids sort by time.

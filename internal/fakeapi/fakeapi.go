@@ -23,30 +23,38 @@ import (
 	"time"
 )
 
-// Endpoint names, as the exporter's metrics use them.
+// Endpoint names, as the exporter's metrics use them: the agent job ones
+// here, each analytics endpoint in its handler's file (analyticsRoute).
 const (
-	Visitors = "visitors"
-	// Views is /views: content view events per page.
-	Views = "views"
-	// FeedbackByPage is /feedback/by-page: feedback counts per page.
-	FeedbackByPage = "feedback_by_page"
-	// Feedback is /feedback: individual feedback items.
-	Feedback = "feedback"
-	// Searches is /searches: search queries by hits.
-	Searches = "searches"
-	// Assistant is /assistant: the AI assistant's conversations.
-	Assistant = "assistant"
-	// AssistantCallerStats is /assistant/caller-stats.
-	AssistantCallerStats = "assistant_caller_stats"
-
 	CreateJob = "create_job"
 	GetJob    = "get_job"
 	// SendMessage is the follow-up message to an existing job.
 	SendMessage = "send_message"
 )
 
-// analyticsEndpoints all spend the organization's one analytics quota.
-var analyticsEndpoints = []string{Visitors, Views, FeedbackByPage, Feedback, Searches, Assistant, AssistantCallerStats}
+// analyticsRoutes are the analytics endpoints and their handlers, each
+// declared in its handler's file; they all spend the organization's one
+// analytics quota.
+var analyticsRoutes []analyticsRouteDef
+
+type analyticsRouteDef struct {
+	// endpoint is the name (the metrics' endpoint label); pattern the
+	// route below /v1/analytics/{project}.
+	endpoint, pattern string
+	handle            func(s *Server, w http.ResponseWriter, r *http.Request, project string, f Fault)
+}
+
+// analyticsRoute declares an analytics endpoint of the fake, served at
+// GET /v1/analytics/{project}/pattern, and returns its name.
+func analyticsRoute(endpoint, pattern string, handle func(s *Server, w http.ResponseWriter, r *http.Request, project string, f Fault)) string {
+	analyticsRoutes = append(analyticsRoutes, analyticsRouteDef{endpoint, pattern, handle})
+	return endpoint
+}
+
+// isAnalytics reports whether endpoint spends the analytics quota.
+func isAnalytics(endpoint string) bool {
+	return slices.ContainsFunc(analyticsRoutes, func(r analyticsRouteDef) bool { return r.endpoint == endpoint })
+}
 
 // CreateJobLimit is the documented create-job limit per project per hour.
 const CreateJobLimit = 100
@@ -79,7 +87,7 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Location is the time zone of the API's dates: a day is over at its
-	// midnight there (default UTC). The sandbox uses --visitors.timezone.
+	// midnight there (default UTC). The sandbox uses --analytics.timezone.
 	Location *time.Location
 	// CreateLimit overrides the create-job limit per project per hour:
 	// 0 is CreateJobLimit (the documented 100), negative is no limit.
@@ -225,16 +233,15 @@ func New(opts Options) *Server {
 		analyticsByKey: map[string]int{},
 		memo:           map[string]any{},
 	}
-	for _, e := range append([]string{CreateJob, GetJob, SendMessage}, analyticsEndpoints...) {
+	for _, e := range []string{CreateJob, GetJob, SendMessage} {
 		s.requests[e] = &atomic.Int64{}
 	}
-	s.mux.HandleFunc("GET /v1/analytics/{project}/visitors", s.withChecks(Visitors, s.handleVisitors))
-	s.mux.HandleFunc("GET /v1/analytics/{project}/views", s.withChecks(Views, s.handleViews))
-	s.mux.HandleFunc("GET /v1/analytics/{project}/feedback/by-page", s.withChecks(FeedbackByPage, s.handleFeedbackByPage))
-	s.mux.HandleFunc("GET /v1/analytics/{project}/feedback", s.withChecks(Feedback, s.handleFeedback))
-	s.mux.HandleFunc("GET /v1/analytics/{project}/searches", s.withChecks(Searches, s.handleSearches))
-	s.mux.HandleFunc("GET /v1/analytics/{project}/assistant", s.withChecks(Assistant, s.handleAssistant))
-	s.mux.HandleFunc("GET /v1/analytics/{project}/assistant/caller-stats", s.withChecks(AssistantCallerStats, s.handleCallerStats))
+	for _, rt := range analyticsRoutes {
+		s.requests[rt.endpoint] = &atomic.Int64{}
+		handle := rt.handle
+		s.mux.HandleFunc("GET /v1/analytics/{project}/"+rt.pattern, s.withChecks(rt.endpoint,
+			func(w http.ResponseWriter, r *http.Request, project string, f Fault) { handle(s, w, r, project, f) }))
+	}
 	s.mux.HandleFunc("POST /v2/agent/{project}/job", s.withChecks(CreateJob, s.handleCreateJob))
 	s.mux.HandleFunc("GET /v2/agent/{project}/job/{id}", s.withChecks(GetJob, s.handleGetJob))
 	s.mux.HandleFunc("POST /v2/agent/{project}/job/{id}/message", s.withChecks(SendMessage, s.handleMessage))
@@ -325,7 +332,7 @@ func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
 			writeError(w, http.StatusForbidden, "this key belongs to another organization")
 			return
 		}
-		if slices.Contains(analyticsEndpoints, endpoint) && !s.spendAnalytics(w, s.quotaKey(org, token)) {
+		if isAnalytics(endpoint) && !s.spendAnalytics(w, s.quotaKey(org, token)) {
 			return
 		}
 		if f.MalformedJSON {

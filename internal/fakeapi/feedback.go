@@ -10,6 +10,12 @@ import (
 	"time"
 )
 
+// Feedback is /feedback: individual feedback items.
+var Feedback = analyticsRoute("feedback", "feedback", (*Server).handleFeedback)
+
+// FeedbackByPage is /feedback/by-page: feedback counts per page.
+var FeedbackByPage = analyticsRoute("feedback_by_page", "feedback/by-page", (*Server).handleFeedbackByPage)
+
 // FeedbackItem is one piece of feedback as the fake holds it.
 type FeedbackItem struct {
 	ID        string

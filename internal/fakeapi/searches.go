@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// Searches is /searches: search queries by hits.
+var Searches = analyticsRoute("searches", "searches", (*Server).handleSearches)
+
 // SearchStat is one query's searches in a range.
 type SearchStat struct {
 	Query  string

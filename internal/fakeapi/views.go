@@ -11,6 +11,9 @@ import (
 	"time"
 )
 
+// Views is /views: content view events per page.
+var Views = analyticsRoute("views", "views", (*Server).handleViews)
+
 // PageViews are the view events of one page.
 type PageViews struct {
 	Path string

@@ -11,6 +11,9 @@ import (
 	"time"
 )
 
+// Visitors is /visitors: unique visitors per page.
+var Visitors = analyticsRoute("visitors", "visitors", (*Server).handleVisitors)
+
 type counts struct {
 	Human int64 `json:"human"`
 	AI    int64 `json:"ai"`

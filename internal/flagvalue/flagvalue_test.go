@@ -115,7 +115,7 @@ func TestDurationDefaultsShowAsTheDocsWriteThem(t *testing.T) {
 	n := 0
 	for _, m := range row.FindAllStringSubmatch(string(docs), -1) {
 		d, err := model.ParseDuration(m[2])
-		if err != nil || strings.Trim(m[2], "0123456789") == "" || m[1] == "--visitors.window" {
+		if err != nil || strings.Trim(m[2], "0123456789") == "" || m[1] == "--analytics.window" {
 			continue // not a duration: a count, a size, a window of days
 		}
 		n++

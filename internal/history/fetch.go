@@ -177,12 +177,12 @@ func (r *runner) walk(ctx context.Context, j job) (int, error) {
 }
 
 // sourceConfig is what j's source needs: the project read as the plan
-// reads it. Top queries stay off: a list of the most searched queries is
-// no sum of days, and only the searches' total is backfilled.
+// reads it, with the settings the backfill reads with (a list of the most
+// searched queries, say, is no sum of days: only the total is backfilled).
 func (r *runner) sourceConfig(j job) sources.Config {
 	return sources.Config{
 		Client: r.client, Location: j.project.Loc(), Now: r.cfg.Now,
 		PageSize: r.cfg.PageSize, MaxPages: r.cfg.MaxPages, Paths: j.project.Paths,
-		FeedbackPages: j.spec.FeedbackPages, TopCategories: j.spec.TopCategories,
+		Settings: j.def.BackfillSettings(j.spec.Settings),
 	}
 }

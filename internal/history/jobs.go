@@ -20,7 +20,7 @@ import (
 // by page and feedback items are not: their lists and triage states are
 // the present's, not a past day's.
 func Backfilled(def *sources.Def) bool {
-	return def.Name == sources.NameVisitors || additive(def)
+	return def.BackfillWindows || additive(def)
 }
 
 // BackfilledNames lists the sources Backfilled accepts, in registry order.

@@ -51,8 +51,8 @@ func paramsOf(cfg Config) params {
 			pp.Exclude = p.Paths.Exclude.String()
 		}
 		for _, sp := range p.Specs() {
-			if sp.Name == sources.NameAssistant {
-				pp.TopCategories = sp.TopCategories
+			if v, ok := sp.Settings["top_categories"]; ok {
+				pp.TopCategories = v
 			}
 		}
 		out.Projects[p.ID] = pp
@@ -75,7 +75,7 @@ func checkParams(cfg Config) error {
 	}
 	var got params
 	if err := json.Unmarshal(data, &got); err != nil || got.Version != want.Version || got.PageSize != want.PageSize || got.TotalsOnly != want.TotalsOnly {
-		return fmt.Errorf("--backfill.state-dir: %s holds walks fetched with other settings or by another version (%s); resume with the same --visitors.page-size and --backfill.totals-only, or use another state directory",
+		return fmt.Errorf("--backfill.state-dir: %s holds walks fetched with other settings or by another version (%s); resume with the same --analytics.page-size and --backfill.totals-only, or use another state directory",
 			cfg.StateDir, strings.TrimSpace(string(data)))
 	}
 	added := false

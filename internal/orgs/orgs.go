@@ -76,8 +76,12 @@ func New(ctx context.Context, settings Settings, logger log.Logger) *Set {
 }
 
 // Apply makes cfg the running configuration: organizations are added,
-// updated (key, budget, projects) or stopped. Keys must be loaded. Nothing
-// changes when it fails.
+// updated (key, budget, projects) or stopped. Keys must be loaded.
+//
+// It prepares, then commits: everything that can fail (new organizations'
+// ledgers and clients, every organization's plan) is done for every
+// organization before anything changes, so that when it fails, no
+// organization changed, the earlier ones included.
 func (s *Set) Apply(cfg *config.Config) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -85,48 +89,37 @@ func (s *Set) Apply(cfg *config.Config) error {
 	for _, o := range s.orgs {
 		current[o.name] = o
 	}
-	// First everything that can fail: new organizations' budgets (their
-	// ledgers are files) and clients.
-	fresh := map[string]*org{}
+	changes := make([]*change, 0, len(cfg.Organizations))
 	for _, oc := range cfg.Organizations {
-		if current[oc.Name] != nil {
-			continue
-		}
-		o, err := s.newOrg(oc)
+		c, err := s.prepare(oc, current[oc.Name], cfg.ProjectsOf(oc.Name))
 		if err != nil {
-			for _, f := range fresh {
-				_ = f.budget.Close()
+			for _, done := range changes {
+				done.abandon()
 			}
 			return fmt.Errorf("organization %s: %w", oc.Name, err)
 		}
-		fresh[oc.Name] = o
+		changes = append(changes, c)
 	}
-	var next []*org
+	// Commit: nothing below fails.
+	next := make([]*org, 0, len(changes))
 	byProject := map[string]*org{}
-	for _, oc := range cfg.Organizations {
-		o := current[oc.Name]
-		if o == nil {
-			o = fresh[oc.Name]
-		} else {
-			o.client.SetAPIKey(oc.APIKey)
-			if err := o.budget.SetLimit(oc.AnalyticsBudget); err != nil {
-				return fmt.Errorf("organization %s: %w", oc.Name, err)
-			}
+	for _, c := range changes {
+		o := c.o
+		if !c.fresh {
+			o.client.SetAPIKey(c.oc.APIKey)
+			_ = o.budget.SetLimit(c.oc.AnalyticsBudget) // checked by prepare
 		}
-		if !strings.HasPrefix(oc.APIKey, "mint_") {
-			level.Warn(s.logger).Log("msg", "the API key does not start with mint_, the prefix of Mintlify admin keys; requests will likely be rejected", "organization", oc.Name)
+		if !strings.HasPrefix(c.oc.APIKey, "mint_") {
+			level.Warn(s.logger).Log("msg", "the API key does not start with mint_, the prefix of Mintlify admin keys; requests will likely be rejected", "organization", c.oc.Name)
 		}
-		projects := cfg.ProjectsOf(oc.Name)
 		o.projects = o.projects[:0]
-		for _, p := range projects {
+		for _, p := range c.projects {
 			o.projects = append(o.projects, p.ID)
 			byProject[p.ID] = o
 		}
-		if err := s.plan(o, projects); err != nil {
-			return fmt.Errorf("organization %s: %w", oc.Name, err)
-		}
+		c.plan()
 		next = append(next, o)
-		delete(current, oc.Name)
+		delete(current, c.oc.Name)
 	}
 	for _, o := range current { // removed
 		s.stop(o)
@@ -145,6 +138,61 @@ func (s *Set) Apply(cfg *config.Config) error {
 	return nil
 }
 
+// change is one organization of a configuration being applied, prepared.
+type change struct {
+	oc       config.Organization
+	o        *org
+	fresh    bool // o is new: its budget and client were made for it
+	projects []refresh.Project
+	// plan commits o's plan: starts, updates or stops its scheduler.
+	plan func()
+	// sched is a scheduler made for o, not started yet.
+	sched *refresh.Scheduler
+}
+
+// abandon undoes what prepare made (a new organization's ledger).
+func (c *change) abandon() {
+	if c.fresh {
+		_ = c.o.budget.Close()
+	}
+}
+
+// prepare does what can fail of applying oc (current is the running
+// organization of that name, nil when new) without changing anything that
+// runs. Caller holds mu.
+func (s *Set) prepare(oc config.Organization, current *org, projects []refresh.Project) (*change, error) {
+	if oc.AnalyticsBudget < 1 { // the one refusal of budget.SetLimit
+		return nil, fmt.Errorf("budget must be at least 1 request per window, got %d", oc.AnalyticsBudget)
+	}
+	c := &change{oc: oc, o: current, projects: projects}
+	if current == nil {
+		o, err := s.newOrg(oc)
+		if err != nil {
+			return nil, err
+		}
+		c.o, c.fresh = o, true
+	}
+	var err error
+	switch {
+	case len(projects) == 0:
+		c.plan = func() { s.stop(c.o) }
+	case c.o.sched != nil:
+		c.plan, err = c.o.sched.PrepareUpdate(projects)
+	default:
+		rc := s.settings.Refresh
+		rc.Projects = projects
+		if s.settings.Walks != nil {
+			rc.Shared = s.settings.Walks(oc.Name)
+		}
+		c.sched, err = refresh.New(c.o.client, c.o.budget, rc, log.With(s.logger, "organization", oc.Name))
+		c.plan = func() { s.start(c.o, c.sched) }
+	}
+	if err != nil {
+		c.abandon()
+		return nil, err
+	}
+	return c, nil
+}
 func (s *Set) newOrg(oc config.Organization) (*org, error) {
 	c, b, err := Client(s.settings, oc)
 	if err != nil {
@@ -181,24 +229,8 @@ func Client(settings Settings, oc config.Organization) (*apiclient.Client, *budg
 	return c, b, nil
 }
 
-// plan starts, updates or stops o's scheduler for projects. Caller holds mu.
-func (s *Set) plan(o *org, projects []refresh.Project) error {
-	if len(projects) == 0 {
-		s.stop(o)
-		return nil
-	}
-	if o.sched != nil {
-		return o.sched.Update(projects)
-	}
-	rc := s.settings.Refresh
-	rc.Projects = projects
-	if s.settings.Walks != nil {
-		rc.Shared = s.settings.Walks(o.name)
-	}
-	sched, err := refresh.New(o.client, o.budget, rc, log.With(s.logger, "organization", o.name))
-	if err != nil {
-		return err
-	}
+// start runs sched as o's plan. Caller holds mu.
+func (s *Set) start(o *org, sched *refresh.Scheduler) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	o.sched, o.cancel, o.done = sched, cancel, make(chan struct{})
 	s.wg.Add(1)
@@ -207,7 +239,6 @@ func (s *Set) plan(o *org, projects []refresh.Project) error {
 		defer close(done)
 		sched.Run(ctx) // refreshes on the budget's plan, not on scrapes
 	}(o.done)
-	return nil
 }
 
 // stop ends o's scheduler, if running, and waits for it. Caller holds mu.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,13 +15,14 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 var day1 = visitors.Window{Name: "1d", Days: 1}
 
 func project(id, org string) config.Project {
-	return config.Project{Project: refresh.Project{Project: visitors.Project{ID: id, Windows: []visitors.Window{day1}}}, Organization: org}
+	return config.Project{PlanProject: refresh.Project{Project: visitors.Project{ID: id, Windows: []visitors.Window{day1}}, Sources: []sources.Spec{{Name: sources.NameVisitors}}}, Organization: org}
 }
 
 // start runs a Set against the fake over HTTP; walks never repeat within
@@ -203,5 +207,70 @@ func TestA429SlowsOnlyItsOrganization(t *testing.T) {
 	}
 	if got := fake.AnalyticsRejections(); got != 1 {
 		t.Errorf("%d requests refused with 429, want a's one", got)
+	}
+}
+
+// TestApplyChangesNothingWhenALaterOrganizationFails: Apply prepares every
+// organization before it changes any. A reload whose last organization
+// fails (its new plan refused, or, new, its ledger unreadable) leaves the
+// earlier organizations as they ran: key, budget, projects and plan.
+func TestApplyChangesNothingWhenALaterOrganizationFails(t *testing.T) {
+	fake := fakeapi.New(fakeapi.Options{Paths: 10, AnalyticsBudget: 100, Organizations: []fakeapi.Organization{
+		{Key: "mint_a", Projects: []string{"a1", "a2"}},
+		{Key: "mint_b", Projects: []string{"b1"}},
+	}})
+	s := start(t, fake)
+	before := &config.Config{
+		Organizations: []config.Organization{{Name: "a", APIKey: "mint_a", AnalyticsBudget: 10}, {Name: "b", APIKey: "mint_b", AnalyticsBudget: 5}},
+		Projects:      []config.Project{project("a1", "a"), project("b1", "b")},
+	}
+	if err := s.Apply(before); err != nil {
+		t.Fatal(err)
+	}
+	waitData(t, s, "a1", "b1")
+
+	badPlan := project("b1", "b")
+	badPlan.Sources = []sources.Spec{{Name: "nope"}} // no such source: the plan refuses it
+	unreadable := filepath.Join(s.settings.LedgerDir, filepath.Base(config.LedgerPath(s.settings.LedgerDir, "c")))
+	if err := os.Mkdir(unreadable, 0o700); err != nil { // a directory where the ledger file goes
+		t.Fatal(err)
+	}
+	for name, later := range map[string]*config.Config{
+		"plan of a running organization refused": {
+			Organizations: []config.Organization{{Name: "a", APIKey: "mint_a_rotated", AnalyticsBudget: 20}, {Name: "b", APIKey: "mint_b", AnalyticsBudget: 5}},
+			Projects:      []config.Project{project("a1", "a"), project("a2", "a"), badPlan},
+		},
+		"ledger of a new organization unreadable": {
+			Organizations: []config.Organization{{Name: "a", APIKey: "mint_a_rotated", AnalyticsBudget: 20}, {Name: "b", APIKey: "mint_b", AnalyticsBudget: 5}, {Name: "c", APIKey: "mint_c", AnalyticsBudget: 5}},
+			Projects:      []config.Project{project("a1", "a"), project("a2", "a"), project("b1", "b"), project("c1", "c")},
+		},
+	} {
+		if err := s.Apply(later); err == nil {
+			t.Fatalf("%s: Apply succeeded", name)
+		}
+		if got := s.Projects(); !slices.Equal(got, []string{"a1", "b1"}) {
+			t.Errorf("%s: projects %v, want a1 b1 as before", name, got)
+		}
+		budgets := s.Budgets()
+		if len(budgets) != 2 || budgets[0].Limit() != 10 || budgets[1].Limit() != 5 {
+			t.Errorf("%s: %d budgets (a's %d), want a's 10 and b's 5 as before", name, len(budgets), budgets[0].Limit())
+		}
+		if _, err := s.Client("a2"); err == nil {
+			t.Errorf("%s: a2 has a client: a changed", name)
+		}
+		var planned []string
+		for _, v := range s.Views() {
+			planned = append(planned, v.Project+"/"+v.Window)
+		}
+		if !slices.Equal(planned, []string{"a1/1d", "b1/1d"}) {
+			t.Errorf("%s: plan %v, want a1/1d b1/1d as before", name, planned)
+		}
+		c, err := s.Client("a1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.VisitorsTotals(context.Background(), "a1", apiclient.VisitorsQuery{DateFrom: "2026-03-01", DateTo: "2026-03-02"}); err != nil {
+			t.Errorf("%s: a's client no longer reads with its key: %v", name, err)
+		}
 	}
 }

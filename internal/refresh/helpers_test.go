@@ -36,7 +36,8 @@ type planConfig struct {
 	Windows  []visitors.Window
 	Location *time.Location
 	Paths    visitors.PathPolicy
-	// Sources of every project (nil: visitors).
+	// Sources of every project (nil: visitors alone, which these tests
+	// count walks of; a project without sources has the defaults).
 	Sources []sources.Spec
 }
 
@@ -46,8 +47,12 @@ func (c planConfig) build() Config {
 	if out.SiteInterval == 0 {
 		out.SiteInterval = -1 // these tests count page walks alone
 	}
+	specs := c.Sources
+	if specs == nil {
+		specs = []sources.Spec{{Name: sources.NameVisitors}}
+	}
 	for _, id := range c.Projects {
-		out.Projects = append(out.Projects, Project{Project: visitors.Project{ID: id, Windows: c.Windows, Location: c.Location, Paths: c.Paths}, Sources: c.Sources})
+		out.Projects = append(out.Projects, Project{Project: visitors.Project{ID: id, Windows: c.Windows, Location: c.Location, Paths: c.Paths}, Sources: specs})
 	}
 	return out
 }

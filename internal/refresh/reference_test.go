@@ -39,7 +39,7 @@ func referenceProjects(t *testing.T) []Project {
 	specs := []sources.Spec{
 		{Name: sources.NameVisitors, Windows: long}, {Name: sources.NameViews, Windows: long},
 		{Name: sources.NameFeedback, Windows: short}, {Name: sources.NameFeedbackItems, Windows: short},
-		{Name: sources.NameSearches, Windows: short, TopQueries: 20}, {Name: sources.NameAssistant, Windows: short},
+		{Name: sources.NameSearches, Windows: short, Settings: map[string]int{"top_queries": 20}}, {Name: sources.NameAssistant, Windows: short},
 	}
 	return []Project{
 		{Project: visitors.Project{ID: "big", Windows: long, Paths: visitors.PathPolicy{MaxPaths: 1000}}, Sources: specs},

@@ -52,38 +52,9 @@ const (
 // views are walked (one request each), whatever the page walks' plan.
 const DefaultSiteInterval = 12 * time.Minute
 
-// sourceWeight stretches the plan's interval per source: feedback,
-// searches and the assistant move slowly against page traffic.
-var sourceWeight = map[string]float64{
-	sources.NameVisitors: 1, sources.NameViews: 1, sources.NameAssistant: 2,
-	sources.NameFeedback: 3, sources.NameFeedbackItems: 3, sources.NameSearches: 3,
-}
-
 // Project is one project and its analytics sources, as the plan walks
-// them.
-type Project struct {
-	visitors.Project
-	// Sources are the project's sources with their windows (nil =
-	// visitors over the project's windows).
-	Sources []sources.Spec
-}
-
-// Specs are p's sources, each with its windows, as the plan walks them
-// (and the backfill reads them).
-func (p *Project) Specs() []sources.Spec {
-	specs := p.Sources
-	if len(specs) == 0 {
-		specs = []sources.Spec{{Name: sources.NameVisitors}}
-	}
-	out := make([]sources.Spec, len(specs))
-	for i, sp := range specs {
-		if sp.Windows == nil {
-			sp.Windows = p.Windows
-		}
-		out[i] = sp
-	}
-	return out
-}
+// them: the configuration's validated value.
+type Project = visitors.PlanProject
 
 // Config configures a Scheduler.
 type Config struct {
@@ -101,7 +72,7 @@ type Config struct {
 	PageSize int
 	// MaxPages caps one walk (0 = apiclient.DefaultMaxPages).
 	MaxPages int
-	// MinInterval is the shortest interval of any window (--visitors.cache-ttl).
+	// MinInterval is the shortest interval of any window (--analytics.min-interval).
 	MinInterval time.Duration
 	// MaxStaleness is how long past its planned interval a snapshot is
 	// still served while walks fail (0 = served forever).
@@ -210,13 +181,13 @@ type state struct {
 	version int64
 }
 
-// New validates cfg and returns a Scheduler with nothing fetched yet.
+// New validates cfg's plan settings and returns a Scheduler with nothing
+// fetched yet. The projects are the configuration's validated value
+// (internal/config checks every rule of a project once, for the file and
+// the flags alike): they are not checked again here.
 func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logger) (*Scheduler, error) {
 	if client == nil || b == nil {
 		return nil, errors.New("refresh: nil API client or budget")
-	}
-	if err := checkProjects(cfg.Projects, cfg.MinInterval); err != nil {
-		return nil, err
 	}
 	if cfg.PageSize < 1 || cfg.PageSize > apiclient.MaxPageSize {
 		return nil, fmt.Errorf("page size %d outside 1..%d", cfg.PageSize, apiclient.MaxPageSize)
@@ -262,7 +233,7 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	}
 	s.cfg = cfg
 	var err error
-	if s.entries, err = s.entriesFor(cfg.Projects, nil); err != nil {
+	if s.entries, _, err = s.entriesFor(cfg.Projects, nil); err != nil {
 		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -270,50 +241,6 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	s.replan()
 	s.mu.Unlock()
 	return s, nil
-}
-
-// checkProjects rejects what no walk could be planned for.
-func checkProjects(projects []Project, minInterval time.Duration) error {
-	if len(projects) == 0 {
-		return errors.New("refresh: no project")
-	}
-	seen := map[string]bool{}
-	for _, p := range projects {
-		if p.ID == "" {
-			return errors.New("empty project id")
-		}
-		if seen[p.ID] {
-			return fmt.Errorf("project %q given twice", p.ID)
-		}
-		seen[p.ID] = true
-		if p.Paths.MaxPaths < 0 {
-			return fmt.Errorf("project %s: max paths must not be negative", p.ID)
-		}
-		sourceSeen := map[string]bool{}
-		for _, sp := range p.Specs() {
-			if _, ok := sources.ByName(sp.Name); !ok || sourceSeen[sp.Name] {
-				return fmt.Errorf("project %s: unknown or repeated source %q", p.ID, sp.Name)
-			}
-			sourceSeen[sp.Name] = true
-			if len(sp.Windows) == 0 {
-				return fmt.Errorf("project %s: %s: no window", p.ID, sp.Name)
-			}
-			names := map[string]bool{}
-			for _, w := range sp.Windows {
-				if w.Name == "" || w.Days < 1 || w.Days > visitors.MaxWindowDays || w.Interval < 0 {
-					return fmt.Errorf("project %s: invalid window %+v", p.ID, w)
-				}
-				if w.Interval != 0 && w.Interval < minInterval {
-					return fmt.Errorf("project %s: window %s: interval %s is shorter than the shortest interval %s", p.ID, w.Name, w.Interval, minInterval)
-				}
-				if names[w.Name] {
-					return fmt.Errorf("project %s: window %q given twice", p.ID, w.Name)
-				}
-				names[w.Name] = true
-			}
-		}
-	}
-	return nil
 }
 
 // entryKey identifies an entry across reloads.
@@ -329,16 +256,23 @@ type entryKey struct {
 // whose project and source are walked alike is kept as it is, with its
 // snapshot, cost and place in the schedule. Caller holds mu (or owns s
 // alone).
-func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, error) {
+//
+// A kept entry moves to its project in projects only when the caller
+// applies moved: until then the running plan is untouched.
+func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, []movedEntry, error) {
 	keep := map[entryKey]*entry{}
 	for _, e := range old {
 		keep[entryKey{e.project, e.spec.Name, e.label, e.scope}] = e
 	}
 	var out, finals []*entry
+	var moved []movedEntry
 	for i := range projects {
 		p := &projects[i]
 		for _, spec := range p.Specs() {
-			def, _ := sources.ByName(spec.Name)
+			def, ok := sources.ByName(spec.Name)
+			if !ok { // the configuration knows the same sources: a caller's mistake
+				return nil, nil, fmt.Errorf("project %s: no source %q", p.ID, spec.Name)
+			}
 			// One source per project and spec, shared by its entries (it
 			// remembers what its walks cost).
 			var src sources.Source
@@ -348,7 +282,7 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 					label = FinalDayWindow
 				}
 				if o := keep[entryKey{p.ID, spec.Name, label, scope}]; o != nil && o.window == w && sameWalksOfWindow(o, p, spec) {
-					o.proj, src = p, o.src
+					moved, src = append(moved, movedEntry{o, p}), o.src
 					return o, nil
 				}
 				if src == nil {
@@ -364,7 +298,7 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 			for _, w := range spec.Windows {
 				e, err := reuse(w, false, ScopePages)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				out = append(out, e)
 				if !def.TotalsOnly || w.Days != 1 {
@@ -372,13 +306,13 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 				}
 				if s.cfg.SiteInterval > 0 {
 					if e, err = reuse(w, false, ScopeSite); err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					out = append(out, e)
 				}
 				if s.cfg.FinalDayDelay >= 0 {
 					if e, err = reuse(w, true, ScopePages); err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					finals = append(finals, e)
 				}
@@ -394,7 +328,13 @@ func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, erro
 		}
 		return cmp.Compare(a.weight(), b.weight())
 	})
-	return append(out, finals...), nil
+	return append(out, finals...), moved, nil
+}
+
+// movedEntry is a kept entry and the project it moves to.
+type movedEntry struct {
+	e *entry
+	p *Project
 }
 
 // sameWalksOfWindow reports whether e's window is walked alike under p and
@@ -410,7 +350,8 @@ func sameWalksOfWindow(e *entry, p *Project, spec sources.Spec) bool {
 
 // weight is the entry's share of the plan's common factor.
 func (e *entry) weight() float64 {
-	return float64(e.window.Days) * cmp.Or(sourceWeight[e.spec.Name], 1)
+	def, _ := sources.ByName(e.spec.Name) // found by entriesFor
+	return float64(e.window.Days) * def.PlanWeight()
 }
 
 // sourceConfig is what the source of spec needs for project p.
@@ -418,7 +359,7 @@ func (s *Scheduler) sourceConfig(p *Project, spec sources.Spec) sources.Config {
 	return sources.Config{
 		Client: s.client, Location: p.Loc(), Now: s.now, Logger: s.logger,
 		PageSize: s.cfg.PageSize, MaxPages: s.cfg.MaxPages, Paths: p.Paths,
-		FeedbackPages: spec.FeedbackPages, TopQueries: spec.TopQueries, TopCategories: spec.TopCategories,
+		Settings: spec.Settings,
 		StateDir: s.cfg.StateDir,
 	}
 }
@@ -429,25 +370,41 @@ func (s *Scheduler) sourceConfig(p *Project, spec sources.Spec) sources.Config {
 // budget; removed ones stop being exported at once (a walk of theirs in
 // flight finishes, and its result is dropped).
 func (s *Scheduler) Update(projects []Project) error {
-	if err := checkProjects(projects, s.cfg.MinInterval); err != nil {
+	commit, err := s.PrepareUpdate(projects)
+	if err != nil {
 		return err
 	}
+	commit()
+	return nil
+}
+
+// PrepareUpdate does what can fail of Update(projects) and returns the
+// commit that makes it the plan: until commit is called, nothing of the
+// scheduler changes, so that a reload can prepare every organization before
+// it changes any. At most one update is prepared at a time (the caller
+// serialises them); commit cannot fail.
+func (s *Scheduler) PrepareUpdate(projects []Project) (commit func(), err error) {
 	projects = slices.Clone(projects)
 	s.mu.Lock()
-	entries, err := s.entriesFor(projects, s.entries)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	s.entries = entries
-	s.cfg.Projects = projects
-	s.replan()
+	entries, moved, err := s.entriesFor(projects, s.entries)
 	s.mu.Unlock()
-	select {
-	case s.walked <- struct{}{}: // plan again now
-	default:
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return func() {
+		s.mu.Lock()
+		for _, m := range moved {
+			m.e.proj = m.p
+		}
+		s.entries = entries
+		s.cfg.Projects = projects
+		s.replan()
+		s.mu.Unlock()
+		select {
+		case s.walked <- struct{}{}: // plan again now
+		default:
+		}
+	}, nil
 }
 
 // replan derives every window's interval from the budget and the walks'
@@ -524,7 +481,7 @@ func (s *Scheduler) replan() {
 		if l != "" {
 			// Information, not a fault: staleness is judged against the
 			// plan, so no data is dropped for it.
-			level.Info(s.logger).Log("msg", "the analytics budget refreshes some windows less often than --visitors.max-staleness; "+
+			level.Info(s.logger).Log("msg", "the analytics budget refreshes some windows less often than --analytics.max-staleness; "+
 				"their data stays exported between refreshes. For fresher numbers raise the organization's analytics budget, "+
 				"export fewer windows, sources or projects, or give long windows their own interval (30d:6h)",
 				"budget_per_hour", limit, "planned_requests_per_hour", fmt.Sprintf("%.1f", s.planned),

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -63,8 +65,10 @@ type published struct {
 func sharedKey(e *entry) string {
 	h := fnv.New64a()
 	p := e.proj
-	fmt.Fprintf(h, "%s|%d|%s|%s|%d|%d|%d", p.Loc().String(), e.window.Days, p.Paths.Key(),
-		e.spec.Name, e.spec.TopQueries, e.spec.TopCategories, e.spec.FeedbackPages)
+	fmt.Fprintf(h, "%s|%d|%s|%s", p.Loc().String(), e.window.Days, p.Paths.Key(), e.spec.Name)
+	for _, k := range slices.Sorted(maps.Keys(e.spec.Settings)) {
+		fmt.Fprintf(h, "|%s=%d", k, e.spec.Settings[k])
+	}
 	return e.project + "/" + e.spec.Name + "/" + e.label + "/" + e.scope + "/" + strconv.FormatUint(h.Sum64(), 36)
 }
 

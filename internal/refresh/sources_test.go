@@ -18,9 +18,11 @@ import (
 // snapshot served, counts the failure and logs it with the source, and the
 // next good walk replaces it with what a walk of the API gives.
 func TestEverySourceKeepsItsLastGoodData(t *testing.T) {
-	endpoints := map[string]string{
-		sources.NameVisitors: fakeapi.Visitors, sources.NameViews: fakeapi.Views, sources.NameFeedback: fakeapi.FeedbackByPage,
-		sources.NameFeedbackItems: fakeapi.Feedback, sources.NameSearches: fakeapi.Searches, sources.NameAssistant: fakeapi.Assistant,
+	// A source's first endpoint is the one its walk reads first; the fake
+	// names its endpoints as apiclient does.
+	endpoints := map[string]string{}
+	for _, def := range sources.All() {
+		endpoints[def.Name] = def.Endpoints[0]
 	}
 	faults := map[string]fakeapi.Fault{
 		"500": {Status: 500}, "429": {Status: 429, RetryAfter: "1"}, "malformed": {MalformedJSON: true},
@@ -30,18 +32,18 @@ func TestEverySourceKeepsItsLastGoodData(t *testing.T) {
 	// (visitors, views), cursors with hasMore (feedback_items, assistant),
 	// (searches reads one page while no top queries are asked for; its
 	// cursor faults are internal/sources' tests); feedback by page has one page.
-	applies := func(source, fault string) bool {
+	applies := func(def *sources.Def, fault string) bool {
 		switch fault {
 		case "endless":
-			return source != sources.NameFeedback && source != sources.NameSearches
+			return def.Paging == sources.PagingOffset || def.Paging == sources.PagingCursor
 		case "repeated cursor":
-			return source == sources.NameFeedbackItems || source == sources.NameAssistant
+			return def.Paging == sources.PagingCursor
 		}
 		return true
 	}
 	for _, def := range sources.All() {
 		for name, fault := range faults {
-			if !applies(def.Name, name) {
+			if !applies(def, name) {
 				continue
 			}
 			t.Run(def.Name+"/"+name, func(t *testing.T) {

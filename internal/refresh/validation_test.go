@@ -6,12 +6,16 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
-// TestNewValidation: New refuses configurations no plan could walk or the
-// collector could not export sensibly, and merges duplicate projects and
-// windows.
+// TestNewValidation: New refuses plan settings no plan could run, and an
+// unknown source. The projects' rules (ids, windows, intervals, path caps,
+// sources) are the configuration's, checked once there for the file and
+// the flags: config.TestParseProblemsNameFileLineAndKey, TestSourcesKey,
+// TestFlagRouteReportsEveryProblemByFlag, TestEveryProblemOfAFileAtOnce and
+// visitors.TestParseWindow hold them (they were repeated here).
 func TestNewValidation(t *testing.T) {
 	client, err := apiclient.New(apiclient.Config{BaseURL: "http://127.0.0.1:1", APIKey: simKey})
 	if err != nil {
@@ -23,22 +27,10 @@ func TestNewValidation(t *testing.T) {
 	}
 	ok := planConfig{Projects: []string{"a"}, Windows: []visitors.Window{day1}, Config: Config{PageSize: 250, MinInterval: time.Minute, FinalDayDelay: -1}}
 	bad := map[string]func(c *planConfig){
-		"no project":                  func(c *planConfig) { c.Projects = nil },
-		"empty project":               func(c *planConfig) { c.Projects = []string{""} },
-		"no window":                   func(c *planConfig) { c.Windows = nil },
-		"zero days":                   func(c *planConfig) { c.Windows = []visitors.Window{{Name: "0d"}} },
-		"366 days":                    func(c *planConfig) { c.Windows = []visitors.Window{{Name: "366d", Days: 366}} },
-		"unnamed window":              func(c *planConfig) { c.Windows = []visitors.Window{{Days: 1}} },
-		"conflicting windows":         func(c *planConfig) { c.Windows = []visitors.Window{day1, {Name: "1d", Days: 2}} },
-		"repeated window":             func(c *planConfig) { c.Windows = []visitors.Window{day1, day1} },
-		"repeated project":            func(c *planConfig) { c.Projects = []string{"a", "a"} },
-		"window interval below min":   func(c *planConfig) { c.Windows = []visitors.Window{{Name: "1d", Days: 1, Interval: time.Second}} },
-		"negative window interval":    func(c *planConfig) { c.Windows = []visitors.Window{{Name: "1d", Days: 1, Interval: -time.Hour}} },
 		"page size 0":                 func(c *planConfig) { c.PageSize = 0 },
 		"page size 251":               func(c *planConfig) { c.PageSize = 251 },
 		"zero min interval":           func(c *planConfig) { c.MinInterval = 0 },
 		"negative min interval":       func(c *planConfig) { c.MinInterval = -time.Second },
-		"negative max paths":          func(c *planConfig) { c.Paths.MaxPaths = -1 },
 		"negative staleness":          func(c *planConfig) { c.MaxStaleness = -time.Second },
 		"negative max pages":          func(c *planConfig) { c.MaxPages = -1 },
 		"negative timeout":            func(c *planConfig) { c.RefreshTimeout = -1 },
@@ -46,6 +38,7 @@ func TestNewValidation(t *testing.T) {
 		"negative concurrency":        func(c *planConfig) { c.Concurrency = -1 },
 		"final day after its export":  func(c *planConfig) { c.FinalDayDelay = FinalDayExport },
 		"final day long after export": func(c *planConfig) { c.FinalDayDelay = 2 * time.Hour },
+		"unknown source":              func(c *planConfig) { c.Sources = []sources.Spec{{Name: "nope"}} },
 	}
 	for name, mutate := range bad {
 		cfg := ok

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -68,9 +69,20 @@ func assistantEmitOne(pick func(s *AssistantSnapshot) float64) func(Snapshot, st
 	}
 }
 
-var assistantDef = &Def{
+// NameAssistant is the assistant source: conversations, /assistant.
+const NameAssistant = "assistant"
+
+// keyTopCategories is how many query categories are exported
+// (0 = DefaultTopCategories; negative = none).
+const keyTopCategories = "top_categories"
+
+var _ = register(&Def{
+	Order:     60,
+	Weight:    2,
 	Name:      NameAssistant,
 	Endpoints: []string{apiclient.EndpointAssistant, apiclient.EndpointAssistantCallerStats},
+	Paging:    PagingCursor,
+	Settings:  []Setting{{Key: keyTopCategories, Min: -1, Max: 100, Backfill: true}},
 	Families: []*Family{
 		family("mintlify_assistant_conversations", "Conversations with the AI assistant in the window, by caller (web, api, other), from the API's caller stats.",
 			familyFlags{additive: true}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.callers }), "caller"),
@@ -98,18 +110,16 @@ var assistantDef = &Def{
 		if cfg.AssistantOverlap < 0 {
 			return nil, fmt.Errorf("assistant: overlap %s must not be negative", cfg.AssistantOverlap)
 		}
-		if cfg.TopCategories == 0 {
-			cfg.TopCategories = DefaultTopCategories
-		}
+		topCategories := cmp.Or(cfg.Settings[keyTopCategories], DefaultTopCategories)
 		if cfg.Logger == nil {
 			cfg.Logger = log.NewNopLogger()
 		}
 		// Before the first walk: one read of new conversations and one of
 		// caller stats; the first walk of a window costs more (all of it).
-		return &assistantSource{base: newBase(def, func(Query) int { return 2 }), cfg: cfg, projects: map[string]*projectConversations{},
+		return &assistantSource{base: newBase(def, func(Query) int { return 2 }), cfg: cfg, topCategories: topCategories, projects: map[string]*projectConversations{},
 			writes: boundedwrite.Writes{Timeout: stateWriteTimeout}, syncFile: (*os.File).Sync}, nil
 	},
-}
+})
 
 // assistantSource reads conversations incrementally: only those after the
 // newest seen (less an overlap), counted per local day and kept on disk, so
@@ -118,6 +128,9 @@ var assistantDef = &Def{
 type assistantSource struct {
 	base
 	cfg Config
+	// topCategories is how many query categories are exported (negative:
+	// none).
+	topCategories int
 
 	mu       sync.Mutex
 	projects map[string]*projectConversations
@@ -169,7 +182,7 @@ func (s *assistantSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.state.bound(s.cfg.label, s.cfg.TopCategories)
+	p.state.bound(s.cfg.label, s.topCategories)
 	if err := p.state.save(s.cfg.StateDir, &s.writes, s.syncFile); err != nil {
 		// The counts in memory are right: the next walk saves them again.
 		return nil, fmt.Errorf("assistant for project %s: %w", q.Project, err)
@@ -331,9 +344,77 @@ func (s *assistantSource) snapshot(st *assistantState, q Query, stats *apiclient
 	snap.callers, fc = foldByLabel(stats.ByCaller, apiclient.Callers, s.cfg.label)
 	snap.resolution, fr = foldByLabel(resolution, apiclient.Resolutions, s.cfg.label)
 	snap.responseType, ft = foldByLabel(responseType, apiclient.ResponseTypes, s.cfg.label)
-	snap.categories, snap.otherCategories, fcat = topCategories(category, s.cfg.TopCategories, s.cfg.label)
+	snap.categories, snap.otherCategories, fcat = topCategories(category, s.topCategories, s.cfg.label)
 	snap.otherCategories += otherCategories
 	snap.folded = []Folded{{"caller", fc}, {"resolution", fr + dayFolded["resolution"]},
 		{"response_type", ft + dayFolded["response_type"]}, {"category", fcat + dayFolded["category"]}}
 	return snap
+}
+
+// kindAssistant is the wire kind of AssistantSnapshot.
+var kindAssistant = wireKind("assistant", decodeData[wireAssistant])
+
+func (v *AssistantSnapshot) toWire() (string, wireData) {
+	if v == nil {
+		return "", nil
+	}
+	return kindAssistant, &wireAssistant{
+		Meta:            metaToWire(v.meta),
+		Callers:         labelCountsToWire(v.callers),
+		Combined:        v.combined,
+		Resolution:      labelCountsToWire(v.resolution),
+		ResponseType:    labelCountsToWire(v.responseType),
+		Categories:      labelCountsToWire(v.categories),
+		OtherCategories: v.otherCategories,
+		Folded:          foldedToWire(v.folded),
+	}
+}
+
+// wireAssistant is an AssistantSnapshot.
+type wireAssistant struct {
+	Meta            wireMeta         `json:"meta"`
+	Callers         []wireLabelCount `json:"callers"`
+	Combined        float64          `json:"combined"`
+	Resolution      []wireLabelCount `json:"resolution"`
+	ResponseType    []wireLabelCount `json:"responseType"`
+	Categories      []wireLabelCount `json:"categories"`
+	OtherCategories float64          `json:"otherCategories"`
+	Folded          []wireFolded     `json:"folded"`
+}
+
+func (w *wireAssistant) validate() error {
+	if err := w.Meta.validate(0); err != nil {
+		return err
+	}
+	for _, l := range [...]struct {
+		what string
+		rows []wireLabelCount
+	}{{"caller", w.Callers}, {"resolution", w.Resolution}, {"response type", w.ResponseType}, {"category", w.Categories}} {
+		seen := make(uniqueLabels, len(l.rows))
+		for i, c := range l.rows {
+			if err := seen.add(l.what, i, c.Label); err != nil {
+				return err
+			}
+			if err := checkValues(c.Value); err != nil {
+				return fmt.Errorf("%s %d: %w", l.what, i+1, err)
+			}
+		}
+	}
+	if err := checkValues(w.Combined, w.OtherCategories); err != nil {
+		return fmt.Errorf("combined or other categories: %w", err)
+	}
+	return validateFolded(w.Folded)
+}
+
+func (w *wireAssistant) snapshot() Snapshot {
+	return &AssistantSnapshot{
+		meta:            w.Meta.meta(),
+		callers:         labelCountsFromWire(w.Callers),
+		combined:        w.Combined,
+		resolution:      labelCountsFromWire(w.Resolution),
+		responseType:    labelCountsFromWire(w.ResponseType),
+		categories:      labelCountsFromWire(w.Categories),
+		otherCategories: w.OtherCategories,
+		folded:          foldedFromWire(w.Folded),
+	}
 }

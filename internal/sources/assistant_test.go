@@ -208,3 +208,14 @@ func TestAssistantStateOnAFrozenDisk(t *testing.T) {
 	}, func() string { return fmt.Sprint("last error: ", err) })
 	checkAssistant(t, e, src, snap, q, "1d")
 }
+
+// The assistant source's families and whether its counts add up across days
+// (TestFamiliesAsTheIssueNamesThem, TestRegistry).
+var _ = pinSource(sources.NameAssistant, pin{additive: true, families: map[string][]string{
+	"mintlify_assistant_conversations":                  {"project", "window", "caller"},
+	"mintlify_assistant_conversations_combined":         {"project", "window"},
+	"mintlify_assistant_conversations_by_resolution":    {"project", "window", "resolution"},
+	"mintlify_assistant_conversations_by_response_type": {"project", "window", "response_type"},
+	"mintlify_assistant_conversations_by_category":      {"project", "window", "category"},
+	"mintlify_assistant_conversations_other_categories": {"project", "window"},
+}})

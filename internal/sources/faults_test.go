@@ -15,12 +15,12 @@ import (
 // the API's free text.
 func TestFaultsFailTheWalk(t *testing.T) {
 	t.Parallel()
-	endpoints := map[string]string{
-		sources.NameVisitors: fakeapi.Visitors, sources.NameViews: fakeapi.Views,
-		sources.NameFeedback: fakeapi.FeedbackByPage, sources.NameFeedbackItems: fakeapi.Feedback,
-		sources.NameSearches: fakeapi.Searches, sources.NameAssistant: fakeapi.Assistant,
+	// A source's first endpoint is the one its walk reads first; the fake
+	// names its endpoints as apiclient does.
+	endpoints := map[string]string{}
+	for _, def := range sources.All() {
+		endpoints[def.Name] = def.Endpoints[0]
 	}
-	cursor := map[string]bool{sources.NameFeedbackItems: true, sources.NameSearches: true, sources.NameAssistant: true}
 	faults := map[string]fakeapi.Fault{
 		"429":       {Status: 429, RetryAfter: "1"},
 		"500":       {Status: 500},
@@ -30,21 +30,22 @@ func TestFaultsFailTheWalk(t *testing.T) {
 		"repeated":  {RepeatedCursor: true},
 		"missing":   {MissingCursor: true},
 	}
-	for _, name := range sources.Names() {
+	for _, def := range sources.All() {
+		name := def.Name
 		for fault, f := range faults {
 			switch {
-			case (fault == "repeated" || fault == "missing") && !cursor[name]:
+			case (fault == "repeated" || fault == "missing") && !def.Paging.Cursor():
 				continue // offset and single-page endpoints have no cursor
-			case fault == "missing" && name == sources.NameSearches:
-				continue // a null cursor is the end of searches
-			case fault == "endless" && name == sources.NameFeedback:
+			case fault == "missing" && def.Paging == sources.PagingCursorToNull:
+				continue // a null cursor is the end
+			case fault == "endless" && def.Paging == sources.PagingOnePage:
 				continue // one page only
-			case fault == "negative" && (name == sources.NameFeedbackItems || name == sources.NameAssistant):
-				continue // items, not counts
+			case fault == "negative" && def.Paging == sources.PagingCursor:
+				continue // the cursor endpoints list items, not counts
 			}
 			t.Run(name+"/"+fault, func(t *testing.T) {
 				t.Parallel()
-				e := start(t, fakeapi.Options{Paths: 30}, func(c *sources.Config) { c.MaxPages = 20; c.TopQueries = 5000 }) // more pages than the cap
+				e := start(t, fakeapi.Options{Paths: 30}, func(c *sources.Config) { c.MaxPages = 5; c.Settings = map[string]int{"top_queries": 1000} }) // more pages than the cap
 				e.fake.SetFault(endpoints[name], f)
 				snap, err := e.source(name).Walk(ctx(t), e.window(7))
 				if err == nil || snap != nil {
@@ -58,8 +59,8 @@ func TestFaultsFailTheWalk(t *testing.T) {
 					if !errors.Is(err, apiclient.ErrTooManyPages) {
 						t.Errorf("endless: %v, want ErrTooManyPages", err)
 					}
-					if got := e.fake.Requests(endpoints[name]); got != 20 {
-						t.Errorf("endless: %d requests, want the cap of 20", got)
+					if got := e.fake.Requests(endpoints[name]); got != 5 {
+						t.Errorf("endless: %d requests, want the cap of 5", got)
 					}
 				case "repeated", "missing":
 					if !errors.Is(err, apiclient.ErrBadCursor) {

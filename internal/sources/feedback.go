@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -38,10 +39,21 @@ func feedbackEmit(fn func(s *FeedbackSnapshot, project, window string, emit Emit
 	}
 }
 
-var feedbackDef = &Def{
+// NameFeedback is the feedback source: feedback per page, /feedback/by-page.
+const NameFeedback = "feedback"
+
+// keyFeedbackPages is how many pages /feedback/by-page lists, 1..100
+// (0 = 100, the most it can: the endpoint has no second page).
+const keyFeedbackPages = "feedback_pages"
+
+var _ = register(&Def{
+	Order:     30,
+	Weight:    3,
 	Name:      NameFeedback,
 	Endpoints: []string{apiclient.EndpointFeedbackByPage},
+	Paging:    PagingOnePage,
 	DefaultOn: true,
+	Settings:  []Setting{{Key: keyFeedbackPages, Min: 1, Max: apiclient.MaxFeedbackByPageLimit, Backfill: true}},
 	Families: []*Family{
 		family("mintlify_feedback_pages_truncated",
 			"1 if the Mintlify API had feedback on more pages than the exported list holds, else 0.",
@@ -66,16 +78,10 @@ var feedbackDef = &Def{
 			}), "path"),
 	},
 	make: func(def *Def, cfg Config) (Source, error) {
-		limit := cfg.FeedbackPages
-		if limit == 0 {
-			limit = apiclient.MaxFeedbackByPageLimit
-		}
-		if limit < 1 || limit > apiclient.MaxFeedbackByPageLimit {
-			return nil, fmt.Errorf("feedback: pages %d outside 1..%d", limit, apiclient.MaxFeedbackByPageLimit)
-		}
+		limit := cmp.Or(cfg.Settings[keyFeedbackPages], apiclient.MaxFeedbackByPageLimit)
 		return &feedbackSource{base: newBase(def, func(Query) int { return 1 }), cfg: cfg, limit: limit}, nil
 	},
-}
+})
 
 type feedbackSource struct {
 	base
@@ -117,4 +123,57 @@ func boolFloat(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// kindFeedback is the wire kind of FeedbackSnapshot.
+var kindFeedback = wireKind("feedback", decodeData[wireFeedback])
+
+func (v *FeedbackSnapshot) toWire() (string, wireData) {
+	if v == nil {
+		return "", nil
+	}
+	w := &wireFeedback{Meta: metaToWire(v.meta), Truncated: v.truncated, Pages: make([]wireFeedbackPage, len(v.pages))}
+	for i, p := range v.pages {
+		w.Pages[i] = wireFeedbackPage{Path: p.path, ThumbsUp: p.up, ThumbsDown: p.down, CodeSnippet: p.code, Total: p.total}
+	}
+	return kindFeedback, w
+}
+
+// wireFeedback is a FeedbackSnapshot.
+type wireFeedback struct {
+	Meta      wireMeta           `json:"meta"`
+	Pages     []wireFeedbackPage `json:"pages"`
+	Truncated bool               `json:"truncated"`
+}
+
+type wireFeedbackPage struct {
+	Path        string  `json:"path"`
+	ThumbsUp    float64 `json:"thumbsUp"`
+	ThumbsDown  float64 `json:"thumbsDown"`
+	CodeSnippet float64 `json:"codeSnippet"`
+	Total       float64 `json:"total"`
+}
+
+func (w *wireFeedback) validate() error {
+	if err := w.Meta.validate(len(w.Pages)); err != nil {
+		return err
+	}
+	seen := make(uniqueLabels, len(w.Pages))
+	for i, p := range w.Pages {
+		if err := seen.add("page", i, p.Path); err != nil {
+			return err
+		}
+		if err := checkValues(p.ThumbsUp, p.ThumbsDown, p.CodeSnippet, p.Total); err != nil {
+			return fmt.Errorf("page %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+func (w *wireFeedback) snapshot() Snapshot {
+	s := &FeedbackSnapshot{meta: w.Meta.meta(), truncated: w.Truncated, pages: make([]pageFeedback, len(w.Pages))}
+	for i, p := range w.Pages {
+		s.pages[i] = pageFeedback{path: p.Path, up: p.ThumbsUp, down: p.ThumbsDown, code: p.CodeSnippet, total: p.Total}
+	}
+	return s
 }

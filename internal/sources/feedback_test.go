@@ -101,3 +101,18 @@ func TestFeedbackItemsDuplicatesAndUnknownValues(t *testing.T) {
 	pages := float64(snap.Meta().Requests)
 	got.want(t, "mintlify_feedback_items", pages, project, "30d", fakeapi.UnknownEnumValue, fakeapi.UnknownEnumValue)
 }
+
+// The feedback source's families and whether its counts add up across days
+// (TestFamiliesAsTheIssueNamesThem, TestRegistry).
+var _ = pinSource(sources.NameFeedback, pin{additive: false, families: map[string][]string{
+	"mintlify_page_feedback":            {"project", "window", "path", "kind"},
+	"mintlify_page_feedback_combined":   {"project", "window", "path"},
+	"mintlify_feedback_pages_truncated": {"project", "window"},
+}})
+
+// The feedback_items source's families and whether its counts add up across days
+// (TestFamiliesAsTheIssueNamesThem, TestRegistry).
+var _ = pinSource(sources.NameFeedbackItems, pin{additive: false, families: map[string][]string{
+	"mintlify_feedback_items":                      {"project", "window", "source", "status"},
+	"mintlify_feedback_oldest_pending_age_seconds": {"project"},
+}})

@@ -145,3 +145,20 @@ func (s samples) want(t *testing.T, family string, want float64, lv ...string) {
 }
 
 func ceilDiv(a, b int) int { return max(1, (a+b-1)/b) }
+
+// pin is what a source's test file pins of it: its families' names and
+// label names, and whether its counts add up across days.
+type pin struct {
+	additive bool
+	families map[string][]string
+}
+
+// pinned are the pins of every source, by name.
+var pinned = map[string]pin{}
+
+// pinSource records a source's pin (from its own test file, so that
+// adding a source touches no shared list).
+func pinSource(name string, p pin) bool {
+	pinned[name] = p
+	return true
+}

@@ -61,7 +61,7 @@ func TestLabelsNeverCarryTheKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sources.Config{Client: client, Location: time.UTC, Now: clock.Now, StateDir: t.TempDir(), TopQueries: 100}
+	cfg := sources.Config{Client: client, Location: time.UTC, Now: clock.Now, StateDir: t.TempDir(), Settings: map[string]int{"top_queries": 100}}
 	cfg.Paths.Redact = redact.New(key).String
 	e := &env{t: t, fake: fake, clock: clock, cfg: cfg}
 	q := e.window(30)

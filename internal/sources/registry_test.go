@@ -15,8 +15,16 @@ import (
 
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	if got := sources.Names(); !slices.Equal(got, []string{"visitors", "views", "feedback", "feedback_items", "searches", "assistant"}) {
-		t.Errorf("names %v", got)
+	// visitors comes first (collector.DataFamilies), the rest in their
+	// Order, each once.
+	all := sources.All()
+	if len(all) == 0 || all[0].Name != sources.NameVisitors {
+		t.Errorf("names %v: visitors is not first", sources.Names())
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i-1].Order >= all[i].Order {
+			t.Errorf("%s (order %d) before %s (order %d)", all[i-1].Name, all[i-1].Order, all[i].Name, all[i].Order)
+		}
 	}
 	if got := sources.Defaults(); !slices.Contains(got, "visitors") || !slices.Contains(got, "views") {
 		t.Errorf("defaults %v lack visitors and views", got)
@@ -24,12 +32,11 @@ func TestRegistry(t *testing.T) {
 	if _, ok := sources.ByName("nope"); ok {
 		t.Error("ByName of an unknown source")
 	}
-	additive := map[string]bool{"visitors": false, "views": true, "feedback": false, "feedback_items": false, "searches": true, "assistant": true}
 	e := start(t, fakeapi.Options{Paths: 10}, nil)
 	names := map[string]bool{}
 	for _, def := range sources.All() {
 		s := e.source(def.Name)
-		if s.Name() != def.Name || s.Additive() != additive[def.Name] || s.TotalsOnly() != def.TotalsOnly {
+		if s.Name() != def.Name || s.Additive() != pinned[def.Name].additive || s.TotalsOnly() != def.TotalsOnly {
 			t.Errorf("%s: name %q additive %v totals-only %v", def.Name, s.Name(), s.Additive(), s.TotalsOnly())
 		}
 		for _, f := range s.Families() {
@@ -73,7 +80,7 @@ func (c *snapshots) Collect(ch chan<- prometheus.Metric) {
 // gathers on a pedantic registry and passes the metric linter.
 func TestFamiliesLint(t *testing.T) {
 	t.Parallel()
-	e := start(t, fakeapi.Options{Paths: 30}, func(c *sources.Config) { c.TopQueries = 10 })
+	e := start(t, fakeapi.Options{Paths: 30}, func(c *sources.Config) { c.Settings = map[string]int{"top_queries": 10} })
 	col := &snapshots{}
 	for _, name := range sources.Names() {
 		s := e.source(name)
@@ -90,64 +97,34 @@ func TestFamiliesLint(t *testing.T) {
 	}
 }
 
-// TestFamiliesAsTheIssueNamesThem pins every family's name and label
-// names: those of issue 20's table are fixed (a rename breaks dashboards,
-// alerts and users' queries), the others are listed so that a rename shows
-// up here and goes into the CHANGELOG.
+// TestFamiliesAsTheIssueNamesThem holds every family's name and label
+// names as each source's test file pins them (pinSource): those of issue
+// 20's table are fixed (a rename breaks dashboards, alerts and users'
+// queries), the others are listed so that a rename shows up and goes into
+// the CHANGELOG.
 func TestFamiliesAsTheIssueNamesThem(t *testing.T) {
 	t.Parallel()
-	want := map[string]map[string][]string{
-		"visitors": {
-			"mintlify_site_unique_visitors":              {"project", "window", "traffic"},
-			"mintlify_site_unique_visitors_deduplicated": {"project", "window"},
-			"mintlify_page_unique_visitors":              {"project", "window", "path", "traffic"},
-			"mintlify_page_unique_visitors_deduplicated": {"project", "window", "path"},
-		},
-		"views": {
-			"mintlify_site_page_views":          {"project", "window", "traffic"},
-			"mintlify_site_page_views_combined": {"project", "window"},
-			"mintlify_page_views":               {"project", "window", "path", "traffic"},
-			"mintlify_page_views_combined":      {"project", "window", "path"},
-		},
-		"feedback": {
-			"mintlify_page_feedback":            {"project", "window", "path", "kind"},
-			"mintlify_page_feedback_combined":   {"project", "window", "path"},
-			"mintlify_feedback_pages_truncated": {"project", "window"},
-		},
-		"feedback_items": {
-			"mintlify_feedback_items":                      {"project", "window", "source", "status"},
-			"mintlify_feedback_oldest_pending_age_seconds": {"project"},
-		},
-		"searches": {
-			"mintlify_searches":                         {"project", "window"},
-			"mintlify_search_query_hits":                {"project", "window", "query"},
-			"mintlify_search_query_click_through_ratio": {"project", "window", "query"},
-		},
-		"assistant": {
-			"mintlify_assistant_conversations":                  {"project", "window", "caller"},
-			"mintlify_assistant_conversations_combined":         {"project", "window"},
-			"mintlify_assistant_conversations_by_resolution":    {"project", "window", "resolution"},
-			"mintlify_assistant_conversations_by_response_type": {"project", "window", "response_type"},
-			"mintlify_assistant_conversations_by_category":      {"project", "window", "category"},
-			"mintlify_assistant_conversations_other_categories": {"project", "window"},
-		},
-	}
+	want := pinned
 	for _, def := range sources.All() {
 		got := map[string][]string{}
 		for _, f := range def.Families {
 			got[f.Name] = f.Labels
 		}
-		if len(got) != len(want[def.Name]) {
-			t.Errorf("%s: families %v, want %v", def.Name, got, want[def.Name])
+		pin, ok := want[def.Name]
+		if !ok {
+			t.Errorf("%s: its test file pins no families (pinSource)", def.Name)
 		}
-		for name, labels := range want[def.Name] {
+		if len(got) != len(pin.families) {
+			t.Errorf("%s: families %v, want %v", def.Name, got, pin.families)
+		}
+		for name, labels := range pin.families {
 			if !slices.Equal(got[name], labels) {
 				t.Errorf("%s: %s has labels %v, want %v", def.Name, name, got[name], labels)
 			}
 		}
 	}
 	if len(sources.All()) != len(want) {
-		t.Errorf("%d sources, want %d", len(sources.All()), len(want))
+		t.Errorf("%d sources, %d pinned: a pin of no source", len(sources.All()), len(want))
 	}
 	// The label values the issue names (the tests of each source compare
 	// the values with the API's under these constants).

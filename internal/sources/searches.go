@@ -31,10 +31,22 @@ func searchesEmit(fn func(s *SearchesSnapshot, project, window string, emit Emit
 	}
 }
 
-var searchesDef = &Def{
+// NameSearches is the searches source: searches and top queries, /searches.
+const NameSearches = "searches"
+
+// keyTopQueries is how many of the most searched queries are exported
+// with their text as a label (0 = none: queries may hold personal data).
+const keyTopQueries = "top_queries"
+
+var _ = register(&Def{
+	Order:     50,
+	Weight:    3,
 	Name:      NameSearches,
 	Endpoints: []string{apiclient.EndpointSearches},
+	Paging:    PagingCursorToNull,
 	DefaultOn: true,
+	Settings: []Setting{{Key: keyTopQueries, Min: 0, Max: 1000, Flag: "analytics.search-top-queries",
+		Help: "Export the N most searched queries with their text as a label (0: none; queries may hold personal data)."}},
 	Families: []*Family{
 		family("mintlify_searches", "Searches made on the site in the window, the Mintlify API's totalSearches; searches are events and add up across days.",
 			familyFlags{additive: true}, searchesEmit(func(s *SearchesSnapshot, project, window string, emit Emit) {
@@ -54,15 +66,12 @@ var searchesDef = &Def{
 			}), "query"),
 	},
 	make: func(def *Def, cfg Config) (Source, error) {
-		if cfg.TopQueries < 0 {
-			return nil, fmt.Errorf("searches: top queries %d must be >= 0", cfg.TopQueries)
-		}
 		// The API orders by hits: the top N take ceil(N/100) requests, and
 		// the total alone one.
-		cost := max(1, (cfg.TopQueries+apiclient.MaxSearchesLimit-1)/apiclient.MaxSearchesLimit)
+		cost := max(1, (cfg.Settings[keyTopQueries]+apiclient.MaxSearchesLimit-1)/apiclient.MaxSearchesLimit)
 		return &searchesSource{base: newBase(def, func(Query) int { return cost }), cfg: cfg}, nil
 	},
-}
+})
 
 type searchesSource struct {
 	base
@@ -73,7 +82,7 @@ func (s *searchesSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 	if err := checkRange(s.Name(), q); err != nil {
 		return nil, err
 	}
-	top := s.cfg.TopQueries
+	top := s.cfg.Settings[keyTopQueries]
 	if q.TotalsOnly {
 		top = 0
 	}
@@ -97,4 +106,58 @@ func (s *searchesSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 	}
 	s.learn(q, res.Requests)
 	return snap, nil
+}
+
+// kindSearches is the wire kind of SearchesSnapshot.
+var kindSearches = wireKind("searches", decodeData[wireSearches])
+
+func (v *SearchesSnapshot) toWire() (string, wireData) {
+	if v == nil {
+		return "", nil
+	}
+	w := &wireSearches{Meta: metaToWire(v.meta), Total: v.total, Queries: make([]wireQuery, len(v.queries))}
+	for i, q := range v.queries {
+		w.Queries[i] = wireQuery{Query: q.query, Hits: q.hits, CTR: q.ctr}
+	}
+	return kindSearches, w
+}
+
+// wireSearches is a SearchesSnapshot.
+type wireSearches struct {
+	Meta    wireMeta    `json:"meta"`
+	Total   float64     `json:"total"`
+	Queries []wireQuery `json:"queries"`
+}
+
+type wireQuery struct {
+	Query string  `json:"query"`
+	Hits  float64 `json:"hits"`
+	CTR   float64 `json:"ctr"`
+}
+
+func (w *wireSearches) validate() error {
+	if err := w.Meta.validate(len(w.Queries)); err != nil {
+		return err
+	}
+	if err := checkValues(w.Total); err != nil {
+		return fmt.Errorf("total: %w", err)
+	}
+	seen := make(uniqueLabels, len(w.Queries))
+	for i, q := range w.Queries {
+		if err := seen.add("query", i, q.Query); err != nil {
+			return err
+		}
+		if err := checkValues(q.Hits, q.CTR); err != nil {
+			return fmt.Errorf("query %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+func (w *wireSearches) snapshot() Snapshot {
+	s := &SearchesSnapshot{meta: w.Meta.meta(), total: w.Total, queries: make([]searchQuery, len(w.Queries))}
+	for i, q := range w.Queries {
+		s.queries[i] = searchQuery{query: q.Query, hits: q.Hits, ctr: q.CTR}
+	}
+	return s
 }

@@ -32,7 +32,7 @@ func TestSearchesTotalOnlyByDefault(t *testing.T) {
 func TestSearchesTopQueries(t *testing.T) {
 	t.Parallel()
 	for _, top := range []int{20, 100, 150} {
-		e := start(t, fakeapi.Options{Paths: 50}, func(c *sources.Config) { c.TopQueries = top })
+		e := start(t, fakeapi.Options{Paths: 50}, func(c *sources.Config) { c.Settings = map[string]int{"top_queries": top} })
 		src := e.source(sources.NameSearches)
 		q := e.window(30)
 		snap := e.walk(src, q)
@@ -64,7 +64,7 @@ func TestSearchesTopQueries(t *testing.T) {
 // TestSearchesEndOfList: fewer queries than asked end at the null cursor.
 func TestSearchesEndOfList(t *testing.T) {
 	t.Parallel()
-	e := start(t, fakeapi.Options{Paths: 50}, func(c *sources.Config) { c.TopQueries = 500 })
+	e := start(t, fakeapi.Options{Paths: 50}, func(c *sources.Config) { c.Settings = map[string]int{"top_queries": 500} })
 	src := e.source(sources.NameSearches)
 	q := e.window(30)
 	snap := e.walk(src, q)
@@ -74,3 +74,11 @@ func TestSearchesEndOfList(t *testing.T) {
 		t.Errorf("%d queries in %d requests, the API has %d", got, snap.Meta().Requests, len(queries))
 	}
 }
+
+// The searches source's families and whether its counts add up across days
+// (TestFamiliesAsTheIssueNamesThem, TestRegistry).
+var _ = pinSource(sources.NameSearches, pin{additive: true, families: map[string][]string{
+	"mintlify_searches":                         {"project", "window"},
+	"mintlify_search_query_hits":                {"project", "window", "query"},
+	"mintlify_search_query_click_through_ratio": {"project", "window", "query"},
+}})

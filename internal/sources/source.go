@@ -3,7 +3,8 @@
 // how the resulting snapshot becomes samples. Snapshots are immutable and
 // compact: a family emits its samples from a snapshot on demand, so that
 // neither the live collector nor a backfill keeps label slices per series.
-// Adding an endpoint is one file here plus its entry in the registry.
+// Adding a source is one file here that declares and registers its Def
+// (docs/development.md, Adding a source).
 package sources
 
 import (
@@ -146,20 +147,13 @@ type Config struct {
 	// Paths decides which paths of visitors and views are exported.
 	Paths visitors.PathPolicy
 
-	// FeedbackPages is how many pages /feedback/by-page lists, 1..100
-	// (0 = 100, the most it can: the endpoint has no second page).
-	FeedbackPages int
-
-	// TopQueries is how many of the most searched queries are exported
-	// with their text as a label (0 = none: queries may hold personal
-	// data).
-	TopQueries int
+	// Settings are the source's own settings by key (Def.Settings); a key
+	// left out is 0, the source's default.
+	Settings map[string]int
 
 	// StateDir keeps the assistant's daily counts across restarts (empty:
 	// kept in memory only, read again after a restart).
-	StateDir string
-	// TopCategories is how many assistant query categories are exported
-	// (0 = DefaultTopCategories; negative = none).
+	StateDir      string
 	TopCategories int
 	// AssistantOverlap is how far before the newest conversation seen an
 	// incremental read starts again, for conversations that reach the API

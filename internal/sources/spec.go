@@ -1,24 +1,11 @@
 package sources
 
-import (
-	"slices"
+import "github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
-)
+// Spec is one source as a project's configuration asks for it: the
+// configuration's type, which the plan and the backfill read.
+type Spec = visitors.SourceSpec
 
-// Spec is one source as a project's configuration asks for it.
-type Spec struct {
-	// Name is the source's name (NameVisitors, ...).
-	Name string
-	// Windows are the source's date windows (nil = the project's).
-	Windows []visitors.Window
-	// TopQueries, TopCategories and FeedbackPages are Config's, for this
-	// project (see Config).
-	TopQueries, TopCategories, FeedbackPages int
-}
-
-// Equal reports whether two specs ask for the same walks.
-func (s Spec) Equal(o Spec) bool {
-	return s.Name == o.Name && slices.Equal(s.Windows, o.Windows) && s.TopQueries == o.TopQueries &&
-		s.TopCategories == o.TopCategories && s.FeedbackPages == o.FeedbackPages
-}
+// Setting is an integer setting of one source (Def.Settings), declared
+// to the configuration, which validates it.
+type Setting = visitors.Setting

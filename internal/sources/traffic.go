@@ -1,6 +1,10 @@
 package sources
 
 import (
+	"fmt"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
@@ -61,3 +65,103 @@ func trafficFamilies(additive bool, site, siteTotal, page, pageTotal [2]string) 
 // trafficGuess is the requests of a walk before the first: 1 for totals, a
 // page of paths otherwise (the next estimate is the walk's real cost).
 func trafficGuess(q Query) int { return 1 }
+
+// kindTraffic is the wire kind of TrafficSnapshot.
+var kindTraffic = wireKind("traffic", decodeData[wireTraffic])
+
+func (v *TrafficSnapshot) toWire() (string, wireData) {
+	if v == nil || v.Snapshot == nil {
+		return "", nil
+	}
+	w := &wireTraffic{
+		Meta:    metaToWire(v.Meta()),
+		Site:    wireCounts(v.Site),
+		Dropped: v.Dropped,
+	}
+	// Nil paths (a totals-only walk) stay null, and an empty walk stays
+	// []: the collector exports paths_dropped only for a walk of paths.
+	if v.Paths != nil {
+		w.Paths = make([]wirePath, len(v.Paths))
+		for i, p := range v.Paths {
+			w.Paths[i] = wirePath{Path: p.Path, Human: p.Human, AI: p.AI, Total: p.Total}
+		}
+	}
+	return kindTraffic, w
+}
+
+// wireCounts are visitors.Counts.
+type wireCounts struct {
+	Human float64 `json:"human"`
+	AI    float64 `json:"ai"`
+	Total float64 `json:"total"`
+}
+
+type wirePath struct {
+	Path  string  `json:"path"`
+	Human float64 `json:"human"`
+	AI    float64 `json:"ai"`
+	Total float64 `json:"total"`
+}
+
+// wireTraffic is a TrafficSnapshot (visitors or views).
+type wireTraffic struct {
+	Meta wireMeta   `json:"meta"`
+	Site wireCounts `json:"site"`
+	// Paths: null in a totals-only snapshot, [] in a walk that kept none.
+	Paths   []wirePath `json:"paths"`
+	Dropped int        `json:"dropped"`
+}
+
+func (w *wireTraffic) validate() error {
+	if err := w.Meta.validate(len(w.Paths)); err != nil {
+		return err
+	}
+	if err := checkValues(w.Site.Human, w.Site.AI, w.Site.Total); err != nil {
+		return fmt.Errorf("site: %w", err)
+	}
+	if w.Dropped < 0 {
+		return fmt.Errorf("negative dropped paths (%d)", w.Dropped)
+	}
+	seen := make(uniqueLabels, len(w.Paths))
+	for i, p := range w.Paths {
+		if err := seen.add("path", i, p.Path); err != nil {
+			return err
+		}
+		if err := checkValues(p.Human, p.AI, p.Total); err != nil {
+			return fmt.Errorf("path %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+func (w *wireTraffic) snapshot() Snapshot {
+	m := w.Meta.meta()
+	s := &visitors.Snapshot{At: m.At, DateFrom: m.DateFrom, DateTo: m.DateTo, Site: visitors.Counts(w.Site), Dropped: w.Dropped, Requests: m.Requests}
+	if w.Paths != nil {
+		s.Paths = make([]visitors.PathCounts, len(w.Paths))
+		for i, p := range w.Paths {
+			s.Paths[i] = visitors.PathCounts{Path: p.Path, Counts: visitors.Counts{Human: p.Human, AI: p.AI, Total: p.Total}}
+		}
+	}
+	return &TrafficSnapshot{Snapshot: s, totalsOnly: m.TotalsOnly}
+}
+
+// buildTraffic reduces a whole API result to a snapshot: paths made bounded,
+// valid label values (redact.Label) and merged (first row wins, as in
+// apiclient), filtered, ranked and capped. A walk hands its pages to a
+// pathBuilder as they arrive instead, which gives the same snapshot without
+// holding the site.
+func buildTraffic(p visitors.PathPolicy, res *apiclient.VisitorsReport, from, to string, at time.Time) *visitors.Snapshot {
+	b := newPathBuilder(p)
+	b.Add(res.Paths)
+	return b.Snapshot(res.Totals, res.Requests, from, to, at)
+}
+
+// totalsOnlyTraffic is a snapshot of site totals without paths.
+func totalsOnlyTraffic(totals apiclient.VisitorCounts, from, to string, at time.Time) *visitors.Snapshot {
+	return &visitors.Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Requests: 1}
+}
+
+func countsOf(c apiclient.VisitorCounts) visitors.Counts {
+	return visitors.Counts{Human: float64(c.Human), AI: float64(c.AI), Total: float64(c.Total)}
+}

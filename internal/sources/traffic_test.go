@@ -106,3 +106,21 @@ func TestViewsDuplicateRows(t *testing.T) {
 		got.want(t, "mintlify_page_views_combined", float64(p.Total), project, "7d", p.Path)
 	}
 }
+
+// The visitors source's families and whether its counts add up across days
+// (TestFamiliesAsTheIssueNamesThem, TestRegistry).
+var _ = pinSource(sources.NameVisitors, pin{additive: false, families: map[string][]string{
+	"mintlify_site_unique_visitors":              {"project", "window", "traffic"},
+	"mintlify_site_unique_visitors_deduplicated": {"project", "window"},
+	"mintlify_page_unique_visitors":              {"project", "window", "path", "traffic"},
+	"mintlify_page_unique_visitors_deduplicated": {"project", "window", "path"},
+}})
+
+// The views source's families and whether its counts add up across days
+// (TestFamiliesAsTheIssueNamesThem, TestRegistry).
+var _ = pinSource(sources.NameViews, pin{additive: true, families: map[string][]string{
+	"mintlify_site_page_views":          {"project", "window", "traffic"},
+	"mintlify_site_page_views_combined": {"project", "window"},
+	"mintlify_page_views":               {"project", "window", "path", "traffic"},
+	"mintlify_page_views_combined":      {"project", "window", "path"},
+}})

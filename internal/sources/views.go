@@ -6,9 +6,15 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
 
-var viewsDef = &Def{
+// NameViews is the views source: content views per page, /views.
+const NameViews = "views"
+
+var _ = register(&Def{
+	Order:      20,
+	Weight:     1,
 	Name:       NameViews,
 	Endpoints:  []string{apiclient.EndpointViews},
+	Paging:     PagingOffset,
 	DefaultOn:  true,
 	TotalsOnly: true,
 	Families: trafficFamilies(true,
@@ -36,4 +42,4 @@ var viewsDef = &Def{
 			},
 		}, nil
 	},
-}
+})

@@ -5,14 +5,20 @@ import (
 	"fmt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
-var visitorsDef = &Def{
-	Name:       NameVisitors,
-	Endpoints:  []string{apiclient.EndpointVisitors},
-	DefaultOn:  true,
-	TotalsOnly: true,
+// NameVisitors is the visitors source: unique visitors per page, /visitors.
+const NameVisitors = "visitors"
+
+var _ = register(&Def{
+	Order:           10,
+	Weight:          1,
+	BackfillWindows: true,
+	Name:            NameVisitors,
+	Endpoints:       []string{apiclient.EndpointVisitors},
+	Paging:          PagingOffset,
+	DefaultOn:       true,
+	TotalsOnly:      true,
 	Families: trafficFamilies(false,
 		// Unique visitors are not additive (the conventions): the HELP says
 		// so in a few words, the README's metric table in full.
@@ -31,7 +37,7 @@ var visitorsDef = &Def{
 			},
 		}, nil
 	},
-}
+})
 
 // trafficSource is visitors or views: an offset walk of paths, or the site
 // totals alone in one request.
@@ -58,7 +64,7 @@ func (s *trafficSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		snap = &TrafficSnapshot{Snapshot: visitors.TotalsOnly(totals, q.DateFrom, q.DateTo, s.cfg.now()), totalsOnly: true}
+		snap = &TrafficSnapshot{Snapshot: totalsOnlyTraffic(totals, q.DateFrom, q.DateTo, s.cfg.now()), totalsOnly: true}
 	} else {
 		pageSize := s.cfg.PageSize
 		if pageSize == 0 {
@@ -66,7 +72,7 @@ func (s *trafficSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 		}
 		// Only the paths to export are kept as the pages arrive: the
 		// walk's memory follows paths.max, not the site.
-		b := s.cfg.Paths.NewBuilder()
+		b := newPathBuilder(s.cfg.Paths)
 		totals, requests, err := s.walk(ctx, q, pageSize, b.Add)
 		if err != nil {
 			return nil, err

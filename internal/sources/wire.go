@@ -30,16 +30,6 @@ import (
 // rolling upgrade it walks the API itself instead (see ErrUnknownFormat).
 const wireFormat = 2
 
-// Kinds of snapshot in the envelope: one per snapshot type (visitors and
-// views share TrafficSnapshot, hence "traffic").
-const (
-	kindTraffic       = "traffic"
-	kindFeedback      = "feedback"
-	kindFeedbackItems = "feedback_items"
-	kindSearches      = "searches"
-	kindAssistant     = "assistant"
-)
-
 // ErrUnknownFormat is wrapped by DecodeSnapshot's error when the input is
 // of a format version this build does not read: another replica runs an
 // older or newer build. Callers treat it as a cache miss, not as damage.
@@ -199,13 +189,26 @@ func endErr(err error) error {
 	return err
 }
 
-// kinds decode the data of each kind.
-var kinds = map[string]func(*json.Decoder) (wireData, error){
-	kindTraffic:       decodeData[wireTraffic],
-	kindFeedback:      decodeData[wireFeedback],
-	kindFeedbackItems: decodeData[wireFeedbackItems],
-	kindSearches:      decodeData[wireSearches],
-	kindAssistant:     decodeData[wireAssistant],
+// kinds decode the data of each kind of snapshot in the envelope: one per
+// snapshot type, declared in its source's file with wireKind (visitors and
+// views share TrafficSnapshot, hence "traffic").
+var kinds = map[string]func(*json.Decoder) (wireData, error){}
+
+// wireKind declares a kind of the envelope and how its data decodes; a
+// kind declared twice is a programming error.
+func wireKind(kind string, decode func(*json.Decoder) (wireData, error)) string {
+	if _, dup := kinds[kind]; dup {
+		panic("sources: wire kind " + kind + " declared twice")
+	}
+	kinds[kind] = decode
+	return kind
+}
+
+// wireSnapshot is a snapshot with a wire form: its kind and mirror, or
+// no kind for a nil snapshot.
+type wireSnapshot interface {
+	Snapshot
+	toWire() (kind string, data wireData)
 }
 
 // decodeData decodes the next value as the mirror T; null is no data.
@@ -233,80 +236,18 @@ type wireData interface {
 
 // toWire returns the kind and mirror of s.
 func toWire(s Snapshot) (string, wireData, error) {
-	switch v := s.(type) {
-	case *TrafficSnapshot:
-		if v == nil || v.Snapshot == nil {
-			break
-		}
-		w := &wireTraffic{
-			Meta:    metaToWire(v.Meta()),
-			Site:    wireCounts(v.Site),
-			Dropped: v.Dropped,
-		}
-		// Nil paths (a totals-only walk) stay null, and an empty walk
-		// stays []: the collector exports paths_dropped only for a walk
-		// of paths.
-		if v.Paths != nil {
-			w.Paths = make([]wirePath, len(v.Paths))
-			for i, p := range v.Paths {
-				w.Paths[i] = wirePath{Path: p.Path, Human: p.Human, AI: p.AI, Total: p.Total}
-			}
-		}
-		return kindTraffic, w, nil
-	case *FeedbackSnapshot:
-		if v == nil {
-			break
-		}
-		w := &wireFeedback{Meta: metaToWire(v.meta), Truncated: v.truncated, Pages: make([]wireFeedbackPage, len(v.pages))}
-		for i, p := range v.pages {
-			w.Pages[i] = wireFeedbackPage{Path: p.path, ThumbsUp: p.up, ThumbsDown: p.down, CodeSnippet: p.code, Total: p.total}
-		}
-		return kindFeedback, w, nil
-	case *FeedbackItemsSnapshot:
-		if v == nil {
-			break
-		}
-		w := &wireFeedbackItems{Meta: metaToWire(v.meta), Counts: make([]wireSourceStatus, len(v.counts))}
-		for i, c := range v.counts {
-			w.Counts[i] = wireSourceStatus{Source: c.source, Status: c.status, Value: c.value}
-		}
-		// Zero means none pending (the age family then reads 0): written
-		// as null rather than as the year 1.
-		if !v.oldestPending.IsZero() {
-			t := v.oldestPending.UTC()
-			w.OldestPending = &t
-		}
-		w.Folded = foldedToWire(v.folded)
-		return kindFeedbackItems, w, nil
-	case *SearchesSnapshot:
-		if v == nil {
-			break
-		}
-		w := &wireSearches{Meta: metaToWire(v.meta), Total: v.total, Queries: make([]wireQuery, len(v.queries))}
-		for i, q := range v.queries {
-			w.Queries[i] = wireQuery{Query: q.query, Hits: q.hits, CTR: q.ctr}
-		}
-		return kindSearches, w, nil
-	case *AssistantSnapshot:
-		if v == nil {
-			break
-		}
-		return kindAssistant, &wireAssistant{
-			Meta:            metaToWire(v.meta),
-			Callers:         labelCountsToWire(v.callers),
-			Combined:        v.combined,
-			Resolution:      labelCountsToWire(v.resolution),
-			ResponseType:    labelCountsToWire(v.responseType),
-			Categories:      labelCountsToWire(v.categories),
-			OtherCategories: v.otherCategories,
-			Folded:          foldedToWire(v.folded),
-		}, nil
-	case nil:
+	if s == nil {
 		return "", nil, errors.New("nil snapshot")
-	default:
+	}
+	ws, ok := s.(wireSnapshot)
+	if !ok {
 		return "", nil, fmt.Errorf("snapshot type %T has no wire form", s)
 	}
-	return "", nil, fmt.Errorf("nil %T", s)
+	kind, data := ws.toWire()
+	if kind == "" {
+		return "", nil, fmt.Errorf("nil %T", s)
+	}
+	return kind, data, nil
 }
 
 // wireMeta is Meta. At is written in UTC (RFC 3339 with nanoseconds): the
@@ -403,204 +344,6 @@ func (u uniqueLabels) add(what string, i int, values ...string) error {
 	return nil
 }
 
-// wireCounts are visitors.Counts.
-type wireCounts struct {
-	Human float64 `json:"human"`
-	AI    float64 `json:"ai"`
-	Total float64 `json:"total"`
-}
-
-type wirePath struct {
-	Path  string  `json:"path"`
-	Human float64 `json:"human"`
-	AI    float64 `json:"ai"`
-	Total float64 `json:"total"`
-}
-
-// wireTraffic is a TrafficSnapshot (visitors or views).
-type wireTraffic struct {
-	Meta wireMeta   `json:"meta"`
-	Site wireCounts `json:"site"`
-	// Paths: null in a totals-only snapshot, [] in a walk that kept none.
-	Paths   []wirePath `json:"paths"`
-	Dropped int        `json:"dropped"`
-}
-
-func (w *wireTraffic) validate() error {
-	if err := w.Meta.validate(len(w.Paths)); err != nil {
-		return err
-	}
-	if err := checkValues(w.Site.Human, w.Site.AI, w.Site.Total); err != nil {
-		return fmt.Errorf("site: %w", err)
-	}
-	if w.Dropped < 0 {
-		return fmt.Errorf("negative dropped paths (%d)", w.Dropped)
-	}
-	seen := make(uniqueLabels, len(w.Paths))
-	for i, p := range w.Paths {
-		if err := seen.add("path", i, p.Path); err != nil {
-			return err
-		}
-		if err := checkValues(p.Human, p.AI, p.Total); err != nil {
-			return fmt.Errorf("path %d: %w", i+1, err)
-		}
-	}
-	return nil
-}
-
-func (w *wireTraffic) snapshot() Snapshot {
-	m := w.Meta.meta()
-	s := &visitors.Snapshot{At: m.At, DateFrom: m.DateFrom, DateTo: m.DateTo, Site: visitors.Counts(w.Site), Dropped: w.Dropped, Requests: m.Requests}
-	if w.Paths != nil {
-		s.Paths = make([]visitors.PathCounts, len(w.Paths))
-		for i, p := range w.Paths {
-			s.Paths[i] = visitors.PathCounts{Path: p.Path, Counts: visitors.Counts{Human: p.Human, AI: p.AI, Total: p.Total}}
-		}
-	}
-	return &TrafficSnapshot{Snapshot: s, totalsOnly: m.TotalsOnly}
-}
-
-// wireFeedback is a FeedbackSnapshot.
-type wireFeedback struct {
-	Meta      wireMeta           `json:"meta"`
-	Pages     []wireFeedbackPage `json:"pages"`
-	Truncated bool               `json:"truncated"`
-}
-
-type wireFeedbackPage struct {
-	Path        string  `json:"path"`
-	ThumbsUp    float64 `json:"thumbsUp"`
-	ThumbsDown  float64 `json:"thumbsDown"`
-	CodeSnippet float64 `json:"codeSnippet"`
-	Total       float64 `json:"total"`
-}
-
-func (w *wireFeedback) validate() error {
-	if err := w.Meta.validate(len(w.Pages)); err != nil {
-		return err
-	}
-	seen := make(uniqueLabels, len(w.Pages))
-	for i, p := range w.Pages {
-		if err := seen.add("page", i, p.Path); err != nil {
-			return err
-		}
-		if err := checkValues(p.ThumbsUp, p.ThumbsDown, p.CodeSnippet, p.Total); err != nil {
-			return fmt.Errorf("page %d: %w", i+1, err)
-		}
-	}
-	return nil
-}
-
-func (w *wireFeedback) snapshot() Snapshot {
-	s := &FeedbackSnapshot{meta: w.Meta.meta(), truncated: w.Truncated, pages: make([]pageFeedback, len(w.Pages))}
-	for i, p := range w.Pages {
-		s.pages[i] = pageFeedback{path: p.Path, up: p.ThumbsUp, down: p.ThumbsDown, code: p.CodeSnippet, total: p.Total}
-	}
-	return s
-}
-
-// wireFeedbackItems is a FeedbackItemsSnapshot.
-type wireFeedbackItems struct {
-	Meta   wireMeta           `json:"meta"`
-	Counts []wireSourceStatus `json:"counts"`
-	// OldestPending is null when no item is pending.
-	OldestPending *time.Time   `json:"oldestPending"`
-	Folded        []wireFolded `json:"folded"`
-}
-
-type wireSourceStatus struct {
-	Source string  `json:"source"`
-	Status string  `json:"status"`
-	Value  float64 `json:"value"`
-}
-
-func (w *wireFeedbackItems) validate() error {
-	if err := w.Meta.validate(0); err != nil {
-		return err
-	}
-	seen := make(uniqueLabels, len(w.Counts))
-	for i, c := range w.Counts {
-		if err := seen.add("count", i, c.Source, c.Status); err != nil {
-			return err
-		}
-		if err := checkValues(c.Value); err != nil {
-			return fmt.Errorf("count %d: %w", i+1, err)
-		}
-	}
-	if w.OldestPending != nil {
-		// The zero time would read as "none pending" once decoded: one
-		// meaning, one spelling (null).
-		if err := checkTime("oldestPending", *w.OldestPending); err != nil {
-			return err
-		}
-	}
-	return validateFolded(w.Folded)
-}
-
-func (w *wireFeedbackItems) snapshot() Snapshot {
-	s := &FeedbackItemsSnapshot{meta: w.Meta.meta(), counts: make([]sourceStatusCount, len(w.Counts))}
-	for i, c := range w.Counts {
-		s.counts[i] = sourceStatusCount{source: c.Source, status: c.Status, value: c.Value}
-	}
-	if w.OldestPending != nil {
-		s.oldestPending = w.OldestPending.UTC()
-	}
-	s.folded = foldedFromWire(w.Folded)
-	return s
-}
-
-// wireSearches is a SearchesSnapshot.
-type wireSearches struct {
-	Meta    wireMeta    `json:"meta"`
-	Total   float64     `json:"total"`
-	Queries []wireQuery `json:"queries"`
-}
-
-type wireQuery struct {
-	Query string  `json:"query"`
-	Hits  float64 `json:"hits"`
-	CTR   float64 `json:"ctr"`
-}
-
-func (w *wireSearches) validate() error {
-	if err := w.Meta.validate(len(w.Queries)); err != nil {
-		return err
-	}
-	if err := checkValues(w.Total); err != nil {
-		return fmt.Errorf("total: %w", err)
-	}
-	seen := make(uniqueLabels, len(w.Queries))
-	for i, q := range w.Queries {
-		if err := seen.add("query", i, q.Query); err != nil {
-			return err
-		}
-		if err := checkValues(q.Hits, q.CTR); err != nil {
-			return fmt.Errorf("query %d: %w", i+1, err)
-		}
-	}
-	return nil
-}
-
-func (w *wireSearches) snapshot() Snapshot {
-	s := &SearchesSnapshot{meta: w.Meta.meta(), total: w.Total, queries: make([]searchQuery, len(w.Queries))}
-	for i, q := range w.Queries {
-		s.queries[i] = searchQuery{query: q.Query, hits: q.Hits, ctr: q.CTR}
-	}
-	return s
-}
-
-// wireAssistant is an AssistantSnapshot.
-type wireAssistant struct {
-	Meta            wireMeta         `json:"meta"`
-	Callers         []wireLabelCount `json:"callers"`
-	Combined        float64          `json:"combined"`
-	Resolution      []wireLabelCount `json:"resolution"`
-	ResponseType    []wireLabelCount `json:"responseType"`
-	Categories      []wireLabelCount `json:"categories"`
-	OtherCategories float64          `json:"otherCategories"`
-	Folded          []wireFolded     `json:"folded"`
-}
-
 // wireLabelCount is a labelCount. Lists, not JSON objects: the order of
 // the series survives (categories are largest first).
 type wireLabelCount struct {
@@ -622,41 +365,4 @@ func labelCountsFromWire(in []wireLabelCount) []labelCount {
 		out[i] = labelCount{label: c.Label, value: c.Value}
 	}
 	return out
-}
-
-func (w *wireAssistant) validate() error {
-	if err := w.Meta.validate(0); err != nil {
-		return err
-	}
-	for _, l := range [...]struct {
-		what string
-		rows []wireLabelCount
-	}{{"caller", w.Callers}, {"resolution", w.Resolution}, {"response type", w.ResponseType}, {"category", w.Categories}} {
-		seen := make(uniqueLabels, len(l.rows))
-		for i, c := range l.rows {
-			if err := seen.add(l.what, i, c.Label); err != nil {
-				return err
-			}
-			if err := checkValues(c.Value); err != nil {
-				return fmt.Errorf("%s %d: %w", l.what, i+1, err)
-			}
-		}
-	}
-	if err := checkValues(w.Combined, w.OtherCategories); err != nil {
-		return fmt.Errorf("combined or other categories: %w", err)
-	}
-	return validateFolded(w.Folded)
-}
-
-func (w *wireAssistant) snapshot() Snapshot {
-	return &AssistantSnapshot{
-		meta:            w.Meta.meta(),
-		callers:         labelCountsFromWire(w.Callers),
-		combined:        w.Combined,
-		resolution:      labelCountsFromWire(w.Resolution),
-		responseType:    labelCountsFromWire(w.ResponseType),
-		categories:      labelCountsFromWire(w.Categories),
-		otherCategories: w.OtherCategories,
-		folded:          foldedFromWire(w.Folded),
-	}
 }

@@ -31,13 +31,13 @@ var wireCases = []struct {
 	fault func(*fakeapi.Server)
 }{
 	{name: "default", opts: fakeapi.Options{Paths: 300}, mod: func(c *sources.Config) {
-		c.TopQueries, c.TopCategories = 10, 2
+		c.Settings = map[string]int{"top_queries": 10, "top_categories": 2}
 	}},
 	{name: "capped", opts: fakeapi.Options{Paths: 300}, mod: func(c *sources.Config) {
-		c.Paths, c.FeedbackPages, c.TopCategories = visitors.PathPolicy{MaxPaths: 40}, 10, -1
+		c.Paths, c.Settings = visitors.PathPolicy{MaxPaths: 40}, map[string]int{"feedback_pages": 10, "top_categories": -1}
 	}},
 	{name: "empty site", opts: fakeapi.Options{PathsByProject: map[string]int{project: 0}}, mod: func(c *sources.Config) {
-		c.TopQueries = 5
+		c.Settings = map[string]int{"top_queries": 5}
 	}},
 	{name: "odd answers", opts: fakeapi.Options{Paths: 30}, mod: func(c *sources.Config) {
 		c.Paths = visitors.PathPolicy{Include: regexp.MustCompile(`^/matches-nothing$`)}
@@ -210,7 +210,7 @@ func noteCoverage(covered map[string]bool, name string, snap sources.Snapshot, g
 // wireSeeds are real encodings of every source, small enough to fuzz.
 func wireSeeds(tb testing.TB) map[string][]byte {
 	tb.Helper()
-	e := start(tb, fakeapi.Options{Paths: 20}, func(c *sources.Config) { c.TopQueries, c.TopCategories = 5, 2 })
+	e := start(tb, fakeapi.Options{Paths: 20}, func(c *sources.Config) { c.Settings = map[string]int{"top_queries": 5, "top_categories": 2} })
 	out := map[string][]byte{}
 	for _, def := range sources.All() {
 		src := e.source(def.Name)

@@ -3,8 +3,6 @@ package visitors
 import (
 	"regexp"
 	"time"
-
-	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
 
 // Counts are unique visitor counts as floats, ready to export.
@@ -47,24 +45,4 @@ type PathPolicy struct {
 	// (and before the filters see it): a visitor's URL can carry a secret,
 	// the exporter's own API key included (redact.Redactor.String).
 	Redact func(string) string
-}
-
-// Build reduces an API result to a snapshot: paths made bounded, valid
-// label values (redact.Label) and merged (first row wins, as in
-// apiclient), filtered, ranked and capped. A walk hands its pages to a
-// Builder as they arrive instead (NewBuilder), which gives the same
-// snapshot without holding the site.
-func (p PathPolicy) Build(res *apiclient.VisitorsReport, from, to string, at time.Time) *Snapshot {
-	b := p.NewBuilder()
-	b.Add(res.Paths)
-	return b.Snapshot(res.Totals, res.Requests, from, to, at)
-}
-
-// TotalsOnly is a snapshot of site totals without paths.
-func TotalsOnly(totals apiclient.VisitorCounts, from, to string, at time.Time) *Snapshot {
-	return &Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Requests: 1}
-}
-
-func countsOf(c apiclient.VisitorCounts) Counts {
-	return Counts{Human: float64(c.Human), AI: float64(c.AI), Total: float64(c.Total)}
 }

@@ -1,6 +1,8 @@
-// Package visitors holds what the live refreshes and the history backfill
-// share about unique visitor data: windows of calendar days in a time zone,
-// and snapshots, an API result reduced to the paths that are exported.
+// Package visitors holds what the configuration and every analytics source
+// share, as plain types (a leaf: it imports nothing of this module):
+// windows of calendar days in a time zone, path policies, projects, the
+// sources' declarations (SourceInfo) and a project's sources (SourceSpec),
+// and the traffic snapshot, an API result reduced to the paths exported.
 package visitors
 
 import (
@@ -21,7 +23,7 @@ const DateLayout = "2006-01-02"
 // Window is a visitors date range: the last Days calendar days including
 // today. Name is its canonical spelling ("7d") and the value of the window
 // label. Interval, when set, is the shortest time between two refreshes of
-// the window (0 = the exporter's shortest interval, --visitors.cache-ttl).
+// the window (0 = the exporter's shortest interval, --analytics.min-interval).
 type Window struct {
 	Name     string
 	Days     int
@@ -32,7 +34,7 @@ type Window struct {
 // 1..365 and INTERVAL a Prometheus duration such as 6h. The name is
 // canonicalised ("07d" becomes "7d") so that two spellings of one window
 // cannot produce two label values. The error text reads well after a flag
-// name prefix ("--visitors.window: ...").
+// name prefix ("--analytics.window: ...").
 func ParseWindow(s string) (Window, error) {
 	spec, interval, hasInterval := strings.Cut(s, ":")
 	digits, ok := strings.CutSuffix(spec, "d")

@@ -1,4 +1,4 @@
-package config
+package orgs
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 )
 
@@ -16,8 +17,8 @@ import (
 // budget pays for before any walk has told what walks cost: a site of up
 // to 250 paths takes one request per walk of visitors or views, larger
 // ones a request per 250 paths, learned at the first walk. plan holds the
-// process-wide plan settings (--visitors.min-interval, ...).
-func Describe(w io.Writer, cfg *Config, plan refresh.Config) error {
+// process-wide plan settings (--analytics.min-interval, ...).
+func Describe(w io.Writer, cfg *config.Config, plan refresh.Config) error {
 	src := cmp.Or(cfg.File, "flags")
 	fmt.Fprintf(w, "configuration from %s: %d organization(s), %d project(s)\n", src, len(cfg.Organizations), len(cfg.Projects))
 	for _, o := range cfg.Organizations {
@@ -71,7 +72,7 @@ func windowSpec(name string, interval time.Duration) string {
 	return name + ":" + model.Duration(interval).String()
 }
 
-func pathsSpec(p Project) string {
+func pathsSpec(p config.Project) string {
 	var parts []string
 	if p.Paths.Include != nil {
 		parts = append(parts, "include "+p.Paths.Include.String())

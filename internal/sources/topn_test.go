@@ -1,4 +1,4 @@
-package visitors
+package sources
 
 import (
 	"cmp"
@@ -12,13 +12,14 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
-// referenceBuild is Build as it was before walks streamed: every row kept,
-// then sorted and capped. The Builder must give the same snapshot.
-func referenceBuild(p PathPolicy, rows []apiclient.PathVisitors) ([]PathCounts, int) {
+// referenceBuild is buildTraffic as it was before walks streamed: every row kept,
+// then sorted and capped. The pathBuilder must give the same snapshot.
+func referenceBuild(p visitors.PathPolicy, rows []apiclient.PathVisitors) ([]visitors.PathCounts, int) {
 	seen := map[string]bool{}
-	var paths []PathCounts
+	var paths []visitors.PathCounts
 	dropped := 0
 	for _, row := range rows {
 		path := strings.ToValidUTF8(row.Path, "\uFFFD")
@@ -30,9 +31,9 @@ func referenceBuild(p PathPolicy, rows []apiclient.PathVisitors) ([]PathCounts, 
 			dropped++
 			continue
 		}
-		paths = append(paths, PathCounts{Path: redact.Label(path), Counts: countsOf(row.VisitorCounts)})
+		paths = append(paths, visitors.PathCounts{Path: redact.Label(path), Counts: countsOf(row.VisitorCounts)})
 	}
-	slices.SortFunc(paths, func(a, b PathCounts) int {
+	slices.SortFunc(paths, func(a, b visitors.PathCounts) int {
 		return cmp.Or(cmp.Compare(b.Total, a.Total), strings.Compare(a.Path, b.Path))
 	})
 	if p.MaxPaths > 0 && len(paths) > p.MaxPaths {
@@ -60,11 +61,11 @@ func TestBuilderEqualsSortingEverything(t *testing.T) {
 			total := int64(rng.IntN(20))
 			rows[i] = apiclient.PathVisitors{Path: path, VisitorCounts: apiclient.VisitorCounts{Human: total, Total: total}}
 		}
-		p := PathPolicy{MaxPaths: []int{0, 1, 10, n / 2, n, n + 5}[rng.IntN(6)]}
+		p := visitors.PathPolicy{MaxPaths: []int{0, 1, 10, n / 2, n, n + 5}[rng.IntN(6)]}
 		if rng.IntN(3) == 0 {
 			p.Exclude = regexp.MustCompile(`7`)
 		}
-		b := p.NewBuilder()
+		b := newPathBuilder(p)
 		for rest := rows; len(rest) > 0; {
 			k := min(len(rest), 1+rng.IntN(40))
 			b.Add(rest[:k])

@@ -1,4 +1,4 @@
-package visitors
+package sources
 
 import (
 	"cmp"
@@ -10,9 +10,10 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
-// Builder reduces a walk to a snapshot as its pages arrive, keeping only
+// pathBuilder reduces a walk to a snapshot as its pages arrive, keeping only
 // what will be exported: the MaxPaths best paths so far (a heap, each path
 // cut to redact.MaxLabelBytes before it is stored), and of every path met
 // an 8-byte hash, to tell a later copy of a path from a new one. A walk's
@@ -20,9 +21,10 @@ import (
 // site of 100,000 paths of 12 KB costs a thousand paths of at most 256
 // bytes and 100,000 hashes (BENCHMARKS.md).
 //
-// The result is Build's: the same paths, order, and drop count.
-type Builder struct {
-	p    PathPolicy
+// The result is buildTraffic's over the whole report: the same paths, order,
+// and drop count.
+type pathBuilder struct {
+	p    visitors.PathPolicy
 	seed maphash.Seed
 	// seen holds the hash of the label value of every path met: the first
 	// row of a path wins, as in apiclient. Two distinct paths whose hashes
@@ -33,13 +35,13 @@ type Builder struct {
 	dropped int
 }
 
-// NewBuilder returns an empty Builder of p.
-func (p PathPolicy) NewBuilder() *Builder {
-	return &Builder{p: p, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
+// newPathBuilder returns an empty pathBuilder of p.
+func newPathBuilder(p visitors.PathPolicy) *pathBuilder {
+	return &pathBuilder{p: p, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
 }
 
 // Add takes one page of rows, in the API's order.
-func (b *Builder) Add(rows []apiclient.PathVisitors) {
+func (b *pathBuilder) Add(rows []apiclient.PathVisitors) {
 	for _, row := range rows {
 		path := strings.ToValidUTF8(row.Path, "\uFFFD")
 		if b.p.Redact != nil {
@@ -56,7 +58,7 @@ func (b *Builder) Add(rows []apiclient.PathVisitors) {
 			b.dropped++
 			continue
 		}
-		pc := PathCounts{Path: label, Counts: countsOf(row.VisitorCounts)}
+		pc := visitors.PathCounts{Path: label, Counts: countsOf(row.VisitorCounts)}
 		switch {
 		case b.p.MaxPaths <= 0 || len(b.top) < b.p.MaxPaths:
 			heap.Push(&b.top, pc)
@@ -72,29 +74,29 @@ func (b *Builder) Add(rows []apiclient.PathVisitors) {
 
 // Snapshot returns the snapshot of the rows added: paths sorted by total
 // descending then path.
-func (b *Builder) Snapshot(totals apiclient.VisitorCounts, requests int, from, to string, at time.Time) *Snapshot {
-	paths := slices.Clone([]PathCounts(b.top))
+func (b *pathBuilder) Snapshot(totals apiclient.VisitorCounts, requests int, from, to string, at time.Time) *visitors.Snapshot {
+	paths := slices.Clone([]visitors.PathCounts(b.top))
 	if paths == nil {
-		paths = []PathCounts{} // a walk of paths that found none: not a totals-only snapshot
+		paths = []visitors.PathCounts{} // a walk of paths that found none: not a totals-only snapshot
 	}
 	slices.SortFunc(paths, comparePaths)
-	return &Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Paths: paths, Dropped: b.dropped, Requests: requests}
+	return &visitors.Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Paths: paths, Dropped: b.dropped, Requests: requests}
 }
 
 // comparePaths is the export's order: total descending, then path.
-func comparePaths(a, b PathCounts) int {
+func comparePaths(a, b visitors.PathCounts) int {
 	return cmp.Or(cmp.Compare(b.Total, a.Total), strings.Compare(a.Path, b.Path))
 }
 
-func ranksBefore(a, b PathCounts) bool { return comparePaths(a, b) < 0 }
+func ranksBefore(a, b visitors.PathCounts) bool { return comparePaths(a, b) < 0 }
 
 // worstFirst is a heap of paths with the one that ranks last on top.
-type worstFirst []PathCounts
+type worstFirst []visitors.PathCounts
 
 func (h worstFirst) Len() int           { return len(h) }
 func (h worstFirst) Less(i, j int) bool { return ranksBefore(h[j], h[i]) }
 func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *worstFirst) Push(x any)        { *h = append(*h, x.(PathCounts)) }
+func (h *worstFirst) Push(x any)        { *h = append(*h, x.(visitors.PathCounts)) }
 func (h *worstFirst) Pop() any {
 	old := *h
 	x := old[len(old)-1]

@@ -1,4 +1,4 @@
-package visitors
+package sources
 
 import (
 	"regexp"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // TestBuildRedactsPaths: a visitor's path that carries the API key, whole,
@@ -24,8 +25,8 @@ func TestBuildRedactsPaths(t *testing.T) {
 		{Path: "/login?token=" + key[:len(key)-1], VisitorCounts: apiclient.VisitorCounts{Human: 2, Total: 2}},
 		{Path: "/share/mint_q8W2zR5t%59u", VisitorCounts: apiclient.VisitorCounts{Human: 1, Total: 1}},
 	}}
-	p := PathPolicy{Redact: redact.New(key).String}
-	s := p.Build(res, "2026-03-10", "2026-03-11", time.Unix(0, 0))
+	p := visitors.PathPolicy{Redact: redact.New(key).String}
+	s := buildTraffic(p, res, "2026-03-10", "2026-03-11", time.Unix(0, 0))
 	var got []string
 	for _, pc := range s.Paths {
 		got = append(got, pc.Path)
@@ -57,8 +58,8 @@ func TestBuildSnapshot(t *testing.T) {
 		Requests: 2,
 	}
 	at := time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
-	policy := PathPolicy{MaxPaths: 3, Exclude: regexp.MustCompile(`^/private/`)}
-	s := policy.Build(res, "2026-03-10", "2026-03-11", at)
+	policy := visitors.PathPolicy{MaxPaths: 3, Exclude: regexp.MustCompile(`^/private/`)}
+	s := buildTraffic(policy, res, "2026-03-10", "2026-03-11", at)
 	var got []string
 	for _, p := range s.Paths {
 		got = append(got, p.Path+"="+strconv.FormatFloat(p.Total, 'f', -1, 64))
@@ -70,7 +71,7 @@ func TestBuildSnapshot(t *testing.T) {
 	if s.Dropped != 3 {
 		t.Errorf("dropped = %d, want 3", s.Dropped)
 	}
-	if s.Site != (Counts{Human: 10, AI: 5, Total: 12}) {
+	if s.Site != (visitors.Counts{Human: 10, AI: 5, Total: 12}) {
 		t.Errorf("site = %+v", s.Site)
 	}
 	if s.DateFrom != "2026-03-10" || s.DateTo != "2026-03-11" || !s.At.Equal(at) || s.Requests != 2 {
