@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
@@ -80,6 +81,16 @@ type Leader struct {
 	metrics *termMetrics
 	role    prometheus.Gauge
 
+	// known is the marker of the shared state this replica saw last (Run's
+	// goroutine alone uses it): a state found with another marker, or none,
+	// was lost (cluster.CheckState).
+	known string
+	// lost is the error that found the shared state lost, nil while it is
+	// not: no replica runs the gateway until an operator decides (stateLost
+	// exports it).
+	lost      atomic.Pointer[string]
+	stateLost prometheus.Gauge
+
 	mu   sync.RWMutex
 	term *Term
 	// holder is the last holder read from Redis, kept for holderTTL.
@@ -108,9 +119,13 @@ func New(opts Options) (*Leader, error) {
 		role: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mintlify_exporter_cluster_agent_gateway",
 			Help: "Whether this replica runs the agent job gateway (1): it polls the jobs and answers /api/ for every replica.",
+		}),
+		stateLost: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mintlify_exporter_cluster_agent_state_lost",
+			Help: "Whether the agent job state in Redis was lost (1): the gateway refuses jobs until an operator accepts or re-imports it.",
 		})}
 	if opts.Registerer != nil {
-		for _, c := range []prometheus.Collector{l.role, l.metrics} {
+		for _, c := range []prometheus.Collector{l.role, l.stateLost, l.metrics} {
 			if err := opts.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("agent job gateway on replicas: metrics: %w", err)
 			}
@@ -141,7 +156,14 @@ func (l *Leader) Run(ctx context.Context) {
 				held = false
 			}
 		}
-		if !held && ctx.Err() == nil {
+		if ctx.Err() == nil && l.checkState(ctx) && held {
+			l.endTerm("the agent state in Redis was lost", nil)
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			_ = leases.Release(rctx, lease)
+			cancel()
+			held = false
+		}
+		if !held && ctx.Err() == nil && l.lost.Load() == nil {
 			held, lease = l.begin(ctx, leases)
 		}
 		select {
@@ -166,9 +188,13 @@ func (l *Leader) begin(ctx context.Context, leases *cluster.Leases) (bool, clust
 		return false, lease
 	}
 	schema, upgrades, buckets := tracker.Layout()
-	st, err := l.opts.Cluster.OpenStateStore(ctx, cluster.StateOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets, Fence: &lease})
+	st, err := l.opts.Cluster.OpenStateStore(ctx, cluster.StateOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets, Fence: &lease, Known: l.known})
+	if errors.Is(err, cluster.ErrStateLost) {
+		l.setLost(err)
+	}
 	var term *Term
 	if err == nil {
+		l.known = st.Marker()
 		l.metrics.reset()
 		term, err = l.opts.Start(ctx, st, l.metrics)
 	}
@@ -185,6 +211,34 @@ func (l *Leader) begin(ctx context.Context, leases *cluster.Leases) (bool, clust
 	l.role.Set(1)
 	level.Info(l.opts.Logger).Log("msg", "this replica now runs the agent job gateway: it polls the jobs and answers /api/ for every replica", "token", lease.Token)
 	return true, lease
+}
+
+// checkState compares the shared state's marker with the one this replica
+// knows, and reports whether the state is lost.
+func (l *Leader) checkState(ctx context.Context) bool {
+	known, err := l.opts.Cluster.CheckState(ctx, l.known)
+	switch {
+	case errors.Is(err, cluster.ErrStateLost):
+		l.setLost(err)
+	case err != nil:
+		// Redis unreachable: nothing is known, nothing changes (the lease
+		// decides whether this replica may act).
+	default:
+		l.known = known
+		if l.lost.Swap(nil) != nil {
+			l.stateLost.Set(0)
+			level.Info(l.opts.Logger).Log("msg", "the agent state in Redis was accepted or re-imported by an operator: the agent job gateway runs again")
+		}
+	}
+	return l.lost.Load() != nil
+}
+
+func (l *Leader) setLost(err error) {
+	msg := err.Error()
+	if l.lost.Swap(&msg) == nil {
+		l.stateLost.Set(1)
+		level.Error(l.opts.Logger).Log("msg", "the agent job gateway refuses jobs: its state in Redis was lost", "err", err)
+	}
 }
 
 func (l *Leader) endTerm(why string, err error) {
@@ -241,6 +295,10 @@ func (l *Leader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	retry := int(l.opts.LeaseDuration/3/time.Second) + 1
+	if msg := l.lost.Load(); msg != nil {
+		gateway.WriteUnavailable(w, *msg, 60)
+		return
+	}
 	if r.Header.Get(forwardedHeader) != "" {
 		gateway.WriteUnavailable(w, "the agent job gateway is moving to another replica; retry", retry)
 		return

@@ -241,3 +241,73 @@ func TestForwardToUnreachableHolderIs503(t *testing.T) {
 		t.Errorf("forward to an unreachable holder: %d %s, want 503 JSON", code, body)
 	}
 }
+
+// gauge reads a gauge of the replica's registry (-1 when missing).
+func (r *replica) gauge(name string) float64 {
+	mfs, _ := r.reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return -1
+}
+
+// Redis restarted without its data (a Redis without persistence): the
+// replicas notice the state's marker is gone and refuse the gateway, on
+// every replica, with a 503 naming what to do and
+// mintlify_exporter_cluster_agent_state_lost 1, instead of starting a
+// term on the empty state (where a retried Idempotency-Key would create
+// its job a second time); once an operator accepts the state, a replica
+// runs the gateway again.
+func TestLostStateStopsTheGatewayUntilAccepted(t *testing.T) {
+	t.Parallel()
+	srv := tu.NewRedis(t)
+	a := newReplica(t, "a", srv.Addr)
+	waitFor(t, "a holds the gateway", a.holds)
+	b := newReplica(t, "b", srv.Addr)
+	if code, body := b.get(t, ""); code != http.StatusOK || body != "a 1" {
+		t.Fatalf("before the loss: %d %q", code, body)
+	}
+	if a.gauge("mintlify_exporter_cluster_agent_state_lost") != 0 {
+		t.Error("state lost before any loss")
+	}
+
+	srv.Stop()
+	srv.Start()
+	for _, r := range []*replica{a, b} {
+		waitFor(t, r.name+" finding the state lost", func() bool { return r.gauge("mintlify_exporter_cluster_agent_state_lost") == 1 })
+	}
+	time.Sleep(lease) // a lease round: nobody takes the gateway on the lost state
+	for _, r := range []*replica{a, b} {
+		if r.holds() {
+			t.Errorf("%s runs the gateway on the lost state", r.name)
+		}
+		code, body := r.get(t, "")
+		var e struct {
+			Error string `json:"error"`
+		}
+		if code != http.StatusServiceUnavailable || json.Unmarshal([]byte(body), &e) != nil || !strings.Contains(e.Error, "was lost") ||
+			!strings.Contains(e.Error, "state accept-empty") {
+			t.Errorf("request to %s after the loss: %d %s, want 503 saying the state was lost and what to do", r.name, code, body)
+		}
+	}
+
+	cfg := cluster.Defaults()
+	cfg.Address = srv.Addr
+	op, err := cluster.New(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	if ok, err := op.AcceptLostState(context.Background()); err != nil || !ok {
+		t.Fatalf("AcceptLostState = %v, %v", ok, err)
+	}
+	waitFor(t, "a replica running the gateway again", func() bool { return a.holds() || b.holds() })
+	for _, r := range []*replica{a, b} {
+		waitFor(t, r.name+" clearing the lost state", func() bool { return r.gauge("mintlify_exporter_cluster_agent_state_lost") == 0 })
+		if code, _ := r.get(t, ""); code != http.StatusOK {
+			t.Errorf("request to %s after the accept: %d", r.name, code)
+		}
+	}
+}
