@@ -74,6 +74,7 @@ cluster:
   key_prefix: "jobs:"
   timeout: 500ms
   lease_duration: `+lease.String()+`
+  forward_secret_file: `+keyFile(t, dir, "forward-secret", "a secret the replicas share")+`
 `)
 	start := func(name string) *testutil.Exporter {
 		x := startExporter(t, nil, "--config.file="+file, "--mintlify.api-url="+srv.URL, "--web.enable-agent-api",

@@ -41,6 +41,7 @@ cluster:
   address: `+redis.Addr+`
   timeout: 500ms
   lease_duration: `+lease.String()+`
+  forward_secret_file: `+keyFile(t, dir, "forward-secret", "a secret the replicas share")+`
 `)
 	var bases []string
 	for _, name := range []string{"a", "b"} {

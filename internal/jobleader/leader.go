@@ -15,12 +15,14 @@ package jobleader
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,6 +71,11 @@ type Options struct {
 	// Start opens a term on the shared state st; the term's metrics
 	// register with reg (they are exported while the term lasts).
 	Start func(ctx context.Context, st tracker.StateStore, reg prometheus.Registerer) (*Term, error)
+	// ForwardSecret is the secret the replicas share outside Redis
+	// (--cluster.forward-secret-file): forwarded requests are signed with
+	// it and forwarded only to a holder that proves it knows it (see
+	// forward.go). At least MinSecretBytes.
+	ForwardSecret []byte
 	// Registerer takes the leader's own metrics.
 	Registerer prometheus.Registerer
 	Logger     log.Logger
@@ -93,9 +100,17 @@ type Leader struct {
 
 	mu   sync.RWMutex
 	term *Term
-	// holder is the last holder read from Redis, kept for holderTTL.
-	holder   string
-	holderAt time.Time
+	// holderLease is the last holder read from Redis, kept for holderTTL.
+	holderLease cluster.Lease
+	holderAt    time.Time
+	// proven is the lease value whose holder proved it knows the forward
+	// secret.
+	proven string
+
+	// client sends the probes (forwarded requests go through a
+	// ReverseProxy); nonces are the signatures this replica accepted.
+	client *http.Client
+	nonces nonceCache
 }
 
 // holderTTL is how long a replica reuses the holder it read.
@@ -108,6 +123,9 @@ func New(opts Options) (*Leader, error) {
 		return nil, errors.New("agent job gateway on replicas: no shared Redis or no way to start it")
 	case opts.LeaseDuration <= 0:
 		return nil, errors.New("agent job gateway on replicas: the lease duration must be positive")
+	case len(opts.ForwardSecret) < MinSecretBytes:
+		return nil, fmt.Errorf("agent job gateway on replicas: a forward secret of at least %d bytes is required (cluster.forward_secret_file, --cluster.forward-secret-file): "+
+			"the replicas authenticate each other with it, not with what Redis says", MinSecretBytes)
 	}
 	if _, err := url.Parse(opts.Advertise); err != nil || !strings.Contains(opts.Advertise, "://") || strings.ContainsAny(opts.Advertise, " @") {
 		return nil, fmt.Errorf("agent job gateway on replicas: advertise URL %q: want scheme://host:port", opts.Advertise)
@@ -116,6 +134,7 @@ func New(opts Options) (*Leader, error) {
 		opts.Logger = log.NewNopLogger()
 	}
 	l := &Leader{opts: opts, owner: opts.Owner + "@" + opts.Advertise, metrics: &termMetrics{},
+		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		role: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mintlify_exporter_cluster_agent_gateway",
 			Help: "Whether this replica runs the agent job gateway (1): it polls the jobs and answers /api/ for every replica.",
@@ -287,10 +306,23 @@ func (l *Leader) SetProjects(ids []string) {
 	}
 }
 
+// errNoProof: an answer to a forwarded request without the holder's proof.
+var errNoProof = errors.New("the answer did not carry the proof that its replica knows the forward secret")
+
 // ServeHTTP answers /api/: here when this replica runs the gateway, else
-// forwarded to the replica that does, else 503.
+// forwarded to the replica that does, once it proved it knows the forward
+// secret, else 503. A request another replica forwarded reaches it only
+// through Authenticate.
 func (l *Leader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fwd, fromReplica := r.Context().Value(forwardedKey{}).(forwarded)
 	if t := l.current(); t != nil {
+		if fromReplica {
+			w.Header().Set(proofHeader, hex.EncodeToString(proofMAC(l.opts.ForwardSecret, fwd.nonce, l.owner)))
+			if r.URL.Path == probePath {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
 		t.Handler.ServeHTTP(w, r)
 		return
 	}
@@ -299,20 +331,38 @@ func (l *Leader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gateway.WriteUnavailable(w, *msg, 60)
 		return
 	}
-	if r.Header.Get(forwardedHeader) != "" {
+	if fromReplica || r.Header.Get(forwardedHeader) != "" {
 		gateway.WriteUnavailable(w, "the agent job gateway is moving to another replica; retry", retry)
 		return
 	}
-	target, ok := l.holderURL(r.Context())
+	target, lease, ok := l.holderURL(r.Context())
 	if !ok {
 		gateway.WriteUnavailable(w, "no replica runs the agent job gateway now (the shared Redis is unreachable, or a replica is taking over); retry", retry)
 		return
 	}
+	if err := l.ensureProven(r.Context(), target, lease); err != nil {
+		gateway.WriteUnavailable(w, "the replica that the agent lease in Redis names did not prove that it is one of ours: not forwarding; retry", retry)
+		return
+	}
+	// The front checked the client's credentials here; they do not go on.
+	user, _, _ := r.BasicAuth()
+	client := r.RemoteAddr
+	var nonce string
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
-			pr.Out.Header.Set(forwardedHeader, "1")
+			for _, h := range []string{"Authorization", "Proxy-Authorization", "Cookie"} {
+				pr.Out.Header.Del(h)
+			}
+			nonce = l.sign(pr.Out, pr.Out.URL.RequestURI(), client, user, lease.Owner)
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			if !l.checkProof(resp, nonce, lease.Owner) {
+				return errNoProof
+			}
+			resp.Header.Del(proofHeader)
+			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			l.forgetHolder()
@@ -333,35 +383,63 @@ func (l *Leader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	proxy.ServeHTTP(w, r)
 }
 
-// holderURL is the base URL of the replica that runs the gateway.
-func (l *Leader) holderURL(ctx context.Context) (*url.URL, bool) {
+// ensureProven probes the holder of lease at target once per lease value:
+// a lease rewritten in Redis is a new value, and its holder must prove
+// again that it knows the forward secret.
+func (l *Leader) ensureProven(ctx context.Context, target *url.URL, lease cluster.Lease) error {
+	key := leaseKey(lease)
 	l.mu.RLock()
-	holder, at := l.holder, l.holderAt
+	ok := l.proven == key
 	l.mu.RUnlock()
-	if holder == "" || time.Since(at) > holderTTL {
+	if ok {
+		return nil
+	}
+	if err := l.prove(ctx, target, lease.Owner); err != nil {
+		level.Error(l.opts.Logger).Log("msg", "the replica that the agent lease in Redis names did not prove it knows the forward secret: not forwarding to it "+
+			"(a lease rewritten in Redis, or a replica with another --cluster.forward-secret-file)", "replica", target.Host, "token", lease.Token, "err", err)
+		l.forgetHolder()
+		return err
+	}
+	l.mu.Lock()
+	l.proven = key
+	l.mu.Unlock()
+	return nil
+}
+
+func leaseKey(lease cluster.Lease) string {
+	return strconv.FormatInt(lease.Token, 10) + " " + lease.Owner
+}
+
+// holderURL is the base URL of the replica that runs the gateway, and its
+// lease.
+func (l *Leader) holderURL(ctx context.Context) (*url.URL, cluster.Lease, bool) {
+	l.mu.RLock()
+	holder, at := l.holderLease, l.holderAt
+	l.mu.RUnlock()
+	if holder.Owner == "" || time.Since(at) > holderTTL {
 		lease, ok, err := l.opts.Cluster.Leases().Holder(ctx, cluster.AgentLease)
 		if err != nil || !ok {
-			return nil, false
+			return nil, cluster.Lease{}, false
 		}
-		holder = lease.Owner
+		holder = lease
 		l.mu.Lock()
-		l.holder, l.holderAt = holder, time.Now()
+		l.holderLease, l.holderAt = holder, time.Now()
 		l.mu.Unlock()
 	}
-	_, base, ok := strings.Cut(holder, "@")
-	if !ok || holder == l.owner {
-		return nil, false
+	_, base, ok := strings.Cut(holder.Owner, "@")
+	if !ok || holder.Owner == l.owner {
+		return nil, cluster.Lease{}, false
 	}
 	u, err := url.Parse(base)
-	if err != nil {
-		return nil, false
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, cluster.Lease{}, false
 	}
-	return u, true
+	return u, holder, true
 }
 
 func (l *Leader) forgetHolder() {
 	l.mu.Lock()
-	l.holder = ""
+	l.holderLease = cluster.Lease{}
 	l.mu.Unlock()
 }
 

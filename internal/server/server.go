@@ -5,12 +5,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -72,6 +74,11 @@ type Routes struct {
 	// Front checks basic auth before every route (and hands TLS to
 	// exporter-toolkit).
 	Front *webauth.Front
+	// Replica, when set (replicas share the gateway), authenticates a
+	// request under /api/ that another replica forwarded: it answers the
+	// request to serve in place of the front's check (nil when r is not
+	// forwarded: the front checks it), or an error to refuse it with 401.
+	Replica func(r *http.Request) (*http.Request, error)
 }
 
 // Server serves the routes until its context ends.
@@ -106,8 +113,12 @@ func New(flags Flags, r Routes, logger log.Logger, slogger *slog.Logger) (*Serve
 	})
 	mux.Handle("/{$}", r.Status)
 	mux.HandleFunc("/", http.NotFound)
+	handler := r.Front.Wrap(mux)
+	if r.Replica != nil {
+		handler = replicaOrFront(r.Replica, mux, handler, logger)
+	}
 	s.srv = &http.Server{
-		Handler:           r.Front.Wrap(mux),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		// Bound everything so slow clients cannot pin goroutines.
 		ReadTimeout:  30 * time.Second,
@@ -154,4 +165,29 @@ func URL(addr, path string) string {
 		host = "localhost"
 	}
 	return "http://" + net.JoinHostPort(host, port) + path
+}
+
+// replicaOrFront serves a request under /api/ that another replica
+// forwarded, once authenticated by replica, without the front's basic auth
+// (the forwarding replica checked it and sent no credentials on); every
+// other request goes through front.
+func replicaOrFront(replica func(*http.Request) (*http.Request, error), mux, front http.Handler, logger log.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			out, err := replica(r)
+			if err != nil {
+				level.Warn(logger).Log("msg", "refused a request that claims to come from another replica", "remote", r.RemoteAddr, "err", err)
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Cache-Control", "no-store")
+				w.WriteHeader(http.StatusUnauthorized)
+				_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+				return
+			}
+			if out != nil {
+				mux.ServeHTTP(w, out)
+				return
+			}
+		}
+		front.ServeHTTP(w, r)
+	})
 }
