@@ -27,22 +27,7 @@ func TestReplicasRefuseLostAgentState(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	dir := t.TempDir()
-	file := filepath.Join(dir, "mintlify.yml")
-	writeFile(t, file, `organizations:
-  - name: acme
-    api_key_file: `+keyFile(t, dir, "key", "mint_test")+`
-projects:
-  - id: p1
-    windows: [1d]
-    timezone: `+noonZone()+`
-    sources: {visitors: {}}
-    agent_jobs: true
-cluster:
-  address: `+redis.Addr+`
-  timeout: 500ms
-  lease_duration: `+lease.String()+`
-  forward_secret_file: `+keyFile(t, dir, "forward-secret", "a secret the replicas share")+`
-`)
+	file := replicasConfig(t, dir, redis.Addr, "mintlify_exporter:", lease)
 	var bases []string
 	for _, name := range []string{"a", "b"} {
 		x := startExporter(t, nil, "--config.file="+file, "--mintlify.api-url="+srv.URL, "--web.enable-agent-api",
@@ -110,4 +95,29 @@ cluster:
 		}
 		return false
 	})
+}
+
+// replicasConfig writes, in dir, the configuration file of replicas that
+// share the Redis at addr (keys under prefix) and run the agent job
+// gateway for project p1, and returns its path.
+func replicasConfig(t *testing.T, dir, addr, prefix string, lease time.Duration) string {
+	t.Helper()
+	file := filepath.Join(dir, "mintlify.yml")
+	writeFile(t, file, `organizations:
+  - name: acme
+    api_key_file: `+keyFile(t, dir, "key", "mint_test")+`
+projects:
+  - id: p1
+    windows: [1d]
+    timezone: `+noonZone()+`
+    sources: {visitors: {}}
+    agent_jobs: true
+cluster:
+  address: `+addr+`
+  key_prefix: "`+prefix+`"
+  timeout: 500ms
+  lease_duration: `+lease.String()+`
+  forward_secret_file: `+keyFile(t, dir, "forward-secret", "a secret the replicas share")+`
+`)
+	return file
 }
