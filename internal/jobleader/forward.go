@@ -37,9 +37,12 @@ import (
 //     at cannot compute it, and a real holder asked to prove it for a lease
 //     naming another address proves its own owner instead, which does not
 //     match. Every answer to a forwarded request carries the proof too.
-//   - The holder accepts a signed request only within a minute of its
-//     timestamp and only once (it remembers the nonces of that minute), so
-//     a recorded request cannot be played again.
+//   - The holder accepts a signed request only within 30 s of its
+//     timestamp and only once (it remembers the nonces of twice that), so
+//     a recorded request cannot be played again to it (a holder restarted
+//     within those 30 s has forgotten its nonces: recording a request
+//     needs a place on the network path, which TLS between the replicas
+//     closes). The body is not signed, for the same reason.
 
 const (
 	// clientHeader and userHeader carry, signed, the client's address and
