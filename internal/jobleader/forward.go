@@ -174,6 +174,9 @@ func (l *Leader) Authenticate(r *http.Request) (*http.Request, error) {
 type nonceCache struct {
 	mu   sync.Mutex
 	seen map[string]time.Time
+	// pruned is when the expired nonces were last dropped (at most once a
+	// second, so that a busy holder does not walk the map per request).
+	pruned time.Time
 }
 
 // add records nonce, and reports false when it was seen within the window.
@@ -183,7 +186,8 @@ func (c *nonceCache) add(nonce string, now time.Time) bool {
 	if c.seen == nil {
 		c.seen = map[string]time.Time{}
 	}
-	if len(c.seen) > 1024 {
+	if len(c.seen) > 1024 && now.Sub(c.pruned) > time.Second {
+		c.pruned = now
 		for k, t := range c.seen {
 			if now.Sub(t) > 2*signatureWindow {
 				delete(c.seen, k)
