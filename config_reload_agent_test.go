@@ -70,7 +70,8 @@ func TestReloadFailsWhenAnAddedAgentProjectCannotBeRead(t *testing.T) {
 	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
 	f := newReloadFile(t)
 	const prefix = "reload:"
-	f.head = "cluster:\n  address: " + redisSrv.Addr + "\n  key_prefix: \"" + prefix + "\"\n  timeout: 500ms\n  lease_duration: 3s\n" + f.head
+	f.head = "cluster:\n  address: " + redisSrv.Addr + "\n  key_prefix: \"" + prefix + "\"\n  timeout: 500ms\n  lease_duration: 3s\n" +
+		"  forward_secret_file: " + keyFile(t, t.TempDir(), "forward-secret", "a secret the replicas share") + "\n" + f.head
 	writeFile(t, f.path, f.agentProjects("docs"))
 	x := startExporter(t, nil, configArgs(api.URL, f.path, "--web.enable-agent-api", "--agent.state-file="+t.TempDir()+"/agent.db")...)
 	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)

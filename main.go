@@ -121,6 +121,16 @@ func parseFlags(args []string) (*flags, error) {
 		return nil, err
 	}
 	f.command = cmd
+	if f.state.NeedsRedis(cmd) { // the cluster settings of --config.file or --cluster.*
+		if f.plan, _, err = f.refresh.Config(); err == nil {
+			f.analytics, err = f.config.Build(f.plan.MinInterval, nil)
+		}
+		if err != nil {
+			return nil, err
+		}
+		f.state.Cluster = f.analytics.Cluster
+		return f, nil
+	}
 	if f.state.Handles(cmd) || cmd == cmdHashPassword {
 		return f, nil
 	}

@@ -59,22 +59,7 @@ func TestReplicasShareAgentJobs(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	dir := t.TempDir()
-	file := filepath.Join(dir, "mintlify.yml")
-	writeFile(t, file, `organizations:
-  - name: acme
-    api_key_file: `+keyFile(t, dir, "key", "mint_test")+`
-projects:
-  - id: p1
-    windows: [1d]
-    timezone: `+noonZone()+`
-    sources: {visitors: {}}
-    agent_jobs: true
-cluster:
-  address: `+redis.Addr+`
-  key_prefix: "jobs:"
-  timeout: 500ms
-  lease_duration: `+lease.String()+`
-`)
+	file := replicasConfig(t, dir, redis.Addr, "jobs:", lease)
 	start := func(name string) *testutil.Exporter {
 		x := startExporter(t, nil, "--config.file="+file, "--mintlify.api-url="+srv.URL, "--web.enable-agent-api",
 			"--agent.poll-interval=200ms", "--agent.state-file="+filepath.Join(dir, name, "agent.db"), "--mintlify.max-retries=0")

@@ -86,6 +86,7 @@ var exporterMetrics = []string{
 	"mintlify_exporter_cluster_operations_total",
 	"mintlify_exporter_cluster_primary",
 	"mintlify_exporter_cluster_walk_leases_held",
+	"mintlify_exporter_cluster_agent_state_lost",
 }
 
 // exporterHistograms are exposed as classic histograms: <name>_bucket, _sum and _count.

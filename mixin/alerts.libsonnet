@@ -696,6 +696,28 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
         |||),
       },
     },
+    {
+      comment:: |||
+        The agent job state in Redis lost its data (Redis restarted without persistence, or was
+        flushed): every replica refuses the gateway (503) until an operator runs state accept-empty or
+        state import. It never ends by itself, so a short for: only skips a scrape's noise.
+      |||,
+      alert: 'MintlifyAgentStateLost',
+      expr: |||
+        max by (job) (mintlify_exporter_cluster_agent_state_lost) == 1
+      |||,
+      'for': t.agentStateLostFor,
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: 'The agent job state in Redis was lost, so the agent job gateway refuses jobs.',
+        description: oneLine(|||
+          The replicas of job {{ $labels.job }} found the agent job state in their shared Redis lost
+          (Redis restarted without its data, or was flushed): acknowledged jobs and Idempotency-Keys are
+          gone, and /api/ answers 503 on every replica until an operator runs
+          mintlify_exporter state accept-empty or state import FILE.
+        |||),
+      },
+    },
   ],
 
   // The annotation every alert gets: its section of the runbook.

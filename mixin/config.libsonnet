@@ -85,6 +85,7 @@
       clusterRedisDownFor: '5m',
       clusterNoPrimaryFor: '5m',
       clusterSeveralPrimariesFor: '5m',
+      agentStateLostFor: '1m',
     },
 
     // One row per threshold, in the order of the THRESHOLDS table: the alert using it, where
@@ -134,6 +135,7 @@
       { key: 'clusterRedisDownFor', alert: 'MintlifyClusterRedisDown', field: 'for', meaning: 'a replica cannot reach the shared Redis this long (longer than a Redis restart or failover)' },
       { key: 'clusterNoPrimaryFor', alert: 'MintlifyClusterNoPrimary', field: 'for', meaning: 'no primary among replicas that reach Redis this long (keep it above a few cluster.lease_duration)' },
       { key: 'clusterSeveralPrimariesFor', alert: 'MintlifyClusterSeveralPrimaries', field: 'for', meaning: 'more than one primary this long (a brief overlap at a handover does not fire)' },
+      { key: 'agentStateLostFor', alert: 'MintlifyAgentStateLost', field: 'for', meaning: 'the agent job state in Redis found lost this long (it stays lost until an operator acts)' },
     ],
   },
 }

@@ -7,8 +7,16 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-kit/log/level"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 )
+
+// MaxBlobBytes bounds a blob: Put refuses a larger one and Get does not
+// read one (a snapshot of the exporter's bounded series is a few MB; a
+// larger value is not one of ours, and would be read again and again).
+const MaxBlobBytes = 32 << 20
 
 // Blobs are versioned values in Redis, for what every replica serves (a
 // snapshot of a source): a write only lands when its version is newer than
@@ -23,10 +31,12 @@ func (c *Client) Blobs() *Blobs { return &Blobs{c: c} }
 // putScript writes the hash KEYS[1] {v = ARGV[1], d = ARGV[2]} with an
 // expiry of ARGV[3] ms unless it holds a version at least as new.
 // Versions are compared as zero-padded decimal strings: Lua's numbers are
-// doubles and would round a nanosecond timestamp.
+// doubles and would round a nanosecond timestamp. A stored version that is
+// not one this exporter writes (20 digits, at most int64's largest: so a
+// leading 0) is overwritten: it must not block the demand until it expires.
 var putScript = redis.NewScript(`
 local cur = redis.call('HGET', KEYS[1], 'v')
-if cur and cur >= ARGV[1] then return 0 end
+if cur and #cur == 20 and string.match(cur, '^0%d+$') and cur >= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'v', ARGV[1], 'd', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
@@ -42,6 +52,8 @@ func (b *Blobs) Put(ctx context.Context, key string, version int64, data []byte,
 		return false, fmt.Errorf("blob %s: version must not be negative, got %d", key, version)
 	case ttl < time.Millisecond:
 		return false, fmt.Errorf("blob %s: needs an expiry of at least 1ms, got %s", key, ttl)
+	case len(data) > MaxBlobBytes:
+		return false, fmt.Errorf("blob %s: %d bytes, more than the %d bytes the replicas read", key, len(data), MaxBlobBytes)
 	}
 	err = b.c.call(ctx, opBlobPut, func(ctx context.Context) (bool, error) {
 		n, err := putScript.Run(ctx, b.c.rdb, []string{b.c.key("blob", key)}, versionString(version), data, ttl.Milliseconds()).Int()
@@ -51,25 +63,63 @@ func (b *Blobs) Put(ctx context.Context, key string, version int64, data []byte,
 	return written, err
 }
 
-// Get reads key's data and version; ok is false when there is none.
+// Get reads key's data and version; ok is false when there is none. A blob
+// that is not one of ours (a version that is not a number of ours, data
+// larger than MaxBlobBytes, which is not read) is an error that wraps
+// refresh.ErrUnreadableSnapshot, with its version when it has one: Redis
+// answered, so it does not count as unreachable.
 func (b *Blobs) Get(ctx context.Context, key string) (data []byte, version int64, ok bool, err error) {
+	var bad error
 	err = b.c.call(ctx, opBlobGet, func(ctx context.Context) (bool, error) {
-		v, err := b.c.rdb.HMGet(ctx, b.c.key("blob", key), "v", "d").Result()
+		pipe := b.c.rdb.Pipeline()
+		v := pipe.HGet(ctx, b.c.key("blob", key), "v")
+		n := pipe.HStrLen(ctx, b.c.key("blob", key), "d")
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return false, err
+		}
+		if errors.Is(v.Err(), redis.Nil) {
+			return false, nil
+		}
+		if version, bad = b.parseVersion(key, v.Val()); bad != nil {
+			return true, nil
+		}
+		if n.Val() > MaxBlobBytes {
+			bad = fmt.Errorf("blob %s version %d: %d bytes, more than the %d bytes a replica reads: not read (%w)", key, version, n.Val(), MaxBlobBytes, refresh.ErrUnreadableSnapshot)
+			return true, nil
+		}
+		d, err := b.c.rdb.HGet(ctx, b.c.key("blob", key), "d").Result()
+		if errors.Is(err, redis.Nil) {
+			return false, nil // expired between the two calls
+		}
 		if err != nil {
 			return false, err
 		}
-		vs, _ := v[0].(string)
-		ds, _ := v[1].(string)
-		if v[0] == nil || v[1] == nil {
-			return false, nil
-		}
-		if version, err = strconv.ParseInt(vs, 10, 64); err != nil {
-			return false, fmt.Errorf("blob %s: unreadable version in Redis", key)
-		}
-		data, ok = []byte(ds), true
+		data, ok = []byte(d), true
 		return false, nil
 	})
+	if err == nil && bad != nil {
+		return nil, version, false, bad
+	}
 	return data, version, ok, err
+}
+
+// parseVersion reads a stored version; one that is not a number this
+// exporter writes (it overflows int64, say) is an error that says so,
+// logged once per key and value.
+func (b *Blobs) parseVersion(key, v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err == nil && n >= 0 {
+		return n, nil
+	}
+	if len(v) > 40 {
+		v = v[:40] + "…"
+	}
+	err = fmt.Errorf("blob %s: version %q in Redis is not a version this exporter writes (a non-negative int64): ignored, and overwritten by the next publish (%w)",
+		key, v, refresh.ErrUnreadableSnapshot)
+	if old, loaded := b.c.badVersions.Swap(key, v); !loaded || old != v {
+		level.Warn(b.c.logger).Log("msg", "shared snapshot with a version of another program: ignored", "err", err)
+	}
+	return 0, err
 }
 
 func versionString(v int64) string { return fmt.Sprintf("%020d", v) }
@@ -92,11 +142,9 @@ func (b *Blobs) Versions(ctx context.Context, keys []string) ([]int64, error) {
 			if errors.Is(cmd.Err(), redis.Nil) {
 				continue
 			}
-			v, err := strconv.ParseInt(cmd.Val(), 10, 64)
-			if err != nil {
-				return false, fmt.Errorf("blob %s: unreadable version in Redis", keys[i])
-			}
-			out[i] = v
+			// A version of another program reads as none: it blocks
+			// neither the others nor the publish that overwrites it.
+			out[i], _ = b.parseVersion(keys[i], cmd.Val())
 		}
 		return false, nil
 	})

@@ -84,6 +84,9 @@ type Client struct {
 	// process holds the primary lease (see RunPrimary).
 	walksHeld atomic.Int64
 	primary   atomic.Bool
+	// badVersions are the blob versions of another program seen, by key,
+	// so that each is logged once.
+	badVersions sync.Map
 }
 
 // New validates cfg, reads its password and TLS files and returns a Client

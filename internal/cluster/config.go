@@ -63,6 +63,12 @@ type Config struct {
 	// the replica that runs the gateway ("" = this host's first
 	// non-loopback address and the listen port, over http).
 	AdvertiseURL string `yaml:"advertise_url"`
+	// ForwardSecretFile holds the secret the replicas share outside Redis
+	// (the same on every replica, at least 16 bytes): a replica forwards
+	// agent job requests only to a holder that proves it knows it, and
+	// signs them with it instead of passing the client's credentials on.
+	// Required for the agent job gateway on replicas.
+	ForwardSecretFile string `yaml:"forward_secret_file"`
 	// HealthInterval is how often Run pings Redis (tests shorten it).
 	HealthInterval time.Duration `yaml:"-"`
 }
@@ -99,6 +105,7 @@ var FlagNames = map[string]string{
 	"Timeout":                "--cluster.redis-timeout",
 	"LeaseDuration":          "--cluster.lease-duration",
 	"AdvertiseURL":           "--cluster.advertise-url",
+	"ForwardSecretFile":      "--cluster.forward-secret-file",
 	"TLS.Enabled":            "--cluster.redis-tls",
 	"TLS.CAFile":             "--cluster.redis-tls-ca-file",
 	"TLS.CertFile":           "--cluster.redis-tls-cert-file",
@@ -117,6 +124,7 @@ var FileKeys = map[string]string{
 	"Timeout":                "cluster.timeout",
 	"LeaseDuration":          "cluster.lease_duration",
 	"AdvertiseURL":           "cluster.advertise_url",
+	"ForwardSecretFile":      "cluster.forward_secret_file",
 	"TLS.Enabled":            "cluster.tls.enabled",
 	"TLS.CAFile":             "cluster.tls.ca_file",
 	"TLS.CertFile":           "cluster.tls.cert_file",
@@ -131,7 +139,7 @@ var FileKeys = map[string]string{
 // where the secrets are not.
 func (c *Config) Validate() error {
 	if !c.Enabled() {
-		if c.PasswordFile != "" || c.Username != "" || c.TLS != (TLSConfig{}) {
+		if c.PasswordFile != "" || c.Username != "" || c.ForwardSecretFile != "" || c.TLS != (TLSConfig{}) {
 			return validate.Field("Address", errors.New("required when other cluster settings are given"))
 		}
 		return nil
@@ -242,6 +250,24 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 // root is ~200 KiB): a wrong path is refused, not read until memory runs out.
 const maxPEMBytes = 1 << 20
 
+// ForwardSecret reads the forward secret file: at least 16 bytes, one
+// line. Its absence is an error: the agent job gateway on replicas needs
+// it.
+func (c *Config) ForwardSecret() ([]byte, error) {
+	if c.ForwardSecretFile == "" {
+		return nil, errors.New("no forward secret: the agent job gateway on replicas needs a secret file shared by every replica " +
+			"(cluster.forward_secret_file, --cluster.forward-secret-file), e.g. the output of `head -c 32 /dev/urandom | base64`")
+	}
+	s, err := secretfile.Read(c.ForwardSecretFile, secretfile.MaxBytes)
+	if err != nil {
+		return nil, fmt.Errorf("forward secret file: %w", err)
+	}
+	if len(s) < 16 {
+		return nil, fmt.Errorf("forward secret file %s: %d bytes, want at least 16", c.ForwardSecretFile, len(s))
+	}
+	return []byte(s), nil
+}
+
 // password reads the password file ("" when none is configured).
 func (c *Config) password() (string, error) {
 	if c.PasswordFile == "" {
@@ -279,6 +305,8 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	mark(app.Flag("cluster.advertise-url", "Base URL (http://host:port) at which the other replicas reach this one, to forward agent job requests to the replica that runs the gateway (default: this host's first non-loopback address and the listen port).")).
 		PlaceHolder("URL").StringVar(&c.AdvertiseURL)
 	flagvalue.DurationVar(app, "cluster.lease-duration", "How long a replica's claim on a walk, or on being the primary, lasts without a renewal (renewed every third of it): how soon the other replicas take over from one that died.", &c.LeaseDuration)
+	mark(app.Flag("cluster.forward-secret-file", "File holding a secret shared by every replica (at least 16 bytes; not in Redis): replicas forward agent job requests only to a replica that proves it knows it, and sign them with it instead of passing the client's credentials on. Required with the agent job gateway on replicas.")).
+		PlaceHolder("PATH").StringVar(&c.ForwardSecretFile)
 	mark(app.Flag("cluster.redis-tls", "Connect to Redis over TLS.")).BoolVar(&c.TLS.Enabled)
 	mark(app.Flag("cluster.redis-tls-ca-file", "CA certificates (PEM) that verify the Redis server (default: the system's).")).PlaceHolder("PATH").StringVar(&c.TLS.CAFile)
 	mark(app.Flag("cluster.redis-tls-cert-file", "Client certificate (PEM) for Redis.")).PlaceHolder("PATH").StringVar(&c.TLS.CertFile)

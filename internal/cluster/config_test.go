@@ -131,13 +131,13 @@ func TestNewReadsSecretsAtOnce(t *testing.T) {
 		}, "TLS client certificate"},
 		// An endless file is refused after 1 MiB, not read until memory
 		// runs out.
-		{"endless CA file", func(c *cluster.Config) { c.TLS = cluster.TLSConfig{Enabled: true, CAFile: "/dev/zero"} }, "/dev/zero is longer than"},
+		{"endless CA file", func(c *cluster.Config) { c.TLS = cluster.TLSConfig{Enabled: true, CAFile: "/dev/zero"} }, "/dev/zero is a character device, not a regular file"},
 		{"endless client key", func(c *cluster.Config) {
 			c.TLS = cluster.TLSConfig{Enabled: true, CertFile: notPEM, KeyFile: "/dev/zero"}
-		}, "/dev/zero is longer than"},
+		}, "/dev/zero is a character device, not a regular file"},
 		{"endless client certificate", func(c *cluster.Config) {
 			c.TLS = cluster.TLSConfig{Enabled: true, CertFile: "/dev/zero", KeyFile: notPEM}
-		}, "/dev/zero is longer than"},
+		}, "/dev/zero is a character device, not a regular file"},
 		{"invalid", func(c *cluster.Config) { c.DB = -1 }, "DB: must be"},
 		{"no address", func(c *cluster.Config) { c.Address = "" }, "no Redis address"},
 	} {

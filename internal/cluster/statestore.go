@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,6 +25,9 @@ type StateStore struct {
 	buckets map[string]bool
 	// fence, when set, is the lease every write requires (see StateOptions).
 	fence *Lease
+	// marker is the state's marker at the open: every write requires it
+	// (see openScript).
+	marker string
 }
 
 // StateOptions configure OpenStateStore; they mean what store.Options do.
@@ -36,28 +41,119 @@ type StateOptions struct {
 	// over its successor's state. Its name must be "agent", whose key
 	// shares the state's hash slot.
 	Fence *Lease
+	// Known is the state's marker this replica saw last ("" none): a state
+	// whose marker is another one, or that has none, was lost
+	// (*LostStateError).
+	Known string
 }
 
 // AgentLease is the name of the lease whose holder runs the agent job
 // gateway and writes its state.
 const AgentLease = "agent"
 
-// schemaScript stamps KEYS[1] with schema ARGV[1] unless it holds another
-// one that is not in ARGV[2:] (the upgrades); it answers the stored one.
-var schemaScript = redis.NewScript(`
-local cur = redis.call('HGET', KEYS[1], 'schema')
-if cur and cur ~= ARGV[1] then
-  local ok = false
-  for i = 2, #ARGV do if ARGV[i] == cur then ok = true end end
-  if not ok then return cur end
+// openScript checks the state's marker and stamps its schema. KEYS[1] is
+// the meta hash; ARGV[1] the marker the replica knows ("" none), ARGV[2] a
+// new marker for a state without one ("" to look only, not stamp),
+// ARGV[3] the schema, ARGV[4..] the upgrades. It answers {"ok", marker},
+// {"lost", lost marker} or {"schema", stored schema}.
+//
+// The marker is a random id written with the state. A replica that knew a
+// marker and finds another one, or none, has found the state replaced or
+// gone (FLUSHALL, a Redis without persistence restarted): it marks the
+// state lost, in Redis, so that every replica refuses it (even one that
+// never saw the old marker) until an operator accepts or re-imports it
+// (AcceptLostState, ImportState), which writes a new marker that
+// "supersedes" the lost one.
+var openScript = redis.NewScript(`
+local m = redis.call('HMGET', KEYS[1], 'id', 'lost', 'supersedes', 'schema')
+local id, lost, sup, cur = m[1], m[2], m[3], m[4]
+if lost then return {'lost', lost} end
+if ARGV[1] ~= '' and id ~= ARGV[1] and not (id and sup == ARGV[1]) then
+  redis.call('HSET', KEYS[1], 'lost', ARGV[1])
+  return {'lost', ARGV[1]}
 end
-redis.call('HSET', KEYS[1], 'schema', ARGV[1])
-return ARGV[1]
+if ARGV[2] == '' then return {'ok', id or ''} end
+if cur and cur ~= ARGV[3] then
+  local ok = false
+  for i = 4, #ARGV do if ARGV[i] == cur then ok = true end end
+  if not ok then return {'schema', cur} end
+end
+if not id then id = ARGV[2] end
+redis.call('HSET', KEYS[1], 'schema', ARGV[3], 'id', id)
+return {'ok', id}
 `)
 
-// OpenStateStore checks and stamps the schema of the state in Redis. It
-// fails when the state there is of another schema than opts.Schema or
-// opts.Upgrades, or when Redis does not answer.
+// LostStateError means the agent state in Redis lost the data it was
+// written with (its marker changed or vanished): Redis restarted without
+// its data, or was flushed. Acknowledged jobs and Idempotency-Keys are
+// gone, so the gateway must not run on it until an operator decides.
+type LostStateError struct {
+	// Where names the state (StateStore.Path).
+	Where string
+}
+
+func (e *LostStateError) Error() string {
+	return "agent state in Redis " + e.Where + " was lost (Redis restarted without its data, or was flushed): its jobs and Idempotency-Keys are gone, " +
+		"so the agent job gateway refuses jobs until an operator runs `mintlify_exporter state accept-empty` or `mintlify_exporter state import FILE` " +
+		"(docs/operations.md, \"Agent state lost in Redis\")"
+}
+
+// ErrStateLost is what a *LostStateError matches with errors.Is.
+var ErrStateLost = errors.New("agent state in Redis lost")
+
+// Is makes errors.Is(err, ErrStateLost) true.
+func (e *LostStateError) Is(target error) bool { return target == ErrStateLost }
+
+// newMarker is a random marker for a new state.
+func newMarker() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// runOpen runs openScript; stamp is false to look only.
+func (c *Client) runOpen(ctx context.Context, known string, stamp bool, schema string, upgrades []string) (kind, value string, err error) {
+	fresh := ""
+	if stamp {
+		fresh = newMarker()
+	}
+	err = c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
+		args := append([]any{known, fresh, schema}, anySlice(upgrades)...)
+		v, err := openScript.Run(ctx, c.rdb, []string{c.stateMetaKey()}, args...).StringSlice()
+		if err != nil {
+			return false, err
+		}
+		if len(v) != 2 {
+			return false, fmt.Errorf("open script answered %d values, want 2", len(v))
+		}
+		kind, value = v[0], v[1]
+		return false, nil
+	})
+	return kind, value, err
+}
+
+// CheckState compares the marker of the agent state in Redis with known,
+// the one this replica last saw ("" none), without stamping anything. It
+// answers the marker to remember ("" when there is no state yet), or a
+// *LostStateError when the state is marked lost, or is found lost now (it
+// is then marked lost for every replica). Every replica calls it on every
+// round of the lease, so the loss is noticed even by replicas that do not
+// run the gateway.
+func (c *Client) CheckState(ctx context.Context, known string) (string, error) {
+	kind, value, err := c.runOpen(ctx, known, false, "", nil)
+	if err != nil {
+		return known, fmt.Errorf("agent state in Redis: %w", err)
+	}
+	if kind == "lost" {
+		return known, &LostStateError{Where: c.statePath()}
+	}
+	return value, nil
+}
+
+// OpenStateStore checks and stamps the schema of the state in Redis, and
+// its marker against opts.Known. It fails when the state there is of
+// another schema than opts.Schema or opts.Upgrades, when it was lost (a
+// *LostStateError; see CheckState), or when Redis does not answer.
 func (c *Client) OpenStateStore(ctx context.Context, opts StateOptions) (*StateStore, error) {
 	if opts.Schema == "" {
 		return nil, errors.New("agent state in Redis: a schema is required")
@@ -69,21 +165,22 @@ func (c *Client) OpenStateStore(ctx context.Context, opts StateOptions) (*StateS
 	for _, b := range opts.Buckets {
 		s.buckets[b] = true
 	}
-	var stored string
-	err := c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
-		args := append([]any{opts.Schema}, anySlice(opts.Upgrades)...)
-		var err error
-		stored, err = schemaScript.Run(ctx, c.rdb, []string{s.metaKey()}, args...).Text()
-		return false, err
-	})
-	if err != nil {
+	kind, value, err := c.runOpen(ctx, opts.Known, true, opts.Schema, opts.Upgrades)
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("agent state in Redis: %w", err)
+	case kind == "lost":
+		return nil, &LostStateError{Where: s.Path()}
+	case kind != "ok":
+		return nil, fmt.Errorf("agent state in Redis %s: schema version %q, this exporter understands %q", s.Path(), value, opts.Schema)
 	}
-	if stored != opts.Schema {
-		return nil, fmt.Errorf("agent state in Redis %s: schema version %q, this exporter understands %q", s.Path(), stored, opts.Schema)
-	}
+	s.marker = value
 	return s, nil
 }
+
+// Marker is the state's marker this store was opened with: a replica
+// remembers it, to notice a loss at its next CheckState or OpenStateStore.
+func (s *StateStore) Marker() string { return s.marker }
 
 func anySlice(ss []string) []any {
 	out := make([]any, len(ss))
@@ -93,61 +190,62 @@ func anySlice(ss []string) []any {
 	return out
 }
 
-func (s *StateStore) metaKey() string { return s.c.key("state:{agent}", "meta") }
+func (s *StateStore) metaKey() string { return s.c.stateMetaKey() }
+
+func (c *Client) stateMetaKey() string { return c.key("state:{agent}", "meta") }
 
 func (s *StateStore) bucketKey(bucket string) string {
 	return s.c.key("state:{agent}", "bucket", bucket)
 }
 
 // Path names the state for logs and errors: the Redis and the key prefix.
-func (s *StateStore) Path() string {
-	return "redis://" + s.c.addr + "/" + strconv.Itoa(s.c.db) + " " + s.c.key("state:{agent}")
+func (s *StateStore) Path() string { return s.c.statePath() }
+
+func (c *Client) statePath() string {
+	return "redis://" + c.addr + "/" + strconv.Itoa(c.db) + " " + c.key("state:{agent}")
 }
 
-// Apply makes the changes atomically (one MULTI/EXEC): when it returns nil
-// they are all in Redis; when it fails they are either all there or none
-// is (a connection lost after EXEC leaves the outcome unknown, as a
-// crash during an fsync does for a file). A Value nil deletes the key.
+// Apply makes the changes atomically (one script, run as one step): when it
+// returns nil they are all in Redis; when it fails they are either all
+// there or none is (a connection lost after the call leaves the outcome
+// unknown, as a crash during an fsync does for a file). A Value nil
+// deletes the key. It writes nothing, and fails with a *LostStateError,
+// once the state's marker is no longer the one it was opened with (the
+// state was lost under it), and with ErrLeaseLost once its fence lease is
+// gone.
 func (s *StateStore) Apply(ops ...store.Op) error {
 	for _, op := range ops {
 		if !s.buckets[op.Bucket] {
 			return fmt.Errorf("agent state in Redis: no bucket %q", op.Bucket)
 		}
 	}
-	if s.fence != nil {
-		return s.applyFenced(ops)
-	}
-	return s.c.call(context.Background(), opStoreApply, func(ctx context.Context) (bool, error) {
-		_, err := s.c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			for _, op := range ops {
-				if op.Value == nil {
-					p.HDel(ctx, s.bucketKey(op.Bucket), op.Key)
-				} else {
-					p.HSet(ctx, s.bucketKey(op.Bucket), op.Key, op.Value)
-				}
-			}
-			return nil
-		})
-		return false, err
-	})
+	return s.apply(ops)
 }
 
-// fencedApplyScript applies ARGV[2..], in groups of four (index into KEYS
-// of the bucket's hash, kind "s" to set or "d" to delete, field, value), if
-// KEYS[1] (the fence lease) still holds ARGV[1]; else it answers 0.
-var fencedApplyScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-for i = 2, #ARGV, 4 do
+// applyScript applies ARGV[4..], in groups of four (index into KEYS of the
+// bucket's hash, kind "s" to set or "d" to delete, field, value), if the
+// meta hash KEYS[1] holds marker ARGV[1] and is not marked lost (else -1),
+// and if the fence lease KEYS[2] holds ARGV[2] (ARGV[3] "1": fenced; else
+// 0).
+var applyScript = redis.NewScript(`
+local m = redis.call('HMGET', KEYS[1], 'id', 'lost')
+if m[1] ~= ARGV[1] or m[2] then return -1 end
+if ARGV[3] == '1' and redis.call('GET', KEYS[2]) ~= ARGV[2] then return 0 end
+for i = 4, #ARGV, 4 do
   local key = KEYS[tonumber(ARGV[i])]
   if ARGV[i+1] == 'd' then redis.call('HDEL', key, ARGV[i+2]) else redis.call('HSET', key, ARGV[i+2], ARGV[i+3]) end
 end
 return 1
 `)
 
-func (s *StateStore) applyFenced(ops []store.Op) error {
-	keys := []string{s.c.Leases().keys(s.fence.Name)[0]}
+func (s *StateStore) apply(ops []store.Op) error {
+	keys := []string{s.metaKey(), s.metaKey()}
+	args := []any{s.marker, "", "0"}
+	if s.fence != nil {
+		keys[1] = s.c.Leases().keys(s.fence.Name)[0]
+		args[1], args[2] = s.fence.value(), "1"
+	}
 	index := map[string]int{}
-	args := []any{s.fence.value()}
 	for _, op := range ops {
 		i, ok := index[op.Bucket]
 		if !ok {
@@ -161,16 +259,18 @@ func (s *StateStore) applyFenced(ops []store.Op) error {
 		}
 		args = append(args, i, kind, op.Key, value)
 	}
-	var held bool
+	var n int
 	err := s.c.call(context.Background(), opStoreApply, func(ctx context.Context) (bool, error) {
-		n, err := fencedApplyScript.Run(ctx, s.c.rdb, keys, args...).Int()
-		held = n == 1
-		return !held, err
+		var err error
+		n, err = applyScript.Run(ctx, s.c.rdb, keys, args...).Int()
+		return n != 1, err
 	})
 	switch {
 	case err != nil:
 		return err
-	case !held:
+	case n == -1:
+		return &LostStateError{Where: s.Path()}
+	case n == 0:
 		return fmt.Errorf("agent state in Redis: lease %s (token %d): %w: another replica runs the gateway now", s.fence.Name, s.fence.Token, ErrLeaseLost)
 	}
 	return nil

@@ -123,12 +123,16 @@ func TestStateStoreSchema(t *testing.T) {
 }
 
 // Without Redis the store fails, it does not panic or block, and it works
-// again when Redis returns.
+// again when Redis returns with its data (one that returns without it is
+// TestLostStateIsImportedFromABackup's).
 func TestStateStoreOutage(t *testing.T) {
 	t.Parallel()
-	srv := testutil.NewRedis(t)
+	srv := testutil.NewRedis(t, "--appendonly", "yes", "--appendfsync", "always")
 	s, err := openState(t, srv.Addr, stateOpts)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(store.Op{Bucket: store.Jobs, Key: "before", Value: []byte("0")}); err != nil {
 		t.Fatal(err)
 	}
 	srv.Stop()

@@ -27,6 +27,7 @@ const walksKey = "mint_walks"
 // connection to Redis.
 type planReplica struct {
 	sched *refresh.Scheduler
+	*replica
 }
 
 // clock is a test clock the plans share (leases keep Redis's own time).
@@ -64,7 +65,7 @@ func newPlanReplica(t *testing.T, addr, owner, apiURL string, clk *clock, edit .
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return &planReplica{sched: s}
+	return &planReplica{sched: s, replica: r}
 }
 
 // samples are every sample of the replica's data, as text, sorted.

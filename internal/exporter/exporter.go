@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -254,6 +255,8 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	// the gateway; the others forward to it.
 	api := gateway.Disabled()
 	var jobs agentJobs
+	// replica authenticates requests another replica forwarded.
+	var replica func(*http.Request) (*http.Request, error)
 	jobsRunning := false
 	agentProjects := &atomic.Pointer[[]string]{}
 	if o.Gateway.Enabled {
@@ -263,9 +266,11 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		agentProjects.Store(&gwCfg.Projects)
 		if shared != nil {
 			listen := (*o.Server.Web.WebListenAddresses)[0]
-			if jobs, err = replicatedJobs(shared, cfg.Cluster, owner, listen, set, reg, trkCfg, gwCfg, agentProjects, logger); err != nil {
+			leader, err := replicatedJobs(shared, cfg.Cluster, owner, listen, set, reg, trkCfg, gwCfg, agentProjects, logger)
+			if err != nil {
 				return err
 			}
+			jobs, replica = leader, leader.Authenticate
 		} else {
 			local, err := newLocalJobs(set, reg, trkCfg, gwCfg, logger)
 			if err != nil {
@@ -355,10 +360,11 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 			MaxRequestsInFlight: o.Server.MaxRequests,
 			Registry:            reg,
 		})),
-		API:    api,
-		Reload: reloader.Handler(),
-		Front:  front,
-		Status: status.Handler(report, status.Options{}),
+		API:     api,
+		Reload:  reloader.Handler(),
+		Front:   front,
+		Replica: replica,
+		Status:  status.Handler(report, status.Options{}),
 	}, logger, loggers.Slog)
 	if err != nil {
 		return err

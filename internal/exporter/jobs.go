@@ -105,6 +105,10 @@ func replicatedJobs(shared *cluster.Client, cc cluster.Config, owner, listen str
 			return nil, fmt.Errorf("agent job gateway on replicas: %w; set --cluster.advertise-url (cluster.advertise_url)", err)
 		}
 	}
+	secret, err := cc.ForwardSecret()
+	if err != nil {
+		return nil, fmt.Errorf("agent job gateway on replicas: %w", err)
+	}
 	start := func(ctx context.Context, st tracker.StateStore, treg prometheus.Registerer) (*jobleader.Term, error) {
 		tc, gc := trkCfg, gwCfg
 		tc.Store, gc.Projects = st, *projects.Load()
@@ -121,7 +125,7 @@ func replicatedJobs(shared *cluster.Client, cc cluster.Config, owner, listen str
 		return &jobleader.Term{Handler: j, Status: j.Status, Follow: j.Follow, SetProjects: j.SetProjects, Stop: func() { cancel(); <-done }}, nil
 	}
 	return jobleader.New(jobleader.Options{Cluster: shared, Owner: owner, Advertise: advertise, LeaseDuration: cc.LeaseDuration,
-		Start: start, Registerer: reg, Logger: logger})
+		Start: start, ForwardSecret: secret, Registerer: reg, Logger: logger})
 }
 
 // defaultAdvertiseURL is http:// this host's first non-loopback address

@@ -359,7 +359,7 @@ func (g *Gateway) message(w http.ResponseWriter, r *http.Request, project string
 // but untracked job behind), bounded by UpstreamTimeout, and carrying the
 // basic-auth user for the job record.
 func (g *Gateway) upstreamContext(r *http.Request) (context.Context, context.CancelFunc) {
-	user, _, _ := r.BasicAuth()
+	user, _ := ClientOf(r)
 	return context.WithTimeout(tracker.WithUser(context.WithoutCancel(r.Context()), user), g.cfg.UpstreamTimeout)
 }
 
@@ -367,8 +367,11 @@ func (g *Gateway) upstreamContext(r *http.Request) (context.Context, context.Can
 // by whom (the basic-auth user, when there is one) and from where. Never
 // the prompt: only its size.
 func (g *Gateway) audit(r *http.Request, msg, project, job, key string, kv ...any) {
-	user, _, _ := r.BasicAuth()
-	args := []any{"msg", msg, "project", project, "job", job, "user", user, "remote", r.RemoteAddr}
+	user, remote := ClientOf(r)
+	args := []any{"msg", msg, "project", project, "job", job, "user", user, "remote", remote}
+	if remote != r.RemoteAddr {
+		args = append(args, "via", r.RemoteAddr)
+	}
 	if key != "" {
 		args = append(args, "idempotency_key", key)
 	}
@@ -767,6 +770,31 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+type clientKey struct{}
+
+// Client is who sent a request another replica forwarded, as that replica
+// saw it: its address and basic-auth user.
+type Client struct {
+	Addr, User string
+}
+
+// WithClient marks ctx as a forwarded request's, sent by c. Only a request
+// whose forwarding replica was authenticated may carry it (package
+// jobleader): a client cannot name itself.
+func WithClient(ctx context.Context, c Client) context.Context {
+	return context.WithValue(ctx, clientKey{}, c)
+}
+
+// ClientOf is the user and address of r's client: those the forwarding
+// replica passed (WithClient), else r's own.
+func ClientOf(r *http.Request) (user, addr string) {
+	if c, ok := r.Context().Value(clientKey{}).(Client); ok {
+		return c.User, c.Addr
+	}
+	user, _, _ = r.BasicAuth()
+	return user, r.RemoteAddr
 }
 
 // WriteUnavailable answers 503 with a JSON error and a Retry-After of

@@ -312,3 +312,51 @@ func TestAuditTrail(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditNamesTheForwardedClient: a request another replica forwarded
+// (and that the jobleader authenticated: only it sets WithClient) is logged
+// and recorded with the client's address and user as that replica passed
+// them, and the replica's own address as "via"; a client's headers naming
+// another address change nothing.
+func TestAuditNamesTheForwardedClient(t *testing.T) {
+	t.Parallel()
+	e := newIdemEnv(t, 5*time.Second)
+	post := func(ctx func(*http.Request) *http.Request, key string) string {
+		req := httptest.NewRequest("POST", "/api/v2/agent/p1/job", strings.NewReader(`{"prompt":"x #fake:pr:1h"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		req.Header.Set("X-Mintlify-Exporter-Client", "198.51.100.66:1")
+		req.Header.Set("X-Forwarded-For", "198.51.100.66")
+		req.RemoteAddr = "10.0.0.2:4000"
+		rec := httptest.NewRecorder()
+		e.srv.Config.Handler.ServeHTTP(rec, ctx(req))
+		if rec.Code/100 != 2 {
+			t.Fatalf("create: HTTP %d %s", rec.Code, rec.Body)
+		}
+		var j struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(rec.Body.Bytes(), &j)
+		return j.ID
+	}
+	id := post(func(r *http.Request) *http.Request {
+		return r.WithContext(WithClient(r.Context(), Client{Addr: "203.0.113.7:5555", User: "dave"}))
+	}, "fwd-1")
+	spoofed := post(func(r *http.Request) *http.Request { return r }, "direct-1")
+	logs := e.logs.String()
+	for _, want := range []string{
+		`msg="agent job submitted" project=p1 job=` + id + ` user=dave remote=203.0.113.7:5555 via=10.0.0.2:4000`,
+		`msg="agent job submitted" project=p1 job=` + spoofed + ` user= remote=10.0.0.2:4000 idempotency_key=direct-1`,
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("no log line with %q in:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, "198.51.100.66") {
+		t.Errorf("a client's own header reached the audit log:\n%s", logs)
+	}
+	var v tracker.JobView
+	if r := e.call("GET", "/api/v2/agent/p1/job/"+id, "", ""); json.Unmarshal(r.body, &v) != nil || v.Tracking.SubmittedBy != "dave" {
+		t.Errorf("forwarded job: %s, want submittedBy dave", r.body)
+	}
+}

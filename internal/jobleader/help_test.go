@@ -26,7 +26,7 @@ func TestHelpTexts(t *testing.T) {
 		return nil, nil
 	}
 	if _, err := jobleader.New(jobleader.Options{Cluster: c, Owner: "a", Advertise: "http://127.0.0.1:1", LeaseDuration: cfg.LeaseDuration,
-		Start: start, Registerer: &reg}); err != nil {
+		Start: start, ForwardSecret: make([]byte, jobleader.MinSecretBytes), Registerer: &reg}); err != nil {
 		t.Fatal(err)
 	}
 	tu.CheckHelp(t, reg.Collectors...)

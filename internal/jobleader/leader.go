@@ -15,14 +15,17 @@ package jobleader
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
@@ -68,6 +71,11 @@ type Options struct {
 	// Start opens a term on the shared state st; the term's metrics
 	// register with reg (they are exported while the term lasts).
 	Start func(ctx context.Context, st tracker.StateStore, reg prometheus.Registerer) (*Term, error)
+	// ForwardSecret is the secret the replicas share outside Redis
+	// (--cluster.forward-secret-file): forwarded requests are signed with
+	// it and forwarded only to a holder that proves it knows it (see
+	// forward.go). At least MinSecretBytes.
+	ForwardSecret []byte
 	// Registerer takes the leader's own metrics.
 	Registerer prometheus.Registerer
 	Logger     log.Logger
@@ -80,11 +88,29 @@ type Leader struct {
 	metrics *termMetrics
 	role    prometheus.Gauge
 
+	// known is the marker of the shared state this replica saw last (Run's
+	// goroutine alone uses it): a state found with another marker, or none,
+	// was lost (cluster.CheckState).
+	known string
+	// lost is the error that found the shared state lost, nil while it is
+	// not: no replica runs the gateway until an operator decides (stateLost
+	// exports it).
+	lost      atomic.Pointer[string]
+	stateLost prometheus.Gauge
+
 	mu   sync.RWMutex
 	term *Term
-	// holder is the last holder read from Redis, kept for holderTTL.
-	holder   string
-	holderAt time.Time
+	// holderLease is the last holder read from Redis, kept for holderTTL.
+	holderLease cluster.Lease
+	holderAt    time.Time
+	// proven is the lease value whose holder proved it knows the forward
+	// secret.
+	proven string
+
+	// client sends the probes (forwarded requests go through a
+	// ReverseProxy); nonces are the signatures this replica accepted.
+	client *http.Client
+	nonces nonceCache
 }
 
 // holderTTL is how long a replica reuses the holder it read.
@@ -97,6 +123,9 @@ func New(opts Options) (*Leader, error) {
 		return nil, errors.New("agent job gateway on replicas: no shared Redis or no way to start it")
 	case opts.LeaseDuration <= 0:
 		return nil, errors.New("agent job gateway on replicas: the lease duration must be positive")
+	case len(opts.ForwardSecret) < MinSecretBytes:
+		return nil, fmt.Errorf("agent job gateway on replicas: a forward secret of at least %d bytes is required (cluster.forward_secret_file, --cluster.forward-secret-file): "+
+			"the replicas authenticate each other with it, not with what Redis says", MinSecretBytes)
 	}
 	if _, err := url.Parse(opts.Advertise); err != nil || !strings.Contains(opts.Advertise, "://") || strings.ContainsAny(opts.Advertise, " @") {
 		return nil, fmt.Errorf("agent job gateway on replicas: advertise URL %q: want scheme://host:port", opts.Advertise)
@@ -105,12 +134,17 @@ func New(opts Options) (*Leader, error) {
 		opts.Logger = log.NewNopLogger()
 	}
 	l := &Leader{opts: opts, owner: opts.Owner + "@" + opts.Advertise, metrics: &termMetrics{},
+		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		role: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mintlify_exporter_cluster_agent_gateway",
 			Help: "Whether this replica runs the agent job gateway (1): it polls the jobs and answers /api/ for every replica.",
+		}),
+		stateLost: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mintlify_exporter_cluster_agent_state_lost",
+			Help: "Whether the agent job state in Redis was lost (1): the gateway refuses jobs until an operator accepts or re-imports it.",
 		})}
 	if opts.Registerer != nil {
-		for _, c := range []prometheus.Collector{l.role, l.metrics} {
+		for _, c := range []prometheus.Collector{l.role, l.stateLost, l.metrics} {
 			if err := opts.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("agent job gateway on replicas: metrics: %w", err)
 			}
@@ -141,7 +175,14 @@ func (l *Leader) Run(ctx context.Context) {
 				held = false
 			}
 		}
-		if !held && ctx.Err() == nil {
+		if ctx.Err() == nil && l.checkState(ctx) && held {
+			l.endTerm("the agent state in Redis was lost", nil)
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			_ = leases.Release(rctx, lease)
+			cancel()
+			held = false
+		}
+		if !held && ctx.Err() == nil && l.lost.Load() == nil {
 			held, lease = l.begin(ctx, leases)
 		}
 		select {
@@ -166,9 +207,13 @@ func (l *Leader) begin(ctx context.Context, leases *cluster.Leases) (bool, clust
 		return false, lease
 	}
 	schema, upgrades, buckets := tracker.Layout()
-	st, err := l.opts.Cluster.OpenStateStore(ctx, cluster.StateOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets, Fence: &lease})
+	st, err := l.opts.Cluster.OpenStateStore(ctx, cluster.StateOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets, Fence: &lease, Known: l.known})
+	if errors.Is(err, cluster.ErrStateLost) {
+		l.setLost(err)
+	}
 	var term *Term
 	if err == nil {
+		l.known = st.Marker()
 		l.metrics.reset()
 		term, err = l.opts.Start(ctx, st, l.metrics)
 	}
@@ -185,6 +230,34 @@ func (l *Leader) begin(ctx context.Context, leases *cluster.Leases) (bool, clust
 	l.role.Set(1)
 	level.Info(l.opts.Logger).Log("msg", "this replica now runs the agent job gateway: it polls the jobs and answers /api/ for every replica", "token", lease.Token)
 	return true, lease
+}
+
+// checkState compares the shared state's marker with the one this replica
+// knows, and reports whether the state is lost.
+func (l *Leader) checkState(ctx context.Context) bool {
+	known, err := l.opts.Cluster.CheckState(ctx, l.known)
+	switch {
+	case errors.Is(err, cluster.ErrStateLost):
+		l.setLost(err)
+	case err != nil:
+		// Redis unreachable: nothing is known, nothing changes (the lease
+		// decides whether this replica may act).
+	default:
+		l.known = known
+		if l.lost.Swap(nil) != nil {
+			l.stateLost.Set(0)
+			level.Info(l.opts.Logger).Log("msg", "the agent state in Redis was accepted or re-imported by an operator: the agent job gateway runs again")
+		}
+	}
+	return l.lost.Load() != nil
+}
+
+func (l *Leader) setLost(err error) {
+	msg := err.Error()
+	if l.lost.Swap(&msg) == nil {
+		l.stateLost.Set(1)
+		level.Error(l.opts.Logger).Log("msg", "the agent job gateway refuses jobs: its state in Redis was lost", "err", err)
+	}
 }
 
 func (l *Leader) endTerm(why string, err error) {
@@ -233,28 +306,63 @@ func (l *Leader) SetProjects(ids []string) {
 	}
 }
 
+// errNoProof: an answer to a forwarded request without the holder's proof.
+var errNoProof = errors.New("the answer did not carry the proof that its replica knows the forward secret")
+
 // ServeHTTP answers /api/: here when this replica runs the gateway, else
-// forwarded to the replica that does, else 503.
+// forwarded to the replica that does, once it proved it knows the forward
+// secret, else 503. A request another replica forwarded reaches it only
+// through Authenticate.
 func (l *Leader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fwd, fromReplica := r.Context().Value(forwardedKey{}).(forwarded)
 	if t := l.current(); t != nil {
+		if fromReplica {
+			w.Header().Set(proofHeader, hex.EncodeToString(proofMAC(l.opts.ForwardSecret, fwd.nonce, l.owner)))
+			if r.URL.Path == probePath {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
 		t.Handler.ServeHTTP(w, r)
 		return
 	}
 	retry := int(l.opts.LeaseDuration/3/time.Second) + 1
-	if r.Header.Get(forwardedHeader) != "" {
+	if msg := l.lost.Load(); msg != nil {
+		gateway.WriteUnavailable(w, *msg, 60)
+		return
+	}
+	if fromReplica || r.Header.Get(forwardedHeader) != "" {
 		gateway.WriteUnavailable(w, "the agent job gateway is moving to another replica; retry", retry)
 		return
 	}
-	target, ok := l.holderURL(r.Context())
+	target, lease, ok := l.holderURL(r.Context())
 	if !ok {
 		gateway.WriteUnavailable(w, "no replica runs the agent job gateway now (the shared Redis is unreachable, or a replica is taking over); retry", retry)
 		return
 	}
+	if err := l.ensureProven(r.Context(), target, lease); err != nil {
+		gateway.WriteUnavailable(w, "the replica that the agent lease in Redis names did not prove that it is one of ours: not forwarding; retry", retry)
+		return
+	}
+	// The front checked the client's credentials here; they do not go on.
+	user, _, _ := r.BasicAuth()
+	client := r.RemoteAddr
+	var nonce string
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
-			pr.Out.Header.Set(forwardedHeader, "1")
+			for _, h := range []string{"Authorization", "Proxy-Authorization", "Cookie"} {
+				pr.Out.Header.Del(h)
+			}
+			nonce = l.sign(pr.Out, pr.Out.URL.RequestURI(), client, user, lease.Owner)
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			if !l.checkProof(resp, nonce, lease.Owner) {
+				return errNoProof
+			}
+			resp.Header.Del(proofHeader)
+			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			l.forgetHolder()
@@ -275,35 +383,63 @@ func (l *Leader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	proxy.ServeHTTP(w, r)
 }
 
-// holderURL is the base URL of the replica that runs the gateway.
-func (l *Leader) holderURL(ctx context.Context) (*url.URL, bool) {
+// ensureProven probes the holder of lease at target once per lease value:
+// a lease rewritten in Redis is a new value, and its holder must prove
+// again that it knows the forward secret.
+func (l *Leader) ensureProven(ctx context.Context, target *url.URL, lease cluster.Lease) error {
+	key := leaseKey(lease)
 	l.mu.RLock()
-	holder, at := l.holder, l.holderAt
+	ok := l.proven == key
 	l.mu.RUnlock()
-	if holder == "" || time.Since(at) > holderTTL {
+	if ok {
+		return nil
+	}
+	if err := l.prove(ctx, target, lease.Owner); err != nil {
+		level.Error(l.opts.Logger).Log("msg", "the replica that the agent lease in Redis names did not prove it knows the forward secret: not forwarding to it "+
+			"(a lease rewritten in Redis, or a replica with another --cluster.forward-secret-file)", "replica", target.Host, "token", lease.Token, "err", err)
+		l.forgetHolder()
+		return err
+	}
+	l.mu.Lock()
+	l.proven = key
+	l.mu.Unlock()
+	return nil
+}
+
+func leaseKey(lease cluster.Lease) string {
+	return strconv.FormatInt(lease.Token, 10) + " " + lease.Owner
+}
+
+// holderURL is the base URL of the replica that runs the gateway, and its
+// lease.
+func (l *Leader) holderURL(ctx context.Context) (*url.URL, cluster.Lease, bool) {
+	l.mu.RLock()
+	holder, at := l.holderLease, l.holderAt
+	l.mu.RUnlock()
+	if holder.Owner == "" || time.Since(at) > holderTTL {
 		lease, ok, err := l.opts.Cluster.Leases().Holder(ctx, cluster.AgentLease)
 		if err != nil || !ok {
-			return nil, false
+			return nil, cluster.Lease{}, false
 		}
-		holder = lease.Owner
+		holder = lease
 		l.mu.Lock()
-		l.holder, l.holderAt = holder, time.Now()
+		l.holderLease, l.holderAt = holder, time.Now()
 		l.mu.Unlock()
 	}
-	_, base, ok := strings.Cut(holder, "@")
-	if !ok || holder == l.owner {
-		return nil, false
+	_, base, ok := strings.Cut(holder.Owner, "@")
+	if !ok || holder.Owner == l.owner {
+		return nil, cluster.Lease{}, false
 	}
 	u, err := url.Parse(base)
-	if err != nil {
-		return nil, false
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, cluster.Lease{}, false
 	}
-	return u, true
+	return u, holder, true
 }
 
 func (l *Leader) forgetHolder() {
 	l.mu.Lock()
-	l.holder = ""
+	l.holderLease = cluster.Lease{}
 	l.mu.Unlock()
 }
 

@@ -42,6 +42,11 @@ type Shared interface {
 // ErrHeld means another replica holds the claim on a demand.
 var ErrHeld = errors.New("another replica is walking it")
 
+// ErrUnreadableSnapshot means a shared snapshot is not one of ours (too
+// large, a version of another program): Fetch's error wraps it, with the
+// version when there is one, and that version is not fetched again.
+var ErrUnreadableSnapshot = errors.New("unreadable shared snapshot")
+
 // DefaultSyncInterval is how often a replica reads which snapshots other
 // replicas published: the most a replica's values lag the walker's.
 const DefaultSyncInterval = 5 * time.Second
@@ -179,6 +184,10 @@ func (s *Scheduler) Sync(ctx context.Context) {
 // again, and the snapshot's own time tells which walk came last.
 func (s *Scheduler) adopt(ctx context.Context, e *entry, key string, have int64) bool {
 	data, version, ok, err := s.cfg.Shared.Fetch(ctx, key)
+	if errors.Is(err, ErrUnreadableSnapshot) {
+		s.skipUnreadable(e, key, version, have, err)
+		return false
+	}
 	if err != nil || !ok || version == have {
 		return false
 	}
@@ -190,7 +199,7 @@ func (s *Scheduler) adopt(ctx context.Context, e *entry, key string, have int64)
 		return sources.DecodeSnapshot(p.Snapshot)
 	}()
 	if err != nil {
-		level.Warn(s.logger).Log("msg", "unreadable analytics snapshot from another replica: ignored", "key", key, "err", err)
+		s.skipUnreadable(e, key, version, have, err)
 		return false
 	}
 	s.mu.Lock()
@@ -215,4 +224,19 @@ func (s *Scheduler) adopt(ctx context.Context, e *entry, key string, have int64)
 		s.replan()
 	}
 	return true
+}
+
+// skipUnreadable remembers a version of key that could not be read, so
+// that it is not fetched again at every sync (a newer version is), and
+// logs it once.
+func (s *Scheduler) skipUnreadable(e *entry, key string, version, have int64, err error) {
+	level.Warn(s.logger).Log("msg", "unreadable analytics snapshot from another replica: ignored until a newer one is published", "key", key, "version", version, "err", err)
+	if version == 0 {
+		return
+	}
+	s.mu.Lock()
+	if e.state.version == have {
+		e.seen = version
+	}
+	s.mu.Unlock()
 }

@@ -1,16 +1,20 @@
 // Package secretfile reads secrets (API keys, passwords) from files, the
 // way every secret reaches the exporter: flags show in ps, files do not;
 // and bounds every read of a file the user names (ReadAtMost), so that a
-// wrong path (/dev/zero, a log) is refused instead of read until memory
-// runs out.
+// wrong path (a log) is refused instead of read until memory runs out.
+// Only regular files are read: a FIFO blocks its reader until someone
+// writes (a reload, or every request re-reading the web config, would hang
+// with it), and a device such as /dev/zero never ends.
 package secretfile
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 )
 
 // MaxBytes is what Read allows by default: a secret is a line, not a file.
@@ -54,9 +58,9 @@ func ReadAtMost(path string, maxBytes int64) ([]byte, error) {
 	return data, nil
 }
 
-// read reads at most maxBytes+1 bytes of path.
+// read reads at most maxBytes+1 bytes of path, a regular file.
 func read(path string, maxBytes int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -66,4 +70,44 @@ func read(path string, maxBytes int64) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return data, nil
+}
+
+// OpenRegular opens path for reading when it is a regular file (or a
+// symbolic link to one), and fails at once otherwise, with one line that
+// says what it is. The open does not wait: O_NONBLOCK keeps the open of a
+// FIFO without a writer from blocking, and the file is checked after the
+// open (what was opened is what is checked, whatever the path names by
+// then).
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is %s, not a regular file: want a file (a FIFO waits for a writer, a device may never end)", path, kind(st.Mode()))
+	}
+	return f, nil
+}
+
+// kind names a file's type for an error.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a plain file"
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,9 @@ type Flags struct {
 	TelemetryPath string
 	// MaxRequests bounds the scrapes served at once (0: no bound).
 	MaxRequests int
+	// AllowedHosts are the host names the agent job gateway answers
+	// without basic auth, beside localhost and IP addresses.
+	AllowedHosts []string
 }
 
 // DefaultPort is the exporter's default listen port (see the README).
@@ -46,6 +50,8 @@ func RegisterFlags(cmd flagvalue.Flagger) *Flags {
 	f := &Flags{Web: kingpinflag.AddFlags(cmd, DefaultPort), TelemetryPath: "/metrics", MaxRequests: 40}
 	cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default(f.TelemetryPath).StringVar(&f.TelemetryPath)
 	flagvalue.IntVar(cmd, "web.max-requests", "Maximum number of parallel scrape requests. 0 disables the limit.", &f.MaxRequests)
+	cmd.Flag("web.agent-api-allowed-host", "Host name the agent job gateway answers without basic auth, beside localhost and IP addresses (repeatable); other names get 403, so that a page whose name is pointed at this address (DNS rebinding) cannot use it. Not needed with basic auth.").
+		PlaceHolder("NAME").StringsVar(&f.AllowedHosts)
 	return f
 }
 
@@ -53,6 +59,11 @@ func RegisterFlags(cmd flagvalue.Flagger) *Flags {
 func (f *Flags) Validate() error {
 	if err := routes.CheckTelemetryPath(f.TelemetryPath); err != nil {
 		return fmt.Errorf("--web.telemetry-path: %w", err)
+	}
+	for _, h := range f.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, ":/ []") {
+			return fmt.Errorf("--web.agent-api-allowed-host: want a host name without port or scheme, got %q", h)
+		}
 	}
 	if f.MaxRequests < 0 {
 		return fmt.Errorf("--web.max-requests: must be 0 or greater, got %d", f.MaxRequests)
@@ -72,6 +83,11 @@ type Routes struct {
 	// Front checks basic auth before every route (and hands TLS to
 	// exporter-toolkit).
 	Front *webauth.Front
+	// Replica, when set (replicas share the gateway), authenticates a
+	// request under /api/ that another replica forwarded: it answers the
+	// request to serve in place of the front's check (nil when r is not
+	// forwarded: the front checks it), or an error to refuse it with 401.
+	Replica func(r *http.Request) (*http.Request, error)
 }
 
 // Server serves the routes until its context ends.
@@ -106,8 +122,12 @@ func New(flags Flags, r Routes, logger log.Logger, slogger *slog.Logger) (*Serve
 	})
 	mux.Handle("/{$}", r.Status)
 	mux.HandleFunc("/", http.NotFound)
+	handler := r.Front.Wrap(hostGuard(mux, r.Front, flags.AllowedHosts))
+	if r.Replica != nil {
+		handler = replicaOrFront(r.Replica, mux, handler, logger)
+	}
 	s.srv = &http.Server{
-		Handler:           r.Front.Wrap(mux),
+		Handler:           sameOrigin(handler, logger),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Bound everything so slow clients cannot pin goroutines.
 		ReadTimeout:  30 * time.Second,
@@ -154,4 +174,26 @@ func URL(addr, path string) string {
 		host = "localhost"
 	}
 	return "http://" + net.JoinHostPort(host, port) + path
+}
+
+// replicaOrFront serves a request under /api/ that another replica
+// forwarded, once authenticated by replica, without the front's basic auth
+// (the forwarding replica checked it and sent no credentials on); every
+// other request goes through front.
+func replicaOrFront(replica func(*http.Request) (*http.Request, error), mux, front http.Handler, logger log.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			out, err := replica(r)
+			if err != nil {
+				level.Warn(logger).Log("msg", "refused a request that claims to come from another replica", "remote", r.RemoteAddr, "err", err)
+				writeError(w, http.StatusUnauthorized, err.Error())
+				return
+			}
+			if out != nil {
+				mux.ServeHTTP(w, out)
+				return
+			}
+		}
+		front.ServeHTTP(w, r)
+	})
 }

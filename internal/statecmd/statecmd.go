@@ -1,26 +1,38 @@
 // Package statecmd is the `mintlify_exporter state` command: check a state
 // file of the agent job tracker, and salvage what is readable of a damaged
-// one into a new file. Both read the file without bbolt, which panics on
-// some damaged files, and never change it.
+// one into a new file (both read the file without bbolt, which panics on
+// some damaged files, and never change it); and, for replicas, decide what
+// becomes of agent state that Redis lost (accept-empty, import) and copy
+// it out of Redis (export).
 package statecmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
 // Command is the state command and its subcommands.
 type Command struct {
-	check, salvage *kingpin.CmdClause
-	checkFile      string
-	src, dst       string
+	check, salvage         *kingpin.CmdClause
+	accept, imp, export    *kingpin.CmdClause
+	checkFile              string
+	src, dst               string
+	importFile, exportFile string
+	// Cluster is the shared Redis of the replicas, for the commands that
+	// NeedRedis (the caller sets it from --config.file or the
+	// --cluster.* flags).
+	Cluster cluster.Config
 }
 
 // Register adds `state check FILE` and `state salvage FILE NEWFILE` to app.
@@ -33,13 +45,25 @@ func Register(app *kingpin.Application) *Command {
 		"Exits 1 when nothing could be recovered.")
 	c.salvage.Arg("file", "Damaged state file.").Required().StringVar(&c.src)
 	c.salvage.Arg("newfile", "New state file to write (must not exist); start the exporter with --agent.state-file=NEWFILE.").Required().StringVar(&c.dst)
+	c.accept = state.Command("accept-empty", "Replicas: accept the agent state in the shared Redis (the cluster settings of --config.file or --cluster.*) as it is after Redis lost it "+
+		"(restarted without its data, or flushed): the gateway runs again; the lost jobs are no longer followed and their Idempotency-Keys create new jobs.")
+	c.imp = state.Command("import", "Replicas: copy a state file (from state export, or a single exporter's --agent.state-file) into the shared Redis after Redis lost the agent state, "+
+		"or into a Redis no replica has used yet; the gateway then runs on it.")
+	c.imp.Arg("file", "State file to copy into Redis.").Required().StringVar(&c.importFile)
+	c.export = state.Command("export", "Replicas: copy the agent state in the shared Redis into a new state file (a backup for state import).")
+	c.export.Arg("newfile", "State file to write (must not exist).").Required().StringVar(&c.exportFile)
 	return c
 }
 
 // Handles reports whether cmd, as kingpin's Parse returned it, is one of
 // this command's.
 func (c *Command) Handles(cmd string) bool {
-	return cmd == c.check.FullCommand() || cmd == c.salvage.FullCommand()
+	return cmd == c.check.FullCommand() || cmd == c.salvage.FullCommand() || c.NeedsRedis(cmd)
+}
+
+// NeedsRedis reports whether cmd works on the shared Redis (Cluster).
+func (c *Command) NeedsRedis(cmd string) bool {
+	return cmd == c.accept.FullCommand() || cmd == c.imp.FullCommand() || cmd == c.export.FullCommand()
 }
 
 // ErrDamaged is returned by check for a damaged file (after the report).
@@ -71,7 +95,59 @@ func (c *Command) Run(cmd string, out io.Writer) error {
 		c.summary(out, rep)
 		return nil
 	}
+	if c.NeedsRedis(cmd) {
+		return c.runRedis(cmd, out)
+	}
 	return fmt.Errorf("state: unknown command %q", cmd)
+}
+
+// runRedis runs accept-empty, import or export against the shared Redis.
+func (c *Command) runRedis(cmd string, out io.Writer) error {
+	if !c.Cluster.Enabled() {
+		return fmt.Errorf("%s: no shared Redis: give --config.file with a cluster: section, or --cluster.redis-address", cmd)
+	}
+	client, err := cluster.New(c.Cluster, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	schema, upgrades, buckets := tracker.Layout()
+	opts := store.Options{Schema: schema, Upgrades: upgrades, Buckets: buckets, LockTimeout: time.Second}
+	switch cmd {
+	case c.accept.FullCommand():
+		accepted, err := client.AcceptLostState(ctx)
+		if err != nil {
+			return err
+		}
+		if !accepted {
+			fmt.Fprintln(out, "the agent state in Redis is not marked lost: nothing to accept")
+			return nil
+		}
+		fmt.Fprintln(out, "accepted the agent state in Redis as it is: the replicas run the agent job gateway on it again within a lease round")
+		return nil
+	case c.imp.FullCommand():
+		if st, err := os.Stat(c.importFile); err != nil {
+			return fmt.Errorf("import: %w", err)
+		} else if !st.Mode().IsRegular() {
+			return fmt.Errorf("import: %s is not a regular file", c.importFile)
+		}
+		counts, err := client.ImportState(ctx, c.importFile, opts)
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		fmt.Fprintf(out, "imported %s from %s into the agent state in Redis: the replicas run the agent job gateway on it within a lease round\n",
+			tracker.DescribeCounts(counts), c.importFile)
+		return nil
+	default:
+		counts, err := client.ExportState(ctx, c.exportFile, opts)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		fmt.Fprintf(out, "exported %s from the agent state in Redis into %s\n", tracker.DescribeCounts(counts), c.exportFile)
+		return nil
+	}
 }
 
 // summary says what salvage wrote and what it could not keep.

@@ -10,6 +10,10 @@ import (
 	"testing"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 )
 
 func TestCheckAndSalvage(t *testing.T) {
@@ -102,5 +106,62 @@ func TestCheckAndSalvage(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "zero-salvaged.db")); err == nil {
 		t.Error("salvage of a zeroed file wrote a file")
+	}
+}
+
+// The Redis commands: without a shared Redis they say so; export writes a
+// backup of the agent state in Redis, import refuses a state in use and a
+// file that is not there (it never creates one), and accept-empty says
+// when there is nothing to accept.
+func TestRedisCommands(t *testing.T) {
+	t.Parallel()
+	addr := testutil.StartRedis(t)
+	dir := t.TempDir()
+	run := func(cc cluster.Config, args ...string) (string, error) {
+		app := kingpin.New("t", "")
+		c := Register(app)
+		cmd, err := app.Parse(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Handles(cmd) || !c.NeedsRedis(cmd) {
+			t.Fatalf("%v: not a Redis command", args)
+		}
+		c.Cluster = cc
+		var out bytes.Buffer
+		err = c.Run(cmd, &out)
+		return out.String(), err
+	}
+	if _, err := run(cluster.Config{}, "state", "accept-empty"); err == nil || !strings.Contains(err.Error(), "no shared Redis") {
+		t.Errorf("accept-empty without a Redis: %v", err)
+	}
+	cc := cluster.Defaults()
+	cc.Address = addr
+	if out, err := run(cc, "state", "accept-empty"); err != nil || !strings.Contains(out, "not marked lost") {
+		t.Errorf("accept-empty of a state not lost: %q %v", out, err)
+	}
+	backup := filepath.Join(dir, "backup.db")
+	if out, err := run(cc, "state", "export", backup); err != nil || !strings.Contains(out, "exported 0 jobs") {
+		t.Fatalf("export: %q %v", out, err)
+	}
+	missing := filepath.Join(dir, "missing.db")
+	if _, err := run(cc, "state", "import", missing); err == nil {
+		t.Error("import of a missing file succeeded")
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("import of a missing file created it: %v", err)
+	}
+	// The state in use (a replica opened it): import refuses it.
+	c, err := cluster.New(cc, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	schema, upgrades, buckets := tracker.Layout()
+	if _, err := c.OpenStateStore(t.Context(), cluster.StateOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(cc, "state", "import", backup); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("import into a state in use: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -326,5 +327,41 @@ func TestRememberedCredentialsNeedNoCheck(t *testing.T) {
 		if a.status != http.StatusUnauthorized || json.Unmarshal([]byte(a.body), &m) != nil || m["error"] == "" {
 			t.Errorf("the known-bad password during the attack: HTTP %d %q, want a JSON 401 from memory", a.status, a.body)
 		}
+	}
+}
+
+// TestFIFOAsWebConfig: --web.config.file naming a FIFO is refused at the
+// start with one line; one that becomes a FIFO while the exporter runs
+// (the file is re-read for every request) hangs no request: the last good
+// version stays in force and the change is logged as refused.
+func TestFIFOAsWebConfig(t *testing.T) {
+	t.Parallel()
+	fifo := filepath.Join(t.TempDir(), "web.yml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewFront(Options{ConfigFile: fifo}); err == nil || !strings.Contains(err.Error(), "FIFO") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("NewFront on a FIFO: %v, want one line saying it is a FIFO", err)
+	}
+
+	rec := &recorder{}
+	s := serveFront(t, usersYAML(t, bcrypt.MinCost, "alice"), Options{}, rec)
+	if err := os.Remove(s.file); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(s.file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Timeout: 30 * time.Second}
+	for range 3 {
+		if a := call(t, c, "GET", s.url+"/-/healthy", "alice", "alice-pw"); a.status != http.StatusCreated { // the recorder answers 201
+			t.Errorf("alice with the web config a FIFO: HTTP %d %s, want served", a.status, a.body)
+		}
+		if a := call(t, c, "GET", s.url+"/-/healthy", "", ""); a.status != http.StatusUnauthorized {
+			t.Errorf("no credentials with the web config a FIFO: HTTP %d, want 401 (the last good users)", a.status)
+		}
+	}
+	if logs := s.logs.String(); strings.Count(logs, "is a FIFO") != 1 {
+		t.Errorf("want the FIFO logged once:\n%s", logs)
 	}
 }

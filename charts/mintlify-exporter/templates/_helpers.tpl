@@ -114,6 +114,9 @@ port), plain HTTP, which a TLS listener refuses. */}}
 {{- if and (include "mintlify-exporter.replicated" .) .Values.gateway.enabled .Values.webConfig.tls }}
 {{- fail (printf "replicaCount=%v with gateway.enabled and webConfig.tls: the replicas forward agent job requests to the one running the gateway over plain HTTP at its pod address (the exporter's default --cluster.advertise-url), which a TLS listener refuses; set replicaCount=1 (with the cluster the gateway keeps its jobs in Redis), or install the gateway as a release of its own with replicaCount=1 and the same cluster.redis settings beside the replicas" .Values.replicaCount) }}
 {{- end }}
+{{- if and $r.address .Values.gateway.enabled (not .Values.cluster.forwardSecret.existingSecret) }}
+{{- fail "gateway.enabled with cluster.redis.address needs cluster.forwardSecret.existingSecret: the replicas forward agent job requests only to one that proves it knows a secret they share outside Redis; create it (kubectl create secret generic mintlify-forward --from-literal=secret=\"$(head -c 32 /dev/urandom | base64)\") and name it here" }}
+{{- end }}
 {{- if not $r.address }}
 {{- if or $r.username $r.passwordSecret.name $r.tls.enabled $r.tls.caSecret.name $r.tls.clientCertSecret.name $r.tls.serverName $r.tls.insecureSkipVerify }}
 {{- fail "cluster.redis settings without cluster.redis.address: set the address (host:port) of the Redis or Valkey, or leave the other cluster.redis settings out" }}
@@ -134,6 +137,9 @@ client certificate ("" when not configured).
 */}}
 {{- define "mintlify-exporter.redisPasswordFile" -}}
 {{- with .Values.cluster.redis.passwordSecret }}{{ if .name }}/etc/mintlify_exporter/redis/{{ .key | default "password" }}{{ end }}{{ end }}
+{{- end }}
+{{- define "mintlify-exporter.forwardSecretFile" -}}
+{{- if and .Values.cluster.redis.address .Values.gateway.enabled }}{{ with .Values.cluster.forwardSecret }}{{ if .existingSecret }}/etc/mintlify_exporter/forward/{{ .key | default "secret" }}{{ end }}{{ end }}{{ end }}
 {{- end }}
 {{- define "mintlify-exporter.redisCAFile" -}}
 {{- with .Values.cluster.redis.tls.caSecret }}{{ if .name }}/etc/mintlify_exporter/redis-ca/{{ .key | default "ca.crt" }}{{ end }}{{ end }}
@@ -159,6 +165,9 @@ cluster:
   {{- end }}
   {{- with include "mintlify-exporter.redisPasswordFile" . }}
   password_file: {{ . | quote }}
+  {{- end }}
+  {{- with include "mintlify-exporter.forwardSecretFile" . }}
+  forward_secret_file: {{ . | quote }}
   {{- end }}
   {{- with $r.db }}
   db: {{ int . }}
@@ -202,6 +211,9 @@ key prefix may end in a colon.
 {{- end }}
 {{- with include "mintlify-exporter.redisPasswordFile" . }}
 - {{ printf "--cluster.redis-password-file=%s" . | quote }}
+{{- end }}
+{{- with include "mintlify-exporter.forwardSecretFile" . }}
+- {{ printf "--cluster.forward-secret-file=%s" . | quote }}
 {{- end }}
 {{- with $r.db }}
 - {{ printf "--cluster.redis-db=%d" (int .) | quote }}

@@ -985,10 +985,17 @@ func TestHAGateway(t *testing.T) {
 	wantArgs(t, c, "--web.enable-agent-api", "--web.config.file=/etc/mintlify_exporter/web/web-config.yml",
 		"--agent.state-file=/var/lib/mintlify_exporter/agent.db",
 		"--cluster.redis-address=valkey.cache.svc.cluster.local:6379",
-		"--cluster.redis-password-file=/etc/mintlify_exporter/redis/password")
+		"--cluster.redis-password-file=/etc/mintlify_exporter/redis/password",
+		"--cluster.forward-secret-file=/etc/mintlify_exporter/forward/secret")
 	noArgPrefix(t, c, "--cluster.advertise-url", "--mintlify.sandbox")
 	checkSecretMount(t, r, "web-config", "mintlify-web-config", "/etc/mintlify_exporter/web")
 	checkSecretMount(t, r, "redis-password", "mintlify-redis", "/etc/mintlify_exporter/redis")
+	checkSecretMount(t, r, "forward-secret", "mintlify-forward", "/etc/mintlify_exporter/forward")
+	// Without the forward secret the gateway on the cluster does not render.
+	if _, err := helmTemplate("-f", values, "--set", "cluster.forwardSecret.existingSecret="); err == nil ||
+		!strings.Contains(err.Error(), "cluster.forwardSecret.existingSecret") {
+		t.Errorf("the gateway on the cluster without a forward secret: %v, want refused naming cluster.forwardSecret.existingSecret", err)
+	}
 	// The replicas reach each other on the listen port, the container port (no hostNetwork, which
 	// would make the default address the node's).
 	if r.deployment.Spec.Template.Spec.HostNetwork {
@@ -1011,7 +1018,7 @@ func TestHAGateway(t *testing.T) {
 	// The configuration file route: the cluster section as ever, without advertise_url.
 	cfg := render(t, "-f", filepath.Join(chartDir, "ci", "config-values.yaml"), "--set", "replicaCount=2",
 		"--set", "cluster.redis.address=redis.cache:6379", "--set", "gateway.enabled=true",
-		"--set", "webConfig.existingSecret=w", "--set", "webConfig.basicAuth=true")
+		"--set", "webConfig.existingSecret=w", "--set", "webConfig.basicAuth=true", "--set", "cluster.forwardSecret.existingSecret=f")
 	wantKinds(t, cfg, "Deployment", "Service", "ConfigMap", "PodDisruptionBudget")
 	checkReplicated(t, cfg, 2)
 	cc := cfg.container(t)
@@ -1024,7 +1031,7 @@ func TestHAGateway(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(file), &parsed); err != nil {
 		t.Fatal(err)
 	}
-	if want := map[string]any{"address": "redis.cache:6379"}; !reflect.DeepEqual(parsed.Cluster, want) {
+	if want := map[string]any{"address": "redis.cache:6379", "forward_secret_file": "/etc/mintlify_exporter/forward/secret"}; !reflect.DeepEqual(parsed.Cluster, want) {
 		t.Errorf("cluster section %v, want %v", parsed.Cluster, want)
 	}
 	path := filepath.Join(t.TempDir(), "mintlify.yml")
@@ -1046,7 +1053,8 @@ func TestHAGateway(t *testing.T) {
 		t.Errorf("strategy %q on one replica with the cluster: want the default", one.deployment.Spec.Strategy.Type)
 	}
 	// ... but with web TLS, Recreate: a second pod would forward to the first over plain HTTP.
-	tls := render(t, "-f", filepath.Join(chartDir, "ci", "gateway-values.yaml"), "--set", "cluster.redis.address=redis:6379")
+	tls := render(t, "-f", filepath.Join(chartDir, "ci", "gateway-values.yaml"), "--set", "cluster.redis.address=redis:6379",
+		"--set", "cluster.forwardSecret.existingSecret=f")
 	checkCommon(t, tls)
 	checkLedgerVolume(t, tls)
 	if tls.deployment.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {

@@ -1,0 +1,134 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+// netOut is the bytes Redis has sent to its clients.
+func netOut(t *testing.T, rdb *redis.Client) int64 {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "stats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(l, "total_net_output_bytes:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	t.Fatal("no total_net_output_bytes in INFO stats")
+	return 0
+}
+
+// Blobs that are not ours: one larger than MaxBlobBytes is not read (Redis
+// sends a few bytes, not the blob), a version that overflows int64 is
+// reported as what it is, neither counts as Redis unreachable, and the
+// overflowing version does not block the next publish.
+func TestHostileBlobs(t *testing.T) {
+	t.Parallel()
+	addr := testutil.StartRedis(t)
+	ctx := context.Background()
+	r := newReplica(t, addr)
+	bl := r.Blobs()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	big := strings.Repeat("x", cluster.MaxBlobBytes+1)
+	if err := rdb.HSet(ctx, "mintlify_exporter:blob:big", "v", "00000000000000000007", "d", big).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HSet(ctx, "mintlify_exporter:blob:over", "v", "99999999999999999999", "d", "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.waitUp(t, 1)
+
+	before := netOut(t, rdb)
+	for range 3 {
+		_, v, ok, err := bl.Get(ctx, "big")
+		if !errors.Is(err, refresh.ErrUnreadableSnapshot) || ok || v != 7 || !strings.Contains(err.Error(), "more than") {
+			t.Fatalf("Get of a blob over the bound: v %d ok %v err %v; want version 7 and an error saying it is too large", v, ok, err)
+		}
+	}
+	if sent := netOut(t, rdb) - before; sent > 64<<10 {
+		t.Errorf("Redis sent %d bytes for three Gets of a blob over the bound, want a few (it must not be read)", sent)
+	}
+	if _, err := bl.Put(ctx, "mine", 1, []byte(big), time.Minute); err == nil {
+		t.Error("Put of a blob over the bound succeeded")
+	}
+
+	_, _, _, err := bl.Get(ctx, "over")
+	if !errors.Is(err, refresh.ErrUnreadableSnapshot) || !strings.Contains(err.Error(), `"99999999999999999999"`) {
+		t.Errorf("Get of an overflowing version: %v, want an error naming the version", err)
+	}
+	vs, err := bl.Versions(ctx, []string{"over", "big"})
+	if err != nil || vs[0] != 0 || vs[1] != 7 {
+		t.Errorf("Versions = %v, %v; want [0 7]: an overflowing version reads as none", vs, err)
+	}
+	if up := r.metric(t, "mintlify_exporter_cluster_up"); up != 1 {
+		t.Errorf("mintlify_exporter_cluster_up %v after blobs that are not ours: Redis answered, want 1", up)
+	}
+	if written, err := bl.Put(ctx, "over", 5, []byte("ours"), time.Minute); err != nil || !written {
+		t.Errorf("Put over an overflowing version: %v %v, want written", written, err)
+	}
+	if d, v, ok, err := bl.Get(ctx, "over"); err != nil || !ok || v != 5 || string(d) != "ours" {
+		t.Errorf("after the Put: %q %d %v %v", d, v, ok, err)
+	}
+}
+
+// A shared snapshot that does not decode is fetched once, not at every
+// sync: the replica remembers the version, and takes the next one.
+func TestUnreadableSnapshotIsNotFetchedAgain(t *testing.T) {
+	t.Parallel()
+	addr := testutil.StartRedis(t)
+	clk := &clock{}
+	clk.ns.Store(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC).UnixNano())
+	srv := httptest.NewServer(fakeapi.New(fakeapi.Options{APIKey: walksKey, Paths: 30, Now: clk.now}))
+	defer srv.Close()
+	a := newPlanReplica(t, addr, "replica-a", srv.URL, clk)
+	ctx := context.Background()
+	a.sched.RefreshDue(ctx)
+
+	// Every published snapshot replaced by a newer version that is garbage.
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	keys, err := rdb.Keys(ctx, "mintlify_exporter:blob:*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("published blobs: %v %v", keys, err)
+	}
+	for _, k := range keys {
+		v, _ := rdb.HGet(ctx, k, "v").Result()
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if err := rdb.HSet(ctx, k, "v", strconv.FormatInt(n+1000, 10), "d", `{"snapshot":"bm90IGEgc25hcHNob3Q="}`).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := newPlanReplica(t, addr, "replica-b", srv.URL, clk)
+	gets := func() float64 {
+		return b.metric(t, "mintlify_exporter_cluster_operations_total", "operation", "blob_get", "result", "ok")
+	}
+	b.sched.Sync(ctx)
+	first := gets()
+	for range 3 {
+		b.sched.Sync(ctx)
+	}
+	// Each later sync reads the versions (one call), and fetches nothing.
+	if got := gets() - first; got != 3 {
+		t.Errorf("three syncs after the unreadable snapshots made %v blob reads, want 3 (the versions only)", got)
+	}
+	if first < float64(len(keys)) {
+		t.Errorf("the first sync made %v blob reads for %d unreadable snapshots: it did not look at them", first, len(keys))
+	}
+}

@@ -1,0 +1,180 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
+)
+
+// What an operator does about agent state lost in Redis (see CheckState):
+// accept it as it is now (AcceptLostState), or copy a state file into it
+// (ImportState), from a backup that ExportState wrote or a single
+// exporter's --agent.state-file. Both end with a new marker that
+// supersedes the lost one, so the replicas that knew the lost one take the
+// state again.
+
+// acceptScript clears the lost mark of meta KEYS[1] and writes marker
+// ARGV[1], superseding the lost one, and schema ARGV[2] when given; it
+// answers the lost marker, or false when the state was not marked lost.
+var acceptScript = redis.NewScript(`
+local lost = redis.call('HGET', KEYS[1], 'lost')
+if not lost then return false end
+redis.call('HDEL', KEYS[1], 'lost')
+redis.call('HSET', KEYS[1], 'id', ARGV[1], 'supersedes', lost)
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'schema', ARGV[2]) end
+return lost
+`)
+
+// AcceptLostState accepts the agent state in Redis as it is now, after a
+// loss: the replicas run the gateway on it again. What the lost state held
+// is gone (the jobs are no longer followed, a retry with an old
+// Idempotency-Key creates a new job). It reports false, and changes
+// nothing, when the state is not marked lost.
+func (c *Client) AcceptLostState(ctx context.Context) (bool, error) {
+	return c.accept(ctx, "")
+}
+
+func (c *Client) accept(ctx context.Context, schema string) (bool, error) {
+	var accepted bool
+	err := c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
+		err := acceptScript.Run(ctx, c.rdb, []string{c.stateMetaKey()}, newMarker(), schema).Err()
+		if errors.Is(err, redis.Nil) {
+			return true, nil
+		}
+		accepted = err == nil
+		return false, err
+	})
+	if err != nil {
+		return false, fmt.Errorf("agent state in Redis %s: %w", c.statePath(), err)
+	}
+	return accepted, nil
+}
+
+// holdScript marks meta KEYS[1] lost ("import") unless it is marked lost
+// already, so that no replica starts the gateway while an import writes;
+// it refuses (answers the marker) a state in use: one with a marker, not
+// marked lost. It answers "" when the import may go on.
+var holdScript = redis.NewScript(`
+local m = redis.call('HMGET', KEYS[1], 'id', 'lost')
+if m[2] then return '' end
+if m[1] then return m[1] end
+redis.call('HSET', KEYS[1], 'lost', 'import')
+return ''
+`)
+
+// ImportState copies every entry of the state file at path (opened with
+// opts, which must name the tracker's buckets) into the agent state in
+// Redis, then lets the replicas run the gateway on it. It refuses a state
+// in use (one that is not marked lost and has a marker): import into a
+// lost state, or into a Redis no replica has used yet. It answers the
+// number of entries copied by bucket.
+func (c *Client) ImportState(ctx context.Context, path string, opts store.Options) (map[string]int, error) {
+	src, err := store.Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	var inUse string
+	err = c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
+		var err error
+		inUse, err = holdScript.Run(ctx, c.rdb, []string{c.stateMetaKey()}).Text()
+		return inUse != "", err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent state in Redis %s: %w", c.statePath(), err)
+	}
+	if inUse != "" {
+		return nil, fmt.Errorf("agent state in Redis %s is in use (not marked lost): import only into a lost state or a Redis no replica has used yet", c.statePath())
+	}
+	counts := map[string]int{}
+	for _, b := range append([]string{store.Jobs}, opts.Buckets...) {
+		fields := map[string]any{}
+		if err := src.ForEachIn(b, func(k, v []byte) error {
+			fields[string(k)] = slices.Clone(v)
+			return nil
+		}); err != nil {
+			return counts, fmt.Errorf("state file %s: reading %s: %w", path, b, err)
+		}
+		if err := c.writeBucket(ctx, b, fields); err != nil {
+			return counts, err
+		}
+		counts[b] = len(fields)
+	}
+	if _, err := c.accept(ctx, opts.Schema); err != nil {
+		return counts, err
+	}
+	return counts, nil
+}
+
+// writeBucket sets fields of bucket, a bounded number per call.
+func (c *Client) writeBucket(ctx context.Context, bucket string, fields map[string]any) error {
+	keys := slices.Sorted(maps.Keys(fields))
+	for chunk := range slices.Chunk(keys, 500) {
+		args := make([]any, 0, 2*len(chunk))
+		for _, k := range chunk {
+			args = append(args, k, fields[k])
+		}
+		err := c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
+			return false, c.rdb.HSet(ctx, c.key("state:{agent}", "bucket", bucket), args...).Err()
+		})
+		if err != nil {
+			return fmt.Errorf("agent state in Redis %s: writing %s: %w", c.statePath(), bucket, err)
+		}
+	}
+	return nil
+}
+
+// ExportState copies the agent state in Redis into a new state file at
+// path (which must not exist), a backup that ImportState takes back. It
+// answers the number of entries copied by bucket.
+func (c *Client) ExportState(ctx context.Context, path string, opts store.Options) (map[string]int, error) {
+	if err := refuseExisting(path); err != nil {
+		return nil, err
+	}
+	src := &StateStore{c: c, buckets: map[string]bool{store.Jobs: true}}
+	for _, b := range opts.Buckets {
+		src.buckets[b] = true
+	}
+	dst, err := store.Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for b := range src.buckets {
+		var ops []store.Op
+		if err := src.ForEachIn(b, func(k, v []byte) error {
+			ops = append(ops, store.Op{Bucket: b, Key: string(k), Value: slices.Clone(v)})
+			return nil
+		}); err != nil {
+			_ = dst.Close()
+			return counts, err
+		}
+		for chunk := range slices.Chunk(ops, 500) {
+			if err := dst.Apply(chunk...); err != nil {
+				_ = dst.Close()
+				return counts, fmt.Errorf("state file %s: %w", path, err)
+			}
+		}
+		counts[b] = len(ops)
+	}
+	if err := dst.Close(); err != nil {
+		return counts, fmt.Errorf("state file %s: %w", path, err)
+	}
+	return counts, nil
+}
+
+func refuseExisting(path string) error {
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%s exists already; give a new file", path)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
+)
+
+func flushAll(t *testing.T, addr string) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	if err := rdb.FlushAll(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FLUSHALL under a running state: the holder's writes are refused (the
+// marker it opened with is gone), a replica that knew the marker marks the
+// state lost, and from then on every replica refuses it, even one that
+// never saw the marker, until an operator accepts it; the replicas that
+// knew the lost marker take the accepted state.
+func TestLostStateIsNoticedAndRefusedUntilAccepted(t *testing.T) {
+	t.Parallel()
+	addr := testutil.StartRedis(t)
+	ctx := context.Background()
+	a, b, fresh := newReplica(t, addr), newReplica(t, addr), newReplica(t, addr)
+	if m, err := b.CheckState(ctx, ""); err != nil || m != "" {
+		t.Fatalf("CheckState of a new Redis = %q, %v; want no marker", m, err)
+	}
+	sa, err := a.OpenStateStore(ctx, stateOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := sa.Marker()
+	if err := sa.Apply(store.Op{Bucket: store.Jobs, Key: "j1", Value: []byte("acknowledged")}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := b.CheckState(ctx, ""); err != nil || m != marker {
+		t.Fatalf("b's CheckState = %q, %v; want the marker %q", m, err, marker)
+	}
+
+	flushAll(t, addr)
+	err = sa.Apply(store.Op{Bucket: store.Jobs, Key: "j2", Value: []byte("after the loss")})
+	if !errors.Is(err, cluster.ErrStateLost) || !strings.Contains(err.Error(), "state accept-empty") {
+		t.Fatalf("a write after FLUSHALL: %v, want a lost state naming what to do", err)
+	}
+	if _, err := b.CheckState(ctx, marker); !errors.Is(err, cluster.ErrStateLost) {
+		t.Fatalf("CheckState by a replica that knew the marker: %v, want ErrStateLost", err)
+	}
+	// Marked lost in Redis: a replica that never saw the marker refuses it
+	// too, and cannot start a fresh state over it.
+	if _, err := fresh.CheckState(ctx, ""); !errors.Is(err, cluster.ErrStateLost) {
+		t.Errorf("CheckState by a new replica: %v, want ErrStateLost", err)
+	}
+	if _, err := fresh.OpenStateStore(ctx, stateOpts); !errors.Is(err, cluster.ErrStateLost) {
+		t.Errorf("OpenStateStore by a new replica: %v, want ErrStateLost", err)
+	}
+
+	if ok, err := fresh.AcceptLostState(ctx); err != nil || !ok {
+		t.Fatalf("AcceptLostState = %v, %v", ok, err)
+	}
+	if ok, err := fresh.AcceptLostState(ctx); err != nil || ok {
+		t.Errorf("AcceptLostState of a state not lost = %v, %v; want false", ok, err)
+	}
+	next, err := b.CheckState(ctx, marker)
+	if err != nil || next == "" || next == marker {
+		t.Fatalf("CheckState after the accept = %q, %v; want a new marker", next, err)
+	}
+	sb, err := b.OpenStateStore(ctx, cluster.StateOptions{Schema: stateOpts.Schema, Buckets: stateOpts.Buckets, Known: marker})
+	if err != nil {
+		t.Fatalf("OpenStateStore after the accept by a replica that knew the lost marker: %v", err)
+	}
+	if n, _ := sb.Len(); n != 0 || sb.Marker() != next {
+		t.Errorf("accepted state: %d jobs, marker %q; want empty with %q", n, sb.Marker(), next)
+	}
+	if err := sb.Apply(store.Op{Bucket: store.Jobs, Key: "j3", Value: []byte("x")}); err != nil {
+		t.Errorf("a write on the accepted state: %v", err)
+	}
+	if err := sa.Apply(store.Op{Bucket: store.Jobs, Key: "j4", Value: []byte("x")}); !errors.Is(err, cluster.ErrStateLost) {
+		t.Errorf("a write through the store opened on the lost state: %v, want ErrStateLost", err)
+	}
+}
+
+// A Redis without persistence restarts: the same as FLUSHALL. A backup
+// made with ExportState is imported back, and the replica that knew the
+// lost marker takes it with its jobs.
+func TestLostStateIsImportedFromABackup(t *testing.T) {
+	t.Parallel()
+	srv := testutil.NewRedis(t)
+	ctx := context.Background()
+	a := newReplica(t, srv.Addr, func(c *cluster.Config) { c.Timeout = 2 * time.Second })
+	opts := store.Options{Schema: stateOpts.Schema, Buckets: stateOpts.Buckets, LockTimeout: time.Second}
+	sa, err := a.OpenStateStore(ctx, stateOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := sa.Marker()
+	if err := sa.Apply(store.Op{Bucket: store.Jobs, Key: "j1", Value: []byte("job one")}, store.Op{Bucket: "intents", Key: "i1", Value: []byte{0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if counts, err := a.ExportState(ctx, backup, opts); err != nil || counts[store.Jobs] != 1 || counts["intents"] != 1 {
+		t.Fatalf("ExportState = %v, %v", counts, err)
+	}
+	if _, err := a.ExportState(ctx, backup, opts); err == nil {
+		t.Error("ExportState over an existing file succeeded")
+	}
+	if _, err := a.ImportState(ctx, backup, opts); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("ImportState into a state in use: %v, want a refusal", err)
+	}
+
+	srv.Stop()
+	srv.Start()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err = a.CheckState(ctx, marker)
+		if errors.Is(err, cluster.ErrStateLost) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !errors.Is(err, cluster.ErrStateLost) {
+		t.Fatalf("CheckState after Redis restarted empty: %v, want ErrStateLost", err)
+	}
+	counts, err := a.ImportState(ctx, backup, opts)
+	if err != nil || counts[store.Jobs] != 1 || counts["intents"] != 1 {
+		t.Fatalf("ImportState = %v, %v", counts, err)
+	}
+	s, err := a.OpenStateStore(ctx, cluster.StateOptions{Schema: stateOpts.Schema, Buckets: stateOpts.Buckets, Known: marker})
+	if err != nil {
+		t.Fatalf("OpenStateStore after the import: %v", err)
+	}
+	if got, _ := readAll(t, s, store.Jobs); got["j1"] != "job one" {
+		t.Errorf("jobs after the import: %q", got)
+	}
+	if got, _ := readAll(t, s, "intents"); got["i1"] != "\x00\x01" {
+		t.Errorf("intents after the import: %q", got)
+	}
+}
