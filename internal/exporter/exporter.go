@@ -209,15 +209,19 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		return err
 	}
 	trkCfg := o.Tracker.Config
-	if sb != nil && !o.Tracker.StateFileSet {
-		// The simulated API forgets its jobs when it stops, so a state
-		// file kept across runs would only hold jobs it no longer knows.
-		dir, err := os.MkdirTemp("", "mintlify_exporter-sandbox-")
+	// Each organization's ledger lives beside the job state, but for the
+	// sandbox's, kept apart for this run (see sandbox.StateDir).
+	ledgerDir := filepath.Dir(trkCfg.StatePath)
+	if sb != nil {
+		dir, remove, err := sandbox.StateDir()
 		if err != nil {
-			return fmt.Errorf("sandbox state directory: %w", err)
+			return err
 		}
-		defer os.RemoveAll(dir)
-		trkCfg.StatePath = filepath.Join(dir, "agent.db")
+		defer remove()
+		ledgerDir = dir
+		if !o.Tracker.StateFileSet {
+			trkCfg.StatePath = filepath.Join(dir, "agent.db")
+		}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
@@ -234,8 +238,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		settings.Walks = func(org string) refresh.Shared { return shared.Walks(org, owner) }
 		wg.Go(func() { shared.RunPrimary(ctx, owner) })
 	}
-	// Each organization's ledger lives beside the job state.
-	settings.LedgerDir = filepath.Dir(trkCfg.StatePath)
+	settings.LedgerDir = ledgerDir
 	// So are what sources keep across restarts (the assistant's daily
 	// conversation counts).
 	settings.Refresh.StateDir = settings.LedgerDir

@@ -8,6 +8,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +66,22 @@ func (s *Sandbox) Start(ctx context.Context, cfg *config.Config, logger log.Logg
 	level.Info(logger).Log("msg", "sandbox: a simulated Mintlify API; no real API is contacted", "api_url", url,
 		"projects", strings.Join(cfg.ProjectIDs(), ","), "organizations", len(cfg.Organizations))
 	return url, wait, nil
+}
+
+// StateDir makes a directory for this run's state (the agent jobs unless
+// --agent.state-file is given, each organization's analytics ledger and
+// what sources keep across restarts); remove deletes it. The simulated API
+// starts afresh on every run, with every key's quota unspent, so nothing it
+// answered may outlive the run: a ledger kept beside a state file would
+// carry the last runs' spending into this one (two `make run`s within the
+// hour would find the budget spent), and would mix a sandbox's spending
+// into a real key's ledger.
+func StateDir() (dir string, remove func(), err error) {
+	dir, err = os.MkdirTemp("", "mintlify_exporter-sandbox-")
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox state directory: %w", err)
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
 
 func randomHex(n int) string {
