@@ -21,6 +21,12 @@ import (
 // flags that describe one organization and its projects.
 type Flags struct {
 	File string
+	// DefaultSources are read when no --analytics.source is given (the
+	// sandbox's: every source); nil: sources.Defaults().
+	DefaultSources []string
+	// DefaultTopQueries is --analytics.search-top-queries when not given
+	// (the sandbox's queries are made up: no personal data).
+	DefaultTopQueries int
 
 	keyFile  string
 	projects []string
@@ -128,11 +134,18 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 	if p.Paths.Exclude, err = OptionalRegexp(f.exclude); err != nil {
 		return nil, fmt.Errorf("--visitors.path-exclude: %w", err)
 	}
-	specs := DefaultSources(f.topQ)
-	if len(f.sources) > 0 {
+	topQ := f.topQ
+	if !*f.set["--analytics.search-top-queries"] && f.DefaultTopQueries > 0 {
+		topQ = &f.DefaultTopQueries
+	}
+	specs := DefaultSources(topQ)
+	if names := f.sources; len(names) > 0 || len(f.DefaultSources) > 0 {
+		if len(names) == 0 {
+			names = f.DefaultSources
+		}
 		specs = nil
 		for _, name := range sources.Names() { // the registry's order, each once
-			if slices.Contains(f.sources, name) {
+			if slices.Contains(names, name) {
 				specs = append(specs, sources.Spec{Name: name})
 			}
 		}
@@ -143,7 +156,7 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 		}
 		for i := range specs {
 			if specs[i].Name == sources.NameSearches {
-				specs[i].TopQueries = *f.topQ
+				specs[i].TopQueries = *topQ
 			}
 		}
 	}

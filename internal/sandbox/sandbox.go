@@ -2,6 +2,8 @@
 // --mintlify.sandbox exports: the fake API on loopback, with one made-up
 // key per configured organization, each with the real service's analytics
 // quota, so the demo lives within its budget as a real deployment would.
+// It reads every source (Sources, TopQueries), so that every dashboard has
+// data, and keeps its state for one run (StateDir).
 package sandbox
 
 import (
@@ -19,10 +21,21 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
 // Projects are the simulated projects when none is configured.
 var Projects = []string{"acme-docs", "acme-api"}
+
+// Sources are the sources the sandbox reads when none is asked for: every
+// one, so that every dashboard panel has data (the simulated API answers
+// each within the one budget).
+func Sources() []string { return sources.Names() }
+
+// TopQueries is how many of the most searched queries the sandbox exports
+// with their text (the dashboards' top searches): its queries are made up,
+// so they hold no personal data.
+const TopQueries = 20
 
 // Sandbox hands out keys and serves the fake API.
 type Sandbox struct {
