@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -259,11 +260,14 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	var jobs agentJobs
 	jobsRunning := false
 	agentProjects := &atomic.Pointer[[]string]{}
+	exported := &atomic.Pointer[[]string]{} // every project, for the gateway's 404
+	exported.Store(new(cfg.ProjectIDs()))
 	if o.Gateway.Enabled {
 		trkCfg.Projects = cfg.ProjectIDs()
 		gwCfg := o.Gateway.Config
 		gwCfg.Projects = cfg.AgentProjects()
 		agentProjects.Store(&gwCfg.Projects)
+		gwCfg.Exported = func(id string) bool { return slices.Contains(*exported.Load(), id) }
 		if shared != nil {
 			listen := (*o.Server.Web.WebListenAddresses)[0]
 			if jobs, err = replicatedJobs(shared, cfg.Cluster, owner, listen, set, reg, trkCfg, gwCfg, agentProjects, logger); err != nil {
@@ -328,6 +332,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		}
 		if jobs != nil {
 			agentProjects.Store(&ids)
+			exported.Store(new(next.ProjectIDs()))
 			jobs.SetProjects(ids)
 		}
 		return nil
