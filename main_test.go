@@ -554,9 +554,9 @@ func makeRunArgs(t *testing.T) []string {
 func TestMakeRunStartsWithoutFaults(t *testing.T) {
 	x := startExporter(t, nil, makeRunArgs(t)...)
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(x.Stderr.String(), `msg="analytics refresh plan" project=acme-api source=searches window=30d`) {
+	for !strings.Contains(x.Stderr.String(), `msg="analytics refresh plan" budget_per_hour=`) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no refresh plan of every window after 20s:\n%s", x.Stderr.String())
+			t.Fatalf("no refresh plan after 20s:\n%s", x.Stderr.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
