@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // TestStatusPageOfTheSandbox renders the status page of the built exporter
 // running on the sandbox in Debian's headless chromium, through the
 // README's screenshot script: the sandbox's budget, refreshes of every
-// default source and its agent jobs are on the page as a browser shows it.
+// source, grouped by project (collapsed: all fine), and its agent jobs are
+// on the page as a browser shows it.
 func TestStatusPageOfTheSandbox(t *testing.T) {
 	chromium := testutil.Chromium(t)
 	x := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api", "--visitors.window=1d", "--visitors.window=7d")
@@ -30,9 +32,9 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	// Wait until every default source of both projects has refreshed once
+	// Wait until every source of both projects has refreshed once
 	// (the budget spreads the longer windows out) and the job is counted.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		body, status, err := testutil.Get(context.Background(), x.Base+"/?format=json")
 		if err != nil || status != http.StatusOK {
@@ -63,17 +65,19 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 				active = p.ByStatus["active"]
 			}
 		}
-		if len(all) == 8 && len(ok) == len(all) && active == 1 { // 2 projects × 4 default sources
+		if len(all) == 2*len(sources.Names()) && len(ok) == len(all) && active == 1 { // 2 projects × every source
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("demands not all refreshed after 20s: %s", body)
+			t.Fatalf("demands not all refreshed after 60s: %s", body)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 
 	dom := testutil.RunChromium(t, chromium, "--dump-dom", x.Base+"/")
-	for _, want := range []string{"acme-docs", "acme-api", "visitors", "views", "feedback", "searches", "default", "Analytics budget", "active"} {
+	for _, want := range []string{"acme-docs", "acme-api", "visitors", "views", "feedback", "searches", "assistant", "default", "Analytics budget", "active",
+		// Each project's refreshes, all fine, one collapsed line.
+		`<details class="project ok" data-project="acme-docs">`, `<details class="project ok" data-project="acme-api">`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the rendered page lacks %q", want)
 		}
