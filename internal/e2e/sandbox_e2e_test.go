@@ -4,10 +4,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,30 +30,14 @@ func TestQuickStartFillsEveryDashboard(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := testutil.FreeAddr(t)
-	args := makeRunArgs(t, addr)
+	args := append(testutil.MakeRunArgs(t, filepath.Join(repoRoot(), "Makefile")), "--web.listen-address="+addr)
 	exporter := startProc(t, "exporter", bin, args, nil)
 	started := time.Now()
 	procs := []*proc{exporter}
 
-	promAddr := testutil.FreeAddr(t)
-	promConfig, err := rewritePrometheusConfig(readExample(t, "prometheus.yml"), examplesDir(), promRewrite{
-		Interval: "1s",
-		// No Alertmanager: alerts are TestEndToEnd's.
-		Services: map[string]string{"exporter": addr, "alertmanager": testutil.FreeAddr(t)},
-	})
-	if err != nil {
-		t.Fatalf("examples/prometheus.yml: %v", err)
-	}
-	promDir := t.TempDir()
-	writeFile(t, filepath.Join(promDir, "prometheus.yml"), promConfig)
-	prom := startProc(t, "prometheus", promBin, []string{
-		"--config.file=" + filepath.Join(promDir, "prometheus.yml"),
-		"--storage.tsdb.path=" + filepath.Join(promDir, "data"),
-		"--web.listen-address=" + promAddr,
-	}, nil)
+	// No Alertmanager: alerts are TestEndToEnd's.
+	prom, api := startPrometheus(t, promBin, map[string]string{"exporter": addr, "alertmanager": testutil.FreeAddr(t)}, procs)
 	procs = append(procs, prom)
-	waitReady(t, "http://"+promAddr+"/-/ready", procs)
-	api := promAPI{base: "http://" + promAddr}
 	t.Logf("exporter and Prometheus started in %s", time.Since(began).Round(100*time.Millisecond))
 
 	// A minute from the exporter's start, as a user opening Grafana would
@@ -87,33 +68,26 @@ func resolves(api promAPI, file string) error {
 	return err
 }
 
-// makeRunArgs reads the exporter's command line from the Makefile's run
-// target, with addr as $(RUN_ADDR): the test runs what `make run` runs.
-func makeRunArgs(t *testing.T, addr string) []string {
+// startPrometheus runs Prometheus with examples/prometheus.yml, rewritten to
+// scrape and evaluate every second and to reach services (the compose
+// service names exporter and alertmanager) at their test addresses, and
+// waits until it is ready while procs stay up.
+func startPrometheus(t *testing.T, bin string, services map[string]string, procs []*proc) (*proc, promAPI) {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(repoRoot(), "Makefile"))
+	addr := testutil.FreeAddr(t)
+	config, err := rewritePrometheusConfig(readExample(t, "prometheus.yml"), examplesDir(), promRewrite{Interval: "1s", Services: services})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("examples/prometheus.yml: %v", err)
 	}
-	m := regexp.MustCompile(`(?m)^run:.*\n((?:\t.*\n)+)`).FindSubmatch(src)
-	if m == nil {
-		t.Fatal("Makefile: no run target")
-	}
-	recipe := strings.ReplaceAll(string(m[1]), "\\\n", " ")
-	fields := strings.Fields(recipe)
-	if len(fields) == 0 || fields[0] != "./$(BIN)" {
-		t.Fatalf("Makefile: the run target's recipe is not ./$(BIN) ...: %q", recipe)
-	}
-	var args []string
-	for _, f := range fields[1:] {
-		f = strings.ReplaceAll(f, "$(RUN_ADDR)", addr)
-		if strings.Contains(f, "$(") {
-			t.Fatalf("Makefile: run target argument %q has a variable the test does not know", f)
-		}
-		args = append(args, f)
-	}
-	if !strings.Contains(strings.Join(args, " "), "--mintlify.sandbox") {
-		t.Fatalf("Makefile: the run target %v does not run the sandbox", args)
-	}
-	return args
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "prometheus.yml"), config)
+	prom := startProc(t, "prometheus", bin, []string{
+		"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
+		"--rules.alert.resend-delay=1s",
+		"--log.level=debug",
+	}, nil)
+	waitReady(t, "http://"+addr+"/-/ready", append(procs, prom))
+	return prom, promAPI{base: "http://" + addr}
 }
