@@ -120,7 +120,9 @@ func parseFlags(args []string) (*flags, error) {
 	var defaults []string
 	if f.sandbox {
 		defaults = sandbox.Projects
-		f.config.DefaultSources, f.config.DefaultTopQueries = sandbox.Sources(), sandbox.TopQueries
+		if cmd == cmdServe { // the dashboards' data; a backfill reads the usual sources
+			f.config.DefaultSources, f.config.DefaultTopQueries = sandbox.Sources(), sandbox.TopQueries
+		}
 	}
 	if cmd != cmdConfigCheck { // which reports every problem of the file itself
 		f.analytics, err = f.config.Build(f.plan.MinInterval, defaults)
