@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	_ "time/tzdata" // time zones work on any base image, scratch included
 
@@ -69,24 +68,6 @@ type flags struct {
 	notice    string         // a deprecated flag was used
 }
 
-// usageTemplate is kingpin's default, except that a command's help
-// (backfill --help) lists the command's own flags first and the flags
-// shared by every command after them, instead of the other way round.
-var usageTemplate = strings.Replace(kingpin.DefaultUsageTemplate, `{{if .Context.Flags -}}
-Flags:
-{{.Context.Flags|FlagsToTwoColumns|FormatTwoColumns}}
-{{end -}}`, `{{if .Context.SelectedCommand -}}
-{{if .Context.SelectedCommand.Flags -}}
-Flags of {{.Context.SelectedCommand.FullCommand}}:
-{{.Context.SelectedCommand.Flags|FlagsToTwoColumns|FormatTwoColumns}}
-{{end -}}
-Flags of every command:
-{{.App.Flags|FlagsToTwoColumns|FormatTwoColumns}}
-{{else if .Context.Flags -}}
-Flags:
-{{.Context.Flags|FlagsToTwoColumns|FormatTwoColumns}}
-{{end -}}`, 1)
-
 // parseFlags parses and validates args. Every error is one line naming
 // its flag (or, for --config.file, every problem with its line).
 func parseFlags(args []string) (*flags, error) {
@@ -96,6 +77,7 @@ func parseFlags(args []string) (*flags, error) {
 	app.HelpFlag.Short('h')
 	app.UsageWriter(os.Stdout)
 	app.UsageTemplate(usageTemplate)
+	app.UsageFuncs(usageFuncs)
 	app.ErrorWriter(io.Discard) // parse errors are printed once, by main
 
 	// Flags every command shares: where the API is and what to read.
@@ -115,6 +97,7 @@ func parseFlags(args []string) (*flags, error) {
 	app.Command(cmdHashPassword, "Read a password on standard input and print its bcrypt hash, for basic_auth_users in --web.config.file.")
 	app.Command("config", "Work with the configuration file.").Command("check", "Validate --config.file, print what it exports and each organization's budget arithmetic; exit 0 or 1.")
 	f.state = statecmd.Register(app)
+	setPlaceholders(app)
 
 	cmd, err := app.Parse(args)
 	if err != nil {
@@ -147,6 +130,9 @@ func parseFlags(args []string) (*flags, error) {
 	var defaults []string
 	if f.sandbox {
 		defaults = sandbox.Projects
+		if cmd == cmdServe { // the dashboards' data; a backfill reads the usual sources
+			f.config.DefaultSources, f.config.DefaultSettings = sandbox.Sources(), sandbox.Settings
+		}
 	}
 	if cmd != cmdConfigCheck { // which reports every problem of the file itself
 		f.analytics, err = f.config.Build(f.plan.MinInterval, defaults)
@@ -204,8 +190,9 @@ func run(args []string) int {
 		run = exporter.Backfill
 	}
 	if err := run(ctx, f.options(), loggers); err != nil {
-		level.Error(loggers.Logger).Log("msg", "exiting", "err", err)
-		return 1
+		// In the flag errors' form: one line a person reads once, whatever
+		// --log.format (the last line of a crash loop).
+		return fail(1, err)
 	}
 	return 0
 }

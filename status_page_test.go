@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // TestStatusPageOfTheSandbox renders the status page of the built exporter
 // running on the sandbox in Debian's headless chromium, through the
 // README's screenshot script: the sandbox's budget, refreshes of every
-// default source and its agent jobs are on the page as a browser shows it.
+// source, grouped by project (collapsed: all fine), and its agent jobs are
+// on the page as a browser shows it.
 func TestStatusPageOfTheSandbox(t *testing.T) {
 	chromium := testutil.Chromium(t)
 	x := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api", "--analytics.window=1d", "--analytics.window=7d")
@@ -30,7 +32,7 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	// Wait until every default source of both projects has refreshed once
+	// Wait until every source of both projects has refreshed once
 	// (the budget spreads the longer windows out) and the job is counted.
 	var body string
 	testutil.Eventually(t, 0, "every demand refreshed and the job counted", func() bool {
@@ -65,11 +67,13 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 				active = p.ByStatus["active"]
 			}
 		}
-		return len(all) == 8 && len(ok) == len(all) && active == 1 // 2 projects × 4 default sources
+		return len(all) == 2*len(sources.Names()) && len(ok) == len(all) && active == 1 // 2 projects × every source
 	}, func() string { return body })
 
 	dom := testutil.RunChromium(t, chromium, "--dump-dom", x.Base+"/")
-	for _, want := range []string{"acme-docs", "acme-api", "visitors", "views", "feedback", "searches", "default", "Analytics budget", "active"} {
+	for _, want := range []string{"acme-docs", "acme-api", "visitors", "views", "feedback", "searches", "assistant", "default", "Analytics budget", "active",
+		// Each project's refreshes, all fine, one collapsed line.
+		`<details class="project ok" data-project="acme-docs">`, `<details class="project ok" data-project="acme-api">`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the rendered page lacks %q", want)
 		}

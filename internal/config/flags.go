@@ -21,6 +21,13 @@ import (
 // flags that describe one organization and its projects.
 type Flags struct {
 	File string
+	// DefaultSources are read when no --analytics.source is given (the
+	// sandbox's: every source); nil: the default sources.
+	DefaultSources []string
+	// DefaultSettings are the values of sources' setting flags that are
+	// not given, by flag name without "--" (the sandbox's top queries: its
+	// queries are made up, so they hold no personal data).
+	DefaultSettings map[string]int
 
 	keyFile  string
 	projects []string
@@ -199,6 +206,9 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 func (f *Flags) sourcesEntry() map[string]*fileSource {
 	names := f.sources
 	if len(names) == 0 {
+		names = f.DefaultSources
+	}
+	if len(names) == 0 {
 		given := slices.ContainsFunc(f.settings, func(sf settingFlag) bool { return *f.set["--"+sf.setting.Flag] })
 		if !given {
 			return nil
@@ -210,11 +220,19 @@ func (f *Flags) sourcesEntry() map[string]*fileSource {
 		out[name] = &fileSource{}
 	}
 	for _, sf := range f.settings {
-		if e := out[sf.source]; e != nil && *f.set["--"+sf.setting.Flag] {
+		e := out[sf.source]
+		if e == nil {
+			continue
+		}
+		v, given := *sf.value, *f.set["--"+sf.setting.Flag]
+		if d, ok := f.DefaultSettings[sf.setting.Flag]; ok && !given {
+			v, given = d, true
+		}
+		if given {
 			if e.Settings == nil {
 				e.Settings = map[string]int{}
 			}
-			e.Settings[sf.setting.Key] = *sf.value
+			e.Settings[sf.setting.Key] = v
 		}
 	}
 	return out

@@ -102,28 +102,10 @@ func TestEndToEnd(t *testing.T) {
 	waitReady(t, "http://"+amAddr+"/-/ready", procs)
 
 	// 4. Prometheus, scraping and evaluating every second.
-	promAddr := testutil.FreeAddr(t)
-	promConfig, err := rewritePrometheusConfig(readExample(t, "prometheus.yml"), examplesDir(), promRewrite{
-		Interval: "1s",
-		Services: map[string]string{"exporter": exporterAddr, "alertmanager": amAddr},
-	})
-	if err != nil {
-		t.Fatalf("examples/prometheus.yml: %v", err)
-	}
-	promDir := t.TempDir()
-	writeFile(t, filepath.Join(promDir, "prometheus.yml"), promConfig)
-	prom := startProc(t, "prometheus", promBin, []string{
-		"--config.file=" + filepath.Join(promDir, "prometheus.yml"),
-		"--storage.tsdb.path=" + filepath.Join(promDir, "data"),
-		"--web.listen-address=" + promAddr,
-		"--rules.alert.resend-delay=1s",
-		"--log.level=debug",
-	}, nil)
+	prom, api := startPrometheus(t, promBin, map[string]string{"exporter": exporterAddr, "alertmanager": amAddr}, procs)
 	procs = append(procs, prom)
 	promStarted := time.Now()
-	waitReady(t, "http://"+promAddr+"/-/ready", procs)
 	waitReady(t, exporterURL+"/-/ready", procs)
-	api := promAPI{base: "http://" + promAddr}
 	t.Logf("everything started in %s", time.Since(began).Round(100*time.Millisecond))
 
 	// 5. Prometheus sees the exporter up, with visitors of every project and

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -210,15 +211,19 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		return err
 	}
 	trkCfg := o.Tracker.Config
-	if sb != nil && !o.Tracker.StateFileSet {
-		// The simulated API forgets its jobs when it stops, so a state
-		// file kept across runs would only hold jobs it no longer knows.
-		dir, err := os.MkdirTemp("", "mintlify_exporter-sandbox-")
+	// Each organization's ledger lives beside the job state, but for the
+	// sandbox's, kept apart for this run (see sandbox.StateDir).
+	ledgerDir := filepath.Dir(trkCfg.StatePath)
+	if sb != nil {
+		dir, remove, err := sandbox.StateDir()
 		if err != nil {
-			return fmt.Errorf("sandbox state directory: %w", err)
+			return err
 		}
-		defer os.RemoveAll(dir)
-		trkCfg.StatePath = filepath.Join(dir, "agent.db")
+		defer remove()
+		ledgerDir = dir
+		if !o.Tracker.StateFileSet {
+			trkCfg.StatePath = filepath.Join(dir, "agent.db")
+		}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
@@ -235,8 +240,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		settings.Walks = func(org string) refresh.Shared { return shared.Walks(org, owner) }
 		wg.Go(func() { shared.RunPrimary(ctx, owner) })
 	}
-	// Each organization's ledger lives beside the job state.
-	settings.LedgerDir = filepath.Dir(trkCfg.StatePath)
+	settings.LedgerDir = ledgerDir
 	// So are what sources keep across restarts (the assistant's daily
 	// conversation counts).
 	settings.Refresh.StateDir = settings.LedgerDir
@@ -259,11 +263,14 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	var replica func(*http.Request) (*http.Request, error)
 	jobsRunning := false
 	agentProjects := &atomic.Pointer[[]string]{}
+	exported := &atomic.Pointer[[]string]{} // every project, for the gateway's 404
+	exported.Store(new(cfg.ProjectIDs()))
 	if o.Gateway.Enabled {
 		trkCfg.Projects = cfg.ProjectIDs()
 		gwCfg := o.Gateway.Config
 		gwCfg.Projects = cfg.AgentProjects()
 		agentProjects.Store(&gwCfg.Projects)
+		gwCfg.Exported = func(id string) bool { return slices.Contains(*exported.Load(), id) }
 		if shared != nil {
 			listen := (*o.Server.Web.WebListenAddresses)[0]
 			leader, err := replicatedJobs(shared, cfg.Cluster, owner, listen, set, reg, trkCfg, gwCfg, agentProjects, logger)
@@ -330,6 +337,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		}
 		if jobs != nil {
 			agentProjects.Store(&ids)
+			exported.Store(new(next.ProjectIDs()))
 			jobs.SetProjects(ids)
 		}
 		return nil

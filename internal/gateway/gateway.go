@@ -100,6 +100,10 @@ type Config struct {
 	UpstreamTimeout time.Duration
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Exported says whether the exporter exports a project that takes no
+	// agent jobs (agent_jobs: false), so that its 404 names the setting;
+	// nil: none does.
+	Exported func(project string) bool
 }
 
 // Defaults returns the configuration the exporter's flags start from.
@@ -212,7 +216,7 @@ func (g *Gateway) handle(pattern string, h func(http.ResponseWriter, *http.Reque
 	g.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		project := r.PathValue("projectId")
 		if !(*g.projects.Load())[project] {
-			writeError(w, http.StatusNotFound, "project not found: it is not configured in this exporter (--mintlify.project)")
+			writeError(w, http.StatusNotFound, g.notFound(project))
 			return
 		}
 		h(w, r, project)

@@ -42,3 +42,12 @@ func (g *Gateway) seed(ids []string) {
 		g.messages.seed(p, messages[p], now)
 	}
 }
+
+// notFound is the 404's message for a project that accepts no jobs: the
+// setting to change, whether the exporter exports it or not.
+func (g *Gateway) notFound(project string) string {
+	if g.cfg.Exported != nil && g.cfg.Exported(project) {
+		return "project not found: it does not take agent jobs (agent_jobs: false in --config.file; set agent_jobs: true on it, as every --mintlify.project of the flags has)"
+	}
+	return "project not found: it is not configured in this exporter (--mintlify.project, or projects: in --config.file with agent_jobs: true)"
+}

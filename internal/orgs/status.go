@@ -19,6 +19,9 @@ func (s *Set) Status() ([]status.Organization, []status.Demand) {
 			ReducedUntil: st.HalvedUntil, Window: status.Duration(st.Window), Spent: st.Spent, NextRequestAt: st.NextFree,
 			PausedUntil: st.PausedUntil, Rejections: st.Rejections, Planned: plannedOf(o),
 		})
+		if o.sched != nil {
+			orgs[len(orgs)-1].Notice = o.sched.StalenessNotice()
+		}
 		if o.sched == nil {
 			continue
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -122,11 +121,8 @@ type Scheduler struct {
 	running int
 	// starts counts the walks started, for RefreshDue.
 	starts int
-	// late is the last warning about windows the budget cannot keep
-	// within max staleness, to warn only when it changes.
-	late string
-	// startLogged: the plan was logged at start, from estimated costs.
-	startLogged bool
+	// planLog: what was logged of the plan (planlog.go).
+	planLog planLog
 	// planned is what the plan spends per budget window; siteShare is
 	// what today's site totals take of it in their worst window, and
 	// pageShare what every other walk may take in any window.
@@ -238,6 +234,7 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mu.Lock()
+	s.planLog.pending = true
 	s.replan()
 	s.mu.Unlock()
 	return s, nil
@@ -398,6 +395,7 @@ func (s *Scheduler) PrepareUpdate(projects []Project) (commit func(), err error)
 		}
 		s.entries = entries
 		s.cfg.Projects = projects
+		s.planLog.pending = true // a changed plan is logged now, from estimates if need be
 		s.replan()
 		s.mu.Unlock()
 		select {
@@ -450,44 +448,20 @@ func (s *Scheduler) replan() {
 	intervals := append(siteIntervals, pageIntervals...)
 	current := append(siteEntries, pageEntries...)
 	s.planned = Spend(window, demands, intervals)
-	// The plan is logged at start, one line per entry, from estimated
-	// costs; then, as walk costs are known once every entry was walked,
-	// from then on whenever an entry's plan changes (a project grew past a
-	// page). In between it changes with every first walk: not worth a line
-	// each (the first round of a large configuration takes hours).
+	// The plan is logged at start from estimated costs; then, as walk
+	// costs are known once every entry was walked, whenever it changes (a
+	// project grew past a page). In between it changes with every first
+	// walk: not worth a line each (the first round of a large
+	// configuration takes hours).
 	known := !slices.ContainsFunc(current, func(e *entry) bool { return !e.state.attempted })
-	logAll := !s.startLogged
-	s.startLogged = true
-	var late []string
 	for i, e := range current {
 		if e.interval != intervals[i] && !e.nextDue.IsZero() {
 			// Keep the last walk's start, move the next one.
 			e.nextDue = e.nextDue.Add(intervals[i] - e.interval)
 		}
 		e.interval = intervals[i]
-		if plan := fmt.Sprintf("%d@%s", e.cost, e.interval); (known || logAll) && plan != e.logged {
-			e.logged = plan
-			level.Info(s.logger).Log("msg", "analytics refresh plan", "project", e.project, "source", e.spec.Name, "window", e.label,
-				"scope", e.scope, "requests_per_walk", e.cost, "cost_learned", e.costKnown, "interval", e.interval, "budget_per_hour", limit)
-		}
-		// The budget, not the user's own interval, pushes it past the
-		// staleness bound.
-		if wanted := max(demands[i].MinInterval, s.cfg.MaxStaleness); s.cfg.MaxStaleness > 0 && e.interval > wanted {
-			late = append(late, fmt.Sprintf("%s/%s/%s every %s", e.project, e.spec.Name, e.label, e.interval))
-		}
 	}
-	if l := strings.Join(late, ", "); known && l != s.late {
-		s.late = l
-		if l != "" {
-			// Information, not a fault: staleness is judged against the
-			// plan, so no data is dropped for it.
-			level.Info(s.logger).Log("msg", "the analytics budget refreshes some windows less often than --analytics.max-staleness; "+
-				"their data stays exported between refreshes. For fresher numbers raise the organization's analytics budget, "+
-				"export fewer windows, sources or projects, or give long windows their own interval (30d:6h)",
-				"budget_per_hour", limit, "planned_requests_per_hour", fmt.Sprintf("%.1f", s.planned),
-				"max_staleness", s.cfg.MaxStaleness, "refreshed_less_often", l)
-		}
-	}
+	s.logPlan(current, demands, limit, known)
 }
 
 // estimate is the requests e's next walk is expected to take: one for site

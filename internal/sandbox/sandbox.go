@@ -2,12 +2,16 @@
 // --mintlify.sandbox exports: the fake API on loopback, with one made-up
 // key per configured organization, each with the real service's analytics
 // quota, so the demo lives within its budget as a real deployment would.
+// It reads every source (Sources, Settings), so that every dashboard has
+// data, and keeps its state for one run (StateDir).
 package sandbox
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -17,10 +21,22 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
 // Projects are the simulated projects when none is configured.
 var Projects = []string{"acme-docs", "acme-api"}
+
+// Sources are the sources the sandbox reads when none is asked for: every
+// one, so that every dashboard panel has data (the simulated API answers
+// each within the one budget).
+func Sources() []string { return sources.Names() }
+
+// Settings are the sources' settings the sandbox gives when their flags are
+// not, by flag name: the 20 most searched queries are exported with their
+// text (the dashboards' top searches), since its queries are made up and
+// hold no personal data.
+var Settings = map[string]int{"analytics.search-top-queries": 20}
 
 // Sandbox hands out keys and serves the fake API.
 type Sandbox struct {
@@ -64,6 +80,22 @@ func (s *Sandbox) Start(ctx context.Context, cfg *config.Config, logger log.Logg
 	level.Info(logger).Log("msg", "sandbox: a simulated Mintlify API; no real API is contacted", "api_url", url,
 		"projects", strings.Join(cfg.ProjectIDs(), ","), "organizations", len(cfg.Organizations))
 	return url, wait, nil
+}
+
+// StateDir makes a directory for this run's state (the agent jobs unless
+// --agent.state-file is given, each organization's analytics ledger and
+// what sources keep across restarts); remove deletes it. The simulated API
+// starts afresh on every run, with every key's quota unspent, so nothing it
+// answered may outlive the run: a ledger kept beside a state file would
+// carry the last runs' spending into this one (two `make run`s within the
+// hour would find the budget spent), and would mix a sandbox's spending
+// into a real key's ledger.
+func StateDir() (dir string, remove func(), err error) {
+	dir, err = os.MkdirTemp("", "mintlify_exporter-sandbox-")
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox state directory: %w", err)
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
 
 func randomHex(n int) string {

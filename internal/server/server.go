@@ -141,11 +141,19 @@ func New(flags Flags, r Routes, logger log.Logger, slogger *slog.Logger) (*Serve
 // flight finish (ShutdownTimeout at most) and returns: what the handlers
 // use (the job tracker) may close only after Run returned.
 func (s *Server) Run(ctx context.Context) error {
-	for _, addr := range *s.flags.Web.WebListenAddresses {
+	addrs := *s.flags.Web.WebListenAddresses
+	logger := slog.New(announcing{Handler: s.slog.Handler(), bound: func(addr string) {
+		_, port, _ := net.SplitHostPort(addr)
+		for _, a := range addrs {
+			if _, p, err := net.SplitHostPort(a); err == nil && p == port {
+				addr = a // as configured: ":9871" reads as localhost
+				break
+			}
+		}
 		level.Info(s.logger).Log("msg", "serving metrics", "url", URL(addr, s.flags.TelemetryPath))
-	}
+	}})
 	errc := make(chan error, 1)
-	go func() { errc <- s.front.ListenAndServe(s.srv, s.flags.Web, s.slog) }()
+	go func() { errc <- s.front.ListenAndServe(s.srv, s.flags.Web, logger) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("web server: %w", err)

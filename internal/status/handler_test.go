@@ -98,8 +98,8 @@ func TestHTMLShowsTheReport(t *testing.T) {
 		`<span>4 req <span class="est">est.</span></span>`, `<span>3 req</span>`,
 		`<td class="minor" data-label="Every">12m</td>`, `<td class="minor" data-label="Every">6h</td>`,
 		`<td class="minor" data-label="Every">once a day</td>`,
-		`<tr class="group"><th colspan="10">acme <small>10 planned, 1 failing, 1 late or stale</small></th></tr>`,
-		`<tr class="group"><th colspan="10">globex <small>2 planned, 2 failing</small></th></tr>`,
+		`<h3 class="orggroup">acme <small>10 planned, 1 failing, 1 late or stale</small></h3>`,
+		`<h3 class="orggroup">globex <small>2 planned, 2 failing</small></h3>`,
 		`2h 14m`, `1d 7h <span class="tag warn">too old, not exported</span>`, `no data yet`,
 		// Jobs.
 		`<th class="num">paused</th>`,

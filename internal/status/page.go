@@ -75,6 +75,8 @@ type orgView struct {
 	Window                string
 	Demands               []demandView
 	Failing, Late         int
+	// Groups are Demands by project (groups.go).
+	Groups []projectGroup
 }
 
 type demandView struct {
@@ -159,6 +161,9 @@ func newPage(r Report, opts Options) page {
 		}
 		o.Demands = append(o.Demands, v)
 		p.Demands = true
+	}
+	for i := range p.Orgs {
+		p.Orgs[i].Groups = groupByProject(p.Orgs[i].Demands)
 	}
 	if r.Jobs != nil {
 		p.Jobs = newJobsView(*r.Jobs, w)

@@ -108,6 +108,10 @@ type Organization struct {
 	PausedUntil time.Time `json:"paused_until,omitzero"`
 	// Rejections counts the API's 429 answers since the start.
 	Rejections int `json:"rejections"`
+	// Notice is the plan's one sentence on refreshes it plans less often
+	// than the maximum staleness allows, and what would change that ("":
+	// none). It names no project: the log lists them.
+	Notice string `json:"notice,omitempty"`
 }
 
 // Demand is one (project, source, window) of the refresh plan.

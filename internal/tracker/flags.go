@@ -30,7 +30,7 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	flagvalue.IntVar(app, "agent.max-concurrent-polls", "Maximum number of job polls in flight at once.", &c.MaxConcurrentPolls)
 	flagvalue.DurationVar(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted. 0 disables the re-checks.", &c.ArchiveWatch)
 	flagvalue.DurationVar(app, "agent.retention", "How long finished jobs are kept before they are forgotten.", &c.Retention)
-	app.Flag("agent.state-file", "File where tracked agent jobs (and each organization's analytics ledger, beside it) are persisted across restarts, relative to the working directory; with --mintlify.sandbox and no value, a temporary file.").
+	app.Flag("agent.state-file", "File where tracked agent jobs (and each organization's analytics ledger, beside it) are persisted across restarts, relative to the working directory; with --mintlify.sandbox the ledger is always temporary, and with no value the file too.").
 		Default(c.StatePath).IsSetByUser(&f.StateFileSet).StringVar(&c.StatePath)
 	return f
 }
