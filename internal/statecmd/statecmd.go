@@ -35,22 +35,22 @@ type Command struct {
 	Cluster cluster.Config
 }
 
-// Register adds `state check FILE` and `state salvage FILE NEWFILE` to app.
+// Register adds the `state` commands to app: check and salvage of a state
+// file, and accept-empty, import and export of the replicas' state in Redis.
 func Register(app *kingpin.Application) *Command {
 	c := &Command{}
 	state := app.Command("state", "Inspect or repair the agent state file (--agent.state-file).")
-	c.check = state.Command("check", "Read a state file without changing it: what it holds and what is damaged. Exits 1 when it is damaged.")
+	// One line each: the top-level --help lists every command (the runbook
+	// says when to use which).
+	c.check = state.Command("check", "Read a state file without changing it; exit 1 when it is damaged.")
 	c.check.Arg("file", "State file to check.").Required().StringVar(&c.checkFile)
-	c.salvage = state.Command("salvage", "Copy every readable job and create intent of a (damaged) state file into a new one, leaving the old one as it is. "+
-		"Exits 1 when nothing could be recovered.")
+	c.salvage = state.Command("salvage", "Copy what is readable of a damaged state file into a new one; exit 1 when nothing is.")
 	c.salvage.Arg("file", "Damaged state file.").Required().StringVar(&c.src)
 	c.salvage.Arg("newfile", "New state file to write (must not exist); start the exporter with --agent.state-file=NEWFILE.").Required().StringVar(&c.dst)
-	c.accept = state.Command("accept-empty", "Replicas: accept the agent state in the shared Redis (the cluster settings of --config.file or --cluster.*) as it is after Redis lost it "+
-		"(restarted without its data, or flushed): the gateway runs again; the lost jobs are no longer followed and their Idempotency-Keys create new jobs.")
-	c.imp = state.Command("import", "Replicas: copy a state file (from state export, or a single exporter's --agent.state-file) into the shared Redis after Redis lost the agent state, "+
-		"or into a Redis no replica has used yet; the gateway then runs on it.")
-	c.imp.Arg("file", "State file to copy into Redis.").Required().StringVar(&c.importFile)
-	c.export = state.Command("export", "Replicas: copy the agent state in the shared Redis into a new state file (a backup for state import).")
+	c.accept = state.Command("accept-empty", "Replicas: run the gateway again on the agent state Redis lost; its jobs are no longer followed.")
+	c.imp = state.Command("import", "Replicas: copy a state file into the shared Redis after it lost the agent state.")
+	c.imp.Arg("file", "State file to copy into Redis (from state export, or an --agent.state-file).").Required().StringVar(&c.importFile)
+	c.export = state.Command("export", "Replicas: copy the agent state in the shared Redis into a new state file.")
 	c.export.Arg("newfile", "State file to write (must not exist).").Required().StringVar(&c.exportFile)
 	return c
 }
