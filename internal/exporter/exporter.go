@@ -285,9 +285,9 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		"organizations", len(cfg.Organizations), "projects", len(cfg.Projects), "config", cmp.Or(cfg.File, "flags"))
 	// With replicas, only the primary exports the data they all hold, so
 	// that scraping every replica counts each series once.
-	metricsOpts := metricsOptions{Views: set, Budgets: set.Budgets, MaxRequests: o.Server.MaxRequests, Logger: logger}
+	var primary func() bool
 	if shared != nil {
-		metricsOpts.Primary = shared.IsPrimary
+		primary = shared.IsPrimary
 	}
 
 	reloader := reload.New(reg, func() error {
@@ -338,7 +338,9 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		return r
 	}
 	srv, err := server.New(o.Server, server.Routes{
-		Metrics: metricsHandler(ctx, &wg, reg, metricsOpts),
+		Metrics: metricsHandler(ctx, &wg, reg, metricsOptions{
+			Views: set, Budgets: set.Budgets, Primary: primary, MaxRequests: o.Server.MaxRequests, Logger: logger,
+		}),
 		API:    api,
 		Reload: reloader.Handler(),
 		Front:  front,
