@@ -63,9 +63,11 @@ type Opts struct {
 	Registry prometheus.Registerer
 }
 
-// gzipLevel compresses the registry's part of a gzipped answer: a few kB
-// written on every scrape, so the fastest level.
-const gzipLevel = gzip.BestSpeed
+// gzipLevel is the registry's part of a gzipped answer, made on every
+// scrape: a few tens of kB, stored rather than compressed (a valid gzip
+// member at level 0), because compressing it cost more CPU than the rest
+// of a cached scrape (BENCHMARKS.md, "Scrapes at scale").
+const gzipLevel = gzip.NoCompression
 
 var gzipPool = sync.Pool{New: func() any {
 	zw, _ := gzip.NewWriterLevel(nil, gzipLevel)
