@@ -25,7 +25,7 @@ IMAGE_BASE ?= gcr.io/distroless/static-debian12:nonroot
 # Where `make run` listens: loopback only, since it enables the job gateway.
 RUN_ADDR ?= localhost:9871
 
-.PHONY: all build test test-loaded lint run bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check
+.PHONY: all build test test-loaded lint run bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check scale-bench
 
 all: lint test build
 
@@ -54,6 +54,11 @@ run: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/tracker/... ./internal/history/ ./internal/sources/ ./internal/webauth/
+
+# The built binary at 100 projects × every source × 3 windows against a
+# floor server, in the same run (figures in BENCHMARKS.md; takes minutes).
+scale-bench:
+	scripts/scale-bench.sh
 
 e2e:
 	$(GO) test -count=1 -tags e2e -timeout 10m -v ./internal/e2e/

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
@@ -115,10 +118,12 @@ var benchEncodings = []struct {
 }
 
 // BenchmarkScrapeEncoded is a whole cached scrape through the exposition
-// handler, as main mounts it (without the Go and process collectors), over
-// loopback HTTP: the status series gathered from the registry, then the
-// data families written from the bytes encoded once per snapshot, for 250,
-// 2,500 and 10,000 paths, in each format and compression.
+// handler over loopback HTTP, for 250, 2,500 and 10,000 paths, in each
+// format and compression. exporter: an empty registry, then the status
+// series and the data families from Encoded (kept current by Run, as
+// main runs it): the bytes encoded once per change when gzipped, encoded
+// as written when plain. exporter+runtime adds what main registers beside
+// (build info, Go and process collectors), gathered on every scrape.
 //
 // bare is the floor, measured in the same run over the same loopback HTTP:
 // a handler writing the very same answer, pre-encoded in one slice.
@@ -131,12 +136,21 @@ func BenchmarkScrapeEncoded(b *testing.B) {
 	for _, n := range []int{250, 2500, 10000} {
 		h := cachedVisitorsN(b, n)
 		reg := prometheus.NewRegistry()
-		reg.MustRegister(NewStatus(h.views, nil))
+		runtimeReg := prometheus.NewRegistry()
+		runtimeReg.MustRegister(versioncollector.NewCollector("mintlify_exporter"), collectors.NewGoCollector(),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		before := h.requests()
 		for _, e := range benchEncodings {
 			// A cache per encoding, so that cache-bytes is that encoding's.
 			enc := NewEncoded(h.views, nil)
+			ctx, cancel := context.WithCancel(b.Context())
+			done := make(chan struct{})
+			go func() { defer close(done); enc.Run(ctx, time.Hour) }()
+			for !enc.running.Load() {
+				time.Sleep(time.Millisecond)
+			}
 			handler := exposition.NewHandler(reg, enc, exposition.Opts{Registry: reg})
+			withRuntime := exposition.NewHandler(runtimeReg, enc, exposition.Opts{Registry: runtimeReg})
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest("GET", "/metrics", nil)
 			req.Header.Set("Accept", e.accept)
@@ -154,6 +168,9 @@ func BenchmarkScrapeEncoded(b *testing.B) {
 				b.ReportMetric(float64(len(answer)), "answer-bytes")
 				b.ReportMetric(float64(cached), "cache-bytes")
 			})
+			b.Run(fmt.Sprintf("paths=%d/%s/exporter+runtime", n, e.name), func(b *testing.B) {
+				httpScrapeLoop(b, withRuntime, e.accept, e.gzip)
+			})
 			b.Run(fmt.Sprintf("paths=%d/%s/bare", n, e.name), func(b *testing.B) {
 				bare := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 					if e.gzip {
@@ -163,6 +180,8 @@ func BenchmarkScrapeEncoded(b *testing.B) {
 				})
 				httpScrapeLoop(b, bare, e.accept, e.gzip)
 			})
+			cancel()
+			<-done
 			if e.gzip {
 				continue
 			}

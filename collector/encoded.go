@@ -3,10 +3,13 @@ package collector
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,24 +23,49 @@ import (
 // cost.
 const chunkGzipLevel = gzip.DefaultCompression
 
-// Encoded serves the DataFamilies of a ViewSource's servable snapshots as
-// bytes encoded once per snapshot, for internal/exposition. Each snapshot
-// (project × window) is encoded lazily, per encoding a scrape asks for
-// (text or OpenMetrics, plain or gzipped), into one chunk per family; the
-// chunks are kept until the view stops serving that snapshot (replaced by
-// a newer walk, stale, of past dates) and then dropped with it.
+// statusGzipLevel compresses the status series, encoded again whenever one
+// view's status changes (every walk's end): the fastest level.
+const statusGzipLevel = gzip.BestSpeed
+
+// DefaultEncodeInterval is how often Run reads the views to encode what
+// changed: the most a new snapshot waits before scrapes serve it.
+const DefaultEncodeInterval = 500 * time.Millisecond
+
+// Encoded serves the status series and the DataFamilies of a ViewSource's
+// servable snapshots for internal/exposition, as bytes encoded once per
+// change rather than once per scrape.
 //
-// Register NewStatus, not NewAnalytics, next to it: the data series
+// Gzipped encodings are kept: each snapshot (project × window) is encoded
+// into one gzip member per family, when it is published (Run reads the
+// views every DefaultEncodeInterval), in OpenMetrics (what Prometheus asks
+// for) and in text once a scrape has asked for it; the members are dropped
+// with the snapshot (replaced by a newer walk, stale, of past dates). The
+// status series are one member per family, encoded again when a view's
+// status changes. A scrape writes these bytes as they are.
+//
+// Plain encodings are 15 times the size of gzipped ones (200 MB at 2
+// million series): they are not kept, but encoded per scrape into a small
+// buffer as they are written, so that memory does not grow with the size
+// of the answer or the number of scrapes in flight.
+//
+// Register neither NewAnalytics nor its families next to it: every series
 // must reach the exposition once.
 type Encoded struct {
-	src  ViewSource
-	data *Analytics // the data families as metrics, for protobuf
-	// headers[encoding][family] are the HELP and TYPE lines.
-	headers [exposition.NumEncodings][][]byte
-	gauges  []*exposition.Gauge // per family
+	src      ViewSource
+	gatherer prometheus.Gatherer // status and data as metrics, for protobuf
+	// headers[encoding][family] are the HELP and TYPE lines of the data
+	// families; statusHeaders those of statusFamilies.
+	headers, statusHeaders [exposition.NumEncodings][][]byte
+	gauges, statusGauges   []*exposition.Gauge // per family
+	// wanted are the gzipped encodings that Run encodes ahead of scrapes.
+	wanted [exposition.NumEncodings]atomic.Bool
+	// running is set while Run keeps cur current: scrapes then serve cur
+	// as it is; without Run each scrape reads the views.
+	running atomic.Bool
 
-	mu      sync.Mutex
+	mu      sync.Mutex // serialises updates of entries and cur
 	entries map[viewKey]*encodedView
+	cur     atomic.Pointer[encodedState]
 }
 
 type viewKey struct{ project, source, window, scope string }
@@ -53,62 +81,29 @@ type encodedView struct {
 	enc  [exposition.NumEncodings]encodedChunks
 }
 
-// encodedChunks is one encoding of a snapshot: chunks[i] of fams[i].
+// encodedChunks is one encoding of a snapshot or of the status series:
+// chunks[i] of its i-th family.
 type encodedChunks struct {
 	once   sync.Once
 	built  atomic.Bool // set once chunks is written, for Bytes
 	chunks [][]byte
 }
 
-// NewEncoded returns an empty cache of src's snapshots.
-func NewEncoded(src ViewSource, logger log.Logger) *Encoded {
-	e := &Encoded{src: src, data: newAnalytics(src, logger, false, true), entries: map[viewKey]*encodedView{}}
-	for _, f := range allFamilies {
-		g, err := exposition.NewGauge(f.Name, f.Labels)
-		if err != nil {
-			panic(err)
-		}
-		e.gauges = append(e.gauges, g)
-	}
-	for _, enc := range exposition.Encodings {
-		for _, f := range allFamilies {
-			h, err := exposition.GaugeHeader(enc.Format, f.Name, f.Help)
-			if err != nil {
-				panic(fmt.Sprintf("collector: header of %s: %v", f.Name, err))
-			}
-			if enc.Gzip {
-				h = exposition.Gzip(h, chunkGzipLevel)
-			}
-			e.headers[enc.Index()] = append(e.headers[enc.Index()], h)
-		}
-	}
-	return e
+func (c *encodedChunks) get(encode func() [][]byte) [][]byte {
+	c.once.Do(func() {
+		c.chunks = encode()
+		c.built.Store(true)
+	})
+	return c.chunks
 }
 
-// Describe implements prometheus.Collector: the data families.
-func (e *Encoded) Describe(ch chan<- *prometheus.Desc) { e.data.Describe(ch) }
-
-// Collect implements prometheus.Collector: the data series as const
-// metrics, for the formats the exposition serves through the registry.
-func (e *Encoded) Collect(ch chan<- prometheus.Metric) { e.data.Collect(ch) }
-
-// Encoded implements exposition.Source: every source's data families in
-// encoding enc, one chunk per servable snapshot, in the order of the views.
-func (e *Encoded) Encoded(enc exposition.Encoding) []exposition.Family {
-	live := e.sync()
-	out := make([]exposition.Family, len(allFamilies))
-	for i, f := range allFamilies {
-		out[i] = exposition.Family{Name: f.Name, Header: e.headers[enc.Index()][i]}
-	}
-	for _, l := range live {
-		chunks := l.view.chunks(e.gauges, enc)
-		for j, fi := range l.view.fams {
-			if c := chunks[j]; len(c) > 0 && slices.Contains(l.fams, fi) {
-				out[fi].Chunks = append(out[fi].Chunks, c)
-			}
-		}
-	}
-	return out
+// encodedState is what scrapes serve until the views change: the served
+// snapshots and the status of every view, with the status series encoded.
+type encodedState struct {
+	exports []export
+	live    []liveView
+	rows    []statusRow
+	status  [exposition.NumEncodings]encodedChunks // gzipped encodings only
 }
 
 // liveView is a cached snapshot and the families exported from it now.
@@ -117,13 +112,122 @@ type liveView struct {
 	fams []int
 }
 
-// sync reads the views and returns the cache entries of the servable
-// snapshots, making entries for new snapshots and dropping the rest.
-func (e *Encoded) sync() []liveView {
-	xs := exports(e.src.Views())
-	live := make([]liveView, 0, len(xs))
+// NewEncoded returns an empty cache of src's snapshots. Run keeps it
+// current off the scrape path.
+func NewEncoded(src ViewSource, logger log.Logger) *Encoded {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newAnalytics(src, logger, true, true))
+	e := &Encoded{src: src, gatherer: reg, entries: map[viewKey]*encodedView{}}
+	for _, f := range allFamilies {
+		e.gauges = append(e.gauges, mustGauge(f.Name, f.Labels))
+	}
+	for _, f := range statusFamilies {
+		e.statusGauges = append(e.statusGauges, mustGauge(f.name, f.labels))
+	}
+	for _, enc := range exposition.Encodings {
+		i := enc.Index()
+		for _, f := range allFamilies {
+			e.headers[i] = append(e.headers[i], mustHeader(enc, f.Name, f.Help, false, chunkGzipLevel))
+		}
+		for _, f := range statusFamilies {
+			e.statusHeaders[i] = append(e.statusHeaders[i], mustHeader(enc, f.name, f.help, f.counter, statusGzipLevel))
+		}
+	}
+	// What Prometheus asks for is encoded before the first scrape.
+	e.wanted[exposition.Encoding{Format: exposition.OpenMetrics, Gzip: true}.Index()].Store(true)
+	return e
+}
+
+func mustGauge(name string, labels []string) *exposition.Gauge {
+	g, err := exposition.NewGauge(name, labels)
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
+func mustHeader(enc exposition.Encoding, name, help string, counter bool, level int) []byte {
+	h, err := exposition.Header(enc.Format, name, help, counter)
+	if err != nil {
+		panic(fmt.Sprintf("collector: header of %s: %v", name, err))
+	}
+	if enc.Gzip {
+		h = exposition.Gzip(h, level)
+	}
+	return h
+}
+
+// Run encodes what changed in the views every interval (and once at
+// once) until ctx ends, so that scrapes write bytes encoded beforehand:
+// a new snapshot is served at most interval after it was published.
+func (e *Encoded) Run(ctx context.Context, interval time.Duration) {
+	e.update()
+	e.running.Store(true)
+	defer e.running.Store(false)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			e.update()
+		}
+	}
+}
+
+// Gatherer implements exposition.Source: status and data as metrics.
+func (e *Encoded) Gatherer() prometheus.Gatherer { return e.gatherer }
+
+// Answer implements exposition.Source: the status families and every
+// source's data families in encoding enc, the data one chunk per servable
+// snapshot, in the order of the views.
+func (e *Encoded) Answer(enc exposition.Encoding) exposition.Answer {
+	st := e.cur.Load()
+	if st == nil || !e.running.Load() {
+		st = e.update()
+	}
+	if enc.Gzip {
+		e.wanted[enc.Index()].Store(true)
+		return exposition.Answer{Families: e.gzipped(st, enc)}
+	}
+	return exposition.Answer{Families: e.plain(st, enc)}
+}
+
+// update reads the views and, when they changed, makes the state scrapes
+// serve: entries for new snapshots (encoded in the wanted encodings), the
+// rest dropped, the status series encoded again.
+func (e *Encoded) update() *encodedState {
+	views := e.src.Views()
+	xs := exports(views)
+	rows := statusRows(views)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if st := e.cur.Load(); st != nil && slices.Equal(st.rows, rows) && slices.EqualFunc(st.exports, xs, sameExport) {
+		return st
+	}
+	st := &encodedState{exports: xs, live: e.sync(xs), rows: rows}
+	for _, enc := range exposition.Encodings {
+		if !enc.Gzip || !e.wanted[enc.Index()].Load() {
+			continue
+		}
+		e.statusChunks(st, enc)
+		for _, l := range st.live {
+			l.view.chunks(e.gauges, enc)
+		}
+	}
+	e.cur.Store(st)
+	return st
+}
+
+func sameExport(a, b export) bool {
+	return a.key == b.key && a.snap == b.snap && slices.Equal(a.fams, b.fams)
+}
+
+// sync returns the cache entries of the servable snapshots xs, making
+// entries for new snapshots and dropping the rest. Caller holds mu.
+func (e *Encoded) sync(xs []export) []liveView {
+	live := make([]liveView, 0, len(xs))
 	keep := make(map[viewKey]bool, len(xs))
 	for _, x := range xs {
 		k := x.key
@@ -147,79 +251,200 @@ func (e *Encoded) sync() []liveView {
 	return live
 }
 
-// chunks returns the snapshot's chunks in encoding enc, encoding them on
-// first use.
-func (v *encodedView) chunks(gauges []*exposition.Gauge, enc exposition.Encoding) [][]byte {
-	c := &v.enc[enc.Index()]
-	c.once.Do(func() {
-		c.chunks = v.encode(gauges, enc)
-		c.built.Store(true)
-	})
-	return c.chunks
+// gzipped returns the families of st in a gzipped encoding, from the
+// cache (encoding what is not yet: only in an encoding asked for the first
+// time).
+func (e *Encoded) gzipped(st *encodedState, enc exposition.Encoding) []exposition.Family {
+	out := make([]exposition.Family, 0, len(statusFamilies)+len(allFamilies))
+	for i, c := range e.statusChunks(st, enc) {
+		f := exposition.Family{Name: statusFamilies[i].name, Header: e.statusHeaders[enc.Index()][i]}
+		if len(c) > 0 {
+			f.Chunks = [][]byte{c}
+		}
+		out = append(out, f)
+	}
+	data := make([]exposition.Family, len(allFamilies))
+	for i, f := range allFamilies {
+		data[i] = exposition.Family{Name: f.Name, Header: e.headers[enc.Index()][i]}
+	}
+	for _, l := range st.live {
+		chunks := l.view.chunks(e.gauges, enc)
+		for j, fi := range l.view.fams {
+			if c := chunks[j]; len(c) > 0 && slices.Contains(l.fams, fi) {
+				data[fi].Chunks = append(data[fi].Chunks, c)
+			}
+		}
+	}
+	return append(out, data...)
 }
 
-// Scratch space for encoding, reused across chunks and snapshots: the only
-// allocations that stay are the chunks themselves, at their exact size, so
-// that a first scrape of 900,000 series does not leave hundreds of MB of
-// garbage for the heap (and RSS) to grow into.
-var (
-	scratchPool = sync.Pool{New: func() any { return new([]byte) }}
-	zbufPool    = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-	zwPool      = sync.Pool{New: func() any {
-		zw, _ := gzip.NewWriterLevel(nil, chunkGzipLevel)
-		return zw
-	}}
-)
-
-// zflush is how much plain text is encoded before it is handed to gzip.
-const zflush = 64 << 10
-
-// encode writes the snapshot's series of every family in enc: a gzipped
-// chunk is one gzip member, compressed as the lines are written, without
-// the plain chunk.
-func (v *encodedView) encode(gauges []*exposition.Gauge, enc exposition.Encoding) [][]byte {
-	out := make([][]byte, len(v.fams))
-	bp := scratchPool.Get().(*[]byte)
-	defer scratchPool.Put(bp)
-	var (
-		zbuf *bytes.Buffer
-		zw   *gzip.Writer
-	)
-	if enc.Gzip {
-		zbuf, zw = zbufPool.Get().(*bytes.Buffer), zwPool.Get().(*gzip.Writer)
-		defer zbufPool.Put(zbuf)
-		defer zwPool.Put(zw)
+// plain returns the families of st in a plain encoding, each encoded as
+// the scrape writes it.
+func (e *Encoded) plain(st *encodedState, enc exposition.Encoding) []exposition.Family {
+	out := make([]exposition.Family, 0, len(statusFamilies)+len(allFamilies))
+	for i, f := range statusFamilies {
+		g, header := e.statusGauges[i], e.statusHeaders[enc.Index()][i]
+		out = append(out, exposition.Family{Name: f.name, Write: func(w io.Writer) error {
+			return streamFamily(w, header, func(emit func(value float64, lv ...string)) {
+				for r := range st.rows {
+					st.rows[r].emit(func(fi int, value float64, lv ...string) {
+						if fi == i {
+							emit(value, lv...)
+						}
+					})
+				}
+			}, g, enc.Format)
+		}})
 	}
-	for i, fi := range v.fams {
-		buf, n := (*bp)[:0], 0
-		if enc.Gzip {
-			zbuf.Reset()
-			zw.Reset(zbuf)
-		}
-		allFamilies[fi].Emit(v.snap, v.project, v.window, func(value float64, lv ...string) {
-			buf = gauges[fi].Append(buf, enc.Format, lv, value)
-			n++
-			if enc.Gzip && len(buf) >= zflush {
-				_, _ = zw.Write(buf) // into a bytes.Buffer: cannot fail
-				buf = buf[:0]
-			}
-		})
-		switch {
-		case n == 0:
-		case enc.Gzip:
-			_, _ = zw.Write(buf)
-			_ = zw.Close()
-			out[i] = bytes.Clone(zbuf.Bytes())
-		default:
-			out[i] = bytes.Clone(buf)
-		}
-		*bp = buf[:0]
+	for i, f := range allFamilies {
+		header := e.headers[enc.Index()][i]
+		out = append(out, exposition.Family{Name: f.Name, Write: func(w io.Writer) error {
+			return streamFamily(w, header, func(emit func(value float64, lv ...string)) {
+				for _, l := range st.live {
+					if slices.Contains(l.fams, i) {
+						f.Emit(l.view.snap, l.view.project, l.view.window, emit)
+					}
+				}
+			}, e.gauges[i], enc.Format)
+		}})
 	}
 	return out
 }
 
-// Bytes returns the bytes held by the cache, per encoding, as of the last
-// scrape (snapshots no longer served are dropped at the next one).
+// streamFamily writes header and the samples series gives, through a
+// scratch buffer handed to w every zflush bytes; nothing when there is
+// no sample.
+func streamFamily(w io.Writer, header []byte, series func(emit func(value float64, lv ...string)), g *exposition.Gauge, f exposition.Format) error {
+	bp := scratchPool.Get().(*[]byte)
+	defer scratchPool.Put(bp)
+	buf, n := (*bp)[:0], 0
+	var err error
+	series(func(value float64, lv ...string) {
+		if err != nil {
+			return
+		}
+		if n == 0 {
+			buf = append(buf, header...)
+		}
+		buf = g.Append(buf, f, lv, value)
+		n++
+		if len(buf) >= zflush {
+			_, err = w.Write(buf)
+			buf = buf[:0]
+		}
+	})
+	if err == nil && len(buf) > 0 {
+		_, err = w.Write(buf)
+	}
+	*bp = buf[:0]
+	return err
+}
+
+// statusChunks returns the status families of st in a gzipped encoding,
+// one member per family (nil for a family without series), encoding them
+// on first use.
+func (e *Encoded) statusChunks(st *encodedState, enc exposition.Encoding) [][]byte {
+	return st.status[enc.Index()].get(func() [][]byte {
+		out := make([][]byte, len(statusFamilies))
+		z := newZencoder(statusGzipLevel)
+		defer z.release()
+		for i := range statusFamilies {
+			out[i] = z.encode(func(emit func(value float64, lv ...string)) {
+				for r := range st.rows {
+					st.rows[r].emit(func(fi int, value float64, lv ...string) {
+						if fi == i {
+							emit(value, lv...)
+						}
+					})
+				}
+			}, e.statusGauges[i], enc.Format)
+		}
+		return out
+	})
+}
+
+// chunks returns the snapshot's chunks in a gzipped encoding, encoding
+// them on first use.
+func (v *encodedView) chunks(gauges []*exposition.Gauge, enc exposition.Encoding) [][]byte {
+	return v.enc[enc.Index()].get(func() [][]byte {
+		out := make([][]byte, len(v.fams))
+		z := newZencoder(chunkGzipLevel)
+		defer z.release()
+		for i, fi := range v.fams {
+			out[i] = z.encode(func(emit func(value float64, lv ...string)) {
+				allFamilies[fi].Emit(v.snap, v.project, v.window, emit)
+			}, gauges[fi], enc.Format)
+		}
+		return out
+	})
+}
+
+// Scratch space for encoding, reused across chunks and snapshots: the only
+// allocations that stay are the chunks themselves, at their exact size, so
+// that encoding 2 million series does not leave hundreds of MB of garbage
+// for the heap (and RSS) to grow into.
+var (
+	scratchPool = sync.Pool{New: func() any { return new([]byte) }}
+	zbufPool    = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	zwPools     = map[int]*sync.Pool{}
+)
+
+func init() {
+	for _, level := range []int{chunkGzipLevel, statusGzipLevel} {
+		zwPools[level] = &sync.Pool{New: func() any {
+			zw, _ := gzip.NewWriterLevel(nil, level)
+			return zw
+		}}
+	}
+}
+
+// zflush is how much plain text is encoded before it is handed on.
+const zflush = 64 << 10
+
+// zencoder encodes families into gzip members with pooled buffers.
+type zencoder struct {
+	level int
+	bp    *[]byte
+	zbuf  *bytes.Buffer
+	zw    *gzip.Writer
+}
+
+func newZencoder(level int) *zencoder {
+	return &zencoder{level: level, bp: scratchPool.Get().(*[]byte), zbuf: zbufPool.Get().(*bytes.Buffer), zw: zwPools[level].Get().(*gzip.Writer)}
+}
+
+func (z *zencoder) release() {
+	scratchPool.Put(z.bp)
+	zbufPool.Put(z.zbuf)
+	zwPools[z.level].Put(z.zw)
+}
+
+// encode returns the samples series gives as one gzip member, compressed
+// as the lines are written (without the whole plain text), or nil when
+// there is none.
+func (z *zencoder) encode(series func(emit func(value float64, lv ...string)), g *exposition.Gauge, f exposition.Format) []byte {
+	buf, n := (*z.bp)[:0], 0
+	z.zbuf.Reset()
+	z.zw.Reset(z.zbuf)
+	series(func(value float64, lv ...string) {
+		buf = g.Append(buf, f, lv, value)
+		n++
+		if len(buf) >= zflush {
+			_, _ = z.zw.Write(buf) // into a bytes.Buffer: cannot fail
+			buf = buf[:0]
+		}
+	})
+	*z.bp = buf[:0]
+	if n == 0 {
+		return nil
+	}
+	_, _ = z.zw.Write(buf)
+	_ = z.zw.Close()
+	return bytes.Clone(z.zbuf.Bytes())
+}
+
+// Bytes returns the bytes of snapshots held by the cache, per encoding, as
+// of the last update (snapshots no longer served are dropped at the next).
 func (e *Encoded) Bytes() [exposition.NumEncodings]int {
 	var n [exposition.NumEncodings]int
 	e.mu.Lock()

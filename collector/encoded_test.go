@@ -3,6 +3,7 @@ package collector
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,7 +48,7 @@ func newPair(src ViewSource, others ...prometheus.Collector) *pair {
 	ref := prometheus.NewPedanticRegistry()
 	ref.MustRegister(append(others, NewAnalytics(src, nil))...)
 	cur := prometheus.NewPedanticRegistry()
-	cur.MustRegister(append(others, NewStatus(src, nil))...)
+	cur.MustRegister(others...)
 	enc := NewEncoded(src, nil)
 	return &pair{
 		ref: promhttp.HandlerFor(ref, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true, Registry: ref}),
@@ -285,8 +287,8 @@ func TestEncodedEqualsRegistry(t *testing.T) {
 	}
 	first := p.enc.Bytes()
 	for _, e := range exposition.Encodings {
-		if first[e.Index()] == 0 {
-			t.Errorf("nothing cached in %s after a scrape asked for it", e)
+		if (first[e.Index()] > 0) != e.Gzip {
+			t.Errorf("%s holds %d bytes after a scrape asked for it: only gzipped encodings are kept", e, first[e.Index()])
 		}
 	}
 
@@ -310,7 +312,6 @@ func TestEncodedEqualsRegistry(t *testing.T) {
 	walk(day1)
 	p.compare(t, "recovered")
 
-	// Only text, plain, is asked for from now on: only it is cached.
 	h.clock.Set(time.Date(2026, 3, 11, 0, 1, 0, 0, time.UTC))
 	fail(day1, false) // past midnight yesterday's 1d is not served
 	fams = p.compare(t, "past midnight, before the walk")
@@ -319,20 +320,60 @@ func TestEncodedEqualsRegistry(t *testing.T) {
 	}
 	walk(day1)
 	p.compare(t, "past midnight, after the walk")
-	for range 2 {
-		get(t, p.cur, acceptText, false)
+}
+
+// TestEncodedAheadOfScrapes: with Run, a snapshot is encoded when it is
+// published, in the encoding Prometheus asks for (OpenMetrics, gzip),
+// before any scrape; scrapes then read no view and encode nothing; plain
+// text is never kept; the text gzip encoding is kept from the first scrape
+// that asks for it on.
+func TestEncodedAheadOfScrapes(t *testing.T) {
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 40}})
+	src := &countingViews{src: h.views}
+	h.views.set(h.walk(walkSpec{}))
+	p := newPair(src)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); p.enc.Run(ctx, time.Hour) }() // no tick within the test
+	t.Cleanup(func() { cancel(); <-done })
+	deadline := time.Now().Add(30 * time.Second)
+	for !p.enc.running.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not start within 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	h.clock.Advance(61 * time.Minute) // every snapshot replaced
-	walk(day1)
-	walk(day7)
-	get(t, p.cur, acceptText, false)
+	omgz := exposition.Encoding{Format: exposition.OpenMetrics, Gzip: true}
+	textgz := exposition.Encoding{Format: exposition.Text, Gzip: true}
 	b := p.enc.Bytes()
 	for _, e := range exposition.Encodings {
-		if asked := e == (exposition.Encoding{Format: exposition.Text}); (b[e.Index()] > 0) != asked {
-			t.Errorf("after text-only scrapes, %s holds %d bytes", e, b[e.Index()])
+		if (b[e.Index()] > 0) != (e == omgz) {
+			t.Errorf("before any scrape, %s holds %d bytes; want only %s encoded", e, b[e.Index()], omgz)
+		}
+	}
+	reads := src.n.Load()
+	p.compare(t, "served by Run's state") // every encoding, against the whole collector
+	if n := src.n.Load(); n != reads+4 {  // the reference handler's 4 scrapes only
+		t.Errorf("scrapes read the views %d times, want 0", n-reads-4)
+	}
+	b = p.enc.Bytes()
+	if b[textgz.Index()] == 0 || b[omgz.Index()] == 0 {
+		t.Errorf("gzipped encodings not kept after scrapes asked for them: %v", b)
+	}
+	for _, e := range []exposition.Encoding{{Format: exposition.Text}, {Format: exposition.OpenMetrics}} {
+		if b[e.Index()] != 0 {
+			t.Errorf("%s holds %d bytes: plain encodings are not kept", e, b[e.Index()])
 		}
 	}
 }
+
+// countingViews counts the reads of a ViewSource.
+type countingViews struct {
+	src ViewSource
+	n   atomic.Int64
+}
+
+func (c *countingViews) Views() []sources.View { c.n.Add(1); return c.src.Views() }
 
 // TestEncodedOddPaths: label values that need escaping, a site without
 // paths and an empty window encode as the registry does.

@@ -8,6 +8,7 @@ package collector
 
 import (
 	"cmp"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -64,29 +65,144 @@ var DataFamilies = func() []*DataFamily {
 	return out
 }()
 
-var (
-	statusLabels       = []string{"project", "source", "window", "scope"}
-	refreshSuccessDesc = prometheus.NewDesc("mintlify_analytics_refresh_success",
-		"1 if the last refresh of this project, source, window and scope succeeded, else 0.", statusLabels, nil)
-	lastRefreshDesc = prometheus.NewDesc("mintlify_analytics_last_refresh_timestamp_seconds",
-		"Unix time of the last successful refresh: the age of the data exported.", statusLabels, nil)
-	refreshDurationDesc = prometheus.NewDesc("mintlify_analytics_refresh_duration_seconds",
-		"How long the last refresh took, pages and retries included.", statusLabels, nil)
-	refreshIntervalDesc = prometheus.NewDesc("mintlify_analytics_refresh_interval_seconds",
-		"Planned interval between two refreshes, as the analytics budget pays for it.", statusLabels, nil)
-	refreshFailuresDesc = prometheus.NewDesc("mintlify_analytics_refresh_failures_total",
-		"Refreshes that failed: API errors, page or cursor loops that did not end, budget waits cut short.", statusLabels, nil)
-	pathsDesc = prometheus.NewDesc("mintlify_analytics_paths",
-		"Paths exported for this project, source and window, after the path filters and cap.", []string{"project", "source", "window"}, nil)
-	pathsDroppedDesc = prometheus.NewDesc("mintlify_analytics_paths_dropped",
-		"Paths the API reported that the path filters or cap left out.", []string{"project", "source", "window"}, nil)
-	labelValuesFoldedDesc = prometheus.NewDesc("mintlify_analytics_label_values_folded",
-		"Distinct values of a label from the API that the last refresh summed under other, beyond the label's cap.", []string{"project", "source", "window", "label"}, nil)
+var statusLabels = []string{"project", "source", "window", "scope"}
 
-	statusDescs = []*prometheus.Desc{
-		refreshSuccessDesc, lastRefreshDesc, refreshDurationDesc, refreshIntervalDesc, refreshFailuresDesc, pathsDesc, pathsDroppedDesc, labelValuesFoldedDesc,
-	}
+// statusFamily is one family of the refresh status series, exported per
+// view (project, source, window and scope) next to the data.
+type statusFamily struct {
+	name, help string
+	labels     []string
+	counter    bool
+	desc       *prometheus.Desc
+}
+
+// Indexes of statusFamilies.
+const (
+	stSuccess = iota
+	stLastRefresh
+	stDuration
+	stInterval
+	stFailures
+	stPaths
+	stPathsDropped
+	stFolded
 )
+
+// statusFamilies are the refresh status families, in stSuccess... order.
+var statusFamilies = func() []*statusFamily {
+	pw := []string{"project", "source", "window"}
+	fs := []*statusFamily{
+		{name: "mintlify_analytics_refresh_success", labels: statusLabels,
+			help: "1 if the last refresh of this project, source, window and scope succeeded, else 0."},
+		{name: "mintlify_analytics_last_refresh_timestamp_seconds", labels: statusLabels,
+			help: "Unix time of the last successful refresh: the age of the data exported."},
+		{name: "mintlify_analytics_refresh_duration_seconds", labels: statusLabels,
+			help: "How long the last refresh took, pages and retries included."},
+		{name: "mintlify_analytics_refresh_interval_seconds", labels: statusLabels,
+			help: "Planned interval between two refreshes, as the analytics budget pays for it."},
+		{name: "mintlify_analytics_refresh_failures_total", labels: statusLabels, counter: true,
+			help: "Refreshes that failed: API errors, page or cursor loops that did not end, budget waits cut short."},
+		{name: "mintlify_analytics_paths", labels: pw,
+			help: "Paths exported for this project, source and window, after the path filters and cap."},
+		{name: "mintlify_analytics_paths_dropped", labels: pw,
+			help: "Paths the API reported that the path filters or cap left out."},
+		{name: "mintlify_analytics_label_values_folded", labels: []string{"project", "source", "window", "label"},
+			help: "Distinct values of a label from the API that the last refresh summed under other, beyond the label's cap."},
+	}
+	for _, f := range fs {
+		f.desc = prometheus.NewDesc(f.name, f.help, f.labels, nil)
+	}
+	return fs
+}()
+
+var (
+	refreshSuccessDesc  = statusFamilies[stSuccess].desc
+	lastRefreshDesc     = statusFamilies[stLastRefresh].desc
+	refreshDurationDesc = statusFamilies[stDuration].desc
+	refreshIntervalDesc = statusFamilies[stInterval].desc
+	pathsDesc           = statusFamilies[stPaths].desc
+	pathsDroppedDesc    = statusFamilies[stPathsDropped].desc
+
+	statusDescs = func() []*prometheus.Desc {
+		out := make([]*prometheus.Desc, len(statusFamilies))
+		for i, f := range statusFamilies {
+			out[i] = f.desc
+		}
+		return out
+	}()
+)
+
+// statusRow is what the status series of one view show: comparable, so
+// that a cache of their encoding knows when it is out of date.
+type statusRow struct {
+	project, source, window, scope string
+	attempted, ok                  bool
+	duration, interval             time.Duration
+	failures                       int
+	lastSuccess                    int64 // Unix nanoseconds; 0 before a success
+	hasPaths                       bool
+	paths, dropped                 int
+	// folded are the snapshot's sources.FoldReporter counts (an array, so
+	// that the row stays comparable); nFolded of them are set.
+	folded  [maxFoldedLabels]sources.Folded
+	nFolded int
+}
+
+// maxFoldedLabels bounds the labels of one source whose values are folded
+// (the assistant folds four).
+const maxFoldedLabels = 8
+
+func statusRowOf(v *sources.View) statusRow {
+	r := statusRow{project: v.Project, source: v.Source, window: v.Window, scope: v.Scope,
+		attempted: v.Attempted, ok: v.OK, duration: v.Duration, interval: v.Interval, failures: v.Failures}
+	if !v.LastSuccess.IsZero() {
+		r.lastSuccess = v.LastSuccess.UnixNano()
+	}
+	if t, ok := v.Data.(*sources.TrafficSnapshot); ok && v.Scope == sources.ScopePages && t.Paths != nil {
+		r.hasPaths, r.paths, r.dropped = true, len(t.Paths), t.Dropped
+	}
+	if f, ok := v.Data.(sources.FoldReporter); ok && v.Scope == sources.ScopePages {
+		r.nFolded = copy(r.folded[:], f.FoldedValues())
+	}
+	return r
+}
+
+func statusRows(views []sources.View) []statusRow {
+	out := make([]statusRow, len(views))
+	for i := range views {
+		out[i] = statusRowOf(&views[i])
+	}
+	return out
+}
+
+// emit calls fn once per status series of the row, with the index of its
+// family in statusFamilies and its label values.
+//
+// Per project, source, window and scope it always emits refresh_success,
+// refresh_duration once a refresh has finished, last_refresh_timestamp
+// once one has succeeded (omitted, not 0, before that: a 0 would read as a
+// 56-year-old snapshot) and the planned interval.
+func (r *statusRow) emit(fn func(family int, value float64, labelValues ...string)) {
+	lv := [4]string{r.project, r.source, r.window, r.scope}
+	fn(stSuccess, boolFloat(r.ok), lv[:]...)
+	if r.attempted {
+		fn(stDuration, r.duration.Seconds(), lv[:]...)
+	}
+	fn(stFailures, float64(r.failures), lv[:]...)
+	if r.interval > 0 {
+		fn(stInterval, r.interval.Seconds(), lv[:]...)
+	}
+	if r.lastSuccess != 0 {
+		fn(stLastRefresh, float64(r.lastSuccess)/1e9, lv[:]...)
+	}
+	if r.hasPaths {
+		fn(stPaths, float64(r.paths), lv[:3]...)
+		fn(stPathsDropped, float64(r.dropped), lv[:3]...)
+	}
+	for _, f := range r.folded[:r.nFolded] {
+		fn(stFolded, float64(f.Values), r.project, r.source, r.window, f.Label)
+	}
+}
 
 // ViewSource is what the collector reads; the refresh plans implement it.
 type ViewSource interface {
@@ -185,13 +301,6 @@ func NewAnalytics(src ViewSource, logger log.Logger) *Analytics {
 	return newAnalytics(src, logger, true, true)
 }
 
-// NewStatus returns a collector of the status series of src's snapshots
-// only, for a registry whose handler writes the data families from an
-// Encoded cache (internal/exposition).
-func NewStatus(src ViewSource, logger log.Logger) *Analytics {
-	return newAnalytics(src, logger, true, false)
-}
-
 func newAnalytics(src ViewSource, logger log.Logger, status, data bool) *Analytics {
 	return &Analytics{src: src, logger: cmp.Or[log.Logger](logger, log.NewNopLogger()), status: status, data: data}
 }
@@ -211,38 +320,21 @@ func (a *Analytics) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector. It only reads snapshots: no I/O,
-// no waiting on refreshes.
-//
-// Per project, source, window and scope it always emits refresh_success,
-// refresh_duration once a refresh has finished, last_refresh_timestamp
-// once one has succeeded (omitted, not 0, before that: a 0 would read as a
-// 56-year-old snapshot) and the planned interval. The data series come
-// from the snapshots the plan says to serve, and vanish with them.
+// no waiting on refreshes. The status series are statusRow.emit's; the data
+// series come from the snapshots the plan says to serve, and vanish with
+// them.
 func (a *Analytics) Collect(ch chan<- prometheus.Metric) {
 	views := a.src.Views()
 	if a.status {
-		for _, v := range views {
-			lv := []string{v.Project, v.Source, v.Window, v.Scope}
-			a.gauge(ch, refreshSuccessDesc, boolFloat(v.OK), lv...)
-			if v.Attempted {
-				a.gauge(ch, refreshDurationDesc, v.Duration.Seconds(), lv...)
-			}
-			a.metric(ch, refreshFailuresDesc, prometheus.CounterValue, float64(v.Failures), lv...)
-			if v.Interval > 0 {
-				a.gauge(ch, refreshIntervalDesc, v.Interval.Seconds(), lv...)
-			}
-			if !v.LastSuccess.IsZero() {
-				a.gauge(ch, lastRefreshDesc, float64(v.LastSuccess.UnixNano())/1e9, lv...)
-			}
-			if t, ok := v.Data.(*sources.TrafficSnapshot); ok && v.Scope == sources.ScopePages && t.Paths != nil {
-				a.gauge(ch, pathsDesc, float64(len(t.Paths)), v.Project, v.Source, v.Window)
-				a.gauge(ch, pathsDroppedDesc, float64(t.Dropped), v.Project, v.Source, v.Window)
-			}
-			if f, ok := v.Data.(sources.FoldReporter); ok && v.Scope == sources.ScopePages {
-				for _, x := range f.FoldedValues() {
-					a.gauge(ch, labelValuesFoldedDesc, float64(x.Values), v.Project, v.Source, v.Window, x.Label)
+		for i := range views {
+			r := statusRowOf(&views[i])
+			r.emit(func(fi int, value float64, lv ...string) {
+				vt := prometheus.GaugeValue
+				if statusFamilies[fi].counter {
+					vt = prometheus.CounterValue
 				}
-			}
+				a.metric(ch, statusFamilies[fi].desc, vt, value, lv...)
+			})
 		}
 	}
 	if !a.data {

@@ -167,17 +167,11 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 		Name: "mintlify_exporter_cluster_walk_leases_held",
 		Help: "Analytics walks this replica holds the lease of now.",
 	}, func() float64 { return float64(c.walksHeld.Load()) })
-	primary := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mintlify_exporter_cluster_primary",
-		Help: "Whether this replica is the primary (1), the one that exports the data every replica shares, or not (0).",
-	}, func() float64 {
-		if c.primary.Load() {
-			return 1
-		}
-		return 0
-	})
+	// mintlify_exporter_cluster_primary is not registered here: a scrape
+	// gathers it (PrimaryFamily) from the same read of the role that
+	// decides whether it exports the shared data.
 	if reg != nil {
-		for _, m := range []prometheus.Collector{c.up, c.ops, held, primary} {
+		for _, m := range []prometheus.Collector{c.up, c.ops, held} {
 			if err := reg.Register(m); err != nil {
 				_ = c.rdb.Close()
 				return nil, fmt.Errorf("cluster metrics: %w", err)

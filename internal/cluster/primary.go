@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-kit/log/level"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // primaryLease is the name of the lease whose holder is the primary.
@@ -15,6 +16,24 @@ const primaryLease = "primary"
 // exports what every replica shares (analytics data, the plan's status,
 // the budgets), so that scraping every replica counts each series once.
 func (c *Client) IsPrimary() bool { return c.primary.Load() }
+
+// PrimaryFamily is mintlify_exporter_cluster_primary for a role read once
+// (IsPrimary): a scrape gathers it beside the data that same read decides
+// to export or not, so that the gauge and the data never disagree.
+func PrimaryFamily(primary bool) *dto.MetricFamily {
+	v := 0.0
+	if primary {
+		v = 1
+	}
+	name := "mintlify_exporter_cluster_primary"
+	help := "Whether this replica is the primary (1), the one that exports the data every replica shares, or not (0)."
+	return &dto.MetricFamily{
+		Name:   &name,
+		Help:   &help,
+		Type:   dto.MetricType_GAUGE.Enum(),
+		Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: &v}}},
+	}
+}
 
 // RunPrimary contends for the primary lease as owner until ctx ends, then
 // gives it up so that another replica takes over at once. The holder

@@ -23,15 +23,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
@@ -300,19 +297,10 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		"organizations", len(cfg.Organizations), "projects", len(cfg.Projects), "config", cmp.Or(cfg.File, "flags"))
 	// With replicas, only the primary exports the data they all hold, so
 	// that scraping every replica counts each series once.
-	views := collector.ViewSource(set)
-	budgets := budget.Set(set.Budgets)
+	var primary func() bool
 	if shared != nil {
-		views = primaryViews{set, shared}
-		budgets = func() []*budget.Budget {
-			if !shared.IsPrimary() {
-				return nil
-			}
-			return set.Budgets()
-		}
+		primary = shared.IsPrimary
 	}
-	reg.MustRegister(budgets, collector.NewStatus(views, logger))
-	encoded := collector.NewEncoded(views, logger)
 
 	reloader := reload.New(reg, func() error {
 		next, err := load()
@@ -363,11 +351,9 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		return r
 	}
 	srv, err := server.New(o.Server, server.Routes{
-		Metrics: promhttp.InstrumentMetricHandler(reg, exposition.NewHandler(reg, encoded, exposition.Opts{
-			ErrorLog:            logging.PromHTTPErrorLogger{Logger: logger},
-			MaxRequestsInFlight: o.Server.MaxRequests,
-			Registry:            reg,
-		})),
+		Metrics: metricsHandler(ctx, &wg, reg, metricsOptions{
+			Views: set, Budgets: set.Budgets, Primary: primary, MaxRequests: o.Server.MaxRequests, Logger: logger,
+		}),
 		API:     api,
 		Reload:  reloader.Handler(),
 		Front:   front,
@@ -387,20 +373,6 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	err = srv.Run(ctx)
 	stopTracker()
 	return err
-}
-
-// primaryViews are the views of set on the primary replica, none on the
-// others.
-type primaryViews struct {
-	set     *orgs.Set
-	cluster *cluster.Client
-}
-
-func (p primaryViews) Views() []refresh.View {
-	if !p.cluster.IsPrimary() {
-		return nil
-	}
-	return p.set.Views()
 }
 
 // logGateway says who can reach the gateway: a warning when anyone can,

@@ -64,6 +64,15 @@ const NumEncodings = 4
 // GaugeHeader returns the HELP and TYPE lines of a gauge family exactly as
 // expfmt writes them in format f.
 func GaugeHeader(f Format, name, help string) ([]byte, error) {
+	return Header(f, name, help, false)
+}
+
+// Header returns the HELP and TYPE lines of a gauge family, or of a counter
+// family when counter is set (name ending in _total, which OpenMetrics
+// leaves out of these lines), exactly as expfmt writes them in format f.
+// Gauge.Append writes either's samples: a counter without a created
+// timestamp is one line per series, as a gauge is.
+func Header(f Format, name, help string, counter bool) ([]byte, error) {
 	// expfmt refuses a family without metrics: encode one and cut it off.
 	zero := 0.0
 	mf := &dto.MetricFamily{
@@ -71,6 +80,10 @@ func GaugeHeader(f Format, name, help string) ([]byte, error) {
 		Help:   &help,
 		Type:   dto.MetricType_GAUGE.Enum(),
 		Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: &zero}}},
+	}
+	if counter {
+		mf.Type = dto.MetricType_COUNTER.Enum()
+		mf.Metric = []*dto.Metric{{Counter: &dto.Counter{Value: &zero}}}
 	}
 	var buf bytes.Buffer
 	var err error

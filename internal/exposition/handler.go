@@ -1,6 +1,7 @@
 package exposition
 
 import (
+	"bufio"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -23,16 +25,33 @@ type Family struct {
 	Name   string
 	Header []byte
 	Chunks [][]byte
+	// Write, when set, writes the whole family (Header and its series,
+	// or nothing when it has none) in place of Header and Chunks, as the
+	// series are encoded: for encodings cheaper to encode per scrape into
+	// a small buffer than to keep (plain text, 15 times gzip's size).
+	Write func(w io.Writer) error
+}
+
+// Answer is what one scrape writes beside the registry's families. A
+// Source makes it once per scrape, so that everything in it comes from one
+// read of its state (the replica's role, say: its gauge and the data it
+// decides over).
+type Answer struct {
+	// Gatherer, when set, is gathered with the registry's families.
+	Gatherer prometheus.Gatherer
+	// Families are written after the registry's; a family without
+	// chunks (and without Write) is left out.
+	Families []Family
 }
 
 // Source holds families encoded ahead of time.
 type Source interface {
-	// Encoded returns the families to write after the registry's, in the
-	// encoding e. A family without chunks is left out.
-	Encoded(e Encoding) []Family
-	// Collector yields the same series as metrics, for the formats served
-	// through the registry (protobuf).
-	prometheus.Collector
+	// Answer returns what a scrape in encoding e writes after the
+	// registry's families.
+	Answer(e Encoding) Answer
+	// Gatherer returns the same series as metrics, for the formats served
+	// through the registry (protobuf); called once per such scrape.
+	Gatherer() prometheus.Gatherer
 }
 
 // Opts configures the handler, as promhttp.HandlerOpts does promhttp's.
@@ -44,9 +63,11 @@ type Opts struct {
 	Registry prometheus.Registerer
 }
 
-// gzipLevel compresses the registry's part of a gzipped answer: a few kB
-// written on every scrape, so the fastest level.
-const gzipLevel = gzip.BestSpeed
+// gzipLevel is the registry's part of a gzipped answer, made on every
+// scrape: a few tens of kB, stored rather than compressed (a valid gzip
+// member at level 0), because compressing it cost more CPU than the rest
+// of a cached scrape (BENCHMARKS.md, "Scrapes at scale").
+const gzipLevel = gzip.NoCompression
 
 var gzipPool = sync.Pool{New: func() any {
 	zw, _ := gzip.NewWriterLevel(nil, gzipLevel)
@@ -80,17 +101,7 @@ func NewHandler(reg prometheus.Gatherer, src Source, o Opts) http.Handler {
 			errCnt = are.ExistingCollector.(*prometheus.CounterVec)
 		}
 	}
-	data := prometheus.NewRegistry()
-	data.MustRegister(src)
-	h := &handler{
-		reg: reg, src: src, o: o, errCnt: errCnt,
-		// Registry unset: it would register a second errors counter.
-		proto: promhttp.HandlerFor(prometheus.Gatherers{reg, data}, promhttp.HandlerOpts{
-			ErrorLog:          o.ErrorLog,
-			ErrorHandling:     promhttp.ContinueOnError,
-			EnableOpenMetrics: true,
-		}),
-	}
+	h := &handler{reg: reg, src: src, o: o, errCnt: errCnt}
 	if o.MaxRequestsInFlight > 0 {
 		h.inFlight = make(chan struct{}, o.MaxRequestsInFlight)
 	}
@@ -102,9 +113,15 @@ type handler struct {
 	src      Source
 	o        Opts
 	errCnt   *prometheus.CounterVec
-	proto    http.Handler
 	inFlight chan struct{}
 }
+
+// bufSize is what a scrape buffers before writing to the socket: many
+// small chunks (a snapshot's family each) leave in few writes, and a
+// scrape in flight holds this much whatever the size of the answer.
+const bufSize = 128 << 10
+
+var bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, bufSize) }}
 
 func (h *handler) logf(format string, args ...any) {
 	if h.o.ErrorLog != nil {
@@ -131,11 +148,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	case expfmt.TypeOpenMetrics:
 		enc.Format = OpenMetrics
 	default:
-		h.proto.ServeHTTP(w, req)
+		// Registry unset: it would register a second errors counter.
+		promhttp.HandlerFor(prometheus.Gatherers{h.reg, h.src.Gatherer()}, promhttp.HandlerOpts{
+			ErrorLog:          h.o.ErrorLog,
+			ErrorHandling:     promhttp.ContinueOnError,
+			EnableOpenMetrics: true,
+		}).ServeHTTP(w, req)
 		return
 	}
 
-	mfs, err := h.reg.Gather()
+	enc.Gzip = acceptsGzip(req.Header.Get("Accept-Encoding"))
+	answer := h.src.Answer(enc) // once: one view of the source's state
+	var gatherer prometheus.Gatherer = h.reg
+	if answer.Gatherer != nil {
+		gatherer = prometheus.Gatherers{h.reg, answer.Gatherer}
+	}
+	mfs, err := gatherer.Gather()
 	if err != nil {
 		h.logf("error gathering metrics: %v", err)
 		h.errCnt.WithLabelValues("gathering").Inc()
@@ -151,8 +179,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			filter[n] = true
 		}
 	}
-	enc.Gzip = acceptsGzip(req.Header.Get("Accept-Encoding"))
-
 	hdr := w.Header()
 	hdr.Add("Vary", "Accept")
 	hdr.Add("Vary", "Accept-Encoding")
@@ -161,14 +187,33 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		hdr.Set("Content-Encoding", "gzip")
 	}
 
+	bw := bufPool.Get().(*bufio.Writer)
+	bw.Reset(w)
+	defer func() {
+		bw.Reset(nil) // no reference to w stays in the pool
+		bufPool.Put(bw)
+	}()
+	if err := h.write(bw, enc, format, mfs, answer.Families, filter); err != nil {
+		h.encodingError(err)
+		return
+	}
+	if err := bw.Flush(); err != nil {
+		h.encodingError(err)
+	}
+}
+
+// write writes the registry's families mfs, then the pre-encoded families,
+// then OpenMetrics' # EOF: the cached bytes go to bw as they are, no copy
+// of the answer is made.
+func (h *handler) write(bw *bufio.Writer, enc Encoding, format expfmt.Format, mfs []*dto.MetricFamily, fams []Family, filter map[string]bool) error {
 	// The registry's part: encoded now, as promhttp would (its own gzip
 	// member when gzipped).
-	var out io.Writer = w
+	var out io.Writer = bw
 	var zw *gzip.Writer
 	if enc.Gzip {
 		zw = gzipPool.Get().(*gzip.Writer)
 		defer gzipPool.Put(zw)
-		zw.Reset(w)
+		zw.Reset(bw)
 		out = zw
 	}
 	e := expfmt.NewEncoder(out, format)
@@ -177,30 +222,35 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			continue
 		}
 		if err := e.Encode(mf); err != nil {
-			h.encodingError(err)
-			return
+			return err
 		}
 	}
 	if zw != nil {
 		if err := zw.Close(); err != nil {
-			h.encodingError(err)
-			return
+			return err
 		}
 	}
 
 	// The pre-encoded part: whole families, already in this encoding.
-	for _, f := range h.src.Encoded(enc) {
-		if len(f.Chunks) == 0 || (filter != nil && !filter[f.Name]) {
+	for _, f := range fams {
+		if filter != nil && !filter[f.Name] {
 			continue
 		}
-		if _, err := w.Write(f.Header); err != nil {
-			h.encodingError(err)
-			return
+		if f.Write != nil {
+			if err := f.Write(bw); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(f.Chunks) == 0 {
+			continue
+		}
+		if _, err := bw.Write(f.Header); err != nil {
+			return err
 		}
 		for _, c := range f.Chunks {
-			if _, err := w.Write(c); err != nil {
-				h.encodingError(err)
-				return
+			if _, err := bw.Write(c); err != nil {
+				return err
 			}
 		}
 	}
@@ -209,10 +259,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		if enc.Gzip {
 			eof = eofGzip
 		}
-		if _, err := w.Write(eof); err != nil {
-			h.encodingError(err)
+		if _, err := bw.Write(eof); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 func (h *handler) encodingError(err error) {

@@ -33,7 +33,13 @@ func (s *stubSource) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, 2, "a")
 }
 
-func (s *stubSource) Encoded(e Encoding) []Family {
+func (s *stubSource) Gatherer() prometheus.Gatherer {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(s)
+	return reg
+}
+
+func (s *stubSource) Answer(e Encoding) Answer {
 	if s.block != nil {
 		<-s.block
 	}
@@ -43,7 +49,7 @@ func (s *stubSource) Encoded(e Encoding) []Family {
 	if e.Gzip {
 		h, c = Gzip(h, 1), Gzip(c, 1)
 	}
-	return []Family{{Name: "stub_value", Header: h, Chunks: [][]byte{c}}}
+	return Answer{Families: []Family{{Name: "stub_value", Header: h, Chunks: [][]byte{c}}}}
 }
 
 func serve(h http.Handler, accept, target string) *httptest.ResponseRecorder {

@@ -1,0 +1,95 @@
+package exporter
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/mintlify-exporter/mintlify_exporter/collector"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
+)
+
+// metricsOptions are what the /metrics handler serves beside reg.
+type metricsOptions struct {
+	// Views are the plans' snapshots and status; Budgets their budgets.
+	Views   collector.ViewSource
+	Budgets func() []*budget.Budget
+	// Primary, when set (replicas), reads this replica's role: the shared
+	// analytics (status, data, budgets) are served on the primary alone.
+	Primary     func() bool
+	MaxRequests int
+	Logger      log.Logger
+}
+
+// metricsHandler returns the /metrics handler over reg (the exporter's own
+// collectors, gathered per scrape) and the analytics encoded by a
+// collector.Encoded, which it keeps current off the scrape path until ctx
+// ends (owned by wg).
+func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Registry, o metricsOptions) http.Handler {
+	encoded := collector.NewEncoded(o.Views, o.Logger)
+	wg.Go(func() { encoded.Run(ctx, collector.DefaultEncodeInterval) })
+	budgets := prometheus.NewRegistry()
+	budgets.MustRegister(budget.Set(o.Budgets))
+	var src exposition.Source = sharedAnalytics{analytics: encoded, budgets: budgets, primary: func() bool { return true }}
+	if o.Primary != nil {
+		src = sharedAnalytics{analytics: encoded, budgets: budgets, primary: o.Primary, role: true}
+	}
+	return promhttp.InstrumentMetricHandler(reg, exposition.NewHandler(reg, src, exposition.Opts{
+		ErrorLog:            logging.PromHTTPErrorLogger{Logger: o.Logger},
+		MaxRequestsInFlight: o.MaxRequests,
+		Registry:            reg,
+	}))
+}
+
+// sharedAnalytics are the analytics every replica shares (status, data,
+// budgets), served when primary says so. A scrape reads the role once:
+// mintlify_exporter_cluster_primary (with role) and whether the analytics
+// are served come from that one read, so that a scrape during a change of
+// primary never shows the data with the gauge at 0, nor the gauge at 1
+// without the data.
+type sharedAnalytics struct {
+	analytics exposition.Source
+	budgets   prometheus.Gatherer
+	primary   func() bool
+	role      bool // export mintlify_exporter_cluster_primary
+}
+
+func (s sharedAnalytics) Answer(e exposition.Encoding) exposition.Answer {
+	primary := s.primary()
+	g := s.roleGatherer(primary)
+	if !primary {
+		return exposition.Answer{Gatherer: g}
+	}
+	a := s.analytics.Answer(e)
+	g = append(g, s.budgets)
+	if a.Gatherer != nil {
+		g = append(g, a.Gatherer)
+	}
+	return exposition.Answer{Gatherer: g, Families: a.Families}
+}
+
+func (s sharedAnalytics) Gatherer() prometheus.Gatherer {
+	primary := s.primary()
+	g := s.roleGatherer(primary)
+	if primary {
+		g = append(g, s.budgets, s.analytics.Gatherer())
+	}
+	return g
+}
+
+func (s sharedAnalytics) roleGatherer(primary bool) prometheus.Gatherers {
+	if !s.role {
+		return prometheus.Gatherers{}
+	}
+	return prometheus.Gatherers{prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		return []*dto.MetricFamily{cluster.PrimaryFamily(primary)}, nil
+	})}
+}
