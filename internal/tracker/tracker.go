@@ -225,8 +225,7 @@ type loadedState struct {
 func (s *Tracker) loadJob(l *loadedState, want func(project string) bool, now time.Time, k, v []byte) {
 	rec, err := decodeRecord(v)
 	if err != nil {
-		l.bad++
-		level.Warn(s.logger).Log("msg", "skipping unreadable record in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
+		s.skipUnreadable(l, "record", k, err)
 		return
 	}
 	if !want(rec.Project) {
@@ -254,6 +253,13 @@ func (s *Tracker) loadJob(l *loadedState, want func(project string) bool, now ti
 	l.entries[string(k)] = e
 }
 
+// skipUnreadable counts and logs a record or intent (what) of the state
+// file that does not decode, under key k.
+func (s *Tracker) skipUnreadable(l *loadedState, what string, k []byte, err error) {
+	l.bad++
+	level.Warn(s.logger).Log("msg", "skipping unreadable "+what+" in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
+}
+
 // idempotencyKeys are the keys of the creates and follow-ups of entries.
 func idempotencyKeys(entries map[string]*entry) map[string]keyRef {
 	keys := map[string]keyRef{}
@@ -276,8 +282,7 @@ func idempotencyKeys(entries map[string]*entry) map[string]keyRef {
 func (s *Tracker) loadCreateIntent(l *loadedState, want func(project string) bool, k, v []byte) {
 	in, err := decodeIntent(v)
 	if err != nil {
-		l.bad++
-		level.Warn(s.logger).Log("msg", "skipping unreadable create intent in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
+		s.skipUnreadable(l, "create intent", k, err)
 		return
 	}
 	if !want(in.Project) {
