@@ -25,7 +25,7 @@ IMAGE_BASE ?= gcr.io/distroless/static-debian12:nonroot
 # Where `make run` listens: loopback only, since it enables the job gateway.
 RUN_ADDR ?= localhost:9871
 
-.PHONY: all build test test-loaded lint run bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check scale-bench
+.PHONY: all build test test-loaded lint cyclo run bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check scale-bench
 
 all: lint test build
 
@@ -47,6 +47,16 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+
+# No function above cyclomatic 20 (gocyclo, a `go tool` dependency) in the
+# non-test Go files; generated files (the standard "Code generated ... DO NOT
+# EDIT." line) are left out. Lists the functions over the limit and fails.
+CYCLO_OVER ?= 20
+cyclo:
+	@files=$$(git ls-files -co --exclude-standard '*.go' | grep -v '_test\.go$$' | \
+	  xargs grep -L '^// Code generated .* DO NOT EDIT\.$$'); \
+	  $(GO) tool gocyclo -over $(CYCLO_OVER) $$files || \
+	  { echo "functions above cyclomatic $(CYCLO_OVER): split them (docs/development.md)"; exit 1; }
 
 run: build
 	./$(BIN) --mintlify.sandbox --web.enable-agent-api --web.listen-address=$(RUN_ADDR) \

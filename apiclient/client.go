@@ -264,32 +264,9 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-
-	// req.path is already escaped: Path must hold its unescaped form and
-	// RawPath the escaped one, or url.URL escapes the escapes again (an id
-	// "a/b" would be sent as a%252Fb, i.e. as the id "a%2Fb").
-	u := *c.base
-	u.RawPath = c.base.EscapedPath() + req.path
-	p, err := url.PathUnescape(u.RawPath)
+	httpReq, err := c.newHTTPRequest(ctx, req)
 	if err != nil {
 		return 0, false, fmt.Errorf("mintlify API %s: building request: %w", req.endpoint, err)
-	}
-	u.Path = p
-	u.RawQuery = req.query.Encode()
-	var body io.Reader
-	if req.body != nil {
-		body = bytes.NewReader(req.body)
-	}
-	httpReq, err := http.NewRequestWithContext(ctx, req.method, u.String(), body)
-	if err != nil {
-		return 0, false, fmt.Errorf("mintlify API %s: building request: %w", req.endpoint, err)
-	}
-	key := *c.key.Load()
-	httpReq.Header.Set("Authorization", "Bearer "+key)
-	httpReq.Header.Set("User-Agent", c.ua)
-	httpReq.Header.Set("Accept", "application/json")
-	if req.body != nil {
-		httpReq.Header.Set("Content-Type", "application/json")
 	}
 
 	// Latency is measured on the real clock, like the HTTP timeouts that
@@ -305,39 +282,89 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 	defer resp.Body.Close()
 	data, readErr := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	c.metrics.observe(req.endpoint, resp.StatusCode, time.Since(start))
-	level.Debug(c.logger).Log("msg", "API request", "endpoint", req.endpoint, "method", req.method, "path", u.Path, "status", resp.StatusCode, "duration", time.Since(start))
+	level.Debug(c.logger).Log("msg", "API request", "endpoint", req.endpoint, "method", req.method, "path", httpReq.URL.Path, "status", resp.StatusCode, "duration", time.Since(start))
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		now := c.now()
-		retryAfter := parseRetryAfter(resp.Header.Get("Retry-After"), now)
-		if retryAfter > 0 && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-			c.setGate(req.endpoint, now.Add(retryAfter))
-		}
-		if analytics && resp.StatusCode == http.StatusTooManyRequests {
-			c.analytics.Rejected(retryAfter)
-		}
-		apiErr := newAPIError(req.endpoint, resp.StatusCode, data, retryAfter, c.redactor)
-		retryable := req.idempotent && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)
-		return resp.StatusCode, retryable, apiErr
+		return resp.StatusCode, req.idempotent && retryableStatus(resp.StatusCode), c.statusError(req, resp, data, analytics)
 	}
+	retryable, err := c.decodeBody(req, resp.StatusCode, data, readErr, out)
+	return resp.StatusCode, retryable, err
+}
+
+// newHTTPRequest builds the HTTP request of req, with the key and the
+// headers the API wants.
+func (c *Client) newHTTPRequest(ctx context.Context, req request) (*http.Request, error) {
+	// req.path is already escaped: Path must hold its unescaped form and
+	// RawPath the escaped one, or url.URL escapes the escapes again (an id
+	// "a/b" would be sent as a%252Fb, i.e. as the id "a%2Fb").
+	u := *c.base
+	u.RawPath = c.base.EscapedPath() + req.path
+	p, err := url.PathUnescape(u.RawPath)
+	if err != nil {
+		return nil, err
+	}
+	u.Path = p
+	u.RawQuery = req.query.Encode()
+	var body io.Reader
+	if req.body != nil {
+		body = bytes.NewReader(req.body)
+	}
+	httpReq, err := http.NewRequestWithContext(ctx, req.method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	key := *c.key.Load()
+	httpReq.Header.Set("Authorization", "Bearer "+key)
+	httpReq.Header.Set("User-Agent", c.ua)
+	httpReq.Header.Set("Accept", "application/json")
+	if req.body != nil {
+		httpReq.Header.Set("Content-Type", "application/json")
+	}
+	return httpReq, nil
+}
+
+// retryableStatus: a rate limit or a server fault may pass (for a request
+// that is safe to send again).
+func retryableStatus(code int) bool {
+	return code == http.StatusTooManyRequests || code >= 500
+}
+
+// statusError is the error of an answer that is not a 2xx. A Retry-After
+// on a 429 or 503 closes the endpoint's gate until then, and a 429 on an
+// analytics endpoint tells the budget.
+func (c *Client) statusError(req request, resp *http.Response, data []byte, analytics bool) error {
+	now := c.now()
+	retryAfter := parseRetryAfter(resp.Header.Get("Retry-After"), now)
+	if retryAfter > 0 && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+		c.setGate(req.endpoint, now.Add(retryAfter))
+	}
+	if analytics && resp.StatusCode == http.StatusTooManyRequests {
+		c.analytics.Rejected(retryAfter)
+	}
+	return newAPIError(req.endpoint, resp.StatusCode, data, retryAfter, c.redactor)
+}
+
+// decodeBody decodes the body of a 2xx answer into out (readErr is the
+// error reading it), and reports whether trying again may succeed.
+func (c *Client) decodeBody(req request, status int, data []byte, readErr error, out any) (bool, error) {
 	if readErr != nil {
-		return resp.StatusCode, req.idempotent, fmt.Errorf("mintlify API %s: reading response: %w", req.endpoint, readErr)
+		return req.idempotent, fmt.Errorf("mintlify API %s: reading response: %w", req.endpoint, readErr)
 	}
 	if len(data) > maxResponseBytes {
-		return resp.StatusCode, false, fmt.Errorf("mintlify API %s: response larger than %d bytes", req.endpoint, maxResponseBytes)
+		return false, fmt.Errorf("mintlify API %s: response larger than %d bytes", req.endpoint, maxResponseBytes)
 	}
 	if req.emptyOK && len(bytes.TrimSpace(data)) == 0 {
-		return resp.StatusCode, false, nil
+		return false, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		if req.private {
-			return resp.StatusCode, false, fmt.Errorf("mintlify API %s: decoding response (HTTP %d, %d bytes, not quoted: it may hold personal data): %w",
-				req.endpoint, resp.StatusCode, len(data), err)
+			return false, fmt.Errorf("mintlify API %s: decoding response (HTTP %d, %d bytes, not quoted: it may hold personal data): %w",
+				req.endpoint, status, len(data), err)
 		}
-		return resp.StatusCode, false, c.redactor.Error(fmt.Errorf("mintlify API %s: decoding response (HTTP %d, body %q): %w",
-			req.endpoint, resp.StatusCode, truncate(c.redactor.String(string(data)), 128), err))
+		return false, c.redactor.Error(fmt.Errorf("mintlify API %s: decoding response (HTTP %d, body %q): %w",
+			req.endpoint, status, truncate(c.redactor.String(string(data)), 128), err))
 	}
-	return resp.StatusCode, false, nil
+	return false, nil
 }
 
 // isAnalytics reports whether an endpoint draws on the organization's

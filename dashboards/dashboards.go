@@ -195,64 +195,113 @@ var dailyRanges = map[string]bool{"1d": true, "1h:1d": true, "$__range:1d": true
 
 // Lint checks a dashboard against the conventions and returns every violation found.
 func Lint(data []byte) []error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-
+	l := &linter{}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return []error{fmt.Errorf("not a JSON object: %w", err)}
 	}
-	if _, ok := raw["__inputs"]; ok {
-		add("has __inputs: export for sharing externally is off; use the datasource variable instead")
-	}
-	if strings.Contains(string(data), "${DS_") {
-		add("refers to a ${DS_...} input placeholder; use ${datasource}")
-	}
+	l.checkNoInputs(raw, data)
 	d, err := Parse(data)
 	if err != nil {
-		return append(errs, err)
+		return append(l.errs, err)
 	}
+	l.checkIdentity(raw, d)
+	vars := l.checkVariables(d.Templating.List)
+	l.known = knownVariables(vars)
+	for _, v := range d.Templating.List {
+		if v.Type == "query" {
+			l.checkRefs(fmt.Sprintf("variable %q", v.Name), v.QueryString())
+		}
+	}
+	l.checkPanels(allPanels(d.Panels))
+	return l.errs
+}
+
+// linter collects the violations of one dashboard.
+type linter struct {
+	errs []error
+	// known are the variables a query may refer to: the dashboard's own and Grafana's built-in ones.
+	known map[string]bool
+}
+
+func (l *linter) add(format string, a ...any) { l.errs = append(l.errs, fmt.Errorf(format, a...)) }
+
+// isOurDatasource reports whether ds is the Prometheus datasource of the "datasource" variable.
+func isOurDatasource(ds *Datasource) bool {
+	return ds != nil && ds.UID == DatasourceUID && ds.Type == "prometheus"
+}
+
+// checkNoInputs rejects the placeholders of Grafana's "export for sharing externally", which break
+// file provisioning.
+func (l *linter) checkNoInputs(raw map[string]json.RawMessage, data []byte) {
+	if _, ok := raw["__inputs"]; ok {
+		l.add("has __inputs: export for sharing externally is off; use the datasource variable instead")
+	}
+	if strings.Contains(string(data), "${DS_") {
+		l.add("refers to a ${DS_...} input placeholder; use ${datasource}")
+	}
+}
+
+// checkIdentity checks the null id, the stable uid and the title.
+func (l *linter) checkIdentity(raw map[string]json.RawMessage, d *Dashboard) {
 	if id, ok := raw["id"]; !ok || strings.TrimSpace(string(id)) != "null" {
-		add(`"id" must be present and null, so that importing never overwrites another dashboard`)
+		l.add(`"id" must be present and null, so that importing never overwrites another dashboard`)
 	}
 	if !uidRe.MatchString(d.UID) {
-		add("uid %q: want a stable, non-empty uid of lower-case letters, digits and dashes (at most 40)", d.UID)
+		l.add("uid %q: want a stable, non-empty uid of lower-case letters, digits and dashes (at most 40)", d.UID)
 	}
 	if strings.TrimSpace(d.Title) == "" {
-		add("no title")
+		l.add("no title")
 	}
+}
 
+// checkVariables checks each template variable and that the required ones are there, and returns
+// the variables by name.
+func (l *linter) checkVariables(list []Variable) map[string]Variable {
 	vars := map[string]Variable{}
-	for _, v := range d.Templating.List {
+	for _, v := range list {
 		if _, dup := vars[v.Name]; dup {
-			add("variable %q defined twice", v.Name)
+			l.add("variable %q defined twice", v.Name)
 		}
 		vars[v.Name] = v
-		if v.Type == "custom" {
-			if strings.TrimSpace(v.QueryString()) == "" || len(v.Options) == 0 {
-				add("variable %q: a custom variable needs its values (query and options)", v.Name)
-			}
-			if cur := v.CurrentValue(); cur == "" || !slices.ContainsFunc(v.Options, func(o Option) bool { return o.Value == cur }) {
-				add("variable %q: the current (default) value %q is not one of its options", v.Name, cur)
-			}
-		}
-		if v.Type == "query" {
-			if v.Datasource == nil || v.Datasource.UID != DatasourceUID || v.Datasource.Type != "prometheus" {
-				add("variable %q: datasource must be {\"type\":\"prometheus\",\"uid\":%q}", v.Name, DatasourceUID)
-			}
-			if v.QueryString() == "" {
-				add("variable %q: empty query", v.Name)
-			}
+		switch v.Type {
+		case "custom":
+			l.checkCustomVariable(v)
+		case "query":
+			l.checkQueryVariable(v)
 		}
 	}
 	if ds, ok := vars["datasource"]; !ok || ds.Type != "datasource" || ds.QueryString() != "prometheus" {
-		add(`no "datasource" variable of type datasource with query prometheus`)
+		l.add(`no "datasource" variable of type datasource with query prometheus`)
 	}
 	for _, name := range RequiredVariables {
 		if v, ok := vars[name]; !ok || v.Type != "query" {
-			add("no %q query variable", name)
+			l.add("no %q query variable", name)
 		}
 	}
+	return vars
+}
+
+func (l *linter) checkCustomVariable(v Variable) {
+	if strings.TrimSpace(v.QueryString()) == "" || len(v.Options) == 0 {
+		l.add("variable %q: a custom variable needs its values (query and options)", v.Name)
+	}
+	if cur := v.CurrentValue(); cur == "" || !slices.ContainsFunc(v.Options, func(o Option) bool { return o.Value == cur }) {
+		l.add("variable %q: the current (default) value %q is not one of its options", v.Name, cur)
+	}
+}
+
+func (l *linter) checkQueryVariable(v Variable) {
+	if !isOurDatasource(v.Datasource) {
+		l.add("variable %q: datasource must be {\"type\":\"prometheus\",\"uid\":%q}", v.Name, DatasourceUID)
+	}
+	if v.QueryString() == "" {
+		l.add("variable %q: empty query", v.Name)
+	}
+}
+
+// knownVariables are the names a query may refer to: the dashboard's variables and Grafana's.
+func knownVariables(vars map[string]Variable) map[string]bool {
 	known := map[string]bool{}
 	for name := range vars {
 		known[name] = true
@@ -260,78 +309,94 @@ func Lint(data []byte) []error {
 	for _, name := range BuiltinVariables {
 		known[name] = true
 	}
-	checkRefs := func(where, s string) {
-		for _, m := range varRefRe.FindAllStringSubmatch(s, -1) {
-			name := m[1] + m[2] + m[3]
-			if !known[name] {
-				add("%s: uses undefined variable $%s", where, name)
-			}
-		}
-	}
-	for _, v := range d.Templating.List {
-		if v.Type == "query" {
-			checkRefs(fmt.Sprintf("variable %q", v.Name), v.QueryString())
-		}
-	}
+	return known
+}
 
+// varRefName is the variable a match of varRefRe refers to, whichever of its forms it uses.
+func varRefName(m []string) string { return m[1] + m[2] + m[3] }
+
+// checkRefs reports every variable s refers to that is not known.
+func (l *linter) checkRefs(where, s string) {
+	for _, m := range varRefRe.FindAllStringSubmatch(s, -1) {
+		if name := varRefName(m); !l.known[name] {
+			l.add("%s: uses undefined variable $%s", where, name)
+		}
+	}
+}
+
+// checkPanels checks the panels (rows flattened): unique ids, and each panel that is not a row.
+func (l *linter) checkPanels(panels []Panel) {
 	ids := map[int]bool{}
-	panels := allPanels(d.Panels)
 	if len(panels) == 0 {
-		add("no panels")
+		l.add("no panels")
 	}
 	for _, p := range panels {
 		where := fmt.Sprintf("panel %q", p.Title)
 		if ids[p.ID] {
-			add("%s: duplicate panel id %d", where, p.ID)
+			l.add("%s: duplicate panel id %d", where, p.ID)
 		}
 		ids[p.ID] = true
-		if p.Type == "row" {
-			continue
-		}
-		if strings.TrimSpace(p.Title) == "" {
-			add("panel %d has no title", p.ID)
-		}
-		if strings.TrimSpace(p.Description) == "" {
-			add("%s: no description", where)
-		}
-		if p.FieldConfig.Defaults.Unit == "" {
-			add("%s: no unit (fieldConfig.defaults.unit)", where)
-		}
-		if p.Datasource == nil || p.Datasource.UID != DatasourceUID || p.Datasource.Type != "prometheus" {
-			add("%s: datasource must be {\"type\":\"prometheus\",\"uid\":%q}", where, DatasourceUID)
-		}
-		if len(p.Targets) == 0 {
-			add("%s: no queries", where)
-		}
-		refIDs := map[string]bool{}
-		for _, t := range p.Targets {
-			tw := fmt.Sprintf("%s, query %s", where, t.RefID)
-			if t.RefID == "" || refIDs[t.RefID] {
-				add("%s: missing or duplicate refId", tw)
-			}
-			refIDs[t.RefID] = true
-			if t.Datasource == nil || t.Datasource.UID != DatasourceUID || t.Datasource.Type != "prometheus" {
-				add("%s: datasource must be {\"type\":\"prometheus\",\"uid\":%q}", tw, DatasourceUID)
-			}
-			if strings.TrimSpace(t.Expr) == "" {
-				add("%s: empty expression", tw)
-			}
-			checkRefs(tw, t.Expr)
-			daily := slices.ContainsFunc(varRefRe.FindAllStringSubmatch(t.Expr, -1), func(m []string) bool {
-				return m[1]+m[2]+m[3] == DayOffsetVariable
-			})
-			for _, m := range rangeRe.FindAllStringSubmatch(t.Expr, -1) {
-				r := strings.TrimSpace(m[1])
-				if daily && dailyRanges[r] {
-					continue
-				}
-				if !allowedRanges[r] {
-					add("%s: range [%s]: use [$__rate_interval] (or [$__range] for totals over the time range)", tw, m[1])
-				}
-			}
+		if p.Type != "row" {
+			l.checkPanel(where, p)
 		}
 	}
-	return errs
+}
+
+// checkPanel checks a panel's title, description, unit, datasource and queries.
+func (l *linter) checkPanel(where string, p Panel) {
+	if strings.TrimSpace(p.Title) == "" {
+		l.add("panel %d has no title", p.ID)
+	}
+	if strings.TrimSpace(p.Description) == "" {
+		l.add("%s: no description", where)
+	}
+	if p.FieldConfig.Defaults.Unit == "" {
+		l.add("%s: no unit (fieldConfig.defaults.unit)", where)
+	}
+	if !isOurDatasource(p.Datasource) {
+		l.add("%s: datasource must be {\"type\":\"prometheus\",\"uid\":%q}", where, DatasourceUID)
+	}
+	if len(p.Targets) == 0 {
+		l.add("%s: no queries", where)
+	}
+	refIDs := map[string]bool{}
+	for _, t := range p.Targets {
+		tw := fmt.Sprintf("%s, query %s", where, t.RefID)
+		if t.RefID == "" || refIDs[t.RefID] {
+			l.add("%s: missing or duplicate refId", tw)
+		}
+		refIDs[t.RefID] = true
+		l.checkTarget(tw, t)
+	}
+}
+
+// checkTarget checks a query's datasource, expression, variables and ranges.
+func (l *linter) checkTarget(where string, t Target) {
+	if !isOurDatasource(t.Datasource) {
+		l.add("%s: datasource must be {\"type\":\"prometheus\",\"uid\":%q}", where, DatasourceUID)
+	}
+	if strings.TrimSpace(t.Expr) == "" {
+		l.add("%s: empty expression", where)
+	}
+	l.checkRefs(where, t.Expr)
+	l.checkRanges(where, t.Expr)
+}
+
+// checkRanges allows Grafana's ranges only, and in a daily query (one that uses $day_offset) the
+// calendar-day ranges too.
+func (l *linter) checkRanges(where, expr string) {
+	daily := slices.ContainsFunc(varRefRe.FindAllStringSubmatch(expr, -1), func(m []string) bool {
+		return varRefName(m) == DayOffsetVariable
+	})
+	for _, m := range rangeRe.FindAllStringSubmatch(expr, -1) {
+		r := strings.TrimSpace(m[1])
+		if daily && dailyRanges[r] {
+			continue
+		}
+		if !allowedRanges[r] {
+			l.add("%s: range [%s]: use [$__rate_interval] (or [$__range] for totals over the time range)", where, m[1])
+		}
+	}
 }
 
 // Load reads and lints every dashboard in dir.
@@ -441,7 +506,7 @@ func LabelValues(q string) (expr, label string, ok bool) {
 func Expand(expr string, vars map[string]string) string {
 	return varRefRe.ReplaceAllStringFunc(expr, func(ref string) string {
 		m := varRefRe.FindStringSubmatch(ref)
-		if v, ok := vars[m[1]+m[2]+m[3]]; ok {
+		if v, ok := vars[varRefName(m)]; ok {
 			return v
 		}
 		return ref

@@ -252,29 +252,7 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 	cfg := &Config{}
 	orgs := map[string]bool{}
 	for i, o := range raw.Organizations {
-		key := fmt.Sprintf("organizations[%d]", i)
-		org := Organization{Name: o.Name, APIKeyFile: o.APIKeyFile, APIKeyEnv: o.APIKeyEnv, AnalyticsBudget: DefaultBudget}
-		if err := checkOrgName(o.Name); err != nil {
-			b.problem(key+".name", "%v", err)
-		} else if orgs[o.Name] {
-			b.problem(key+".name", "organization %q given twice", o.Name)
-		}
-		orgs[o.Name] = true
-		switch {
-		case o.APIKey != nil:
-			b.problem(key+".api_key", "an API key is never written in the configuration file: put it in a file (api_key_file) or an environment variable (api_key_env)")
-		case o.APIKeyFile == "" && o.APIKeyEnv == "":
-			b.problem(key, "give api_key_file or api_key_env")
-		case o.APIKeyFile != "" && o.APIKeyEnv != "":
-			b.problem(key, "give api_key_file or api_key_env, not both")
-		}
-		if o.AnalyticsBudget != nil {
-			if err := checkBudget(*o.AnalyticsBudget); err != nil {
-				b.problem(key+".analytics_budget", "%v", err)
-			}
-			org.AnalyticsBudget = *o.AnalyticsBudget
-		}
-		cfg.Organizations = append(cfg.Organizations, org)
+		cfg.Organizations = append(cfg.Organizations, b.organization(fmt.Sprintf("organizations[%d]", i), o, orgs))
 	}
 	if len(raw.Organizations) == 0 {
 		b.problem("organizations", "no organization: give at least one, with its key")
@@ -287,21 +265,8 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 		key := fmt.Sprintf("projects[%d]", i)
 		p := Project{Organization: fp.Organization, AgentJobs: fp.AgentJobs}
 		p.ID = fp.ID
-		if err := checkProjectID(fp.ID); err != nil {
-			b.problem(key+".id", "%v", err)
-		} else if prev, dup := ids[fp.ID]; dup {
-			b.problem(key+".id", "project %q given twice (first at line %d)", fp.ID, b.lines[fmt.Sprintf("projects[%d].id", prev)])
-		} else {
-			ids[fp.ID] = i
-		}
-		switch {
-		case p.Organization == "" && len(raw.Organizations) == 1:
-			p.Organization = raw.Organizations[0].Name
-		case p.Organization == "":
-			b.problem(key, "organization: required when there is more than one organization")
-		case !orgs[p.Organization]:
-			b.problem(key+".organization", "unknown organization %q", p.Organization)
-		}
+		b.projectID(key, i, fp.ID, ids)
+		p.Organization = b.projectOrganization(key, fp.Organization, raw.Organizations, orgs)
 		windows := fp.Windows
 		if len(windows) == 0 {
 			windows = []string{DefaultWindow}
@@ -311,23 +276,86 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 		if p.Location, err = ParseTimezone(cmp.Or(fp.Timezone, DefaultTimezone)); err != nil {
 			b.problem(key+".timezone", "%v", err)
 		}
-		if p.Paths.Include, err = OptionalRegexp(fp.Paths.Include); err != nil {
-			b.problem(key+".paths.include", "%v", err)
-		}
-		if p.Paths.Exclude, err = OptionalRegexp(fp.Paths.Exclude); err != nil {
-			b.problem(key+".paths.exclude", "%v", err)
-		}
-		p.Paths.MaxPaths = DefaultMaxPaths
-		if fp.Paths.Max != nil {
-			if *fp.Paths.Max < 0 {
-				b.problem(key+".paths.max", "must be 0 (no cap) or more, got %d", *fp.Paths.Max)
-			}
-			p.Paths.MaxPaths = *fp.Paths.Max
-		}
+		p.Paths = b.paths(key+".paths", fp.Paths)
 		p.Sources = b.sources(key, fp, minInterval)
 		cfg.Projects = append(cfg.Projects, p)
 	}
 	return cfg
+}
+
+// organization reads the organization at key; orgs are the names seen so
+// far (its own is added).
+func (b *builder) organization(key string, o fileOrganization, orgs map[string]bool) Organization {
+	org := Organization{Name: o.Name, APIKeyFile: o.APIKeyFile, APIKeyEnv: o.APIKeyEnv, AnalyticsBudget: DefaultBudget}
+	if err := checkOrgName(o.Name); err != nil {
+		b.problem(key+".name", "%v", err)
+	} else if orgs[o.Name] {
+		b.problem(key+".name", "organization %q given twice", o.Name)
+	}
+	orgs[o.Name] = true
+	switch {
+	case o.APIKey != nil:
+		b.problem(key+".api_key", "an API key is never written in the configuration file: put it in a file (api_key_file) or an environment variable (api_key_env)")
+	case o.APIKeyFile == "" && o.APIKeyEnv == "":
+		b.problem(key, "give api_key_file or api_key_env")
+	case o.APIKeyFile != "" && o.APIKeyEnv != "":
+		b.problem(key, "give api_key_file or api_key_env, not both")
+	}
+	if o.AnalyticsBudget != nil {
+		if err := checkBudget(*o.AnalyticsBudget); err != nil {
+			b.problem(key+".analytics_budget", "%v", err)
+		}
+		org.AnalyticsBudget = *o.AnalyticsBudget
+	}
+	return org
+}
+
+// projectID checks the id of the i-th project (at key); ids are the
+// indexes of the ids seen so far (its own is added when valid and new).
+func (b *builder) projectID(key string, i int, id string, ids map[string]int) {
+	if err := checkProjectID(id); err != nil {
+		b.problem(key+".id", "%v", err)
+	} else if prev, dup := ids[id]; dup {
+		b.problem(key+".id", "project %q given twice (first at line %d)", id, b.lines[fmt.Sprintf("projects[%d].id", prev)])
+	} else {
+		ids[id] = i
+	}
+}
+
+// projectOrganization is the organization of the project at key: the one
+// given, which must be known (in orgs), or the only one there is.
+func (b *builder) projectOrganization(key, given string, all []fileOrganization, orgs map[string]bool) string {
+	switch {
+	case given == "" && len(all) == 1:
+		return all[0].Name
+	case given == "":
+		b.problem(key, "organization: required when there is more than one organization")
+	case !orgs[given]:
+		b.problem(key+".organization", "unknown organization %q", given)
+	}
+	return given
+}
+
+// paths reads a project's path policy (at key).
+func (b *builder) paths(key string, fp filePaths) visitors.PathPolicy {
+	var (
+		p   visitors.PathPolicy
+		err error
+	)
+	if p.Include, err = OptionalRegexp(fp.Include); err != nil {
+		b.problem(key+".include", "%v", err)
+	}
+	if p.Exclude, err = OptionalRegexp(fp.Exclude); err != nil {
+		b.problem(key+".exclude", "%v", err)
+	}
+	p.MaxPaths = DefaultMaxPaths
+	if fp.Max != nil {
+		if *fp.Max < 0 {
+			b.problem(key+".max", "must be 0 (no cap) or more, got %d", *fp.Max)
+		}
+		p.MaxPaths = *fp.Max
+	}
+	return p
 }
 
 // sources reads a project's sources, in the registry's order; none given

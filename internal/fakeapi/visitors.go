@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -194,35 +195,18 @@ func (s *Server) handleVisitors(w http.ResponseWriter, r *http.Request, project 
 	s.queries = append(s.queries, q)
 	s.mu.Unlock()
 
-	limit, offset := 50, 0
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 250 {
-			writeError(w, http.StatusBadRequest, "limit must be an integer between 1 and 250")
-			return
-		}
-		limit = n
+	limit, ok := parseLimit(w, q, 50, 250)
+	if !ok {
+		return
 	}
-	if v := q.Get("offset"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, "offset must be an integer >= 0")
-			return
-		}
-		offset = n
+	offset, ok := parseOffset(w, q)
+	if !ok {
+		return
 	}
 	now := s.opts.Now()
-	// The range when no dates are given is a guess the client must not rely on.
-	toT := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-	fromT := toT.AddDate(0, 0, -30)
-	if from, to := q.Get("dateFrom"), q.Get("dateTo"); from != "" || to != "" {
-		var err1, err2 error
-		fromT, err1 = parseDate(from)
-		toT, err2 = parseDate(to)
-		if err1 != nil || err2 != nil || !toT.After(fromT) {
-			writeError(w, http.StatusBadRequest, "dateFrom and dateTo must be dates with dateFrom < dateTo")
-			return
-		}
+	fromT, toT, ok := parseVisitorsRange(w, q, now)
+	if !ok {
+		return
 	}
 
 	rows, site := s.cachedRows(project, fromT, toT, now)
@@ -232,7 +216,47 @@ func (s *Server) handleVisitors(w http.ResponseWriter, r *http.Request, project 
 	}
 	body.HasMore = offset+limit < len(rows)
 	s.padPaths(body.Visitors)
+	visitorsFaults(&body, f, rows, offset, limit)
+	writeJSON(w, http.StatusOK, body)
+}
 
+// parseOffset reads offset, 0 when absent; it answers 400 and returns
+// false when invalid.
+func parseOffset(w http.ResponseWriter, q url.Values) (int, bool) {
+	v := q.Get("offset")
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		writeError(w, http.StatusBadRequest, "offset must be an integer >= 0")
+		return 0, false
+	}
+	return n, true
+}
+
+// parseVisitorsRange reads dateFrom and dateTo as UTC dates; without them
+// the range is the last 30 days up to tomorrow (a guess the client must
+// not rely on). It answers 400 and returns false when invalid.
+func parseVisitorsRange(w http.ResponseWriter, q url.Values, now time.Time) (from, to time.Time, ok bool) {
+	fromS, toS := q.Get("dateFrom"), q.Get("dateTo")
+	if fromS == "" && toS == "" {
+		to = now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+		return to.AddDate(0, 0, -30), to, true
+	}
+	from, errFrom := parseDate(fromS)
+	to, errTo := parseDate(toS)
+	if errFrom != nil || errTo != nil || !to.After(from) {
+		writeError(w, http.StatusBadRequest, "dateFrom and dateTo must be dates with dateFrom < dateTo")
+		return from, to, false
+	}
+	return from, to, true
+}
+
+// visitorsFaults applies to a page of rows (at offset, of limit) the
+// faults of f that bend the visitors answer: a hasMore without end, a path
+// of the previous page repeated, a negative count.
+func visitorsFaults(body *visitorsBody, f Fault, rows []pageRow, offset, limit int) {
 	if f.EndlessHasMore {
 		for i := len(body.Visitors); i < limit; i++ {
 			body.Visitors = append(body.Visitors, pageRow{Path: fmt.Sprintf("/endless/%d", offset+i), counts: counts{Human: 1, AI: 1, Total: 1}})
@@ -247,5 +271,4 @@ func (s *Server) handleVisitors(w http.ResponseWriter, r *http.Request, project 
 	if f.NegativeCounts && len(body.Visitors) > 0 {
 		body.Visitors[0].Human = -5
 	}
-	writeJSON(w, http.StatusOK, body)
 }

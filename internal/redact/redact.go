@@ -168,28 +168,55 @@ func (d decoded) unescape() (decoded, bool) {
 	}
 	t := d.text
 	for i := 0; i < len(t); {
-		switch {
-		case t[i] == '\\' && i+5 < len(t) && t[i+1] == 'u' && t[i+2] == '0' && t[i+3] == '0' && isHex(t[i+4]) && isHex(t[i+5]) && unhex(t[i+4]) < 8:
-			emit(unhex(t[i+4])<<4|unhex(t[i+5]), i, i+6)
-			i += 6
-		case t[i] == '\\' && i+3 < len(t) && t[i+1] == 'x' && isHex(t[i+2]) && isHex(t[i+3]):
-			emit(unhex(t[i+2])<<4|unhex(t[i+3]), i, i+4)
-			i += 4
-		case t[i] == '\\' && i+1 < len(t) && (t[i+1] == '/' || t[i+1] == '\\'):
-			emit(t[i+1], i, i+2)
-			i += 2
-		case t[i] == '%' && i+2 < len(t) && isHex(t[i+1]) && isHex(t[i+2]):
-			emit(unhex(t[i+1])<<4|unhex(t[i+2]), i, i+3)
-			i += 3
-		default:
-			emit(t[i], i, i+1)
-			i++
-			continue
+		c, n := escapeAt(t[i:])
+		if n == 0 {
+			c, n = t[i], 1
+		} else {
+			changed = true
 		}
-		changed = true
+		emit(c, i, i+n)
+		i += n
 	}
 	return out, changed
 }
+
+// escapeAt decodes the escape t starts with: the byte it stands for and
+// its length, or a length of 0 when t starts with none.
+func escapeAt(t []byte) (byte, int) {
+	switch t[0] {
+	case '\\':
+		return backslashEscape(t)
+	case '%':
+		if len(t) >= 3 && isHex(t[1]) && isHex(t[2]) {
+			return hexByte(t[1], t[2]), 3
+		}
+	}
+	return 0, 0
+}
+
+// backslashEscape decodes the escape t starts with after its backslash:
+// \u00XX (ASCII only: a key is ASCII), \xXX, \/ and \\.
+func backslashEscape(t []byte) (byte, int) {
+	if len(t) < 2 {
+		return 0, 0
+	}
+	switch t[1] {
+	case 'u':
+		if len(t) >= 6 && t[2] == '0' && t[3] == '0' && isHex(t[4]) && isHex(t[5]) && unhex(t[4]) < 8 {
+			return hexByte(t[4], t[5]), 6
+		}
+	case 'x':
+		if len(t) >= 4 && isHex(t[2]) && isHex(t[3]) {
+			return hexByte(t[2], t[3]), 4
+		}
+	case '/', '\\':
+		return t[1], 2
+	}
+	return 0, 0
+}
+
+// hexByte is the byte of two hex digits.
+func hexByte(hi, lo byte) byte { return unhex(hi)<<4 | unhex(lo) }
 
 // asciiLower lower-cases ASCII letters only, byte for byte: the offsets
 // must stay those of the text (strings.ToLower rewrites invalid UTF-8).

@@ -201,80 +201,119 @@ func (s *assistantSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 // days before the state's first day are read once (the window grew), then
 // the conversations since the watermark.
 func (s *assistantSource) read(ctx context.Context, st *assistantState, q Query) (int, error) {
-	loc := s.cfg.location()
-	overlap := s.cfg.AssistantOverlap
-	dayOf := func(t time.Time) string { return t.In(loc).Format(visitors.DateLayout) }
-	requests := 0
-	fetch := func(r apiclient.DateRange) ([]apiclient.Conversation, error) {
-		res, err := s.cfg.Client.AllConversations(ctx, q.Project, r, s.cfg.AssistantPageSize, s.cfg.MaxPages)
-		if res != nil {
-			requests += res.Requests
-		}
-		if err != nil {
-			return nil, err
-		}
-		return res.Conversations, nil
-	}
+	f := &conversationFetch{s: s, ctx: ctx, project: q.Project}
 	if st.From == "" || q.DateFrom < st.From {
-		// Nothing read yet, or days before the first one read: read those
-		// days whole. A fresh state reads up to the window's end.
-		to := st.From
-		if to == "" {
-			to = q.DateTo
+		if fresh, err := s.readEarlierDays(f, st, q); err != nil || fresh {
+			return f.requests, err
 		}
-		convs, err := fetch(apiclient.DateRange{DateFrom: q.DateFrom, DateTo: to})
-		if err != nil {
-			return requests, err
-		}
-		fresh := st.From == ""
-		for _, c := range convs {
-			if d := dayOf(c.Timestamp); d >= q.DateFrom && (fresh || d < st.From) {
-				st.count(d, c)
-				if fresh {
-					st.seen(c)
-				}
-			}
-		}
-		if fresh {
-			if st.Watermark.IsZero() {
-				st.Watermark = visitors.DayStart(mustDate(q.DateFrom), loc)
-			}
-			st.From = q.DateFrom
-			st.prune(overlap)
-			return requests, nil
-		}
-		st.From = q.DateFrom
 	}
 	// The conversations since the watermark, less the overlap: those seen
 	// before are in Recent, and anything older was counted already (or
 	// came too late to count).
-	since := st.Watermark.Add(-overlap)
-	if !visitors.DayStart(mustDate(q.DateTo), loc).After(since) {
-		return requests, nil // a past window: its days are all counted
+	since := st.Watermark.Add(-s.cfg.AssistantOverlap)
+	if !visitors.DayStart(mustDate(q.DateTo), s.cfg.location()).After(since) {
+		return f.requests, nil // a past window: its days are all counted
 	}
-	convs, err := fetch(apiclient.DateRange{DateFrom: since.UTC().Format(time.RFC3339), DateTo: q.DateTo})
+	if err := s.readSince(f, st, q, since); err != nil {
+		return f.requests, err
+	}
+	s.dropOldDays(st)
+	return f.requests, nil
+}
+
+// conversationFetch reads the conversations of one project and counts the
+// requests sent, whether the read succeeds or not.
+type conversationFetch struct {
+	s        *assistantSource
+	ctx      context.Context
+	project  string
+	requests int
+}
+
+func (f *conversationFetch) fetch(r apiclient.DateRange) ([]apiclient.Conversation, error) {
+	cfg := &f.s.cfg
+	res, err := cfg.Client.AllConversations(f.ctx, f.project, r, cfg.AssistantPageSize, cfg.MaxPages)
+	if res != nil {
+		f.requests += res.Requests
+	}
 	if err != nil {
-		return requests, err
+		return nil, err
+	}
+	return res.Conversations, nil
+}
+
+// dayOf is the day of t in the configured time zone.
+func (s *assistantSource) dayOf(t time.Time) string {
+	return t.In(s.cfg.location()).Format(visitors.DateLayout)
+}
+
+// readEarlierDays reads whole the days of q before the state's first day:
+// all of q's window when nothing was read yet (fresh: the state is then
+// up to date), or the days the window grew by.
+func (s *assistantSource) readEarlierDays(f *conversationFetch, st *assistantState, q Query) (fresh bool, err error) {
+	// Nothing read yet, or days before the first one read: read those days
+	// whole. A fresh state reads up to the window's end.
+	to := st.From
+	if to == "" {
+		to = q.DateTo
+	}
+	convs, err := f.fetch(apiclient.DateRange{DateFrom: q.DateFrom, DateTo: to})
+	if err != nil {
+		return false, err
+	}
+	fresh = st.From == ""
+	for _, c := range convs {
+		if d := s.dayOf(c.Timestamp); d >= q.DateFrom && (fresh || d < st.From) {
+			st.count(d, c)
+			if fresh {
+				st.seen(c)
+			}
+		}
+	}
+	if fresh {
+		if st.Watermark.IsZero() {
+			st.Watermark = visitors.DayStart(mustDate(q.DateFrom), s.cfg.location())
+		}
+		st.From = q.DateFrom
+		st.prune(s.cfg.AssistantOverlap)
+		return true, nil
+	}
+	st.From = q.DateFrom
+	return false, nil
+}
+
+// readSince counts the conversations of q's window since the given time
+// that were not counted before.
+func (s *assistantSource) readSince(f *conversationFetch, st *assistantState, q Query, since time.Time) error {
+	convs, err := f.fetch(apiclient.DateRange{DateFrom: since.UTC().Format(time.RFC3339), DateTo: q.DateTo})
+	if err != nil {
+		return err
 	}
 	for _, c := range convs {
-		d := dayOf(c.Timestamp)
+		d := s.dayOf(c.Timestamp)
 		if _, again := st.Recent[c.ID]; again || d < st.From || c.Timestamp.Before(since) {
 			continue
 		}
 		st.count(d, c)
 		st.seen(c)
 	}
-	st.prune(overlap)
-	// Days beyond keepDays are dropped: the first day read moves with them.
-	if first := s.cfg.now().In(loc).AddDate(0, 0, -keepDays).Format(visitors.DateLayout); st.From < first {
-		st.From = first
-		for d := range st.Days {
-			if d < first {
-				delete(st.Days, d)
-			}
+	st.prune(s.cfg.AssistantOverlap)
+	return nil
+}
+
+// dropOldDays drops the days beyond keepDays: the first day read moves
+// with them.
+func (s *assistantSource) dropOldDays(st *assistantState) {
+	first := s.cfg.now().In(s.cfg.location()).AddDate(0, 0, -keepDays).Format(visitors.DateLayout)
+	if st.From >= first {
+		return
+	}
+	st.From = first
+	for d := range st.Days {
+		if d < first {
+			delete(st.Days, d)
 		}
 	}
-	return requests, nil
 }
 
 func mustDate(s string) time.Time {

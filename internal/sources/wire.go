@@ -90,90 +90,140 @@ func DecodeSnapshot(b []byte) (Snapshot, error) {
 func decodeEnvelope(b []byte) (string, wireData, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
+	if err := openEnvelope(dec); err != nil {
+		return "", nil, err
+	}
+	e := envelope{dec: dec}
+	for dec.More() {
+		if err := e.field(); err != nil {
+			return e.kind, nil, err
+		}
+	}
+	if err := closeEnvelope(dec); err != nil {
+		return e.kind, nil, err
+	}
+	data, err := e.finish()
+	return e.kind, data, err
+}
+
+// openEnvelope reads the envelope's opening brace.
+func openEnvelope(dec *json.Decoder) error {
 	switch tok, err := dec.Token(); {
 	case errors.Is(err, io.EOF):
-		return "", nil, errors.New("empty input")
+		return errors.New("empty input")
 	case err != nil:
-		return "", nil, err
+		return err
 	case tok != json.Delim('{'):
-		return "", nil, errors.New("not a JSON object")
+		return errors.New("not a JSON object")
 	}
-	var (
-		format, kind                  = 0, ""
-		haveFormat, haveKind, hasData bool
-		decode                        func(*json.Decoder) (wireData, error)
-		data                          wireData
-		raw                           json.RawMessage
-	)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return kind, nil, endErr(err)
-		}
-		key, _ := tok.(string)
-		switch {
-		case key == "format" && !haveFormat:
-			haveFormat = true
-			if err := dec.Decode(&format); err != nil {
-				return kind, nil, fmt.Errorf("format: %w", endErr(err))
-			}
-			if format != wireFormat {
-				return kind, nil, fmt.Errorf("%w %d (this build reads %d)", ErrUnknownFormat, format, wireFormat)
-			}
-		case key == "kind" && !haveKind:
-			haveKind = true
-			var k string
-			if err := dec.Decode(&k); err != nil {
-				return "", nil, fmt.Errorf("kind: %w", endErr(err))
-			}
-			if decode = kinds[k]; decode == nil {
-				if k == "" {
-					return "", nil, errors.New("no kind")
-				}
-				return "", nil, fmt.Errorf("unknown kind %.40q", k)
-			}
-			kind = k
-		case key == "data" && !hasData:
-			hasData = true
-			if haveFormat && haveKind {
-				data, err = decode(dec)
-			} else {
-				err = dec.Decode(&raw)
-			}
-			if err != nil {
-				return kind, nil, endErr(err)
-			}
-		case key == "format" || key == "kind" || key == "data":
-			return kind, nil, fmt.Errorf("field %q twice", key)
-		default:
-			return kind, nil, fmt.Errorf("unknown field %.40q", key)
-		}
-	}
+	return nil
+}
+
+// closeEnvelope reads the envelope's closing brace and refuses anything
+// after it.
+func closeEnvelope(dec *json.Decoder) error {
 	if tok, err := dec.Token(); err != nil {
-		return kind, nil, endErr(err)
+		return endErr(err)
 	} else if tok != json.Delim('}') {
-		return kind, nil, fmt.Errorf("unexpected %v", tok)
+		return fmt.Errorf("unexpected %v", tok)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return kind, nil, errors.New("data after the end of the snapshot")
+		return errors.New("data after the end of the snapshot")
 	}
+	return nil
+}
+
+// envelope is what decodeEnvelope has read of the envelope so far.
+type envelope struct {
+	dec                           *json.Decoder
+	kind                          string // once known and valid
+	haveFormat, haveKind, hasData bool
+	decode                        func(*json.Decoder) (wireData, error) // the kind's
+	data                          wireData                              // decoded in the pass
+	raw                           json.RawMessage                       // data held until its kind is known
+}
+
+// field reads one key of the envelope and its value.
+func (e *envelope) field() error {
+	tok, err := e.dec.Token()
+	if err != nil {
+		return endErr(err)
+	}
+	key, _ := tok.(string)
 	switch {
-	case !haveFormat:
-		return kind, nil, fmt.Errorf("%w: none given (this build reads %d)", ErrUnknownFormat, wireFormat)
-	case !haveKind:
-		return "", nil, errors.New("no kind")
-	case !hasData:
-		return kind, nil, errNoData
-	case data == nil:
-		// The data came before the format or kind.
-		rdec := json.NewDecoder(bytes.NewReader(raw))
-		rdec.DisallowUnknownFields()
-		var err error
-		if data, err = decode(rdec); err != nil {
-			return kind, nil, err
-		}
+	case key == "format" && !e.haveFormat:
+		e.haveFormat = true
+		return e.readFormat()
+	case key == "kind" && !e.haveKind:
+		e.haveKind = true
+		return e.readKind()
+	case key == "data" && !e.hasData:
+		e.hasData = true
+		return e.readData()
+	case key == "format" || key == "kind" || key == "data":
+		return fmt.Errorf("field %q twice", key)
+	default:
+		return fmt.Errorf("unknown field %.40q", key)
 	}
-	return kind, data, nil
+}
+
+// readFormat refuses every format but this build's.
+func (e *envelope) readFormat() error {
+	var format int
+	if err := e.dec.Decode(&format); err != nil {
+		return fmt.Errorf("format: %w", endErr(err))
+	}
+	if format != wireFormat {
+		return fmt.Errorf("%w %d (this build reads %d)", ErrUnknownFormat, format, wireFormat)
+	}
+	return nil
+}
+
+// readKind refuses an empty or unknown kind, and picks the kind's decoder.
+func (e *envelope) readKind() error {
+	var k string
+	if err := e.dec.Decode(&k); err != nil {
+		return fmt.Errorf("kind: %w", endErr(err))
+	}
+	if e.decode = kinds[k]; e.decode == nil {
+		if k == "" {
+			return errors.New("no kind")
+		}
+		return fmt.Errorf("unknown kind %.40q", k)
+	}
+	e.kind = k
+	return nil
+}
+
+// readData decodes the data straight into its mirror when the format and
+// kind are known, and holds it raw otherwise.
+func (e *envelope) readData() error {
+	var err error
+	if e.haveFormat && e.haveKind {
+		e.data, err = e.decode(e.dec)
+	} else {
+		err = e.dec.Decode(&e.raw)
+	}
+	return endErr(err)
+}
+
+// finish refuses an envelope without format, kind or data, and decodes
+// data that came before the format or kind.
+func (e *envelope) finish() (wireData, error) {
+	switch {
+	case !e.haveFormat:
+		return nil, fmt.Errorf("%w: none given (this build reads %d)", ErrUnknownFormat, wireFormat)
+	case !e.haveKind:
+		return nil, errors.New("no kind")
+	case !e.hasData:
+		return nil, errNoData
+	case e.data == nil:
+		// The data came before the format or kind.
+		rdec := json.NewDecoder(bytes.NewReader(e.raw))
+		rdec.DisallowUnknownFields()
+		return e.decode(rdec)
+	}
+	return e.data, nil
 }
 
 // errNoData: a missing or null data would decode as an empty snapshot,

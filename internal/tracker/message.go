@@ -118,8 +118,6 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 	at := s.cfg.Now()
 	mi := &messageIntent{ID: newIntentID(), Project: project, JobID: id, IdemKey: key,
 		RequestHash: messageHash(id, req.Prompt), StartedAt: at, By: userFrom(ctx)}
-	ikey := storeKey(project, mi.ID)
-	jkey := storeKey(project, id)
 
 	s.mu.Lock()
 	if key != "" {
@@ -139,59 +137,90 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 		s.keys[storeKey(project, key)] = keyRef{msgIntent: mi}
 	}
 	s.mu.Unlock()
-	release := func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if key != "" {
-			if ref := s.keys[storeKey(project, key)]; ref.msgIntent == mi {
-				delete(s.keys, storeKey(project, key))
-			}
-		}
-	}
 
+	if err := s.prepareMessage(ctx, mi); err != nil {
+		s.releaseMessageKey(mi)
+		return Messaged{}, err
+	}
+	job, code, err := s.api.SendMessage(ctx, project, id, req.Prompt)
+	if err != nil {
+		return Messaged{}, s.messageFailed(mi, err)
+	}
+	return s.recordMessage(ctx, mi, job, code)
+}
+
+// releaseMessageKey forgets the idempotency key reserved for mi, when it
+// still is (nothing was sent: a retry with the key may send again).
+func (s *Tracker) releaseMessageKey(mi *messageIntent) {
+	if mi.IdemKey == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := storeKey(mi.Project, mi.IdemKey)
+	if ref := s.keys[k]; ref.msgIntent == mi {
+		delete(s.keys, k)
+	}
+}
+
+// prepareMessage does what comes before sending mi's message: the job is
+// tracked, the endpoint not throttled, and the intent written. Its errors
+// are *NotSentError.
+func (s *Tracker) prepareMessage(ctx context.Context, mi *messageIntent) error {
+	project, id := mi.Project, mi.JobID
 	if _, ok := s.Job(project, id); !ok {
 		if _, _, err := s.Track(ctx, project, id); err != nil {
 			var stateErr *StateError
 			if !errors.As(err, &stateErr) {
-				release()
-				return Messaged{}, &NotSentError{Err: err}
+				return &NotSentError{Err: err}
 			}
 			// Tracked in memory only: the message's own write retries it.
 		}
 	}
 	if until := s.api.ThrottledUntil(apiclient.EndpointSendMessage); !until.IsZero() {
-		release()
-		return Messaged{}, &NotSentError{Err: &apiclient.ThrottledError{Endpoint: apiclient.EndpointSendMessage, Until: until}}
+		return &NotSentError{Err: &apiclient.ThrottledError{Endpoint: apiclient.EndpointSendMessage, Until: until}}
 	}
 	data, err := encodeMessageIntent(mi)
 	if err == nil {
-		err = s.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: ikey, Value: data})
+		err = s.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: storeKey(project, mi.ID), Value: data})
 	}
 	if err != nil {
 		s.writeFailed(err)
 		level.Error(s.logger).Log("msg", "could not record a message intent; message not sent", "project", project, "job", id, "err", err)
-		release()
-		return Messaged{}, &NotSentError{Err: &IntentError{Err: err, Intent: mi.ID, Message: true}}
+		return &NotSentError{Err: &IntentError{Err: err, Intent: mi.ID, Message: true}}
 	}
+	return nil
+}
 
-	job, code, err := s.api.SendMessage(ctx, project, id, req.Prompt)
-	if err != nil {
-		if createNotDone(err) {
-			if derr := s.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: ikey}); derr != nil {
-				s.writeFailed(derr)
-				level.Error(s.logger).Log("msg", "could not delete a message intent from the state file; the job is re-checked at the next start",
-					"project", project, "job", id, "err", derr)
-			}
-			release()
-			return Messaged{}, fmt.Errorf("sending a message to job %s/%s: %w", project, id, err)
+// messageFailed handles a send that failed: one that certainly sent
+// nothing deletes the intent and releases the key; one of unknown outcome
+// becomes a message of unknown outcome on the job
+// (*MessageOutcomeUnknownError).
+func (s *Tracker) messageFailed(mi *messageIntent, err error) error {
+	project, id := mi.Project, mi.JobID
+	ikey := storeKey(project, mi.ID)
+	if createNotDone(err) {
+		if derr := s.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: ikey}); derr != nil {
+			s.writeFailed(derr)
+			level.Error(s.logger).Log("msg", "could not delete a message intent from the state file; the job is re-checked at the next start",
+				"project", project, "job", id, "err", derr)
 		}
-		level.Warn(s.logger).Log("msg", "follow-up message of unknown outcome: the job is re-checked", "project", project, "job", id,
-			"idempotency_key", key, "err", err)
-		s.settleUnknownMessage(ikey, mi)
-		return Messaged{}, &MessageOutcomeUnknownError{Project: project, JobID: id, At: at, Err: fmt.Errorf("sending a message to job %s/%s: %w", project, id, err)}
+		s.releaseMessageKey(mi)
+		return fmt.Errorf("sending a message to job %s/%s: %w", project, id, err)
 	}
+	level.Warn(s.logger).Log("msg", "follow-up message of unknown outcome: the job is re-checked", "project", project, "job", id,
+		"idempotency_key", mi.IdemKey, "err", err)
+	s.settleUnknownMessage(ikey, mi)
+	return &MessageOutcomeUnknownError{Project: project, JobID: id, At: mi.StartedAt, Err: fmt.Errorf("sending a message to job %s/%s: %w", project, id, err)}
+}
 
-	at = s.cfg.Now()
+// recordMessage writes the job's new turn after the API took mi's message
+// (answering code, and the job when it gave one) and deletes the intent,
+// in one transaction.
+func (s *Tracker) recordMessage(ctx context.Context, mi *messageIntent, job *apiclient.Job, code int) (Messaged, error) {
+	project, id, key := mi.Project, mi.JobID, mi.IdemKey
+	jkey := storeKey(project, id)
+	at := s.cfg.Now()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.mu.Lock()
@@ -206,19 +235,12 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 	rec.Messages = append(keptMessages(rec.Messages, at), messageRecord{IdemKey: key, RequestHash: mi.RequestHash, At: at, Status: code, By: userFrom(ctx)})
 	startTurn(&rec, at)
 	rec.Messages[len(rec.Messages)-1].Turn = rec.Turns
-	j := rec.Job
-	if job != nil && job.Status != "" {
-		j = *job
-		j.ID = id
-	} else {
-		j.Status, j.PRLink, j.ArchivedAt = apiclient.StatusActive, nil, nil
-	}
-	internJob(&j)
+	j := jobAfterMessage(rec.Job, job, id)
 	// The turn has started already: what transition sees is its first
 	// status, not a job seen active again.
 	rec.Job = j
 	rec, ev := transition(rec, j, at, seenLive, time.Time{})
-	extra := []store.Op{{Bucket: bucketMessageIntents, Key: ikey}}
+	extra := []store.Op{{Bucket: bucketMessageIntents, Key: storeKey(project, mi.ID)}}
 	if e.intentKey != "" {
 		// The job's first write failed: its create intent is still there.
 		extra = append(extra, store.Op{Bucket: bucketIntents, Key: e.intentKey})
@@ -249,6 +271,20 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 		return Messaged{Job: v, Status: code}, &StateError{JobID: id, Err: perr, Message: true}
 	}
 	return Messaged{Job: v, Status: code}, nil
+}
+
+// jobAfterMessage is the job as a message left it: as the API answered,
+// or when it did not say, known active again without a pull request.
+func jobAfterMessage(known apiclient.Job, answered *apiclient.Job, id string) apiclient.Job {
+	j := known
+	if answered != nil && answered.Status != "" {
+		j = *answered
+		j.ID = id
+	} else {
+		j.Status, j.PRLink, j.ArchivedAt = apiclient.StatusActive, nil, nil
+	}
+	internJob(&j)
+	return j
 }
 
 // keptMessages drops the messages without a key older than

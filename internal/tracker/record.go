@@ -289,9 +289,7 @@ func transition(old record, job apiclient.Job, at time.Time, how sighting, sentA
 	rec := old
 	rec.Job = job
 	var ev events
-	running := how == seenLive && job.Status != "" && !apiclient.IsTerminal(job.Status)
-	ended := old.Counted != 0 || apiclient.IsTerminal(old.Job.Status)
-	if running && (ended || !sentAt.IsZero()) {
+	if startsTurn(old, job, how, sentAt) {
 		start := at
 		if !sentAt.IsZero() && sentAt.Before(at) {
 			start = sentAt
@@ -301,36 +299,66 @@ func transition(old record, job apiclient.Job, at time.Time, how sighting, sentA
 		ev.inferred = !sentAt.IsZero()
 	}
 	if !sentAt.IsZero() {
-		rec.Messages = slices.Clone(rec.Messages)
-		for i := range rec.Messages {
-			if m := &rec.Messages[i]; m.Status == 0 && m.Turn == 0 && m.At.Equal(sentAt) {
-				m.Turn = turnNotSeen
-				if ev.newTurn {
-					m.Turn = rec.Turns
-				}
-			}
-		}
+		rec.settleFollowUp(sentAt, ev.newTurn)
 	}
-	if bit := countedBit(job.Status); bit != 0 && rec.Counted&bit == 0 {
-		rec.Counted |= bit
-		firstTerminal := rec.TerminalAt.IsZero()
-		if firstTerminal {
-			rec.TerminalAt = at
-		}
-		if how == seenLive {
-			ev.finished = job.Status
-			if start := rec.turnStart(); firstTerminal && !start.IsZero() {
-				ev.observeDur = true
-				ev.duration = at.Sub(start)
-			}
-		}
-	}
-	// A PR counts once its job completed (or was archived after that); a
-	// link on a job that is active or failed is not a finished change.
-	prDone := job.Status == apiclient.StatusCompleted || job.Status == apiclient.StatusArchived
-	if prDone && job.PRLink != nil && *job.PRLink != "" && !rec.PRCounted {
+	rec.countTerminal(job.Status, at, how, &ev)
+	if prFinished(job) && !rec.PRCounted {
 		rec.PRCounted = true
 		ev.pr = how == seenLive
 	}
 	return rec, ev
+}
+
+// startsTurn reports whether job, seen running live, starts a new turn:
+// its last turn had ended, or a follow-up of unknown outcome was sent at
+// sentAt (not zero).
+func startsTurn(old record, job apiclient.Job, how sighting, sentAt time.Time) bool {
+	running := how == seenLive && job.Status != "" && !apiclient.IsTerminal(job.Status)
+	ended := old.Counted != 0 || apiclient.IsTerminal(old.Job.Status)
+	return running && (ended || !sentAt.IsZero())
+}
+
+// settleFollowUp sets the Turn of the follow-up of unknown outcome sent at
+// sentAt: the turn it started, or turnNotSeen. Messages is copied first:
+// the old record shares it.
+func (rec *record) settleFollowUp(sentAt time.Time, startedTurn bool) {
+	rec.Messages = slices.Clone(rec.Messages)
+	for i := range rec.Messages {
+		if m := &rec.Messages[i]; m.Status == 0 && m.Turn == 0 && m.At.Equal(sentAt) {
+			m.Turn = turnNotSeen
+			if startedTurn {
+				m.Turn = rec.Turns
+			}
+		}
+	}
+}
+
+// countTerminal records a terminal status not counted yet, and when it
+// was seen live, the events that count it (and the turn's duration on the
+// turn's first terminal poll).
+func (rec *record) countTerminal(status string, at time.Time, how sighting, ev *events) {
+	bit := countedBit(status)
+	if bit == 0 || rec.Counted&bit != 0 {
+		return
+	}
+	rec.Counted |= bit
+	firstTerminal := rec.TerminalAt.IsZero()
+	if firstTerminal {
+		rec.TerminalAt = at
+	}
+	if how != seenLive {
+		return
+	}
+	ev.finished = status
+	if start := rec.turnStart(); firstTerminal && !start.IsZero() {
+		ev.observeDur = true
+		ev.duration = at.Sub(start)
+	}
+}
+
+// prFinished: a PR counts once its job completed (or was archived after
+// that); a link on a job that is active or failed is not a finished change.
+func prFinished(job apiclient.Job) bool {
+	done := job.Status == apiclient.StatusCompleted || job.Status == apiclient.StatusArchived
+	return done && job.PRLink != nil && *job.PRLink != ""
 }

@@ -169,74 +169,17 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 // state is read without holding mu, and merged under it.
 func (s *Tracker) load(want func(project string) bool) error {
 	now := s.cfg.Now()
-	var bad, foreign, active, watched int
-	entries := map[string]*entry{}
+	l := &loadedState{entries: map[string]*entry{}, intents: map[string]*intent{}}
 	err := s.store.ForEachIn(store.Jobs, func(k, v []byte) error {
-		rec, err := decodeRecord(v)
-		if err != nil {
-			bad++
-			level.Warn(s.logger).Log("msg", "skipping unreadable record in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
-			return nil
-		}
-		if !want(rec.Project) {
-			foreign++
-			return nil
-		}
-		internJob(&rec.Job)
-		e := &entry{rec: rec}
-		if e.polled(now, &s.cfg) {
-			if apiclient.IsTerminal(rec.Job.Status) {
-				// Spread the re-checks of watched jobs instead of
-				// re-checking them all at once after a restart.
-				iv := s.cfg.archiveCheckInterval(now.Sub(rec.TerminalAt))
-				e.nextPoll = now.Add(rand.N(iv))
-				watched++
-			} else {
-				active++
-			}
-		}
-		if _, ok := rec.pendingMessage(); ok {
-			// A follow-up of unknown outcome not yet re-checked (the
-			// process stopped first): at once.
-			e.recheck, e.nextPoll = true, time.Time{}
-		}
-		entries[string(k)] = e
+		s.loadJob(l, want, now, k, v)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("agent state file %s: reading: %w", s.store.Path(), err)
 	}
-	keys := map[string]keyRef{}
-	for k, e := range entries {
-		if e.rec.IdemKey != "" {
-			keys[storeKey(e.rec.Project, e.rec.IdemKey)] = keyRef{job: k}
-		}
-		for _, m := range e.rec.Messages {
-			if m.IdemKey != "" {
-				keys[storeKey(e.rec.Project, m.IdemKey)] = keyRef{msgJob: k}
-			}
-		}
-	}
-	intents := map[string]*intent{}
-	var resolved []store.Op
+	l.keys = idempotencyKeys(l.entries)
 	err = s.store.ForEachIn(bucketIntents, func(k, v []byte) error {
-		in, err := decodeIntent(v)
-		if err != nil {
-			bad++
-			level.Warn(s.logger).Log("msg", "skipping unreadable create intent in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
-			return nil
-		}
-		if !want(in.Project) {
-			return nil
-		}
-		if ref, ok := keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.job != "" &&
-			entries[ref.job].rec.RequestHash == in.RequestHash {
-			// Its job is tracked (a salvaged file can hold both): the
-			// outcome is known.
-			resolved = append(resolved, store.Op{Bucket: bucketIntents, Key: string(k)})
-			return nil
-		}
-		intents[string(k)] = &intent{rec: in}
+		s.loadCreateIntent(l, want, k, v)
 		return nil
 	})
 	if err != nil {
@@ -248,29 +191,124 @@ func (s *Tracker) load(want func(project string) bool) error {
 	if err != nil {
 		return err
 	}
-	if len(resolved) > 0 {
-		if err := s.store.Apply(resolved...); err != nil {
+	if len(l.resolved) > 0 {
+		if err := s.store.Apply(l.resolved...); err != nil {
 			level.Warn(s.logger).Log("msg", "could not delete create intents whose job is tracked; retried at the next start", "err", err)
 		}
 	}
 	s.mu.Lock()
-	maps.Copy(s.entries, entries)
-	maps.Copy(s.keys, keys)
-	for k, in := range intents {
+	maps.Copy(s.entries, l.entries)
+	maps.Copy(s.keys, l.keys)
+	for k, in := range l.intents {
 		s.addIntentLocked(k, in)
 	}
 	s.mu.Unlock()
-	unknown := len(intents)
 	s.settleMessageIntents(messages)
-	level.Info(s.logger).Log("msg", "agent state loaded", "path", s.store.Path(), "jobs", len(entries),
-		"active", active, "archive_watch", watched, "other_projects", foreign, "unreadable", bad, "unknown_creates", unknown,
-		"unknown_messages", len(messages))
+	s.logLoaded(l, len(messages))
+	return nil
+}
+
+// loadedState is what load read of the state file, before it is merged.
+type loadedState struct {
+	entries map[string]*entry
+	keys    map[string]keyRef
+	intents map[string]*intent // creates of unknown outcome
+	// resolved deletes the create intents whose job is tracked.
+	resolved []store.Op
+	// The counts logged: unreadable records and intents, records of
+	// projects not wanted, active jobs and terminal ones watched.
+	bad, foreign, active, watched int
+}
+
+// loadJob reads the record under key k, unless unreadable or of a project
+// not wanted, and schedules its first poll.
+func (s *Tracker) loadJob(l *loadedState, want func(project string) bool, now time.Time, k, v []byte) {
+	rec, err := decodeRecord(v)
+	if err != nil {
+		s.skipUnreadable(l, "record", k, err)
+		return
+	}
+	if !want(rec.Project) {
+		l.foreign++
+		return
+	}
+	internJob(&rec.Job)
+	e := &entry{rec: rec}
+	if e.polled(now, &s.cfg) {
+		if apiclient.IsTerminal(rec.Job.Status) {
+			// Spread the re-checks of watched jobs instead of
+			// re-checking them all at once after a restart.
+			iv := s.cfg.archiveCheckInterval(now.Sub(rec.TerminalAt))
+			e.nextPoll = now.Add(rand.N(iv))
+			l.watched++
+		} else {
+			l.active++
+		}
+	}
+	if _, ok := rec.pendingMessage(); ok {
+		// A follow-up of unknown outcome not yet re-checked (the
+		// process stopped first): at once.
+		e.recheck, e.nextPoll = true, time.Time{}
+	}
+	l.entries[string(k)] = e
+}
+
+// skipUnreadable counts and logs a record or intent (what) of the state
+// file that does not decode, under key k.
+func (s *Tracker) skipUnreadable(l *loadedState, what string, k []byte, err error) {
+	l.bad++
+	level.Warn(s.logger).Log("msg", "skipping unreadable "+what+" in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
+}
+
+// idempotencyKeys are the keys of the creates and follow-ups of entries.
+func idempotencyKeys(entries map[string]*entry) map[string]keyRef {
+	keys := map[string]keyRef{}
+	for k, e := range entries {
+		if e.rec.IdemKey != "" {
+			keys[storeKey(e.rec.Project, e.rec.IdemKey)] = keyRef{job: k}
+		}
+		for _, m := range e.rec.Messages {
+			if m.IdemKey != "" {
+				keys[storeKey(e.rec.Project, m.IdemKey)] = keyRef{msgJob: k}
+			}
+		}
+	}
+	return keys
+}
+
+// loadCreateIntent reads the create intent under key k, unless unreadable
+// or of a project not wanted: a create of unknown outcome, or one to
+// delete when its job is tracked.
+func (s *Tracker) loadCreateIntent(l *loadedState, want func(project string) bool, k, v []byte) {
+	in, err := decodeIntent(v)
+	if err != nil {
+		s.skipUnreadable(l, "create intent", k, err)
+		return
+	}
+	if !want(in.Project) {
+		return
+	}
+	if ref, ok := l.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.job != "" &&
+		l.entries[ref.job].rec.RequestHash == in.RequestHash {
+		// Its job is tracked (a salvaged file can hold both): the
+		// outcome is known.
+		l.resolved = append(l.resolved, store.Op{Bucket: bucketIntents, Key: string(k)})
+		return
+	}
+	l.intents[string(k)] = &intent{rec: in}
+}
+
+// logLoaded says what load read, and warns of creates of unknown outcome.
+func (s *Tracker) logLoaded(l *loadedState, unknownMessages int) {
+	unknown := len(l.intents)
+	level.Info(s.logger).Log("msg", "agent state loaded", "path", s.store.Path(), "jobs", len(l.entries),
+		"active", l.active, "archive_watch", l.watched, "other_projects", l.foreign, "unreadable", l.bad, "unknown_creates", unknown,
+		"unknown_messages", unknownMessages)
 	if unknown > 0 {
 		level.Warn(s.logger).Log("msg", "creates of unknown outcome: sent upstream by an earlier run that stopped before recording the answer; "+
 			"the jobs may exist untracked. List them with GET /api/v2/agent/{project}/unknown-creates, then track or dismiss each (see alerts/RUNBOOK.md)",
 			"unknown_creates", unknown, "path", s.store.Path())
 	}
-	return nil
 }
 
 // Close waits for creates and tracks under way (each bounded by its
