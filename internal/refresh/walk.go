@@ -1,0 +1,257 @@
+package refresh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// startDue starts the due walks in priority order while the budget can pay
+// for each whole walk, and returns when to look again (zero: no idea, look
+// again after recheck).
+func (s *Scheduler) startDue() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return time.Time{}
+	}
+	now := s.now()
+	var next time.Time
+	soonest := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	paused := s.budget.PausedUntil()
+	for _, d := range sources.All() { // a 429's Retry-After holds back the organization's quota
+		for _, ep := range d.Endpoints {
+			if t := s.client.ThrottledUntil(ep); t.After(paused) {
+				paused = t
+			}
+		}
+	}
+	reserved, probing := 0, false
+	for _, e := range s.entries {
+		if e.inflight != nil {
+			// Requests a walk in flight already sent count in Free too:
+			// counting them twice only delays the next start a little.
+			reserved += e.reserved
+			probing = probing || !e.costKnown
+		}
+	}
+	free := s.budget.Free() - reserved
+	blocked := false
+	for _, e := range s.order(now) {
+		if e.inflight != nil {
+			continue
+		}
+		due, at := s.due(e, now)
+		if !due {
+			soonest(at)
+			continue
+		}
+		if blocked {
+			continue
+		}
+		if !paused.IsZero() {
+			soonest(paused)
+			blocked = true
+			continue
+		}
+		need := min(e.cost, s.budget.Effective())
+		// One walk of unknown cost at a time: its estimate may be short,
+		// and walks never wait for the budget halfway.
+		if s.running >= s.cfg.Concurrency || (probing && !e.costKnown) {
+			blocked = true // a walk's end wakes Run
+			continue
+		}
+		// Page walks stay within their share of the budget in any
+		// window, so that a burst of them (at start, after midnight) never
+		// holds today's site totals back.
+		if e.scope != ScopeSite && s.siteShare > 0 {
+			if used, until := s.pageSpent(now, need); used+need > s.pageShare {
+				soonest(until)
+				blocked = true
+				continue
+			}
+		}
+		if free < need {
+			// Strict priority: nothing behind this entry may take the
+			// requests it waits for, or a long window could starve today's.
+			soonest(s.budget.NextFree(reserved + need))
+			blocked = true
+			continue
+		}
+		free -= need
+		reserved += need
+		e.reserved = need
+		if e.scope != ScopeSite {
+			s.pageLog = append(s.pageLog, pageSend{at: now, n: need})
+		}
+		probing = probing || !e.costKnown
+		s.start(e, now)
+	}
+	return next
+}
+
+// pageSend is a page walk's reservation at its start.
+type pageSend struct {
+	at time.Time
+	n  int
+}
+
+// pageSpent is what page walks reserved in the window up to now, and when
+// enough of it leaves the window for need more. Caller holds mu.
+func (s *Scheduler) pageSpent(now time.Time, need int) (int, time.Time) {
+	hold := s.budget.Window() + s.budget.Window()/100
+	cut := 0
+	for cut < len(s.pageLog) && !s.pageLog[cut].at.After(now.Add(-hold)) {
+		cut++
+	}
+	s.pageLog = s.pageLog[cut:]
+	used := 0
+	for _, p := range s.pageLog {
+		used += p.n
+	}
+	over := used + need - s.pageShare
+	for _, p := range s.pageLog {
+		if over <= 0 {
+			break
+		}
+		over -= p.n
+		if over <= 0 {
+			return used, p.at.Add(hold)
+		}
+	}
+	return used, now
+}
+
+// start runs one walk of e in its own goroutine. Caller holds mu.
+func (s *Scheduler) start(e *entry, now time.Time) {
+	done := make(chan struct{})
+	e.inflight = done
+	s.running++
+	s.starts++
+	s.wg.Add(1)
+	go s.walk(e, now, done)
+}
+
+// walk fetches every page of e, then swaps in its new state.
+func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
+	defer s.wg.Done()
+	s.mu.Lock()
+	cost, effective := e.cost, s.budget.Effective()
+	key := ""
+	if s.cfg.Shared != nil {
+		key = sharedKey(e)
+	}
+	s.mu.Unlock()
+	timeout := s.cfg.RefreshTimeout
+	if cost > effective {
+		// A walk larger than the whole budget waits for it between pages.
+		timeout += time.Duration((cost-1)/effective) * s.budget.Window()
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, timeout)
+	defer cancel()
+	if cost <= effective {
+		// The walk's requests were reserved: it fails rather than wait
+		// for the budget halfway (its estimate was short; it reserves
+		// more next time).
+		ctx = budget.WithoutWaiting(ctx)
+	}
+
+	day := visitors.Today(start, e.proj.Loc())
+	if e.final {
+		day = visitors.AddDays(day, -1)
+	}
+	from, to := e.window.RangeEndingOn(day)
+	var (
+		snap    sources.Snapshot
+		err     error
+		token   int64
+		release = func() {}
+	)
+	if key != "" {
+		walkCtx, tok, rel, walk, cerr := s.claim(ctx, e, key)
+		switch {
+		case cerr == nil && !walk: // another replica's snapshot is fresh
+			s.endWithoutWalk(e, time.Time{}, done)
+			return
+		case errors.Is(cerr, ErrHeld): // another replica is walking it
+			s.endWithoutWalk(e, s.now().Add(heldWait), done)
+			return
+		case cerr != nil:
+			err = fmt.Errorf("shared plan: %w", cerr)
+		default:
+			ctx, token, release = walkCtx, tok, rel
+		}
+	}
+	if err == nil {
+		snap, err = e.src.Walk(ctx, sources.Query{Project: e.project, DateFrom: from, DateTo: to, TotalsOnly: e.scope == ScopeSite})
+	}
+	end := s.now()
+
+	s.mu.Lock()
+	old := e.state
+	next := &state{good: old.good, attempted: true, ok: err == nil, err: err, attemptEnd: end, duration: max(end.Sub(start), 0), failures: old.failures}
+	if err != nil {
+		next.failures++
+	}
+	if err != nil {
+		var exhausted *budget.ExhaustedError
+		if errors.As(err, &exhausted) {
+			// The site outgrew the requests reserved for it: reserve more.
+			e.cost = min(e.cost*2, max(e.cost+1, s.budget.Limit()))
+		}
+		lvl := level.Warn(s.logger)
+		if s.ctx.Err() != nil {
+			lvl = level.Debug(s.logger) // shutting down: not worth a warning
+		}
+		serving := "no data yet"
+		if old.good != nil {
+			serving = "last good data from " + old.good.Meta().At.UTC().Format(time.RFC3339)
+		}
+		lvl.Log("msg", "analytics refresh failed", "project", e.project, "source", e.spec.Name, "window", e.label, "scope", e.scope,
+			"date_from", from, "date_to", to, "duration", end.Sub(start), "serving", serving, "err", err)
+	} else {
+		next.good, next.version = snap, token
+		e.cost, e.costKnown = max(snap.Meta().Requests, 1), true
+		e.nextDue = start.Add(e.interval)
+		level.Debug(s.logger).Log("msg", "analytics refreshed", "project", e.project, "source", e.spec.Name, "window", e.label,
+			"scope", e.scope, "date_from", from, "date_to", to, "requests", snap.Meta().Requests, "duration", end.Sub(start))
+	}
+	e.state = next
+	e.inflight = nil
+	e.reserved = 0
+	s.running--
+	if !old.attempted || cost != e.cost {
+		s.replan()
+	}
+	s.mu.Unlock()
+	if err == nil && token > 0 {
+		s.publish(e, key, token, snap, start, next.duration)
+	}
+	release()
+	close(done)
+	s.wake()
+}
+
+// endWithoutWalk ends a walk that sent nothing because another replica
+// walked (or is walking, until heldUntil) the demand.
+func (s *Scheduler) endWithoutWalk(e *entry, heldUntil time.Time, done chan struct{}) {
+	s.mu.Lock()
+	e.heldUntil = heldUntil
+	e.inflight = nil
+	e.reserved = 0
+	s.running--
+	s.mu.Unlock()
+	close(done)
+	s.wake()
+}
