@@ -1,3 +1,8 @@
+// The scheduler's entries: one per project, source, window and scope of a
+// walk, laid out from the configuration in priority order (entriesFor), and
+// replaced on a reload so that an entry walked alike keeps its snapshot and
+// cost (Update, PrepareUpdate).
+
 package refresh
 
 import (
@@ -10,7 +15,8 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
-// entry is one project×window (or the final day of a project).
+// entry is one walk of the plan: a project's source and window, in a scope
+// (its pages, or today's site totals alone), or the final day of a window.
 type entry struct {
 	project string
 	// proj is the project's configuration; replaced (with the entry) when

@@ -1,3 +1,7 @@
+// The scheduler's plan: how often each entry is walked, from the budget and
+// the walks' costs (Intervals, replan, estimate), and when each is due and in
+// what order it starts (due, order).
+
 package refresh
 
 import (

@@ -1,3 +1,13 @@
+// The scheduler's loop: its settings and state (Config, Scheduler), New,
+// and Run, which starts what is due, sleeps until the next walk is due or a
+// walk ends, and stops walks on Close. Its other parts: entries.go (what is
+// walked: one entry per project, source, window and scope, and reloads),
+// plan.go (how often each entry is walked, and when it is due), walk.go
+// (starting due walks within the budget, and one walk), views.go (what it
+// publishes to the collector and the status page), shared.go (sharing walks
+// with other replicas), planlog.go (what it logs of the plan) and flags.go
+// (the plan's flags).
+
 package refresh
 
 import (
@@ -63,7 +73,8 @@ type Config struct {
 	// StateDir keeps what sources keep across restarts (the assistant's
 	// daily counts); "" keeps it in memory.
 	StateDir string
-	// PageSize is the visitors page size, 1..apiclient.MaxPageSize.
+	// PageSize is the rows per request of the visitors and views walks,
+	// 1..apiclient.MaxPageSize (--analytics.page-size).
 	PageSize int
 	// MaxPages caps one walk (0 = apiclient.DefaultMaxPages).
 	MaxPages int
@@ -93,7 +104,8 @@ type Config struct {
 	SyncInterval time.Duration
 }
 
-// Scheduler walks every project and window on a plan the budget pays for.
+// Scheduler walks every project, source and window on a plan the budget
+// pays for.
 type Scheduler struct {
 	client *apiclient.Client
 	budget *budget.Budget

@@ -1,3 +1,7 @@
+// What the scheduler publishes: one view per entry for the collector and
+// the status page (Views, servable), the plan's spend (Planned), and the plan
+// a configuration would start with, for `config check` (Preview).
+
 package refresh
 
 import (

@@ -1,3 +1,8 @@
+// The scheduler's walks: which due entries start, in priority order, while
+// the budget pays for each whole walk and page walks stay within their share
+// (startDue, pageSpent), and one walk of an entry, from its claim to its new
+// state (start, walk).
+
 package refresh
 
 import (
