@@ -28,21 +28,85 @@ func (s *Scheduler) startDue() time.Time {
 		return time.Time{}
 	}
 	now := s.now()
-	var next time.Time
-	soonest := func(t time.Time) {
-		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
+	r := round{now: now, paused: s.pausedUntil()}
+	r.reserved, r.probing = s.inFlight()
+	r.free = s.budget.Free() - r.reserved
+	for _, e := range s.order(now) {
+		if e.inflight != nil {
+			continue
 		}
+		due, at := s.due(e, now)
+		if !due {
+			r.soonest(at)
+			continue
+		}
+		if r.blocked {
+			continue
+		}
+		if !r.paused.IsZero() {
+			r.soonest(r.paused)
+			r.blocked = true
+			continue
+		}
+		need := min(e.cost, s.budget.Effective())
+		if held, until := s.holdBack(e, &r, need); held {
+			r.soonest(until)
+			r.blocked = true
+			continue
+		}
+		r.free -= need
+		r.reserved += need
+		e.reserved = need
+		if e.scope != ScopeSite {
+			s.pageLog = append(s.pageLog, pageSend{at: now, n: need})
+		}
+		r.probing = r.probing || !e.costKnown
+		s.start(e, now)
 	}
+	return r.next
+}
+
+// round is what one startDue has found so far.
+type round struct {
+	now time.Time
+	// next is when to look again (zero: after recheck).
+	next time.Time
+	// paused: the budget may not be spent before then (zero: it may).
+	paused time.Time
+	// free is the budget's free requests less what walks reserved.
+	free, reserved int
+	// probing: a walk of unknown cost runs or was started.
+	probing bool
+	// blocked: a due entry waits, so nothing behind it starts.
+	blocked bool
+}
+
+// soonest makes t the time to look again if it is sooner (t zero: no
+// change).
+func (r *round) soonest(t time.Time) {
+	if !t.IsZero() && (r.next.IsZero() || t.Before(r.next)) {
+		r.next = t
+	}
+}
+
+// pausedUntil is when the budget may be spent again: a pause of the budget,
+// or a 429's Retry-After on any analytics endpoint, which holds back the
+// organization's quota (zero: not paused).
+func (s *Scheduler) pausedUntil() time.Time {
 	paused := s.budget.PausedUntil()
-	for _, d := range sources.All() { // a 429's Retry-After holds back the organization's quota
+	for _, d := range sources.All() {
 		for _, ep := range d.Endpoints {
 			if t := s.client.ThrottledUntil(ep); t.After(paused) {
 				paused = t
 			}
 		}
 	}
-	reserved, probing := 0, false
+	return paused
+}
+
+// inFlight is what the walks in flight reserved, and whether one of them is
+// of unknown cost. Caller holds mu.
+func (s *Scheduler) inFlight() (reserved int, probing bool) {
 	for _, e := range s.entries {
 		if e.inflight != nil {
 			// Requests a walk in flight already sent count in Free too:
@@ -51,59 +115,32 @@ func (s *Scheduler) startDue() time.Time {
 			probing = probing || !e.costKnown
 		}
 	}
-	free := s.budget.Free() - reserved
-	blocked := false
-	for _, e := range s.order(now) {
-		if e.inflight != nil {
-			continue
-		}
-		due, at := s.due(e, now)
-		if !due {
-			soonest(at)
-			continue
-		}
-		if blocked {
-			continue
-		}
-		if !paused.IsZero() {
-			soonest(paused)
-			blocked = true
-			continue
-		}
-		need := min(e.cost, s.budget.Effective())
-		// One walk of unknown cost at a time: its estimate may be short,
-		// and walks never wait for the budget halfway.
-		if s.running >= s.cfg.Concurrency || (probing && !e.costKnown) {
-			blocked = true // a walk's end wakes Run
-			continue
-		}
-		// Page walks stay within their share of the budget in any
-		// window, so that a burst of them (at start, after midnight) never
-		// holds today's site totals back.
-		if e.scope != ScopeSite && s.siteShare > 0 {
-			if used, until := s.pageSpent(now, need); used+need > s.pageShare {
-				soonest(until)
-				blocked = true
-				continue
-			}
-		}
-		if free < need {
-			// Strict priority: nothing behind this entry may take the
-			// requests it waits for, or a long window could starve today's.
-			soonest(s.budget.NextFree(reserved + need))
-			blocked = true
-			continue
-		}
-		free -= need
-		reserved += need
-		e.reserved = need
-		if e.scope != ScopeSite {
-			s.pageLog = append(s.pageLog, pageSend{at: now, n: need})
-		}
-		probing = probing || !e.costKnown
-		s.start(e, now)
+	return reserved, probing
+}
+
+// holdBack reports whether due entry e, whose walk needs need requests,
+// must wait in round r, and until when (zero: until a walk ends, which
+// wakes Run). Caller holds mu.
+func (s *Scheduler) holdBack(e *entry, r *round, need int) (bool, time.Time) {
+	// One walk of unknown cost at a time: its estimate may be short,
+	// and walks never wait for the budget halfway.
+	if s.running >= s.cfg.Concurrency || (r.probing && !e.costKnown) {
+		return true, time.Time{}
 	}
-	return next
+	// Page walks stay within their share of the budget in any
+	// window, so that a burst of them (at start, after midnight) never
+	// holds today's site totals back.
+	if e.scope != ScopeSite && s.siteShare > 0 {
+		if used, until := s.pageSpent(r.now, need); used+need > s.pageShare {
+			return true, until
+		}
+	}
+	if r.free < need {
+		// Strict priority: nothing behind this entry may take the
+		// requests it waits for, or a long window could starve today's.
+		return true, s.budget.NextFree(r.reserved + need)
+	}
+	return false, time.Time{}
 }
 
 // pageSend is a page walk's reservation at its start.
