@@ -77,75 +77,113 @@ type entryKey struct {
 // A kept entry moves to its project in projects only when the caller
 // applies moved: until then the running plan is untouched.
 func (s *Scheduler) entriesFor(projects []Project, old []*entry) ([]*entry, []movedEntry, error) {
-	keep := map[entryKey]*entry{}
+	l := layout{s: s, keep: map[entryKey]*entry{}}
 	for _, e := range old {
-		keep[entryKey{e.project, e.spec.Name, e.label, e.scope}] = e
+		l.keep[entryKey{e.project, e.spec.Name, e.label, e.scope}] = e
 	}
-	var out, finals []*entry
-	var moved []movedEntry
 	for i := range projects {
 		p := &projects[i]
 		for _, spec := range p.Specs() {
-			def, ok := sources.ByName(spec.Name)
-			if !ok { // the configuration knows the same sources: a caller's mistake
-				return nil, nil, fmt.Errorf("project %s: no source %q", p.ID, spec.Name)
-			}
-			// One source per project and spec, shared by its entries (it
-			// remembers what its walks cost).
-			var src sources.Source
-			reuse := func(w visitors.Window, final bool, scope string) (*entry, error) {
-				label := w.Name
-				if final {
-					label = FinalDayWindow
-				}
-				if o := keep[entryKey{p.ID, spec.Name, label, scope}]; o != nil && o.window == w && sameWalksOfWindow(o, p, spec) {
-					moved, src = append(moved, movedEntry{o, p}), o.src
-					return o, nil
-				}
-				if src == nil {
-					var err error
-					if src, err = def.New(s.sourceConfig(p, spec)); err != nil {
-						return nil, fmt.Errorf("project %s: %s: %w", p.ID, spec.Name, err)
-					}
-				}
-				// A site totals walk is one request: its cost is known.
-				return &entry{project: p.ID, proj: p, spec: spec, src: src, window: w, final: final, scope: scope, label: label,
-					cost: 1, costKnown: scope == ScopeSite, state: &state{}}, nil
-			}
-			for _, w := range spec.Windows {
-				e, err := reuse(w, false, ScopePages)
-				if err != nil {
-					return nil, nil, err
-				}
-				out = append(out, e)
-				if !def.TotalsOnly || w.Days != 1 {
-					continue
-				}
-				if s.cfg.SiteInterval > 0 {
-					if e, err = reuse(w, false, ScopeSite); err != nil {
-						return nil, nil, err
-					}
-					out = append(out, e)
-				}
-				if s.cfg.FinalDayDelay >= 0 {
-					if e, err = reuse(w, true, ScopePages); err != nil {
-						return nil, nil, err
-					}
-					finals = append(finals, e)
-				}
+			if err := l.addSource(p, spec); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *entry) int {
-		if a.scope != b.scope && (a.scope == ScopeSite || b.scope == ScopeSite) {
-			if a.scope == ScopeSite {
-				return -1
-			}
-			return 1
+	slices.SortStableFunc(l.out, byPriority)
+	return append(l.out, l.finals...), l.moved, nil
+}
+
+// layout is what entriesFor has laid out so far.
+type layout struct {
+	s *Scheduler
+	// keep is the old entries, by key.
+	keep map[entryKey]*entry
+	// out is the entries but the final days', in the configuration's
+	// order until entriesFor sorts them; finals the final days'.
+	out, finals []*entry
+	moved       []movedEntry
+}
+
+// addSource lays out the entries of spec's windows in project p: each
+// window's page walk, and for a source that can walk today's site totals
+// alone (TotalsOnly), today's site totals and its final day.
+func (l *layout) addSource(p *Project, spec sources.Spec) error {
+	def, ok := sources.ByName(spec.Name)
+	if !ok { // the configuration knows the same sources: a caller's mistake
+		return fmt.Errorf("project %s: no source %q", p.ID, spec.Name)
+	}
+	ps := projectSource{layout: l, p: p, spec: spec, def: def}
+	for _, w := range spec.Windows {
+		e, err := ps.entry(w, false, ScopePages)
+		if err != nil {
+			return err
 		}
-		return cmp.Compare(a.weight(), b.weight())
-	})
-	return append(out, finals...), moved, nil
+		l.out = append(l.out, e)
+		if !def.TotalsOnly || w.Days != 1 {
+			continue
+		}
+		if l.s.cfg.SiteInterval > 0 {
+			if e, err = ps.entry(w, false, ScopeSite); err != nil {
+				return err
+			}
+			l.out = append(l.out, e)
+		}
+		if l.s.cfg.FinalDayDelay >= 0 {
+			if e, err = ps.entry(w, true, ScopePages); err != nil {
+				return err
+			}
+			l.finals = append(l.finals, e)
+		}
+	}
+	return nil
+}
+
+// projectSource is one source of one project being laid out. Its entries
+// share one sources.Source (it remembers what its walks cost).
+type projectSource struct {
+	*layout
+	p    *Project
+	spec sources.Spec
+	def  *sources.Def
+	// src is a kept entry's source, or the one made for the first new
+	// entry (nil: none yet).
+	src sources.Source
+}
+
+// entry is the entry of window w (final: of its final day) in scope: the
+// old one when it is walked alike, else a new one.
+func (ps *projectSource) entry(w visitors.Window, final bool, scope string) (*entry, error) {
+	p, spec := ps.p, ps.spec
+	label := w.Name
+	if final {
+		label = FinalDayWindow
+	}
+	if o := ps.keep[entryKey{p.ID, spec.Name, label, scope}]; o != nil && o.window == w && sameWalksOfWindow(o, p, spec) {
+		ps.moved, ps.src = append(ps.moved, movedEntry{o, p}), o.src
+		return o, nil
+	}
+	if ps.src == nil {
+		src, err := ps.def.New(ps.s.sourceConfig(p, spec))
+		if err != nil {
+			return nil, fmt.Errorf("project %s: %s: %w", p.ID, spec.Name, err)
+		}
+		ps.src = src
+	}
+	// A site totals walk is one request: its cost is known.
+	return &entry{project: p.ID, proj: p, spec: spec, src: ps.src, window: w, final: final, scope: scope, label: label,
+		cost: 1, costKnown: scope == ScopeSite, state: &state{}}, nil
+}
+
+// byPriority orders today's site totals before the other entries, and
+// those by weight, lightest (the freshest, fastest-moving) first.
+func byPriority(a, b *entry) int {
+	if a.scope != b.scope && (a.scope == ScopeSite || b.scope == ScopeSite) {
+		if a.scope == ScopeSite {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(a.weight(), b.weight())
 }
 
 // movedEntry is a kept entry and the project it moves to.
