@@ -293,21 +293,7 @@ func (s *Scheduler) due(e *entry, now time.Time) (bool, time.Time) {
 	}
 	retryAt := st.attemptEnd.Add(s.retryInterval(e))
 	if e.final {
-		loc := e.proj.Loc()
-		today := visitors.Today(now, loc)
-		start := visitors.DayStart(today, loc)
-		from, to := e.window.RangeEndingOn(visitors.AddDays(today, -1))
-		if st.good != nil && st.good.Meta().DateFrom == from && st.good.Meta().DateTo == to {
-			return false, visitors.DayStart(visitors.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
-		}
-		at := start.Add(s.cfg.FinalDayDelay)
-		if st.attempted && !st.ok && retryAt.After(at) {
-			at = retryAt
-		}
-		if !now.Before(start.Add(FinalDayExport)) { // too late today
-			return false, visitors.DayStart(visitors.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
-		}
-		return !now.Before(at), at
+		return s.dueFinalDay(e, now, retryAt)
 	}
 	if !st.attempted {
 		return true, now
@@ -329,6 +315,30 @@ func (s *Scheduler) due(e *entry, now time.Time) (bool, time.Time) {
 	return !now.Before(e.nextDue), e.nextDue
 }
 
+// dueFinalDay is due for e, a final day: its window ending yesterday is
+// walked once, FinalDayDelay after local midnight (later after a failed
+// walk, by the retry interval), and not after FinalDayExport, when it is no
+// longer exported. Caller holds mu.
+func (s *Scheduler) dueFinalDay(e *entry, now, retryAt time.Time) (bool, time.Time) {
+	st := e.state
+	loc := e.proj.Loc()
+	today := visitors.Today(now, loc)
+	start := visitors.DayStart(today, loc)
+	from, to := e.window.RangeEndingOn(visitors.AddDays(today, -1))
+	if st.good != nil && st.good.Meta().DateFrom == from && st.good.Meta().DateTo == to {
+		return false, visitors.DayStart(visitors.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
+	}
+	at := start.Add(s.cfg.FinalDayDelay)
+	if st.attempted && !st.ok && retryAt.After(at) {
+		at = retryAt
+	}
+	if !now.Before(start.Add(FinalDayExport)) { // too late today
+		return false, visitors.DayStart(visitors.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
+	}
+	return !now.Before(at), at
+}
+
+// retryInterval is how long after a failed walk of e the next may start.
 func (s *Scheduler) retryInterval(e *entry) time.Duration {
 	if s.cfg.RetryInterval > 0 {
 		return s.cfg.RetryInterval

@@ -149,27 +149,8 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	if client == nil || b == nil {
 		return nil, errors.New("refresh: nil API client or budget")
 	}
-	if cfg.PageSize < 1 || cfg.PageSize > apiclient.MaxPageSize {
-		return nil, fmt.Errorf("page size %d outside 1..%d", cfg.PageSize, apiclient.MaxPageSize)
-	}
-	for _, c := range []struct {
-		name string
-		v    int64
-	}{
-		{"max pages", int64(cfg.MaxPages)},
-		{"shortest interval", int64(cfg.MinInterval)}, {"max staleness", int64(cfg.MaxStaleness)},
-		{"refresh timeout", int64(cfg.RefreshTimeout)}, {"retry interval", int64(cfg.RetryInterval)},
-		{"concurrency", int64(cfg.Concurrency)},
-	} {
-		if c.v < 0 {
-			return nil, fmt.Errorf("%s must not be negative", c.name)
-		}
-	}
-	if cfg.MinInterval <= 0 {
-		return nil, errors.New("the shortest refresh interval must be positive")
-	}
-	if cfg.FinalDayDelay >= FinalDayExport {
-		return nil, fmt.Errorf("final-day delay %s must be shorter than %s", cfg.FinalDayDelay, FinalDayExport)
+	if err := checkConfig(cfg); err != nil {
+		return nil, err
 	}
 	if cfg.RefreshTimeout == 0 {
 		cfg.RefreshTimeout = DefaultRefreshTimeout
@@ -202,6 +183,34 @@ func New(client *apiclient.Client, b *budget.Budget, cfg Config, logger log.Logg
 	s.replan()
 	s.mu.Unlock()
 	return s, nil
+}
+
+// checkConfig checks cfg's plan settings (the projects are checked by
+// internal/config).
+func checkConfig(cfg Config) error {
+	if cfg.PageSize < 1 || cfg.PageSize > apiclient.MaxPageSize {
+		return fmt.Errorf("page size %d outside 1..%d", cfg.PageSize, apiclient.MaxPageSize)
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{
+		{"max pages", int64(cfg.MaxPages)},
+		{"shortest interval", int64(cfg.MinInterval)}, {"max staleness", int64(cfg.MaxStaleness)},
+		{"refresh timeout", int64(cfg.RefreshTimeout)}, {"retry interval", int64(cfg.RetryInterval)},
+		{"concurrency", int64(cfg.Concurrency)},
+	} {
+		if c.v < 0 {
+			return fmt.Errorf("%s must not be negative", c.name)
+		}
+	}
+	if cfg.MinInterval <= 0 {
+		return errors.New("the shortest refresh interval must be positive")
+	}
+	if cfg.FinalDayDelay >= FinalDayExport {
+		return fmt.Errorf("final-day delay %s must be shorter than %s", cfg.FinalDayDelay, FinalDayExport)
+	}
+	return nil
 }
 
 // Run walks on the plan until ctx ends, then waits for walks in flight.
