@@ -195,25 +195,15 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 		key = sharedKey(e)
 	}
 	s.mu.Unlock()
-	timeout := s.cfg.RefreshTimeout
-	if cost > effective {
-		// A walk larger than the whole budget waits for it between pages.
-		timeout += time.Duration((cost-1)/effective) * s.budget.Window()
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, timeout)
+	ctx, cancel := s.walkContext(cost, effective)
 	defer cancel()
-	if cost <= effective {
-		// The walk's requests were reserved: it fails rather than wait
-		// for the budget halfway (its estimate was short; it reserves
-		// more next time).
-		ctx = budget.WithoutWaiting(ctx)
-	}
 
 	day := visitors.Today(start, e.proj.Loc())
 	if e.final {
 		day = visitors.AddDays(day, -1)
 	}
 	from, to := e.window.RangeEndingOn(day)
+	q := sources.Query{Project: e.project, DateFrom: from, DateTo: to, TotalsOnly: e.scope == ScopeSite}
 	var (
 		snap    sources.Snapshot
 		err     error
@@ -236,39 +226,13 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 		}
 	}
 	if err == nil {
-		snap, err = e.src.Walk(ctx, sources.Query{Project: e.project, DateFrom: from, DateTo: to, TotalsOnly: e.scope == ScopeSite})
+		snap, err = e.src.Walk(ctx, q)
 	}
 	end := s.now()
 
 	s.mu.Lock()
 	old := e.state
-	next := &state{good: old.good, attempted: true, ok: err == nil, err: err, attemptEnd: end, duration: max(end.Sub(start), 0), failures: old.failures}
-	if err != nil {
-		next.failures++
-	}
-	if err != nil {
-		var exhausted *budget.ExhaustedError
-		if errors.As(err, &exhausted) {
-			// The site outgrew the requests reserved for it: reserve more.
-			e.cost = min(e.cost*2, max(e.cost+1, s.budget.Limit()))
-		}
-		lvl := level.Warn(s.logger)
-		if s.ctx.Err() != nil {
-			lvl = level.Debug(s.logger) // shutting down: not worth a warning
-		}
-		serving := "no data yet"
-		if old.good != nil {
-			serving = "last good data from " + old.good.Meta().At.UTC().Format(time.RFC3339)
-		}
-		lvl.Log("msg", "analytics refresh failed", "project", e.project, "source", e.spec.Name, "window", e.label, "scope", e.scope,
-			"date_from", from, "date_to", to, "duration", end.Sub(start), "serving", serving, "err", err)
-	} else {
-		next.good, next.version = snap, token
-		e.cost, e.costKnown = max(snap.Meta().Requests, 1), true
-		e.nextDue = start.Add(e.interval)
-		level.Debug(s.logger).Log("msg", "analytics refreshed", "project", e.project, "source", e.spec.Name, "window", e.label,
-			"scope", e.scope, "date_from", from, "date_to", to, "requests", snap.Meta().Requests, "duration", end.Sub(start))
-	}
+	next := s.ended(e, q, start, end, snap, token, err)
 	e.state = next
 	e.inflight = nil
 	e.reserved = 0
@@ -283,6 +247,58 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 	release()
 	close(done)
 	s.wake()
+}
+
+// walkContext bounds a walk of cost requests under a budget of effective
+// requests a window: by the refresh timeout, and for a walk larger than
+// the whole budget by the windows it waits for it between pages. A walk
+// the budget pays whole had its requests reserved: it fails rather than
+// wait for the budget halfway (its estimate was short; it reserves more
+// next time).
+func (s *Scheduler) walkContext(cost, effective int) (context.Context, context.CancelFunc) {
+	timeout := s.cfg.RefreshTimeout
+	if cost > effective {
+		timeout += time.Duration((cost-1)/effective) * s.budget.Window()
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, timeout)
+	if cost <= effective {
+		ctx = budget.WithoutWaiting(ctx)
+	}
+	return ctx, cancel
+}
+
+// ended is e's state after its walk of q from start to end, which got snap
+// (token: its version in the shared store, 0: not shared) or err. It
+// learns the walk's cost and e's next due time, and logs the outcome.
+// Caller holds mu.
+func (s *Scheduler) ended(e *entry, q sources.Query, start, end time.Time, snap sources.Snapshot, token int64, err error) *state {
+	old := e.state
+	next := &state{good: old.good, attempted: true, ok: err == nil, err: err, attemptEnd: end, duration: max(end.Sub(start), 0), failures: old.failures}
+	if err == nil {
+		next.good, next.version = snap, token
+		e.cost, e.costKnown = max(snap.Meta().Requests, 1), true
+		e.nextDue = start.Add(e.interval)
+		level.Debug(s.logger).Log("msg", "analytics refreshed", "project", e.project, "source", e.spec.Name, "window", e.label,
+			"scope", e.scope, "date_from", q.DateFrom, "date_to", q.DateTo, "requests", snap.Meta().Requests, "duration", end.Sub(start))
+		return next
+	}
+	next.failures++
+	var exhausted *budget.ExhaustedError
+	if errors.As(err, &exhausted) {
+		// The site outgrew the requests reserved for it: reserve more.
+		e.cost = min(e.cost*2, max(e.cost+1, s.budget.Limit()))
+	}
+	lvl := level.Warn(s.logger)
+	if s.ctx.Err() != nil {
+		lvl = level.Debug(s.logger) // shutting down: not worth a warning
+	}
+	serving := "no data yet"
+	if old.good != nil {
+		serving = "last good data from " + old.good.Meta().At.UTC().Format(time.RFC3339)
+	}
+	lvl.Log("msg", "analytics refresh failed", "project", e.project, "source", e.spec.Name, "window", e.label, "scope", e.scope,
+		"date_from", q.DateFrom, "date_to", q.DateTo, "duration", end.Sub(start), "serving", serving, "err", err)
+	return next
 }
 
 // endWithoutWalk ends a walk that sent nothing because another replica
