@@ -1,3 +1,5 @@
+// The plan's flags (--analytics.*, and their deprecated --visitors.* names).
+
 package refresh
 
 import (

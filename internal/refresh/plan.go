@@ -1,7 +1,7 @@
-// Package refresh decides when each project, analytics source and window is
-// walked, from the analytics budget and each walk's cost in requests, and
-// runs the walks on that plan (not on scrapes). It hands finished snapshots
-// to the collector, which only turns them into metrics.
+// The scheduler's plan: how often each entry is walked, from the budget and
+// the walks' costs (Intervals, replan, estimate), and when each is due and in
+// what order it starts (due, order).
+
 package refresh
 
 import (
@@ -9,6 +9,9 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // Demand is one (project, window) to refresh on a schedule.
@@ -163,4 +166,185 @@ func Spend(window time.Duration, ds []Demand, intervals []time.Duration) float64
 // a site that grew by a page since its last walk.
 func Plannable(limit int) float64 {
 	return max(float64(limit-max(1, limit/10)), float64(limit)/2)
+}
+
+// replan derives every window's interval from the budget and the walks'
+// costs, and logs the plan when it changed. Caller holds mu.
+func (s *Scheduler) replan() {
+	limit := s.budget.Limit()
+	window := s.budget.Window()
+	perWindow := Plannable(limit)
+	var site, pages []Demand
+	var siteEntries, pageEntries []*entry
+	for _, e := range s.entries {
+		e.cost = s.estimate(e)
+		switch {
+		case e.final:
+			// walked with what the plan leaves over
+		case e.scope == ScopeSite:
+			site = append(site, Demand{Cost: 1, MinInterval: max(s.cfg.SiteInterval, s.cfg.MinInterval), Days: 1, Midnight: true})
+			siteEntries = append(siteEntries, e)
+		default:
+			minInterval := cmp.Or(e.window.Interval, s.cfg.MinInterval)
+			pages = append(pages, Demand{Cost: e.cost, MinInterval: minInterval, Days: e.window.Days,
+				Weight: e.weight() / float64(e.window.Days), Midnight: e.window.Days == 1})
+			pageEntries = append(pageEntries, e)
+		}
+	}
+	// Today's site totals first, at their own interval, on at most half
+	// the budget; page walks share the rest.
+	siteIntervals := Intervals(perWindow/2, window, site)
+	// Walks are paid whole: with walks of c requests a window holds
+	// floor(limit/c) of them, so a budget of 60 carries one walk of 40 an
+	// hour, not one and a half.
+	if len(pages) > 0 {
+		if maxCost := slices.MaxFunc(pages, func(a, b Demand) int { return cmp.Compare(a.Cost, b.Cost) }).Cost; maxCost > 0 {
+			perWindow = min(perWindow, float64(limit/maxCost*maxCost))
+		}
+	}
+	siteSpend := spendAt(window, site, siteIntervals)
+	s.siteShare = int(math.Ceil(siteSpend))
+	s.pageShare = max(s.budget.Limit()-s.siteShare, 1)
+	rest := max(perWindow-siteSpend, 0)
+	pageIntervals := Intervals(rest, window, pages)
+	demands := append(site, pages...)
+	intervals := append(siteIntervals, pageIntervals...)
+	current := append(siteEntries, pageEntries...)
+	s.planned = Spend(window, demands, intervals)
+	// The plan is logged at start from estimated costs; then, as walk
+	// costs are known once every entry was walked, whenever it changes (a
+	// project grew past a page). In between it changes with every first
+	// walk: not worth a line each (the first round of a large
+	// configuration takes hours).
+	known := !slices.ContainsFunc(current, func(e *entry) bool { return !e.state.attempted })
+	for i, e := range current {
+		if e.interval != intervals[i] && !e.nextDue.IsZero() {
+			// Keep the last walk's start, move the next one.
+			e.nextDue = e.nextDue.Add(intervals[i] - e.interval)
+		}
+		e.interval = intervals[i]
+	}
+	s.logPlan(current, demands, limit, known)
+}
+
+// estimate is the requests e's next walk is expected to take: one for site
+// totals; its last good walk's; else the most any window of the same
+// project and source took, else the most any project took with the source
+// (sites of one organization are alike), else the source's own guess.
+// Caller holds mu.
+func (s *Scheduler) estimate(e *entry) int {
+	if e.scope == ScopeSite {
+		return 1
+	}
+	if e.costKnown {
+		return e.cost
+	}
+	same, other := 0, 0
+	for _, o := range s.entries {
+		if !o.costKnown || o.scope != ScopePages || o.spec.Name != e.spec.Name {
+			continue
+		}
+		if o.project == e.project {
+			same = max(same, o.cost)
+		}
+		other = max(other, o.cost)
+	}
+	from, to := e.window.Range(s.now(), e.proj.Loc())
+	guess := e.src.Estimate(sources.Query{Project: e.project, DateFrom: from, DateTo: to})
+	return max(cmp.Or(same, other, guess, 1), e.cost)
+}
+
+// order is the entries in priority order: today's window first, longer
+// windows after it, yesterday's settled numbers last; but a window kept
+// waiting longer than its own interval (and than a budget window) goes
+// first, so that when single walks are large against the budget, long
+// windows still get their turn. Caller holds mu.
+func (s *Scheduler) order(now time.Time) []*entry {
+	starving := func(e *entry) bool {
+		if e.final {
+			return false
+		}
+		since := e.nextDue
+		if since.IsZero() {
+			since = s.started
+		}
+		return now.Sub(since) > max(e.interval, s.budget.Window())
+	}
+	out := slices.Clone(s.entries)
+	slices.SortStableFunc(out, func(a, b *entry) int {
+		sa, sb := starving(a), starving(b)
+		switch {
+		case sa && !sb:
+			return -1
+		case sb && !sa:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// due reports whether e should be walked at now, or else when it will be.
+// Caller holds mu.
+func (s *Scheduler) due(e *entry, now time.Time) (bool, time.Time) {
+	st := e.state
+	if now.Before(e.heldUntil) {
+		return false, e.heldUntil
+	}
+	retryAt := st.attemptEnd.Add(s.retryInterval(e))
+	if e.final {
+		return s.dueFinalDay(e, now, retryAt)
+	}
+	if !st.attempted {
+		return true, now
+	}
+	if !st.ok && now.Before(retryAt) {
+		return false, retryAt
+	}
+	if st.good == nil {
+		return true, now
+	}
+	// Today's window has new dates after midnight: refresh it at once
+	// (yesterday's numbers are not served as today's). Longer windows keep
+	// their plan, or midnight would spend a day's budget at once.
+	if e.window.Days == 1 {
+		if from, to := e.window.Range(now, e.proj.Loc()); from != st.good.Meta().DateFrom || to != st.good.Meta().DateTo {
+			return true, now
+		}
+	}
+	return !now.Before(e.nextDue), e.nextDue
+}
+
+// dueFinalDay is due for e, a final day: its window ending yesterday is
+// walked once, FinalDayDelay after local midnight (later after a failed
+// walk, by the retry interval), and not after FinalDayExport, when it is no
+// longer exported. Caller holds mu.
+func (s *Scheduler) dueFinalDay(e *entry, now, retryAt time.Time) (bool, time.Time) {
+	st := e.state
+	loc := e.proj.Loc()
+	today := visitors.Today(now, loc)
+	start := visitors.DayStart(today, loc)
+	from, to := e.window.RangeEndingOn(visitors.AddDays(today, -1))
+	if st.good != nil && st.good.Meta().DateFrom == from && st.good.Meta().DateTo == to {
+		return false, visitors.DayStart(visitors.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
+	}
+	at := start.Add(s.cfg.FinalDayDelay)
+	if st.attempted && !st.ok && retryAt.After(at) {
+		at = retryAt
+	}
+	if !now.Before(start.Add(FinalDayExport)) { // too late today
+		return false, visitors.DayStart(visitors.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
+	}
+	return !now.Before(at), at
+}
+
+// retryInterval is how long after a failed walk of e the next may start.
+func (s *Scheduler) retryInterval(e *entry) time.Duration {
+	if s.cfg.RetryInterval > 0 {
+		return s.cfg.RetryInterval
+	}
+	if e.final {
+		return maxRetryInterval
+	}
+	return min(max(e.interval, time.Second), maxRetryInterval)
 }

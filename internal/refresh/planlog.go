@@ -1,3 +1,6 @@
+// What the scheduler tells of its plan: the plan logged at start and when it
+// changes, and the notice when the budget keeps demands stale.
+
 package refresh
 
 import (

@@ -1,3 +1,6 @@
+// The scheduler's replicas: sharing walks and their snapshots with the other
+// replicas of the exporter through Shared (internal/cluster on Redis).
+
 package refresh
 
 import (

@@ -1,0 +1,315 @@
+// The scheduler's walks: which due entries start, in priority order, while
+// the budget pays for each whole walk and page walks stay within their share
+// (startDue, pageSpent), and one walk of an entry, from its claim to its new
+// state (start, walk).
+
+package refresh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+)
+
+// startDue starts the due walks in priority order while the budget can pay
+// for each whole walk, and returns when to look again (zero: no idea, look
+// again after recheck).
+func (s *Scheduler) startDue() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return time.Time{}
+	}
+	now := s.now()
+	r := round{now: now, paused: s.pausedUntil()}
+	r.reserved, r.probing = s.inFlight()
+	r.free = s.budget.Free() - r.reserved
+	for _, e := range s.order(now) {
+		if e.inflight != nil {
+			continue
+		}
+		due, at := s.due(e, now)
+		if !due {
+			r.soonest(at)
+			continue
+		}
+		if r.blocked {
+			continue
+		}
+		if !r.paused.IsZero() {
+			r.soonest(r.paused)
+			r.blocked = true
+			continue
+		}
+		need := min(e.cost, s.budget.Effective())
+		if held, until := s.holdBack(e, &r, need); held {
+			r.soonest(until)
+			r.blocked = true
+			continue
+		}
+		r.free -= need
+		r.reserved += need
+		e.reserved = need
+		if e.scope != ScopeSite {
+			s.pageLog = append(s.pageLog, pageSend{at: now, n: need})
+		}
+		r.probing = r.probing || !e.costKnown
+		s.start(e, now)
+	}
+	return r.next
+}
+
+// round is what one startDue has found so far.
+type round struct {
+	now time.Time
+	// next is when to look again (zero: after recheck).
+	next time.Time
+	// paused: the budget may not be spent before then (zero: it may).
+	paused time.Time
+	// free is the budget's free requests less what walks reserved.
+	free, reserved int
+	// probing: a walk of unknown cost runs or was started.
+	probing bool
+	// blocked: a due entry waits, so nothing behind it starts.
+	blocked bool
+}
+
+// soonest makes t the time to look again if it is sooner (t zero: no
+// change).
+func (r *round) soonest(t time.Time) {
+	if !t.IsZero() && (r.next.IsZero() || t.Before(r.next)) {
+		r.next = t
+	}
+}
+
+// pausedUntil is when the budget may be spent again: a pause of the budget,
+// or a 429's Retry-After on any analytics endpoint, which holds back the
+// organization's quota (zero: not paused).
+func (s *Scheduler) pausedUntil() time.Time {
+	paused := s.budget.PausedUntil()
+	for _, d := range sources.All() {
+		for _, ep := range d.Endpoints {
+			if t := s.client.ThrottledUntil(ep); t.After(paused) {
+				paused = t
+			}
+		}
+	}
+	return paused
+}
+
+// inFlight is what the walks in flight reserved, and whether one of them is
+// of unknown cost. Caller holds mu.
+func (s *Scheduler) inFlight() (reserved int, probing bool) {
+	for _, e := range s.entries {
+		if e.inflight != nil {
+			// Requests a walk in flight already sent count in Free too:
+			// counting them twice only delays the next start a little.
+			reserved += e.reserved
+			probing = probing || !e.costKnown
+		}
+	}
+	return reserved, probing
+}
+
+// holdBack reports whether due entry e, whose walk needs need requests,
+// must wait in round r, and until when (zero: until a walk ends, which
+// wakes Run). Caller holds mu.
+func (s *Scheduler) holdBack(e *entry, r *round, need int) (bool, time.Time) {
+	// One walk of unknown cost at a time: its estimate may be short,
+	// and walks never wait for the budget halfway.
+	if s.running >= s.cfg.Concurrency || (r.probing && !e.costKnown) {
+		return true, time.Time{}
+	}
+	// Page walks stay within their share of the budget in any
+	// window, so that a burst of them (at start, after midnight) never
+	// holds today's site totals back.
+	if e.scope != ScopeSite && s.siteShare > 0 {
+		if used, until := s.pageSpent(r.now, need); used+need > s.pageShare {
+			return true, until
+		}
+	}
+	if r.free < need {
+		// Strict priority: nothing behind this entry may take the
+		// requests it waits for, or a long window could starve today's.
+		return true, s.budget.NextFree(r.reserved + need)
+	}
+	return false, time.Time{}
+}
+
+// pageSend is a page walk's reservation at its start.
+type pageSend struct {
+	at time.Time
+	n  int
+}
+
+// pageSpent is what page walks reserved in the window up to now, and when
+// enough of it leaves the window for need more. Caller holds mu.
+func (s *Scheduler) pageSpent(now time.Time, need int) (int, time.Time) {
+	hold := s.budget.Window() + s.budget.Window()/100
+	cut := 0
+	for cut < len(s.pageLog) && !s.pageLog[cut].at.After(now.Add(-hold)) {
+		cut++
+	}
+	s.pageLog = s.pageLog[cut:]
+	used := 0
+	for _, p := range s.pageLog {
+		used += p.n
+	}
+	over := used + need - s.pageShare
+	for _, p := range s.pageLog {
+		if over <= 0 {
+			break
+		}
+		over -= p.n
+		if over <= 0 {
+			return used, p.at.Add(hold)
+		}
+	}
+	return used, now
+}
+
+// start runs one walk of e in its own goroutine. Caller holds mu.
+func (s *Scheduler) start(e *entry, now time.Time) {
+	done := make(chan struct{})
+	e.inflight = done
+	s.running++
+	s.starts++
+	s.wg.Add(1)
+	go s.walk(e, now, done)
+}
+
+// walk fetches every page of e, then swaps in its new state.
+func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
+	defer s.wg.Done()
+	s.mu.Lock()
+	cost, effective := e.cost, s.budget.Effective()
+	key := ""
+	if s.cfg.Shared != nil {
+		key = sharedKey(e)
+	}
+	s.mu.Unlock()
+	ctx, cancel := s.walkContext(cost, effective)
+	defer cancel()
+
+	day := visitors.Today(start, e.proj.Loc())
+	if e.final {
+		day = visitors.AddDays(day, -1)
+	}
+	from, to := e.window.RangeEndingOn(day)
+	q := sources.Query{Project: e.project, DateFrom: from, DateTo: to, TotalsOnly: e.scope == ScopeSite}
+	var (
+		snap    sources.Snapshot
+		err     error
+		token   int64
+		release = func() {}
+	)
+	if key != "" {
+		walkCtx, tok, rel, walk, cerr := s.claim(ctx, e, key)
+		switch {
+		case cerr == nil && !walk: // another replica's snapshot is fresh
+			s.endWithoutWalk(e, time.Time{}, done)
+			return
+		case errors.Is(cerr, ErrHeld): // another replica is walking it
+			s.endWithoutWalk(e, s.now().Add(heldWait), done)
+			return
+		case cerr != nil:
+			err = fmt.Errorf("shared plan: %w", cerr)
+		default:
+			ctx, token, release = walkCtx, tok, rel
+		}
+	}
+	if err == nil {
+		snap, err = e.src.Walk(ctx, q)
+	}
+	end := s.now()
+
+	s.mu.Lock()
+	old := e.state
+	next := s.ended(e, q, start, end, snap, token, err)
+	e.state = next
+	e.inflight = nil
+	e.reserved = 0
+	s.running--
+	if !old.attempted || cost != e.cost {
+		s.replan()
+	}
+	s.mu.Unlock()
+	if err == nil && token > 0 {
+		s.publish(e, key, token, snap, start, next.duration)
+	}
+	release()
+	close(done)
+	s.wake()
+}
+
+// walkContext bounds a walk of cost requests under a budget of effective
+// requests a window: by the refresh timeout, and for a walk larger than
+// the whole budget by the windows it waits for it between pages. A walk
+// the budget pays whole had its requests reserved: it fails rather than
+// wait for the budget halfway (its estimate was short; it reserves more
+// next time).
+func (s *Scheduler) walkContext(cost, effective int) (context.Context, context.CancelFunc) {
+	timeout := s.cfg.RefreshTimeout
+	if cost > effective {
+		timeout += time.Duration((cost-1)/effective) * s.budget.Window()
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, timeout)
+	if cost <= effective {
+		ctx = budget.WithoutWaiting(ctx)
+	}
+	return ctx, cancel
+}
+
+// ended is e's state after its walk of q from start to end, which got snap
+// (token: its version in the shared store, 0: not shared) or err. It
+// learns the walk's cost and e's next due time, and logs the outcome.
+// Caller holds mu.
+func (s *Scheduler) ended(e *entry, q sources.Query, start, end time.Time, snap sources.Snapshot, token int64, err error) *state {
+	old := e.state
+	next := &state{good: old.good, attempted: true, ok: err == nil, err: err, attemptEnd: end, duration: max(end.Sub(start), 0), failures: old.failures}
+	if err == nil {
+		next.good, next.version = snap, token
+		e.cost, e.costKnown = max(snap.Meta().Requests, 1), true
+		e.nextDue = start.Add(e.interval)
+		level.Debug(s.logger).Log("msg", "analytics refreshed", "project", e.project, "source", e.spec.Name, "window", e.label,
+			"scope", e.scope, "date_from", q.DateFrom, "date_to", q.DateTo, "requests", snap.Meta().Requests, "duration", end.Sub(start))
+		return next
+	}
+	next.failures++
+	var exhausted *budget.ExhaustedError
+	if errors.As(err, &exhausted) {
+		// The site outgrew the requests reserved for it: reserve more.
+		e.cost = min(e.cost*2, max(e.cost+1, s.budget.Limit()))
+	}
+	lvl := level.Warn(s.logger)
+	if s.ctx.Err() != nil {
+		lvl = level.Debug(s.logger) // shutting down: not worth a warning
+	}
+	serving := "no data yet"
+	if old.good != nil {
+		serving = "last good data from " + old.good.Meta().At.UTC().Format(time.RFC3339)
+	}
+	lvl.Log("msg", "analytics refresh failed", "project", e.project, "source", e.spec.Name, "window", e.label, "scope", e.scope,
+		"date_from", q.DateFrom, "date_to", q.DateTo, "duration", end.Sub(start), "serving", serving, "err", err)
+	return next
+}
+
+// endWithoutWalk ends a walk that sent nothing because another replica
+// walked (or is walking, until heldUntil) the demand.
+func (s *Scheduler) endWithoutWalk(e *entry, heldUntil time.Time, done chan struct{}) {
+	s.mu.Lock()
+	e.heldUntil = heldUntil
+	e.inflight = nil
+	e.reserved = 0
+	s.running--
+	s.mu.Unlock()
+	close(done)
+	s.wake()
+}
