@@ -300,6 +300,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		}
 	}
 	reg.MustRegister(budgets, collector.NewStatus(views, logger))
+	reg.MustRegister(set.KeyExpiry()) // every replica: its own configuration's dates
 	encoded := collector.NewEncoded(views, logger)
 
 	reloader := reload.New(reg, func() error {
