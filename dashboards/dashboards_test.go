@@ -63,6 +63,7 @@ var exporterMetrics = []string{
 	"mintlify_api_budget_effective_requests_per_hour",
 	"mintlify_api_budget_spent_requests",
 	"mintlify_api_budget_rejections_total",
+	"mintlify_api_key_expiry_timestamp_seconds",
 	// Agent jobs.
 	"mintlify_agent_jobs",
 	"mintlify_agent_jobs_submitted_total",

@@ -297,8 +297,39 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
         summary: "The Mintlify API rejects the exporter's API key.",
         description: oneLine(|||
           The Mintlify API keeps answering 401 or 403 to {{ $labels.endpoint }} requests from
-          {{ $labels.instance }}: the API key is invalid, revoked or lacks permission, and no data is
-          being refreshed.
+          {{ $labels.instance }}: the API key is invalid, expired, revoked or lacks permission, and no
+          data is being refreshed.
+        |||),
+      },
+    },
+    {
+      comment:: |||
+        The API does not tell when a key expires (an expired key answers 401, and
+        MintlifyAPIKeyRejected fires): mintlify_api_key_expiry_timestamp_seconds is the date the
+        configuration gives (api_key_expires, --mintlify.api-key-expires), absent for an organization
+        without one, which this alert then cannot see. Every replica exports its own configuration's
+        date: the replica labels (_config.replicaLabels) are aggregated away with min, so one alert per
+        organization and job, on the earliest date any replica has (a replica not reloaded after a
+        rotation keeps it firing, rightly). It keeps firing after the date has passed, until the date
+        is changed by a reload. The date moves only with a reload, so for: 1h costs nothing against two
+        weeks' notice and lets a mistyped date be fixed without a notification; a scrape gap longer
+        than the 5m lookback resolves it (MintlifyExporterDown fires then) and it fires again an hour
+        after scrapes resume.
+      |||,
+      alert: 'MintlifyAPIKeyExpiresSoon',
+      expr: |||
+        min without (%(replicas)s) (mintlify_api_key_expiry_timestamp_seconds)
+          < time() + %(apiKeyExpiresSoonDays)s * 86400 # threshold
+      ||| % t,
+      'for': t.apiKeyExpiresSoonFor,
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'A Mintlify API key used by the exporter expires soon.',
+        description: oneLine(|||
+          The Mintlify API key of organization {{ $labels.organization }} (job {{ $labels.job }}) expires
+          on {{ $value | humanizeTimestamp }}, according to the exporter's configuration: from then on
+          the API answers 401 and no data is refreshed or job tracked. Give the exporter a new key and its
+          expiry date before then.
         |||),
       },
     },

@@ -55,6 +55,10 @@ type Organization struct {
 	// AnalyticsBudget is the requests per rolling hour this exporter may
 	// send with the key.
 	AnalyticsBudget int
+	// APIKeyExpires is when the key expires, as the operator wrote it down
+	// (the API does not tell: an expired key just answers 401); zero when
+	// not given.
+	APIKeyExpires time.Time
 	// origin names where the organization was configured, for errors
 	// (a flag, or "organization NAME").
 	origin string
@@ -168,6 +172,19 @@ func checkBudget(n int) error {
 		return fmt.Errorf("must be between 1 and %d, got %d", maxBudget, n)
 	}
 	return nil
+}
+
+// ParseKeyExpiry reads an API key's expiry: an RFC 3339 time, or a date,
+// which means the start of that day in UTC (the earliest moment a key
+// shown to expire that day can stop working, so an alert is never late).
+func ParseKeyExpiry(s string) (time.Time, error) {
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("invalid expiry %q: want a date (2027-02-24, the start of that day in UTC) or an RFC 3339 time (2027-02-24T09:30:00Z)", s)
 }
 
 // ParseTimezone reads an IANA time zone name ("Local" is refused: it

@@ -36,6 +36,9 @@ type fileOrganization struct {
 	APIKeyEnv       string  `yaml:"api_key_env"`
 	APIKey          *string `yaml:"api_key"` // refused: see check
 	AnalyticsBudget *int    `yaml:"analytics_budget"`
+	// APIKeyExpires: when the key expires (ParseKeyExpiry), for the
+	// mintlify_api_key_expiry_timestamp_seconds gauge.
+	APIKeyExpires string `yaml:"api_key_expires"`
 }
 
 type fileProject struct {
@@ -306,6 +309,12 @@ func (b *builder) organization(key string, o fileOrganization, orgs map[string]b
 			b.problem(key+".analytics_budget", "%v", err)
 		}
 		org.AnalyticsBudget = *o.AnalyticsBudget
+	}
+	if o.APIKeyExpires != "" {
+		var err error
+		if org.APIKeyExpires, err = ParseKeyExpiry(o.APIKeyExpires); err != nil {
+			b.problem(key+".api_key_expires", "%v", err)
+		}
 	}
 	return org
 }

@@ -30,6 +30,7 @@ type Flags struct {
 	DefaultSettings map[string]int
 
 	keyFile  string
+	expires  string
 	projects []string
 	budget   *int
 	windows  []string
@@ -56,7 +57,7 @@ type Flags struct {
 // RegisterFlags adds the configuration flags to app.
 func RegisterFlags(app flagvalue.Flagger) *Flags {
 	f := &Flags{set: map[string]*bool{}}
-	app.Flag("config.file", "YAML file of the organizations and projects to export (see docs/configuration.md); reloaded on SIGHUP and POST /-/reload. Replaces the --mintlify.project, --mintlify.api-key-file, --mintlify.analytics-budget, --analytics.window/timezone/path-*/max-paths/source and sources' setting flags.").
+	app.Flag("config.file", "YAML file of the organizations and projects to export (see docs/configuration.md); reloaded on SIGHUP and POST /-/reload. Replaces the --mintlify.project, --mintlify.api-key-file, --mintlify.api-key-expires, --mintlify.analytics-budget, --analytics.window/timezone/path-*/max-paths/source and sources' setting flags.").
 		PlaceHolder("PATH").StringVar(&f.File)
 	track := func(c *kingpin.FlagClause) *kingpin.FlagClause {
 		b := new(bool)
@@ -64,6 +65,7 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 		return c.IsSetByUser(b)
 	}
 	track(app.Flag("mintlify.api-key-file", "File holding the Mintlify admin API key (else the "+DefaultAPIKeyEnv+" environment variable).")).PlaceHolder("PATH").StringVar(&f.keyFile)
+	track(app.Flag("mintlify.api-key-expires", "When the admin API key expires: a date (2027-02-24, read as its start in UTC) or an RFC 3339 time; exported for an alert two weeks before.")).PlaceHolder("DATE").StringVar(&f.expires)
 	track(app.Flag("mintlify.project", "Mintlify project id to export (repeatable).")).PlaceHolder("ID").StringsVar(&f.projects)
 	f.budget = flagvalue.Int(app, "mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", strconv.Itoa(DefaultBudget))
 	f.set["--mintlify.analytics-budget"] = new(bool)
@@ -144,7 +146,7 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 	// The flags fill the file's structure, and the file's builder
 	// validates it: one rule in one place, its problems named by flag.
 	budget := *f.budget
-	raw := fileConfig{Organizations: []fileOrganization{{Name: DefaultOrganization, APIKeyFile: f.keyFile, AnalyticsBudget: &budget}}}
+	raw := fileConfig{Organizations: []fileOrganization{{Name: DefaultOrganization, APIKeyFile: f.keyFile, AnalyticsBudget: &budget, APIKeyExpires: f.expires}}}
 	origin := "--mintlify.api-key-file"
 	if f.keyFile == "" {
 		raw.Organizations[0].APIKeyEnv, origin = DefaultAPIKeyEnv, "--mintlify.api-key-file or "+DefaultAPIKeyEnv
@@ -252,8 +254,11 @@ var entryIndex = regexp.MustCompile(`\[\d+\]$`)
 
 // flagOf names the flag of a key path the flag route filled.
 func flagOf(key string) string {
-	if key == "organizations[0].analytics_budget" {
+	switch key {
+	case "organizations[0].analytics_budget":
 		return "--mintlify.analytics-budget"
+	case "organizations[0].api_key_expires":
+		return "--mintlify.api-key-expires"
 	}
 	g := projectKey.FindStringSubmatch(key)
 	if g == nil {

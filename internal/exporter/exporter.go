@@ -301,6 +301,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	if shared != nil {
 		primary = shared.IsPrimary
 	}
+	reg.MustRegister(set.KeyExpiry()) // every replica: its own configuration's dates
 
 	reloader := reload.New(reg, func() error {
 		next, err := load()

@@ -28,6 +28,9 @@ func Describe(w io.Writer, cfg *config.Config, plan refresh.Config) error {
 		}
 		fmt.Fprintf(w, "\norganization %s: key from %s, analytics budget %d requests per rolling hour (%.0f plannable)\n",
 			o.Name, key, o.AnalyticsBudget, refresh.Plannable(o.AnalyticsBudget))
+		if !o.APIKeyExpires.IsZero() {
+			fmt.Fprintf(w, "  key expires %s\n", o.APIKeyExpires.UTC().Format(time.RFC3339))
+		}
 		projects := cfg.ProjectsOf(o.Name)
 		for _, p := range cfg.Projects {
 			if p.Organization != o.Name {

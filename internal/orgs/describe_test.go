@@ -2,6 +2,7 @@ package orgs
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 
 // describeConfig has two organizations, one project each.
 const describeConfig = `organizations:
-  - {name: acme, api_key_file: /etc/mintlify/acme.key, analytics_budget: 50}
+  - {name: acme, api_key_file: /etc/mintlify/acme.key, analytics_budget: 50, api_key_expires: 2027-02-24}
   - {name: beta, api_key_env: BETA_KEY}
 projects:
   - {id: acme-docs, organization: acme, windows: [1d, 7d, "30d:6h"], timezone: Europe/Berlin, agent_jobs: true}
@@ -33,5 +34,12 @@ func TestDescribe(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+	// The expiry is told under its organization, in UTC.
+	if !regexp.MustCompile(`\norganization acme: [^\n]*\n  key expires 2027-02-24T00:00:00Z\n`).MatchString(out.String()) {
+		t.Errorf("no line \"key expires 2027-02-24T00:00:00Z\" under organization acme:\n%s", out.String())
+	}
+	if n := strings.Count(out.String(), "key expires"); n != 1 {
+		t.Errorf("%d lines tell a key's expiry, want 1 (beta has none):\n%s", n, out.String())
 	}
 }

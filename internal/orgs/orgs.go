@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -65,6 +66,8 @@ type org struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	projects []string
+	// keyExpires is when the key expires, as configured (zero: unknown).
+	keyExpires time.Time
 }
 
 // New returns an empty Set whose plans run until ctx ends.
@@ -108,6 +111,10 @@ func (s *Set) Apply(cfg *config.Config) error {
 		if !c.fresh {
 			o.client.SetAPIKey(c.oc.APIKey)
 			_ = o.budget.SetLimit(c.oc.AnalyticsBudget) // checked by prepare
+		}
+		o.keyExpires = c.oc.APIKeyExpires
+		if exp := o.keyExpires; !exp.IsZero() && !s.now().Before(exp) {
+			level.Warn(s.logger).Log("msg", "the API key has expired, as configured (api_key_expires); requests will be rejected with 401 until it is replaced", "organization", c.oc.Name, "expired", exp.UTC().Format(time.RFC3339))
 		}
 		if !strings.HasPrefix(c.oc.APIKey, "mint_") {
 			level.Warn(s.logger).Log("msg", "the API key does not start with mint_, the prefix of Mintlify admin keys; requests will likely be rejected", "organization", c.oc.Name)
@@ -227,6 +234,14 @@ func Client(settings Settings, oc config.Organization) (*apiclient.Client, *budg
 		return nil, nil, err
 	}
 	return c, b, nil
+}
+
+// now is the clock of the budgets (tests set it).
+func (s *Set) now() time.Time {
+	if s.settings.Budget.Now != nil {
+		return s.settings.Budget.Now()
+	}
+	return time.Now()
 }
 
 // start runs sched as o's plan. Caller holds mu.

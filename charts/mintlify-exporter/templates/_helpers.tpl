@@ -80,6 +80,9 @@ organizations:
     {{- with .analytics_budget }}
     analytics_budget: {{ . }}
     {{- end }}
+    {{- with .api_key_expires }}
+    api_key_expires: {{ . | quote }}
+    {{- end }}
 {{- end }}
 projects:
   {{- toYaml .Values.config.projects | nindent 2 }}

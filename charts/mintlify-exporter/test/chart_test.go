@@ -663,6 +663,7 @@ func TestConfigFileValues(t *testing.T) {
 		t.Fatalf("config check of the rendered file: %v\n%s\n%s", err, out, file)
 	}
 	for _, want := range []string{"2 organization(s), 3 project(s)", "organization acme: key from file /etc/mintlify_exporter/keys/acme/api-key, analytics budget 40",
+		"  key expires 2027-02-24T00:00:00Z\n",
 		"organization globex: key from file /etc/mintlify_exporter/keys/globex/key, analytics budget 60",
 		"project acme-docs: windows 1d 7d 30d:6h, timezone Europe/Berlin, paths include ^/guides/, at most 500, sources visitors views feedback searches, agent jobs on",
 		"project globex-docs: windows 1d 7d, timezone America/New_York"} {
@@ -1077,4 +1078,18 @@ func TestNoPDBOnOneReplica(t *testing.T) {
 		checkCommon(t, r)
 		noArgPrefix(t, r.container(t), "--cluster.")
 	}
+}
+
+// TestKeyExpiryValue: mintlify.apiKey.expires is the flag route's
+// --mintlify.api-key-expires, a flag of the exporter; left empty, no flag.
+func TestKeyExpiryValue(t *testing.T) {
+	base := []string{"--set", "mintlify.projects={docs}", "--set", "mintlify.apiKey.existingSecret=k"}
+	c := render(t, append(base, "--set", "mintlify.apiKey.expires=2027-02-24")...).container(t)
+	if !slices.Contains(c.Args, "--mintlify.api-key-expires=2027-02-24") {
+		t.Errorf("args %v lack --mintlify.api-key-expires=2027-02-24", c.Args)
+	}
+	if exporter(t); !exporterFlags["mintlify.api-key-expires"] {
+		t.Error("--mintlify.api-key-expires is not a flag of mintlify_exporter")
+	}
+	noArgPrefix(t, render(t, base...).container(t), "--mintlify.api-key-expires")
 }
