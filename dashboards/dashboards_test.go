@@ -567,7 +567,7 @@ func TestDayOffsetOptions(t *testing.T) {
 		t.Fatalf("visitors.json: want a single-value custom variable %s, got %+v", DayOffsetVariable, v)
 	}
 	if v.CurrentValue() != "-25h" {
-		t.Errorf("default %q, want -25h (UTC, the exporter's default --visitors.timezone)", v.CurrentValue())
+		t.Errorf("default %q, want -25h (UTC, the exporter's default --analytics.timezone)", v.CurrentValue())
 	}
 	labelRe := regexp.MustCompile(`^UTC(?:([+-])(\d+)(?::(\d+))?)?(?: |$)`)
 	var fromQuery []string

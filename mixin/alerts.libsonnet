@@ -509,7 +509,7 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
         _config.replicaLabels, aggregated away), so a change of primary (a rollout) between the week
         earlier and now hides nothing; the alerts carry no instance label.
         Known limitation of the live windows: `offset 1w` is 168 absolute hours. With a
-        --visitors.timezone that has daylight saving time, for a week after each clock change the hour
+        --analytics.timezone that has daylight saving time, for a week after each clock change the hour
         around local midnight compares "today so far" across the wrong midnight (after clocks go
         forward, the first local hour is compared with almost a whole day a week earlier), so the 1d
         window can misfire; for: 30m limits that but does not remove it. Silence that hour or alert on

@@ -50,7 +50,7 @@ local pad(s, n) = s + std.repeat(' ', n - std.length(s));
 
     Windows: unique-visitor metrics are windowed gauges (not counters), so they are compared as values
     (with `offset 1w`), never rate()d. "Same time a week earlier" with the default window "1d" (today so
-    far, in the exporter's --visitors.timezone) compares the same weekday up to the same time of day
+    far, in the exporter's --analytics.timezone) compares the same weekday up to the same time of day
     (one hour off for a week after a daylight saving change: see the comment on MintlifyHumanVisitorsDrop);
     window "yesterday" compares whole days, read with last_over_time over a day, so it also works over
     backfilled history.

@@ -328,7 +328,7 @@ func TestBackfillResumes(t *testing.T) {
 	// Resuming with other settings is refused, naming the flag.
 	cfg.StateDir, cfg.Projects[0].Paths.MaxPaths = state, 5
 	if _, _, err := r.run(t, context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "--backfill.state-dir") {
-		t.Errorf("resume with another --visitors.max-paths: %v", err)
+		t.Errorf("resume with another --analytics.max-paths: %v", err)
 	}
 }
 

@@ -473,7 +473,7 @@ func TestGatewayValues(t *testing.T) {
 		"--web.config.file=/etc/mintlify_exporter/web/web-config.yml",
 		"--mintlify.api-key-file=/etc/mintlify_exporter/key/api-key",
 		"--mintlify.project=acme-docs", "--mintlify.project=acme-api",
-		"--visitors.window=1d", "--visitors.window=7d", "--visitors.timezone=Europe/Berlin")
+		"--analytics.window=1d", "--analytics.window=7d", "--analytics.timezone=Europe/Berlin")
 	noArgPrefix(t, c, "--mintlify.sandbox")
 
 	// State on the claim, the key and the web config from their Secrets.
@@ -647,7 +647,7 @@ func TestConfigFileValues(t *testing.T) {
 	checkLedgerVolume(t, r)
 	c := r.container(t)
 	wantArgs(t, c, "--config.file=/etc/mintlify_exporter/config/mintlify.yml")
-	noArgPrefix(t, c, "--mintlify.project", "--mintlify.api-key-file", "--visitors.window", "--visitors.timezone", "--mintlify.sandbox")
+	noArgPrefix(t, c, "--mintlify.project", "--mintlify.api-key-file", "--analytics.window", "--analytics.timezone", "--mintlify.sandbox")
 	cm, file := r.configFile(t)
 	if v, ok := r.volume("config"); !ok || v.ConfigMap == nil || v.ConfigMap.Name != cm.Name || mountPath(c, "config") != "/etc/mintlify_exporter/config" {
 		t.Errorf("config volume %+v: want the ConfigMap %s at /etc/mintlify_exporter/config", v, cm.Name)
