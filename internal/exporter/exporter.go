@@ -190,16 +190,13 @@ func sandboxOf(o *Options) *sandbox.Sandbox {
 
 // Serve runs the exporter until ctx ends. Every goroutine it starts has
 // exited when it returns. It reads as its subsystems in the order they
-// start; they stop in the reverse order (the deferred stops), but for the
-// tracker, which stops right after the server.
+// start; they stop in the reverse order (the deferred stops): the jobs
+// first, once the server has stopped, the shared Redis last.
 func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	logger := loggers.Logger
 	var wg sync.WaitGroup
 	var shared *cluster.Client
 	defer closeAfter(&wg, &shared)
-	// Ends the goroutines wg owns when Serve returns early (a port in use).
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	sb := sandboxOf(o)
 	load := loader(o, sb, loggers.Redactor)
 	cfg, err := load()
@@ -211,6 +208,9 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		return err
 	}
 	defer removeDirs()
+	// Ends the goroutines wg owns when Serve returns early (a port in use).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	reg := newRegistry()
 
 	// The cluster (Redis) and the sandbox's API, which the others use.
