@@ -42,7 +42,7 @@ test:
 test-loaded:
 	MAKE='$(MAKE)' scripts/test-loaded.sh
 
-lint:
+lint: cyclo
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

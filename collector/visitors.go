@@ -223,68 +223,96 @@ type export struct {
 // often); families without a window once per project and source, from its
 // widest window. Every series is emitted once.
 func exports(views []sources.View) []export {
-	type group struct{ pages, site *sources.View }
-	groups := map[viewKey]*group{}
-	var order []viewKey
-	widest := map[[2]string]*sources.View{}
+	g := groupViews(views)
+	var out []export
+	for _, k := range g.order {
+		def, ok := sources.ByName(k.source)
+		if !ok {
+			continue
+		}
+		vg := g.groups[k]
+		pageFams, siteFams := vg.families(def, g.widest[[2]string{k.project, k.source}] == vg.pages)
+		if vg.pages != nil && len(pageFams) > 0 {
+			out = append(out, export{key: k.with(sources.ScopePages), snap: vg.pages.Data, fams: pageFams})
+		}
+		if vg.site != nil && len(siteFams) > 0 {
+			out = append(out, export{key: k.with(sources.ScopeSite), snap: vg.site.Data, fams: siteFams})
+		}
+	}
+	return out
+}
+
+// viewGroup is one project, source and window's views with data: the walk
+// of every page and the site totals' walk (nil: none).
+type viewGroup struct{ pages, site *sources.View }
+
+// viewGroups are the views with data grouped by project, source and
+// window, in the order first seen, and the widest window's page walk of
+// each project and source.
+type viewGroups struct {
+	groups map[viewKey]*viewGroup
+	order  []viewKey
+	widest map[[2]string]*sources.View
+}
+
+func groupViews(views []sources.View) viewGroups {
+	g := viewGroups{groups: map[viewKey]*viewGroup{}, widest: map[[2]string]*sources.View{}}
 	for i := range views {
 		v := &views[i]
 		if v.Data == nil {
 			continue
 		}
 		k := viewKey{project: v.Project, source: v.Source, window: v.Window}
-		g := groups[k]
-		if g == nil {
-			g = &group{}
-			groups[k] = g
-			order = append(order, k)
+		vg := g.groups[k]
+		if vg == nil {
+			vg = &viewGroup{}
+			g.groups[k] = vg
+			g.order = append(g.order, k)
 		}
 		if v.Scope == sources.ScopeSite {
-			g.site = v
+			vg.site = v
 			continue
 		}
-		g.pages = v
+		vg.pages = v
 		ps := [2]string{v.Project, v.Source}
-		if w := widest[ps]; w == nil || v.Data.Meta().DateFrom < w.Data.Meta().DateFrom {
-			widest[ps] = v
+		if w := g.widest[ps]; w == nil || v.Data.Meta().DateFrom < w.Data.Meta().DateFrom {
+			g.widest[ps] = v
 		}
 	}
-	var out []export
-	for _, k := range order {
-		g := groups[k]
-		def, ok := sources.ByName(k.source)
-		if !ok {
-			continue
-		}
-		siteFrom := g.pages
-		if g.site != nil && (g.pages == nil || g.site.Data.Meta().At.After(g.pages.Data.Meta().At)) {
-			siteFrom = g.site
-		}
-		var pageFams, siteFams []int
-		for _, f := range def.Families {
-			switch {
-			case f.PerProject:
-				if g.pages != nil && widest[[2]string{k.project, k.source}] == g.pages {
-					pageFams = append(pageFams, familyIndex[f])
-				}
-			case f.Pages:
-				if g.pages != nil {
-					pageFams = append(pageFams, familyIndex[f])
-				}
-			case siteFrom == g.pages:
+	return g
+}
+
+// siteFrom is the walk the site families come from: the newer of the two.
+func (g *viewGroup) siteFrom() *sources.View {
+	if g.site != nil && (g.pages == nil || g.site.Data.Meta().At.After(g.pages.Data.Meta().At)) {
+		return g.site
+	}
+	return g.pages
+}
+
+// families are def's families exported from the page walk and from the
+// site totals' walk (indexes into families); widest: the page walk is of
+// the project and source's widest window, which exports the families
+// without a window.
+func (g *viewGroup) families(def *sources.Def, widest bool) (pageFams, siteFams []int) {
+	siteFrom := g.siteFrom()
+	for _, f := range def.Families {
+		switch {
+		case f.PerProject:
+			if g.pages != nil && widest {
 				pageFams = append(pageFams, familyIndex[f])
-			default:
-				siteFams = append(siteFams, familyIndex[f])
 			}
-		}
-		if g.pages != nil && len(pageFams) > 0 {
-			out = append(out, export{key: k.with(sources.ScopePages), snap: g.pages.Data, fams: pageFams})
-		}
-		if g.site != nil && len(siteFams) > 0 {
-			out = append(out, export{key: k.with(sources.ScopeSite), snap: g.site.Data, fams: siteFams})
+		case f.Pages:
+			if g.pages != nil {
+				pageFams = append(pageFams, familyIndex[f])
+			}
+		case siteFrom == g.pages:
+			pageFams = append(pageFams, familyIndex[f])
+		default:
+			siteFams = append(siteFams, familyIndex[f])
 		}
 	}
-	return out
+	return pageFams, siteFams
 }
 
 // Analytics is a prometheus.Collector exporting the snapshots of a

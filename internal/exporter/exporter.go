@@ -9,13 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
@@ -192,188 +189,87 @@ func sandboxOf(o *Options) *sandbox.Sandbox {
 }
 
 // Serve runs the exporter until ctx ends. Every goroutine it starts has
-// exited when it returns.
+// exited when it returns. It reads as its subsystems in the order they
+// start; they stop in the reverse order (the deferred stops): the jobs
+// first, once the server has stopped, the shared Redis last.
 func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	logger := loggers.Logger
 	var wg sync.WaitGroup
 	var shared *cluster.Client
 	defer closeAfter(&wg, &shared)
-	// Ends the goroutines wg owns when Serve returns early (a port in use).
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	sb := sandboxOf(o)
 	load := loader(o, sb, loggers.Redactor)
 	cfg, err := load()
 	if err != nil {
 		return err
 	}
-	trkCfg := o.Tracker.Config
-	// Each organization's ledger lives beside the job state, but for the
-	// sandbox's, kept apart for this run (see sandbox.StateDir).
-	ledgerDir := filepath.Dir(trkCfg.StatePath)
-	if sb != nil {
-		dir, remove, err := sandbox.StateDir()
-		if err != nil {
-			return err
-		}
-		defer remove()
-		ledgerDir = dir
-		if !o.Tracker.StateFileSet {
-			trkCfg.StatePath = filepath.Join(dir, "agent.db")
-		}
+	ledgerDir, trkCfg, removeDirs, err := stateDirs(o, sb)
+	if err != nil {
+		return err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	defer removeDirs()
+	// Ends the goroutines wg owns when Serve returns early (a port in use).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	reg := newRegistry()
+
+	// The cluster (Redis) and the sandbox's API, which the others use.
 	settings, shared, err := upstream(ctx, o, cfg, loggers, reg, sb, &wg)
 	if err != nil {
 		return err
 	}
-	owner := ""
-	if shared != nil {
-		// One walk per demand across the replicas, and one replica (the
-		// primary) exporting what they share: see docs/operations.md.
-		owner = cluster.NewOwnerID()
-		settings.Walks = func(org string) refresh.Shared { return shared.Walks(org, owner) }
-		wg.Go(func() { shared.RunPrimary(ctx, owner) })
-	}
-	settings.LedgerDir = ledgerDir
-	// So are what sources keep across restarts (the assistant's daily
-	// conversation counts).
-	settings.Refresh.StateDir = settings.LedgerDir
-	set := orgs.New(ctx, settings, logger)
-	defer set.Wait()
-	defer cancel() // before set.Wait: the plans run until ctx ends
-
+	owner := replicate(ctx, &wg, shared, &settings)
+	// Analytics: the organizations, their budgets and plans.
+	set, stopAnalytics := newAnalytics(ctx, settings, ledgerDir, logger)
+	defer stopAnalytics()
+	reg.MustRegister(set.KeyExpiry()) // every replica: its own configuration's dates
+	// Web: the basic-auth front.
 	front, err := webauth.NewFront(webauth.Options{ConfigFile: *o.Server.Web.WebConfigFile, Logger: logger, Registerer: reg})
 	if err != nil {
 		return err
 	}
 	defer front.Close()
-	// The tracker opens (and locks) the state file before any analytics
-	// request: a second exporter on the same file exits before it walks.
-	// With replicas, the state is in Redis and one replica at a time runs
-	// the gateway; the others forward to it.
-	api := gateway.Disabled()
-	var jobs agentJobs
-	// replica authenticates requests another replica forwarded.
-	var replica func(*http.Request) (*http.Request, error)
-	jobsRunning := false
-	agentProjects := &atomic.Pointer[[]string]{}
-	exported := &atomic.Pointer[[]string]{} // every project, for the gateway's 404
-	exported.Store(new(cfg.ProjectIDs()))
+	// Jobs: the tracker opens (and locks) the state file before any
+	// analytics request, so that a second exporter on the same file exits
+	// before it walks. With replicas, the state is in Redis and one
+	// replica at a time runs the gateway; the others forward to it.
+	jobs, err := newJobs(jobsSettings{o: o, cfg: cfg, tracker: trkCfg, shared: shared, owner: owner, api: set, reg: reg, logger: logger})
+	if err != nil {
+		return err
+	}
+	// The tracker stops first of all, once the server has: requests in
+	// flight finish and every job they acknowledge is recorded.
+	defer jobs.stop()
 	if o.Gateway.Enabled {
-		trkCfg.Projects = cfg.ProjectIDs()
-		gwCfg := o.Gateway.Config
-		gwCfg.Projects = cfg.AgentProjects()
-		agentProjects.Store(&gwCfg.Projects)
-		gwCfg.Exported = func(id string) bool { return slices.Contains(*exported.Load(), id) }
-		if shared != nil {
-			listen := (*o.Server.Web.WebListenAddresses)[0]
-			leader, err := replicatedJobs(shared, cfg.Cluster, owner, listen, set, reg, trkCfg, gwCfg, agentProjects, logger)
-			if err != nil {
-				return err
-			}
-			jobs, replica = leader, leader.Authenticate
-		} else {
-			local, err := newLocalJobs(set, reg, trkCfg, gwCfg, logger)
-			if err != nil {
-				return err
-			}
-			defer func() {
-				if !jobsRunning { // an early return: Run never took it over
-					local.Close()
-				}
-			}()
-			jobs = local
-		}
-		api = jobs
 		logGateway(logger, front.Protected(), o.Sandbox, *o.Server.Web.WebConfigFile)
 	}
+	// The jobs were built from cfg: at the start, the organizations apply it.
 	if err := set.Apply(cfg); err != nil {
 		return err
 	}
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext(),
 		"organizations", len(cfg.Organizations), "projects", len(cfg.Projects), "config", cmp.Or(cfg.File, "flags"))
-	// With replicas, only the primary exports the data they all hold, so
-	// that scraping every replica counts each series once.
-	var primary func() bool
-	if shared != nil {
-		primary = shared.IsPrimary
-	}
-	reg.MustRegister(set.KeyExpiry()) // every replica: its own configuration's dates
-
-	reloader := reload.New(reg, func() error {
-		next, err := load()
-		if err != nil {
-			return err
-		}
-		if next.Cluster != cfg.Cluster {
-			return errors.New("cluster: a reload cannot change the cluster section; restart the exporter for it")
-		}
-		// What can fail comes first, so that a failed reload changes
-		// nothing: the jobs of agent projects the reload adds are read
-		// from the state (the tracker follows them, none accepts a job
-		// yet), then the organizations apply.
-		ids := next.AgentProjects()
-		if jobs != nil {
-			if err := jobs.Follow(ids); err != nil {
-				return err
-			}
-		}
-		if err := set.Apply(next); err != nil {
-			return err
-		}
-		if jobs != nil {
-			agentProjects.Store(&ids)
-			exported.Store(new(next.ProjectIDs()))
-			jobs.SetProjects(ids)
-		}
-		return nil
-	}, logger, nil)
+	configs := &applier{load: load, cluster: cfg.Cluster, orgs: set, jobs: jobs}
+	reloader := reload.New(reg, configs.reload, logger, nil)
 	wg.Go(func() { reloader.WatchSignals(ctx) })
 
-	started := time.Now()
-	report := func(context.Context) status.Report {
-		r := status.Report{Exporter: status.Exporter{Version: version.Version, Revision: version.Revision, StartedAt: started, Sandbox: sb != nil}}
-		if cfg.File != "" {
-			st := reloader.State()
-			r.Exporter.Config = &status.Config{File: cfg.File, LastReloadSuccessful: st.Successful, LastReloadAt: st.LastAt, LastSuccessAt: st.LastSuccessAt}
-		}
-		r.Organizations, r.Demands = set.Status()
-		if shared != nil {
-			r.Exporter.Cluster = &status.Cluster{Owner: owner, Primary: shared.IsPrimary(), RedisUp: shared.Up()}
-		}
-		r.Links = links(o.Server.TelemetryPath, nil)
-		if jobs != nil {
-			r.Jobs = jobs.Status()
-			r.Links = links(o.Server.TelemetryPath, *agentProjects.Load())
-		}
-		return r
-	}
-	srv, err := server.New(o.Server, server.Routes{
-		Metrics: metricsHandler(ctx, &wg, reg, metricsOptions{
-			Views: set, Budgets: set.Budgets, Primary: primary, MaxRequests: o.Server.MaxRequests, Logger: logger,
-		}),
-		API:     api,
-		Reload:  reloader.Handler(),
-		Front:   front,
-		Replica: replica,
-		Status:  status.Handler(report, status.Options{}),
-	}, logger, loggers.Slog)
+	// Web: the server, its routes and the status page.
+	srv, err := newServer(ctx, &wg, &web{o: o, reg: reg, front: front, reloader: reloader, set: set, jobs: jobs,
+		shared: shared, owner: owner, configFile: cfg.File, sandbox: sb != nil, started: time.Now()}, loggers)
 	if err != nil {
 		return err
 	}
-	// The tracker stops only after the server has: requests in flight
-	// finish and every job they acknowledge is recorded.
-	trkCtx, stopTracker := context.WithCancel(context.Background())
-	if jobs != nil {
-		jobsRunning = true // Run closes the state from here on
-		wg.Go(func() { jobs.Run(trkCtx) })
-	}
-	err = srv.Run(ctx)
-	stopTracker()
-	return err
+	jobs.start(&wg)
+	return srv.Run(ctx)
+}
+
+// newRegistry is the exporter's registry, with the build information, Go
+// and process collectors.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
 }
 
 // logGateway says who can reach the gateway: a warning when anyone can,

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/go-kit/log"
@@ -13,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobleader"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
@@ -148,4 +151,122 @@ func defaultAdvertiseURL(listen string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no non-loopback address on this host")
+}
+
+// jobsPart is the jobs subsystem as Serve wires it: the gateway's handler,
+// what the status page reads of it, its share of applying a configuration
+// (prepare, then commit) and its start and stop.
+type jobsPart struct {
+	jobs agentJobs // nil: the gateway is off
+	// replica authenticates requests another replica forwarded (nil:
+	// no replicas).
+	replica func(*http.Request) (*http.Request, error)
+	// agentProjects accept jobs; exported are every project, for the
+	// gateway's 404. Both as the last configuration applied left them.
+	agentProjects, exported *atomic.Pointer[[]string]
+	// closeIdle closes the local state when Run never took it over (an
+	// early return of Serve); stopRun ends Run once started.
+	closeIdle, stopRun func()
+}
+
+// jobsSettings are what the jobs subsystem is built from.
+type jobsSettings struct {
+	o       *Options
+	cfg     *config.Config
+	tracker tracker.Config // with the state path of this run
+	shared  *cluster.Client
+	owner   string
+	api     tracker.Upstream
+	reg     prometheus.Registerer
+	logger  log.Logger
+}
+
+// newJobs opens the tracker's state (and locks it), or with replicas
+// joins the election for the gateway; the gateway is off when not enabled.
+func newJobs(s jobsSettings) (*jobsPart, error) {
+	j := &jobsPart{agentProjects: &atomic.Pointer[[]string]{}, exported: &atomic.Pointer[[]string]{},
+		closeIdle: func() {}, stopRun: func() {}}
+	j.exported.Store(new(s.cfg.ProjectIDs()))
+	if !s.o.Gateway.Enabled {
+		return j, nil
+	}
+	trkCfg := s.tracker
+	trkCfg.Projects = s.cfg.ProjectIDs()
+	gwCfg := s.o.Gateway.Config
+	gwCfg.Projects = s.cfg.AgentProjects()
+	j.agentProjects.Store(&gwCfg.Projects)
+	gwCfg.Exported = func(id string) bool { return slices.Contains(*j.exported.Load(), id) }
+	if s.shared != nil {
+		listen := (*s.o.Server.Web.WebListenAddresses)[0]
+		leader, err := replicatedJobs(s.shared, s.cfg.Cluster, s.owner, listen, s.api, s.reg, trkCfg, gwCfg, j.agentProjects, s.logger)
+		if err != nil {
+			return nil, err
+		}
+		j.jobs, j.replica = leader, leader.Authenticate
+		return j, nil
+	}
+	local, err := newLocalJobs(s.api, s.reg, trkCfg, gwCfg, s.logger)
+	if err != nil {
+		return nil, err
+	}
+	j.jobs, j.closeIdle = local, local.Close
+	return j, nil
+}
+
+// handler is the gateway, or what answers under /api/ when it is off.
+func (j *jobsPart) handler() http.Handler {
+	if j.jobs == nil {
+		return gateway.Disabled()
+	}
+	return j.jobs
+}
+
+// prepare reads from the state the jobs of the agent projects cfg adds,
+// before any of them accepts a job. It either fails and changes nothing,
+// or succeeds and the tracker follows them: applying a configuration
+// runs it last of the prepares, so that nothing after it fails.
+func (j *jobsPart) prepare(cfg *config.Config) error {
+	if j.jobs == nil {
+		return nil
+	}
+	return j.jobs.Follow(cfg.AgentProjects())
+}
+
+// commit makes cfg's agent projects accept jobs (prepare read them).
+func (j *jobsPart) commit(cfg *config.Config) {
+	if j.jobs == nil {
+		return
+	}
+	ids := cfg.AgentProjects()
+	j.agentProjects.Store(&ids)
+	j.exported.Store(new(cfg.ProjectIDs()))
+	j.jobs.SetProjects(ids)
+}
+
+// start runs the tracker (owned by wg) until stop; from here on Run
+// closes the state.
+func (j *jobsPart) start(wg *sync.WaitGroup) {
+	if j.jobs == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	j.closeIdle, j.stopRun = func() {}, cancel
+	wg.Go(func() { j.jobs.Run(ctx) })
+}
+
+// stop ends the tracker, once the server has stopped: requests in flight
+// have finished and every job they acknowledged is recorded. Before start
+// it closes the state.
+func (j *jobsPart) stop() {
+	j.stopRun()
+	j.closeIdle()
+}
+
+// report adds the jobs and their links to the status page's report.
+func (j *jobsPart) report(r *status.Report, telemetryPath string) {
+	r.Links = links(telemetryPath, nil)
+	if j.jobs != nil {
+		r.Jobs = j.jobs.Status()
+		r.Links = links(telemetryPath, *j.agentProjects.Load())
+	}
 }

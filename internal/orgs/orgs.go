@@ -79,34 +79,71 @@ func New(ctx context.Context, settings Settings, logger log.Logger) *Set {
 }
 
 // Apply makes cfg the running configuration: organizations are added,
-// updated (key, budget, projects) or stopped. Keys must be loaded.
-//
-// It prepares, then commits: everything that can fail (new organizations'
-// ledgers and clients, every organization's plan) is done for every
-// organization before anything changes, so that when it fails, no
-// organization changed, the earlier ones included.
+// updated (key, budget, projects) or stopped. Keys must be loaded. It is
+// Prepare, then Commit.
 func (s *Set) Apply(cfg *config.Config) error {
+	p, err := s.Prepare(cfg)
+	if err != nil {
+		return err
+	}
+	p.Commit()
+	return nil
+}
+
+// Pending is a configuration prepared by Prepare: Commit makes it the
+// running one, Abandon drops it. One of the two is called, once.
+type Pending struct {
+	s       *Set
+	changes []*change
+}
+
+// Prepare does everything that can fail of applying cfg (new
+// organizations' ledgers and clients, every organization's plan), for
+// every organization, without changing anything that runs: when it fails,
+// no organization changed, the earlier ones included. Its Commit cannot
+// fail, so that a caller applying a configuration to other parts too
+// prepares them all before it commits any. Configurations are applied one
+// at a time: no other Prepare or Apply between a Prepare and its Commit
+// or Abandon (the start, then the reloader, which runs one at a time).
+func (s *Set) Prepare(cfg *config.Config) (*Pending, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	current := map[string]*org{}
+	for _, o := range s.orgs {
+		current[o.name] = o
+	}
+	p := &Pending{s: s, changes: make([]*change, 0, len(cfg.Organizations))}
+	for _, oc := range cfg.Organizations {
+		c, err := s.prepare(oc, current[oc.Name], cfg.ProjectsOf(oc.Name))
+		if err != nil {
+			p.Abandon()
+			return nil, fmt.Errorf("organization %s: %w", oc.Name, err)
+		}
+		p.changes = append(p.changes, c)
+	}
+	return p, nil
+}
+
+// Abandon undoes what Prepare made (new organizations' ledgers).
+func (p *Pending) Abandon() {
+	for _, c := range p.changes {
+		c.abandon()
+	}
+}
+
+// Commit makes the prepared configuration the running one: nothing in it
+// fails.
+func (p *Pending) Commit() {
+	s := p.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	current := map[string]*org{}
 	for _, o := range s.orgs {
 		current[o.name] = o
 	}
-	changes := make([]*change, 0, len(cfg.Organizations))
-	for _, oc := range cfg.Organizations {
-		c, err := s.prepare(oc, current[oc.Name], cfg.ProjectsOf(oc.Name))
-		if err != nil {
-			for _, done := range changes {
-				done.abandon()
-			}
-			return fmt.Errorf("organization %s: %w", oc.Name, err)
-		}
-		changes = append(changes, c)
-	}
-	// Commit: nothing below fails.
-	next := make([]*org, 0, len(changes))
+	next := make([]*org, 0, len(p.changes))
 	byProject := map[string]*org{}
-	for _, c := range changes {
+	for _, c := range p.changes {
 		o := c.o
 		if !c.fresh {
 			o.client.SetAPIKey(c.oc.APIKey)
@@ -142,7 +179,6 @@ func (s *Set) Apply(cfg *config.Config) error {
 		delete(s.former, p)
 	}
 	s.orgs, s.byProject = next, byProject
-	return nil
 }
 
 // change is one organization of a configuration being applied, prepared.
@@ -166,7 +202,7 @@ func (c *change) abandon() {
 
 // prepare does what can fail of applying oc (current is the running
 // organization of that name, nil when new) without changing anything that
-// runs. Caller holds mu.
+// runs. Caller holds mu (for reading).
 func (s *Set) prepare(oc config.Organization, current *org, projects []refresh.Project) (*change, error) {
 	if oc.AnalyticsBudget < 1 { // the one refusal of budget.SetLimit
 		return nil, fmt.Errorf("budget must be at least 1 request per window, got %d", oc.AnalyticsBudget)

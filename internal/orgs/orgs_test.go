@@ -274,3 +274,57 @@ func TestApplyChangesNothingWhenALaterOrganizationFails(t *testing.T) {
 		}
 	}
 }
+
+// TestPreparedChangesNothingUntilCommit: Prepare, which a reload runs for
+// every subsystem before it commits any, leaves the running organizations
+// as they are; Abandon drops what it prepared, and a Commit of the same
+// configuration applies it in full.
+func TestPreparedChangesNothingUntilCommit(t *testing.T) {
+	fake := fakeapi.New(fakeapi.Options{Paths: 10, AnalyticsBudget: 100, Organizations: []fakeapi.Organization{
+		{Key: "mint_a", Projects: []string{"a1", "a2"}},
+		{Key: "mint_c", Projects: []string{"c1"}},
+	}})
+	s := start(t, fake)
+	if err := s.Apply(&config.Config{
+		Organizations: []config.Organization{{Name: "a", APIKey: "mint_a", AnalyticsBudget: 10}},
+		Projects:      []config.Project{project("a1", "a")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitData(t, s, "a1")
+	later := &config.Config{
+		Organizations: []config.Organization{{Name: "a", APIKey: "mint_a", AnalyticsBudget: 20}, {Name: "c", APIKey: "mint_c", AnalyticsBudget: 5}},
+		Projects:      []config.Project{project("a1", "a"), project("a2", "a"), project("c1", "c")},
+	}
+	unchanged := func(when string) {
+		t.Helper()
+		if got := s.Projects(); !slices.Equal(got, []string{"a1"}) {
+			t.Errorf("%s: projects %v, want a1 alone", when, got)
+		}
+		if b := s.Budgets(); len(b) != 1 || b[0].Limit() != 10 {
+			t.Errorf("%s: %d budgets (the first of %d), want a's alone, of 10", when, len(b), b[0].Limit())
+		}
+		if len(s.Views()) != 1 {
+			t.Errorf("%s: %d views, want a1's", when, len(s.Views()))
+		}
+	}
+	p, err := s.Prepare(later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unchanged("prepared")
+	p.Abandon()
+	unchanged("abandoned")
+
+	if p, err = s.Prepare(later); err != nil {
+		t.Fatalf("prepared again after Abandon: %v", err)
+	}
+	p.Commit()
+	if got := s.Projects(); !slices.Equal(got, []string{"a1", "a2", "c1"}) {
+		t.Errorf("committed: projects %v, want a1 a2 c1", got)
+	}
+	if b := s.Budgets(); len(b) != 2 || b[0].Limit() != 20 || b[1].Limit() != 5 {
+		t.Errorf("committed: %d budgets, want a's 20 and c's 5", len(b))
+	}
+	waitData(t, s, "a1", "a2", "c1")
+}

@@ -117,6 +117,21 @@ func run() error {
 	}
 	defer func() { cancel(); _ = wait() }()
 
+	client := newClient()
+	if err := measureAtScale(client, tmp, apiURL); err != nil {
+		return err
+	}
+	if *bigPaths == 0 {
+		return nil
+	}
+	return measureBigProject(client, tmp, apiURL)
+}
+
+// measureAtScale prints the first section: the exporter of every
+// organization's projects, walked, scraped in sequence, concurrently and
+// as plain text, each beside a floor server of the same answer. The
+// exporter has stopped when it returns.
+func measureAtScale(client *http.Client, tmp, apiURL string) error {
 	var projects []string
 	for o := range *orgs {
 		for p := range *perOrg {
@@ -135,26 +150,38 @@ func run() error {
 	}
 	fmt.Printf("- every demand walked (%d) after %.1f s; RSS %s before any scrape\n", ex.demands, time.Since(ex.started).Seconds(), ex.mem())
 
-	client := newClient()
-	// The first scrape, as Prometheus asks for it.
+	floor, err := firstScrape(client, ex, tmp)
+	if err != nil {
+		return err
+	}
+	defer floor.stop()
+	fmt.Println()
+	if err := compareScrapes(client, ex, floor); err != nil {
+		return err
+	}
+	return comparePlainText(client, ex, floor, tmp)
+}
+
+// firstScrape times the first scrape after the walks, as Prometheus asks
+// for it, and starts a floor server of its answer.
+func firstScrape(client *http.Client, ex *proc, tmp string) (*proc, error) {
 	t0 := time.Now()
 	body, err := scrape(client, ex.url, acceptOpenMetrics, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	first := time.Since(t0)
 	fmt.Printf("- first gzip scrape after the walks: **%.3f s** (%.2f MB gzipped, %d series)\n", first.Seconds(), float64(len(body))/1e6, countSeries(body))
 	gzFile := filepath.Join(tmp, "answer.om.gz")
 	if err := os.WriteFile(gzFile, body, 0o600); err != nil {
-		return err
+		return nil, err
 	}
-	floor, err := startFloor(gzFile, true)
-	if err != nil {
-		return err
-	}
-	defer floor.stop()
+	return startFloor(gzFile, true)
+}
 
-	fmt.Println()
+// compareScrapes prints the exporter's and the floor's sequential and
+// concurrent gzip scrapes.
+func compareScrapes(client *http.Client, ex, floor *proc) error {
 	et, ecpu, err := sequentialScrapes(client, ex, *sequential, true)
 	if err != nil {
 		return err
@@ -163,7 +190,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if body, err = scrape(client, ex.url, acceptOpenMetrics, true); err != nil {
+	body, err := scrape(client, ex.url, acceptOpenMetrics, true)
+	if err != nil {
 		return err
 	}
 	fmt.Printf("- after the sequential scrapes: %.2f MB gzipped, %d series\n\n", float64(len(body))/1e6, countSeries(body))
@@ -179,31 +207,37 @@ func run() error {
 		p.note = fmt.Sprintf("%s; RSS after %s", ts, p.mem())
 	}
 	fmt.Printf("| %d concurrent gzip scrapes, each (median, max) | %s | %s | |\n", *concurrent, ex.note, floor.note)
+	return nil
+}
 
+// comparePlainText prints a plain-text scrape of the exporter beside a
+// floor server of the same answer, which replaces the gzip floor.
+func comparePlainText(client *http.Client, ex, gzipFloor *proc, tmp string) error {
 	plainFile := filepath.Join(tmp, "answer.txt")
-	t0 = time.Now()
+	t0 := time.Now()
 	plain, err := scrapeCount(client, ex.url, "text/plain;version=0.0.4", plainFile)
 	if err != nil {
 		return err
 	}
 	pt := time.Since(t0)
-	floor.stop()
+	gzipFloor.stop()
 	plainFloor, err := startFloor(plainFile, false)
 	if err != nil {
 		return err
 	}
+	defer plainFloor.stop()
 	t0 = time.Now()
 	if _, err := scrapeCount(client, plainFloor.url, "text/plain;version=0.0.4", ""); err != nil {
 		return err
 	}
 	fmt.Printf("| plain-text scrape (%.1f MB, %d series) | %.3f s; RSS after %s | %.3f s | |\n",
 		float64(plain.bytes)/1e6, plain.series, pt.Seconds(), ex.mem(), time.Since(t0).Seconds())
-	plainFloor.stop()
-	ex.stop()
+	return nil
+}
 
-	if *bigPaths == 0 {
-		return nil
-	}
+// measureBigProject prints the second section: the CPU of a cached gzip
+// scrape of one project of --big-paths paths, beside a floor server.
+func measureBigProject(client *http.Client, tmp, apiURL string) error {
 	fmt.Printf("\n## One project of %d paths, every source, windows 1d/7d/30d: CPU per cached gzip scrape (%d scrapes)\n\n", *bigPaths, *cpuScrapes)
 	big, err := startExporter(tmp, "big", apiURL, 1, 1, []string{"big"}, *bigPaths)
 	if err != nil {
@@ -213,20 +247,11 @@ func run() error {
 	if err := big.waitWalked(*walkTimeout); err != nil {
 		return err
 	}
-	// The answer the floor serves: once two scrapes a second apart hold
-	// the same number of series (the last walks' snapshots encoded).
-	series := -1
-	for range 30 {
-		if body, err = scrape(client, big.url, acceptOpenMetrics, true); err != nil {
-			return err
-		}
-		n := countSeries(body)
-		if n == series {
-			break
-		}
-		series = n
-		time.Sleep(time.Second)
+	body, series, err := settledScrape(client, big)
+	if err != nil {
+		return err
 	}
+	gzFile := filepath.Join(tmp, "answer.om.gz")
 	if err := os.WriteFile(gzFile, body, 0o600); err != nil {
 		return err
 	}
@@ -240,7 +265,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ft, fcpu, err = sequentialScrapes(client, bigFloor, *cpuScrapes, true)
+	ft, fcpu, err := sequentialScrapes(client, bigFloor, *cpuScrapes, true)
 	if err != nil {
 		return err
 	}
@@ -249,6 +274,25 @@ func run() error {
 	fmt.Printf("| CPU per cached gzip scrape, whole process | **%.3f ms** | %.3f ms | **%.1f×** |\n", bcpu, fcpu, bcpu/fcpu)
 	fmt.Printf("| the exporter's CPU when not scraped (plan, encoder), per the same time | %.3f ms | | |\n", idle*bt.total/float64(*cpuScrapes))
 	return nil
+}
+
+// settledScrape is the answer the floor serves: once two scrapes a second
+// apart hold the same number of series (the last walks' snapshots
+// encoded), or the last of 30.
+func settledScrape(client *http.Client, p *proc) (body []byte, series int, err error) {
+	series = -1
+	for range 30 {
+		if body, err = scrape(client, p.url, acceptOpenMetrics, true); err != nil {
+			return nil, 0, err
+		}
+		n := countSeries(body)
+		if n == series {
+			break
+		}
+		series = n
+		time.Sleep(time.Second)
+	}
+	return body, series, nil
 }
 
 // proc is a measured server process.

@@ -229,73 +229,89 @@ func newJobsView(j Jobs, w func(time.Time) when) *jobsView {
 // newVerdict answers "is it working" in one line, and lists what is not.
 func newVerdict(p page) verdict {
 	v := verdict{Level: levelOK}
-	raise := func(l string) {
-		if l == levelBad || v.Level == levelOK {
-			v.Level = l
-		}
-	}
-	total, failing, late, stale, pending := 0, 0, 0, 0, 0
+	var n demandCounts
 	for _, o := range p.Orgs {
-		if o.Paused.Rel != "" {
-			raise(levelBad)
-			v.Lines = append(v.Lines, fmt.Sprintf("%s: paused after a 429 until %s", o.Name, o.Paused.Abs))
-		} else if o.Halved {
-			raise(levelWarn)
-			line := fmt.Sprintf("%s: budget cut to %d after a 429", o.Name, o.EffectiveLimit)
-			if o.Reduced.Rel != "" {
-				line += " until " + o.Reduced.Abs
-			}
-			v.Lines = append(v.Lines, line)
-		}
-		for _, d := range o.Demands {
-			total++
-			switch {
-			case d.Result == "":
-				pending++
-			case d.Result != ResultOK:
-				failing++
-			}
-			if d.Late {
-				late++
-			}
-			if d.Stale {
-				stale++
-			}
-		}
+		v.budget(o)
+		n.add(o.Demands)
 	}
-	if failing > 0 {
-		raise(levelBad)
-		v.Lines = append(v.Lines, plural(failing, "refresh", "refreshes")+" failing")
+	if n.failing > 0 {
+		v.add(levelBad, plural(n.failing, "refresh", "refreshes")+" failing")
 	}
-	if late > 0 {
-		raise(levelWarn)
-		v.Lines = append(v.Lines, plural(late, "refresh", "refreshes")+" overdue")
+	if n.late > 0 {
+		v.add(levelWarn, plural(n.late, "refresh", "refreshes")+" overdue")
 	}
-	if stale > 0 {
-		raise(levelWarn)
-		v.Lines = append(v.Lines, plural(stale, "window's data", "windows' data")+" too old to export")
+	if n.stale > 0 {
+		v.add(levelWarn, plural(n.stale, "window's data", "windows' data")+" too old to export")
 	}
 	if c := p.Config; c != nil && !c.LastReloadSuccessful {
-		raise(levelBad)
-		v.Lines = append(v.Lines, "the last configuration reload failed (see the log); the previous configuration runs")
+		v.add(levelBad, "the last configuration reload failed (see the log); the previous configuration runs")
 	}
 	if p.Jobs != nil && p.Jobs.Poll != nil && p.Jobs.Poll.Late {
-		raise(levelWarn)
-		v.Lines = append(v.Lines, "an agent job poll is "+p.Jobs.Poll.Overdue+" overdue")
+		v.add(levelWarn, "an agent job poll is "+p.Jobs.Poll.Overdue+" overdue")
 	}
-	ok := total - failing - pending
+	v.Head = n.headline(v.Level)
+	return v
+}
+
+// add raises the verdict's level to l (bad stays bad) and lists line.
+func (v *verdict) add(l, line string) {
+	if l == levelBad || v.Level == levelOK {
+		v.Level = l
+	}
+	v.Lines = append(v.Lines, line)
+}
+
+// budget lists an organization's budget held back after a 429: paused
+// (bad) or cut (a warning).
+func (v *verdict) budget(o orgView) {
 	switch {
-	case total == 0:
-		v.Head = "Nothing planned: no project and window to refresh"
-	case v.Level == levelOK && pending == 0:
-		v.Head = fmt.Sprintf("Working: all %s ok", plural(total, "refresh", "refreshes"))
-	default:
-		v.Head = fmt.Sprintf("%d of %s ok", ok, plural(total, "refresh", "refreshes"))
-		if pending > 0 {
-			v.Head += fmt.Sprintf(", %d not run yet", pending)
+	case o.Paused.Rel != "":
+		v.add(levelBad, fmt.Sprintf("%s: paused after a 429 until %s", o.Name, o.Paused.Abs))
+	case o.Halved:
+		line := fmt.Sprintf("%s: budget cut to %d after a 429", o.Name, o.EffectiveLimit)
+		if o.Reduced.Rel != "" {
+			line += " until " + o.Reduced.Abs
+		}
+		v.add(levelWarn, line)
+	}
+}
+
+// demandCounts count the demands by how their last refresh went.
+type demandCounts struct {
+	total, failing, late, stale, pending int
+}
+
+func (n *demandCounts) add(demands []demandView) {
+	for _, d := range demands {
+		n.total++
+		switch {
+		case d.Result == "":
+			n.pending++
+		case d.Result != ResultOK:
+			n.failing++
+		}
+		if d.Late {
+			n.late++
+		}
+		if d.Stale {
+			n.stale++
 		}
 	}
-	return v
+}
+
+// headline is the verdict's one line: how many refreshes are ok.
+func (n demandCounts) headline(level string) string {
+	refreshes := plural(n.total, "refresh", "refreshes")
+	switch {
+	case n.total == 0:
+		return "Nothing planned: no project and window to refresh"
+	case level == levelOK && n.pending == 0:
+		return fmt.Sprintf("Working: all %s ok", refreshes)
+	case n.pending > 0:
+		return fmt.Sprintf("%d of %s ok, %d not run yet", n.total-n.failing-n.pending, refreshes, n.pending)
+	default:
+		return fmt.Sprintf("%d of %s ok", n.total-n.failing-n.pending, refreshes)
+	}
 }
 
 func plural(n int, one, many string) string {

@@ -1,0 +1,64 @@
+package exporter
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+
+	"github.com/go-kit/log"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sandbox"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
+)
+
+// stateDirs are where this run keeps its state: each organization's
+// ledger beside the job state, but for the sandbox's, kept apart for this
+// run (see sandbox.StateDir). remove deletes the sandbox's.
+func stateDirs(o *Options, sb *sandbox.Sandbox) (ledgerDir string, trkCfg tracker.Config, remove func(), err error) {
+	trkCfg = o.Tracker.Config
+	ledgerDir, remove = filepath.Dir(trkCfg.StatePath), func() {}
+	if sb == nil {
+		return ledgerDir, trkCfg, remove, nil
+	}
+	dir, remove, err := sandbox.StateDir()
+	if err != nil {
+		return "", trkCfg, nil, err
+	}
+	if !o.Tracker.StateFileSet {
+		trkCfg.StatePath = filepath.Join(dir, "agent.db")
+	}
+	return dir, trkCfg, remove, nil
+}
+
+// replicate, with replicas (shared is not nil), makes one walk per demand
+// across them, and one replica (the primary) export what they share (see
+// docs/operations.md): the election runs owned by wg until ctx ends. It
+// returns this replica's owner id ("" without replicas).
+func replicate(ctx context.Context, wg *sync.WaitGroup, shared *cluster.Client, settings *orgs.Settings) string {
+	if shared == nil {
+		return ""
+	}
+	owner := cluster.NewOwnerID()
+	settings.Walks = func(org string) refresh.Shared { return shared.Walks(org, owner) }
+	wg.Go(func() { shared.RunPrimary(ctx, owner) })
+	return owner
+}
+
+// newAnalytics returns the organizations (each its client, budget and
+// plan), empty until a configuration applies, and the stop that ends
+// their plans and closes their ledgers.
+func newAnalytics(ctx context.Context, settings orgs.Settings, ledgerDir string, logger log.Logger) (*orgs.Set, func()) {
+	settings.LedgerDir = ledgerDir
+	// So are what sources keep across restarts (the assistant's daily
+	// conversation counts).
+	settings.Refresh.StateDir = ledgerDir
+	ctx, cancel := context.WithCancel(ctx) // the plans run until it ends
+	set := orgs.New(ctx, settings, logger)
+	return set, func() {
+		cancel()
+		set.Wait()
+	}
+}

@@ -1,0 +1,53 @@
+package exporter
+
+import (
+	"errors"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
+)
+
+// applier makes a configuration the running one across the subsystems
+// that take one, prepare-then-commit: everything that can fail, in every
+// subsystem, is done before anything changes, so that a failed reload
+// changes nothing (the old projects exported, no new one followed).
+type applier struct {
+	// load reads the configuration and its keys again.
+	load func() (*config.Config, error)
+	// cluster is the running cluster section, which a reload cannot
+	// change.
+	cluster cluster.Config
+	orgs    *orgs.Set
+	jobs    *jobsPart
+}
+
+// apply prepares cfg for the organizations, then for the jobs (whose
+// prepare, last, fails and changes nothing or succeeds), and only then
+// commits both; commits cannot fail.
+func (a *applier) apply(cfg *config.Config) error {
+	pending, err := a.orgs.Prepare(cfg)
+	if err != nil {
+		return err
+	}
+	if err := a.jobs.prepare(cfg); err != nil {
+		pending.Abandon()
+		return err
+	}
+	pending.Commit()
+	a.jobs.commit(cfg)
+	return nil
+}
+
+// reload reads the configuration again and applies it (SIGHUP, POST
+// /-/reload).
+func (a *applier) reload() error {
+	next, err := a.load()
+	if err != nil {
+		return err
+	}
+	if next.Cluster != a.cluster {
+		return errors.New("cluster: a reload cannot change the cluster section; restart the exporter for it")
+	}
+	return a.apply(next)
+}
