@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
@@ -221,8 +222,25 @@ cluster:
 		return true
 	})
 	primary = converged("after two intervals")
-	before := counted(primary)
-	beforeVersions, _ := versions(primary)
+	// /metrics serves snapshots encoded off the scrape path, up to
+	// collector.DefaultEncodeInterval after they were published: the
+	// primary's answer belongs to its versions once a scrape more than two
+	// encode intervals after those versions were first seen (and none
+	// since) reads the same as the scrape before it.
+	var before map[string]float64
+	var beforeVersions map[string]int64
+	var seenAt time.Time
+	eventually(t, 30*time.Second, "the primary's answer caught up with its snapshots", func() bool {
+		v, _ := versions(primary)
+		data := counted(primary)
+		if !maps.Equal(v, beforeVersions) {
+			before, beforeVersions, seenAt = data, v, time.Now()
+			return false
+		}
+		stable := maps.Equal(data, before) && time.Since(seenAt) > 2*collector.DefaultEncodeInterval
+		before = data
+		return stable
+	})
 
 	// Kill -9 the primary: another takes over within the lease and serves
 	// what the dead one served, without a request of its own.
