@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 // Go's default of GOMAXPROCS (2 on the development machine) queued them
 // behind each other's waits, so the package took the sum of its two longest
 // queues (82 s) rather than its longest test.
-const rootParallel = 8
+const rootParallel = 16
 
 // flagSet reports whether the command line set the flag name.
 func flagSet(name string) bool {
