@@ -23,6 +23,7 @@ import (
 // it, and leave a week of the project's days as OpenMetrics and as the
 // blocks promtool made of them.
 func TestFirstBackfillExampleOnSandbox(t *testing.T) {
+	t.Parallel()
 	promtool := testutil.Promtool(t)
 	example := firstShellBlock(t, readDoc(t, "docs/history.md"))
 	if !strings.Contains(example, "--mintlify.sandbox") || !strings.Contains(example, "backfill") {

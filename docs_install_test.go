@@ -12,6 +12,7 @@ import (
 // once gave a 0.1.0 URL while no tag existed); before the first release,
 // they say how to install from source.
 func TestInstallNamesOnlyReleasedVersions(t *testing.T) {
+	t.Parallel()
 	released := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^## \[(\d+\.\d+\.\d+[^\]]*)\]`).FindAllStringSubmatch(readDoc(t, "CHANGELOG.md"), -1) {
 		released[m[1]] = true
@@ -40,6 +41,7 @@ func TestInstallNamesOnlyReleasedVersions(t *testing.T) {
 // (its /-/reload endpoint, or one PID): kill -HUP "$(pidof ...)" fails, or
 // reloads the wrong one, with two exporters on a host.
 func TestReloadExamplesNameOneProcess(t *testing.T) {
+	t.Parallel()
 	for _, page := range docPages(t) {
 		for i, line := range strings.Split(readDoc(t, page), "\n") {
 			if strings.Contains(line, "pidof") || strings.Contains(line, "pkill") || strings.Contains(line, "killall") {

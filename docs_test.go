@@ -101,6 +101,7 @@ func anchors(md string) map[string]bool {
 // docs/ names a file or directory of the repository, and a link with a
 // #fragment into a Markdown file names one of its headings.
 func TestDocLinksResolve(t *testing.T) {
+	t.Parallel()
 	links := 0
 	for _, page := range docPages(t) {
 		text := prose(readDoc(t, page))
@@ -143,6 +144,7 @@ func TestDocLinksResolve(t *testing.T) {
 // title and a paragraph, and links back to the README; the README links to
 // every page.
 func TestDocPagesIntroduceAndLinkBack(t *testing.T) {
+	t.Parallel()
 	pages := docPages(t)
 	readme := prose(readDoc(t, pages[0]))
 	for _, page := range pages[1:] {
@@ -163,6 +165,7 @@ func TestDocPagesIntroduceAndLinkBack(t *testing.T) {
 // TestRunbookPageListsEverySection: docs/runbook.md links to every section
 // of alerts/RUNBOOK.md, where the alerts' runbook_url points.
 func TestRunbookPageListsEverySection(t *testing.T) {
+	t.Parallel()
 	page := readDoc(t, "docs/runbook.md")
 	for a := range anchors(readDoc(t, "alerts/RUNBOOK.md")) {
 		if a == "runbook-mintlify_exporter-alerts" { // the title
@@ -182,6 +185,7 @@ var helpFlag = regexp.MustCompile(`(?m)^(?:  -\w, |      |    )--(?:\[no-\])?([a
 // TestEveryFlagIsDocumented: every flag of every command, as --help-long
 // lists them, is in docs/configuration.md.
 func TestEveryFlagIsDocumented(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(exporterBin, "--help-long").CombinedOutput()
 	if err != nil {
 		t.Fatalf("--help-long: %v\n%s", err, out)
@@ -212,6 +216,7 @@ var metricName = regexp.MustCompile(`"(mintlify_[a-z0-9_]*[a-z0-9])"`)
 // writes (its metric families) is spelled out somewhere in the README or
 // docs/, so a reader searching for a series finds it.
 func TestEveryMetricIsDocumented(t *testing.T) {
+	t.Parallel()
 	var docs strings.Builder
 	for _, p := range docPages(t) {
 		docs.WriteString(readDoc(t, p))

@@ -13,6 +13,7 @@ import (
 // lines, without --web.listen-address) shows where the exporter listens,
 // fits a screen or two, and says where every other flag is.
 func TestTopLevelHelpIsShortAndShowsTheAddress(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(exporterBin, "--help").CombinedOutput()
 	help := string(out)
 	if err != nil {
@@ -33,6 +34,7 @@ func TestTopLevelHelpIsShortAndShowsTheAddress(t *testing.T) {
 // (--cluster.redis-username=CLUSTER.REDIS-USERNAME); the --visitors.*
 // flags are left to their rename.
 func TestEveryFlagHasAShortPlaceholder(t *testing.T) {
+	t.Parallel()
 	flag := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z][a-z0-9.-]*)=([^\s]+)`)
 	seen := 0
 	for _, cmd := range [][]string{{"serve"}, {"backfill"}, {"config", "check"}} {
@@ -60,6 +62,7 @@ func TestEveryFlagHasAShortPlaceholder(t *testing.T) {
 // (the port taken) are each one line of the same form, and a taken port
 // logs no "serving metrics" URL before its bind error.
 func TestFlagAndStartErrorsHaveOneForm(t *testing.T) {
+	t.Parallel()
 	form := regexp.MustCompile(`^mintlify_exporter: error: \S.*$`)
 	out, err := exec.Command(exporterBin, "--mintlify.sandbox", "--log.level=loud").CombinedOutput()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")

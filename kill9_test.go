@@ -292,7 +292,9 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "the first turn completed", func() bool { return job().Status == "completed" })
 	msgPath := "/api/v2/agent/p1/job/" + created.ID + "/message"
-	status, v, _ := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:3s"}`)
+	// 6 s: the turn outlasts the kill and the restart below on a busy
+	// machine (3 s did not, with the root tests run side by side).
+	status, v, _ := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:6s"}`)
 	if status != 200 || v.Status != "active" || v.Tracking.Turn != 2 {
 		t.Fatalf("message: HTTP %d %+v", status, v)
 	}
@@ -305,7 +307,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	if v := job(); v.Status != "active" || v.Tracking.Turn != 2 {
 		t.Fatalf("after kill -9 and restart: %+v, want turn 2 active", v)
 	}
-	status, v, h := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:3s"}`)
+	status, v, h := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:6s"}`)
 	if status != 200 || h.Get("Idempotent-Replayed") != "true" || v.Tracking.Turn != 2 {
 		t.Errorf("retry after the restart: HTTP %d %+v", status, v)
 	}
@@ -412,8 +414,9 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Go(func() {
-			// Killed under it: no answer.
-			_, _, _ = submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:2s")
+			// Killed under it: no answer. The second turn (5 s)
+			// outlasts the kill and the restart on a busy machine.
+			_, _, _ = submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:5s")
 		})
 	}
 	waitFollowUpsRan(t, fake, ids)
@@ -434,7 +437,7 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 		return true
 	})
 	for i, id := range ids {
-		status, msg, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:2s")
+		status, msg, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:5s")
 		if err != nil || status != http.StatusConflict || !strings.Contains(msg, "unknown") {
 			t.Errorf("retry of follow-up %d: HTTP %d %v %s", i, status, err, msg)
 		}
@@ -493,7 +496,7 @@ func authGet(t *testing.T, client *http.Client, url string) string {
 // TestAgentKill9DuringFollowUpAfterAnUnseenEnd is the case of issue 22:
 // jobs whose first turn ends upstream in 2 s, a follow-up sent after that
 // but before the exporter's poll saw the end (it still believes the job
-// running: the poll interval is 5 s), the exporter killed with SIGKILL
+// running: the poll interval is 30 s), the exporter killed with SIGKILL
 // while the follow-ups are under way, after the API ran them. After the
 // restart every job is in turn 2, as upstream, started by the follow-up's
 // sender at the time it was sent, and the turn's duration (to its first
@@ -532,7 +535,7 @@ func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 		}
 		return l.Jobs
 	}
-	x := start("5s")
+	x := start("30s")
 
 	const n, secondTurn = 10, 6 * time.Second
 	var ids []string

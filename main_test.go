@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"html"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -31,12 +33,33 @@ var exporterBin string
 // TestMain finds the exporter binary the tests run: built once per change of
 // the sources and shared with the other packages (testutil.ExporterBinary).
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if !flagSet("test.parallel") {
+		_ = flag.Set("test.parallel", fmt.Sprint(max(rootParallel, runtime.GOMAXPROCS(0))))
+	}
 	var err error
 	if exporterBin, err = testutil.ExporterBinary(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	os.Exit(m.Run())
+}
+
+// rootParallel is how many of this package's tests run at once unless
+// -parallel says otherwise. They spend their time waiting on the processes
+// they start (the exporter, Redis, Chromium) and on those processes' wall
+// clocks (leases, intervals, jobs of the fake), not on this process's CPU:
+// Go's default of GOMAXPROCS (2 on the development machine) queued them
+// behind each other's waits (82 s for the package; 38 s with eight). Not
+// more: sixteen at a time on the busy 2-core machine stretched exporter
+// restarts past the scripted jobs of the fake that they must outlast.
+const rootParallel = 8
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // startExporter runs the built binary on a free loopback port.
@@ -46,6 +69,7 @@ func startExporter(t *testing.T, env []string, args ...string) *testutil.Exporte
 }
 
 func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
+	t.Parallel()
 	withKey := []string{"MINTLIFY_API_KEY=mint_x"}
 	cases := []struct {
 		name string
@@ -142,6 +166,7 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 }
 
 func TestSandboxServesVisitorMetricsAndShutsDownCleanly(t *testing.T) {
+	t.Parallel()
 	p := startExporter(t, nil, "--mintlify.sandbox")
 	body := testutil.WaitHTTP(t, p.Base+"/metrics", 20*time.Second, func(b string) bool {
 		return strings.Contains(b, `mintlify_page_unique_visitors{`)
@@ -189,6 +214,7 @@ func TestSandboxServesVisitorMetricsAndShutsDownCleanly(t *testing.T) {
 }
 
 func TestAPIKeyNeverLeaks(t *testing.T) {
+	t.Parallel()
 	const key = "mint_TOPSECRET_4242"
 	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}, APIKey: key, Paths: 20})
 	// A misbehaving upstream that echoes the Authorization header back in
@@ -255,6 +281,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 }
 
 func TestKeyWithoutPrefixIsWarnedAbout(t *testing.T) {
+	t.Parallel()
 	fake := httptest.NewServer(fakeapi.New(fakeapi.Options{APIKey: "sk_other"}))
 	defer fake.Close()
 	p := startExporter(t, []string{"MINTLIFY_API_KEY=sk_other"}, "--mintlify.project=p1", "--mintlify.api-url="+fake.URL)
@@ -266,6 +293,7 @@ func TestKeyWithoutPrefixIsWarnedAbout(t *testing.T) {
 }
 
 func TestParseFlagsDefaultsAndWindows(t *testing.T) {
+	t.Parallel()
 	c, err := parseFlags([]string{"--mintlify.project=a", "--mintlify.project=b", "--mintlify.project=a",
 		"--analytics.window=7d", "--analytics.window=1d", "--analytics.window=7d", "--analytics.window=30d:6h", "--agent.retention=7d"})
 	if err != nil {
@@ -316,6 +344,7 @@ func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 }
 
 func TestEmptyKeyFileIsRefused(t *testing.T) {
+	t.Parallel()
 	keyFile := filepath.Join(t.TempDir(), "key")
 	if err := os.WriteFile(keyFile, []byte(" \n\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -338,6 +367,7 @@ func TestEmptyKeyFileIsRefused(t *testing.T) {
 // directory is gone after success, and a given one makes a second run
 // fetch nothing again.
 func TestBackfillCommandOnSandbox(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "history.om")
 	from := time.Now().UTC().AddDate(0, 0, -4).Format("2006-01-02")
@@ -378,6 +408,7 @@ func TestBackfillCommandOnSandbox(t *testing.T) {
 // TestLandingPageLinksAreServed: every link of the landing page answers
 // 200, and no profiling link points at handlers that are not served.
 func TestLandingPageLinksAreServed(t *testing.T) {
+	t.Parallel()
 	p := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api")
 	body := testutil.WaitHTTP(t, p.Base+"/", 10*time.Second, nil)
 	if strings.Contains(body, "debug/pprof") {
@@ -399,6 +430,7 @@ func TestLandingPageLinksAreServed(t *testing.T) {
 // TestGatewayWarningFollowsBasicAuth: the "anyone can open pull requests"
 // warning is for a gateway without basic auth only.
 func TestGatewayWarningFollowsBasicAuth(t *testing.T) {
+	t.Parallel()
 	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
@@ -440,6 +472,7 @@ func gatewayLine(x *testutil.Exporter) string {
 }
 
 func TestHashPasswordCommand(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(exporterBin, "hash-password")
 	cmd.Stdin = strings.NewReader("correct horse\n")
 	out, err := cmd.Output()
@@ -455,6 +488,7 @@ func TestHashPasswordCommand(t *testing.T) {
 // its own budget into its own output, OUTPUT-ORGANIZATION; standard output
 // cannot hold several and is refused.
 func TestBackfillOfSeveralOrganizations(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	day := time.Now().UTC().AddDate(0, 0, -3).Format("2006-01-02")
 	args := []string{"backfill", "--mintlify.sandbox", "--config.file=examples/mintlify.yml", "--from=" + day, "--to=" + day, "--backfill.source=visitors"}
@@ -485,6 +519,7 @@ func TestBackfillOfSeveralOrganizations(t *testing.T) {
 // of them the server's), and the top-level --help still lists every
 // command.
 func TestCommandHelpListsItsOwnFlagsFirst(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(exporterBin, "backfill", "--help").CombinedOutput()
 	if err != nil {
 		t.Fatalf("backfill --help: %v\n%s", err, out)
@@ -527,6 +562,7 @@ func makeRunArgs(t *testing.T) []string {
 // basic auth is simulated); a budget that refreshes some of the demo's
 // windows less often than --analytics.max-staleness is information.
 func TestMakeRunStartsWithoutFaults(t *testing.T) {
+	t.Parallel()
 	x := startExporter(t, nil, makeRunArgs(t)...)
 	eventually(t, 0, "the refresh plan", func() bool {
 		return strings.Contains(x.Stderr.String(), `msg="analytics refresh plan" budget_per_hour=`)

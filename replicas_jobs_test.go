@@ -162,7 +162,19 @@ func TestReplicasShareAgentJobs(t *testing.T) {
 	// is accepted (503); it all resumes when Redis returns.
 	burstOn(3, "before Redis goes away")
 	redis.Stop()
-	time.Sleep(2 * lease) // real time: Redis is away for two leases of the replicas' wall clock
+	// Away until the holder's lease has run out and no replica runs the
+	// gateway (a holder that cannot renew stops acting): then the
+	// replicas elect a holder afresh when it comes back. A condition,
+	// not two leases of sleep.
+	eventually(t, 4*lease, "no replica running the gateway while Redis is away", func() bool {
+		for _, b := range bases() {
+			m, err := tryScrape(t.Context(), b)
+			if v, ok := m["mintlify_exporter_cluster_agent_gateway{}"]; err != nil || !ok || v != 0 {
+				return false
+			}
+		}
+		return true
+	})
 	redis.Start()
 	t.Logf("after the Redis outage, %s runs the gateway", holder())
 	burstOn(3, "after Redis came back")

@@ -19,6 +19,7 @@ import (
 // state file. Before, the second run found the first one's spending in
 // the ledger and showed nothing for the rest of the hour.
 func TestSandboxStartsAfreshEveryRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"--mintlify.sandbox", "--mintlify.analytics-budget=4", "--analytics.window=7d",
 		"--agent.state-file=" + filepath.Join(dir, "agent.db")}

@@ -18,6 +18,7 @@ import (
 // stories are there (pages thumbed down, feedback pending, unanswered
 // questions); no free text is logged.
 func TestSandboxServesEverySource(t *testing.T) {
+	t.Parallel()
 	args := []string{"--mintlify.sandbox", "--analytics.window=7d", "--analytics.search-top-queries=5",
 		"--agent.state-file=" + filepath.Join(t.TempDir(), "agent.db")}
 	for _, name := range sources.Names() {

@@ -20,6 +20,7 @@ import (
 // source, grouped by project (collapsed: all fine), and its agent jobs are
 // on the page as a browser shows it.
 func TestStatusPageOfTheSandbox(t *testing.T) {
+	t.Parallel()
 	chromium := testutil.Chromium(t)
 	x := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api", "--analytics.window=1d", "--analytics.window=7d")
 	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)

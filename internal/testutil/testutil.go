@@ -6,24 +6,61 @@ package testutil
 import (
 	"context"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// FreeAddr returns a loopback address with a port that was free a moment ago.
+// FreeAddr returns a loopback address with a port that was free a moment ago,
+// for a process the test starts to listen on. The port is picked at random
+// below the kernel's ephemeral range when there is room: a port from ":0"
+// is one the kernel hands out again to the next outgoing connection or ":0"
+// listener of any process, and with many tests running at once the child
+// found it taken by the time it bound ("address already in use"). Below
+// the range only this function hands ports out, at random.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
+	if lo := ephemeralLow(); lo >= minPickedPort+1000 {
+		for range 50 {
+			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(minPickedPort+rand.IntN(lo-minPickedPort))))
+			if err == nil {
+				addr := ln.Addr().String()
+				ln.Close()
+				return addr
+			}
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// minPickedPort is the lowest port FreeAddr picks: above the well-known
+// and most registered services' ports.
+const minPickedPort = 10000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux),
+// 0 when unknown.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	lo, _ := strconv.Atoi(f[0])
+	return lo
 }
 
 // WaitHTTP polls url until it answers 200 or the timeout passes, and

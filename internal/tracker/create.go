@@ -311,8 +311,8 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	}
 	s.mu.Lock()
 	e.intentKey = ""
+	s.metrics.count(project, ev) // under the lock, as applyJob
 	s.mu.Unlock()
-	s.metrics.count(project, ev)
 	return Created{Job: *job, Status: code}, nil
 }
 

@@ -264,9 +264,10 @@ func (s *Tracker) recordMessage(ctx context.Context, mi *messageIntent, job *api
 		e.intentKey = ""
 	}
 	v := e.view(at, &s.cfg)
-	s.mu.Unlock()
+	// Counted with the turn it shows (applyJob).
 	s.metrics.messageSent(project)
 	s.metrics.count(project, ev)
+	s.mu.Unlock()
 	if perr != nil {
 		return Messaged{Job: v, Status: code}, &StateError{JobID: id, Err: perr, Message: true}
 	}

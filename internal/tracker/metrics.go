@@ -233,9 +233,6 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
-	for _, c := range m.vecs() {
-		c.Collect(ch)
-	}
 	now := m.now()
 	allowed := *m.projects.Load()
 	byProject := map[string]projectJobs{}
@@ -243,6 +240,12 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		if allowed[pj.project] {
 			byProject[pj.project] = pj
 		}
+	}
+	// The counters after the state: a terminal status is counted before
+	// it is shown (Tracker.applyJob), so a scrape whose jobs gauge shows
+	// it shows it counted too.
+	for _, c := range m.vecs() {
+		c.Collect(ch)
 	}
 	projects := make([]string, 0, len(allowed))
 	for p := range allowed {

@@ -15,7 +15,9 @@
 //   - a terminal transition is written before it is counted, and the
 //     statuses already counted are part of the written state, so a crash
 //     between the two under-counts by one but never counts twice, and jobs
-//     that were terminal before a restart are not counted again.
+//     that were terminal before a restart are not counted again;
+//   - it is counted under the lock that makes it visible, so whoever reads
+//     a job terminal (Job, Jobs, the jobs gauge) reads it counted.
 package tracker
 
 import (
@@ -610,6 +612,11 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 	if len(extra) > 0 {
 		e.intentKey = ""
 	}
+	// Counted with the state it belongs to, under the lock that shows
+	// it: whoever reads the job terminal (its view, the jobs gauge, the
+	// log line below) reads it counted. Still after the write: a crash
+	// between the two under-counts, never counts twice.
+	s.metrics.count(t.project, ev)
 	s.mu.Unlock()
 	switch {
 	case ev.inferred:
@@ -620,7 +627,6 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 			"job", t.id, "turn", rec.Turns)
 	}
 	s.logOutcome(&rec, ev)
-	s.metrics.count(t.project, ev)
 }
 
 // logOutcome logs, at info, a turn seen ending or a pull request seen
@@ -721,11 +727,11 @@ func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
 	}
 	s.mu.Lock()
 	e.rec, e.dirty = rec, false
+	s.metrics.count(t.project, ev) // with the state it belongs to (applyJob)
 	s.mu.Unlock()
 	if ev.lost {
 		level.Warn(s.logger).Log("msg", "agent job lost: the API no longer knows it", "project", t.project, "job", redact.Label(t.id), "last_status", redact.Label(rec.Job.Status))
 	}
-	s.metrics.count(t.project, ev)
 }
 
 // backoff is the wait after n consecutive errors, the last at now:
