@@ -147,7 +147,7 @@ func BenchmarkScrapeEncoded(b *testing.B) {
 			done := make(chan struct{})
 			go func() { defer close(done); enc.Run(ctx, time.Hour) }()
 			for !enc.running.Load() {
-				time.Sleep(time.Millisecond)
+				time.Sleep(time.Millisecond) // real time: Run starts on another goroutine; a benchmark has no testutil.Eventually
 			}
 			handler := exposition.NewHandler(reg, enc, exposition.Opts{Registry: reg})
 			withRuntime := exposition.NewHandler(runtimeReg, enc, exposition.Opts{Registry: runtimeReg})

@@ -336,13 +336,7 @@ func TestEncodedAheadOfScrapes(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); p.enc.Run(ctx, time.Hour) }() // no tick within the test
 	t.Cleanup(func() { cancel(); <-done })
-	deadline := time.Now().Add(30 * time.Second)
-	for !p.enc.running.Load() {
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not start within 30 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 0, "Run started", p.enc.running.Load)
 	omgz := exposition.Encoding{Format: exposition.OpenMetrics, Gzip: true}
 	textgz := exposition.Encoding{Format: exposition.Text, Gzip: true}
 	b := p.enc.Bytes()

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -121,17 +122,10 @@ func TestLostStateIsImportedFromABackup(t *testing.T) {
 
 	srv.Stop()
 	srv.Start()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testutil.Eventually(t, 0, "CheckState after Redis restarted empty answers ErrStateLost", func() bool {
 		_, err = a.CheckState(ctx, marker)
-		if errors.Is(err, cluster.ErrStateLost) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !errors.Is(err, cluster.ErrStateLost) {
-		t.Fatalf("CheckState after Redis restarted empty: %v, want ErrStateLost", err)
-	}
+		return errors.Is(err, cluster.ErrStateLost)
+	}, func() string { return fmt.Sprint(err) })
 	counts, err := a.ImportState(ctx, backup, opts)
 	if err != nil || counts[store.Jobs] != 1 || counts["intents"] != 1 {
 		t.Fatalf("ImportState = %v, %v", counts, err)
