@@ -32,6 +32,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/logging"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 )
 
 // Operations are the values of the operation label of
@@ -92,7 +94,7 @@ type Client struct {
 // New validates cfg, reads its password and TLS files and returns a Client
 // whose metrics are registered with reg (when not nil). It does not dial:
 // Redis may come up after the exporter, and Run reports when it does.
-func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, error) {
+func New(cfg config.Cluster, reg prometheus.Registerer, logger log.Logger) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -105,10 +107,10 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 	// The library logs every failed dial to stderr; the health loop logs
 	// each change of reachability once, which is what an operator needs.
 	quietLibrary.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
-	if _, err := cfg.password(); err != nil { // fail now, not at the first dial
+	if _, err := password(&cfg); err != nil { // fail now, not at the first dial
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	tc, err := cfg.tlsConfig()
+	tc, err := tlsConfig(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -119,7 +121,7 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 		// Read at every dial, so that a rotated password file applies to
 		// the next connection without a restart.
 		CredentialsProviderContext: func(context.Context) (string, string, error) {
-			pw, err := cfg.password()
+			pw, err := password(&cfg)
 			return cfg.Username, pw, err
 		},
 		TLSConfig:             tc,
@@ -145,7 +147,7 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 		addr:     cfg.Address,
 		db:       cfg.DB,
 		logger:   logger,
-		lease:    cmp.Or(cfg.LeaseDuration, DefaultLeaseDuration),
+		lease:    cmp.Or(cfg.LeaseDuration, config.DefaultClusterLeaseDuration),
 		up: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mintlify_exporter_cluster_up",
 			Help: "Whether the last call to the shared Redis succeeded (1) or failed (0).",
@@ -156,7 +158,7 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 		}, []string{"operation", "result"}),
 	}
 	if c.interval <= 0 {
-		c.interval = DefaultHealthInterval
+		c.interval = config.DefaultClusterHealthInterval
 	}
 	for _, op := range operations {
 		for _, r := range []string{resultOK, resultRefused, resultError} {

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
@@ -98,7 +99,7 @@ func TestLostStateIsImportedFromABackup(t *testing.T) {
 	t.Parallel()
 	srv := testutil.NewRedis(t)
 	ctx := context.Background()
-	a := newReplica(t, srv.Addr, func(c *cluster.Config) { c.Timeout = 2 * time.Second })
+	a := newReplica(t, srv.Addr, func(c *config.Cluster) { c.Timeout = 2 * time.Second })
 	opts := store.Options{Schema: stateOpts.Schema, Buckets: stateOpts.Buckets, LockTimeout: time.Second}
 	sa, err := a.OpenStateStore(ctx, stateOpts)
 	if err != nil {
