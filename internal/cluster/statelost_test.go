@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
@@ -18,11 +16,7 @@ import (
 
 func flushAll(t *testing.T, addr string) {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
-	if err := rdb.FlushAll(context.Background()).Err(); err != nil {
-		t.Fatal(err)
-	}
+	testutil.RedisCLI(t, addr, nil, "FLUSHALL")
 }
 
 // FLUSHALL under a running state: the holder's writes are refused (the
