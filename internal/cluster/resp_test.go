@@ -292,12 +292,24 @@ func TestRespKilledConnection(t *testing.T) {
 	if _, err := p.do(ctx, "SET", "n", 0); err != nil {
 		t.Fatal(err)
 	}
+	// Two idle connections, both killed (as a restart of Redis does): the
+	// one retry is on a new connection, not on the other dead one.
+	c1, _, err := p.get(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, _, err := p.get(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.put(c1)
+	p.put(c2)
 	testutil.RedisCLI(t, addr, nil, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
 	if v, err := p.do(ctx, "INCR", "n"); err != nil || v != int64(1) {
-		t.Fatalf("INCR after the idle connection was killed: %v, %v; want 1", v, err)
+		t.Fatalf("INCR after the idle connections were killed: %v, %v; want 1", v, err)
 	}
 
-	_, err := p.pipeline(ctx, [][]any{{"INCR", "n"}, {"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "no"}, {"INCR", "n"}})
+	_, err = p.pipeline(ctx, [][]any{{"INCR", "n"}, {"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "no"}, {"INCR", "n"}})
 	if err == nil {
 		t.Fatal("a pipeline whose connection was killed in its middle succeeded")
 	}

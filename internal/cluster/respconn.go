@@ -74,7 +74,7 @@ func (p *respPool) do(ctx context.Context, args ...any) (any, error) {
 // trip. The error is the connection's (the replies are then unknown); each
 // command's own error (errNil, a redisError) is in its reply. A connection
 // taken from the idle pool that turns out dead before any reply arrived (a
-// restarted Redis closed it) is replaced once by a new one.
+// restarted Redis closed it) is replaced once by a newly dialled one.
 func (p *respPool) pipeline(ctx context.Context, cmds [][]any) ([]reply, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (p *respPool) pipeline(ctx context.Context, cmds [][]any) ([]reply, error) 
 	}
 	defer func() { <-p.slots }()
 	for try := 0; ; try++ {
-		c, reused, err := p.get(ctx)
+		c, reused, err := p.get(ctx, try > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -111,14 +111,15 @@ func (p *respPool) pipeline(ctx context.Context, cmds [][]any) ([]reply, error) 
 	}
 }
 
-// get takes an idle connection or dials one; reused says which.
-func (p *respPool) get(ctx context.Context) (c *respConn, reused bool, err error) {
+// get takes an idle connection, or dials one when there is none or when
+// fresh; reused says which.
+func (p *respPool) get(ctx context.Context, fresh bool) (c *respConn, reused bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, false, errPoolClosed
 	}
-	if n := len(p.idle); n > 0 {
+	if n := len(p.idle); n > 0 && !fresh {
 		c = p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
