@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
@@ -79,15 +77,9 @@ func TestReloadFailsWhenAnAddedAgentProjectCannotBeRead(t *testing.T) {
 
 	// The follow-up intents, read last when a project is added, become
 	// unreadable: a key of the wrong type answers WRONGTYPE.
-	rdb := redis.NewClient(&redis.Options{Addr: redisSrv.Addr})
-	defer rdb.Close()
 	intents := prefix + "state:{agent}:bucket:message_intents"
-	if err := rdb.Del(t.Context(), intents).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rdb.Set(t.Context(), intents, "not a hash", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
+	testutil.RedisCLI(t, redisSrv.Addr, nil, "DEL", intents)
+	testutil.RedisCLI(t, redisSrv.Addr, nil, "SET", intents, "not a hash")
 	writeFile(t, f.path, f.agentProjects("docs", "blog"))
 	code, body := postReload(t, x.Base)
 	if code != http.StatusInternalServerError || !strings.Contains(body["error"], "blog") || !strings.Contains(body["error"], "message intents") {
@@ -113,9 +105,7 @@ func TestReloadFailsWhenAnAddedAgentProjectCannotBeRead(t *testing.T) {
 		t.Error("blog was walked after the failed reload")
 	}
 
-	if err := rdb.Del(t.Context(), intents).Err(); err != nil {
-		t.Fatal(err)
-	}
+	testutil.RedisCLI(t, redisSrv.Addr, nil, "DEL", intents)
 	if code, body := postReload(t, x.Base); code != http.StatusOK {
 		t.Fatalf("POST /-/reload with the state readable: HTTP %d %v", code, body)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-kit/log/level"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 )
@@ -34,7 +33,7 @@ func (c *Client) Blobs() *Blobs { return &Blobs{c: c} }
 // doubles and would round a nanosecond timestamp. A stored version that is
 // not one this exporter writes (20 digits, at most int64's largest: so a
 // leading 0) is overwritten: it must not block the demand until it expires.
-var putScript = redis.NewScript(`
+var putScript = newScript(`
 local cur = redis.call('HGET', KEYS[1], 'v')
 if cur and #cur == 20 and string.match(cur, '^0%d+$') and cur >= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'v', ARGV[1], 'd', ARGV[2])
@@ -56,7 +55,7 @@ func (b *Blobs) Put(ctx context.Context, key string, version int64, data []byte,
 		return false, fmt.Errorf("blob %s: %d bytes, more than the %d bytes the replicas read", key, len(data), MaxBlobBytes)
 	}
 	err = b.c.call(ctx, opBlobPut, func(ctx context.Context) (bool, error) {
-		n, err := putScript.Run(ctx, b.c.rdb, []string{b.c.key("blob", key)}, versionString(version), data, ttl.Milliseconds()).Int()
+		n, err := asInt(putScript.run(ctx, b.c.pool, []string{b.c.key("blob", key)}, versionString(version), data, ttl.Milliseconds()))
 		written = n == 1
 		return !written, err
 	})
@@ -71,24 +70,30 @@ func (b *Blobs) Put(ctx context.Context, key string, version int64, data []byte,
 func (b *Blobs) Get(ctx context.Context, key string) (data []byte, version int64, ok bool, err error) {
 	var bad error
 	err = b.c.call(ctx, opBlobGet, func(ctx context.Context) (bool, error) {
-		pipe := b.c.rdb.Pipeline()
-		v := pipe.HGet(ctx, b.c.key("blob", key), "v")
-		n := pipe.HStrLen(ctx, b.c.key("blob", key), "d")
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		r, err := b.c.pool.pipeline(ctx, [][]any{{"HGET", b.c.key("blob", key), "v"}, {"HSTRLEN", b.c.key("blob", key), "d"}})
+		if err != nil {
 			return false, err
 		}
-		if errors.Is(v.Err(), redis.Nil) {
+		v, err := asString(r[0].val, r[0].err)
+		if errors.Is(err, errNil) {
 			return false, nil
 		}
-		if version, bad = b.parseVersion(key, v.Val()); bad != nil {
+		if err != nil {
+			return false, fmt.Errorf("HGET: %w", err)
+		}
+		n, err := asInt(r[1].val, r[1].err)
+		if err != nil {
+			return false, fmt.Errorf("HSTRLEN: %w", err)
+		}
+		if version, bad = b.parseVersion(key, v); bad != nil {
 			return true, nil
 		}
-		if n.Val() > MaxBlobBytes {
-			bad = fmt.Errorf("blob %s version %d: %d bytes, more than the %d bytes a replica reads: not read (%w)", key, version, n.Val(), MaxBlobBytes, refresh.ErrUnreadableSnapshot)
+		if n > MaxBlobBytes {
+			bad = fmt.Errorf("blob %s version %d: %d bytes, more than the %d bytes a replica reads: not read (%w)", key, version, n, MaxBlobBytes, refresh.ErrUnreadableSnapshot)
 			return true, nil
 		}
-		d, err := b.c.rdb.HGet(ctx, b.c.key("blob", key), "d").Result()
-		if errors.Is(err, redis.Nil) {
+		d, err := asString(b.c.pool.do(ctx, "HGET", b.c.key("blob", key), "d"))
+		if errors.Is(err, errNil) {
 			return false, nil // expired between the two calls
 		}
 		if err != nil {
@@ -130,21 +135,28 @@ func versionString(v int64) string { return fmt.Sprintf("%020d", v) }
 func (b *Blobs) Versions(ctx context.Context, keys []string) ([]int64, error) {
 	out := make([]int64, len(keys))
 	err := b.c.call(ctx, opBlobGet, func(ctx context.Context) (bool, error) {
-		pipe := b.c.rdb.Pipeline()
-		cmds := make([]*redis.StringCmd, len(keys))
-		for i, k := range keys {
-			cmds[i] = pipe.HGet(ctx, b.c.key("blob", k), "v")
+		if len(keys) == 0 {
+			return false, nil
 		}
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		cmds := make([][]any, len(keys))
+		for i, k := range keys {
+			cmds[i] = []any{"HGET", b.c.key("blob", k), "v"}
+		}
+		r, err := b.c.pool.pipeline(ctx, cmds)
+		if err != nil {
 			return false, err
 		}
-		for i, cmd := range cmds {
-			if errors.Is(cmd.Err(), redis.Nil) {
+		for i := range r {
+			v, err := asString(r[i].val, r[i].err)
+			if errors.Is(err, errNil) {
 				continue
+			}
+			if err != nil {
+				return false, fmt.Errorf("HGET: %w", err)
 			}
 			// A version of another program reads as none: it blocks
 			// neither the others nor the publish that overwrites it.
-			out[i], _ = b.parseVersion(keys[i], cmd.Val())
+			out[i], _ = b.parseVersion(keys[i], v)
 		}
 		return false, nil
 	})

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
@@ -18,13 +16,10 @@ import (
 )
 
 // netOut is the bytes Redis has sent to its clients.
-func netOut(t *testing.T, rdb *redis.Client) int64 {
+func netOut(t *testing.T, addr string) int64 {
 	t.Helper()
-	info, err := rdb.Info(context.Background(), "stats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(info, "\r\n") {
+	info := testutil.RedisCLI(t, addr, nil, "INFO", "stats")
+	for _, l := range strings.Fields(info) {
 		if v, ok := strings.CutPrefix(l, "total_net_output_bytes:"); ok {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			return n
@@ -44,25 +39,19 @@ func TestHostileBlobs(t *testing.T) {
 	ctx := context.Background()
 	r := newReplica(t, addr)
 	bl := r.Blobs()
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
 	big := strings.Repeat("x", cluster.MaxBlobBytes+1)
-	if err := rdb.HSet(ctx, "mintlify_exporter:blob:big", "v", "00000000000000000007", "d", big).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rdb.HSet(ctx, "mintlify_exporter:blob:over", "v", "99999999999999999999", "d", "x").Err(); err != nil {
-		t.Fatal(err)
-	}
+	testutil.RedisCLI(t, addr, []byte(big), "HSET", "mintlify_exporter:blob:big", "v", "00000000000000000007", "d")
+	testutil.RedisCLI(t, addr, nil, "HSET", "mintlify_exporter:blob:over", "v", "99999999999999999999", "d", "x")
 	r.waitUp(t, 1)
 
-	before := netOut(t, rdb)
+	before := netOut(t, addr)
 	for range 3 {
 		_, v, ok, err := bl.Get(ctx, "big")
 		if !errors.Is(err, refresh.ErrUnreadableSnapshot) || ok || v != 7 || !strings.Contains(err.Error(), "more than") {
 			t.Fatalf("Get of a blob over the bound: v %d ok %v err %v; want version 7 and an error saying it is too large", v, ok, err)
 		}
 	}
-	if sent := netOut(t, rdb) - before; sent > 64<<10 {
+	if sent := netOut(t, addr) - before; sent > 64<<10 {
 		t.Errorf("Redis sent %d bytes for three Gets of a blob over the bound, want a few (it must not be read)", sent)
 	}
 	if _, err := bl.Put(ctx, "mine", 1, []byte(big), time.Minute); err == nil {
@@ -102,18 +91,14 @@ func TestUnreadableSnapshotIsNotFetchedAgain(t *testing.T) {
 	a.sched.RefreshDue(ctx)
 
 	// Every published snapshot replaced by a newer version that is garbage.
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
-	keys, err := rdb.Keys(ctx, "mintlify_exporter:blob:*").Result()
-	if err != nil || len(keys) == 0 {
-		t.Fatalf("published blobs: %v %v", keys, err)
+	keys := strings.Fields(testutil.RedisCLI(t, addr, nil, "KEYS", "mintlify_exporter:blob:*"))
+	if len(keys) == 0 {
+		t.Fatal("no published blobs")
 	}
 	for _, k := range keys {
-		v, _ := rdb.HGet(ctx, k, "v").Result()
+		v := testutil.RedisCLI(t, addr, nil, "HGET", k, "v")
 		n, _ := strconv.ParseInt(v, 10, 64)
-		if err := rdb.HSet(ctx, k, "v", strconv.FormatInt(n+1000, 10), "d", `{"snapshot":"bm90IGEgc25hcHNob3Q="}`).Err(); err != nil {
-			t.Fatal(err)
-		}
+		testutil.RedisCLI(t, addr, nil, "HSET", k, "v", strconv.FormatInt(n+1000, 10), "d", `{"snapshot":"bm90IGEgc25hcHNob3Q="}`)
 	}
 	b := newPlanReplica(t, addr, "replica-b", srv.URL, clk)
 	gets := func() float64 {

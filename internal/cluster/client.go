@@ -29,9 +29,8 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/logging"
-	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 )
 
 // Operations are the values of the operation label of
@@ -65,7 +64,7 @@ const (
 // Client is a connection pool to the shared Redis with its health and
 // metrics. It is safe for concurrent use.
 type Client struct {
-	rdb      *redis.Client
+	pool     *respPool
 	prefix   string
 	timeout  time.Duration
 	interval time.Duration
@@ -92,7 +91,7 @@ type Client struct {
 // New validates cfg, reads its password and TLS files and returns a Client
 // whose metrics are registered with reg (when not nil). It does not dial:
 // Redis may come up after the exporter, and Run reports when it does.
-func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, error) {
+func New(cfg config.Cluster, reg prometheus.Registerer, logger log.Logger) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -102,50 +101,26 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	// The library logs every failed dial to stderr; the health loop logs
-	// each change of reachability once, which is what an operator needs.
-	quietLibrary.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
-	if _, err := cfg.password(); err != nil { // fail now, not at the first dial
+	if _, err := password(&cfg); err != nil { // fail now, not at the first dial
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	tc, err := cfg.tlsConfig()
+	tc, err := tlsConfig(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	opts := &redis.Options{
-		Addr:     cfg.Address,
-		Username: cfg.Username,
-		DB:       cfg.DB,
-		// Read at every dial, so that a rotated password file applies to
-		// the next connection without a restart.
-		CredentialsProviderContext: func(context.Context) (string, string, error) {
-			pw, err := cfg.password()
-			return cfg.Username, pw, err
-		},
-		TLSConfig:             tc,
-		DialTimeout:           cfg.Timeout,
-		ReadTimeout:           cfg.Timeout,
-		WriteTimeout:          cfg.Timeout,
-		PoolTimeout:           cfg.Timeout,
-		ContextTimeoutEnabled: true,
-		// One retry covers a pooled connection that died with a restarted
-		// Redis; the callers loop anyway.
-		MaxRetries:    1,
-		DialerRetries: 1,
-		PoolSize:      16,
-		// Cloud maintenance notifications need RESP3 push support that
-		// older Redis and Valkey lack; nothing here needs them.
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	}
+	// At most poolSize connections; the password file is read at every
+	// dial, so that a rotated password applies to the next connection
+	// without a restart.
+	pool := newRespPool(cfg.Address, cfg.Username, func() (string, error) { return password(&cfg) }, cfg.DB, tc, cfg.Timeout, poolSize, MaxBlobBytes)
 	c := &Client{
-		rdb:      redis.NewClient(opts),
+		pool:     pool,
 		prefix:   cfg.KeyPrefix,
 		timeout:  cfg.Timeout,
 		interval: cfg.HealthInterval,
 		addr:     cfg.Address,
 		db:       cfg.DB,
 		logger:   logger,
-		lease:    cmp.Or(cfg.LeaseDuration, DefaultLeaseDuration),
+		lease:    cmp.Or(cfg.LeaseDuration, config.DefaultClusterLeaseDuration),
 		up: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mintlify_exporter_cluster_up",
 			Help: "Whether the last call to the shared Redis succeeded (1) or failed (0).",
@@ -156,7 +131,7 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 		}, []string{"operation", "result"}),
 	}
 	if c.interval <= 0 {
-		c.interval = DefaultHealthInterval
+		c.interval = config.DefaultClusterHealthInterval
 	}
 	for _, op := range operations {
 		for _, r := range []string{resultOK, resultRefused, resultError} {
@@ -173,7 +148,7 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 	if reg != nil {
 		for _, m := range []prometheus.Collector{c.up, c.ops, held} {
 			if err := reg.Register(m); err != nil {
-				_ = c.rdb.Close()
+				_ = c.pool.close()
 				return nil, fmt.Errorf("cluster metrics: %w", err)
 			}
 		}
@@ -181,10 +156,13 @@ func New(cfg Config, reg prometheus.Registerer, logger log.Logger) (*Client, err
 	return c, nil
 }
 
-var quietLibrary sync.Once
+// poolSize bounds the connections to Redis of one process: its calls are
+// short, and a few goroutines (walks, the ledger, leases, the job store)
+// make them.
+const poolSize = 16
 
 // Close closes the connections.
-func (c *Client) Close() error { return c.rdb.Close() }
+func (c *Client) Close() error { return c.pool.close() }
 
 // Up says whether the last call to Redis succeeded.
 func (c *Client) Up() bool { return c.state.Load() == stateUp }
@@ -212,7 +190,8 @@ func (c *Client) Run(ctx context.Context) {
 // Ping asks Redis whether it is there.
 func (c *Client) Ping(ctx context.Context) error {
 	return c.call(ctx, opPing, func(ctx context.Context) (bool, error) {
-		return false, c.rdb.Ping(ctx).Err()
+		_, err := c.pool.do(ctx, "PING")
+		return false, err
 	})
 }
 

@@ -4,13 +4,14 @@ import (
 	"testing"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // Every HELP is one short sentence; the detail is in docs/. The client
 // connects lazily, so no Redis is needed to describe its metrics.
 func TestHelpTexts(t *testing.T) {
-	cfg := cluster.Defaults()
+	cfg := config.ClusterDefaults()
 	cfg.Address = "127.0.0.1:1"
 	var reg tu.Registered
 	c, err := cluster.New(cfg, &reg, nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 )
 
 // replica is one exporter's connection to the shared Redis, with its own
@@ -17,9 +18,9 @@ type replica struct {
 	reg *prometheus.Registry
 }
 
-func newReplica(t *testing.T, addr string, edit ...func(*cluster.Config)) *replica {
+func newReplica(t *testing.T, addr string, edit ...func(*config.Cluster)) *replica {
 	t.Helper()
-	cfg := cluster.Defaults()
+	cfg := config.ClusterDefaults()
 	cfg.Address = addr
 	cfg.Timeout = 500 * time.Millisecond
 	cfg.HealthInterval = 20 * time.Millisecond

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Lease is the right to do one piece of work (a refresh, a job's polls)
@@ -56,7 +54,7 @@ func (l *Leases) keys(name string) []string {
 // without its data starts the counter again, and tokens counted from 1
 // would repeat ones that replicas still hold (as the versions of their
 // snapshots); the clock keeps them growing across such a loss.
-var acquireScript = redis.NewScript(`
+var acquireScript = newScript(`
 local v = redis.call('GET', KEYS[1])
 if v then return {0, v, redis.call('PTTL', KEYS[1])} end
 local tok = redis.call('INCR', KEYS[2])
@@ -72,7 +70,7 @@ return {1, v, tonumber(ARGV[2])}
 `)
 
 // renewScript extends KEYS[1] to ARGV[2] ms if it still holds ARGV[1].
-var renewScript = redis.NewScript(`
+var renewScript = newScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
@@ -81,7 +79,7 @@ return 0
 `)
 
 // releaseScript deletes KEYS[1] if it still holds ARGV[1].
-var releaseScript = redis.NewScript(`
+var releaseScript = newScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `)
@@ -107,7 +105,7 @@ func (l *Leases) Acquire(ctx context.Context, name, owner string, ttl time.Durat
 	}
 	start := l.now()
 	err = l.c.call(ctx, opLeaseAcquire, func(ctx context.Context) (bool, error) {
-		v, err := acquireScript.Run(ctx, l.c.rdb, l.keys(name), owner, ttl.Milliseconds()).Slice()
+		v, err := asArray(acquireScript.run(ctx, l.c.pool, l.keys(name), owner, ttl.Milliseconds()))
 		if err != nil {
 			return false, err
 		}
@@ -138,7 +136,7 @@ func (l *Leases) Renew(ctx context.Context, lease Lease, ttl time.Duration) (Lea
 	start := l.now()
 	var held bool
 	err := l.c.call(ctx, opLeaseRenew, func(ctx context.Context) (bool, error) {
-		n, err := renewScript.Run(ctx, l.c.rdb, l.keys(lease.Name)[:1], lease.value(), ttl.Milliseconds()).Int()
+		n, err := asInt(renewScript.run(ctx, l.c.pool, l.keys(lease.Name)[:1], lease.value(), ttl.Milliseconds()))
 		held = n == 1
 		return !held, err
 	})
@@ -158,7 +156,7 @@ func (l *Leases) Renew(ctx context.Context, lease Lease, ttl time.Duration) (Lea
 func (l *Leases) Release(ctx context.Context, lease Lease) error {
 	var held bool
 	err := l.c.call(ctx, opLeaseRelease, func(ctx context.Context) (bool, error) {
-		n, err := releaseScript.Run(ctx, l.c.rdb, l.keys(lease.Name)[:1], lease.value()).Int()
+		n, err := asInt(releaseScript.run(ctx, l.c.pool, l.keys(lease.Name)[:1], lease.value()))
 		held = n == 1
 		return !held, err
 	})
@@ -177,21 +175,27 @@ func (l *Leases) Holder(ctx context.Context, name string) (lease Lease, ok bool,
 	start := l.now()
 	err = l.c.call(ctx, opLeaseHolder, func(ctx context.Context) (bool, error) {
 		key := l.keys(name)[0]
-		pipe := l.c.rdb.Pipeline()
-		get := pipe.Get(ctx, key)
-		pttl := pipe.PTTL(ctx, key)
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		r, err := l.c.pool.pipeline(ctx, [][]any{{"GET", key}, {"PTTL", key}})
+		if err != nil {
 			return false, err
 		}
-		if errors.Is(get.Err(), redis.Nil) {
+		v, err := asString(r[0].val, r[0].err)
+		if errors.Is(err, errNil) {
 			return false, nil
 		}
-		lease, err = parseLease(name, get.Val())
+		if err != nil {
+			return false, fmt.Errorf("GET: %w", err)
+		}
+		pttl, err := asInt(r[1].val, r[1].err)
+		if err != nil {
+			return false, fmt.Errorf("PTTL: %w", err)
+		}
+		lease, err = parseLease(name, v)
 		if err != nil {
 			return false, err
 		}
 		ok = true
-		lease.Deadline = start.Add(max(0, pttl.Val()))
+		lease.Deadline = start.Add(max(0, time.Duration(pttl)*time.Millisecond))
 		return false, nil
 	})
 	return lease, ok, err

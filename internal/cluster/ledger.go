@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 )
 
@@ -38,7 +36,7 @@ func (c *Client) Ledger(organization string) *Ledger {
 // Members are "seconds.micros-i" with i making them unique; the score is
 // the time. The set expires a hold after its last send, so an organization
 // that is gone leaves nothing behind.
-var ledgerScript = redis.NewScript(`
+var ledgerScript = newScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local limit, hold, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -77,7 +75,7 @@ return {taken, spent, eff, at, paused, halved}
 
 // rejectScript extends the pause to ARGV[1] ms (never shortens it) and
 // restarts the halving for ARGV[2] ms, both with an expiry.
-var rejectScript = redis.NewScript(`
+var rejectScript = newScript(`
 local p = tonumber(ARGV[1])
 if p > 0 and redis.call('PTTL', KEYS[1]) < p then redis.call('SET', KEYS[1], '1', 'PX', p) end
 local h = tonumber(ARGV[2])
@@ -105,8 +103,8 @@ func (l *Ledger) run(ctx context.Context, op string, q budget.LedgerQuery, take 
 		takeArg = "1"
 	}
 	err := l.c.call(ctx, op, func(ctx context.Context) (bool, error) {
-		v, err := ledgerScript.Run(ctx, l.c.rdb, l.keys, q.Limit, micros(q.Hold), max(q.N, 1), takeArg,
-			micros(q.PausedFor), micros(q.HalvedFor)).Int64Slice()
+		v, err := asInts(ledgerScript.run(ctx, l.c.pool, l.keys, q.Limit, micros(q.Hold), max(q.N, 1), takeArg,
+			micros(q.PausedFor), micros(q.HalvedFor)))
 		if err != nil {
 			return false, err
 		}
@@ -123,7 +121,8 @@ func (l *Ledger) run(ctx context.Context, op string, q budget.LedgerQuery, take 
 // Reject implements budget.SharedLedger.
 func (l *Ledger) Reject(ctx context.Context, pause, halve time.Duration) error {
 	return l.c.call(ctx, opLedgerReject, func(ctx context.Context) (bool, error) {
-		return false, rejectScript.Run(ctx, l.c.rdb, l.keys[1:], pause.Milliseconds(), halve.Milliseconds()).Err()
+		_, err := rejectScript.run(ctx, l.c.pool, l.keys[1:], pause.Milliseconds(), halve.Milliseconds())
+		return false, err
 	})
 }
 

@@ -8,8 +8,6 @@ import (
 	"os"
 	"slices"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
@@ -23,7 +21,7 @@ import (
 // acceptScript clears the lost mark of meta KEYS[1] and writes marker
 // ARGV[1], superseding the lost one, and schema ARGV[2] when given; it
 // answers the lost marker, or false when the state was not marked lost.
-var acceptScript = redis.NewScript(`
+var acceptScript = newScript(`
 local lost = redis.call('HGET', KEYS[1], 'lost')
 if not lost then return false end
 redis.call('HDEL', KEYS[1], 'lost')
@@ -44,8 +42,8 @@ func (c *Client) AcceptLostState(ctx context.Context) (bool, error) {
 func (c *Client) accept(ctx context.Context, schema string) (bool, error) {
 	var accepted bool
 	err := c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
-		err := acceptScript.Run(ctx, c.rdb, []string{c.stateMetaKey()}, newMarker(), schema).Err()
-		if errors.Is(err, redis.Nil) {
+		_, err := acceptScript.run(ctx, c.pool, []string{c.stateMetaKey()}, newMarker(), schema)
+		if errors.Is(err, errNil) {
 			return true, nil
 		}
 		accepted = err == nil
@@ -61,7 +59,7 @@ func (c *Client) accept(ctx context.Context, schema string) (bool, error) {
 // already, so that no replica starts the gateway while an import writes;
 // it refuses (answers the marker) a state in use: one with a marker, not
 // marked lost. It answers "" when the import may go on.
-var holdScript = redis.NewScript(`
+var holdScript = newScript(`
 local m = redis.call('HMGET', KEYS[1], 'id', 'lost')
 if m[2] then return '' end
 if m[1] then return m[1] end
@@ -84,7 +82,7 @@ func (c *Client) ImportState(ctx context.Context, path string, opts store.Option
 	var inUse string
 	err = c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
 		var err error
-		inUse, err = holdScript.Run(ctx, c.rdb, []string{c.stateMetaKey()}).Text()
+		inUse, err = asString(holdScript.run(ctx, c.pool, []string{c.stateMetaKey()}))
 		return inUse != "", err
 	})
 	if err != nil {
@@ -117,12 +115,14 @@ func (c *Client) ImportState(ctx context.Context, path string, opts store.Option
 func (c *Client) writeBucket(ctx context.Context, bucket string, fields map[string]any) error {
 	keys := slices.Sorted(maps.Keys(fields))
 	for chunk := range slices.Chunk(keys, 500) {
-		args := make([]any, 0, 2*len(chunk))
+		args := make([]any, 0, 2+2*len(chunk))
+		args = append(args, "HSET", c.key("state:{agent}", "bucket", bucket))
 		for _, k := range chunk {
 			args = append(args, k, fields[k])
 		}
 		err := c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
-			return false, c.rdb.HSet(ctx, c.key("state:{agent}", "bucket", bucket), args...).Err()
+			_, err := c.pool.do(ctx, args...)
+			return false, err
 		})
 		if err != nil {
 			return fmt.Errorf("agent state in Redis %s: writing %s: %w", c.statePath(), bucket, err)

@@ -9,20 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
 func flushAll(t *testing.T, addr string) {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
-	if err := rdb.FlushAll(context.Background()).Err(); err != nil {
-		t.Fatal(err)
-	}
+	testutil.RedisCLI(t, addr, nil, "FLUSHALL")
 }
 
 // FLUSHALL under a running state: the holder's writes are refused (the
@@ -99,7 +94,7 @@ func TestLostStateIsImportedFromABackup(t *testing.T) {
 	t.Parallel()
 	srv := testutil.NewRedis(t)
 	ctx := context.Background()
-	a := newReplica(t, srv.Addr, func(c *cluster.Config) { c.Timeout = 2 * time.Second })
+	a := newReplica(t, srv.Addr, func(c *config.Cluster) { c.Timeout = 2 * time.Second })
 	opts := store.Options{Schema: stateOpts.Schema, Buckets: stateOpts.Buckets, LockTimeout: time.Second}
 	sa, err := a.OpenStateStore(ctx, stateOpts)
 	if err != nil {

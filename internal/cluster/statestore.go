@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
@@ -64,7 +62,7 @@ const AgentLease = "agent"
 // never saw the old marker) until an operator accepts or re-imports it
 // (AcceptLostState, ImportState), which writes a new marker that
 // "supersedes" the lost one.
-var openScript = redis.NewScript(`
+var openScript = newScript(`
 local m = redis.call('HMGET', KEYS[1], 'id', 'lost', 'supersedes', 'schema')
 local id, lost, sup, cur = m[1], m[2], m[3], m[4]
 if lost then return {'lost', lost} end
@@ -119,7 +117,7 @@ func (c *Client) runOpen(ctx context.Context, known string, stamp bool, schema s
 	}
 	err = c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
 		args := append([]any{known, fresh, schema}, anySlice(upgrades)...)
-		v, err := openScript.Run(ctx, c.rdb, []string{c.stateMetaKey()}, args...).StringSlice()
+		v, err := asStrings(openScript.run(ctx, c.pool, []string{c.stateMetaKey()}, args...))
 		if err != nil {
 			return false, err
 		}
@@ -227,7 +225,7 @@ func (s *StateStore) Apply(ops ...store.Op) error {
 // meta hash KEYS[1] holds marker ARGV[1] and is not marked lost (else -1),
 // and if the fence lease KEYS[2] holds ARGV[2] (ARGV[3] "1": fenced; else
 // 0).
-var applyScript = redis.NewScript(`
+var applyScript = newScript(`
 local m = redis.call('HMGET', KEYS[1], 'id', 'lost')
 if m[1] ~= ARGV[1] or m[2] then return -1 end
 if ARGV[3] == '1' and redis.call('GET', KEYS[2]) ~= ARGV[2] then return 0 end
@@ -262,7 +260,9 @@ func (s *StateStore) apply(ops []store.Op) error {
 	var n int
 	err := s.c.call(context.Background(), opStoreApply, func(ctx context.Context) (bool, error) {
 		var err error
-		n, err = applyScript.Run(ctx, s.c.rdb, keys, args...).Int()
+		var n64 int64
+		n64, err = asInt(applyScript.run(ctx, s.c.pool, keys, args...))
+		n = int(n64)
 		return n != 1, err
 	})
 	switch {
@@ -282,11 +282,19 @@ func (s *StateStore) ForEachIn(bucket string, fn func(key, value []byte) error) 
 	if !s.buckets[bucket] {
 		return fmt.Errorf("agent state in Redis: no bucket %q", bucket)
 	}
-	var all map[string]string
+	all := map[string]string{}
 	err := s.c.call(context.Background(), opStoreRead, func(ctx context.Context) (bool, error) {
-		var err error
-		all, err = s.c.rdb.HGetAll(ctx, s.bucketKey(bucket)).Result()
-		return false, err
+		kv, err := asStrings(s.c.pool.do(ctx, "HGETALL", s.bucketKey(bucket)))
+		if err != nil {
+			return false, err
+		}
+		if len(kv)%2 != 0 {
+			return false, fmt.Errorf("HGETALL answered %d values, want pairs", len(kv))
+		}
+		for i := 0; i < len(kv); i += 2 {
+			all[kv[i]] = kv[i+1]
+		}
+		return false, nil
 	})
 	if err != nil {
 		return err
@@ -309,7 +317,7 @@ func (s *StateStore) Len() (int, error) {
 	var n int64
 	err := s.c.call(context.Background(), opStoreRead, func(ctx context.Context) (bool, error) {
 		var err error
-		n, err = s.c.rdb.HLen(ctx, s.bucketKey(store.Jobs)).Result()
+		n, err = asInt(s.c.pool.do(ctx, "HLEN", s.bucketKey(store.Jobs)))
 		return false, err
 	})
 	return int(n), err

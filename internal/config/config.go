@@ -17,7 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
@@ -42,7 +41,7 @@ type Config struct {
 	File string
 	// Cluster is the Redis that replicas share (not Enabled: none); a
 	// reload cannot change it.
-	Cluster cluster.Config
+	Cluster Cluster
 }
 
 // Organization is one admin key and the analytics budget it draws on.

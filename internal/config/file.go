@@ -16,7 +16,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
@@ -27,7 +26,7 @@ type fileConfig struct {
 	Organizations []fileOrganization `yaml:"organizations"`
 	Projects      []fileProject      `yaml:"projects"`
 	// Cluster: replicas sharing one state in Redis (internal/cluster).
-	Cluster *cluster.Config `yaml:"cluster"`
+	Cluster *Cluster `yaml:"cluster"`
 }
 
 type fileOrganization struct {
@@ -119,7 +118,7 @@ func LoadFile(path string, minInterval time.Duration) (*Config, error) {
 
 // Parse reads and validates a configuration file's content.
 func Parse(file string, data []byte, minInterval time.Duration) (*Config, error) {
-	defaults := cluster.Defaults() // keys the cluster section leaves out
+	defaults := ClusterDefaults() // keys the cluster section leaves out
 	raw := fileConfig{Cluster: &defaults}
 	// Not strict: an unknown key or a value of the wrong type is one
 	// problem among the others, all reported together (unknownKeys).
@@ -143,7 +142,7 @@ func Parse(file string, data []byte, minInterval time.Duration) (*Config, error)
 	cfg.Cluster = *raw.Cluster
 	var fe *validate.FieldError
 	if err := cfg.Cluster.Validate(); errors.As(err, &fe) {
-		b.problem(cmp.Or(cluster.FileKeys[fe.Field], "cluster"), "%v", fe.Err)
+		b.problem(cmp.Or(ClusterFileKeys[fe.Field], "cluster"), "%v", fe.Err)
 	} else if err != nil {
 		b.problem("cluster", "%v", err)
 	}
@@ -163,7 +162,7 @@ var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 var typeNames = strings.NewReplacer(
 	"config.fileConfig", "the top level", "config.fileOrganization", "an organization",
 	"config.fileProject", "a project", "config.filePaths", "paths", "config.fileSource", "a source",
-	"cluster.Config", "cluster", "cluster.TLSConfig", "cluster.tls",
+	"config.ClusterTLS", "cluster.tls", "config.Cluster", "cluster",
 )
 
 func yamlProblems(file string, err error) Problems {

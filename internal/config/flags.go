@@ -12,7 +12,6 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
@@ -51,7 +50,7 @@ type Flags struct {
 	renames    flagvalue.Renames
 	oldWindows []string
 	// cluster: the --cluster.* flags, the flag route's cluster section.
-	cluster *cluster.Flags
+	cluster *ClusterFlags
 }
 
 // RegisterFlags adds the configuration flags to app.
@@ -95,7 +94,7 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	for _, name := range []string{"timezone", "max-paths", "path-include", "path-exclude"} {
 		f.renames.Add(app, "visitors."+name, "analytics."+name)
 	}
-	f.cluster = cluster.RegisterFlags(app)
+	f.cluster = RegisterClusterFlags(app)
 	return f
 }
 

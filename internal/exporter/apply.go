@@ -3,7 +3,6 @@ package exporter
 import (
 	"errors"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 )
@@ -17,7 +16,7 @@ type applier struct {
 	load func() (*config.Config, error)
 	// cluster is the running cluster section, which a reload cannot
 	// change.
-	cluster cluster.Config
+	cluster config.Cluster
 	orgs    *orgs.Set
 	jobs    *jobsPart
 }

@@ -99,7 +99,7 @@ func (j *localJobs) Close() {
 // replicatedJobs runs the gateway on the replica that holds it, with the
 // job state in the shared Redis; projects are the agent projects, kept
 // current by reloads for the terms that start later.
-func replicatedJobs(shared *cluster.Client, cc cluster.Config, owner, listen string, api tracker.Upstream, reg prometheus.Registerer,
+func replicatedJobs(shared *cluster.Client, cc config.Cluster, owner, listen string, api tracker.Upstream, reg prometheus.Registerer,
 	trkCfg tracker.Config, gwCfg gateway.Config, projects *atomic.Pointer[[]string], logger log.Logger) (*jobleader.Leader, error) {
 	advertise := cc.AdvertiseURL
 	if advertise == "" {
@@ -108,7 +108,7 @@ func replicatedJobs(shared *cluster.Client, cc cluster.Config, owner, listen str
 			return nil, fmt.Errorf("agent job gateway on replicas: %w; set --cluster.advertise-url (cluster.advertise_url)", err)
 		}
 	}
-	secret, err := cc.ForwardSecret()
+	secret, err := cluster.ForwardSecret(&cc)
 	if err != nil {
 		return nil, fmt.Errorf("agent job gateway on replicas: %w", err)
 	}

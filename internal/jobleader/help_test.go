@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobleader"
 	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
@@ -14,7 +15,7 @@ import (
 
 // Every HELP is one short sentence; the detail is in docs/.
 func TestHelpTexts(t *testing.T) {
-	cfg := cluster.Defaults()
+	cfg := config.ClusterDefaults()
 	cfg.Address = "127.0.0.1:1" // never dialled: nothing here runs
 	c, err := cluster.New(cfg, nil, nil)
 	if err != nil {

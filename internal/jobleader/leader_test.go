@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobleader"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
@@ -69,7 +70,7 @@ func serve(l *jobleader.Leader, w http.ResponseWriter, r *http.Request) {
 
 func newReplica(t *testing.T, name, addr string) *replica {
 	t.Helper()
-	cfg := cluster.Defaults()
+	cfg := config.ClusterDefaults()
 	cfg.Address, cfg.Timeout = addr, 150*time.Millisecond
 	c, err := cluster.New(cfg, nil, nil)
 	if err != nil {
@@ -235,7 +236,7 @@ func TestNoHolderAnswers503(t *testing.T) {
 // a replica that then dies or hangs up would hold it.
 func holdAs(t *testing.T, addr, url string) {
 	t.Helper()
-	cfg := cluster.Defaults()
+	cfg := config.ClusterDefaults()
 	cfg.Address = addr
 	c, err := cluster.New(cfg, nil, nil)
 	if err != nil {
@@ -339,7 +340,7 @@ func TestLostStateStopsTheGatewayUntilAccepted(t *testing.T) {
 		}
 	}
 
-	cfg := cluster.Defaults()
+	cfg := config.ClusterDefaults()
 	cfg.Address = srv.Addr
 	op, err := cluster.New(cfg, nil, nil)
 	if err != nil {
@@ -475,7 +476,7 @@ func TestForwardCarriesTheClientNotItsCredentials(t *testing.T) {
 // start: the lease in Redis alone would say where credentials go.
 func TestForwardSecretIsRequired(t *testing.T) {
 	t.Parallel()
-	cfg := cluster.Defaults()
+	cfg := config.ClusterDefaults()
 	cfg.Address = "127.0.0.1:1"
 	c, err := cluster.New(cfg, nil, nil)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
@@ -32,7 +33,7 @@ type Command struct {
 	// Cluster is the shared Redis of the replicas, for the commands that
 	// NeedRedis (the caller sets it from --config.file or the
 	// --cluster.* flags).
-	Cluster cluster.Config
+	Cluster config.Cluster
 }
 
 // Register adds the `state` commands to app: check and salvage of a state

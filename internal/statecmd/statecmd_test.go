@@ -12,6 +12,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 )
@@ -117,7 +118,7 @@ func TestRedisCommands(t *testing.T) {
 	t.Parallel()
 	addr := testutil.StartRedis(t)
 	dir := t.TempDir()
-	run := func(cc cluster.Config, args ...string) (string, error) {
+	run := func(cc config.Cluster, args ...string) (string, error) {
 		app := kingpin.New("t", "")
 		c := Register(app)
 		cmd, err := app.Parse(args)
@@ -132,10 +133,10 @@ func TestRedisCommands(t *testing.T) {
 		err = c.Run(cmd, &out)
 		return out.String(), err
 	}
-	if _, err := run(cluster.Config{}, "state", "accept-empty"); err == nil || !strings.Contains(err.Error(), "no shared Redis") {
+	if _, err := run(config.Cluster{}, "state", "accept-empty"); err == nil || !strings.Contains(err.Error(), "no shared Redis") {
 		t.Errorf("accept-empty without a Redis: %v", err)
 	}
-	cc := cluster.Defaults()
+	cc := config.ClusterDefaults()
 	cc.Address = addr
 	if out, err := run(cc, "state", "accept-empty"); err != nil || !strings.Contains(out, "not marked lost") {
 		t.Errorf("accept-empty of a state not lost: %q %v", out, err)

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bufio"
+	"bytes"
 	"net"
 	"os"
 	"os/exec"
@@ -169,4 +170,31 @@ func redisPID(addr string) (int, bool) {
 			return pid, err == nil
 		}
 	}
+}
+
+// RedisCLI runs redis-cli against the Redis at addr (a test's own, set up
+// or inspected from outside the client under test) and returns its raw
+// output, without the final newline. With stdin, its bytes are the last
+// argument (redis-cli -x), for values too large for a command line. An
+// error reply fails the test.
+func RedisCLI(t testing.TB, addr string, stdin []byte, args ...string) string {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatalf("redis-cli: address %q: %v", addr, err)
+	}
+	cli := append([]string{"-h", host, "-p", port}, args...)
+	if stdin != nil {
+		cli = append([]string{"-x"}, cli...)
+	}
+	cmd := exec.Command("redis-cli", cli...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	out, err := cmd.Output()
+	s := strings.TrimSuffix(string(out), "\n")
+	if err != nil || strings.HasPrefix(s, "ERR") || strings.HasPrefix(s, "WRONGTYPE") || strings.HasPrefix(s, "(error)") {
+		t.Fatalf("redis-cli %s: %v: %.200s", args[0], err, s)
+	}
+	return s
 }
