@@ -63,7 +63,7 @@ run: build
 	  --analytics.window=1d --analytics.window=7d --analytics.window=30d
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/tracker/... ./internal/history/ ./internal/sources/ ./internal/webauth/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/jobs/... ./internal/history/ ./internal/sources/ ./internal/server/
 
 # The built binary at 100 projects × every source × 3 windows against a
 # floor server, in the same run (figures in BENCHMARKS.md; takes minutes).

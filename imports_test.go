@@ -15,22 +15,24 @@ func TestImportsRunOneWay(t *testing.T) {
 	const mod = "github.com/mintlify-exporter/mintlify_exporter/"
 	const anything = "*" // no package of this module
 	forbidden := map[string][]string{
-		"collector":              {"internal/refresh", "internal/tracker", "internal/gateway", "internal/orgs"},
-		"internal/sources":       {"internal/refresh", "collector", "internal/tracker", "internal/gateway"},
-		"internal/refresh":       {"collector", "internal/tracker", "internal/gateway"},
-		"internal/gateway":       {"internal/sources", "internal/refresh", "collector"},
-		"internal/tracker":       {"internal/sources", "internal/refresh", "collector", "internal/gateway"},
-		"internal/tracker/store": {"internal/tracker"},
-		"internal/boundedwrite":  {anything},
-		// The types the configuration and the analytics share.
-		"internal/visitors": {anything},
+		"collector":             {"internal/refresh", "internal/jobs/tracker", "internal/jobs/gateway", "internal/orgs"},
+		"internal/sources":      {"internal/refresh", "collector", "internal/jobs/tracker", "internal/jobs/gateway"},
+		"internal/refresh":      {"collector", "internal/jobs/tracker", "internal/jobs/gateway"},
+		"internal/jobs/gateway": {"internal/sources", "internal/refresh", "collector"},
+		"internal/jobs/tracker": {"internal/sources", "internal/refresh", "collector", "internal/jobs/gateway"},
+		"internal/jobs/store":   {"internal/jobs/tracker"},
+		"internal/bounded":      {anything},
+		"internal/secrets":      {anything},
+		"internal/input":        {anything},
+		// The plain types the configuration and the analytics share.
+		"internal/analytics": {anything},
 	}
 	// The configuration is a leaf: it holds plain settings and their
 	// rules, and the packages that run (cluster, refresh, sources, budget,
 	// orgs, ...) read its validated value. Only these leaves of types and
 	// helpers may be under it, so a new import of anything that runs fails.
 	onlyLeaves := map[string][]string{
-		"internal/config": {"internal/visitors", "internal/flagvalue", "internal/validate", "internal/secretfile"},
+		"internal/config": {"internal/analytics", "internal/input", "internal/input", "internal/secrets"},
 	}
 	for pkg, banned := range forbidden {
 		for _, name := range ourDeps(t, mod, pkg) {

@@ -20,19 +20,18 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exporter"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/sandbox"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/statecmd"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/statecmd"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
 )
 
 const exporterName = "mintlify_exporter"
@@ -81,8 +80,8 @@ func parseFlags(args []string) (*flags, error) {
 	app.ErrorWriter(io.Discard) // parse errors are printed once, by main
 
 	// Flags every command shares: where the API is and what to read.
-	f.logLevel = flagvalue.Enum(app, "log.level", "Only log messages with the given severity or above.", "info", logging.Levels...)
-	f.logFormat = flagvalue.Enum(app, "log.format", "Output format of log messages.", "logfmt", logging.Formats...)
+	f.logLevel = input.Enum(app, "log.level", "Only log messages with the given severity or above.", "info", logging.Levels...)
+	f.logFormat = input.Enum(app, "log.format", "Output format of log messages.", "logfmt", logging.Formats...)
 	app.Flag("mintlify.sandbox", "Serve a built-in simulation of the Mintlify API on loopback and export it; no key or project needed.").Default("false").BoolVar(&f.sandbox)
 	f.config = config.RegisterFlags(app)
 	f.client = orgs.RegisterClientFlags(app)
@@ -129,9 +128,9 @@ func parseFlags(args []string) (*flags, error) {
 	}
 	var defaults []string
 	if f.sandbox {
-		defaults = sandbox.Projects
+		defaults = fakeapi.SandboxProjects
 		if cmd == cmdServe { // the dashboards' data; a backfill reads the usual sources
-			f.config.DefaultSources, f.config.DefaultSettings = sandbox.Sources(), sandbox.Settings
+			f.config.DefaultSources, f.config.DefaultSettings = fakeapi.SandboxSources(), fakeapi.SandboxSettings
 		}
 	}
 	if cmd != cmdConfigCheck { // which reports every problem of the file itself
@@ -167,7 +166,7 @@ func run(args []string) int {
 		}
 		return 0
 	case f.command == cmdHashPassword:
-		if err := webauth.HashPassword(os.Stdin, os.Stdout); err != nil {
+		if err := server.HashPassword(os.Stdin, os.Stdout); err != nil {
 			return fail(1, err)
 		}
 		return 0

@@ -19,13 +19,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 )
 
 var exporterBin string

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // EndpointAssistantCallerStats is /assistant/caller-stats.
@@ -54,7 +54,7 @@ func (c *Client) AssistantCallerStats(ctx context.Context, projectID string, r D
 			continue
 		}
 		if n < 0 {
-			return nil, fmt.Errorf("%s for project %s: negative count for %s (%d)", what, projectID, strconv.Quote(redact.Label(k)), n)
+			return nil, fmt.Errorf("%s for project %s: negative count for %s (%d)", what, projectID, strconv.Quote(bounded.Label(k)), n)
 		}
 		if k == "total" {
 			out.Total, hasTotal = n, true

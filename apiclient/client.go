@@ -26,7 +26,7 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/common/version"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 )
 
 // DefaultBaseURL is the public API.
@@ -46,7 +46,7 @@ type Config struct {
 	// logger and its label values): New adds APIKey to it, so that the key
 	// is masked wherever the process writes, not only in this client's
 	// errors. Nil: the client redacts its own errors only.
-	Redactor *redact.Redactor
+	Redactor *secrets.Redactor
 	// Timeout bounds each HTTP attempt (default 30s).
 	Timeout time.Duration
 	// MaxRetries is how many times a read is retried after the first try.
@@ -91,7 +91,7 @@ type Client struct {
 	// key is the Bearer token, swapped whole by SetAPIKey.
 	key atomic.Pointer[string]
 	// redactor masks the keys, altered echoes included, in error texts.
-	redactor *redact.Redactor
+	redactor *secrets.Redactor
 	timeout  time.Duration
 	retries  int
 	backoff  struct{ base, max time.Duration }
@@ -147,7 +147,7 @@ func New(cfg Config) (*Client, error) {
 		c.timeout = 30 * time.Second
 	}
 	if c.redactor == nil {
-		c.redactor = redact.New()
+		c.redactor = secrets.NewRedactor()
 	}
 	c.backoff.base, c.backoff.max = cfg.BackoffBase, cfg.BackoffMax
 	if c.backoff.base <= 0 {

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 )
 
 // maxErrorBodyBytes bounds how much of an error response is kept: enough to
@@ -74,7 +74,7 @@ func StatusCode(err error) int {
 
 // newAPIError builds an APIError from a response body, redacting the key in
 // case the upstream echoes the Authorization header back, whole or altered.
-func newAPIError(endpoint string, status int, body []byte, retryAfter time.Duration, r *redact.Redactor) *APIError {
+func newAPIError(endpoint string, status int, body []byte, retryAfter time.Duration, r *secrets.Redactor) *APIError {
 	e := &APIError{Endpoint: endpoint, StatusCode: status, RetryAfter: retryAfter}
 	var parsed struct {
 		Error   any    `json:"error"`

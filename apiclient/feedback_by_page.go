@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // EndpointFeedbackByPage is /feedback/by-page: feedback counts per page.
@@ -77,7 +77,7 @@ func (c *Client) FeedbackByPage(ctx context.Context, projectID string, q Feedbac
 	seen := make(map[string]struct{}, len(page.Feedback))
 	for _, p := range page.Feedback {
 		if checkNonNegative("", p.ThumbsUp, p.ThumbsDown, p.Code, p.Total) != nil {
-			err := checkNonNegative("path "+strconv.Quote(redact.Label(p.Path)), p.ThumbsUp, p.ThumbsDown, p.Code, p.Total)
+			err := checkNonNegative("path "+strconv.Quote(bounded.Label(p.Path)), p.ThumbsUp, p.ThumbsDown, p.Code, p.Total)
 			return nil, fmt.Errorf("%s for project %s: %w", what, projectID, err)
 		}
 		if _, dup := seen[p.Path]; dup {

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // DateRange is the date range of an analytics request: YYYY-MM-DD or ISO
@@ -133,7 +133,7 @@ func walkOffset[R pathRow](ctx context.Context, what, projectID string, pageSize
 			if checkCounts("", c) != nil {
 				// The path, named only now and bounded: a 70 KB path makes
 				// no 70 KB error.
-				err := checkCounts("path "+strconv.Quote(redact.Label(path)), c)
+				err := checkCounts("path "+strconv.Quote(bounded.Label(path)), c)
 				return TrafficCounts{}, requests, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
 			}
 		}

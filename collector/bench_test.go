@@ -16,10 +16,10 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // benchPaths is the number of paths of the benchmark site: 3 page series
@@ -252,8 +252,8 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 // plain slices, the textbook const-metric exporter.
 type perCollectCollector struct {
 	project, window string
-	site            visitors.Counts
-	paths           []visitors.PathCounts
+	site            analytics.Counts
+	paths           []analytics.PathCounts
 }
 
 func (c *perCollectCollector) Describe(ch chan<- *prometheus.Desc) {

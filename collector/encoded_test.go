@@ -22,11 +22,11 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // Accept headers as Prometheus 2.42 sends them, and for the text format.
@@ -240,17 +240,17 @@ func windowSeries(f families, window string) int {
 // replaced, go stale and pass midnight; the cache holds only what is
 // served, in the encodings asked for.
 func TestEncodedEqualsRegistry(t *testing.T) {
-	day7 := visitors.Window{Name: "7d", Days: 7, Interval: time.Hour}
+	day7 := analytics.Window{Name: "7d", Days: 7, Interval: time.Hour}
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 40}, now: time.Date(2026, 3, 10, 23, 0, 0, 0, time.UTC)})
 	p := newPair(h.views)
 	// views[i] is projects[i/2] at windows[i%2].
-	projects, windows := []string{"docs", "api"}, []visitors.Window{day1, day7}
+	projects, windows := []string{"docs", "api"}, []analytics.Window{day1, day7}
 	views := make([]sources.View, 4)
 	for i := range views {
 		views[i] = sources.View{Project: projects[i/2], Source: sources.NameVisitors, Scope: sources.ScopePages, Window: windows[i%2].Name, Interval: time.Minute}
 	}
 	// walk replaces the snapshots of window w of every project.
-	walk := func(w visitors.Window) {
+	walk := func(w analytics.Window) {
 		for i := range views {
 			if windows[i%2] == w {
 				views[i] = h.walk(walkSpec{project: projects[i/2], window: w})
@@ -259,7 +259,7 @@ func TestEncodedEqualsRegistry(t *testing.T) {
 		h.views.set(views...)
 	}
 	// fail marks the walks of w failed; keep: their snapshots still served.
-	fail := func(w visitors.Window, keep bool) {
+	fail := func(w analytics.Window, keep bool) {
 		for i := range views {
 			if windows[i%2] == w {
 				views[i].OK, views[i].Failures = false, views[i].Failures+1
@@ -373,16 +373,16 @@ func (c *countingViews) Views() []sources.View { c.n.Add(1); return c.src.Views(
 // paths and an empty window encode as the registry does.
 func TestEncodedOddPaths(t *testing.T) {
 	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-	odd := &visitors.Snapshot{At: at, Site: visitors.Counts{Human: 10, AI: 3, Total: 12}, Paths: []visitors.PathCounts{
-		{Path: `/a "quoted" page`, Counts: visitors.Counts{Human: 1, AI: 0, Total: 1}},
-		{Path: `/back\slash\`, Counts: visitors.Counts{Human: 2, AI: 1e7, Total: 1e7}},
-		{Path: "/new\nline", Counts: visitors.Counts{Human: 0.5, AI: 123456789012, Total: 123456789012}},
-		{Path: "/ünïcödé/\uFFFD/日本", Counts: visitors.Counts{Human: 3}},
-		{Path: "/{braces},=commas# not a comment", Counts: visitors.Counts{Human: 4, AI: 4, Total: 7}},
+	odd := &analytics.Snapshot{At: at, Site: analytics.Counts{Human: 10, AI: 3, Total: 12}, Paths: []analytics.PathCounts{
+		{Path: `/a "quoted" page`, Counts: analytics.Counts{Human: 1, AI: 0, Total: 1}},
+		{Path: `/back\slash\`, Counts: analytics.Counts{Human: 2, AI: 1e7, Total: 1e7}},
+		{Path: "/new\nline", Counts: analytics.Counts{Human: 0.5, AI: 123456789012, Total: 123456789012}},
+		{Path: "/ünïcödé/\uFFFD/日本", Counts: analytics.Counts{Human: 3}},
+		{Path: "/{braces},=commas# not a comment", Counts: analytics.Counts{Human: 4, AI: 4, Total: 7}},
 	}}
 	src := staticViews{
 		{Project: "docs", Source: "visitors", Scope: "pages", Window: "1d", Attempted: true, OK: true, LastSuccess: at, Interval: time.Hour, Data: &sources.TrafficSnapshot{Snapshot: odd}},
-		{Project: `we"ird\proj`, Source: "visitors", Scope: "pages", Window: "7d", Attempted: true, OK: true, LastSuccess: at, Data: &sources.TrafficSnapshot{Snapshot: &visitors.Snapshot{At: at, Site: visitors.Counts{Human: 1, AI: 1, Total: 1}}}},
+		{Project: `we"ird\proj`, Source: "visitors", Scope: "pages", Window: "7d", Attempted: true, OK: true, LastSuccess: at, Data: &sources.TrafficSnapshot{Snapshot: &analytics.Snapshot{At: at, Site: analytics.Counts{Human: 1, AI: 1, Total: 1}}}},
 		{Project: "empty", Window: "1d", Attempted: true, OK: false},
 	}
 	p := newPair(src)

@@ -22,11 +22,11 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // testKey is the API key of the fake API.
@@ -124,8 +124,8 @@ func (l *viewList) set(vs ...sources.View) {
 // visitors, window 1d, every path, UTC.
 type walkSpec struct {
 	project, source string
-	window          visitors.Window
-	paths           visitors.PathPolicy
+	window          analytics.Window
+	paths           analytics.PathPolicy
 	loc             *time.Location
 }
 

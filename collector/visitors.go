@@ -14,8 +14,8 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // Label values of the traffic label.
@@ -51,7 +51,7 @@ type DataFamily struct {
 
 // Samples calls emit once per sample of the family in snapshot s, with the
 // label values in the order of Labels.
-func (f *DataFamily) Samples(project, window string, s *visitors.Snapshot, emit func(value float64, labelValues ...string)) {
+func (f *DataFamily) Samples(project, window string, s *analytics.Snapshot, emit func(value float64, labelValues ...string)) {
 	f.Emit(&sources.TrafficSnapshot{Snapshot: s}, project, window, sources.Emit(emit))
 }
 

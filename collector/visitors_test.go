@@ -20,9 +20,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -46,8 +46,8 @@ var ourMetrics = []string{siteVisitors, siteVisitorsDedup, pageVisitors, pageVis
 var docs1d = []string{"project", "docs", "window", "1d"}
 
 var (
-	day1  = visitors.Window{Name: "1d", Days: 1}
-	days7 = visitors.Window{Name: "7d", Days: 7}
+	day1  = analytics.Window{Name: "1d", Days: 1}
+	days7 = analytics.Window{Name: "7d", Days: 7}
 )
 
 func labelsWith(base []string, more ...string) []string { return append(slices.Clone(base), more...) }
@@ -130,7 +130,7 @@ func TestVisitorsPathFilters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			policy := visitors.PathPolicy{MaxPaths: tc.maxPaths}
+			policy := analytics.PathPolicy{MaxPaths: tc.maxPaths}
 			var inc, exc *regexp.Regexp
 			if tc.include != "" {
 				inc = regexp.MustCompile(tc.include)
@@ -231,8 +231,8 @@ func (s staticViews) Views() []sources.View { return s }
 // UTF-8 is skipped and logged, and the rest of the scrape is served.
 func TestVisitorsInvalidLabelSkipped(t *testing.T) {
 	var logs syncBuffer
-	snap := &visitors.Snapshot{At: fixedNow, DateFrom: "2026-03-10", DateTo: "2026-03-11",
-		Paths: []visitors.PathCounts{{Path: "/ok", Counts: visitors.Counts{Human: 1, AI: 1, Total: 1}}}}
+	snap := &analytics.Snapshot{At: fixedNow, DateFrom: "2026-03-10", DateTo: "2026-03-11",
+		Paths: []analytics.PathCounts{{Path: "/ok", Counts: analytics.Counts{Human: 1, AI: 1, Total: 1}}}}
 	v := NewAnalytics(staticViews{
 		{Project: "docs", Source: "visitors", Scope: "pages", Window: "1d", Attempted: true, OK: true, Interval: time.Minute, LastSuccess: fixedNow, Data: &sources.TrafficSnapshot{Snapshot: snap}},
 		{Project: "bad\xff", Source: "visitors", Scope: "pages", Window: "1d", Attempted: true, OK: true, Interval: time.Minute, LastSuccess: fixedNow, Data: &sources.TrafficSnapshot{Snapshot: snap}},
@@ -260,7 +260,7 @@ func TestVisitorsInvalidLabelSkipped(t *testing.T) {
 // fixed clock) with testdata/visitors.golden.prom, and lints it.
 func TestVisitorsGolden(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 4}})
-	top3 := visitors.PathPolicy{MaxPaths: 3}
+	top3 := analytics.PathPolicy{MaxPaths: 3}
 	h.views.set(h.walk(walkSpec{paths: top3}), h.walk(walkSpec{window: days7, paths: top3}))
 	golden := filepath.Join("testdata", "visitors.golden.prom")
 	if *update {

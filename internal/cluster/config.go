@@ -8,7 +8,7 @@ import (
 	"net"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 )
 
 // The files the validated cluster section (config.Cluster) names: read
@@ -27,7 +27,7 @@ func tlsConfig(c *config.Cluster) (*tls.Config, error) {
 		tc.ServerName = t.ServerName
 	}
 	if t.CAFile != "" {
-		pem, err := secretfile.ReadAtMost(t.CAFile, maxPEMBytes)
+		pem, err := secrets.ReadAtMost(t.CAFile, maxPEMBytes)
 		if err != nil {
 			return nil, fmt.Errorf("TLS CA file: %w", err)
 		}
@@ -37,10 +37,10 @@ func tlsConfig(c *config.Cluster) (*tls.Config, error) {
 		}
 	}
 	if t.CertFile != "" {
-		certPEM, err := secretfile.ReadAtMost(t.CertFile, maxPEMBytes)
+		certPEM, err := secrets.ReadAtMost(t.CertFile, maxPEMBytes)
 		var keyPEM []byte
 		if err == nil {
-			keyPEM, err = secretfile.ReadAtMost(t.KeyFile, maxPEMBytes)
+			keyPEM, err = secrets.ReadAtMost(t.KeyFile, maxPEMBytes)
 		}
 		var cert tls.Certificate
 		if err == nil {
@@ -66,7 +66,7 @@ func ForwardSecret(c *config.Cluster) ([]byte, error) {
 		return nil, errors.New("no forward secret: the agent job gateway on replicas needs a secret file shared by every replica " +
 			"(cluster.forward_secret_file, --cluster.forward-secret-file), e.g. the output of `head -c 32 /dev/urandom | base64`")
 	}
-	s, err := secretfile.Read(c.ForwardSecretFile, secretfile.MaxBytes)
+	s, err := secrets.Read(c.ForwardSecretFile, secrets.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("forward secret file: %w", err)
 	}
@@ -81,7 +81,7 @@ func password(c *config.Cluster) (string, error) {
 	if c.PasswordFile == "" {
 		return "", nil
 	}
-	pw, err := secretfile.Read(c.PasswordFile, secretfile.MaxBytes)
+	pw, err := secrets.Read(c.PasswordFile, secrets.MaxBytes)
 	if err != nil {
 		return "", fmt.Errorf("redis password file: %w", err)
 	}

@@ -8,7 +8,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/store"
 )
 
 // What an operator does about agent state lost in Redis (see CheckState):

@@ -11,8 +11,8 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/store"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
 func flushAll(t *testing.T, addr string) {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/store"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker/store"
 )
 
 // stateStore is the tracker's interface, which the Redis store implements.

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 const walksKey = "mint_walks"
@@ -44,14 +44,14 @@ func newPlanReplica(t *testing.T, addr, owner, apiURL string, clk *clock, edit .
 	if err != nil {
 		t.Fatal(err)
 	}
-	var windows []visitors.Window
+	var windows []analytics.Window
 	for _, w := range []string{"1d", "7d"} {
-		win, _ := visitors.ParseWindow(w)
+		win, _ := analytics.ParseWindow(w)
 		windows = append(windows, win)
 	}
 	cfg := refresh.Config{
 		Projects: []refresh.Project{{
-			Project: visitors.Project{ID: "docs", Windows: windows, Location: time.UTC},
+			Project: analytics.Project{ID: "docs", Windows: windows, Location: time.UTC},
 			Sources: []sources.Spec{{Name: sources.NameVisitors}, {Name: sources.NameFeedback}, {Name: sources.NameSearches, Settings: map[string]int{"top_queries": 3}}},
 		}},
 		PageSize: apiclient.MaxPageSize, MinInterval: time.Minute, FinalDayDelay: -1, SiteInterval: -1, Now: clk.now,

@@ -17,8 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 )
 
 // Defaults of the keys a file may leave out (and of the flags).
@@ -66,7 +66,7 @@ type Organization struct {
 // Project is one documentation project and how it is exported: its
 // windows, time zone, paths and analytics sources.
 type Project struct {
-	visitors.PlanProject
+	analytics.PlanProject
 	// Organization is the name of the organization whose key reads it.
 	Organization string
 	// AgentJobs: the gateway accepts agent jobs for it.
@@ -83,8 +83,8 @@ func (c *Config) Organization(name string) (*Organization, bool) {
 }
 
 // ProjectsOf is the plan's configuration of the projects of organization org.
-func (c *Config) ProjectsOf(org string) []visitors.PlanProject {
-	var out []visitors.PlanProject
+func (c *Config) ProjectsOf(org string) []analytics.PlanProject {
+	var out []analytics.PlanProject
 	for _, p := range c.Projects {
 		if p.Organization == org {
 			out = append(out, p.PlanProject)
@@ -146,7 +146,7 @@ func (o *Organization) readKey(getenv func(string) string) (string, error) {
 		}
 		return key, nil
 	}
-	return secretfile.Read(o.APIKeyFile, secretfile.MaxBytes)
+	return secrets.Read(o.APIKeyFile, secrets.MaxBytes)
 }
 
 var orgName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)

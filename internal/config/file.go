@@ -16,9 +16,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/secretfile"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/validate"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 )
 
 // The file's shape. Every key is spelled here; an unknown one is an error.
@@ -109,7 +109,7 @@ const MaxFileBytes = 4 << 20
 // The error is Problems: every problem, each with file and line.
 // minInterval is the shortest refresh interval a window may ask for.
 func LoadFile(path string, minInterval time.Duration) (*Config, error) {
-	data, err := secretfile.ReadAtMost(path, MaxFileBytes)
+	data, err := secrets.ReadAtMost(path, MaxFileBytes)
 	if err != nil {
 		return nil, Problems{{File: path, Msg: err.Error()}}
 	}
@@ -140,7 +140,7 @@ func Parse(file string, data []byte, minInterval time.Duration) (*Config, error)
 	b.unknownKeys(&root, reflect.TypeFor[fileConfig](), "")
 	cfg := b.build(&raw, minInterval)
 	cfg.Cluster = *raw.Cluster
-	var fe *validate.FieldError
+	var fe *input.FieldError
 	if err := cfg.Cluster.Validate(); errors.As(err, &fe) {
 		b.problem(cmp.Or(ClusterFileKeys[fe.Field], "cluster"), "%v", fe.Err)
 	} else if err != nil {
@@ -345,9 +345,9 @@ func (b *builder) projectOrganization(key, given string, all []fileOrganization,
 }
 
 // paths reads a project's path policy (at key).
-func (b *builder) paths(key string, fp filePaths) visitors.PathPolicy {
+func (b *builder) paths(key string, fp filePaths) analytics.PathPolicy {
 	var (
-		p   visitors.PathPolicy
+		p   analytics.PathPolicy
 		err error
 	)
 	if p.Include, err = OptionalRegexp(fp.Include); err != nil {
@@ -368,17 +368,17 @@ func (b *builder) paths(key string, fp filePaths) visitors.PathPolicy {
 
 // sources reads a project's sources, in the registry's order; none given
 // are the default sources over the project's windows.
-func (b *builder) sources(key string, fp fileProject, minInterval time.Duration) []visitors.SourceSpec {
+func (b *builder) sources(key string, fp fileProject, minInterval time.Duration) []analytics.SourceSpec {
 	if fp.Sources == nil {
-		return visitors.DefaultSources()
+		return analytics.DefaultSources()
 	}
 	for name := range fp.Sources {
-		if _, ok := visitors.Source(name); !ok {
-			b.problem(key+".sources."+name, "unknown source %q (want one of %s)", name, strings.Join(visitors.SourceNames(false), ", "))
+		if _, ok := analytics.Source(name); !ok {
+			b.problem(key+".sources."+name, "unknown source %q (want one of %s)", name, strings.Join(analytics.SourceNames(false), ", "))
 		}
 	}
-	var out []visitors.SourceSpec
-	for _, def := range visitors.Sources() {
+	var out []analytics.SourceSpec
+	for _, def := range analytics.Sources() {
 		fs, ok := fp.Sources[def.Name]
 		if !ok {
 			continue
@@ -387,7 +387,7 @@ func (b *builder) sources(key string, fp fileProject, minInterval time.Duration)
 			fs = &fileSource{}
 		}
 		k := key + ".sources." + def.Name
-		spec := visitors.SourceSpec{Name: def.Name}
+		spec := analytics.SourceSpec{Name: def.Name}
 		if fs.Windows != nil {
 			if spec.Windows = b.windows(k+".windows", fs.Windows, minInterval); len(fs.Windows) == 0 {
 				b.problem(k+".windows", "no window: leave the key out for the project's windows")
@@ -421,8 +421,8 @@ func (b *builder) sources(key string, fp fileProject, minInterval time.Duration)
 
 // notASetting says why field is not a key of def's entry: another
 // source's setting, or no key at all.
-func notASetting(def visitors.SourceInfo, field string) string {
-	for _, o := range visitors.Sources() {
+func notASetting(def analytics.SourceInfo, field string) string {
+	for _, o := range analytics.Sources() {
 		if _, ok := o.Setting(field); ok {
 			return fmt.Sprintf("only the %s source has %s", o.Name, field)
 		}
@@ -436,11 +436,11 @@ func notASetting(def visitors.SourceInfo, field string) string {
 
 // windows reads the window specs at key, dropping exact repeats; every bad
 // entry is a problem of its own (key[i]), not only the first.
-func (b *builder) windows(key string, specs []string, minInterval time.Duration) []visitors.Window {
-	var out []visitors.Window
+func (b *builder) windows(key string, specs []string, minInterval time.Duration) []analytics.Window {
+	var out []analytics.Window
 	for i, s := range specs {
 		at := fmt.Sprintf("%s[%d]", key, i)
-		w, err := visitors.ParseWindow(s)
+		w, err := analytics.ParseWindow(s)
 		if err != nil {
 			b.problem(at, "%v", err)
 			continue
@@ -449,7 +449,7 @@ func (b *builder) windows(key string, specs []string, minInterval time.Duration)
 			b.problem(at, "%s refreshes more often than the shortest interval of any window (--analytics.min-interval %s)", s, minInterval)
 			continue
 		}
-		if j := slices.IndexFunc(out, func(o visitors.Window) bool { return o.Name == w.Name }); j >= 0 {
+		if j := slices.IndexFunc(out, func(o analytics.Window) bool { return o.Name == w.Name }); j >= 0 {
 			if out[j] != w {
 				b.problem(at, "window %s given twice, with different intervals", w.Name)
 			}

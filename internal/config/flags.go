@@ -12,8 +12,8 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
 )
 
 // Flags are the command line's route to a Config: --config.file, or the
@@ -47,14 +47,14 @@ type Flags struct {
 	// renames are the old names of the analytics flags (--visitors.*);
 	// oldWindows is what the old --visitors.window gave (it repeats, so
 	// it cannot share the new flag's value).
-	renames    flagvalue.Renames
+	renames    input.Renames
 	oldWindows []string
 	// cluster: the --cluster.* flags, the flag route's cluster section.
 	cluster *ClusterFlags
 }
 
 // RegisterFlags adds the configuration flags to app.
-func RegisterFlags(app flagvalue.Flagger) *Flags {
+func RegisterFlags(app input.Flagger) *Flags {
 	f := &Flags{set: map[string]*bool{}}
 	app.Flag("config.file", "YAML file of the organizations and projects to export (see docs/configuration.md); reloaded on SIGHUP and POST /-/reload. Replaces the --mintlify.project, --mintlify.api-key-file, --mintlify.api-key-expires, --mintlify.analytics-budget, --analytics.window/timezone/path-*/max-paths/source and sources' setting flags.").
 		PlaceHolder("PATH").StringVar(&f.File)
@@ -66,23 +66,23 @@ func RegisterFlags(app flagvalue.Flagger) *Flags {
 	track(app.Flag("mintlify.api-key-file", "File holding the Mintlify admin API key (else the "+DefaultAPIKeyEnv+" environment variable).")).PlaceHolder("PATH").StringVar(&f.keyFile)
 	track(app.Flag("mintlify.api-key-expires", "When the admin API key expires: a date (2027-02-24, read as its start in UTC) or an RFC 3339 time; exported for an alert two weeks before.")).PlaceHolder("DATE").StringVar(&f.expires)
 	track(app.Flag("mintlify.project", "Mintlify project id to export (repeatable).")).PlaceHolder("ID").StringsVar(&f.projects)
-	f.budget = flagvalue.Int(app, "mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", strconv.Itoa(DefaultBudget))
+	f.budget = input.Int(app, "mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", strconv.Itoa(DefaultBudget))
 	f.set["--mintlify.analytics-budget"] = new(bool)
 	trackSet(app, "mintlify.analytics-budget", f.set["--mintlify.analytics-budget"])
 	track(app.Flag("analytics.window", "Date window to export, Nd = the last N calendar days including today, optionally with its own shortest refresh interval, Nd:INTERVAL (repeatable).")).Default(DefaultWindow).StringsVar(&f.windows)
 	track(app.Flag("analytics.timezone", "IANA time zone that decides where a day starts for the windows.")).Default(DefaultTimezone).StringVar(&f.timezone)
-	f.maxPaths = flagvalue.Int(app, "analytics.max-paths", "Keep at most this many paths per project, source and window, the most visited first. 0 = no cap.", strconv.Itoa(DefaultMaxPaths))
+	f.maxPaths = input.Int(app, "analytics.max-paths", "Keep at most this many paths per project, source and window, the most visited first. 0 = no cap.", strconv.Itoa(DefaultMaxPaths))
 	f.set["--analytics.max-paths"] = new(bool)
 	trackSet(app, "analytics.max-paths", f.set["--analytics.max-paths"])
 	track(app.Flag("analytics.path-include", "Only export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.include)
 	track(app.Flag("analytics.path-exclude", "Do not export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.exclude)
-	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(visitors.SourceNames(false), ", ")+" (repeatable; default: "+strings.Join(visitors.SourceNames(true), ", ")+"), each over the --analytics.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
-	for _, def := range visitors.Sources() {
+	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(analytics.SourceNames(false), ", ")+" (repeatable; default: "+strings.Join(analytics.SourceNames(true), ", ")+"), each over the --analytics.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
+	for _, def := range analytics.Sources() {
 		for _, s := range def.Settings {
 			if s.Flag == "" {
 				continue
 			}
-			sf := settingFlag{source: def.Name, setting: s, value: flagvalue.Int(app, s.Flag, s.Help, "0")}
+			sf := settingFlag{source: def.Name, setting: s, value: input.Int(app, s.Flag, s.Help, "0")}
 			f.set["--"+s.Flag] = new(bool)
 			trackSet(app, s.Flag, f.set["--"+s.Flag])
 			f.settings = append(f.settings, sf)
@@ -105,13 +105,13 @@ func (f *Flags) Deprecated() string { return f.renames.Notice() }
 // settingFlag is the flag of one source's setting.
 type settingFlag struct {
 	source  string
-	setting visitors.Setting
+	setting analytics.Setting
 	value   *int
 }
 
 // trackSet marks *set when the flag name was given, for flags whose clause
-// flagvalue built.
-func trackSet(app flagvalue.Flagger, name string, set *bool) {
+// input built.
+func trackSet(app input.Flagger, name string, set *bool) {
 	if a, ok := app.(interface {
 		GetFlag(string) *kingpin.FlagClause
 	}); ok {
@@ -214,7 +214,7 @@ func (f *Flags) sourcesEntry() map[string]*fileSource {
 		if !given {
 			return nil
 		}
-		names = visitors.SourceNames(true)
+		names = analytics.SourceNames(true)
 	}
 	out := map[string]*fileSource{}
 	for _, name := range names {
@@ -272,7 +272,7 @@ func flagOf(key string) string {
 	case len(parts) == 2 && parts[0] == "sources":
 		return "--analytics.source"
 	case len(parts) == 3 && parts[0] == "sources":
-		if info, ok := visitors.Source(parts[1]); ok {
+		if info, ok := analytics.Source(parts[1]); ok {
 			if s, ok := info.Setting(parts[2]); ok && s.Flag != "" {
 				return "--" + s.Flag
 			}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 )
 
 // TestFlagRouteReportsEveryProblemByFlag: the flag route fills the file's
@@ -78,7 +78,7 @@ func TestOldFlagNamesStillWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := newCfg.Projects[0], oldCfg.Projects[0]
-	if !a.SameWalks(&b.PlanProject.Project) || !slices.EqualFunc(a.Specs(), b.Specs(), func(x, y visitors.SourceSpec) bool { return x.Equal(y) }) {
+	if !a.SameWalks(&b.PlanProject.Project) || !slices.EqualFunc(a.Specs(), b.Specs(), func(x, y analytics.SourceSpec) bool { return x.Equal(y) }) {
 		t.Errorf("old names gave %+v, new names %+v", b, a)
 	}
 	notice := oldFlags.Deprecated()

@@ -39,9 +39,9 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/alerts"
 	"github.com/mintlify-exporter/mintlify_exporter/dashboards"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 const (
@@ -382,7 +382,7 @@ scrape_configs:
 
 	// Live samples of yesterday: stamped after today's midnight, where the
 	// backfilled ones are.
-	midnight := visitors.DayStart(h.yesterday().AddDate(0, 0, 1), h.loc)
+	midnight := analytics.DayStart(h.yesterday().AddDate(0, 0, 1), h.loc)
 	live := func(q string) string { return fmt.Sprintf("(timestamp(%s) > %d)", q, midnight.Unix()) }
 	paths := len(h.want[h.yesterday()].pages)
 	eventually(t, `live window="yesterday" scraped, site and every page`, 60*time.Second, time.Second, procs, func() error {
@@ -688,7 +688,7 @@ func checkHistory(t *testing.T, api promAPI, h *history, given map[string]string
 			continue
 		}
 		now := h.want[d]
-		at := visitors.DayStart(d.AddDate(0, 0, 1), h.loc).Add(time.Duration(i%24)*time.Hour + 30*time.Minute)
+		at := analytics.DayStart(d.AddDate(0, 0, 1), h.loc).Add(time.Duration(i%24)*time.Hour + 30*time.Minute)
 		for name, e := range expr {
 			want := map[string]float64{"human": now.human / week.human, "ai": now.ai / week.ai}
 			if name == "mintlify:site_ai_share:change_1w" {
@@ -746,7 +746,7 @@ func checkSourcesHistory(t *testing.T, api promAPI, h *history) {
 	for _, q := range queries {
 		n := 0
 		for _, d := range h.days {
-			at := visitors.DayStart(d.AddDate(0, 0, 1), h.loc)
+			at := analytics.DayStart(d.AddDate(0, 0, 1), h.loc)
 			r, err := api.query(q.expr, at)
 			if err != nil {
 				t.Fatalf("%s: %v", q.expr, err)

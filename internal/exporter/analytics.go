@@ -8,22 +8,22 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/sandbox"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 )
 
 // stateDirs are where this run keeps its state: each organization's
 // ledger beside the job state, but for the sandbox's, kept apart for this
-// run (see sandbox.StateDir). remove deletes the sandbox's.
-func stateDirs(o *Options, sb *sandbox.Sandbox) (ledgerDir string, trkCfg tracker.Config, remove func(), err error) {
+// run (see fakeapi.SandboxStateDir). remove deletes the sandbox's.
+func stateDirs(o *Options, sb *fakeapi.Sandbox) (ledgerDir string, trkCfg tracker.Config, remove func(), err error) {
 	trkCfg = o.Tracker.Config
 	ledgerDir, remove = filepath.Dir(trkCfg.StatePath), func() {}
 	if sb == nil {
 		return ledgerDir, trkCfg, remove, nil
 	}
-	dir, remove, err := sandbox.StateDir()
+	dir, remove, err := fakeapi.SandboxStateDir()
 	if err != nil {
 		return "", trkCfg, nil, err
 	}

@@ -26,18 +26,16 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/reload"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/sandbox"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
 )
 
 const exporterName = "mintlify_exporter"
@@ -59,10 +57,10 @@ type Options struct {
 
 // loader returns what reads the analytics configuration and its keys: at
 // start, and again at every reload (the key files too, for rotation).
-func loader(o *Options, sb *sandbox.Sandbox, redactor *redact.Redactor) func() (*config.Config, error) {
+func loader(o *Options, sb *fakeapi.Sandbox, redactor *secrets.Redactor) func() (*config.Config, error) {
 	var defaults []string
 	if o.Sandbox {
-		defaults = sandbox.Projects
+		defaults = fakeapi.SandboxProjects
 	}
 	return func() (*config.Config, error) {
 		cfg := o.Analytics // parsed with the flags, at start
@@ -91,7 +89,7 @@ func loader(o *Options, sb *sandbox.Sandbox, redactor *redact.Redactor) func() (
 // upstream starts the sandbox when asked (owned by wg until ctx ends) and
 // returns the settings every organization's client and plan share, and the
 // shared Redis when the configuration has one (the caller closes it).
-func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, sb *sandbox.Sandbox, wg *sync.WaitGroup) (orgs.Settings, *cluster.Client, error) {
+func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, sb *fakeapi.Sandbox, wg *sync.WaitGroup) (orgs.Settings, *cluster.Client, error) {
 	logger := loggers.Logger
 	s := orgs.Settings{Client: o.Client.Config, Refresh: o.Plan}
 	var c *cluster.Client
@@ -181,9 +179,9 @@ func closeAfter(wg *sync.WaitGroup, shared **cluster.Client) {
 	}
 }
 
-func sandboxOf(o *Options) *sandbox.Sandbox {
+func sandboxOf(o *Options) *fakeapi.Sandbox {
 	if o.Sandbox {
-		return sandbox.New()
+		return fakeapi.NewSandbox()
 	}
 	return nil
 }
@@ -224,7 +222,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	defer stopAnalytics()
 	reg.MustRegister(set.KeyExpiry()) // every replica: its own configuration's dates
 	// Web: the basic-auth front.
-	front, err := webauth.NewFront(webauth.Options{ConfigFile: *o.Server.Web.WebConfigFile, Logger: logger, Registerer: reg})
+	front, err := server.NewAuthFront(server.AuthOptions{ConfigFile: *o.Server.Web.WebConfigFile, Logger: logger, Registerer: reg})
 	if err != nil {
 		return err
 	}
@@ -250,7 +248,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext(),
 		"organizations", len(cfg.Organizations), "projects", len(cfg.Projects), "config", cmp.Or(cfg.File, "flags"))
 	configs := &applier{load: load, cluster: cfg.Cluster, orgs: set, jobs: jobs}
-	reloader := reload.New(reg, configs.reload, logger, nil)
+	reloader := NewReloader(reg, configs.reload, logger, nil)
 	wg.Go(func() { reloader.WatchSignals(ctx) })
 
 	// Web: the server, its routes and the status page.

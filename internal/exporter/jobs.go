@@ -16,15 +16,15 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobleader"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/leader"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/tracker"
 )
 
 // agentJobs is the agent job gateway as Serve runs it: in this process on
 // its state file (localJobs), or on whichever replica holds it when
-// replicas share a Redis (jobleader.Leader).
+// replicas share a Redis (leader.Leader).
 type agentJobs interface {
 	http.Handler
 	// Status is the jobs for the status page (nil: none here).
@@ -100,7 +100,7 @@ func (j *localJobs) Close() {
 // job state in the shared Redis; projects are the agent projects, kept
 // current by reloads for the terms that start later.
 func replicatedJobs(shared *cluster.Client, cc config.Cluster, owner, listen string, api tracker.Upstream, reg prometheus.Registerer,
-	trkCfg tracker.Config, gwCfg gateway.Config, projects *atomic.Pointer[[]string], logger log.Logger) (*jobleader.Leader, error) {
+	trkCfg tracker.Config, gwCfg gateway.Config, projects *atomic.Pointer[[]string], logger log.Logger) (*leader.Leader, error) {
 	advertise := cc.AdvertiseURL
 	if advertise == "" {
 		var err error
@@ -112,7 +112,7 @@ func replicatedJobs(shared *cluster.Client, cc config.Cluster, owner, listen str
 	if err != nil {
 		return nil, fmt.Errorf("agent job gateway on replicas: %w", err)
 	}
-	start := func(ctx context.Context, st tracker.StateStore, treg prometheus.Registerer) (*jobleader.Term, error) {
+	start := func(ctx context.Context, st tracker.StateStore, treg prometheus.Registerer) (*leader.Term, error) {
 		tc, gc := trkCfg, gwCfg
 		tc.Store, gc.Projects = st, *projects.Load()
 		j, err := newLocalJobs(api, treg, tc, gc, logger)
@@ -125,9 +125,9 @@ func replicatedJobs(shared *cluster.Client, cc config.Cluster, owner, listen str
 			defer close(done)
 			j.Run(tctx)
 		}()
-		return &jobleader.Term{Handler: j, Status: j.Status, Follow: j.Follow, SetProjects: j.SetProjects, Stop: func() { cancel(); <-done }}, nil
+		return &leader.Term{Handler: j, Status: j.Status, Follow: j.Follow, SetProjects: j.SetProjects, Stop: func() { cancel(); <-done }}, nil
 	}
-	return jobleader.New(jobleader.Options{Cluster: shared, Owner: owner, Advertise: advertise, LeaseDuration: cc.LeaseDuration,
+	return leader.New(leader.Options{Cluster: shared, Owner: owner, Advertise: advertise, LeaseDuration: cc.LeaseDuration,
 		Start: start, ForwardSecret: secret, Registerer: reg, Logger: logger})
 }
 

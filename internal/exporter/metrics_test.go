@@ -19,9 +19,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 type staticViews []sources.View
@@ -34,8 +34,8 @@ func (s staticViews) Views() []sources.View { return s }
 // data and budget series, or at 0 without any of them.
 func TestScrapeReadsTheRoleOnce(t *testing.T) {
 	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-	snap := &visitors.Snapshot{At: at, DateFrom: "2026-03-10", DateTo: "2026-03-10", Site: visitors.Counts{Human: 3, AI: 1, Total: 4},
-		Paths: []visitors.PathCounts{{Path: "/a", Counts: visitors.Counts{Human: 2, AI: 1, Total: 3}}}}
+	snap := &analytics.Snapshot{At: at, DateFrom: "2026-03-10", DateTo: "2026-03-10", Site: analytics.Counts{Human: 3, AI: 1, Total: 4},
+		Paths: []analytics.PathCounts{{Path: "/a", Counts: analytics.Counts{Human: 2, AI: 1, Total: 3}}}}
 	views := staticViews{{Project: "docs", Source: sources.NameVisitors, Scope: sources.ScopePages, Window: "1d",
 		Attempted: true, OK: true, Interval: time.Minute, LastSuccess: at, Data: &sources.TrafficSnapshot{Snapshot: snap}}}
 	b, err := budget.New(budget.Config{Limit: 100})

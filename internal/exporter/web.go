@@ -11,10 +11,8 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/reload"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
 )
 
 // web is what the HTTP server serves: every subsystem's routes, and what
@@ -22,8 +20,8 @@ import (
 type web struct {
 	o        *Options
 	reg      *prometheus.Registry
-	front    *webauth.Front
-	reloader *reload.Reloader
+	front    *server.AuthFront
+	reloader *Reloader
 	set      *orgs.Set
 	jobs     *jobsPart
 	shared   *cluster.Client // nil without replicas

@@ -21,12 +21,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
-	"github.com/prometheus/common/model"
 )
 
 // Config configures a backfill.
@@ -150,7 +151,7 @@ func Backfill(ctx context.Context, client *apiclient.Client, b *budget.Budget, c
 	retention := cfg.retention()
 	if retention > DefaultRetention {
 		fmt.Fprintf(progress, "backfill: warning: %s reaches back %s, beyond the %s Prometheus keeps by default: run it with --storage.tsdb.retention.time=%s or longer, or it deletes these days when it starts\n",
-			cfg.From.Format(visitors.DateLayout), model.Duration(retention), model.Duration(DefaultRetention), model.Duration(retention))
+			cfg.From.Format(analytics.DateLayout), model.Duration(retention), model.Duration(DefaultRetention), model.Duration(retention))
 	}
 	r := &runner{client: client, budget: b, cfg: cfg}
 	if err := r.fetch(ctx, jobs, todo, progress); err != nil {
@@ -180,7 +181,7 @@ func Backfill(ctx context.Context, client *apiclient.Client, b *budget.Budget, c
 func (c *Config) retention() time.Duration {
 	var d time.Duration
 	for i := range c.Projects {
-		d = max(d, c.Now().Sub(visitors.DayStart(c.From, c.Projects[i].Loc())))
+		d = max(d, c.Now().Sub(analytics.DayStart(c.From, c.Projects[i].Loc())))
 	}
 	return (d + 24*time.Hour - 1).Truncate(24 * time.Hour) // whole days, rounded up
 }
@@ -212,8 +213,8 @@ func (c *Config) defaults() error {
 		c.Now = time.Now
 	}
 	for i := range c.Projects {
-		if loc := c.Projects[i].Loc(); !c.To.Before(visitors.Today(c.Now(), loc)) {
-			return fmt.Errorf("--to: %s is not over yet in %s (project %s)", c.To.Format(visitors.DateLayout), loc, c.Projects[i].ID)
+		if loc := c.Projects[i].Loc(); !c.To.Before(analytics.Today(c.Now(), loc)) {
+			return fmt.Errorf("--to: %s is not over yet in %s (project %s)", c.To.Format(analytics.DateLayout), loc, c.Projects[i].ID)
 		}
 	}
 	if c.PageSize <= 0 {

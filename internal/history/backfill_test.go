@@ -19,12 +19,12 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 const testKey = "mint_backfill_secret_42"
@@ -80,15 +80,15 @@ func (r *rig) sent() []string {
 
 // visitorsOnly are projects backfilling visitors alone over windows, in
 // zone loc.
-func visitorsOnly(loc *time.Location, windows []visitors.Window, ids ...string) []refresh.Project {
+func visitorsOnly(loc *time.Location, windows []analytics.Window, ids ...string) []refresh.Project {
 	return withSources(loc, windows, []string{sources.NameVisitors}, ids...)
 }
 
 // withSources are projects with the sources names over windows, in zone loc.
-func withSources(loc *time.Location, windows []visitors.Window, names []string, ids ...string) []refresh.Project {
+func withSources(loc *time.Location, windows []analytics.Window, names []string, ids ...string) []refresh.Project {
 	out := make([]refresh.Project, len(ids))
 	for i, id := range ids {
-		out[i] = refresh.Project{Project: visitors.Project{ID: id, Windows: windows, Location: loc}}
+		out[i] = refresh.Project{Project: analytics.Project{ID: id, Windows: windows, Location: loc}}
 		for _, n := range names {
 			out[i].Sources = append(out[i].Sources, sources.Spec{Name: n})
 		}
@@ -97,7 +97,7 @@ func withSources(loc *time.Location, windows []visitors.Window, names []string, 
 }
 
 func day(s string) time.Time {
-	d, err := time.Parse(visitors.DateLayout, s)
+	d, err := time.Parse(analytics.DateLayout, s)
 	if err != nil {
 		panic(err)
 	}
@@ -197,8 +197,8 @@ func TestBackfillRequestsValuesAndTimes(t *testing.T) {
 		}
 	}
 	// 2026-03-08 is the 23-hour day of New York.
-	w1, _ := visitors.ParseWindow("1d")
-	w7, _ := visitors.ParseWindow("7d")
+	w1, _ := analytics.ParseWindow("1d")
+	w7, _ := analytics.ParseWindow("7d")
 	for _, tc := range []struct {
 		day        string
 		next, last time.Time // next local midnight, last second of 7d
@@ -252,9 +252,9 @@ func checkBlocks(t *testing.T, out string) {
 func TestBackfillWindowsAndFilters(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, fakeapi.Options{Paths: 300}, 1000, 0)
-	w7, _ := visitors.ParseWindow("7d")
-	cfg := Config{Projects: visitorsOnly(nil, []visitors.Window{w7}, "docs"), From: day("2026-03-01"), To: day("2026-03-02")}
-	cfg.Projects[0].Paths = visitors.PathPolicy{MaxPaths: 10, Exclude: regexp.MustCompile(`^/changelog/`)}
+	w7, _ := analytics.ParseWindow("7d")
+	cfg := Config{Projects: visitorsOnly(nil, []analytics.Window{w7}, "docs"), From: day("2026-03-01"), To: day("2026-03-02")}
+	cfg.Projects[0].Paths = analytics.PathPolicy{MaxPaths: 10, Exclude: regexp.MustCompile(`^/changelog/`)}
 	out, _, err := r.run(t, context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -17,9 +17,9 @@ import (
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // TestBackfillBlocks: --output.format=blocks has promtool make TSDB blocks
@@ -29,9 +29,9 @@ import (
 func TestBackfillBlocks(t *testing.T) {
 	t.Parallel()
 	promtool := testutil.Promtool(t)
-	w7, _ := visitors.ParseWindow("7d")
+	w7, _ := analytics.ParseWindow("7d")
 	job, _ := ParseLabel("job=mintlify")
-	cfg := Config{Projects: visitorsOnly(nil, []visitors.Window{w7}, "docs", "api"), From: day("2026-01-01"), To: day("2026-03-01"), Labels: []Label{job}}
+	cfg := Config{Projects: visitorsOnly(nil, []analytics.Window{w7}, "docs", "api"), From: day("2026-01-01"), To: day("2026-03-01"), Labels: []Label{job}}
 	text, _, err := newRig(t, fakeapi.Options{Paths: 20}, 10000, 0).run(t, context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

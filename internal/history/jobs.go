@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // Backfilled reports whether the past days of source def can be
@@ -39,23 +39,23 @@ func additive(def *sources.Def) bool {
 }
 
 // day1 is the window of one day.
-var day1 = visitors.Window{Name: "1d", Days: 1}
+var day1 = analytics.Window{Name: "1d", Days: 1}
 
 // walkedWindows are the windows of spec walked per day: the day itself
 // and, for a source whose counts do not add up (visitors), every other
 // window of the spec, shortest first. A window of an additive source is
 // the sum of its days: nothing to fetch.
-func walkedWindows(def *sources.Def, spec sources.Spec) []visitors.Window {
-	out := []visitors.Window{day1}
+func walkedWindows(def *sources.Def, spec sources.Spec) []analytics.Window {
+	out := []analytics.Window{day1}
 	if additive(def) {
 		return out
 	}
 	for _, w := range spec.Windows {
-		if !slices.ContainsFunc(out, func(o visitors.Window) bool { return o.Name == w.Name }) {
-			out = append(out, visitors.Window{Name: w.Name, Days: w.Days})
+		if !slices.ContainsFunc(out, func(o analytics.Window) bool { return o.Name == w.Name }) {
+			out = append(out, analytics.Window{Name: w.Name, Days: w.Days})
 		}
 	}
-	slices.SortFunc(out, func(a, b visitors.Window) int { return a.Days - b.Days })
+	slices.SortFunc(out, func(a, b analytics.Window) int { return a.Days - b.Days })
 	return out
 }
 
@@ -64,12 +64,12 @@ type job struct {
 	project *refresh.Project
 	def     *sources.Def
 	spec    sources.Spec
-	window  visitors.Window
+	window  analytics.Window
 	day     time.Time
 }
 
 func (j job) file(dir string) string {
-	return filepath.Join(dir, url.PathEscape(j.project.ID), j.def.Name, j.window.Name, j.day.Format(visitors.DateLayout)+".json")
+	return filepath.Join(dir, url.PathEscape(j.project.ID), j.def.Name, j.window.Name, j.day.Format(analytics.DateLayout)+".json")
 }
 
 // kind is what walks of the same cost share: a project's source and window.
@@ -87,7 +87,7 @@ func (j job) query(totalsOnly bool) sources.Query {
 }
 
 func (j job) String() string {
-	return fmt.Sprintf("%s %s %s ending %s", j.project.ID, j.def.Name, j.window.Name, j.day.Format(visitors.DateLayout))
+	return fmt.Sprintf("%s %s %s ending %s", j.project.ID, j.def.Name, j.window.Name, j.day.Format(analytics.DateLayout))
 }
 
 // jobs lists every walk, day by day from the first; within a day by
@@ -96,7 +96,7 @@ func (c *Config) jobs() ([]job, error) {
 	type walks struct {
 		def     *sources.Def
 		spec    sources.Spec
-		windows []visitors.Window
+		windows []analytics.Window
 	}
 	per := make([][]walks, len(c.Projects))
 	used := map[string]bool{}
@@ -121,7 +121,7 @@ func (c *Config) jobs() ([]job, error) {
 		return nil, fmt.Errorf("backfill: no project has a source whose days can be backfilled (%s)", strings.Join(BackfilledNames(), ", "))
 	}
 	var out []job
-	for day := c.From; !day.After(c.To); day = visitors.AddDays(day, 1) {
+	for day := c.From; !day.After(c.To); day = analytics.AddDays(day, 1) {
 		for i := range c.Projects {
 			for _, w := range per[i] {
 				for _, win := range w.windows {

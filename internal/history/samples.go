@@ -3,9 +3,9 @@ package history
 import (
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // A backfilled day D is written as the live exporter shows it once D is
@@ -21,8 +21,8 @@ import (
 
 // SampleTime is the instant a job's numbers are stamped with (see above).
 // Days of 23 or 25 hours end at their own local midnight.
-func SampleTime(day time.Time, window visitors.Window, loc *time.Location) time.Time {
-	next := visitors.DayStart(visitors.AddDays(day, 1), loc)
+func SampleTime(day time.Time, window analytics.Window, loc *time.Location) time.Time {
+	next := analytics.DayStart(analytics.AddDays(day, 1), loc)
 	if window.Days == 1 {
 		return next
 	}
@@ -30,7 +30,7 @@ func SampleTime(day time.Time, window visitors.Window, loc *time.Location) time.
 }
 
 // windowLabel is the window label of a job's samples.
-func windowLabel(w visitors.Window) string {
+func windowLabel(w analytics.Window) string {
 	if w.Days == 1 {
 		return refresh.FinalDayWindow
 	}

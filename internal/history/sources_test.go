@@ -11,9 +11,9 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // endpoint is the part of a request's path after the project:
@@ -44,8 +44,8 @@ func countBy(t *testing.T, requests []string, days ...string) map[string]int {
 		from, to := q.Get("dateFrom"), q.Get("dateTo")
 		ok := false
 		for _, d := range days {
-			next := visitors.AddDays(day(d), 1).Format(visitors.DateLayout)
-			week := visitors.AddDays(day(d), -6).Format(visitors.DateLayout)
+			next := analytics.AddDays(day(d), 1).Format(analytics.DateLayout)
+			week := analytics.AddDays(day(d), -6).Format(analytics.DateLayout)
 			ok = ok || to == next && (from == d || ep == "visitors" && from == week)
 		}
 		if !ok {
@@ -68,10 +68,10 @@ func TestBackfillSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRig(t, fakeapi.Options{Paths: 300, Location: berlin}, 1000, 0)
-	w7, _ := visitors.ParseWindow("7d")
+	w7, _ := analytics.ParseWindow("7d")
 	all := []string{sources.NameVisitors, sources.NameViews, sources.NameFeedback, sources.NameFeedbackItems, sources.NameSearches, sources.NameAssistant}
 	state := filepath.Join(t.TempDir(), "days")
-	cfg := Config{Projects: withSources(berlin, []visitors.Window{w7}, all, "docs"), From: day("2026-03-07"), To: day("2026-03-09"), StateDir: state}
+	cfg := Config{Projects: withSources(berlin, []analytics.Window{w7}, all, "docs"), From: day("2026-03-07"), To: day("2026-03-09"), StateDir: state}
 	out, progress, err := r.run(t, context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

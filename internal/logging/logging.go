@@ -22,7 +22,7 @@ import (
 	"github.com/go-kit/log/level"
 	slgk "github.com/tjhop/slog-gokit"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 )
 
 // Levels and Formats are the values --log.level and --log.format accept,
@@ -41,7 +41,7 @@ type Loggers struct {
 	// Redactor masks secrets in every value logged through either: add
 	// each secret to it as soon as it is known (apiclient.Config.Redactor
 	// does so for API keys).
-	Redactor *redact.Redactor
+	Redactor *secrets.Redactor
 }
 
 // leadingKeys come first on every line, in this order.
@@ -72,7 +72,7 @@ func New(w io.Writer, lvl, format string) (Loggers, error) {
 	default:
 		return Loggers{}, fmt.Errorf("unknown log level %q", lvl)
 	}
-	red := redact.New()
+	red := secrets.NewRedactor()
 	base := level.NewFilter(redacting(red, leadingFirst(out)), opt)
 	return Loggers{
 		Logger:   log.With(base, "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller),
@@ -137,7 +137,7 @@ func isLeading(k string) bool {
 // redacting masks r's secrets in every text value: strings, errors and
 // Stringers (an error's text may quote an API answer that echoed the key).
 // Values without a secret keep their type.
-func redacting(r *redact.Redactor, next log.Logger) log.Logger {
+func redacting(r *secrets.Redactor, next log.Logger) log.Logger {
 	return log.LoggerFunc(func(keyvals ...any) error {
 		for i := 1; i < len(keyvals); i += 2 {
 			var text string

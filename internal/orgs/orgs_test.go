@@ -11,18 +11,18 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
-var day1 = visitors.Window{Name: "1d", Days: 1}
+var day1 = analytics.Window{Name: "1d", Days: 1}
 
 func project(id, org string) config.Project {
-	return config.Project{PlanProject: refresh.Project{Project: visitors.Project{ID: id, Windows: []visitors.Window{day1}}, Sources: []sources.Spec{{Name: sources.NameVisitors}}}, Organization: org}
+	return config.Project{PlanProject: refresh.Project{Project: analytics.Project{ID: id, Windows: []analytics.Window{day1}}, Sources: []sources.Spec{{Name: sources.NameVisitors}}}, Organization: org}
 }
 
 // start runs a Set against the fake over HTTP; walks never repeat within

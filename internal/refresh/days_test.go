@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // TestDayRollover: when the day changes, the 1d window's dates change, so
@@ -15,7 +15,7 @@ import (
 func TestDayRollover(t *testing.T) {
 	start := time.Date(2026, 3, 10, 23, 58, 0, 0, time.UTC)
 	h := newHarness(t, harnessOptions{now: start,
-		fake: fakeapi.Options{Paths: 20}, cfg: planConfig{Windows: []visitors.Window{day1, days7}, Config: Config{MinInterval: time.Hour}}})
+		fake: fakeapi.Options{Paths: 20}, cfg: planConfig{Windows: []analytics.Window{day1, days7}, Config: Config{MinInterval: time.Hour}}})
 	h.refreshDue()
 	h.clock.Advance(time.Minute)
 	h.refreshDue()

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // entry is one walk of the plan: a project's source and window, in a scope
@@ -24,7 +24,7 @@ type entry struct {
 	proj   *Project
 	spec   sources.Spec
 	src    sources.Source
-	window visitors.Window
+	window analytics.Window
 	final  bool
 	scope  string
 	label  string
@@ -152,7 +152,7 @@ type projectSource struct {
 
 // entry is the entry of window w (final: of its final day) in scope: the
 // old one when it is walked alike, else a new one.
-func (ps *projectSource) entry(w visitors.Window, final bool, scope string) (*entry, error) {
+func (ps *projectSource) entry(w analytics.Window, final bool, scope string) (*entry, error) {
 	p, spec := ps.p, ps.spec
 	label := w.Name
 	if final {

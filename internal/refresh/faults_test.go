@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // TestVisitorsFaults: after a good snapshot, each upstream fault keeps the
@@ -199,7 +199,7 @@ func TestMaxStaleness(t *testing.T) {
 // staleness is judged against the planned interval.
 func TestMaxStalenessFollowsPlan(t *testing.T) {
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 30},
-		cfg: planConfig{Windows: []visitors.Window{day1, {Name: "30d", Days: 30, Interval: 6 * time.Hour}}, Config: Config{MinInterval: time.Minute, MaxStaleness: time.Hour}}})
+		cfg: planConfig{Windows: []analytics.Window{day1, {Name: "30d", Days: 30, Interval: 6 * time.Hour}}, Config: Config{MinInterval: time.Minute, MaxStaleness: time.Hour}}})
 	h.refreshDue()
 	if v := h.view("docs", "30d"); v.Interval != 6*time.Hour {
 		t.Fatalf("30d interval %s, want its own 6h", v.Interval)

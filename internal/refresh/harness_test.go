@@ -13,11 +13,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // fixedNow is the harness's default time: 15:00 UTC, so that the fake's
@@ -25,8 +25,8 @@ import (
 var fixedNow = time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
 
 var (
-	day1  = visitors.Window{Name: "1d", Days: 1}
-	days7 = visitors.Window{Name: "7d", Days: 7}
+	day1  = analytics.Window{Name: "1d", Days: 1}
+	days7 = analytics.Window{Name: "7d", Days: 7}
 )
 
 // harness is a Scheduler walking the fake API over real HTTP (httptest),
@@ -106,7 +106,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		cfg.Projects = []string{"docs"}
 	}
 	if cfg.Windows == nil {
-		cfg.Windows = []visitors.Window{day1}
+		cfg.Windows = []analytics.Window{day1}
 	}
 	if cfg.PageSize == 0 {
 		cfg.PageSize = apiclient.MaxPageSize

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // fakeBudgetClient is a budget of limit on now (nil: the wall clock) and a
@@ -33,9 +33,9 @@ func fakeBudgetClient(t *testing.T, fake *fakeapi.Server, limit int, now func() 
 type planConfig struct {
 	Config
 	Projects []string
-	Windows  []visitors.Window
+	Windows  []analytics.Window
 	Location *time.Location
-	Paths    visitors.PathPolicy
+	Paths    analytics.PathPolicy
 	// Sources of every project (nil: visitors alone, which these tests
 	// count walks of; a project without sources has the defaults).
 	Sources []sources.Spec
@@ -52,7 +52,7 @@ func (c planConfig) build() Config {
 		specs = []sources.Spec{{Name: sources.NameVisitors}}
 	}
 	for _, id := range c.Projects {
-		out.Projects = append(out.Projects, Project{Project: visitors.Project{ID: id, Windows: c.Windows, Location: c.Location, Paths: c.Paths}, Sources: specs})
+		out.Projects = append(out.Projects, Project{Project: analytics.Project{ID: id, Windows: c.Windows, Location: c.Location, Paths: c.Paths}, Sources: specs})
 	}
 	return out
 }

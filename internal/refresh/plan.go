@@ -10,8 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // Demand is one (project, window) to refresh on a schedule.
@@ -322,18 +322,18 @@ func (s *Scheduler) due(e *entry, now time.Time) (bool, time.Time) {
 func (s *Scheduler) dueFinalDay(e *entry, now, retryAt time.Time) (bool, time.Time) {
 	st := e.state
 	loc := e.proj.Loc()
-	today := visitors.Today(now, loc)
-	start := visitors.DayStart(today, loc)
-	from, to := e.window.RangeEndingOn(visitors.AddDays(today, -1))
+	today := analytics.Today(now, loc)
+	start := analytics.DayStart(today, loc)
+	from, to := e.window.RangeEndingOn(analytics.AddDays(today, -1))
 	if st.good != nil && st.good.Meta().DateFrom == from && st.good.Meta().DateTo == to {
-		return false, visitors.DayStart(visitors.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
+		return false, analytics.DayStart(analytics.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
 	}
 	at := start.Add(s.cfg.FinalDayDelay)
 	if st.attempted && !st.ok && retryAt.After(at) {
 		at = retryAt
 	}
 	if !now.Before(start.Add(FinalDayExport)) { // too late today
-		return false, visitors.DayStart(visitors.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
+		return false, analytics.DayStart(analytics.AddDays(today, 1), loc).Add(s.cfg.FinalDayDelay)
 	}
 	return !now.Before(at), at
 }

@@ -10,10 +10,10 @@ import (
 	kitlog "github.com/go-kit/log"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // TestPlanLoggedAtStartAndOnChange: the plan is logged before the first
@@ -29,9 +29,9 @@ func TestPlanLoggedAtStartAndOnChange(t *testing.T) {
 	clock := testutil.NewClock(time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC))
 	fake := fakeapi.New(fakeapi.Options{APIKey: simKey, Paths: 600, Now: clock.Now})
 	b, client := fakeBudgetClient(t, fake, budget.DefaultLimit, clock.Now)
-	var windows []visitors.Window
+	var windows []analytics.Window
 	for _, w := range []string{"1d", "7d", "30d"} {
-		win, _ := visitors.ParseWindow(w)
+		win, _ := analytics.ParseWindow(w)
 		windows = append(windows, win)
 	}
 	logs := &testutil.SyncBuffer{}
@@ -87,7 +87,7 @@ func TestPlanLoggedAtStartAndOnChange(t *testing.T) {
 	}
 
 	// A reload adds a window: the changed plan is logged at once.
-	w14, _ := visitors.ParseWindow("14d")
+	w14, _ := analytics.ParseWindow("14d")
 	cfg.Projects[0].Windows = append(cfg.Projects[0].Windows, w14)
 	if err := s.Update(cfg.Projects); err != nil {
 		t.Fatal(err)
@@ -129,9 +129,9 @@ func TestStalenessNoticeSaysWhatToChange(t *testing.T) {
 		clock := testutil.NewClock(time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC))
 		fake := fakeapi.New(fakeapi.Options{APIKey: simKey, Paths: 600, Now: clock.Now})
 		b, client := fakeBudgetClient(t, fake, 12, clock.Now)
-		var windows []visitors.Window
+		var windows []analytics.Window
 		for _, w := range tc.windows {
-			win, err := visitors.ParseWindow(w)
+			win, err := analytics.ParseWindow(w)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // referenceProjects is the reference configuration: two projects
@@ -24,10 +24,10 @@ import (
 // feedback_items, searches (top 20) and assistant at 1d and 7d.
 func referenceProjects(t *testing.T) []Project {
 	t.Helper()
-	win := func(specs ...string) []visitors.Window {
-		var out []visitors.Window
+	win := func(specs ...string) []analytics.Window {
+		var out []analytics.Window
 		for _, s := range specs {
-			w, err := visitors.ParseWindow(s)
+			w, err := analytics.ParseWindow(s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,8 +42,8 @@ func referenceProjects(t *testing.T) []Project {
 		{Name: sources.NameSearches, Windows: short, Settings: map[string]int{"top_queries": 20}}, {Name: sources.NameAssistant, Windows: short},
 	}
 	return []Project{
-		{Project: visitors.Project{ID: "big", Windows: long, Paths: visitors.PathPolicy{MaxPaths: 1000}}, Sources: specs},
-		{Project: visitors.Project{ID: "small", Windows: long, Paths: visitors.PathPolicy{MaxPaths: 1000}}, Sources: specs},
+		{Project: analytics.Project{ID: "big", Windows: long, Paths: analytics.PathPolicy{MaxPaths: 1000}}, Sources: specs},
+		{Project: analytics.Project{ID: "small", Windows: long, Paths: analytics.PathPolicy{MaxPaths: 1000}}, Sources: specs},
 	}
 }
 

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // TestRefreshDueWalksEverythingDue: one RefreshDue call walks every
@@ -18,12 +18,12 @@ import (
 // collector's TestVisitorsQueryDates about once in 20 runs under -race.
 func TestRefreshDueWalksEverythingDue(t *testing.T) {
 	t.Parallel()
-	d1, _ := visitors.ParseWindow("1d")
-	d7, _ := visitors.ParseWindow("7d")
+	d1, _ := analytics.ParseWindow("1d")
+	d7, _ := analytics.ParseWindow("7d")
 	fake := fakeapi.New(fakeapi.Options{APIKey: simKey, Paths: 5})
 	for i := range 100 {
 		b, client := fakeBudgetClient(t, fake, 1000, nil)
-		s, err := New(client, b, planConfig{Projects: []string{"docs"}, Windows: []visitors.Window{d1, d7},
+		s, err := New(client, b, planConfig{Projects: []string{"docs"}, Windows: []analytics.Window{d1, d7},
 			Config: Config{PageSize: apiclient.MaxPageSize, MinInterval: 5 * time.Minute, FinalDayDelay: -1}}.build(), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // TestRunWithinBudget runs the scheduler's own loop (Run) for seven hours
@@ -37,9 +37,9 @@ func TestRunWithinBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var windows []visitors.Window
+		var windows []analytics.Window
 		for _, w := range []string{"1d", "7d", "30d"} {
-			win, _ := visitors.ParseWindow(w)
+			win, _ := analytics.ParseWindow(w)
 			windows = append(windows, win)
 		}
 		s, err := New(client, b, planConfig{Projects: []string{"a", "b"}, Windows: windows, Config: Config{PageSize: apiclient.MaxPageSize, MinInterval: time.Minute, FinalDayDelay: -1}}.build(), nil)

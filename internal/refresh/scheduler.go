@@ -20,9 +20,9 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // FinalDayWindow is the window label of yesterday's settled numbers,
@@ -59,7 +59,7 @@ const DefaultSiteInterval = 12 * time.Minute
 
 // Project is one project and its analytics sources, as the plan walks
 // them: the configuration's validated value.
-type Project = visitors.PlanProject
+type Project = analytics.PlanProject
 
 // Config configures a Scheduler.
 type Config struct {

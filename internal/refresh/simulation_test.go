@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 const simKey = "mint_sim_key"
@@ -128,9 +128,9 @@ func simulate(t *testing.T, c simCase) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var windows []visitors.Window
+	var windows []analytics.Window
 	for _, w := range c.windows {
-		win, err := visitors.ParseWindow(w)
+		win, err := analytics.ParseWindow(w)
 		if err != nil {
 			t.Fatal(err)
 		}

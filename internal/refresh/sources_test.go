@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // TestEverySourceKeepsItsLastGoodData: for every source, a walk that fails
@@ -49,7 +49,7 @@ func TestEverySourceKeepsItsLastGoodData(t *testing.T) {
 			t.Run(def.Name+"/"+name, func(t *testing.T) {
 				t.Parallel()
 				h := newHarness(t, harnessOptions{now: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC), fake: fakeapi.Options{Paths: 30},
-					cfg: planConfig{Windows: []visitors.Window{days7}, Sources: []sources.Spec{{Name: def.Name}},
+					cfg: planConfig{Windows: []analytics.Window{days7}, Sources: []sources.Spec{{Name: def.Name}},
 						Config: Config{PageSize: 10, MaxPages: 5, MinInterval: time.Minute, StateDir: t.TempDir()}}})
 				walk := func() View {
 					h.refreshDue()

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // TestNewValidation: New refuses plan settings no plan could run, and an
@@ -15,7 +15,7 @@ import (
 // sources) are the configuration's, checked once there for the file and
 // the flags: config.TestParseProblemsNameFileLineAndKey, TestSourcesKey,
 // TestFlagRouteReportsEveryProblemByFlag, TestEveryProblemOfAFileAtOnce and
-// visitors.TestParseWindow hold them (they were repeated here).
+// analytics.TestParseWindow hold them (they were repeated here).
 func TestNewValidation(t *testing.T) {
 	client, err := apiclient.New(apiclient.Config{BaseURL: "http://127.0.0.1:1", APIKey: simKey})
 	if err != nil {
@@ -25,7 +25,7 @@ func TestNewValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := planConfig{Projects: []string{"a"}, Windows: []visitors.Window{day1}, Config: Config{PageSize: 250, MinInterval: time.Minute, FinalDayDelay: -1}}
+	ok := planConfig{Projects: []string{"a"}, Windows: []analytics.Window{day1}, Config: Config{PageSize: 250, MinInterval: time.Minute, FinalDayDelay: -1}}
 	bad := map[string]func(c *planConfig){
 		"page size 0":                 func(c *planConfig) { c.PageSize = 0 },
 		"page size 251":               func(c *planConfig) { c.PageSize = 251 },
@@ -68,7 +68,7 @@ func TestNewValidation(t *testing.T) {
 	} {
 		cfg := ok
 		cfg.Projects = []string{"a", "b"}
-		cfg.Windows = []visitors.Window{day1, days7}
+		cfg.Windows = []analytics.Window{day1, days7}
 		cfg.FinalDayDelay = tc.finalDay
 		cfg.Now = func() time.Time { return tc.now }
 		s, err := New(client, b, cfg.build(), nil)

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // Planned is the requests the plan spends per budget window.
@@ -31,7 +31,7 @@ func (s *Scheduler) Views() []View {
 	out := make([]View, 0, len(s.entries))
 	for _, e := range s.entries {
 		st := e.state
-		if loc := e.proj.Loc(); e.final && !now.Before(visitors.DayStart(visitors.Today(now, loc), loc).Add(FinalDayExport)) {
+		if loc := e.proj.Loc(); e.final && !now.Before(analytics.DayStart(analytics.Today(now, loc), loc).Add(FinalDayExport)) {
 			continue // yesterday's numbers matter only in the first hour of today
 		}
 		v := View{Project: e.project, Source: e.spec.Name, Scope: e.scope, Window: e.label, Attempted: st.attempted, OK: st.ok, Duration: st.duration,
@@ -59,11 +59,11 @@ func (s *Scheduler) Views() []View {
 func (s *Scheduler) servable(e *entry, snap sources.Snapshot, now time.Time) bool {
 	m := snap.Meta()
 	loc := e.proj.Loc()
-	today := visitors.Today(now, loc)
+	today := analytics.Today(now, loc)
 	if e.final {
-		from, to := e.window.RangeEndingOn(visitors.AddDays(today, -1))
+		from, to := e.window.RangeEndingOn(analytics.AddDays(today, -1))
 		return m.DateFrom == from && m.DateTo == to &&
-			now.Before(visitors.DayStart(today, loc).Add(FinalDayExport))
+			now.Before(analytics.DayStart(today, loc).Add(FinalDayExport))
 	}
 	// Staleness is judged against the plan: a window planned every 6h is
 	// not dropped after an hour; max staleness is the grace past a missed

@@ -13,9 +13,9 @@ import (
 
 	"github.com/go-kit/log/level"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // startDue starts the due walks in priority order while the budget can pay
@@ -198,9 +198,9 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 	ctx, cancel := s.walkContext(cost, effective)
 	defer cancel()
 
-	day := visitors.Today(start, e.proj.Loc())
+	day := analytics.Today(start, e.proj.Loc())
 	if e.final {
-		day = visitors.AddDays(day, -1)
+		day = analytics.AddDays(day, -1)
 	}
 	from, to := e.window.RangeEndingOn(day)
 	q := sources.Query{Project: e.project, DateFrom: from, DateTo: to, TotalsOnly: e.scope == ScopeSite}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // TestQueryDates checks the dates the API receives for a fixed clock and
@@ -31,7 +31,7 @@ func TestQueryDates(t *testing.T) {
 	} {
 		t.Run(tc.loc.String(), func(t *testing.T) {
 			h := newHarness(t, harnessOptions{now: now, fake: fakeapi.Options{Paths: 20},
-				cfg: planConfig{Windows: []visitors.Window{day1, days7}, Location: tc.loc}})
+				cfg: planConfig{Windows: []analytics.Window{day1, days7}, Location: tc.loc}})
 			h.refreshDue()
 			got := h.queryDates(0)
 			slices.Sort(got)

@@ -10,8 +10,6 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
-
-	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
 )
 
 // Guards that browsers need: a page on another site must not change
@@ -48,7 +46,7 @@ func sameOrigin(next http.Handler, logger log.Logger) http.Handler {
 // whose Host is neither a loopback name, an IP address nor one of allowed,
 // while basic auth is off (front unprotected): the page of a name that an
 // attacker resolves to this address sends that name.
-func hostGuard(next http.Handler, front *webauth.Front, allowed []string) http.Handler {
+func hostGuard(next http.Handler, front *AuthFront, allowed []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/") && !front.Protected() && !hostAllowed(r.Host, allowed) {
 			writeError(w, http.StatusForbidden, fmt.Sprintf("host name %.100q is not accepted by the agent job gateway without basic auth: "+

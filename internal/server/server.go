@@ -1,6 +1,7 @@
 // Package server is the exporter's HTTP server: its routes (the status
-// page at /), the health and readiness probes, and a graceful shutdown. It knows
-// handlers, not what they serve.
+// page at /), the health and readiness probes, the basic auth of
+// --web.config.file in front of them all (AuthFront) and a graceful
+// shutdown. It knows handlers, not what they serve.
 package server
 
 import (
@@ -20,10 +21,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/flagvalue"
-
-	"github.com/mintlify-exporter/mintlify_exporter/internal/routes"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
 )
 
 // ShutdownTimeout bounds how long requests in flight may finish after
@@ -46,10 +44,10 @@ const DefaultPort = ":9871"
 
 // RegisterFlags adds the server's flags to cmd; they are set in the
 // returned Flags when cmd is parsed.
-func RegisterFlags(cmd flagvalue.Flagger) *Flags {
+func RegisterFlags(cmd input.Flagger) *Flags {
 	f := &Flags{Web: kingpinflag.AddFlags(cmd, DefaultPort), TelemetryPath: "/metrics", MaxRequests: 40}
 	cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default(f.TelemetryPath).StringVar(&f.TelemetryPath)
-	flagvalue.IntVar(cmd, "web.max-requests", "Maximum number of parallel scrape requests. 0 disables the limit.", &f.MaxRequests)
+	input.IntVar(cmd, "web.max-requests", "Maximum number of parallel scrape requests. 0 disables the limit.", &f.MaxRequests)
 	cmd.Flag("web.agent-api-allowed-host", "Host name the agent job gateway answers without basic auth, beside localhost and IP addresses (repeatable); other names get 403, so that a page whose name is pointed at this address (DNS rebinding) cannot use it. Not needed with basic auth.").
 		PlaceHolder("NAME").StringsVar(&f.AllowedHosts)
 	return f
@@ -57,7 +55,7 @@ func RegisterFlags(cmd flagvalue.Flagger) *Flags {
 
 // Validate names the flag of the first invalid setting.
 func (f *Flags) Validate() error {
-	if err := routes.CheckTelemetryPath(f.TelemetryPath); err != nil {
+	if err := CheckTelemetryPath(f.TelemetryPath); err != nil {
 		return fmt.Errorf("--web.telemetry-path: %w", err)
 	}
 	for _, h := range f.AllowedHosts {
@@ -82,7 +80,7 @@ type Routes struct {
 	Status http.Handler
 	// Front checks basic auth before every route (and hands TLS to
 	// exporter-toolkit).
-	Front *webauth.Front
+	Front *AuthFront
 	// Replica, when set (replicas share the gateway), authenticates a
 	// request under /api/ that another replica forwarded: it answers the
 	// request to serve in place of the front's check (nil when r is not
@@ -97,12 +95,12 @@ type Server struct {
 	shuttingDown atomic.Bool
 	logger       log.Logger
 	slog         *slog.Logger
-	front        *webauth.Front
+	front        *AuthFront
 }
 
 // New builds the server's mux.
 func New(flags Flags, r Routes, logger log.Logger, slogger *slog.Logger) (*Server, error) {
-	if err := routes.CheckTelemetryPath(flags.TelemetryPath); err != nil {
+	if err := CheckTelemetryPath(flags.TelemetryPath); err != nil {
 		return nil, fmt.Errorf("--web.telemetry-path: %w", err)
 	}
 	s := &Server{flags: flags, logger: logger, slog: slogger, front: r.Front}

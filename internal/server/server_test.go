@@ -11,8 +11,6 @@ import (
 
 	"github.com/go-kit/log"
 	"golang.org/x/crypto/bcrypt"
-
-	"github.com/mintlify-exporter/mintlify_exporter/internal/webauth"
 )
 
 // reached counts the requests a route served.
@@ -27,14 +25,14 @@ func (c *reached) handler(name string) http.Handler {
 
 func newTestServer(t *testing.T, webConfig string, allowed ...string) (http.Handler, *reached) {
 	t.Helper()
-	o := webauth.Options{}
+	o := AuthOptions{}
 	if webConfig != "" {
 		o.ConfigFile = filepath.Join(t.TempDir(), "web.yml")
 		if err := os.WriteFile(o.ConfigFile, []byte(webConfig), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	front, err := webauth.NewFront(o)
+	front, err := NewAuthFront(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/boundedwrite"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // Defaults of the assistant source.
@@ -117,7 +117,7 @@ var _ = register(&Def{
 		// Before the first walk: one read of new conversations and one of
 		// caller stats; the first walk of a window costs more (all of it).
 		return &assistantSource{base: newBase(def, func(Query) int { return 2 }), cfg: cfg, topCategories: topCategories, projects: map[string]*projectConversations{},
-			writes: boundedwrite.Writes{Timeout: stateWriteTimeout}, syncFile: (*os.File).Sync}, nil
+			writes: bounded.Writes{Timeout: stateWriteTimeout}, syncFile: (*os.File).Sync}, nil
 	},
 })
 
@@ -136,7 +136,7 @@ type assistantSource struct {
 	projects map[string]*projectConversations
 	// writes bounds the state file writes: a frozen disk fails the walk
 	// within stateWriteTimeout instead of holding it (and shutdown) open.
-	writes boundedwrite.Writes
+	writes bounded.Writes
 	// syncFile is (*os.File).Sync; tests replace it to freeze the disk.
 	syncFile func(*os.File) error
 }
@@ -211,7 +211,7 @@ func (s *assistantSource) read(ctx context.Context, st *assistantState, q Query)
 	// before are in Recent, and anything older was counted already (or
 	// came too late to count).
 	since := st.Watermark.Add(-s.cfg.AssistantOverlap)
-	if !visitors.DayStart(mustDate(q.DateTo), s.cfg.location()).After(since) {
+	if !analytics.DayStart(mustDate(q.DateTo), s.cfg.location()).After(since) {
 		return f.requests, nil // a past window: its days are all counted
 	}
 	if err := s.readSince(f, st, q, since); err != nil {
@@ -244,7 +244,7 @@ func (f *conversationFetch) fetch(r apiclient.DateRange) ([]apiclient.Conversati
 
 // dayOf is the day of t in the configured time zone.
 func (s *assistantSource) dayOf(t time.Time) string {
-	return t.In(s.cfg.location()).Format(visitors.DateLayout)
+	return t.In(s.cfg.location()).Format(analytics.DateLayout)
 }
 
 // readEarlierDays reads whole the days of q before the state's first day:
@@ -272,7 +272,7 @@ func (s *assistantSource) readEarlierDays(f *conversationFetch, st *assistantSta
 	}
 	if fresh {
 		if st.Watermark.IsZero() {
-			st.Watermark = visitors.DayStart(mustDate(q.DateFrom), s.cfg.location())
+			st.Watermark = analytics.DayStart(mustDate(q.DateFrom), s.cfg.location())
 		}
 		st.From = q.DateFrom
 		st.prune(s.cfg.AssistantOverlap)
@@ -304,7 +304,7 @@ func (s *assistantSource) readSince(f *conversationFetch, st *assistantState, q 
 // dropOldDays drops the days beyond keepDays: the first day read moves
 // with them.
 func (s *assistantSource) dropOldDays(st *assistantState) {
-	first := s.cfg.now().In(s.cfg.location()).AddDate(0, 0, -keepDays).Format(visitors.DateLayout)
+	first := s.cfg.now().In(s.cfg.location()).AddDate(0, 0, -keepDays).Format(analytics.DateLayout)
 	if st.From >= first {
 		return
 	}
@@ -317,7 +317,7 @@ func (s *assistantSource) dropOldDays(st *assistantState) {
 }
 
 func mustDate(s string) time.Time {
-	t, _ := time.Parse(visitors.DateLayout, s) // checked by checkRange
+	t, _ := time.Parse(analytics.DateLayout, s) // checked by checkRange
 	return t
 }
 

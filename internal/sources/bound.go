@@ -7,12 +7,12 @@ import (
 	"strings"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // Labels whose values come from the API are bounded in count per project
 // and window: the documented values, the MaxUnknownValues largest others,
-// and the rest summed under "other" (redact.Fold), with the number of
+// and the rest summed under "other" (bounded.Fold), with the number of
 // values summed so reported (mintlify_analytics_label_values_folded).
 // Their length is bounded by labelValue. Paths and search queries are
 // bounded by their own caps (paths.max, top queries, feedback pages).
@@ -41,14 +41,14 @@ func (s *AssistantSnapshot) FoldedValues() []Folded { return s.folded }
 func (s *FeedbackItemsSnapshot) FoldedValues() []Folded { return s.folded }
 
 // foldByLabel is byLabel with the count of distinct values bounded
-// (redact.Fold): counts keyed by the API's values, made label values by
+// (bounded.Fold): counts keyed by the API's values, made label values by
 // label (merged when two meet), known always present.
 func foldByLabel(counts map[string]int64, known []string, label func(string) string) ([]labelCount, int) {
 	merged := make(map[string]int64, min(len(counts), 1024))
 	for k, v := range counts {
 		merged[label(k)] += v
 	}
-	kept, folded := redact.Fold(merged, known, redact.MaxUnknownValues)
+	kept, folded := bounded.Fold(merged, known, bounded.MaxUnknownValues)
 	return byLabel(kept, known, func(s string) string { return s }), folded
 }
 
@@ -95,8 +95,8 @@ func (st *assistantState) bound(label func(string) string, topCategories int) {
 		// Categories are free text: a day keeps the largest, the rest are
 		// other categories (not a category called "other").
 		d.Category, n = foldDay(d.Category, nil, max(topCategories, maxDayValues), label)
-		if o, ok := d.Category[redact.Other]; ok && n > 0 {
-			delete(d.Category, redact.Other)
+		if o, ok := d.Category[bounded.Other]; ok && n > 0 {
+			delete(d.Category, bounded.Other)
 			d.OtherCategories += o
 		}
 		d.addFolded("category", n)
@@ -108,7 +108,7 @@ func foldDay(m map[string]int64, known []string, maxUnknown int, label func(stri
 	for k, v := range m {
 		merged[label(k)] += v
 	}
-	return redact.Fold(merged, known, maxUnknown)
+	return bounded.Fold(merged, known, maxUnknown)
 }
 
 func (d *dayCounts) addFolded(label string, n int) {
@@ -130,8 +130,8 @@ func foldFeedbackItems(byPair map[[2]string]int64) ([]sourceStatusCount, []Folde
 		bySource[p[0]] += n
 		byStatus[p[1]] += n
 	}
-	keptSources, fs := redact.Fold(bySource, apiclient.FeedbackSources, redact.MaxUnknownValues)
-	keptStatuses, ft := redact.Fold(byStatus, apiclient.FeedbackStatuses, redact.MaxUnknownValues)
+	keptSources, fs := bounded.Fold(bySource, apiclient.FeedbackSources, bounded.MaxUnknownValues)
+	keptStatuses, ft := bounded.Fold(byStatus, apiclient.FeedbackStatuses, bounded.MaxUnknownValues)
 	out := map[[2]string]int64{}
 	for _, src := range apiclient.FeedbackSources {
 		for _, st := range apiclient.FeedbackStatuses {
@@ -140,10 +140,10 @@ func foldFeedbackItems(byPair map[[2]string]int64) ([]sourceStatusCount, []Folde
 	}
 	for p, n := range byPair {
 		if _, ok := keptSources[p[0]]; !ok {
-			p[0] = redact.Other
+			p[0] = bounded.Other
 		}
 		if _, ok := keptStatuses[p[1]]; !ok {
-			p[1] = redact.Other
+			p[1] = bounded.Other
 		}
 		out[p] += n
 	}

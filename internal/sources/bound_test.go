@@ -20,8 +20,8 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
@@ -105,14 +105,14 @@ func startHostile(t *testing.T, h hostile, opts fakeapi.Options) *env {
 	return &env{t: t, fake: fake, clock: clock, cfg: sources.Config{Client: client, Location: time.UTC, Now: clock.Now, StateDir: t.TempDir()}}
 }
 
-// bounded checks every label value of every series is at most
-// redact.MaxLabelBytes of valid UTF-8, and returns the series of family.
-func bounded(t *testing.T, got samples, family string) map[string]float64 {
+// boundedSeries checks every label value of every series is at most
+// bounded.MaxLabelBytes of valid UTF-8, and returns the series of family.
+func boundedSeries(t *testing.T, got samples, family string) map[string]float64 {
 	t.Helper()
 	for f, series := range got {
 		for lv := range series {
 			for _, v := range strings.Split(lv, "|") {
-				if len(v) > redact.MaxLabelBytes || !utf8.ValidString(v) {
+				if len(v) > bounded.MaxLabelBytes || !utf8.ValidString(v) {
 					t.Fatalf("%s: a label value of %d bytes", f, len(v))
 				}
 			}
@@ -158,34 +158,34 @@ func TestAPILabelValuesBounded(t *testing.T) {
 	asst := e.source(sources.NameAssistant)
 	snap := e.walk(asst, q)
 	got := collect(t, asst, snap, "1d")
-	by := bounded(t, got, "mintlify_assistant_conversations")
-	if len(by) != 3+redact.MaxUnknownValues {
-		t.Errorf("%d caller series, want web, api, other and %d more", len(by), redact.MaxUnknownValues)
+	by := boundedSeries(t, got, "mintlify_assistant_conversations")
+	if len(by) != 3+bounded.MaxUnknownValues {
+		t.Errorf("%d caller series, want web, api, other and %d more", len(by), bounded.MaxUnknownValues)
 	}
 	if s := sum(by); s != 10+callers {
 		t.Errorf("sum over callers = %v, want the API's %d", s, 10+callers)
 	}
 	// The documented other caller (2) and the callers folded (one each).
-	got.want(t, "mintlify_assistant_conversations", 2+callers-redact.MaxUnknownValues, project, "1d", "other")
-	if n := folded(t, snap, "caller"); n != callers-redact.MaxUnknownValues {
-		t.Errorf("folded callers = %d, want %d", n, callers-redact.MaxUnknownValues)
+	got.want(t, "mintlify_assistant_conversations", 2+callers-bounded.MaxUnknownValues, project, "1d", "other")
+	if n := folded(t, snap, "caller"); n != callers-bounded.MaxUnknownValues {
+		t.Errorf("folded callers = %d, want %d", n, callers-bounded.MaxUnknownValues)
 	}
 	for family, label := range map[string]string{
 		"mintlify_assistant_conversations_by_response_type": "response_type",
 		"mintlify_assistant_conversations_by_resolution":    "resolution",
 	} {
-		series := bounded(t, got, family)
-		if len(series) != 2+redact.MaxUnknownValues+1 {
-			t.Errorf("%s: %d series, want the 2 documented, %d others and other", family, len(series), redact.MaxUnknownValues)
+		series := boundedSeries(t, got, family)
+		if len(series) != 2+bounded.MaxUnknownValues+1 {
+			t.Errorf("%s: %d series, want the 2 documented, %d others and other", family, len(series), bounded.MaxUnknownValues)
 		}
 		if s := sum(series); s != conversations {
 			t.Errorf("%s: sum = %v, want %d conversations", family, s, conversations)
 		}
-		if n := folded(t, snap, label); n < conversations-redact.MaxUnknownValues {
-			t.Errorf("folded %s = %d, want at least %d", label, n, conversations-redact.MaxUnknownValues)
+		if n := folded(t, snap, label); n < conversations-bounded.MaxUnknownValues {
+			t.Errorf("folded %s = %d, want at least %d", label, n, conversations-bounded.MaxUnknownValues)
 		}
 	}
-	cats := bounded(t, got, "mintlify_assistant_conversations_by_category")
+	cats := boundedSeries(t, got, "mintlify_assistant_conversations_by_category")
 	if len(cats) != sources.DefaultTopCategories {
 		t.Errorf("%d categories exported, want %d", len(cats), sources.DefaultTopCategories)
 	}
@@ -208,18 +208,18 @@ func TestAPILabelValuesBounded(t *testing.T) {
 	fsnap := e.walk(fb, q)
 	fgot := collect(t, fb, fsnap, "1d")
 	statuses := map[string]bool{}
-	series := bounded(t, fgot, "mintlify_feedback_items")
+	series := boundedSeries(t, fgot, "mintlify_feedback_items")
 	for lv := range series {
 		statuses[strings.Split(lv, "|")[3]] = true
 	}
-	if len(statuses) != 4+redact.MaxUnknownValues+1 {
-		t.Errorf("%d statuses, want the 4 documented, %d others and other", len(statuses), redact.MaxUnknownValues)
+	if len(statuses) != 4+bounded.MaxUnknownValues+1 {
+		t.Errorf("%d statuses, want the 4 documented, %d others and other", len(statuses), bounded.MaxUnknownValues)
 	}
 	if s := sum(series); s != items {
 		t.Errorf("sum over feedback items = %v, want %d", s, items)
 	}
-	if n := folded(t, fsnap, "status"); n != items-redact.MaxUnknownValues {
-		t.Errorf("folded statuses = %d, want %d", n, items-redact.MaxUnknownValues)
+	if n := folded(t, fsnap, "status"); n != items-bounded.MaxUnknownValues {
+		t.Errorf("folded statuses = %d, want %d", n, items-bounded.MaxUnknownValues)
 	}
 	// The three 1 MB statuses are kept (ties in name order: "sss..."
 	// sorts before "st_..."), cut to the cap, and stay distinct.
@@ -227,7 +227,7 @@ func TestAPILabelValuesBounded(t *testing.T) {
 	for s := range statuses {
 		if strings.HasPrefix(s, "sss") {
 			long++
-			if !strings.Contains(s, "…") || len(s) > redact.MaxLabelBytes {
+			if !strings.Contains(s, "…") || len(s) > bounded.MaxLabelBytes {
 				t.Errorf("a 1 MB status became %q", s)
 			}
 		}
@@ -247,8 +247,8 @@ func TestAPILabelValuesBounded(t *testing.T) {
 		t.Errorf("/metrics is %d bytes under the attack, want under 256 KiB", len(body))
 	}
 	for _, want := range []string{
-		fmt.Sprintf(`mintlify_analytics_label_values_folded{label="caller",project="docs",source="assistant",window="1d"} %d`, callers-redact.MaxUnknownValues),
-		fmt.Sprintf(`mintlify_analytics_label_values_folded{label="status",project="docs",source="feedback_items",window="1d"} %d`, items-redact.MaxUnknownValues),
+		fmt.Sprintf(`mintlify_analytics_label_values_folded{label="caller",project="docs",source="assistant",window="1d"} %d`, callers-bounded.MaxUnknownValues),
+		fmt.Sprintf(`mintlify_analytics_label_values_folded{label="status",project="docs",source="feedback_items",window="1d"} %d`, items-bounded.MaxUnknownValues),
 		`mintlify_analytics_label_values_folded{label="source",project="docs",source="feedback_items",window="1d"} 0`,
 	} {
 		if !strings.Contains(body, want) {
@@ -308,7 +308,7 @@ func TestLongPathsCutDistinctly(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, p := range snap.Paths {
-		if len(p.Path) > redact.MaxLabelBytes || !strings.Contains(p.Path, "/xxxx") || !strings.Contains(p.Path, "…") {
+		if len(p.Path) > bounded.MaxLabelBytes || !strings.Contains(p.Path, "/xxxx") || !strings.Contains(p.Path, "…") {
 			t.Errorf("a 70 KB path exported as %d bytes: %.80q", len(p.Path), p.Path)
 		}
 		if seen[p.Path] {
@@ -366,11 +366,11 @@ func TestLongValuesElsewhereBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	cut := snap.(*sources.TrafficSnapshot).Paths[0].Path
-	long := strings.Replace(string(b), cut, strings.Repeat("x", redact.MaxLabelBytes+1), 1)
+	long := strings.Replace(string(b), cut, strings.Repeat("x", bounded.MaxLabelBytes+1), 1)
 	if long == string(b) {
 		t.Fatal("the test did not lengthen a path")
 	}
 	if _, err := sources.DecodeSnapshot([]byte(long)); err == nil || !strings.Contains(err.Error(), "over the cap") {
-		t.Errorf("a shared snapshot with a %d-byte label value: %v", redact.MaxLabelBytes+1, err)
+		t.Errorf("a shared snapshot with a %d-byte label value: %v", bounded.MaxLabelBytes+1, err)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 )
 
 // TestBuildRedactsPaths: a visitor's path that carries the API key, whole,
@@ -25,7 +25,7 @@ func TestBuildRedactsPaths(t *testing.T) {
 		{Path: "/login?token=" + key[:len(key)-1], VisitorCounts: apiclient.VisitorCounts{Human: 2, Total: 2}},
 		{Path: "/share/mint_q8W2zR5t%59u", VisitorCounts: apiclient.VisitorCounts{Human: 1, Total: 1}},
 	}}
-	p := visitors.PathPolicy{Redact: redact.New(key).String}
+	p := analytics.PathPolicy{Redact: secrets.NewRedactor(key).String}
 	s := buildTraffic(p, res, "2026-03-10", "2026-03-11", time.Unix(0, 0))
 	var got []string
 	for _, pc := range s.Paths {
@@ -34,7 +34,7 @@ func TestBuildRedactsPaths(t *testing.T) {
 			t.Errorf("label value %q carries the key", pc.Path)
 		}
 	}
-	want := []string{"/docs/intro", "/login?token=" + redact.Mask, "/share/" + redact.Mask + "u"}
+	want := []string{"/docs/intro", "/login?token=" + secrets.Mask, "/share/" + secrets.Mask + "u"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("paths %q, want %q", got, want)
 	}
@@ -58,7 +58,7 @@ func TestBuildSnapshot(t *testing.T) {
 		Requests: 2,
 	}
 	at := time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
-	policy := visitors.PathPolicy{MaxPaths: 3, Exclude: regexp.MustCompile(`^/private/`)}
+	policy := analytics.PathPolicy{MaxPaths: 3, Exclude: regexp.MustCompile(`^/private/`)}
 	s := buildTraffic(policy, res, "2026-03-10", "2026-03-11", at)
 	var got []string
 	for _, p := range s.Paths {
@@ -71,7 +71,7 @@ func TestBuildSnapshot(t *testing.T) {
 	if s.Dropped != 3 {
 		t.Errorf("dropped = %d, want 3", s.Dropped)
 	}
-	if s.Site != (visitors.Counts{Human: 10, AI: 5, Total: 12}) {
+	if s.Site != (analytics.Counts{Human: 10, AI: 5, Total: 12}) {
 		t.Errorf("site = %+v", s.Site)
 	}
 	if s.DateFrom != "2026-03-10" || s.DateTo != "2026-03-11" || !s.At.Equal(at) || s.Requests != 2 {

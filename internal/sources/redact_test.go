@@ -10,7 +10,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
@@ -62,7 +62,7 @@ func TestLabelsNeverCarryTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := sources.Config{Client: client, Location: time.UTC, Now: clock.Now, StateDir: t.TempDir(), Settings: map[string]int{"top_queries": 100}}
-	cfg.Paths.Redact = redact.New(key).String
+	cfg.Paths.Redact = secrets.NewRedactor(key).String
 	e := &env{t: t, fake: fake, clock: clock, cfg: cfg}
 	q := e.window(30)
 	masked := 0
@@ -71,7 +71,7 @@ func TestLabelsNeverCarryTheKey(t *testing.T) {
 		src := e.source(name)
 		for family, series := range collect(t, src, e.walk(src, q), "30d") {
 			for lv := range series {
-				masked += strings.Count(lv, redact.Mask)
+				masked += strings.Count(lv, secrets.Mask)
 				for i := 0; i+8 <= len(key); i++ {
 					if strings.Contains(lv, key[i:i+8]) {
 						t.Errorf("%s: %s{%s} carries %q of the key", name, family, lv, key[i:i+8])

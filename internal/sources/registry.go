@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 )
 
 // Def describes a source before it is made: everything the plan, the
@@ -144,7 +144,7 @@ var registry []*Def
 // its name and settings to the configuration; a name or order given twice
 // is a programming error.
 func register(d *Def) *Def {
-	visitors.RegisterSource(visitors.SourceInfo{Name: d.Name, Order: d.Order, DefaultOn: d.DefaultOn, Settings: d.Settings})
+	analytics.RegisterSource(analytics.SourceInfo{Name: d.Name, Order: d.Order, DefaultOn: d.DefaultOn, Settings: d.Settings})
 	for _, o := range registry {
 		if o.Name == d.Name || o.Order == d.Order {
 			panic(fmt.Sprintf("sources: %s registered beside %s with the same name or order", d.Name, o.Name))

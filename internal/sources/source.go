@@ -18,8 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // Query is what one walk reads: a project and a date range.
@@ -145,7 +145,7 @@ type Config struct {
 	// MaxPages caps a walk (0 = the apiclient defaults).
 	MaxPages int
 	// Paths decides which paths of visitors and views are exported.
-	Paths visitors.PathPolicy
+	Paths analytics.PathPolicy
 
 	// Settings are the source's own settings by key (Def.Settings); a key
 	// left out is 0, the source's default.
@@ -223,8 +223,8 @@ func (b *base) Additive() bool {
 
 func keyOf(q Query) costKey {
 	days := 0
-	from, err1 := time.Parse(visitors.DateLayout, q.DateFrom)
-	to, err2 := time.Parse(visitors.DateLayout, q.DateTo)
+	from, err1 := time.Parse(analytics.DateLayout, q.DateFrom)
+	to, err2 := time.Parse(analytics.DateLayout, q.DateTo)
 	if err1 == nil && err2 == nil {
 		days = int(to.Sub(from).Hours()+12) / 24
 	}
@@ -251,17 +251,17 @@ func (b *base) learn(q Query, requests int) {
 }
 
 // labelValue makes a string from the API a valid, bounded label value
-// (redact.Label: valid UTF-8, at most 256 bytes, a longer value cut with a
+// (bounded.Label: valid UTF-8, at most 256 bytes, a longer value cut with a
 // hash suffix so that distinct values stay distinct).
-func labelValue(s string) string { return redact.Label(s) }
+func labelValue(s string) string { return bounded.Label(s) }
 
 // checkRange refuses a query without a valid date range.
 func checkRange(name string, q Query) error {
 	if q.Project == "" {
 		return fmt.Errorf("%s: empty project", name)
 	}
-	from, err1 := time.Parse(visitors.DateLayout, q.DateFrom)
-	to, err2 := time.Parse(visitors.DateLayout, q.DateTo)
+	from, err1 := time.Parse(analytics.DateLayout, q.DateFrom)
+	to, err2 := time.Parse(analytics.DateLayout, q.DateTo)
 	if err1 != nil || err2 != nil || !to.After(from) {
 		return fmt.Errorf("%s for project %s: invalid date range %q..%q: want YYYY-MM-DD with dateFrom < dateTo", name, q.Project, q.DateFrom, q.DateTo)
 	}

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // pathBuilder reduces a walk to a snapshot as its pages arrive, keeping only
 // what will be exported: the MaxPaths best paths so far (a heap, each path
-// cut to redact.MaxLabelBytes before it is stored), and of every path met
+// cut to bounded.MaxLabelBytes before it is stored), and of every path met
 // an 8-byte hash, to tell a later copy of a path from a new one. A walk's
 // memory then follows paths.max and the page in flight, not the site: a
 // site of 100,000 paths of 12 KB costs a thousand paths of at most 256
@@ -24,7 +24,7 @@ import (
 // The result is buildTraffic's over the whole report: the same paths, order,
 // and drop count.
 type pathBuilder struct {
-	p    visitors.PathPolicy
+	p    analytics.PathPolicy
 	seed maphash.Seed
 	// seen holds the hash of the label value of every path met: the first
 	// row of a path wins, as in apiclient. Two distinct paths whose hashes
@@ -36,7 +36,7 @@ type pathBuilder struct {
 }
 
 // newPathBuilder returns an empty pathBuilder of p.
-func newPathBuilder(p visitors.PathPolicy) *pathBuilder {
+func newPathBuilder(p analytics.PathPolicy) *pathBuilder {
 	return &pathBuilder{p: p, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
 }
 
@@ -47,7 +47,7 @@ func (b *pathBuilder) Add(rows []apiclient.PathVisitors) {
 		if b.p.Redact != nil {
 			path = b.p.Redact(path)
 		}
-		label := redact.Label(path)
+		label := bounded.Label(path)
 		h := maphash.String(b.seed, label)
 		if _, dup := b.seen[h]; dup {
 			continue
@@ -58,7 +58,7 @@ func (b *pathBuilder) Add(rows []apiclient.PathVisitors) {
 			b.dropped++
 			continue
 		}
-		pc := visitors.PathCounts{Path: label, Counts: countsOf(row.VisitorCounts)}
+		pc := analytics.PathCounts{Path: label, Counts: countsOf(row.VisitorCounts)}
 		switch {
 		case b.p.MaxPaths <= 0 || len(b.top) < b.p.MaxPaths:
 			heap.Push(&b.top, pc)
@@ -74,29 +74,29 @@ func (b *pathBuilder) Add(rows []apiclient.PathVisitors) {
 
 // Snapshot returns the snapshot of the rows added: paths sorted by total
 // descending then path.
-func (b *pathBuilder) Snapshot(totals apiclient.VisitorCounts, requests int, from, to string, at time.Time) *visitors.Snapshot {
-	paths := slices.Clone([]visitors.PathCounts(b.top))
+func (b *pathBuilder) Snapshot(totals apiclient.VisitorCounts, requests int, from, to string, at time.Time) *analytics.Snapshot {
+	paths := slices.Clone([]analytics.PathCounts(b.top))
 	if paths == nil {
-		paths = []visitors.PathCounts{} // a walk of paths that found none: not a totals-only snapshot
+		paths = []analytics.PathCounts{} // a walk of paths that found none: not a totals-only snapshot
 	}
 	slices.SortFunc(paths, comparePaths)
-	return &visitors.Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Paths: paths, Dropped: b.dropped, Requests: requests}
+	return &analytics.Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Paths: paths, Dropped: b.dropped, Requests: requests}
 }
 
 // comparePaths is the export's order: total descending, then path.
-func comparePaths(a, b visitors.PathCounts) int {
+func comparePaths(a, b analytics.PathCounts) int {
 	return cmp.Or(cmp.Compare(b.Total, a.Total), strings.Compare(a.Path, b.Path))
 }
 
-func ranksBefore(a, b visitors.PathCounts) bool { return comparePaths(a, b) < 0 }
+func ranksBefore(a, b analytics.PathCounts) bool { return comparePaths(a, b) < 0 }
 
 // worstFirst is a heap of paths with the one that ranks last on top.
-type worstFirst []visitors.PathCounts
+type worstFirst []analytics.PathCounts
 
 func (h worstFirst) Len() int           { return len(h) }
 func (h worstFirst) Less(i, j int) bool { return ranksBefore(h[j], h[i]) }
 func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *worstFirst) Push(x any)        { *h = append(*h, x.(visitors.PathCounts)) }
+func (h *worstFirst) Push(x any)        { *h = append(*h, x.(analytics.PathCounts)) }
 func (h *worstFirst) Pop() any {
 	old := *h
 	x := old[len(old)-1]

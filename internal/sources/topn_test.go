@@ -11,15 +11,15 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // referenceBuild is buildTraffic as it was before walks streamed: every row kept,
 // then sorted and capped. The pathBuilder must give the same snapshot.
-func referenceBuild(p visitors.PathPolicy, rows []apiclient.PathVisitors) ([]visitors.PathCounts, int) {
+func referenceBuild(p analytics.PathPolicy, rows []apiclient.PathVisitors) ([]analytics.PathCounts, int) {
 	seen := map[string]bool{}
-	var paths []visitors.PathCounts
+	var paths []analytics.PathCounts
 	dropped := 0
 	for _, row := range rows {
 		path := strings.ToValidUTF8(row.Path, "\uFFFD")
@@ -31,9 +31,9 @@ func referenceBuild(p visitors.PathPolicy, rows []apiclient.PathVisitors) ([]vis
 			dropped++
 			continue
 		}
-		paths = append(paths, visitors.PathCounts{Path: redact.Label(path), Counts: countsOf(row.VisitorCounts)})
+		paths = append(paths, analytics.PathCounts{Path: bounded.Label(path), Counts: countsOf(row.VisitorCounts)})
 	}
-	slices.SortFunc(paths, func(a, b visitors.PathCounts) int {
+	slices.SortFunc(paths, func(a, b analytics.PathCounts) int {
 		return cmp.Or(cmp.Compare(b.Total, a.Total), strings.Compare(a.Path, b.Path))
 	})
 	if p.MaxPaths > 0 && len(paths) > p.MaxPaths {
@@ -61,7 +61,7 @@ func TestBuilderEqualsSortingEverything(t *testing.T) {
 			total := int64(rng.IntN(20))
 			rows[i] = apiclient.PathVisitors{Path: path, VisitorCounts: apiclient.VisitorCounts{Human: total, Total: total}}
 		}
-		p := visitors.PathPolicy{MaxPaths: []int{0, 1, 10, n / 2, n, n + 5}[rng.IntN(6)]}
+		p := analytics.PathPolicy{MaxPaths: []int{0, 1, 10, n / 2, n, n + 5}[rng.IntN(6)]}
 		if rng.IntN(3) == 0 {
 			p.Exclude = regexp.MustCompile(`7`)
 		}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 )
 
 // Label values of the traffic label.
@@ -18,7 +18,7 @@ const (
 // human and AI traffic, with the API's own totals. It wraps the visitors
 // snapshot, its path policy and ranking.
 type TrafficSnapshot struct {
-	*visitors.Snapshot
+	*analytics.Snapshot
 	totalsOnly bool
 }
 
@@ -36,7 +36,7 @@ func trafficFamilies(additive bool, site, siteTotal, page, pageTotal [2]string) 
 			if !ok {
 				return
 			}
-			one := func(c visitors.Counts, lv ...string) {
+			one := func(c analytics.Counts, lv ...string) {
 				if split {
 					emit(c.Human, append(lv, TrafficHuman)...)
 					emit(c.AI, append(lv, TrafficAI)...)
@@ -89,7 +89,7 @@ func (v *TrafficSnapshot) toWire() (string, wireData) {
 	return kindTraffic, w
 }
 
-// wireCounts are visitors.Counts.
+// wireCounts are analytics.Counts.
 type wireCounts struct {
 	Human float64 `json:"human"`
 	AI    float64 `json:"ai"`
@@ -136,32 +136,32 @@ func (w *wireTraffic) validate() error {
 
 func (w *wireTraffic) snapshot() Snapshot {
 	m := w.Meta.meta()
-	s := &visitors.Snapshot{At: m.At, DateFrom: m.DateFrom, DateTo: m.DateTo, Site: visitors.Counts(w.Site), Dropped: w.Dropped, Requests: m.Requests}
+	s := &analytics.Snapshot{At: m.At, DateFrom: m.DateFrom, DateTo: m.DateTo, Site: analytics.Counts(w.Site), Dropped: w.Dropped, Requests: m.Requests}
 	if w.Paths != nil {
-		s.Paths = make([]visitors.PathCounts, len(w.Paths))
+		s.Paths = make([]analytics.PathCounts, len(w.Paths))
 		for i, p := range w.Paths {
-			s.Paths[i] = visitors.PathCounts{Path: p.Path, Counts: visitors.Counts{Human: p.Human, AI: p.AI, Total: p.Total}}
+			s.Paths[i] = analytics.PathCounts{Path: p.Path, Counts: analytics.Counts{Human: p.Human, AI: p.AI, Total: p.Total}}
 		}
 	}
 	return &TrafficSnapshot{Snapshot: s, totalsOnly: m.TotalsOnly}
 }
 
 // buildTraffic reduces a whole API result to a snapshot: paths made bounded,
-// valid label values (redact.Label) and merged (first row wins, as in
+// valid label values (bounded.Label) and merged (first row wins, as in
 // apiclient), filtered, ranked and capped. A walk hands its pages to a
 // pathBuilder as they arrive instead, which gives the same snapshot without
 // holding the site.
-func buildTraffic(p visitors.PathPolicy, res *apiclient.VisitorsReport, from, to string, at time.Time) *visitors.Snapshot {
+func buildTraffic(p analytics.PathPolicy, res *apiclient.VisitorsReport, from, to string, at time.Time) *analytics.Snapshot {
 	b := newPathBuilder(p)
 	b.Add(res.Paths)
 	return b.Snapshot(res.Totals, res.Requests, from, to, at)
 }
 
 // totalsOnlyTraffic is a snapshot of site totals without paths.
-func totalsOnlyTraffic(totals apiclient.VisitorCounts, from, to string, at time.Time) *visitors.Snapshot {
-	return &visitors.Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Requests: 1}
+func totalsOnlyTraffic(totals apiclient.VisitorCounts, from, to string, at time.Time) *analytics.Snapshot {
+	return &analytics.Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Requests: 1}
 }
 
-func countsOf(c apiclient.VisitorCounts) visitors.Counts {
-	return visitors.Counts{Human: float64(c.Human), AI: float64(c.AI), Total: float64(c.Total)}
+func countsOf(c apiclient.VisitorCounts) analytics.Counts {
+	return analytics.Counts{Human: float64(c.Human), AI: float64(c.AI), Total: float64(c.Total)}
 }

@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // The wire form lets replicas share a walk (through Redis) instead of each
@@ -327,8 +327,8 @@ func (m wireMeta) validate(pages int) error {
 	}
 	// The collector matches a snapshot to its window by these dates, and
 	// every walk checked them (checkRange).
-	from, err1 := time.Parse(visitors.DateLayout, m.DateFrom)
-	to, err2 := time.Parse(visitors.DateLayout, m.DateTo)
+	from, err1 := time.Parse(analytics.DateLayout, m.DateFrom)
+	to, err2 := time.Parse(analytics.DateLayout, m.DateTo)
 	if err1 != nil || err2 != nil || !to.After(from) {
 		return fmt.Errorf("invalid date range %.40q..%.40q: want YYYY-MM-DD with dateFrom < dateTo", m.DateFrom, m.DateTo)
 	}
@@ -378,8 +378,8 @@ func (u uniqueLabels) add(what string, i int, values ...string) error {
 		if !utf8.ValidString(v) {
 			return fmt.Errorf("%s %d: label value not valid UTF-8", what, i+1)
 		}
-		if len(v) > redact.MaxLabelBytes {
-			return fmt.Errorf("%s %d: label value of %d bytes, over the cap of %d", what, i+1, len(v), redact.MaxLabelBytes)
+		if len(v) > bounded.MaxLabelBytes {
+			return fmt.Errorf("%s %d: label value of %d bytes, over the cap of %d", what, i+1, len(v), bounded.MaxLabelBytes)
 		}
 	}
 	key := values[0]

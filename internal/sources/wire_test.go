@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/visitors"
 )
 
 // wireCases are the fakes and configurations the round trip walks every
@@ -34,13 +34,13 @@ var wireCases = []struct {
 		c.Settings = map[string]int{"top_queries": 10, "top_categories": 2}
 	}},
 	{name: "capped", opts: fakeapi.Options{Paths: 300}, mod: func(c *sources.Config) {
-		c.Paths, c.Settings = visitors.PathPolicy{MaxPaths: 40}, map[string]int{"feedback_pages": 10, "top_categories": -1}
+		c.Paths, c.Settings = analytics.PathPolicy{MaxPaths: 40}, map[string]int{"feedback_pages": 10, "top_categories": -1}
 	}},
 	{name: "empty site", opts: fakeapi.Options{PathsByProject: map[string]int{project: 0}}, mod: func(c *sources.Config) {
 		c.Settings = map[string]int{"top_queries": 5}
 	}},
 	{name: "odd answers", opts: fakeapi.Options{Paths: 30}, mod: func(c *sources.Config) {
-		c.Paths = visitors.PathPolicy{Include: regexp.MustCompile(`^/matches-nothing$`)}
+		c.Paths = analytics.PathPolicy{Include: regexp.MustCompile(`^/matches-nothing$`)}
 	}, fault: func(f *fakeapi.Server) {
 		for _, ep := range []string{fakeapi.Feedback, fakeapi.Assistant, fakeapi.AssistantCallerStats} {
 			f.SetFault(ep, fakeapi.Fault{UnknownEnum: true})
@@ -391,14 +391,14 @@ func TestDecodeSnapshotRefuses(t *testing.T) {
 func TestEncodeSnapshotRefuses(t *testing.T) {
 	t.Parallel()
 	at := fixedNow()
-	traffic := func(mod func(*visitors.Snapshot)) sources.Snapshot {
-		s := &visitors.Snapshot{At: at, DateFrom: "2025-03-14", DateTo: "2025-03-15", Requests: 1,
-			Site:  visitors.Counts{Human: 2, AI: 1, Total: 3},
-			Paths: []visitors.PathCounts{{Path: "/a", Counts: visitors.Counts{Human: 1, Total: 1}}, {Path: "/b", Counts: visitors.Counts{AI: 1, Total: 1}}}}
+	traffic := func(mod func(*analytics.Snapshot)) sources.Snapshot {
+		s := &analytics.Snapshot{At: at, DateFrom: "2025-03-14", DateTo: "2025-03-15", Requests: 1,
+			Site:  analytics.Counts{Human: 2, AI: 1, Total: 3},
+			Paths: []analytics.PathCounts{{Path: "/a", Counts: analytics.Counts{Human: 1, Total: 1}}, {Path: "/b", Counts: analytics.Counts{AI: 1, Total: 1}}}}
 		mod(s)
 		return &sources.TrafficSnapshot{Snapshot: s}
 	}
-	if _, err := sources.EncodeSnapshot(traffic(func(*visitors.Snapshot) {})); err != nil {
+	if _, err := sources.EncodeSnapshot(traffic(func(*analytics.Snapshot) {})); err != nil {
 		t.Fatalf("the valid snapshot the cases start from: %v", err)
 	}
 	cases := []struct {
@@ -410,12 +410,12 @@ func TestEncodeSnapshotRefuses(t *testing.T) {
 		{"typed nil", (*sources.TrafficSnapshot)(nil), "nil *sources.TrafficSnapshot"},
 		{"no visitors snapshot", &sources.TrafficSnapshot{}, "nil *sources.TrafficSnapshot"},
 		{"foreign type", foreign{}, "type sources_test.foreign has no wire form"},
-		{"NaN", traffic(func(s *visitors.Snapshot) { s.Site.AI = math.NaN() }), "site: value NaN"},
-		{"infinity", traffic(func(s *visitors.Snapshot) { s.Paths[1].Total = math.Inf(1) }), "path 2: value +Inf"},
-		{"invalid UTF-8", traffic(func(s *visitors.Snapshot) { s.Paths[0].Path = "/\xff" }), "path 1: label value not valid UTF-8"},
-		{"duplicate path", traffic(func(s *visitors.Snapshot) { s.Paths[1].Path = "/a" }), "path 2: duplicate series"},
-		{"no time", traffic(func(s *visitors.Snapshot) { s.At = time.Time{} }), "no at time"},
-		{"no dates", traffic(func(s *visitors.Snapshot) { s.DateFrom, s.DateTo = "", "" }), "invalid date range"},
+		{"NaN", traffic(func(s *analytics.Snapshot) { s.Site.AI = math.NaN() }), "site: value NaN"},
+		{"infinity", traffic(func(s *analytics.Snapshot) { s.Paths[1].Total = math.Inf(1) }), "path 2: value +Inf"},
+		{"invalid UTF-8", traffic(func(s *analytics.Snapshot) { s.Paths[0].Path = "/\xff" }), "path 1: label value not valid UTF-8"},
+		{"duplicate path", traffic(func(s *analytics.Snapshot) { s.Paths[1].Path = "/a" }), "path 2: duplicate series"},
+		{"no time", traffic(func(s *analytics.Snapshot) { s.At = time.Time{} }), "no at time"},
+		{"no dates", traffic(func(s *analytics.Snapshot) { s.DateFrom, s.DateTo = "", "" }), "invalid date range"},
 	}
 	for _, c := range cases {
 		b, err := sources.EncodeSnapshot(c.snap)

@@ -1,49 +1,49 @@
 package status
 
-import "github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+import "github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 
 // bound makes every string of the report that may come from the API (a
 // job's status or id) or from a long configuration (a project id, an
 // organization name) a bounded one, by the rule of label values
-// (redact.Label: at most 256 bytes, a longer one cut with a hash suffix),
-// and bounds the job statuses of a project in number (redact.Fold: the
+// (bounded.Label: at most 256 bytes, a longer one cut with a hash suffix),
+// and bounds the job statuses of a project in number (bounded.Fold: the
 // known ones, a few others, the rest under "other"). The HTML page and the
 // JSON show the same bounded report. It works on r's copies (derive).
 func (r *Report) bound() {
 	for i := range r.Organizations {
 		o := &r.Organizations[i]
-		o.Name = redact.Label(o.Name)
+		o.Name = bounded.Label(o.Name)
 		o.Projects = labels(o.Projects)
 	}
 	for i := range r.Demands {
 		d := &r.Demands[i]
-		d.Organization, d.Project = redact.Label(d.Organization), redact.Label(d.Project)
-		d.Source, d.Window = redact.Label(d.Source), redact.Label(d.Window)
+		d.Organization, d.Project = bounded.Label(d.Organization), bounded.Label(d.Project)
+		d.Source, d.Window = bounded.Label(d.Source), bounded.Label(d.Window)
 	}
 	if r.Jobs == nil {
 		return
 	}
 	for i := range r.Jobs.Projects {
 		p := &r.Jobs.Projects[i]
-		p.Project = redact.Label(p.Project)
+		p.Project = bounded.Label(p.Project)
 		by := make(map[string]int, min(len(p.ByStatus), 1024))
 		for s, n := range p.ByStatus {
-			by[redact.Label(s)] += n
+			by[bounded.Label(s)] += n
 		}
-		if len(by) > len(knownStatuses)+redact.MaxUnknownValues {
-			by, _ = redact.Fold(by, knownStatuses, redact.MaxUnknownValues)
+		if len(by) > len(knownStatuses)+bounded.MaxUnknownValues {
+			by, _ = bounded.Fold(by, knownStatuses, bounded.MaxUnknownValues)
 		}
 		p.ByStatus = by
 	}
 	if pl := r.Jobs.MostOverduePoll; pl != nil {
-		pl.Project, pl.JobID = redact.Label(pl.Project), redact.Label(pl.JobID)
+		pl.Project, pl.JobID = bounded.Label(pl.Project), bounded.Label(pl.JobID)
 	}
 }
 
 func labels(in []string) []string {
 	out := make([]string, len(in))
 	for i, s := range in {
-		out[i] = redact.Label(s)
+		out[i] = bounded.Label(s)
 	}
 	return out
 }

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // TestPageBoundsValuesFromTheAPI: a report whose project id, job id and job
 // statuses are 1 MB long, and a project with 5,000 distinct statuses, gives
-// a small page (HTML and JSON) with each value cut to redact.MaxLabelBytes
+// a small page (HTML and JSON) with each value cut to bounded.MaxLabelBytes
 // with a hash suffix, distinct values distinct, and the statuses beyond the
 // cap summed under other with nothing lost.
 func TestPageBoundsValuesFromTheAPI(t *testing.T) {
@@ -35,7 +35,7 @@ func TestPageBoundsValuesFromTheAPI(t *testing.T) {
 		if code != http.StatusOK || len(body) > 128<<10 {
 			t.Fatalf("%s: %d, %d bytes; want 200 and a small page", target, code, len(body))
 		}
-		if strings.Contains(body, strings.Repeat("z", redact.MaxLabelBytes+1)) {
+		if strings.Contains(body, strings.Repeat("z", bounded.MaxLabelBytes+1)) {
 			t.Errorf("%s shows a value longer than the cap", target)
 		}
 	}
@@ -45,8 +45,8 @@ func TestPageBoundsValuesFromTheAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	statuses := got.Jobs.Projects[0].ByStatus
-	if len(statuses) != len(knownStatuses)+redact.MaxUnknownValues+1 {
-		t.Errorf("%d statuses shown, want %d", len(statuses), len(knownStatuses)+redact.MaxUnknownValues+1)
+	if len(statuses) != len(knownStatuses)+bounded.MaxUnknownValues+1 {
+		t.Errorf("%d statuses shown, want %d", len(statuses), len(knownStatuses)+bounded.MaxUnknownValues+1)
 	}
 	total := 0
 	for _, n := range statuses {
@@ -55,10 +55,10 @@ func TestPageBoundsValuesFromTheAPI(t *testing.T) {
 	if total != 1+2+3+5000 {
 		t.Errorf("statuses sum to %d, want %d", total, 1+2+3+5000)
 	}
-	if statuses[redact.Label(long+"1")] != 2 || statuses[redact.Label(long+"2")] != 3 {
+	if statuses[bounded.Label(long+"1")] != 2 || statuses[bounded.Label(long+"2")] != 3 {
 		t.Errorf("the two long statuses are not shown apart: %v", statuses)
 	}
-	if p := got.Jobs.MostOverduePoll; p == nil || p.JobID != redact.Label(long) || got.Demands[0].Project != redact.Label(long) {
+	if p := got.Jobs.MostOverduePoll; p == nil || p.JobID != bounded.Label(long) || got.Demands[0].Project != bounded.Label(long) {
 		t.Errorf("the long job id or project id is not cut: %+v", p)
 	}
 }

@@ -1,0 +1,28 @@
+package gateway
+
+import (
+	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+)
+
+// Flags are the gateway's settings from the command line.
+type Flags struct {
+	Config Config
+	// Enabled: --web.enable-agent-api.
+	Enabled bool
+}
+
+// RegisterFlags adds the gateway's flags to app, defaulting to Defaults().
+func RegisterFlags(app input.Flagger) *Flags {
+	f := &Flags{Config: Defaults()}
+	app.Flag("web.enable-agent-api", "Serve the agent job gateway under /api/. Anyone who can reach it can open pull requests: protect it with --web.config.file.").Default("false").BoolVar(&f.Enabled)
+	input.BytesVar(app, "agent.max-prompt-bytes", "Largest request body (and so prompt) the gateway accepts for a job, e.g. 64KiB; larger ones get 413.", &f.Config.MaxPromptBytes)
+	return f
+}
+
+// ValidateFlags is Validate with each error naming its flag. Projects are
+// set later, from the configuration, and not checked here.
+func (f *Flags) ValidateFlags() error {
+	c := f.Config
+	c.Projects = nil
+	return input.Rename(c.Validate(), map[string]string{"MaxPromptBytes": "--agent.max-prompt-bytes"})
+}
