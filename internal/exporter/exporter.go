@@ -33,6 +33,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/processmetrics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/redact"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/reload"
@@ -94,7 +95,7 @@ func loader(o *Options, sb *sandbox.Sandbox, redactor *redact.Redactor) func() (
 // upstream starts the sandbox when asked (owned by wg until ctx ends) and
 // returns the settings every organization's client and plan share, and the
 // shared Redis when the configuration has one (the caller closes it).
-func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, sb *sandbox.Sandbox, wg *sync.WaitGroup) (orgs.Settings, *cluster.Client, error) {
+func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, client *apiclient.Metrics, sb *sandbox.Sandbox, wg *sync.WaitGroup) (orgs.Settings, *cluster.Client, error) {
 	logger := loggers.Logger
 	s := orgs.Settings{Client: o.Client.Config, Refresh: o.Plan}
 	var c *cluster.Client
@@ -108,7 +109,7 @@ func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers loggi
 		wg.Go(func() { c.Run(ctx) }) // the health loop, until ctx ends
 		s.Shared = func(org string) budget.SharedLedger { return c.Ledger(org) }
 	}
-	s.Client.Metrics, s.Client.Logger, s.Client.Redactor = apiclient.NewMetrics(reg), loggers.Logger, loggers.Redactor
+	s.Client.Metrics, s.Client.Logger, s.Client.Redactor = client, loggers.Logger, loggers.Redactor
 	if sb == nil {
 		return s, c, nil
 	}
@@ -138,7 +139,7 @@ func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	if err != nil {
 		return err
 	}
-	settings, shared, err := upstream(ctx, o, cfg, loggers, nil, sb, &wg)
+	settings, shared, err := upstream(ctx, o, cfg, loggers, nil, apiclient.NewMetrics(nil), sb, &wg)
 	if err != nil {
 		return err
 	}
@@ -223,9 +224,11 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 		}
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	settings, shared, err := upstream(ctx, o, cfg, loggers, reg, sb, &wg)
+	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(), processmetrics.New())
+	// The API client's series change only with its requests: /metrics
+	// encodes them once per change (metricsOptions.Client), not in reg.
+	client := apiclient.NewMetrics(nil)
+	settings, shared, err := upstream(ctx, o, cfg, loggers, reg, client, sb, &wg)
 	if err != nil {
 		return err
 	}
@@ -352,7 +355,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	}
 	srv, err := server.New(o.Server, server.Routes{
 		Metrics: metricsHandler(ctx, &wg, reg, metricsOptions{
-			Views: set, Budgets: set.Budgets, Primary: primary, MaxRequests: o.Server.MaxRequests, Logger: logger,
+			Views: set, Budgets: set.Budgets, Client: client, Primary: primary, MaxRequests: o.Server.MaxRequests, Logger: logger,
 		}),
 		API:     api,
 		Reload:  reloader.Handler(),

@@ -6,10 +6,12 @@ import (
 	"sync"
 
 	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
@@ -22,6 +24,9 @@ type metricsOptions struct {
 	// Views are the plans' snapshots and status; Budgets their budgets.
 	Views   collector.ViewSource
 	Budgets func() []*budget.Budget
+	// Client, when set, are the API client's metrics: served on every
+	// replica, encoded once per request observed (exposition.Versioned).
+	Client *apiclient.Metrics
 	// Primary, when set (replicas), reads this replica's role: the shared
 	// analytics (status, data, budgets) are served on the primary alone.
 	Primary     func() bool
@@ -41,6 +46,11 @@ func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Reg
 	var src exposition.Source = sharedAnalytics{analytics: encoded, budgets: budgets, primary: func() bool { return true }}
 	if o.Primary != nil {
 		src = sharedAnalytics{analytics: encoded, budgets: budgets, primary: o.Primary, role: true}
+	}
+	if o.Client != nil {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(o.Client)
+		src = withVersioned{Source: src, v: exposition.NewVersioned(reg, o.Client.Version), logger: o.Logger}
 	}
 	return promhttp.InstrumentMetricHandler(reg, exposition.NewHandler(reg, src, exposition.Opts{
 		ErrorLog:            logging.PromHTTPErrorLogger{Logger: o.Logger},
@@ -92,4 +102,25 @@ func (s sharedAnalytics) roleGatherer(primary bool) prometheus.Gatherers {
 	return prometheus.Gatherers{prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		return []*dto.MetricFamily{cluster.PrimaryFamily(primary)}, nil
 	})}
+}
+
+// withVersioned adds v's families to what Source serves.
+type withVersioned struct {
+	exposition.Source
+	v      *exposition.Versioned
+	logger log.Logger
+}
+
+func (w withVersioned) Answer(e exposition.Encoding) exposition.Answer {
+	a := w.Source.Answer(e)
+	fams, err := w.v.Families(e)
+	if err != nil && w.logger != nil {
+		level.Error(w.logger).Log("msg", "error gathering the API client's metrics", "err", err)
+	}
+	a.Families = append(fams[:len(fams):len(fams)], a.Families...)
+	return a
+}
+
+func (w withVersioned) Gatherer() prometheus.Gatherer {
+	return prometheus.Gatherers{w.v.Gatherer(), w.Source.Gatherer()}
 }
