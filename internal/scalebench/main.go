@@ -57,6 +57,7 @@ var (
 	sequential  = flag.Int("sequential", 200, "sequential gzip scrapes (CPU is read in 10 ms ticks: enough of them to average over)")
 	concurrent  = flag.Int("concurrent", 30, "concurrent gzip scrapes")
 	cpuScrapes  = flag.Int("cpu-scrapes", 3000, "scrapes of the 10,000-path run over which CPU is averaged")
+	bigOnly     = flag.Bool("big-only", false, "run only the one project of -big-paths paths (CPU per cached scrape)")
 	walkTimeout = flag.Duration("walk-timeout", 15*time.Minute, "how long every demand may take to be walked")
 	floorBody   = flag.String("floor", "", "internal: serve this file's bytes as a floor server")
 	floorGzip   = flag.Bool("floor-gzip", false, "internal: the floor's body is gzipped")
@@ -117,6 +118,9 @@ func run() error {
 	}
 	defer func() { cancel(); _ = wait() }()
 
+	if *bigOnly {
+		return runBig(tmp, apiURL, newClient())
+	}
 	var projects []string
 	for o := range *orgs {
 		for p := range *perOrg {
@@ -204,6 +208,14 @@ func run() error {
 	if *bigPaths == 0 {
 		return nil
 	}
+	return runBig(tmp, apiURL, client)
+}
+
+// runBig measures the CPU per cached gzip scrape of one project of
+// -big-paths paths against a floor serving the same answer.
+func runBig(tmp, apiURL string, client *http.Client) error {
+	gzFile := filepath.Join(tmp, "answer-big.om.gz")
+	var body []byte
 	fmt.Printf("\n## One project of %d paths, every source, windows 1d/7d/30d: CPU per cached gzip scrape (%d scrapes)\n\n", *bigPaths, *cpuScrapes)
 	big, err := startExporter(tmp, "big", apiURL, 1, 1, []string{"big"}, *bigPaths)
 	if err != nil {
@@ -240,7 +252,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ft, fcpu, err = sequentialScrapes(client, bigFloor, *cpuScrapes, true)
+	ft, fcpu, err := sequentialScrapes(client, bigFloor, *cpuScrapes, true)
 	if err != nil {
 		return err
 	}
