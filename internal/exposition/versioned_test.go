@@ -23,20 +23,26 @@ func versionedText(t *testing.T, v *Versioned, e Encoding) string {
 		out.Write(f.Header)
 		for _, c := range f.Chunks {
 			if e.Gzip {
-				zr, err := gzip.NewReader(bytes.NewReader(c))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := io.ReadAll(zr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c = b
+				c = gunzip(t, c)
 			}
 			out.Write(c)
 		}
 	}
 	return out.String()
+}
+
+// gunzip reads a gzip stream (of one member or more) whole.
+func gunzip(t *testing.T, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestVersionedEncodesOncePerVersion: the families are what expfmt writes
