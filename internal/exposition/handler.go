@@ -123,6 +123,9 @@ const bufSize = 128 << 10
 
 var bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, bufSize) }}
 
+// familyPool holds the buffers AppendFamily writes a registry's family into.
+var familyPool = sync.Pool{New: func() any { return new(make([]byte, 0, 4<<10)) }}
+
 func (h *handler) logf(format string, args ...any) {
 	if h.o.ErrorLog != nil {
 		h.o.ErrorLog.Println(fmt.Sprintf(format, args...))
@@ -235,8 +238,17 @@ func (h *handler) write(bw *bufio.Writer, enc Encoding, format expfmt.Format, mf
 		out = zw
 	}
 	e := expfmt.NewEncoder(out, format)
+	fb := familyPool.Get().(*[]byte)
+	defer familyPool.Put(fb)
 	for _, mf := range mfs {
 		if filter != nil && !filter[mf.GetName()] {
+			continue
+		}
+		var ok bool
+		if *fb, ok = AppendFamily((*fb)[:0], enc.Format, mf); ok {
+			if _, err := out.Write(*fb); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := e.Encode(mf); err != nil {
