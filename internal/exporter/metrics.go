@@ -41,11 +41,19 @@ type metricsOptions struct {
 func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Registry, o metricsOptions) http.Handler {
 	encoded := collector.NewEncoded(o.Views, o.Logger)
 	wg.Go(func() { encoded.Run(ctx, collector.DefaultEncodeInterval) })
-	budgets := prometheus.NewRegistry()
-	budgets.MustRegister(budget.Set(o.Budgets))
-	var src exposition.Source = sharedAnalytics{analytics: encoded, budgets: budgets, primary: func() bool { return true }}
+	var src exposition.Source
 	if o.Primary != nil {
+		// Replicas: the budgets go with the data, on the primary alone,
+		// decided by the one read of the role a scrape makes.
+		budgets := prometheus.NewRegistry()
+		budgets.MustRegister(budget.Set(o.Budgets))
 		src = sharedAnalytics{analytics: encoded, budgets: budgets, primary: o.Primary, role: true}
+	} else {
+		// One exporter: the budgets are gathered with reg, one registry
+		// gathered a scrape rather than two (each spends goroutines and
+		// 32 kB of channels).
+		reg.MustRegister(budget.Set(o.Budgets))
+		src = sharedAnalytics{analytics: encoded, primary: func() bool { return true }}
 	}
 	if o.Client != nil {
 		reg := prometheus.NewRegistry()
@@ -67,7 +75,7 @@ func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Reg
 // without the data.
 type sharedAnalytics struct {
 	analytics exposition.Source
-	budgets   prometheus.Gatherer
+	budgets   prometheus.Gatherer // nil when gathered with the registry
 	primary   func() bool
 	role      bool // export mintlify_exporter_cluster_primary
 }
@@ -79,9 +87,14 @@ func (s sharedAnalytics) Answer(e exposition.Encoding) exposition.Answer {
 		return exposition.Answer{Gatherer: g}
 	}
 	a := s.analytics.Answer(e)
-	g = append(g, s.budgets)
+	if s.budgets != nil {
+		g = append(g, s.budgets)
+	}
 	if a.Gatherer != nil {
 		g = append(g, a.Gatherer)
+	}
+	if len(g) == 0 {
+		return exposition.Answer{Families: a.Families}
 	}
 	return exposition.Answer{Gatherer: g, Families: a.Families}
 }
@@ -90,7 +103,10 @@ func (s sharedAnalytics) Gatherer() prometheus.Gatherer {
 	primary := s.primary()
 	g := s.roleGatherer(primary)
 	if primary {
-		g = append(g, s.budgets, s.analytics.Gatherer())
+		if s.budgets != nil {
+			g = append(g, s.budgets)
+		}
+		g = append(g, s.analytics.Gatherer())
 	}
 	return g
 }
