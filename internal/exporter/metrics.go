@@ -56,9 +56,9 @@ func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Reg
 		src = sharedAnalytics{analytics: encoded, primary: func() bool { return true }}
 	}
 	if o.Client != nil {
-		reg := prometheus.NewRegistry()
-		reg.MustRegister(o.Client)
-		src = withVersioned{Source: src, v: exposition.NewVersioned(reg, o.Client.Version), logger: o.Logger}
+		clientReg := prometheus.NewRegistry()
+		clientReg.MustRegister(o.Client)
+		src = withVersioned{Source: src, v: exposition.NewVersioned(clientReg, o.Client.Version), logger: o.Logger}
 	}
 	return promhttp.InstrumentMetricHandler(reg, exposition.NewHandler(reg, src, exposition.Opts{
 		ErrorLog:            logging.PromHTTPErrorLogger{Logger: o.Logger},
