@@ -3,6 +3,7 @@ package apiclient
 import (
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,9 +46,13 @@ var precreatedCodes = []string{"200", "401", "403", "429", "500", "502", "503", 
 type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// version counts the requests observed, so that the families can be
+	// encoded once per change rather than once per scrape (Version).
+	version atomic.Uint64
 }
 
-// NewMetrics creates the client metrics and registers them with reg.
+// NewMetrics creates the client metrics and registers them with reg (when
+// not nil; Metrics is a collector of its own families).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -85,4 +90,21 @@ func (m *Metrics) observe(endpoint string, status int, d time.Duration) {
 	}
 	m.requests.WithLabelValues(endpoint, code).Inc()
 	m.duration.WithLabelValues(endpoint).Observe(d.Seconds())
+	m.version.Add(1) // after the change: a reader of the new version sees it
+}
+
+// Version changes after every request observed, and only then: what
+// Collect gives is the same for as long as Version is.
+func (m *Metrics) Version() uint64 { return m.version.Load() }
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	m.requests.Describe(ch)
+	m.duration.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	m.requests.Collect(ch)
+	m.duration.Collect(ch)
 }

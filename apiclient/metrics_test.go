@@ -33,11 +33,17 @@ func TestMetrics(t *testing.T) {
 	}
 
 	fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: http.StatusUnauthorized, Remaining: 1})
+	v0 := m.Version()
 	if _, err := c.VisitorsPage(ctx, testProject, apiclient.VisitorsQuery{}); apiclient.StatusCode(err) != 401 {
 		t.Fatalf("err = %v, want 401", err)
 	}
+	v1 := m.Version()
 	if _, err := c.VisitorsPage(ctx, testProject, apiclient.VisitorsQuery{}); err != nil {
 		t.Fatal(err)
+	}
+	// /metrics encodes these series again only when Version moved.
+	if v2 := m.Version(); v1 == v0 || v2 == v1 {
+		t.Errorf("Version %d, then %d, %d after two requests: it must move with each", v0, v1, v2)
 	}
 
 	for _, tc := range []struct {

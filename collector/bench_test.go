@@ -19,6 +19,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/processmetrics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
@@ -123,7 +124,8 @@ var benchEncodings = []struct {
 // series and the data families from Encoded (kept current by Run, as
 // main runs it): the bytes encoded once per change when gzipped, encoded
 // as written when plain. exporter+runtime adds what main registers beside
-// (build info, Go and process collectors), gathered on every scrape.
+// (build info, Go and process collectors, internal/processmetrics as main
+// registers it), gathered on every scrape.
 //
 // bare is the floor, measured in the same run over the same loopback HTTP:
 // a handler writing the very same answer, pre-encoded in one slice.
@@ -137,8 +139,7 @@ func BenchmarkScrapeEncoded(b *testing.B) {
 		h := cachedVisitorsN(b, n)
 		reg := prometheus.NewRegistry()
 		runtimeReg := prometheus.NewRegistry()
-		runtimeReg.MustRegister(versioncollector.NewCollector("mintlify_exporter"), collectors.NewGoCollector(),
-			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		runtimeReg.MustRegister(versioncollector.NewCollector("mintlify_exporter"), collectors.NewGoCollector(), processmetrics.New())
 		before := h.requests()
 		for _, e := range benchEncodings {
 			// A cache per encoding, so that cache-bytes is that encoding's.

@@ -5,7 +5,7 @@
 # see internal/scalebench. Prints Markdown (the source of BENCHMARKS.md's
 # "Scrapes at scale, the whole binary"). Extra arguments go to scalebench
 # (-orgs, -projects, -paths, -big-paths, -budget, -sequential, -concurrent,
-# -cpu-scrapes).
+# -cpu-scrapes, -big-only: the one project of -big-paths paths alone).
 #   scripts/scale-bench.sh [scalebench flags]
 # Listens on 127.0.0.1 only. Not part of CI (timings depend on the machine).
 set -eu

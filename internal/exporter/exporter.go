@@ -32,6 +32,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/processmetrics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
@@ -89,7 +90,7 @@ func loader(o *Options, sb *fakeapi.Sandbox, redactor *secrets.Redactor) func() 
 // upstream starts the sandbox when asked (owned by wg until ctx ends) and
 // returns the settings every organization's client and plan share, and the
 // shared Redis when the configuration has one (the caller closes it).
-func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, sb *fakeapi.Sandbox, wg *sync.WaitGroup) (orgs.Settings, *cluster.Client, error) {
+func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, client *apiclient.Metrics, sb *fakeapi.Sandbox, wg *sync.WaitGroup) (orgs.Settings, *cluster.Client, error) {
 	logger := loggers.Logger
 	s := orgs.Settings{Client: o.Client.Config, Refresh: o.Plan}
 	var c *cluster.Client
@@ -103,7 +104,7 @@ func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers loggi
 		wg.Go(func() { c.Run(ctx) }) // the health loop, until ctx ends
 		s.Shared = func(org string) budget.SharedLedger { return c.Ledger(org) }
 	}
-	s.Client.Metrics, s.Client.Logger, s.Client.Redactor = apiclient.NewMetrics(reg), loggers.Logger, loggers.Redactor
+	s.Client.Metrics, s.Client.Logger, s.Client.Redactor = client, loggers.Logger, loggers.Redactor
 	if sb == nil {
 		return s, c, nil
 	}
@@ -133,7 +134,7 @@ func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	if err != nil {
 		return err
 	}
-	settings, shared, err := upstream(ctx, o, cfg, loggers, nil, sb, &wg)
+	settings, shared, err := upstream(ctx, o, cfg, loggers, nil, apiclient.NewMetrics(nil), sb, &wg)
 	if err != nil {
 		return err
 	}
@@ -210,9 +211,12 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	reg := newRegistry()
+	// The API client's series change only with its requests: /metrics
+	// encodes them once per change (metricsOptions.Client), not in reg.
+	client := apiclient.NewMetrics(nil)
 
 	// The cluster (Redis) and the sandbox's API, which the others use.
-	settings, shared, err := upstream(ctx, o, cfg, loggers, reg, sb, &wg)
+	settings, shared, err := upstream(ctx, o, cfg, loggers, reg, client, sb, &wg)
 	if err != nil {
 		return err
 	}
@@ -252,7 +256,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	wg.Go(func() { reloader.WatchSignals(ctx) })
 
 	// Web: the server, its routes and the status page.
-	srv, err := newServer(ctx, &wg, &web{o: o, reg: reg, front: front, reloader: reloader, set: set, jobs: jobs,
+	srv, err := newServer(ctx, &wg, &web{o: o, reg: reg, client: client, front: front, reloader: reloader, set: set, jobs: jobs,
 		shared: shared, owner: owner, configFile: cfg.File, sandbox: sb != nil, started: time.Now()}, loggers)
 	if err != nil {
 		return err
@@ -265,8 +269,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 // and process collectors.
 func newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(), processmetrics.New())
 	return reg
 }
 

@@ -6,10 +6,12 @@ import (
 	"sync"
 
 	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
@@ -22,6 +24,9 @@ type metricsOptions struct {
 	// Views are the plans' snapshots and status; Budgets their budgets.
 	Views   collector.ViewSource
 	Budgets func() []*budget.Budget
+	// Client, when set, are the API client's metrics: served on every
+	// replica, encoded once per request observed (exposition.Versioned).
+	Client *apiclient.Metrics
 	// Primary, when set (replicas), reads this replica's role: the shared
 	// analytics (status, data, budgets) are served on the primary alone.
 	Primary     func() bool
@@ -36,11 +41,24 @@ type metricsOptions struct {
 func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Registry, o metricsOptions) http.Handler {
 	encoded := collector.NewEncoded(o.Views, o.Logger)
 	wg.Go(func() { encoded.Run(ctx, collector.DefaultEncodeInterval) })
-	budgets := prometheus.NewRegistry()
-	budgets.MustRegister(budget.Set(o.Budgets))
-	var src exposition.Source = sharedAnalytics{analytics: encoded, budgets: budgets, primary: func() bool { return true }}
+	var src exposition.Source
 	if o.Primary != nil {
+		// Replicas: the budgets go with the data, on the primary alone,
+		// decided by the one read of the role a scrape makes.
+		budgets := prometheus.NewRegistry()
+		budgets.MustRegister(budget.Set(o.Budgets))
 		src = sharedAnalytics{analytics: encoded, budgets: budgets, primary: o.Primary, role: true}
+	} else {
+		// One exporter: the budgets are gathered with reg, one registry
+		// gathered a scrape rather than two (each spends goroutines and
+		// 32 kB of channels).
+		reg.MustRegister(budget.Set(o.Budgets))
+		src = sharedAnalytics{analytics: encoded, primary: func() bool { return true }}
+	}
+	if o.Client != nil {
+		clientReg := prometheus.NewRegistry()
+		clientReg.MustRegister(o.Client)
+		src = withVersioned{Source: src, v: exposition.NewVersioned(clientReg, o.Client.Version), logger: o.Logger}
 	}
 	return promhttp.InstrumentMetricHandler(reg, exposition.NewHandler(reg, src, exposition.Opts{
 		ErrorLog:            logging.PromHTTPErrorLogger{Logger: o.Logger},
@@ -57,7 +75,7 @@ func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Reg
 // without the data.
 type sharedAnalytics struct {
 	analytics exposition.Source
-	budgets   prometheus.Gatherer
+	budgets   prometheus.Gatherer // nil when gathered with the registry
 	primary   func() bool
 	role      bool // export mintlify_exporter_cluster_primary
 }
@@ -69,9 +87,14 @@ func (s sharedAnalytics) Answer(e exposition.Encoding) exposition.Answer {
 		return exposition.Answer{Gatherer: g}
 	}
 	a := s.analytics.Answer(e)
-	g = append(g, s.budgets)
+	if s.budgets != nil {
+		g = append(g, s.budgets)
+	}
 	if a.Gatherer != nil {
 		g = append(g, a.Gatherer)
+	}
+	if len(g) == 0 {
+		return exposition.Answer{Families: a.Families}
 	}
 	return exposition.Answer{Gatherer: g, Families: a.Families}
 }
@@ -80,7 +103,10 @@ func (s sharedAnalytics) Gatherer() prometheus.Gatherer {
 	primary := s.primary()
 	g := s.roleGatherer(primary)
 	if primary {
-		g = append(g, s.budgets, s.analytics.Gatherer())
+		if s.budgets != nil {
+			g = append(g, s.budgets)
+		}
+		g = append(g, s.analytics.Gatherer())
 	}
 	return g
 }
@@ -92,4 +118,25 @@ func (s sharedAnalytics) roleGatherer(primary bool) prometheus.Gatherers {
 	return prometheus.Gatherers{prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		return []*dto.MetricFamily{cluster.PrimaryFamily(primary)}, nil
 	})}
+}
+
+// withVersioned adds v's families to what Source serves.
+type withVersioned struct {
+	exposition.Source
+	v      *exposition.Versioned
+	logger log.Logger
+}
+
+func (w withVersioned) Answer(e exposition.Encoding) exposition.Answer {
+	a := w.Source.Answer(e)
+	fams, err := w.v.Families(e)
+	if err != nil && w.logger != nil {
+		level.Error(w.logger).Log("msg", "error gathering the API client's metrics", "err", err)
+	}
+	a.Families = append(fams[:len(fams):len(fams)], a.Families...)
+	return a
+}
+
+func (w withVersioned) Gatherer() prometheus.Gatherer {
+	return prometheus.Gatherers{w.v.Gatherer(), w.Source.Gatherer()}
 }

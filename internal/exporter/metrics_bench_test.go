@@ -11,6 +11,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/processmetrics"
 )
 
 // BenchmarkMetricsHandlerFixedCost is an OpenMetrics + gzip scrape of the
@@ -26,19 +27,20 @@ func BenchmarkMetricsHandlerFixedCost(b *testing.B) {
 	}{{"as-serve", true, true}, {"no-process", true, false}, {"handler", false, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			reg := prometheus.NewRegistry()
+			var client *apiclient.Metrics
 			if c.runtime {
 				reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector())
-				apiclient.NewMetrics(reg)
+				client = apiclient.NewMetrics(nil)
 			}
 			if c.proc {
-				reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+				reg.MustRegister(processmetrics.New())
 			}
 			bud, err := budget.New(budget.Config{Limit: 100})
 			if err != nil {
 				b.Fatal(err)
 			}
 			var wg sync.WaitGroup
-			h := metricsHandler(b.Context(), &wg, reg, metricsOptions{Views: staticViews{}, Budgets: func() []*budget.Budget { return []*budget.Budget{bud} }})
+			h := metricsHandler(b.Context(), &wg, reg, metricsOptions{Views: staticViews{}, Client: client, Budgets: func() []*budget.Budget { return []*budget.Budget{bud} }})
 			req := httptest.NewRequest("GET", "/metrics", nil)
 			req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
 			req.Header.Set("Accept-Encoding", "gzip")

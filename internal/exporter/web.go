@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/version"
 
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
@@ -18,8 +19,11 @@ import (
 // web is what the HTTP server serves: every subsystem's routes, and what
 // the status page reads of each.
 type web struct {
-	o        *Options
-	reg      *prometheus.Registry
+	o   *Options
+	reg *prometheus.Registry
+	// client is the API client's metrics, encoded apart from reg
+	// (metricsOptions.Client).
+	client   *apiclient.Metrics
 	front    *server.AuthFront
 	reloader *Reloader
 	set      *orgs.Set
@@ -43,7 +47,7 @@ func newServer(ctx context.Context, wg *sync.WaitGroup, w *web, loggers logging.
 	}
 	return server.New(w.o.Server, server.Routes{
 		Metrics: metricsHandler(ctx, wg, w.reg, metricsOptions{
-			Views: w.set, Budgets: w.set.Budgets, Primary: primary, MaxRequests: w.o.Server.MaxRequests, Logger: loggers.Logger,
+			Views: w.set, Budgets: w.set.Budgets, Client: w.client, Primary: primary, MaxRequests: w.o.Server.MaxRequests, Logger: loggers.Logger,
 		}),
 		API:     w.jobs.handler(),
 		Reload:  w.reloader.Handler(),

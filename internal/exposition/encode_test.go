@@ -3,7 +3,6 @@ package exposition
 import (
 	"bytes"
 	"compress/gzip"
-	"io"
 	"math"
 	"slices"
 	"strings"
@@ -94,15 +93,7 @@ func TestGzipMembersConcatenate(t *testing.T) {
 	for _, part := range []string{"a 1\n", "", "b 2\n", "# EOF\n"} {
 		stream = append(stream, Gzip([]byte(part), gzip.DefaultCompression)...)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(stream))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != "a 1\nb 2\n# EOF\n" {
+	if got := gunzip(t, stream); string(got) != "a 1\nb 2\n# EOF\n" {
 		t.Fatalf("read %q", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"testing/synctest"
@@ -153,5 +154,40 @@ func TestScraperHangUpIsNotAnError(t *testing.T) {
 				t.Errorf("%s %s: a hang-up logged above debug:\n%s", accept, gz, buf.String())
 			}
 		}
+	}
+}
+
+// answerGatherer is a Source whose Answer brings a gatherer of its own.
+type answerGatherer struct{ g prometheus.Gatherer }
+
+func (a answerGatherer) Answer(Encoding) Answer        { return Answer{Gatherer: a.g} }
+func (a answerGatherer) Gatherer() prometheus.Gatherer { return a.g }
+
+// TestAnswerGathererFamiliesStayWhole: the registry and the answer's
+// gatherer are gathered one after the other; a family both hold is still
+// written once, with the series of both.
+func TestAnswerGathererFamiliesStayWhole(t *testing.T) {
+	counter := func(reg *prometheus.Registry, label string) {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shared_total", Help: "Shared."}, []string{"from"})
+		c.WithLabelValues(label).Inc()
+		reg.MustRegister(c)
+	}
+	reg, more := prometheus.NewRegistry(), prometheus.NewRegistry()
+	counter(reg, "reg")
+	counter(more, "answer")
+	more.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "answer_only", Help: "Answer's."}))
+	h := NewHandler(reg, answerGatherer{more}, Opts{})
+	body := serve(h, "text/plain;version=0.0.4", "/metrics").Body.String()
+	if n := strings.Count(body, "# TYPE shared_total counter"); n != 1 {
+		t.Errorf("shared_total typed %d times, want once:\n%s", n, body)
+	}
+	for _, want := range []string{`shared_total{from="answer"} 1`, `shared_total{from="reg"} 1`, "answer_only 0"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("lacks %s:\n%s", want, body)
+		}
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	if _, err := parser.TextToMetricFamilies(strings.NewReader(body)); err != nil {
+		t.Errorf("answer does not parse: %v\n%s", err, body)
 	}
 }

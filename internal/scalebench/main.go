@@ -57,6 +57,7 @@ var (
 	sequential  = flag.Int("sequential", 200, "sequential gzip scrapes (CPU is read in 10 ms ticks: enough of them to average over)")
 	concurrent  = flag.Int("concurrent", 30, "concurrent gzip scrapes")
 	cpuScrapes  = flag.Int("cpu-scrapes", 3000, "scrapes of the 10,000-path run over which CPU is averaged")
+	bigOnly     = flag.Bool("big-only", false, "run only the one project of -big-paths paths (CPU per cached scrape)")
 	walkTimeout = flag.Duration("walk-timeout", 15*time.Minute, "how long every demand may take to be walked")
 	floorBody   = flag.String("floor", "", "internal: serve this file's bytes as a floor server")
 	floorGzip   = flag.Bool("floor-gzip", false, "internal: the floor's body is gzipped")
@@ -118,6 +119,9 @@ func run() error {
 	defer func() { cancel(); _ = wait() }()
 
 	client := newClient()
+	if *bigOnly {
+		return measureBigProject(client, tmp, apiURL)
+	}
 	if err := measureAtScale(client, tmp, apiURL); err != nil {
 		return err
 	}
