@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/processmetrics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
@@ -150,8 +149,8 @@ func BenchmarkScrapeEncoded(b *testing.B) {
 			for !enc.running.Load() {
 				time.Sleep(time.Millisecond) // real time: Run starts on another goroutine; a benchmark has no testutil.Eventually
 			}
-			handler := exposition.NewHandler(reg, enc, exposition.Opts{Registry: reg})
-			withRuntime := exposition.NewHandler(runtimeReg, enc, exposition.Opts{Registry: runtimeReg})
+			handler := NewHandler(reg, enc, Opts{Registry: reg})
+			withRuntime := NewHandler(runtimeReg, enc, Opts{Registry: runtimeReg})
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest("GET", "/metrics", nil)
 			req.Header.Set("Accept", e.accept)

@@ -14,7 +14,6 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
@@ -32,7 +31,7 @@ const statusGzipLevel = gzip.BestSpeed
 const DefaultEncodeInterval = 500 * time.Millisecond
 
 // Encoded serves the status series and the DataFamilies of a ViewSource's
-// servable snapshots for internal/exposition, as bytes encoded once per
+// servable snapshots for collector, as bytes encoded once per
 // change rather than once per scrape.
 //
 // Gzipped encodings are kept: each snapshot (project × window) is encoded
@@ -55,10 +54,10 @@ type Encoded struct {
 	gatherer prometheus.Gatherer // status and data as metrics, for protobuf
 	// headers[encoding][family] are the HELP and TYPE lines of the data
 	// families; statusHeaders those of statusFamilies.
-	headers, statusHeaders [exposition.NumEncodings][][]byte
-	gauges, statusGauges   []*exposition.Gauge // per family
+	headers, statusHeaders [NumEncodings][][]byte
+	gauges, statusGauges   []*Gauge // per family
 	// wanted are the gzipped encodings that Run encodes ahead of scrapes.
-	wanted [exposition.NumEncodings]atomic.Bool
+	wanted [NumEncodings]atomic.Bool
 	// running is set while Run keeps cur current: scrapes then serve cur
 	// as it is; without Run each scrape reads the views.
 	running atomic.Bool
@@ -78,7 +77,7 @@ type encodedView struct {
 	snap            sources.Snapshot
 	// fams are the indexes (into families) of its source's families.
 	fams []int
-	enc  [exposition.NumEncodings]encodedChunks
+	enc  [NumEncodings]encodedChunks
 }
 
 // encodedChunks is one encoding of a snapshot or of the status series:
@@ -103,7 +102,7 @@ type encodedState struct {
 	exports []export
 	live    []liveView
 	rows    []statusRow
-	status  [exposition.NumEncodings]encodedChunks // gzipped encodings only
+	status  [NumEncodings]encodedChunks // gzipped encodings only
 }
 
 // liveView is a cached snapshot and the families exported from it now.
@@ -124,7 +123,7 @@ func NewEncoded(src ViewSource, logger log.Logger) *Encoded {
 	for _, f := range statusFamilies {
 		e.statusGauges = append(e.statusGauges, mustGauge(f.name, f.labels))
 	}
-	for _, enc := range exposition.Encodings {
+	for _, enc := range Encodings {
 		i := enc.Index()
 		for _, f := range allFamilies {
 			e.headers[i] = append(e.headers[i], mustHeader(enc, f.Name, f.Help, false, chunkGzipLevel))
@@ -134,25 +133,25 @@ func NewEncoded(src ViewSource, logger log.Logger) *Encoded {
 		}
 	}
 	// What Prometheus asks for is encoded before the first scrape.
-	e.wanted[exposition.Encoding{Format: exposition.OpenMetrics, Gzip: true}.Index()].Store(true)
+	e.wanted[Encoding{Format: OpenMetrics, Gzip: true}.Index()].Store(true)
 	return e
 }
 
-func mustGauge(name string, labels []string) *exposition.Gauge {
-	g, err := exposition.NewGauge(name, labels)
+func mustGauge(name string, labels []string) *Gauge {
+	g, err := NewGauge(name, labels)
 	if err != nil {
 		panic(err)
 	}
 	return g
 }
 
-func mustHeader(enc exposition.Encoding, name, help string, counter bool, level int) []byte {
-	h, err := exposition.Header(enc.Format, name, help, counter)
+func mustHeader(enc Encoding, name, help string, counter bool, level int) []byte {
+	h, err := Header(enc.Format, name, help, counter)
 	if err != nil {
 		panic(fmt.Sprintf("collector: header of %s: %v", name, err))
 	}
 	if enc.Gzip {
-		h = exposition.Gzip(h, level)
+		h = Gzip(h, level)
 	}
 	return h
 }
@@ -176,22 +175,22 @@ func (e *Encoded) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// Gatherer implements exposition.Source: status and data as metrics.
+// Gatherer implements Source: status and data as metrics.
 func (e *Encoded) Gatherer() prometheus.Gatherer { return e.gatherer }
 
-// Answer implements exposition.Source: the status families and every
+// Answer implements Source: the status families and every
 // source's data families in encoding enc, the data one chunk per servable
 // snapshot, in the order of the views.
-func (e *Encoded) Answer(enc exposition.Encoding) exposition.Answer {
+func (e *Encoded) Answer(enc Encoding) Answer {
 	st := e.cur.Load()
 	if st == nil || !e.running.Load() {
 		st = e.update()
 	}
 	if enc.Gzip {
 		e.wanted[enc.Index()].Store(true)
-		return exposition.Answer{Families: e.gzipped(st, enc)}
+		return Answer{Families: e.gzipped(st, enc)}
 	}
-	return exposition.Answer{Families: e.plain(st, enc)}
+	return Answer{Families: e.plain(st, enc)}
 }
 
 // update reads the views and, when they changed, makes the state scrapes
@@ -207,7 +206,7 @@ func (e *Encoded) update() *encodedState {
 		return st
 	}
 	st := &encodedState{exports: xs, live: e.sync(xs), rows: rows}
-	for _, enc := range exposition.Encodings {
+	for _, enc := range Encodings {
 		if !enc.Gzip || !e.wanted[enc.Index()].Load() {
 			continue
 		}
@@ -254,18 +253,18 @@ func (e *Encoded) sync(xs []export) []liveView {
 // gzipped returns the families of st in a gzipped encoding, from the
 // cache (encoding what is not yet: only in an encoding asked for the first
 // time).
-func (e *Encoded) gzipped(st *encodedState, enc exposition.Encoding) []exposition.Family {
-	out := make([]exposition.Family, 0, len(statusFamilies)+len(allFamilies))
+func (e *Encoded) gzipped(st *encodedState, enc Encoding) []Family {
+	out := make([]Family, 0, len(statusFamilies)+len(allFamilies))
 	for i, c := range e.statusChunks(st, enc) {
-		f := exposition.Family{Name: statusFamilies[i].name, Header: e.statusHeaders[enc.Index()][i]}
+		f := Family{Name: statusFamilies[i].name, Header: e.statusHeaders[enc.Index()][i]}
 		if len(c) > 0 {
 			f.Chunks = [][]byte{c}
 		}
 		out = append(out, f)
 	}
-	data := make([]exposition.Family, len(allFamilies))
+	data := make([]Family, len(allFamilies))
 	for i, f := range allFamilies {
-		data[i] = exposition.Family{Name: f.Name, Header: e.headers[enc.Index()][i]}
+		data[i] = Family{Name: f.Name, Header: e.headers[enc.Index()][i]}
 	}
 	for _, l := range st.live {
 		chunks := l.view.chunks(e.gauges, enc)
@@ -280,11 +279,11 @@ func (e *Encoded) gzipped(st *encodedState, enc exposition.Encoding) []expositio
 
 // plain returns the families of st in a plain encoding, each encoded as
 // the scrape writes it.
-func (e *Encoded) plain(st *encodedState, enc exposition.Encoding) []exposition.Family {
-	out := make([]exposition.Family, 0, len(statusFamilies)+len(allFamilies))
+func (e *Encoded) plain(st *encodedState, enc Encoding) []Family {
+	out := make([]Family, 0, len(statusFamilies)+len(allFamilies))
 	for i, f := range statusFamilies {
 		g, header := e.statusGauges[i], e.statusHeaders[enc.Index()][i]
-		out = append(out, exposition.Family{Name: f.name, Write: func(w io.Writer) error {
+		out = append(out, Family{Name: f.name, Write: func(w io.Writer) error {
 			return streamFamily(w, header, func(emit func(value float64, lv ...string)) {
 				for r := range st.rows {
 					st.rows[r].emit(func(fi int, value float64, lv ...string) {
@@ -298,7 +297,7 @@ func (e *Encoded) plain(st *encodedState, enc exposition.Encoding) []exposition.
 	}
 	for i, f := range allFamilies {
 		header := e.headers[enc.Index()][i]
-		out = append(out, exposition.Family{Name: f.Name, Write: func(w io.Writer) error {
+		out = append(out, Family{Name: f.Name, Write: func(w io.Writer) error {
 			return streamFamily(w, header, func(emit func(value float64, lv ...string)) {
 				for _, l := range st.live {
 					if slices.Contains(l.fams, i) {
@@ -314,7 +313,7 @@ func (e *Encoded) plain(st *encodedState, enc exposition.Encoding) []exposition.
 // streamFamily writes header and the samples series gives, through a
 // scratch buffer handed to w every zflush bytes; nothing when there is
 // no sample.
-func streamFamily(w io.Writer, header []byte, series func(emit func(value float64, lv ...string)), g *exposition.Gauge, f exposition.Format) error {
+func streamFamily(w io.Writer, header []byte, series func(emit func(value float64, lv ...string)), g *Gauge, f Format) error {
 	bp := scratchPool.Get().(*[]byte)
 	defer scratchPool.Put(bp)
 	buf, n := (*bp)[:0], 0
@@ -343,7 +342,7 @@ func streamFamily(w io.Writer, header []byte, series func(emit func(value float6
 // statusChunks returns the status families of st in a gzipped encoding,
 // one member per family (nil for a family without series), encoding them
 // on first use.
-func (e *Encoded) statusChunks(st *encodedState, enc exposition.Encoding) [][]byte {
+func (e *Encoded) statusChunks(st *encodedState, enc Encoding) [][]byte {
 	return st.status[enc.Index()].get(func() [][]byte {
 		out := make([][]byte, len(statusFamilies))
 		z := newZencoder(statusGzipLevel)
@@ -365,7 +364,7 @@ func (e *Encoded) statusChunks(st *encodedState, enc exposition.Encoding) [][]by
 
 // chunks returns the snapshot's chunks in a gzipped encoding, encoding
 // them on first use.
-func (v *encodedView) chunks(gauges []*exposition.Gauge, enc exposition.Encoding) [][]byte {
+func (v *encodedView) chunks(gauges []*Gauge, enc Encoding) [][]byte {
 	return v.enc[enc.Index()].get(func() [][]byte {
 		out := make([][]byte, len(v.fams))
 		z := newZencoder(chunkGzipLevel)
@@ -422,7 +421,7 @@ func (z *zencoder) release() {
 // encode returns the samples series gives as one gzip member, compressed
 // as the lines are written (without the whole plain text), or nil when
 // there is none.
-func (z *zencoder) encode(series func(emit func(value float64, lv ...string)), g *exposition.Gauge, f exposition.Format) []byte {
+func (z *zencoder) encode(series func(emit func(value float64, lv ...string)), g *Gauge, f Format) []byte {
 	buf, n := (*z.bp)[:0], 0
 	z.zbuf.Reset()
 	z.zw.Reset(z.zbuf)
@@ -445,8 +444,8 @@ func (z *zencoder) encode(series func(emit func(value float64, lv ...string)), g
 
 // Bytes returns the bytes of snapshots held by the cache, per encoding, as
 // of the last update (snapshots no longer served are dropped at the next).
-func (e *Encoded) Bytes() [exposition.NumEncodings]int {
-	var n [exposition.NumEncodings]int
+func (e *Encoded) Bytes() [NumEncodings]int {
+	var n [NumEncodings]int
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, v := range e.entries {

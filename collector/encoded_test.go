@@ -23,7 +23,6 @@ import (
 	"github.com/prometheus/prometheus/model/textparse"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
@@ -52,7 +51,7 @@ func newPair(src ViewSource, others ...prometheus.Collector) *pair {
 	enc := NewEncoded(src, nil)
 	return &pair{
 		ref: promhttp.HandlerFor(ref, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true, Registry: ref}),
-		cur: exposition.NewHandler(cur, enc, exposition.Opts{Registry: cur}),
+		cur: NewHandler(cur, enc, Opts{Registry: cur}),
 		enc: enc,
 	}
 }
@@ -275,7 +274,7 @@ func TestEncodedEqualsRegistry(t *testing.T) {
 	if n := len(p.compare(t, "before any walk").data()); n != 0 {
 		t.Fatalf("%d data series before any walk", n)
 	}
-	if b := p.enc.Bytes(); b != [exposition.NumEncodings]int{} {
+	if b := p.enc.Bytes(); b != [NumEncodings]int{} {
 		t.Fatalf("cache holds %v bytes before any walk", b)
 	}
 
@@ -286,7 +285,7 @@ func TestEncodedEqualsRegistry(t *testing.T) {
 		t.Fatalf("%d data series, want %d", n, 2*2*(3+3*40))
 	}
 	first := p.enc.Bytes()
-	for _, e := range exposition.Encodings {
+	for _, e := range Encodings {
 		if (first[e.Index()] > 0) != e.Gzip {
 			t.Errorf("%s holds %d bytes after a scrape asked for it: only gzipped encodings are kept", e, first[e.Index()])
 		}
@@ -337,10 +336,10 @@ func TestEncodedAheadOfScrapes(t *testing.T) {
 	go func() { defer close(done); p.enc.Run(ctx, time.Hour) }() // no tick within the test
 	t.Cleanup(func() { cancel(); <-done })
 	testutil.Eventually(t, 0, "Run started", p.enc.running.Load)
-	omgz := exposition.Encoding{Format: exposition.OpenMetrics, Gzip: true}
-	textgz := exposition.Encoding{Format: exposition.Text, Gzip: true}
+	omgz := Encoding{Format: OpenMetrics, Gzip: true}
+	textgz := Encoding{Format: Text, Gzip: true}
 	b := p.enc.Bytes()
-	for _, e := range exposition.Encodings {
+	for _, e := range Encodings {
 		if (b[e.Index()] > 0) != (e == omgz) {
 			t.Errorf("before any scrape, %s holds %d bytes; want only %s encoded", e, b[e.Index()], omgz)
 		}
@@ -354,7 +353,7 @@ func TestEncodedAheadOfScrapes(t *testing.T) {
 	if b[textgz.Index()] == 0 || b[omgz.Index()] == 0 {
 		t.Errorf("gzipped encodings not kept after scrapes asked for them: %v", b)
 	}
-	for _, e := range []exposition.Encoding{{Format: exposition.Text}, {Format: exposition.OpenMetrics}} {
+	for _, e := range []Encoding{{Format: Text}, {Format: OpenMetrics}} {
 		if b[e.Index()] != 0 {
 			t.Errorf("%s holds %d bytes: plain encodings are not kept", e, b[e.Index()])
 		}

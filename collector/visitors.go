@@ -1,4 +1,5 @@
-// Package collector turns analytics snapshots into Prometheus metrics. It
+// Package collector turns analytics snapshots into Prometheus metrics and
+// serves /metrics, encoding each snapshot once. It
 // does no I/O: internal/refresh walks the API on the analytics budget's
 // plan and hands it finished snapshots; this package only reads them and
 // says how fresh they are. The mapping from a snapshot to samples is each

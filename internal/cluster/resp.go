@@ -95,43 +95,55 @@ func (rr *respReader) value(depth int) (any, error) {
 		}
 		return n, nil
 	case '$':
-		n, err := rr.length(body, rr.maxBulk)
-		if err != nil || n < 0 {
-			return nilReply{}, err
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(rr.r, buf); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF // after its header
-			}
-			return nil, fmt.Errorf("reading a bulk reply of %d bytes: %w", n, err)
-		}
-		if buf[n] != '\r' || buf[n+1] != '\n' {
-			return nil, &protocolError{"bulk reply not ended by CRLF"}
-		}
-		return string(buf[:n]), nil
+		return rr.bulk(body)
 	case '*':
-		if depth >= maxDepth {
-			return nil, &protocolError{fmt.Sprintf("arrays nested deeper than %d", maxDepth)}
-		}
-		n, err := rr.length(body, maxArray)
-		if err != nil || n < 0 {
-			return nilReply{}, err
-		}
-		out := make([]any, 0, min(n, 1024))
-		for range n {
-			v, err := rr.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			if _, null := v.(nilReply); null {
-				v = errNil
-			}
-			out = append(out, v)
-		}
-		return out, nil
+		return rr.array(body, depth)
 	}
 	return nil, &protocolError{fmt.Sprintf("unknown reply type %q", line[0])}
+}
+
+// bulk reads a bulk string whose header's length is n: at most maxBulk
+// bytes, refused from its header when longer.
+func (rr *respReader) bulk(n []byte) (any, error) {
+	size, err := rr.length(n, rr.maxBulk)
+	if err != nil || size < 0 {
+		return nilReply{}, err
+	}
+	buf := make([]byte, size+2)
+	if _, err := io.ReadFull(rr.r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF // after its header
+		}
+		return nil, fmt.Errorf("reading a bulk reply of %d bytes: %w", size, err)
+	}
+	if buf[size] != '\r' || buf[size+1] != '\n' {
+		return nil, &protocolError{"bulk reply not ended by CRLF"}
+	}
+	return string(buf[:size]), nil
+}
+
+// array reads an array of the header's length n at nesting depth, its
+// nulls as errNil.
+func (rr *respReader) array(n []byte, depth int) (any, error) {
+	if depth >= maxDepth {
+		return nil, &protocolError{fmt.Sprintf("arrays nested deeper than %d", maxDepth)}
+	}
+	size, err := rr.length(n, maxArray)
+	if err != nil || size < 0 {
+		return nilReply{}, err
+	}
+	out := make([]any, 0, min(size, 1024))
+	for range size {
+		v, err := rr.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if _, null := v.(nilReply); null {
+			v = errNil
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // length reads the length of a bulk string or an array: -1 is the null,

@@ -15,7 +15,6 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/exposition"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 )
 
@@ -25,7 +24,7 @@ type metricsOptions struct {
 	Views   collector.ViewSource
 	Budgets func() []*budget.Budget
 	// Client, when set, are the API client's metrics: served on every
-	// replica, encoded once per request observed (exposition.Versioned).
+	// replica, encoded once per request observed (collector.Versioned).
 	Client *apiclient.Metrics
 	// Primary, when set (replicas), reads this replica's role: the shared
 	// analytics (status, data, budgets) are served on the primary alone.
@@ -41,7 +40,7 @@ type metricsOptions struct {
 func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Registry, o metricsOptions) http.Handler {
 	encoded := collector.NewEncoded(o.Views, o.Logger)
 	wg.Go(func() { encoded.Run(ctx, collector.DefaultEncodeInterval) })
-	var src exposition.Source
+	var src collector.Source
 	if o.Primary != nil {
 		// Replicas: the budgets go with the data, on the primary alone,
 		// decided by the one read of the role a scrape makes.
@@ -58,9 +57,9 @@ func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Reg
 	if o.Client != nil {
 		clientReg := prometheus.NewRegistry()
 		clientReg.MustRegister(o.Client)
-		src = withVersioned{Source: src, v: exposition.NewVersioned(clientReg, o.Client.Version), logger: o.Logger}
+		src = withVersioned{Source: src, v: collector.NewVersioned(clientReg, o.Client.Version), logger: o.Logger}
 	}
-	return promhttp.InstrumentMetricHandler(reg, exposition.NewHandler(reg, src, exposition.Opts{
+	return promhttp.InstrumentMetricHandler(reg, collector.NewHandler(reg, src, collector.Opts{
 		ErrorLog:            logging.PromHTTPErrorLogger{Logger: o.Logger},
 		MaxRequestsInFlight: o.MaxRequests,
 		Registry:            reg,
@@ -74,17 +73,17 @@ func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Reg
 // primary never shows the data with the gauge at 0, nor the gauge at 1
 // without the data.
 type sharedAnalytics struct {
-	analytics exposition.Source
+	analytics collector.Source
 	budgets   prometheus.Gatherer // nil when gathered with the registry
 	primary   func() bool
 	role      bool // export mintlify_exporter_cluster_primary
 }
 
-func (s sharedAnalytics) Answer(e exposition.Encoding) exposition.Answer {
+func (s sharedAnalytics) Answer(e collector.Encoding) collector.Answer {
 	primary := s.primary()
 	g := s.roleGatherer(primary)
 	if !primary {
-		return exposition.Answer{Gatherer: g}
+		return collector.Answer{Gatherer: g}
 	}
 	a := s.analytics.Answer(e)
 	if s.budgets != nil {
@@ -94,9 +93,9 @@ func (s sharedAnalytics) Answer(e exposition.Encoding) exposition.Answer {
 		g = append(g, a.Gatherer)
 	}
 	if len(g) == 0 {
-		return exposition.Answer{Families: a.Families}
+		return collector.Answer{Families: a.Families}
 	}
-	return exposition.Answer{Gatherer: g, Families: a.Families}
+	return collector.Answer{Gatherer: g, Families: a.Families}
 }
 
 func (s sharedAnalytics) Gatherer() prometheus.Gatherer {
@@ -122,12 +121,12 @@ func (s sharedAnalytics) roleGatherer(primary bool) prometheus.Gatherers {
 
 // withVersioned adds v's families to what Source serves.
 type withVersioned struct {
-	exposition.Source
-	v      *exposition.Versioned
+	collector.Source
+	v      *collector.Versioned
 	logger log.Logger
 }
 
-func (w withVersioned) Answer(e exposition.Encoding) exposition.Answer {
+func (w withVersioned) Answer(e collector.Encoding) collector.Answer {
 	a := w.Source.Answer(e)
 	fams, err := w.v.Families(e)
 	if err != nil && w.logger != nil {

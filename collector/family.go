@@ -1,4 +1,4 @@
-package exposition
+package collector
 
 import (
 	"strconv"
@@ -22,31 +22,63 @@ var (
 // what expfmt spends most of a small family's time on: a buffered writer
 // per family, escaping checks of every name and a copy of the family.
 func AppendFamily(b []byte, f Format, mf *dto.MetricFamily) ([]byte, bool) {
-	name := mf.GetName()
+	if !appendable(mf) {
+		return b, false
+	}
+	b = appendHeader(b, f, mf)
+	name, typ := mf.GetName(), mf.GetType()
+	for _, m := range mf.GetMetric() {
+		switch typ {
+		case dto.MetricType_COUNTER:
+			b = appendSample(b, f, name, "", m.GetLabel(), "", 0)
+			b = appendFloat(b, f, m.GetCounter().GetValue())
+		case dto.MetricType_GAUGE:
+			b = appendSample(b, f, name, "", m.GetLabel(), "", 0)
+			b = appendFloat(b, f, m.GetGauge().GetValue())
+		case dto.MetricType_UNTYPED:
+			b = appendSample(b, f, name, "", m.GetLabel(), "", 0)
+			b = appendFloat(b, f, m.GetUntyped().GetValue())
+		case dto.MetricType_SUMMARY:
+			b = appendSummary(b, f, name, m)
+		}
+		b = append(b, '\n')
+	}
+	return b, true
+}
+
+// appendable reports whether AppendFamily writes mf: a gauge, counter,
+// untyped or summary with legacy-valid names, each metric of its type,
+// without timestamps or exemplars.
+func appendable(mf *dto.MetricFamily) bool {
 	typ := mf.GetType()
 	switch typ {
 	case dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_UNTYPED, dto.MetricType_SUMMARY:
 	default:
-		return b, false
+		return false
 	}
-	if !legacyName(name, true) {
-		return b, false
+	if !legacyName(mf.GetName(), true) {
+		return false
 	}
 	for _, m := range mf.GetMetric() {
 		if m.TimestampMs != nil || (typ == dto.MetricType_COUNTER && (m.GetCounter() == nil || m.GetCounter().GetExemplar() != nil)) ||
 			(typ == dto.MetricType_GAUGE && m.GetGauge() == nil) || (typ == dto.MetricType_UNTYPED && m.GetUntyped() == nil) ||
 			(typ == dto.MetricType_SUMMARY && m.GetSummary() == nil) {
-			return b, false
+			return false
 		}
 		for _, l := range m.GetLabel() {
 			if !legacyName(l.GetName(), false) {
-				return b, false
+				return false
 			}
 		}
 	}
+	return true
+}
 
-	// The header: OpenMetrics names a counter's family without _total,
-	// and calls untyped (and counters without _total) unknown.
+// appendHeader appends the family's HELP, TYPE and (OpenMetrics) UNIT
+// lines. OpenMetrics names a counter's family without _total, and calls
+// untyped (and counters without _total) unknown.
+func appendHeader(b []byte, f Format, mf *dto.MetricFamily) []byte {
+	name, typ := mf.GetName(), mf.GetType()
 	typeName := name
 	kind := strings.ToLower(typ.String())
 	if f == OpenMetrics {
@@ -84,38 +116,26 @@ func AppendFamily(b []byte, f Format, mf *dto.MetricFamily) ([]byte, bool) {
 		b = append(b, omHelpEscaper.Replace(mf.GetUnit())...)
 		b = append(b, '\n')
 	}
+	return b
+}
 
-	for _, m := range mf.GetMetric() {
-		switch typ {
-		case dto.MetricType_COUNTER:
-			b = appendSample(b, f, name, "", m.GetLabel(), "", 0)
-			b = appendFloat(b, f, m.GetCounter().GetValue())
-		case dto.MetricType_GAUGE:
-			b = appendSample(b, f, name, "", m.GetLabel(), "", 0)
-			b = appendFloat(b, f, m.GetGauge().GetValue())
-		case dto.MetricType_UNTYPED:
-			b = appendSample(b, f, name, "", m.GetLabel(), "", 0)
-			b = appendFloat(b, f, m.GetUntyped().GetValue())
-		case dto.MetricType_SUMMARY:
-			s := m.GetSummary()
-			for _, q := range s.GetQuantile() {
-				b = appendSample(b, f, name, "", m.GetLabel(), model.QuantileLabel, q.GetQuantile())
-				b = appendFloat(b, f, q.GetValue())
-				b = append(b, '\n')
-			}
-			b = appendSample(b, f, name, "_sum", m.GetLabel(), "", 0)
-			b = appendFloat(b, f, s.GetSampleSum())
-			b = append(b, '\n')
-			b = appendSample(b, f, name, "_count", m.GetLabel(), "", 0)
-			if f == OpenMetrics {
-				b = strconv.AppendUint(b, s.GetSampleCount(), 10)
-			} else {
-				b = appendFloat(b, f, float64(s.GetSampleCount()))
-			}
-		}
+// appendSummary appends a summary's quantiles, sum and count (the count an
+// integer in OpenMetrics), without the last newline.
+func appendSummary(b []byte, f Format, name string, m *dto.Metric) []byte {
+	s := m.GetSummary()
+	for _, q := range s.GetQuantile() {
+		b = appendSample(b, f, name, "", m.GetLabel(), model.QuantileLabel, q.GetQuantile())
+		b = appendFloat(b, f, q.GetValue())
 		b = append(b, '\n')
 	}
-	return b, true
+	b = appendSample(b, f, name, "_sum", m.GetLabel(), "", 0)
+	b = appendFloat(b, f, s.GetSampleSum())
+	b = append(b, '\n')
+	b = appendSample(b, f, name, "_count", m.GetLabel(), "", 0)
+	if f == OpenMetrics {
+		return strconv.AppendUint(b, s.GetSampleCount(), 10)
+	}
+	return appendFloat(b, f, float64(s.GetSampleCount()))
 }
 
 // appendSample appends a sample's name, labels (and the extra label, when

@@ -1,9 +1,10 @@
-// Package exposition serves /metrics as the registry's families followed by
+// This file serves /metrics as the registry's families followed by
 // families encoded ahead of time: data that changes once per refresh is
 // encoded once per snapshot (and per format and compression actually asked
 // for), not once per scrape. It knows the text formats and gzip, nothing of
 // what the data means; collector/ decides what to encode and when to drop it.
-package exposition
+
+package collector
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package exposition
+package collector
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package exposition
+package collector
 
 import (
 	"bufio"
@@ -227,8 +227,27 @@ func gatherBoth(reg, more prometheus.Gatherer) ([]*dto.MetricFamily, error) {
 // then OpenMetrics' # EOF: the cached bytes go to bw as they are, no copy
 // of the answer is made.
 func (h *handler) write(bw *bufio.Writer, enc Encoding, format expfmt.Format, mfs []*dto.MetricFamily, fams []Family, filter map[string]bool) error {
-	// The registry's part: encoded now, as promhttp would (its own gzip
-	// member when gzipped).
+	if err := writeGathered(bw, enc, format, mfs, filter); err != nil {
+		return err
+	}
+	if err := writeEncoded(bw, fams, filter); err != nil {
+		return err
+	}
+	if enc.Format == OpenMetrics {
+		eof := eofLine
+		if enc.Gzip {
+			eof = eofGzip
+		}
+		if _, err := bw.Write(eof); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeGathered writes the registry's part: encoded now, as promhttp would
+// (its own gzip member when gzipped).
+func writeGathered(bw *bufio.Writer, enc Encoding, format expfmt.Format, mfs []*dto.MetricFamily, filter map[string]bool) error {
 	var out io.Writer = bw
 	var zw *gzip.Writer
 	if enc.Gzip {
@@ -256,12 +275,14 @@ func (h *handler) write(bw *bufio.Writer, enc Encoding, format expfmt.Format, mf
 		}
 	}
 	if zw != nil {
-		if err := zw.Close(); err != nil {
-			return err
-		}
+		return zw.Close()
 	}
+	return nil
+}
 
-	// The pre-encoded part: whole families, already in this encoding.
+// writeEncoded writes the pre-encoded part: whole families, already in the
+// answer's encoding.
+func writeEncoded(bw *bufio.Writer, fams []Family, filter map[string]bool) error {
 	for _, f := range fams {
 		if filter != nil && !filter[f.Name] {
 			continue
@@ -282,15 +303,6 @@ func (h *handler) write(bw *bufio.Writer, enc Encoding, format expfmt.Format, mf
 			if _, err := bw.Write(c); err != nil {
 				return err
 			}
-		}
-	}
-	if enc.Format == OpenMetrics {
-		eof := eofLine
-		if enc.Gzip {
-			eof = eofGzip
-		}
-		if _, err := bw.Write(eof); err != nil {
-			return err
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package exposition
+package collector
 
 import (
 	"bytes"
@@ -15,8 +15,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"testing/synctest"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 )
 
 // stubSource serves one gauge family, pre-encoded and as a collector.
