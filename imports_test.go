@@ -23,7 +23,6 @@ func TestImportsRunOneWay(t *testing.T) {
 		"internal/jobs/store":   {"internal/jobs/tracker"},
 		"internal/bounded":      {anything},
 		"internal/secrets":      {anything},
-		"internal/input":        {anything},
 		// The plain types the configuration and the analytics share.
 		"internal/analytics": {anything},
 	}
@@ -32,7 +31,7 @@ func TestImportsRunOneWay(t *testing.T) {
 	// orgs, ...) read its validated value. Only these leaves of types and
 	// helpers may be under it, so a new import of anything that runs fails.
 	onlyLeaves := map[string][]string{
-		"internal/config": {"internal/analytics", "internal/input", "internal/input", "internal/secrets"},
+		"internal/config": {"internal/analytics", "internal/secrets"},
 	}
 	for pkg, banned := range forbidden {
 		for _, name := range ourDeps(t, mod, pkg) {

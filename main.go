@@ -24,7 +24,6 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/statecmd"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
@@ -80,8 +79,8 @@ func parseFlags(args []string) (*flags, error) {
 	app.ErrorWriter(io.Discard) // parse errors are printed once, by main
 
 	// Flags every command shares: where the API is and what to read.
-	f.logLevel = input.Enum(app, "log.level", "Only log messages with the given severity or above.", "info", logging.Levels...)
-	f.logFormat = input.Enum(app, "log.format", "Output format of log messages.", "logfmt", logging.Formats...)
+	f.logLevel = config.Enum(app, "log.level", "Only log messages with the given severity or above.", "info", logging.Levels...)
+	f.logFormat = config.Enum(app, "log.format", "Output format of log messages.", "logfmt", logging.Formats...)
 	app.Flag("mintlify.sandbox", "Serve a built-in simulation of the Mintlify API on loopback and export it; no key or project needed.").Default("false").BoolVar(&f.sandbox)
 	f.config = config.RegisterFlags(app)
 	f.client = orgs.RegisterClientFlags(app)

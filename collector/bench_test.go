@@ -18,7 +18,6 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/processmetrics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
@@ -123,7 +122,7 @@ var benchEncodings = []struct {
 // series and the data families from Encoded (kept current by Run, as
 // main runs it): the bytes encoded once per change when gzipped, encoded
 // as written when plain. exporter+runtime adds what main registers beside
-// (build info, Go and process collectors, internal/processmetrics as main
+// (build info, Go and process collectors, collector as main
 // registers it), gathered on every scrape.
 //
 // bare is the floor, measured in the same run over the same loopback HTTP:
@@ -138,7 +137,7 @@ func BenchmarkScrapeEncoded(b *testing.B) {
 		h := cachedVisitorsN(b, n)
 		reg := prometheus.NewRegistry()
 		runtimeReg := prometheus.NewRegistry()
-		runtimeReg.MustRegister(versioncollector.NewCollector("mintlify_exporter"), collectors.NewGoCollector(), processmetrics.New())
+		runtimeReg.MustRegister(versioncollector.NewCollector("mintlify_exporter"), collectors.NewGoCollector(), NewProcessCollector())
 		before := h.requests()
 		for _, e := range benchEncodings {
 			// A cache per encoding, so that cache-bytes is that encoding's.

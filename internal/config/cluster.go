@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
 )
 
 // The cluster section: the settings of the Redis that replicas share, as
@@ -134,32 +132,32 @@ var ClusterFileKeys = map[string]string{
 	"TLS.InsecureSkipVerify": "cluster.tls.insecure_skip_verify",
 }
 
-// Validate reports the first invalid field as a *input.FieldError
-// (input.Rename with ClusterFlagNames or ClusterFileKeys names it for
+// Validate reports the first invalid field as a *FieldError
+// (Rename with ClusterFlagNames or ClusterFileKeys names it for
 // the user). It reads no file: cluster.New does, so that a check of the
 // configuration works where the secrets are not.
 func (c *Cluster) Validate() error {
 	if !c.Enabled() {
 		if c.PasswordFile != "" || c.Username != "" || c.ForwardSecretFile != "" || c.TLS != (ClusterTLS{}) {
-			return input.Field("Address", errors.New("required when other cluster settings are given"))
+			return Field("Address", errors.New("required when other cluster settings are given"))
 		}
 		return nil
 	}
 	t := c.TLS
-	return input.First(
-		input.Field("Address", checkAddress(c.Address)),
-		input.Field("DB", input.InRange(c.DB, 0, 1<<20)),
-		input.Field("KeyPrefix", checkKeyPrefix(c.KeyPrefix)),
-		input.Field("Timeout", input.InRange(c.Timeout, time.Millisecond, maxClusterTimeout)),
+	return First(
+		Field("Address", checkAddress(c.Address)),
+		Field("DB", InRange(c.DB, 0, 1<<20)),
+		Field("KeyPrefix", checkKeyPrefix(c.KeyPrefix)),
+		Field("Timeout", InRange(c.Timeout, time.Millisecond, maxClusterTimeout)),
 		// Renewed every third of it, each renewal bounded by Timeout.
-		input.Field("LeaseDuration", input.InRange(c.LeaseDuration, max(time.Second, 3*c.Timeout), 10*time.Minute)),
-		input.Field("AdvertiseURL", checkAdvertiseURL(c.AdvertiseURL)),
-		input.Field("TLS.CAFile", needsTLS(t.Enabled, t.CAFile != "")),
-		input.Field("TLS.CertFile", needsTLS(t.Enabled, t.CertFile != "")),
-		input.Field("TLS.KeyFile", needsTLS(t.Enabled, t.KeyFile != "")),
-		input.Field("TLS.ServerName", needsTLS(t.Enabled, t.ServerName != "")),
-		input.Field("TLS.InsecureSkipVerify", needsTLS(t.Enabled, t.InsecureSkipVerify)),
-		input.Field("TLS.KeyFile", bothOrNeither(t.CertFile, t.KeyFile)),
+		Field("LeaseDuration", InRange(c.LeaseDuration, max(time.Second, 3*c.Timeout), 10*time.Minute)),
+		Field("AdvertiseURL", checkAdvertiseURL(c.AdvertiseURL)),
+		Field("TLS.CAFile", needsTLS(t.Enabled, t.CAFile != "")),
+		Field("TLS.CertFile", needsTLS(t.Enabled, t.CertFile != "")),
+		Field("TLS.KeyFile", needsTLS(t.Enabled, t.KeyFile != "")),
+		Field("TLS.ServerName", needsTLS(t.Enabled, t.ServerName != "")),
+		Field("TLS.InsecureSkipVerify", needsTLS(t.Enabled, t.InsecureSkipVerify)),
+		Field("TLS.KeyFile", bothOrNeither(t.CertFile, t.KeyFile)),
 	)
 }
 
@@ -218,7 +216,7 @@ type ClusterFlags struct {
 
 // RegisterClusterFlags adds the --cluster.* flags to app, defaulting to
 // ClusterDefaults().
-func RegisterClusterFlags(app input.Flagger) *ClusterFlags {
+func RegisterClusterFlags(app Flagger) *ClusterFlags {
 	f := &ClusterFlags{Config: ClusterDefaults()}
 	c := &f.Config
 	mark := func(cl *kingpin.FlagClause) *kingpin.FlagClause {
@@ -230,10 +228,10 @@ func RegisterClusterFlags(app input.Flagger) *ClusterFlags {
 	mark(app.Flag("cluster.redis-password-file", "File holding the Redis password, read again for every new connection.")).PlaceHolder("PATH").StringVar(&c.PasswordFile)
 	mark(app.Flag("cluster.redis-db", "Redis logical database number.")).Default("0").IntVar(&c.DB)
 	mark(app.Flag("cluster.redis-key-prefix", "Prefix of every Redis key the exporter writes.")).Default(c.KeyPrefix).StringVar(&c.KeyPrefix)
-	input.DurationVar(app, "cluster.redis-timeout", "Timeout of each dial and each call to Redis.", &c.Timeout)
+	DurationVar(app, "cluster.redis-timeout", "Timeout of each dial and each call to Redis.", &c.Timeout)
 	mark(app.Flag("cluster.advertise-url", "Base URL (http://host:port) at which the other replicas reach this one, to forward agent job requests to the replica that runs the gateway (default: this host's first non-loopback address and the listen port).")).
 		PlaceHolder("URL").StringVar(&c.AdvertiseURL)
-	input.DurationVar(app, "cluster.lease-duration", "How long a replica's claim on a walk, or on being the primary, lasts without a renewal (renewed every third of it): how soon the other replicas take over from one that died.", &c.LeaseDuration)
+	DurationVar(app, "cluster.lease-duration", "How long a replica's claim on a walk, or on being the primary, lasts without a renewal (renewed every third of it): how soon the other replicas take over from one that died.", &c.LeaseDuration)
 	mark(app.Flag("cluster.forward-secret-file", "File holding a secret shared by every replica (at least 16 bytes; not in Redis): replicas forward agent job requests only to a replica that proves it knows it, and sign them with it instead of passing the client's credentials on. Required with the agent job gateway on replicas.")).
 		PlaceHolder("PATH").StringVar(&c.ForwardSecretFile)
 	mark(app.Flag("cluster.redis-tls", "Connect to Redis over TLS.")).BoolVar(&c.TLS.Enabled)
@@ -250,5 +248,5 @@ func (f *ClusterFlags) Set() bool { return f.set }
 
 // Validate is Cluster.Validate with the error naming its flag.
 func (f *ClusterFlags) Validate() error {
-	return input.Rename(f.Config.Validate(), ClusterFlagNames)
+	return Rename(f.Config.Validate(), ClusterFlagNames)
 }

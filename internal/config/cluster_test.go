@@ -9,7 +9,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
 )
 
 func parseFlags(t *testing.T, args ...string) *config.ClusterFlags {
@@ -93,7 +92,7 @@ cluster:
 		t.Error(err)
 	}
 	c.TLS.Enabled = false
-	if err := input.Rename(c.Validate(), config.ClusterFileKeys); err == nil || !strings.HasPrefix(err.Error(), "cluster.tls.ca_file: needs TLS enabled") {
+	if err := config.Rename(c.Validate(), config.ClusterFileKeys); err == nil || !strings.HasPrefix(err.Error(), "cluster.tls.ca_file: needs TLS enabled") {
 		t.Errorf("file key error: %v", err)
 	}
 	for field := range config.ClusterFlagNames {

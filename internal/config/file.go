@@ -17,7 +17,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 )
 
@@ -140,7 +139,7 @@ func Parse(file string, data []byte, minInterval time.Duration) (*Config, error)
 	b.unknownKeys(&root, reflect.TypeFor[fileConfig](), "")
 	cfg := b.build(&raw, minInterval)
 	cfg.Cluster = *raw.Cluster
-	var fe *input.FieldError
+	var fe *FieldError
 	if err := cfg.Cluster.Validate(); errors.As(err, &fe) {
 		b.problem(cmp.Or(ClusterFileKeys[fe.Field], "cluster"), "%v", fe.Err)
 	} else if err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
 )
 
 // Flags are the command line's route to a Config: --config.file, or the
@@ -47,14 +46,14 @@ type Flags struct {
 	// renames are the old names of the analytics flags (--visitors.*);
 	// oldWindows is what the old --visitors.window gave (it repeats, so
 	// it cannot share the new flag's value).
-	renames    input.Renames
+	renames    Renames
 	oldWindows []string
 	// cluster: the --cluster.* flags, the flag route's cluster section.
 	cluster *ClusterFlags
 }
 
 // RegisterFlags adds the configuration flags to app.
-func RegisterFlags(app input.Flagger) *Flags {
+func RegisterFlags(app Flagger) *Flags {
 	f := &Flags{set: map[string]*bool{}}
 	app.Flag("config.file", "YAML file of the organizations and projects to export (see docs/configuration.md); reloaded on SIGHUP and POST /-/reload. Replaces the --mintlify.project, --mintlify.api-key-file, --mintlify.api-key-expires, --mintlify.analytics-budget, --analytics.window/timezone/path-*/max-paths/source and sources' setting flags.").
 		PlaceHolder("PATH").StringVar(&f.File)
@@ -66,12 +65,12 @@ func RegisterFlags(app input.Flagger) *Flags {
 	track(app.Flag("mintlify.api-key-file", "File holding the Mintlify admin API key (else the "+DefaultAPIKeyEnv+" environment variable).")).PlaceHolder("PATH").StringVar(&f.keyFile)
 	track(app.Flag("mintlify.api-key-expires", "When the admin API key expires: a date (2027-02-24, read as its start in UTC) or an RFC 3339 time; exported for an alert two weeks before.")).PlaceHolder("DATE").StringVar(&f.expires)
 	track(app.Flag("mintlify.project", "Mintlify project id to export (repeatable).")).PlaceHolder("ID").StringsVar(&f.projects)
-	f.budget = input.Int(app, "mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", strconv.Itoa(DefaultBudget))
+	f.budget = Int(app, "mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", strconv.Itoa(DefaultBudget))
 	f.set["--mintlify.analytics-budget"] = new(bool)
 	trackSet(app, "mintlify.analytics-budget", f.set["--mintlify.analytics-budget"])
 	track(app.Flag("analytics.window", "Date window to export, Nd = the last N calendar days including today, optionally with its own shortest refresh interval, Nd:INTERVAL (repeatable).")).Default(DefaultWindow).StringsVar(&f.windows)
 	track(app.Flag("analytics.timezone", "IANA time zone that decides where a day starts for the windows.")).Default(DefaultTimezone).StringVar(&f.timezone)
-	f.maxPaths = input.Int(app, "analytics.max-paths", "Keep at most this many paths per project, source and window, the most visited first. 0 = no cap.", strconv.Itoa(DefaultMaxPaths))
+	f.maxPaths = Int(app, "analytics.max-paths", "Keep at most this many paths per project, source and window, the most visited first. 0 = no cap.", strconv.Itoa(DefaultMaxPaths))
 	f.set["--analytics.max-paths"] = new(bool)
 	trackSet(app, "analytics.max-paths", f.set["--analytics.max-paths"])
 	track(app.Flag("analytics.path-include", "Only export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.include)
@@ -82,7 +81,7 @@ func RegisterFlags(app input.Flagger) *Flags {
 			if s.Flag == "" {
 				continue
 			}
-			sf := settingFlag{source: def.Name, setting: s, value: input.Int(app, s.Flag, s.Help, "0")}
+			sf := settingFlag{source: def.Name, setting: s, value: Int(app, s.Flag, s.Help, "0")}
 			f.set["--"+s.Flag] = new(bool)
 			trackSet(app, s.Flag, f.set["--"+s.Flag])
 			f.settings = append(f.settings, sf)
@@ -111,7 +110,7 @@ type settingFlag struct {
 
 // trackSet marks *set when the flag name was given, for flags whose clause
 // input built.
-func trackSet(app input.Flagger, name string, set *bool) {
+func trackSet(app Flagger, name string, set *bool) {
 	if a, ok := app.(interface {
 		GetFlag(string) *kingpin.FlagClause
 	}); ok {

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
@@ -32,7 +33,6 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/processmetrics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
@@ -269,7 +269,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 // and process collectors.
 func newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(), processmetrics.New())
+	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(), collector.NewProcessCollector())
 	return reg
 }
 

@@ -10,8 +10,8 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/processmetrics"
 )
 
 // BenchmarkMetricsHandlerFixedCost is an OpenMetrics + gzip scrape of the
@@ -33,7 +33,7 @@ func BenchmarkMetricsHandlerFixedCost(b *testing.B) {
 				client = apiclient.NewMetrics(nil)
 			}
 			if c.proc {
-				reg.MustRegister(processmetrics.New())
+				reg.MustRegister(collector.NewProcessCollector())
 			}
 			bud, err := budget.New(budget.Config{Limit: 100})
 			if err != nil {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
@@ -19,17 +19,17 @@ type Flags struct {
 }
 
 // RegisterFlags adds the backfill command's flags to cmd.
-func RegisterFlags(cmd input.Flagger) *Flags {
+func RegisterFlags(cmd config.Flagger) *Flags {
 	f := &Flags{Config: Config{Concurrency: 1}}
 	c := &f.Config
 	cmd.Flag("from", "First day to backfill, YYYY-MM-DD in the project's time zone.").Required().StringVar(&f.from)
 	cmd.Flag("to", "Last day to backfill, YYYY-MM-DD; it must be over (before today).").Required().StringVar(&f.to)
 	cmd.Flag("output", "File to write the OpenMetrics text to (- is standard output), or with --output.format=blocks a new or empty directory for the blocks.").Default("-").StringVar(&c.Output)
-	f.format = input.Enum(cmd, "output.format", "openmetrics: text for promtool tsdb create-blocks-from openmetrics; blocks: TSDB blocks to copy into Prometheus' data directory, made by promtool (--backfill.promtool).",
+	f.format = config.Enum(cmd, "output.format", "openmetrics: text for promtool tsdb create-blocks-from openmetrics; blocks: TSDB blocks to copy into Prometheus' data directory, made by promtool (--backfill.promtool).",
 		FormatOpenMetrics, FormatOpenMetrics, FormatBlocks)
 	cmd.Flag("backfill.promtool", "Prometheus' promtool, which makes the blocks of --output.format=blocks from the OpenMetrics text: a path, or a name looked up on PATH.").Default(DefaultPromtool).PlaceHolder("PATH").StringVar(&c.Promtool)
 	cmd.Flag("backfill.state-dir", "Directory keeping each finished day, so that an interrupted backfill resumes without fetching them again. Default: OUTPUT.days next to --output, or ./mintlify-backfill.days with standard output, removed once the output is written.").StringVar(&c.StateDir)
-	input.IntVar(cmd, "backfill.concurrency", "Days fetched at once.", &c.Concurrency)
+	config.IntVar(cmd, "backfill.concurrency", "Days fetched at once.", &c.Concurrency)
 	cmd.Flag("backfill.totals-only", "Fetch only site totals of visitors and views: one request per project, day and source, whatever the number of paths.").Default("false").BoolVar(&c.TotalsOnly)
 	cmd.Flag("backfill.source", "Backfill only this source (repeatable), one of "+strings.Join(BackfilledNames(), ", ")+"; default: every one of these configured for the project.").StringsVar(&c.Sources)
 	cmd.Flag("backfill.label", "Label NAME=VALUE added to every sample (repeatable), e.g. the job and instance labels of the exporter's scrape target, which Prometheus adds to scraped series but not to imported blocks.").StringsVar(&f.labels)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 )
 
 // ClientFlags are the API client's settings every organization shares.
@@ -17,12 +17,12 @@ type ClientFlags struct {
 }
 
 // RegisterClientFlags adds the API client's flags to app.
-func RegisterClientFlags(app input.Flagger) *ClientFlags {
+func RegisterClientFlags(app config.Flagger) *ClientFlags {
 	f := &ClientFlags{Config: apiclient.Config{BaseURL: apiclient.DefaultBaseURL, Timeout: 30 * time.Second, MaxRetries: 2}}
 	c := &f.Config
 	app.Flag("mintlify.api-url", "Base URL of the Mintlify API.").Default(c.BaseURL).StringVar(&c.BaseURL)
-	input.DurationVar(app, "mintlify.timeout", "Timeout of each HTTP request to the API.", &c.Timeout)
-	input.IntVar(app, "mintlify.max-retries", "Retries of a failed read (analytics, get job) after the first try.", &c.MaxRetries)
+	config.DurationVar(app, "mintlify.timeout", "Timeout of each HTTP request to the API.", &c.Timeout)
+	config.IntVar(app, "mintlify.max-retries", "Retries of a failed read (analytics, get job) after the first try.", &c.MaxRetries)
 	return f
 }
 

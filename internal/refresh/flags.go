@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 )
 
 // Defaults of the plan's flags.
@@ -24,19 +24,19 @@ const (
 type Flags struct {
 	cfg Config
 	// renames are the flags' old names (--visitors.*).
-	renames input.Renames
+	renames config.Renames
 }
 
 // RegisterFlags adds the plan's flags to app.
-func RegisterFlags(app input.Flagger) *Flags {
+func RegisterFlags(app config.Flagger) *Flags {
 	f := &Flags{cfg: Config{MinInterval: DefaultMinInterval, MaxStaleness: DefaultMaxStaleness,
 		FinalDayDelay: DefaultFinalDayDelay, PageSize: apiclient.MaxPageSize, SiteInterval: DefaultSiteInterval}}
 	c := &f.cfg
-	input.DurationVar(app, "analytics.min-interval", "Shortest interval between two refreshes of a project, source and window; the analytics budget may plan longer ones.", &c.MinInterval)
-	input.DurationVar(app, "analytics.max-staleness", "How long past its planned refresh a window's counts are still served while refreshes fail. 0 keeps them forever.", &c.MaxStaleness)
-	input.DurationVar(app, "analytics.final-day-delay", "How long after midnight the finished day is fetched once more, for its settled numbers (exported as window=\"yesterday\" until 01:00).", &c.FinalDayDelay)
-	input.DurationVar(app, "analytics.site-totals-interval", "How often today's site totals of visitors and views are refreshed apart from their page walks, one request each (the budget may stretch it). 0 refreshes them only with the pages.", &c.SiteInterval)
-	input.IntVar(app, "analytics.page-size", "Rows per request of visitors and views (1-"+strconv.Itoa(apiclient.MaxPageSize)+").", &c.PageSize)
+	config.DurationVar(app, "analytics.min-interval", "Shortest interval between two refreshes of a project, source and window; the analytics budget may plan longer ones.", &c.MinInterval)
+	config.DurationVar(app, "analytics.max-staleness", "How long past its planned refresh a window's counts are still served while refreshes fail. 0 keeps them forever.", &c.MaxStaleness)
+	config.DurationVar(app, "analytics.final-day-delay", "How long after midnight the finished day is fetched once more, for its settled numbers (exported as window=\"yesterday\" until 01:00).", &c.FinalDayDelay)
+	config.DurationVar(app, "analytics.site-totals-interval", "How often today's site totals of visitors and views are refreshed apart from their page walks, one request each (the budget may stretch it). 0 refreshes them only with the pages.", &c.SiteInterval)
+	config.IntVar(app, "analytics.page-size", "Rows per request of visitors and views (1-"+strconv.Itoa(apiclient.MaxPageSize)+").", &c.PageSize)
 	// The old names: every analytics flag was --visitors.* when visitors
 	// was the one source.
 	for _, r := range [][2]string{

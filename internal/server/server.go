@@ -21,7 +21,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 )
 
 // ShutdownTimeout bounds how long requests in flight may finish after
@@ -44,10 +44,10 @@ const DefaultPort = ":9871"
 
 // RegisterFlags adds the server's flags to cmd; they are set in the
 // returned Flags when cmd is parsed.
-func RegisterFlags(cmd input.Flagger) *Flags {
+func RegisterFlags(cmd config.Flagger) *Flags {
 	f := &Flags{Web: kingpinflag.AddFlags(cmd, DefaultPort), TelemetryPath: "/metrics", MaxRequests: 40}
 	cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default(f.TelemetryPath).StringVar(&f.TelemetryPath)
-	input.IntVar(cmd, "web.max-requests", "Maximum number of parallel scrape requests. 0 disables the limit.", &f.MaxRequests)
+	config.IntVar(cmd, "web.max-requests", "Maximum number of parallel scrape requests. 0 disables the limit.", &f.MaxRequests)
 	cmd.Flag("web.agent-api-allowed-host", "Host name the agent job gateway answers without basic auth, beside localhost and IP addresses (repeatable); other names get 403, so that a page whose name is pointed at this address (DNS rebinding) cannot use it. Not needed with basic auth.").
 		PlaceHolder("NAME").StringsVar(&f.AllowedHosts)
 	return f

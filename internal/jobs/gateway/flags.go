@@ -1,7 +1,7 @@
 package gateway
 
 import (
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 )
 
 // Flags are the gateway's settings from the command line.
@@ -12,10 +12,10 @@ type Flags struct {
 }
 
 // RegisterFlags adds the gateway's flags to app, defaulting to Defaults().
-func RegisterFlags(app input.Flagger) *Flags {
+func RegisterFlags(app config.Flagger) *Flags {
 	f := &Flags{Config: Defaults()}
 	app.Flag("web.enable-agent-api", "Serve the agent job gateway under /api/. Anyone who can reach it can open pull requests: protect it with --web.config.file.").Default("false").BoolVar(&f.Enabled)
-	input.BytesVar(app, "agent.max-prompt-bytes", "Largest request body (and so prompt) the gateway accepts for a job, e.g. 64KiB; larger ones get 413.", &f.Config.MaxPromptBytes)
+	config.BytesVar(app, "agent.max-prompt-bytes", "Largest request body (and so prompt) the gateway accepts for a job, e.g. 64KiB; larger ones get 413.", &f.Config.MaxPromptBytes)
 	return f
 }
 
@@ -24,5 +24,5 @@ func RegisterFlags(app input.Flagger) *Flags {
 func (f *Flags) ValidateFlags() error {
 	c := f.Config
 	c.Projects = nil
-	return input.Rename(c.Validate(), map[string]string{"MaxPromptBytes": "--agent.max-prompt-bytes"})
+	return config.Rename(c.Validate(), map[string]string{"MaxPromptBytes": "--agent.max-prompt-bytes"})
 }

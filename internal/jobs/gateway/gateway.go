@@ -32,7 +32,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 )
 
@@ -118,14 +118,14 @@ func Defaults() Config {
 	}
 }
 
-// Validate reports the first invalid field as a *input.FieldError.
+// Validate reports the first invalid field as a *config.FieldError.
 func (c *Config) Validate() error {
-	return input.First(
-		input.Field("Projects", input.Projects(c.Projects)),
-		input.Field("MaxPromptBytes", input.InRange(c.MaxPromptBytes, 1, maxMaxPromptBytes)),
-		input.Field("CreateLimitPerHour", input.AtLeast(c.CreateLimitPerHour, 0)),
-		input.Field("MessageLimitPerHour", input.AtLeast(c.MessageLimitPerHour, 0)),
-		input.Field("UpstreamTimeout", input.Positive(c.UpstreamTimeout)),
+	return config.First(
+		config.Field("Projects", config.Projects(c.Projects)),
+		config.Field("MaxPromptBytes", config.InRange(c.MaxPromptBytes, 1, maxMaxPromptBytes)),
+		config.Field("CreateLimitPerHour", config.AtLeast(c.CreateLimitPerHour, 0)),
+		config.Field("MessageLimitPerHour", config.AtLeast(c.MessageLimitPerHour, 0)),
+		config.Field("UpstreamTimeout", config.Positive(c.UpstreamTimeout)),
 	)
 }
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 )
 
 // Tuning that is not worth a flag.
@@ -84,18 +84,18 @@ func Defaults() Config {
 	}
 }
 
-// Validate reports the first invalid field as a *input.FieldError.
+// Validate reports the first invalid field as a *config.FieldError.
 func (c *Config) Validate() error {
-	return input.First(
-		input.Field("Projects", input.Projects(c.Projects)),
-		input.Field("PollInterval", input.AtLeast(c.PollInterval, minPollInterval)),
-		input.Field("MaxConcurrentPolls", input.InRange(c.MaxConcurrentPolls, 1, maxConcurrentPolls)),
-		input.Field("ArchiveWatch", input.AtLeast(c.ArchiveWatch, 0)),
-		input.Field("Retention", input.Positive(c.Retention)),
-		input.Field("StatePath", nonEmpty(c.StatePath)),
-		input.Field("LockTimeout", input.Positive(c.LockTimeout)),
-		input.Field("PollTimeout", input.Positive(c.PollTimeout)),
-		input.Field("StateWriteTimeout", input.Positive(c.StateWriteTimeout)),
+	return config.First(
+		config.Field("Projects", config.Projects(c.Projects)),
+		config.Field("PollInterval", config.AtLeast(c.PollInterval, minPollInterval)),
+		config.Field("MaxConcurrentPolls", config.InRange(c.MaxConcurrentPolls, 1, maxConcurrentPolls)),
+		config.Field("ArchiveWatch", config.AtLeast(c.ArchiveWatch, 0)),
+		config.Field("Retention", config.Positive(c.Retention)),
+		config.Field("StatePath", nonEmpty(c.StatePath)),
+		config.Field("LockTimeout", config.Positive(c.LockTimeout)),
+		config.Field("PollTimeout", config.Positive(c.PollTimeout)),
+		config.Field("StateWriteTimeout", config.Positive(c.StateWriteTimeout)),
 	)
 }
 

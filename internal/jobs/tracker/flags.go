@@ -1,7 +1,7 @@
 package tracker
 
 import (
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 )
 
 // flagNames names the flag of each Config field that has one.
@@ -22,13 +22,13 @@ type Flags struct {
 }
 
 // RegisterFlags adds the tracker's flags to app, defaulting to Defaults().
-func RegisterFlags(app input.Flagger) *Flags {
+func RegisterFlags(app config.Flagger) *Flags {
 	f := &Flags{Config: Defaults()}
 	c := &f.Config
-	input.DurationVar(app, "agent.poll-interval", "How often each active agent job is polled.", &c.PollInterval)
-	input.IntVar(app, "agent.max-concurrent-polls", "Maximum number of job polls in flight at once.", &c.MaxConcurrentPolls)
-	input.DurationVar(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted. 0 disables the re-checks.", &c.ArchiveWatch)
-	input.DurationVar(app, "agent.retention", "How long finished jobs are kept before they are forgotten.", &c.Retention)
+	config.DurationVar(app, "agent.poll-interval", "How often each active agent job is polled.", &c.PollInterval)
+	config.IntVar(app, "agent.max-concurrent-polls", "Maximum number of job polls in flight at once.", &c.MaxConcurrentPolls)
+	config.DurationVar(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted. 0 disables the re-checks.", &c.ArchiveWatch)
+	config.DurationVar(app, "agent.retention", "How long finished jobs are kept before they are forgotten.", &c.Retention)
 	app.Flag("agent.state-file", "File where tracked agent jobs (and each organization's analytics ledger, beside it) are persisted across restarts, relative to the working directory; with --mintlify.sandbox the ledger is always temporary, and with no value the file too.").
 		Default(c.StatePath).IsSetByUser(&f.StateFileSet).StringVar(&c.StatePath)
 	return f
@@ -39,5 +39,5 @@ func RegisterFlags(app input.Flagger) *Flags {
 func (f *Flags) ValidateFlags() error {
 	c := f.Config
 	c.Projects = nil
-	return input.Rename(c.Validate(), flagNames)
+	return config.Rename(c.Validate(), flagNames)
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 )
 
 // Accepts returns the ids of projects the tracker follows.
@@ -36,7 +36,7 @@ func (s *Tracker) AddProjects(ids []string) error {
 	if len(added) == 0 {
 		return nil
 	}
-	if err := input.Projects(added); err != nil {
+	if err := config.Projects(added); err != nil {
 		return fmt.Errorf("agent jobs: %w", err)
 	}
 	// Their series first, so that a job loaded below and counted at

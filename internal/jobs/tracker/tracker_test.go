@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/input"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
@@ -520,7 +520,7 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		c := good
 		mutate(&c)
-		var fe *input.FieldError
+		var fe *config.FieldError
 		if err := c.Validate(); !errors.As(err, &fe) || fe.Field != field {
 			t.Errorf("bad %s: %v", field, err)
 		}

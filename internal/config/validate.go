@@ -2,7 +2,7 @@
 // wrong, so that each package validates its own Config in one place and a
 // command can still report the problem under its own flag name.
 
-package input
+package config
 
 import (
 	"cmp"

@@ -2,7 +2,7 @@
 // flag. kingpin's own typed values report "invalid syntax" without saying
 // which flag was wrong, and a user with a dozen flags deserves to know.
 
-package input
+package config
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package input
+package config
 
 import (
 	"fmt"
@@ -38,7 +38,7 @@ func (r *Renames) Add(app Flagger, old, to string) {
 		GetFlag(string) *kingpin.FlagClause
 	}).GetFlag(to)
 	if clause == nil {
-		panic("input: no flag --" + to + " to rename from --" + old)
+		panic("config: no flag --" + to + " to rename from --" + old)
 	}
 	value := clause.Model().Value
 	if v, ok := value.(renamable); ok {

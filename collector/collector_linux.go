@@ -1,4 +1,4 @@
-package processmetrics
+package collector
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ type collector struct {
 }
 
 // New returns the process collector.
-func New() prometheus.Collector {
+func NewProcessCollector() prometheus.Collector {
 	c := &collector{pageSize: float64(os.Getpagesize()), buf: make([]byte, 0, 8<<10)}
 	c.start, c.startErr = c.startTime()
 	return c

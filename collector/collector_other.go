@@ -1,6 +1,6 @@
 //go:build !linux
 
-package processmetrics
+package collector
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,6 +9,6 @@ import (
 
 // New returns client_golang's process collector: the fast reads are
 // Linux's.
-func New() prometheus.Collector {
+func NewProcessCollector() prometheus.Collector {
 	return collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})
 }

@@ -1,4 +1,4 @@
-package processmetrics
+package collector
 
 import (
 	"math"
@@ -45,7 +45,7 @@ func TestSameAsClientGolang(t *testing.T) {
 		}
 		delete(theirs, name) // left out: see the package's doc
 	}
-	ours := gather(t, New())
+	ours := gather(t, NewProcessCollector())
 	if len(ours) != len(theirs) || len(ours) != len(descs) {
 		t.Fatalf("ours has %d families, client_golang's %d, descs %d", len(ours), len(theirs), len(descs))
 	}
@@ -75,7 +75,7 @@ func TestSameAsClientGolang(t *testing.T) {
 			}
 		}
 	}
-	if problems, err := testutil.CollectAndLint(New()); err != nil || len(problems) > 0 {
+	if problems, err := testutil.CollectAndLint(NewProcessCollector()); err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %v", problems, err)
 	}
 }
@@ -102,7 +102,7 @@ func BenchmarkCollect(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		c    prometheus.Collector
-	}{{"ours", New()}, {"client_golang", collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}} {
+	}{{"ours", NewProcessCollector()}, {"client_golang", collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}} {
 		b.Run(c.name, func(b *testing.B) {
 			ch := make(chan prometheus.Metric, len(descs))
 			for b.Loop() {

@@ -1,4 +1,4 @@
-// Package processmetrics is the exporter's process collector: the families
+// This file is the exporter's process collector: the families
 // of client_golang's (process_cpu_seconds_total, process_open_fds,
 // process_max_fds, process_virtual_memory_bytes,
 // process_virtual_memory_max_bytes, process_resident_memory_bytes,
@@ -15,7 +15,8 @@
 // 90 µs of CPU writing /proc/self/net/netstat, more than the rest of a
 // cached scrape (docs/metrics.md says where to get them). Elsewhere than
 // on Linux it is client_golang's collector, with them.
-package processmetrics
+
+package collector
 
 import "github.com/prometheus/client_golang/prometheus"
 
