@@ -452,3 +452,59 @@ func TestRespReaderParses(t *testing.T) {
 		}
 	}
 }
+
+// A Redis that restarted answers LOADING while it reads its data from disk
+// (TestStateStoreOutage met it): the client sends the command again until
+// Redis runs it, and gives up with the caller's context.
+func TestRespWaitsOutLoading(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	var mu sync.Mutex
+	loadingFor, commands := 3, 0
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				rr := respReader{r: bufio.NewReader(conn), maxBulk: 1 << 20}
+				for {
+					if _, err := rr.read(); err != nil {
+						return
+					}
+					mu.Lock()
+					commands++
+					answer := "+PONG\r\n"
+					if commands <= loadingFor {
+						answer = "-LOADING Redis is loading the dataset in memory\r\n"
+					}
+					mu.Unlock()
+					if _, err := io.WriteString(conn, answer); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	p := testPool(t, ln.Addr().String())
+	if v, err := p.do(t.Context(), "PING"); err != nil || v != "PONG" {
+		t.Fatalf("PING while Redis loads, then once it has: %v, %v; want PONG", v, err)
+	}
+	mu.Lock()
+	if commands != loadingFor+1 {
+		t.Errorf("%d commands reached Redis, want %d: every LOADING answer, then the one it ran", commands, loadingFor+1)
+	}
+	loadingFor = 1 << 30 // loads for ever
+	mu.Unlock()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := p.do(ctx, "PING"); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "loading") {
+		t.Errorf("PING while Redis loads past the caller's deadline: %v, want the deadline, naming the loading", err)
+	}
+}

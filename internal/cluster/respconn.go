@@ -96,6 +96,16 @@ func (p *respPool) pipeline(ctx context.Context, cmds [][]any) ([]reply, error) 
 		} else {
 			_ = c.nc.Close()
 		}
+		if err == nil && loading(out) {
+			// Redis restarted and is reading its data from disk: it ran
+			// none of the commands, so they are sent again shortly, as
+			// go-redis did, until the caller's context ends.
+			if err := pause(ctx, loadingPause); err != nil {
+				return nil, fmt.Errorf("redis is loading its dataset: %w", err)
+			}
+			try = -1 // a fresh round: the connection was fine
+			continue
+		}
 		if err == nil {
 			return out, nil
 		}
@@ -108,6 +118,34 @@ func (p *respPool) pipeline(ctx context.Context, cmds [][]any) ([]reply, error) 
 		if !reused || !unsent || try > 0 {
 			return nil, err
 		}
+	}
+}
+
+// loadingPause is how long a command that found Redis loading its dataset
+// waits before it is sent again.
+const loadingPause = 50 * time.Millisecond
+
+// loading reports whether every reply is Redis's LOADING error: Redis ran
+// none of the commands.
+func loading(out []reply) bool {
+	for _, r := range out {
+		var re redisError
+		if !errors.As(r.err, &re) || !strings.HasPrefix(string(re), "LOADING ") {
+			return false
+		}
+	}
+	return len(out) > 0
+}
+
+// pause waits d, or until ctx ends (its error then).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
