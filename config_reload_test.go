@@ -310,16 +310,16 @@ func TestReloadIsBehindBasicAuth(t *testing.T) {
 			t.Errorf("POST /-/reload as %q: HTTP %d, want 401", c.user, code)
 		}
 	}
-	if n := reloadLogLines(x); n != 0 {
+	if n := reloadLogLines(x, "http"); n != 0 {
 		t.Errorf("%d reloads logged after unauthenticated requests, want none", n)
 	}
 	if code := reload("ops", "pw"); code != http.StatusOK {
 		t.Errorf("POST /-/reload with the password: HTTP %d, want 200", code)
 	}
 	// The log is read from the exporter's stderr as it comes.
-	eventually(t, 10*time.Second, "the authenticated reload to be logged", func() bool { return reloadLogLines(x) == 1 })
+	eventually(t, 10*time.Second, "the authenticated reload to be logged", func() bool { return reloadLogLines(x, "http") == 1 })
 	x.Stop(t)
-	if n := reloadLogLines(x); n != 1 {
+	if n := reloadLogLines(x, "http"); n != 1 {
 		t.Errorf("%d reloads logged, want the authenticated one", n)
 	}
 }
