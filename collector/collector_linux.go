@@ -109,7 +109,7 @@ func (c *collector) stat() (procStat, error) {
 func parseStat(b []byte, pageSize float64) (procStat, error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return procStat{}, errors.New("processmetrics: /proc/self/stat without a command name")
+		return procStat{}, errors.New("process metrics: /proc/self/stat without a command name")
 	}
 	// Fields 14 (utime), 15 (stime), 22 (starttime), 23 (vsize), 24 (rss)
 	// are the 12th, 13th, 20th, 21st and 22nd after the name.
@@ -124,7 +124,7 @@ func parseStat(b []byte, pageSize float64) (procStat, error) {
 		if n != 0 { // the state, a letter
 			v, err := strconv.ParseInt(string(rest[:end]), 10, 64) // no copy: the conversion does not escape
 			if err != nil {
-				return procStat{}, fmt.Errorf("processmetrics: /proc/self/stat field %d: %w", n+3, err)
+				return procStat{}, fmt.Errorf("process metrics: /proc/self/stat field %d: %w", n+3, err)
 			}
 			f[n] = uint64(v)
 		}
@@ -153,12 +153,12 @@ func (c *collector) startTime() (float64, error) {
 		if v, ok := bytes.CutPrefix(line, []byte("btime ")); ok {
 			boot, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("processmetrics: /proc/stat btime: %w", err)
+				return 0, fmt.Errorf("process metrics: /proc/stat btime: %w", err)
 			}
 			return float64(boot) + st.startTicks/userHZ, nil
 		}
 	}
-	return 0, errors.New("processmetrics: no btime in /proc/stat")
+	return 0, errors.New("process metrics: no btime in /proc/stat")
 }
 
 // openFDs counts the open files: the size of /proc/self/fd on Linux 6.2

@@ -101,7 +101,7 @@ func Header(f Format, name, help string, counter bool) ([]byte, error) {
 	for end < len(b) && b[end] == '#' {
 		nl := bytes.IndexByte(b[end:], '\n')
 		if nl < 0 {
-			return nil, fmt.Errorf("exposition: unterminated header line for %s", name)
+			return nil, fmt.Errorf("encoding: unterminated header line for %s", name)
 		}
 		end += nl + 1
 	}
@@ -121,12 +121,12 @@ type Gauge struct {
 // names must be legacy-valid, so that no escaping scheme changes them.
 func NewGauge(name string, labels []string) (*Gauge, error) {
 	if !model.LegacyValidation.IsValidMetricName(name) {
-		return nil, fmt.Errorf("exposition: metric name %q needs quoting", name)
+		return nil, fmt.Errorf("encoding: metric name %q needs quoting", name)
 	}
 	g := &Gauge{name: name, labels: labels}
 	for i, l := range labels {
 		if !model.LegacyValidation.IsValidLabelName(l) {
-			return nil, fmt.Errorf("exposition: label name %q of %s needs quoting", l, name)
+			return nil, fmt.Errorf("encoding: label name %q of %s needs quoting", l, name)
 		}
 		g.order = append(g.order, i)
 	}
