@@ -126,6 +126,11 @@ func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers loggi
 func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	var wg sync.WaitGroup
 	var shared *cluster.Client
+	// The sandbox's state directory goes last of all, once every goroutine
+	// wg owns (the tracker's among them) has ended: a tracker still running
+	// would find its state file deleted.
+	removeDirs := func() {}
+	defer func() { removeDirs() }()
 	defer closeAfter(&wg, &shared)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -195,6 +200,11 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	logger := loggers.Logger
 	var wg sync.WaitGroup
 	var shared *cluster.Client
+	// The sandbox's state directory goes last of all, once every goroutine
+	// wg owns (the tracker's among them) has ended: a tracker still running
+	// would find its state file deleted.
+	removeDirs := func() {}
+	defer func() { removeDirs() }()
 	defer closeAfter(&wg, &shared)
 	sb := sandboxOf(o)
 	load := loader(o, sb, loggers.Redactor)
@@ -202,11 +212,11 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	if err != nil {
 		return err
 	}
-	ledgerDir, trkCfg, removeDirs, err := stateDirs(o, sb)
+	ledgerDir, trkCfg, remove, err := stateDirs(o, sb)
 	if err != nil {
 		return err
 	}
-	defer removeDirs()
+	removeDirs = remove
 	// Ends the goroutines wg owns when Serve returns early (a port in use).
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -403,8 +403,19 @@ func (s *Tracker) replayLocked(ref keyRef, hash string) (Created, error) {
 	if e.rec.RequestHash != hash {
 		return Created{}, ErrIdempotencyKeyReused
 	}
+	if e.intentKey != "" {
+		// Created upstream, but its record is not in the state yet (the
+		// state could not be written): answered as its create was until
+		// the tracker has written it, never acknowledged, since a restart
+		// or another replica taking the gateway over would not know it.
+		return Created{}, &StateError{JobID: e.rec.Job.ID, Err: errNotWrittenYet, Intent: e.intentKey}
+	}
 	return Created{Job: e.rec.Job, Status: e.rec.CreateStatus, Replayed: true}, nil
 }
+
+// errNotWrittenYet is a replayed create's while its job's record is not in
+// the state.
+var errNotWrittenYet = errors.New("its record is not written yet")
 
 func (s *Tracker) addIntentLocked(ikey string, in *intent) {
 	s.intents[ikey] = in

@@ -385,8 +385,13 @@ func TestWriteErrorsKeepJobsAndRetry(t *testing.T) {
 	if e.status("p1", id) != apiclient.StatusActive {
 		t.Fatalf("job not tracked in memory: %q", e.status("p1", id))
 	}
-	if c, err := e.keyed("p1", "k", "#fake:nopr:1m"); err != nil || !c.Replayed || c.Job.ID != id {
-		t.Fatalf("replay of an unsaved job: %+v %v", c, err)
+	// A retry with the key is answered as the create was, naming the same
+	// job and sending nothing: never acknowledged while the job is in
+	// memory alone (a restart, or another replica taking the gateway over,
+	// would not know it).
+	sent := e.fake.Requests(fakeapi.CreateJob)
+	if c, err := e.keyed("p1", "k", "#fake:nopr:1m"); !errors.As(err, &se) || se.JobID != id || c.Replayed || e.fake.Requests(fakeapi.CreateJob) != sent {
+		t.Fatalf("replay of an unsaved job: %+v %v, %d sent; want its state error, nothing sent", c, err, e.fake.Requests(fakeapi.CreateJob)-sent)
 	}
 	// Polls go on while writes fail; the completion is seen but not
 	// counted before it is written.
@@ -405,6 +410,9 @@ func TestWriteErrorsKeepJobsAndRetry(t *testing.T) {
 		t.Fatalf("not written after the store recovered: %+v", v)
 	}
 	e.checkMetrics([]metricCase{{"mintlify_agent_jobs_finished_total", []string{"project", "p1", "status", "completed"}, 1}})
+	if c, err := e.keyed("p1", "k", "#fake:nopr:1m"); err != nil || !c.Replayed || c.Job.ID != id {
+		t.Errorf("replay once the job is written: %+v %v", c, err)
+	}
 
 	// After a restart: the job, its key, and no intent left behind.
 	e.open(cfg)
