@@ -72,8 +72,7 @@ func (r *runner) fetch(ctx context.Context, all, todo []job, progress io.Writer)
 		need += costs[j.kind()]
 		perSource[j.def.Name] += costs[j.kind()]
 	}
-	rep.plan(spent + need)
-	rep.println("backfill: %d walks (%s): %d kept in %s from an earlier run, %d to fetch, %s requests (%s): %s requests to go for %d walks at %d/h (a walk costs what the first of its project, source and window did): ETA %s",
+	rep.plan(spent+need, "backfill: %d walks (%s): %d kept in %s from an earlier run, %d to fetch, %s requests (%s): %s requests to go for %d walks at %d/h (a walk costs what the first of its project, source and window did): ETA %s",
 		len(all), r.cfg.describe(all), len(all)-len(todo), r.cfg.StateDir, len(todo), group(spent+need), bySource(all, perSource),
 		group(need), len(rest), r.budget.Limit(), formatETA(eta(r.budget, need, r.cfg.Now())))
 

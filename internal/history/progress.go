@@ -106,8 +106,11 @@ func (r *reporter) println(format string, args ...any) {
 	fmt.Fprintf(r.out, format+"\n", args...)
 }
 
-// plan sets the requests all walks are expected to take.
-func (r *reporter) plan(need int) {
+// plan sets the requests all walks are expected to take and writes the
+// plan's line. The line is written before the plan counts as made, so that
+// no status line of the ticker can come first.
+func (r *reporter) plan(need int, format string, args ...any) {
+	r.println(format, args...)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.need, r.planned = need, true

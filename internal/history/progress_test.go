@@ -98,7 +98,7 @@ func TestProgressBar(t *testing.T) {
 	}
 	out := &testutil.SyncBuffer{}
 	rep := newReporter(out, true, r.budget, clock.Now, 10)
-	rep.plan(10)
+	rep.plan(10, "backfill: the plan")
 	rep.step(1)
 	rep.show()
 	for _, want := range []string{"1/10 walks, 1/10 requests; waiting for the analytics budget (3/h)", "(in 1 h 1 min); ETA 3 h 1 min", "walks"} {
