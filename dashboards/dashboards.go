@@ -531,6 +531,7 @@ func DefaultVars() map[string]string {
 		"window":          ".*",
 		"path":            ".*",
 		"source":          ".*",
+		"kind":            ".*",
 		DayOffsetVariable: "-25h",
 		"min_votes":       "1",
 	}

@@ -78,6 +78,11 @@ var exporterMetrics = []string{
 	"mintlify_agent_job_message_rejected_total",
 	"mintlify_agent_poll_max_overdue_seconds",
 	"mintlify_agent_poll_interval_seconds",
+	// Deployments of the documentation (only with --web.enable-deployment-api).
+	"mintlify_deployments_finished_total",
+	"mintlify_deployments_in_progress",
+	"mintlify_deployment_last_success_timestamp_seconds",
+	"mintlify_deployment_oldest_in_progress_age_seconds",
 	// Exporter.
 	"mintlify_exporter_build_info",
 	"mintlify_exporter_config_last_reload_successful",
@@ -95,6 +100,7 @@ var exporterHistograms = []string{
 	"mintlify_api_request_duration_seconds",
 	"mintlify_agent_job_duration_seconds",
 	"mintlify_agent_poll_delay_seconds",
+	"mintlify_deployment_duration_seconds",
 }
 
 // standardMetrics come from client_golang's Go and process collectors and from Prometheus itself
@@ -192,7 +198,7 @@ func TestDashboardsFollowConventions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"agent-jobs.json", "assistant.json", "exporter-health.json", "feedback-search.json", "visitors.json"}
+	want := []string{"agent-jobs.json", "assistant.json", "deployments.json", "exporter-health.json", "feedback-search.json", "visitors.json"}
 	var got []string
 	for _, f := range files {
 		got = append(got, filepath.Base(f))
@@ -222,6 +228,7 @@ func TestDashboardsFollowConventions(t *testing.T) {
 	wantUIDs := map[string]string{
 		"mintlify-agent-jobs":      "agent-jobs.json",
 		"mintlify-assistant":       "assistant.json",
+		"mintlify-deployments":     "deployments.json",
 		"mintlify-exporter-health": "exporter-health.json",
 		"mintlify-feedback-search": "feedback-search.json",
 		"mintlify-visitors":        "visitors.json",
@@ -307,6 +314,9 @@ func TestDashboardPanels(t *testing.T) {
 			"Oldest pending feedback age", "Searches", "Top searches"},
 		"assistant.json": {"Conversations by caller", "Unanswered ratio", "Conversations by response type",
 			"Top categories"},
+		"deployments.json": {"Deployments in progress", "Failed deployments over the time range",
+			"Time since the last success", "Deployments finished by status", "Deployments queued or in progress",
+			"Deployment duration", "Oldest deployment in progress"},
 	}
 	for file, ts := range want {
 		for _, title := range ts {
@@ -316,7 +326,7 @@ func TestDashboardPanels(t *testing.T) {
 		}
 	}
 	// Quantiles come from the classic buckets (Debian's Prometheus has no native histograms).
-	for _, file := range []string{"agent-jobs.json", "exporter-health.json"} {
+	for _, file := range []string{"agent-jobs.json", "deployments.json", "exporter-health.json"} {
 		n := 0
 		for _, e := range exprs[file] {
 			if strings.Contains(e, "histogram_quantile(") {

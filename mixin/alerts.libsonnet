@@ -15,6 +15,7 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
   local t = lib.thresholds($._config) {
     selector: $._config.exporterSelector,
     replicas: std.join(', ', $._config.replicaLabels),
+    deploymentSelector: $._config.deploymentFailedSelector,
   },
   // The settled value of a whole day (window="yesterday" series selected by sel, offset off: '' or
   // ' offset 1w') over the last day, whichever replica exported it: per replica the last sample within
@@ -145,6 +146,23 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
           /
         (sum by (job, instance, project) (mintlify:agent_jobs_finished:increase1d{status=~"completed|failed"}) > 0)
       |||,
+    },
+    {
+      comment:: |||
+        Deployments of the documentation followed by the gateway (--web.enable-deployment-api): the time
+        of the rule's evaluation while a deployment of the project and kind was seen ending with the status
+        within the last 2 minutes (increase() over 2m: two scrapes at 30s to 1m). Its last value over a
+        range is when the last one was seen, which orders a failure and a success of the same project and
+        kind: the API's endedAt of a failure is not exported, the two counters are what both statuses share.
+        Whichever replica counted it: the gateway moves between replicas, and a success seen by one must
+        clear a failure seen by another, so the replica labels (_config.replicaLabels) are aggregated away.
+      |||,
+      record: 'mintlify:deployments_finished:seen_timestamp',
+      expr: |||
+        timestamp(
+          sum without (%(replicas)s) (increase(mintlify_deployments_finished_total[2m])) > 0
+        )
+      ||| % t,
     },
     {
       comment:: |||
@@ -497,6 +515,68 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
           The exporter {{ $labels.instance }} (job {{ $labels.job }}) keeps failing to write its agent
           state file: agent jobs submitted meanwhile are tracked in memory only and status changes are
           not recorded, so a restart now would lose track of them.
+        |||),
+      },
+    },
+    {
+      comment:: |||
+        Deployments are seen only when they were triggered or handed over (track) through the gateway: the
+        API lists none, so one started from the Mintlify dashboard or by the GitHub app is invisible.
+        Fires while the last deployment of a project and kind seen ending was a failure, for the kinds
+        _config.deploymentFailedSelector selects (kind="update", the production docs, by default: a failed
+        preview is news for the pull request whose CI triggered it). It resolves when a success of the same
+        project and kind is seen after it, or 24h after the failure without one (the dashboard's time since
+        the last success still shows it). The order is that of mintlify:deployments_finished:seen_timestamp:
+        a failure and a success seen in the same evaluation count as the failure last, so it fires and the
+        next success resolves it. for: 0m: a failed deployment is an event, waiting adds nothing. No
+        instance label: the gateway moves between replicas.
+      |||,
+      alert: 'MintlifyDeploymentFailed',
+      expr: |||
+        max without (status) (
+          max_over_time(mintlify:deployments_finished:seen_timestamp{status="failure",%(deploymentSelector)s}[%(deploymentFailedLookback)s]) # threshold
+        )
+          unless
+        max without (status) (
+          max_over_time(mintlify:deployments_finished:seen_timestamp{status="success"}[%(deploymentFailedLookback)s]) # threshold
+            > ignoring (status)
+          max_over_time(mintlify:deployments_finished:seen_timestamp{status="failure"}[%(deploymentFailedLookback)s]) # threshold
+        )
+      ||| % t,
+      'for': '0m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'A deployment of the documentation failed and none has succeeded since.',
+        description: oneLine(|||
+          The last {{ $labels.kind }} deployment of project {{ $labels.project }} followed by job
+          {{ $labels.job }} failed (seen by {{ $value | humanizeTimestamp }}) and none has succeeded since:
+          its changes are not live.
+          {{ with printf "max(mintlify_deployment_last_success_timestamp_seconds{job=%q,project=%q,kind=%q}) > 0" $labels.job $labels.project $labels.kind | query }}The last successful one ended {{ . | first | value | humanizeTimestamp }}.{{ else }}The exporter knows of no successful one.{{ end }}
+        |||),
+      },
+    },
+    {
+      comment:: |||
+        The age of the oldest deployment of a project and kind that is queued or in progress (from the
+        API's createdAt; a status the API documents nowhere counts too), whichever replica follows it.
+        Documentation builds take minutes: 30 minutes is longer than any should, a long queue included.
+        for: 5m: a deployment that ended just past the threshold is seen ending at the next poll or two
+        (polls back off while it is queued) without firing. Both kinds: whoever waits for a stuck preview
+        (a CI pipeline polling the gateway) waits until its own timeout.
+      |||,
+      alert: 'MintlifyDeploymentStuck',
+      expr: |||
+        max without (%(replicas)s) (mintlify_deployment_oldest_in_progress_age_seconds) > %(deploymentStuckSeconds)s # threshold
+      ||| % t,
+      'for': t.deploymentStuckFor,
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'A deployment of the documentation has been queued or in progress for too long.',
+        description: oneLine(|||
+          The oldest {{ $labels.kind }} deployment of project {{ $labels.project }} followed by job
+          {{ $labels.job }} has been queued or in progress for {{ $value | humanizeDuration }}
+          ({{ with printf "max(mintlify_deployments_in_progress{job=%q,project=%q,kind=%q})" $labels.job $labels.project $labels.kind | query }}{{ . | first | value | printf "%.0f" }}{{ else }}an unknown number{{ end }}
+          queued or in progress now).
         |||),
       },
     },

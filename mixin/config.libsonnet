@@ -27,6 +27,12 @@
     // relabelling keeps (e.g. pod_template_hash).
     replicaLabels: ['instance', 'pod'],
 
+    // Label matchers of the deployments MintlifyDeploymentFailed watches. By default updates only: an
+    // update deploys the production docs, while a failed preview is news for the pull request whose CI
+    // triggered it (and follows it through the gateway), not for whoever is on call. Previews too:
+    // 'kind=~"update|preview"'; some projects only: 'kind="update",project=~"docs|api-docs"'.
+    deploymentFailedSelector: 'kind="update"',
+
     // Name of the rule group holding the recording rules and, after them, the alerts.
     ruleGroupName: 'mintlify',
 
@@ -68,6 +74,9 @@
       agentJobFailureRatioFor: '15m',
       agentStateWriteWindow: '5m',
       agentStateWriteFor: '10m',
+      deploymentFailedLookback: '24h',
+      deploymentStuckSeconds: 1800,
+      deploymentStuckFor: '5m',
       humanVisitorsDropRatio: 0.5,
       humanVisitorsDropMinVisitors: 100,
       humanVisitorsDropFor: '30m',
@@ -120,6 +129,9 @@
       { key: 'agentJobFailureRatioFor', alert: 'MintlifyAgentJobFailureRatioHigh', field: 'for', meaning: 'ratio above threshold this long' },
       { key: 'agentStateWriteWindow', alert: 'MintlifyAgentStateWriteFailing', field: 'expr', meaning: 'window in which a failed agent state file write counts' },
       { key: 'agentStateWriteFor', alert: 'MintlifyAgentStateWriteFailing', field: 'for', meaning: 'failed writes seen this long (a single failed write does not fire)' },
+      { key: 'deploymentFailedLookback', alert: 'MintlifyDeploymentFailed', field: 'expr', meaning: 'how long a failed deployment not followed by a success keeps it firing' },
+      { key: 'deploymentStuckSeconds', alert: 'MintlifyDeploymentStuck', field: 'expr', meaning: 'age in seconds of the oldest deployment queued or in progress (longer than any build takes)' },
+      { key: 'deploymentStuckFor', alert: 'MintlifyDeploymentStuck', field: 'for', meaning: '... above that this long (its end may be a poll or two from being seen)' },
       { key: 'humanVisitorsDropRatio', alert: 'MintlifyHumanVisitorsDrop', field: 'expr', meaning: 'human visitors now / same time a week earlier' },
       { key: 'humanVisitorsDropMinVisitors', alert: 'MintlifyHumanVisitorsDrop', field: 'expr', meaning: 'minimum human visitors a week earlier (volume guard)' },
       { key: 'humanVisitorsDropFor', alert: 'MintlifyHumanVisitorsDrop', field: 'for', meaning: 'ratio below threshold this long' },

@@ -10,6 +10,7 @@ local sources = {
   'exporter-health.json': import 'dashboards/exporter-health.json',
   'feedback-search.json': import 'dashboards/feedback-search.json',
   'assistant.json': import 'dashboards/assistant.json',
+  'deployments.json': import 'dashboards/deployments.json',
 };
 
 // replace returns s with old replaced by new, failing when s lacks old.
@@ -112,6 +113,13 @@ local patchPanel(d, title, f) =
     ] },
   }),
 
+  // Oldest deployment in progress: the red line is MintlifyDeploymentStuck's threshold.
+  local deployments(d) = patchPanel(d, 'Oldest deployment in progress', function(p) p {
+    description: replace(super.description, 'fires above 30 minutes (the red line), for 5 minutes',
+                         'fires above %s (the red line), for %s' % [seconds(c.thresholds.deploymentStuckSeconds), promDuration(t.deploymentStuckFor)]),
+    fieldConfig+: { defaults+: { thresholds+: { steps: redLine(super.steps, c.thresholds.deploymentStuckSeconds) } } },
+  }),
+
   // Unanswered ratio: the red line is MintlifyAssistantUnansweredRatioHigh's threshold.
   local assistant(d) = patchPanel(d, 'Unanswered ratio', function(p) p {
     description: replace(super.description, 'fires above 30% (the red line) on window 1d with at least 20 conversations, for 1 hour',
@@ -129,5 +137,6 @@ local patchPanel(d, title, f) =
     'exporter-health.json': exporterHealth(common(sources['exporter-health.json'])),
     'feedback-search.json': feedbackSearch(common(sources['feedback-search.json'])),
     'assistant.json': assistant(common(sources['assistant.json'])),
+    'deployments.json': deployments(common(sources['deployments.json'])),
   },
 }

@@ -44,9 +44,11 @@ local pad(s, n) = s + std.repeat(' ', n - std.length(s));
     selected by %(selector)s, OR any target that exposed mintlify_exporter_build_info in the last
     24 hours, whatever its job is called. If you run the exporter under another job name, it is still
     covered once it has been scraped successfully; set _config.exporterSelector to also cover targets
-    that have never come up. Every other rule selects on metric names only. MintlifyClusterNoPrimary
-    and MintlifyClusterSeveralPrimaries count the primaries per job: the replicas sharing one Redis
-    (one cluster: section) must share a job label, and separate sets of replicas need separate jobs.
+    that have never come up. Every other rule selects on metric names only, except that
+    MintlifyDeploymentFailed watches the deployments %(deploymentSelector)s (_config.deploymentFailedSelector).
+    MintlifyClusterNoPrimary and MintlifyClusterSeveralPrimaries count the primaries per job: the
+    replicas sharing one Redis (one cluster: section) must share a job label, and separate sets of
+    replicas need separate jobs.
 
     Windows: unique-visitor metrics are windowed gauges (not counters), so they are compared as values
     (with `offset 1w`), never rate()d. "Same time a week earlier" with the default window "1d" (today so
@@ -59,7 +61,8 @@ local pad(s, n) = s + std.repeat(' ', n - std.length(s));
     window configured for the source they never fire. MintlifyFeedbackPendingTooLong sees only items
     created in the widest window of feedback_items: keep its threshold below that window.
     MintlifyAPIKeyRejected and MintlifyAgentJobFailed count over short windows (2m by default) so that
-    they resolve that long after the fault is gone; increase() needs two samples in its window, so
-    scrape every 30s (at most 1m).
-  ||| % { selector: '{%s}' % c.exporterSelector },
+    they resolve that long after the fault is gone, and mintlify:deployments_finished:seen_timestamp sees
+    a deployment end over 2m too; increase() needs two samples in its window, so scrape every 30s (at
+    most 1m).
+  ||| % { selector: '{%s}' % c.exporterSelector, deploymentSelector: '{%s}' % c.deploymentFailedSelector },
 }

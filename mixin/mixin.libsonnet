@@ -5,7 +5,7 @@
 //                      recording rules' results of the same evaluation, so they share a group;
 //                      there is no separate prometheusRules)
 //   grafanaDashboards  'visitors.json', 'agent-jobs.json', 'exporter-health.json', 'feedback-search.json',
-//                      'assistant.json'
+//                      'assistant.json', 'deployments.json'
 //   rulesFileHeader    the comment written at the top of the generated rule file
 //
 // make mixin (go run ./mixin/gen) writes the defaults to alerts/mintlify.rules.yml and

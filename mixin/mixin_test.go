@@ -35,8 +35,8 @@ func generate(t *testing.T, o Options) map[string][]byte {
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	t.Parallel() // each evaluates the mixin on its own: slow under -race, independent
 	files := generate(t, Options{})
-	if len(files) != 6 {
-		t.Errorf("the mixin generates %d files, want the rule file and 5 dashboards", len(files))
+	if len(files) != 7 {
+		t.Errorf("the mixin generates %d files, want the rule file and 6 dashboards", len(files))
 	}
 	for _, base := range []string{".", chartFiles} {
 		for name, want := range files {
@@ -209,10 +209,12 @@ func TestOverrides(t *testing.T) {
     exporterSelector: 'job="docs-exporter"',
     runbookURL: 'https://wiki.example.com/mintlify',
     dashboardSelector: 'job="docs-exporter"',
+    deploymentFailedSelector: 'kind=~"update|preview"',
     thresholds+: {
       agentJobStuckSeconds: 4 * 3600, refreshBehindPlanIntervals: 2,
       feedbackPendingDays: 2, thumbsDownRatio: 0.4, thumbsDownMinVotes: 25,
       assistantUnansweredRatio: 0.15, assistantUnansweredFor: '2h',
+      deploymentStuckSeconds: 3600, deploymentStuckFor: '10m',
     },
   },
 }
@@ -226,6 +228,8 @@ func TestOverrides(t *testing.T) {
 		`runbook_url: https://wiki.example.com/mintlify#mintlifyexporterdown`,
 		`mintlify_agent_job_oldest_active_age_seconds > 14400 # threshold`,
 		`2 * mintlify_analytics_refresh_interval_seconds + 900 # threshold`,
+		`seen_timestamp{status="failure",kind=~"update|preview"}[24h]) # threshold`,
+		`(mintlify_deployment_oldest_in_progress_age_seconds) > 3600 # threshold`,
 	} {
 		if !strings.Contains(rules, want) {
 			t.Errorf("generated rules lack %q", want)
@@ -243,6 +247,7 @@ func TestOverrides(t *testing.T) {
 		"exporter-health.json": {`2 * mintlify_analytics_refresh_interval_seconds{`, "2 x the planned interval + 15 minutes"},
 		"feedback-search.json": {"fires above 2 days", `"value": 172800`, "Red from 40%: MintlifyPageThumbsDownRatioHigh fires above it with at least 25 votes", `"value": 0.4`},
 		"assistant.json":       {"fires above 15% (the red line) on window 1d with at least 20 conversations, for 2 hours", `"value": 0.15`},
+		"deployments.json":     {"fires above 1 hour (the red line), for 10 minutes", `"value": 3600`},
 	} {
 		for _, w := range want {
 			if !bytes.Contains(files[DashboardsDir+"/"+name], []byte(w)) {
