@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -150,8 +151,16 @@ func (c *Client) trigger(ctx context.Context, endpoint, path string, body []byte
 	return &out, nil
 }
 
-// DeploymentStatus reads a deployment's current state.
-func (c *Client) DeploymentStatus(ctx context.Context, statusID string) (*Deployment, error) {
+// ErrOtherProject: the API answered a deployment status naming another
+// project than the one asked for (a status id handed over with the wrong
+// project).
+var ErrOtherProject = errors.New("the deployment belongs to another project")
+
+// DeploymentStatus reads a deployment's current state. projectID is the
+// project the caller holds it for: an answer naming another project is
+// ErrOtherProject (the endpoint's path has no project; an organization's
+// key reads every project of the organization).
+func (c *Client) DeploymentStatus(ctx context.Context, projectID, statusID string) (*Deployment, error) {
 	id, err := segment("status id", statusID)
 	if err != nil {
 		return nil, fmt.Errorf("deployment status: %w", err)
@@ -168,6 +177,9 @@ func (c *Client) DeploymentStatus(ctx context.Context, statusID string) (*Deploy
 	}, &d)
 	if err != nil {
 		return nil, err
+	}
+	if d.ProjectID != "" && d.ProjectID != projectID {
+		return nil, fmt.Errorf("mintlify API %s: status %s: %w", EndpointDeploymentStatus, statusID, ErrOtherProject)
 	}
 	return &d, nil
 }

@@ -37,7 +37,7 @@ func TestDeploymentsFollowTheirBranch(t *testing.T) {
 	created := clk.Now()
 	clk.Advance(5 * time.Second) // reads later than the build: endedAt is still the API's
 	for i, want := range []string{"queued", "in_progress", "success", "success"} {
-		d, err := c.DeploymentStatus(ctx, up.StatusID)
+		d, err := c.DeploymentStatus(ctx, testProject, up.StatusID)
 		if err != nil {
 			t.Fatalf("read %d: %v", i, err)
 		}
@@ -79,7 +79,7 @@ func TestDeploymentsFollowTheirBranch(t *testing.T) {
 			t.Errorf("preview %s: %+v", tc.branch, p)
 		}
 		for i, want := range tc.course {
-			d, err := c.DeploymentStatus(ctx, p.StatusID)
+			d, err := c.DeploymentStatus(ctx, testProject, p.StatusID)
 			if err != nil || d.Status != want || d.Commit.Ref != tc.branch {
 				t.Errorf("preview %s read %d: %+v, %v; want %s", tc.branch, i, d, err, want)
 			}
@@ -120,15 +120,18 @@ func TestDeploymentErrors(t *testing.T) {
 	if _, err := c.TriggerPreview(ctx, testProject, ""); err == nil {
 		t.Error("an empty branch was sent")
 	}
-	if _, err := c.DeploymentStatus(ctx, "nope"); apiclient.StatusCode(err) != http.StatusNotFound {
+	if _, err := c.DeploymentStatus(ctx, testProject, "nope"); apiclient.StatusCode(err) != http.StatusNotFound {
 		t.Errorf("unknown status id: %v, want 404", err)
 	}
 	p, err := c.TriggerPreview(ctx, testProject, "secret-branch")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.DeploymentStatus(ctx, "another", p.StatusID); !errors.Is(err, apiclient.ErrOtherProject) {
+		t.Errorf("status read for another project: %v, want ErrOtherProject", err)
+	}
 	fake.SetFault(fakeapi.DeploymentStatus, fakeapi.Fault{MalformedJSON: true, Remaining: 1})
-	if _, err := c.DeploymentStatus(ctx, p.StatusID); err == nil || strings.Contains(err.Error(), "succ") {
+	if _, err := c.DeploymentStatus(ctx, testProject, p.StatusID); err == nil || strings.Contains(err.Error(), "succ") {
 		t.Errorf("unreadable status: %v, want an error that does not quote the body", err)
 	}
 }
