@@ -252,7 +252,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	// The tracker stops first of all, once the server has: requests in
 	// flight finish and every job they acknowledge is recorded.
 	defer jobs.stop()
-	if o.Gateway.Enabled {
+	if o.Gateway.On() {
 		logGateway(logger, front.Protected(), o.Sandbox, *o.Server.Web.WebConfigFile)
 	}
 	// The jobs were built from cfg: at the start, the organizations apply it.
