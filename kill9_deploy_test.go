@@ -103,7 +103,7 @@ func TestDeploymentKill9InProgress(t *testing.T) {
 		}
 	}
 	// The preview's end is still known: the API's endedAt, read from the
-	// state (the fake's build time is 42 s from its creation).
+	// state.
 	if got := m["mintlify_deployment_last_success_timestamp_seconds{kind=preview,project=p1}"]; got < float64(time.Now().Add(-time.Hour).Unix()) {
 		t.Errorf("after the restart: the preview's last success is %v", got)
 	}

@@ -35,7 +35,7 @@ func TestDeploymentsFollowTheirBranch(t *testing.T) {
 		t.Errorf("update answered %+v, want a status id and 202", up)
 	}
 	created := clk.Now()
-	clk.Advance(5 * time.Second) // reads later than the build: endedAt is still the API's
+	clk.Advance(2 * time.Minute) // read after the build ended: endedAt is when it ended, not when it is read
 	for i, want := range []string{"queued", "in_progress", "success", "success"} {
 		d, err := c.DeploymentStatus(ctx, testProject, up.StatusID)
 		if err != nil {

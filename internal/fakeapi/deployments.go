@@ -29,9 +29,9 @@ const (
 	PreviewWindow = time.Minute
 )
 
-// DefaultDeployDuration is what a simulated deployment reports as its
-// build time (endedAt - createdAt) unless Options.DeployDuration says
-// otherwise.
+// DefaultDeployDuration is the build time (endedAt - createdAt) a
+// simulated deployment reports when read late enough, unless
+// Options.DeployDuration says otherwise.
 const DefaultDeployDuration = 42 * time.Second
 
 // A deployment's course is set by the branch it deploys (a preview's
@@ -47,14 +47,18 @@ const DefaultDeployDuration = 42 * time.Second
 //   - any other branch: queued, in_progress, then success.
 //
 // HoldDeployments keeps every deployment that reached in_progress there
-// until it is released. endedAt is createdAt + the deploy duration: the
-// build time the fake reports, not when the end was read.
+// until it is released. endedAt is stamped at the first read that finds it
+// final: createdAt + the deploy duration, or that read's time if sooner
+// (never in the future), so a follower that reads it late still gets the
+// build time the API reports, not when it saw the end.
 var deployBranch = regexp.MustCompile(`^(fail|queued|building)-`)
 
 // deployment is one simulated deployment.
 type deployment struct {
 	id, project, kind, branch, previewURL string
 	createdAt                             time.Time
+	// endedAt is stamped by the first read that finds it final.
+	endedAt time.Time
 	// reads counts the status reads, which move it along its course.
 	reads int
 }
@@ -123,7 +127,13 @@ func (s *Server) deploymentBody(d *deployment, status string) deploymentBody {
 		Source:    "api",
 	}
 	if status == "success" || status == "failure" {
-		e := d.createdAt.Add(s.opts.DeployDuration).UTC().Format(time.RFC3339Nano)
+		if d.endedAt.IsZero() {
+			d.endedAt = d.createdAt.Add(s.opts.DeployDuration)
+			if now := s.opts.Now().Truncate(time.Millisecond); now.Before(d.endedAt) {
+				d.endedAt = now
+			}
+		}
+		e := d.endedAt.UTC().Format(time.RFC3339Nano)
 		b.EndedAt = &e
 	}
 	b.Commit.SHA = fmt.Sprintf("%016x%016x%08x", hash(d.id), hash(d.id, "2"), uint32(hash(d.id, "3")))

@@ -121,8 +121,9 @@ type Options struct {
 	// organization (10 updates per 10 s, 5 previews a minute): 0 is the
 	// documented one, negative is none.
 	UpdateLimit, PreviewLimit int
-	// DeployDuration is the build time every deployment reports
-	// (endedAt - createdAt; default DefaultDeployDuration).
+	// DeployDuration is the build time a deployment reports (endedAt -
+	// createdAt; default DefaultDeployDuration), or less when it is read
+	// final sooner: endedAt is never in the future.
 	DeployDuration time.Duration
 }
 

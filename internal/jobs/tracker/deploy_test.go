@@ -10,10 +10,10 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 )
 
-// buildTime is what the fake reports as every deployment's build time:
-// far from the poll rounds, so that a duration measured from when the end
-// was seen cannot pass for it.
-const buildTime = 7 * time.Minute
+// buildTime is the build time the fake reports (endedAt - createdAt):
+// shorter than the rounds it takes the tracker to see the end, so that a
+// duration measured from when the end was seen cannot pass for it.
+const buildTime = 15 * time.Second
 
 func (e *env) deploy(kind, branch string) Deployed {
 	e.t.Helper()
@@ -100,6 +100,10 @@ func TestDeploymentsFollowedToTheirEnd(t *testing.T) {
 	}
 	if list := e.trk.Deployments("p1"); len(list) != 3 {
 		t.Errorf("Deployments lists %d, want 3", len(list))
+	}
+	if st := e.trk.Status().Deployments; len(st) != 3 || st[0].StatusID != pv.Deployment.ID || st[0].PreviewURL != pv.Deployment.PreviewURL ||
+		st[0].Branch != "feature/x" || len(st[0].SHA) != 40 {
+		t.Errorf("status page deployments: %+v", st)
 	}
 }
 
