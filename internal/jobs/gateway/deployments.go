@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -388,14 +387,13 @@ type DeploymentList struct {
 
 // listDeployments handles GET .../{projectId}/deployments?limit=.
 func (g *Gateway) listDeployments(w http.ResponseWriter, r *http.Request, project string) {
+	limit, ok := listLimit(w, r)
+	if !ok {
+		return
+	}
 	list := g.deploy.dep.Deployments(project)
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, "limit must be a positive integer")
-			return
-		}
-		list = list[:min(n, len(list))]
+	if limit >= 0 {
+		list = list[:min(limit, len(list))]
 	}
 	writeJSON(w, http.StatusOK, DeploymentList{Deployments: list})
 }

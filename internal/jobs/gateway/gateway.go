@@ -695,14 +695,9 @@ var listStatuses = []string{apiclient.StatusActive, apiclient.StatusCompleted, a
 // list handles GET .../jobs?status=&limit=.
 func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 	q := r.URL.Query()
-	limit := -1
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, "limit must be a positive integer")
-			return
-		}
-		limit = n
+	limit, ok := listLimit(w, r)
+	if !ok {
+		return
 	}
 	status := q.Get("status")
 	if status != "" && !slices.Contains(listStatuses, status) {
@@ -718,6 +713,21 @@ func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 		jobs = []tracker.JobView{}
 	}
 	writeJSON(w, http.StatusOK, JobList{Jobs: jobs})
+}
+
+// listLimit reads a list's ?limit= (-1 without one), answering 400 itself
+// when it is not a positive integer.
+func listLimit(w http.ResponseWriter, r *http.Request) (int, bool) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return -1, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		writeError(w, http.StatusBadRequest, "limit must be a positive integer")
+		return 0, false
+	}
+	return n, true
 }
 
 // track handles POST .../job/{id}/track. The body is ignored, but must be

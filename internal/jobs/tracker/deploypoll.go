@@ -181,11 +181,7 @@ func (s *Tracker) applyDeployError(t pollTask, err error, at time.Time) {
 	}
 	e.pollPending = false
 	e.errors++
-	msg := err.Error()
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
-	}
-	e.lastErr = msg
+	e.lastErr = pollErrorText(err)
 	e.nextPoll = at.Add(s.backoff(e.errors, err, at))
 	lost := false
 	if isNotFound(err) {

@@ -726,11 +726,7 @@ func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
 	e.pollPending = false
 	_, e.recheck = e.rec.pendingMessage()
 	e.errors++
-	msg := err.Error()
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
-	}
-	e.lastErr = msg
+	e.lastErr = pollErrorText(err)
 	e.nextPoll = at.Add(s.backoff(e.errors, err, at))
 
 	var rec record
@@ -767,6 +763,16 @@ func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
 	if ev.lost {
 		level.Warn(s.logger).Log("msg", "agent job lost: the API no longer knows it", "project", t.project, "job", bounded.Label(t.id), "last_status", bounded.Label(rec.Job.Status))
 	}
+}
+
+// pollErrorText is a poll error as a job's or deployment's lastError
+// shows it: at most 300 bytes.
+func pollErrorText(err error) string {
+	msg := err.Error()
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return msg
 }
 
 // backoff is the wait after n consecutive errors, the last at now:
