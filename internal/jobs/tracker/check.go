@@ -130,8 +130,6 @@ func classify(bucket string, k, v []byte) (string, bool) {
 		if isDeployIntent() {
 			return bucketDeployIntents, true
 		}
-		// A message intent also has what a create intent needs: try it
-		// first.
 		if isMessageIntent() {
 			return bucketMessageIntents, true
 		}
@@ -142,9 +140,12 @@ func classify(bucket string, k, v []byte) (string, bool) {
 	return "", false
 }
 
-// pick prefers, of two versions of a job, the one that got further: a
-// version is only ever written after the ones it follows.
+// pick prefers, of two versions of a job or a deployment, the one that
+// got further: a version is only ever written after the ones it follows.
 func pick(bucket string, a, b []byte) []byte {
+	if bucket == bucketDeployments {
+		return pickDeployment(a, b)
+	}
 	if bucket != store.Jobs {
 		return a
 	}

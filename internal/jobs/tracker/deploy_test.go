@@ -278,3 +278,51 @@ func TestDeployIdempotency(t *testing.T) {
 		t.Errorf("after retention the key is free: %v", err)
 	}
 }
+
+// TestDeploymentStateIsCheckedAndSalvaged: state check reads the
+// deployments and their trigger intents as readable; salvage sorts loose
+// ones into their buckets (a deployment intent is not taken for a create
+// intent), prefers the final version of a deployment, and keeps them in
+// the salvaged file, where a new tracker follows them on.
+func TestDeploymentStateIsCheckedAndSalvaged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Options{})
+	e.open(deployConfig(e))
+	e.fake.HoldDeployments(true)
+	d := e.deploy(KindPreview, "b")
+	e.tickUntil(5, "in progress", func() bool { return e.deployStatus(d.Deployment.ID) == "in_progress" })
+	e.close()
+	rep, err := CheckState(e.statePath)
+	if err != nil || rep.Entries[bucketDeployments] != 1 || rep.Unreadable != 0 || rep.Schema != stateSchema {
+		t.Fatalf("check: %+v, %v", rep, err)
+	}
+	di, err := encodeDeployIntent(&deployIntent{ID: "di_1", Project: "p1", Kind: KindUpdate, RequestHash: "h", StartedAt: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, ok := classify("", []byte(storeKey("p1", "di_1")), di); !ok || b != bucketDeployIntents {
+		t.Errorf("a loose deployment intent classified %q %v", b, ok)
+	}
+	ci, _ := encodeIntent(&intentRecord{ID: "ci_1", Project: "p1", RequestHash: "h", StartedAt: t0})
+	if _, ok := classify(bucketDeployIntents, []byte(storeKey("p1", "ci_1")), ci); ok {
+		t.Error("a create intent accepted as a deployment intent")
+	}
+	running := deployRecord{Project: "p1", Kind: KindUpdate, ID: "x", Status: "in_progress"}
+	done := running
+	done.Status, done.Counted = "success", true
+	ra, _ := encodeDeployRecord(&running)
+	rb, _ := encodeDeployRecord(&done)
+	for _, pair := range [][2][]byte{{ra, rb}, {rb, ra}} {
+		if got, _ := decodeDeployRecord(pick(bucketDeployments, pair[0], pair[1])); !got.Counted {
+			t.Errorf("picked %+v, want the final version", got)
+		}
+	}
+	salvaged := e.statePath + ".salvaged"
+	if _, err := SalvageState(e.statePath, salvaged); err != nil {
+		t.Fatal(err)
+	}
+	e.statePath = salvaged
+	e.open(deployConfig(e))
+	e.fake.HoldDeployments(false)
+	e.tickUntil(5, "followed on from the salvaged file", func() bool { return e.deployStatus(d.Deployment.ID) == "success" })
+}

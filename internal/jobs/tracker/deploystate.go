@@ -139,3 +139,19 @@ func decodeDeployIntent(data []byte) (deployIntent, error) {
 	}
 	return deployIntent{ID: v.ID, Project: v.Project, Kind: v.Kind, IdemKey: v.IdemKey, RequestHash: v.RequestHash, StartedAt: v.StartedAt}, nil
 }
+
+// pickDeployment prefers, of two versions of a deployment, the final one
+// (its count is written with it), then the one read last.
+func pickDeployment(a, b []byte) []byte {
+	ra, errA := decodeDeployRecord(a)
+	rb, errB := decodeDeployRecord(b)
+	switch {
+	case errA != nil:
+		return b
+	case errB != nil || ra.Counted || ra.Lost:
+		return a
+	case rb.Counted || rb.Lost:
+		return b
+	}
+	return a
+}
