@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,12 @@ func TestDeploymentKill9InProgress(t *testing.T) {
 	}
 	preview := trigger(x, "/api/v1/project/preview/p1", "", `{"branch": "docs-pr"}`)
 	eventually(t, 0, "the preview succeeded", func() bool { return statusOf(x, preview) == "success" })
+	if got, want := statusLinks(t, x.Base), []string{"Metrics /metrics", "Health /-/healthy", "Deployments of p1 /api/v1/project/p1/deployments"}; !slices.Equal(got, want) {
+		t.Errorf("status page links %q, want %q", got, want)
+	}
+	if d := statusReport(t, x.Base).Jobs.Deployments; len(d) != 1 || d[0].StatusID != preview || d[0].Branch != "docs-pr" || d[0].Status != "success" {
+		t.Errorf("status page deployments: %+v", d)
+	}
 	waitMetrics(t, x.Base, 0, map[string]float64{finished("preview", "success"): 1})
 	fake.HoldDeployments(true)
 	update := trigger(x, "/api/v1/project/update/p1", "release-1", "")

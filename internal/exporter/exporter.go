@@ -298,11 +298,15 @@ func logGateway(logger log.Logger, protected, sandbox bool, webConfig string) {
 }
 
 // links are the status page's: metrics, health, and the jobs of each
-// project that accepts them (agentProjects, as the last reload left them).
-func links(telemetryPath string, agentProjects []string) []status.Link {
+// project that accepts them (agentProjects) and the deployments of each
+// that takes them (deployProjects), as the last reload left them.
+func links(telemetryPath string, agentProjects, deployProjects []string) []status.Link {
 	out := []status.Link{{Text: "Metrics", Href: telemetryPath}, {Text: "Health", Href: "/-/healthy"}}
 	for _, p := range agentProjects {
 		out = append(out, status.Link{Text: "Jobs of " + p, Href: "/api/v2/agent/" + url.PathEscape(p) + "/jobs"})
+	}
+	for _, p := range deployProjects {
+		out = append(out, status.Link{Text: "Deployments of " + p, Href: "/api/v1/project/" + url.PathEscape(p) + "/deployments"})
 	}
 	return out
 }

@@ -304,9 +304,9 @@ func (j *jobsPart) stop() {
 
 // report adds the jobs and their links to the status page's report.
 func (j *jobsPart) report(r *status.Report, telemetryPath string) {
-	r.Links = links(telemetryPath, nil)
+	r.Links = links(telemetryPath, nil, nil)
 	if j.jobs != nil {
 		r.Jobs = j.jobs.Status()
-		r.Links = links(telemetryPath, *j.agentProjects.Load())
+		r.Links = links(telemetryPath, *j.agentProjects.Load(), *j.deployProjects.Load())
 	}
 }
