@@ -132,11 +132,9 @@ func (c *Client) TriggerPreview(ctx context.Context, projectID, branch string) (
 	if err != nil {
 		return nil, fmt.Errorf("trigger preview: encoding request: %w", err)
 	}
-	out, err := c.trigger(ctx, EndpointTriggerPreview, "/v1/project/preview/"+project, body)
-	if err == nil && out.PreviewURL == "" {
-		return nil, fmt.Errorf("mintlify API %s: response has no previewUrl", EndpointTriggerPreview)
-	}
-	return out, err
+	// An answer without previewUrl still started a deployment that its
+	// status id follows: it is not an error.
+	return c.trigger(ctx, EndpointTriggerPreview, "/v1/project/preview/"+project, body)
 }
 
 func (c *Client) trigger(ctx context.Context, endpoint, path string, body []byte) (*Triggered, error) {

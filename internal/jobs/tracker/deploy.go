@@ -146,6 +146,22 @@ type DeployRequest struct {
 	Admit func() error
 }
 
+// validate refuses what must never be sent (the gateway checks it first):
+// nothing is written or sent for it.
+func (req *DeployRequest) validate() error {
+	switch {
+	case req.Project == "":
+		return errors.New("deploy: empty project")
+	case req.Kind == KindUpdate && req.Branch != "":
+		return errors.New("deploy: an update deploys the project's configured branch; give no branch")
+	case req.Kind == KindPreview && (strings.TrimSpace(req.Branch) == "" || len(req.Branch) > MaxBranchBytes):
+		return fmt.Errorf("deploy: a preview needs a branch of 1 to %d bytes", MaxBranchBytes)
+	case req.Kind != KindUpdate && req.Kind != KindPreview:
+		return fmt.Errorf("deploy: unknown deployment kind %q", req.Kind)
+	}
+	return nil
+}
+
 // Deployed is the answer to a trigger.
 type Deployed struct {
 	Deployment DeploymentView
@@ -200,8 +216,8 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 	if s.deployAPI == nil {
 		return Deployed{}, errNoDeployments
 	}
-	if req.Kind != KindUpdate && req.Kind != KindPreview {
-		return Deployed{}, fmt.Errorf("unknown deployment kind %q", req.Kind)
+	if err := req.validate(); err != nil {
+		return Deployed{}, err
 	}
 	key := req.IdempotencyKey
 	if key != "" && !ValidIdempotencyKey(key) {

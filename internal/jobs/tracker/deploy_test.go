@@ -259,6 +259,15 @@ func TestDeployIdempotency(t *testing.T) {
 	if _, err := e.trk.Create(ctx, CreateRequest{Project: "p1", Prompt: "x", IdempotencyKey: "k1"}); !errors.Is(err, ErrIdempotencyKeyReused) {
 		t.Errorf("a job with a deployment's key: %v", err)
 	}
+	for _, bad := range []DeployRequest{{Project: "p1", Kind: KindPreview}, {Project: "p1", Kind: KindUpdate, Branch: "x"},
+		{Project: "p1", Kind: "rollback"}, {Kind: KindUpdate}} {
+		if _, err := e.trk.Deploy(ctx, bad); err == nil {
+			t.Errorf("Deploy(%+v) accepted", bad)
+		}
+	}
+	if n := e.fake.Requests(fakeapi.TriggerUpdate) + e.fake.Requests(fakeapi.TriggerPreview); n != 1 {
+		t.Errorf("%d triggers sent, want only the first preview", n)
+	}
 	e.fake.SetFault(fakeapi.TriggerUpdate, fakeapi.Fault{DropAnswer: true, Remaining: 1})
 	lost := DeployRequest{Project: "p1", Kind: KindUpdate, IdempotencyKey: "k2"}
 	var unknown *DeployOutcomeUnknownError

@@ -76,7 +76,7 @@ func (s *Tracker) scheduleDeploy(e *deployEntry, at time.Time) {
 	e.nextPoll = at.Add(max(min(d, maxQueuedPollInterval), s.cfg.PollInterval))
 }
 
-// dueDeployments picks the deployments to poll in a round starting at now
+// dueDeploymentsLocked picks the deployments to poll in a round starting at now
 // (limit: the round's slack, see due). s.mu is held.
 func (s *Tracker) dueDeploymentsLocked(limit time.Time) []pollTask {
 	var tasks []pollTask
