@@ -69,6 +69,9 @@ type deployEntry struct {
 	queuedPolls int
 	lastErr     string
 	pollPending bool
+	// intentKey is the trigger intent still in the state because the
+	// deployment's first write failed: deleted by the write that lands.
+	intentKey string
 }
 
 // DeploymentView is a followed deployment as the gateway shows it: the
@@ -278,10 +281,13 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 	rec := deployRecord{Project: req.Project, Kind: req.Kind, ID: t.StatusID, Origin: OriginGateway, TrackedAt: at,
 		Branch: bounded.Label(req.Branch), PreviewURL: bounded.Label(t.PreviewURL), IdemKey: key, RequestHash: in.RequestHash,
 		Code: t.Code, SubmittedBy: userFrom(ctx)}
-	v, err := s.followNew(&rec, store.Op{Bucket: bucketDeployIntents, Key: ikey})
+	v, err := s.followNew(&rec, ikey)
 	s.mu.Lock()
 	s.removeDeployIntentLocked(ikey, in)
-	if key != "" && err == nil {
+	var stateErr *StateError
+	if key != "" && (err == nil || errors.As(err, &stateErr)) {
+		// A deployment not written yet keeps its key too: a retry is
+		// answered as this trigger was, never sent again.
 		s.keys[storeKey(req.Project, key)] = keyRef{deploy: storeKey(rec.Project, rec.ID)}
 	}
 	s.mu.Unlock()
@@ -291,9 +297,10 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 	return Deployed{Deployment: v, Code: t.Code}, nil
 }
 
-// followNew writes a deployment just triggered (with extra in the same
-// transaction) and follows it from the next poll round.
-func (s *Tracker) followNew(rec *deployRecord, extra ...store.Op) (DeploymentView, error) {
+// followNew writes a deployment just triggered, deleting its trigger
+// intent (ikey) in the same transaction, and follows it from the next poll
+// round.
+func (s *Tracker) followNew(rec *deployRecord, ikey string) (DeploymentView, error) {
 	dkey := storeKey(rec.Project, rec.ID)
 	e := &deployEntry{rec: *rec, pollPending: true}
 	s.wmu.Lock()
@@ -307,13 +314,13 @@ func (s *Tracker) followNew(rec *deployRecord, extra ...store.Op) (DeploymentVie
 	}
 	s.deploys[dkey] = e
 	s.mu.Unlock()
-	err := s.persistDeploy(dkey, rec, extra...)
+	err := s.persistDeploy(dkey, rec, store.Op{Bucket: bucketDeployIntents, Key: ikey})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e.pollPending = false
 	if err != nil {
-		e.dirty, e.lastErr = true, "state file: "+err.Error()
-		return e.view(), &StateError{JobID: rec.ID, Err: err}
+		e.dirty, e.lastErr, e.intentKey = true, "state file: "+err.Error(), ikey
+		return e.view(), &StateError{JobID: rec.ID, Err: err, Intent: ikey, Deployment: true}
 	}
 	return e.view(), nil
 }
@@ -340,6 +347,11 @@ func (s *Tracker) replayDeployLocked(ref keyRef, hash string) (Deployed, error) 
 	}
 	if e.rec.RequestHash != hash {
 		return Deployed{}, ErrIdempotencyKeyReused
+	}
+	if e.intentKey != "" {
+		// Triggered, but not in the state yet: answered as its trigger
+		// was until written (a restart or a takeover would not know it).
+		return Deployed{}, &StateError{JobID: e.rec.ID, Err: errNotWrittenYet, Intent: e.intentKey, Deployment: true}
 	}
 	return Deployed{Deployment: e.view(), Code: e.rec.Code, Replayed: true}, nil
 }

@@ -335,3 +335,38 @@ func TestDeploymentStateIsCheckedAndSalvaged(t *testing.T) {
 	e.fake.HoldDeployments(false)
 	e.tickUntil(5, "followed on from the salvaged file", func() bool { return e.deployStatus(d.Deployment.ID) == "success" })
 }
+
+// TestDeploymentWriteFailure: a deployment triggered upstream whose write
+// fails is followed in memory; a retry with its key is answered as the
+// trigger was (a StateError), never sent again; once the state takes
+// writes, the next poll writes it and deletes its intent, so that after a
+// restart its key replays it and no trigger is of unknown outcome.
+func TestDeploymentWriteFailure(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Options{})
+	trk := e.open(deployConfig(e))
+	fs := &failingStore{stateStore: trk.store}
+	trk.store = fs
+	fs.failDeployments.Store(true)
+	req := DeployRequest{Project: "p1", Kind: KindUpdate, IdempotencyKey: "k"}
+	var se *StateError
+	if _, err := trk.Deploy(context.Background(), req); !errors.As(err, &se) || !se.Deployment {
+		t.Fatalf("write failure: %v, want a deployment's StateError", err)
+	}
+	if _, err := trk.Deploy(context.Background(), req); !errors.As(err, &se) {
+		t.Errorf("retry before the write landed: %v, want a StateError", err)
+	}
+	if n := e.fake.Deployments("p1", "update"); n != 1 {
+		t.Errorf("%d updates upstream, want 1", n)
+	}
+	fs.failDeployments.Store(false)
+	e.tick()
+	e.open(deployConfig(e))
+	d, err := e.trk.Deploy(context.Background(), req)
+	if err != nil || !d.Replayed {
+		t.Errorf("retry after a restart: %+v, %v; want a replay", d, err)
+	}
+	if e.trk.RecentDeployments(KindUpdate, time.Hour)["p1"] == nil || len(e.trk.deployIntents) != 0 {
+		t.Errorf("intents left after the write landed: %d", len(e.trk.deployIntents))
+	}
+}

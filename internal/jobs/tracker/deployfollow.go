@@ -68,7 +68,7 @@ func (s *Tracker) TrackDeployment(ctx context.Context, project, kind, id string)
 	e.pollPending = false
 	if perr != nil {
 		e.dirty, e.lastErr = true, "state file: "+perr.Error()
-		return e.view(), NewlyTracked, &StateError{JobID: id, Err: perr}
+		return e.view(), NewlyTracked, &StateError{JobID: id, Err: perr, Deployment: true}
 	}
 	return e.view(), NewlyTracked, nil
 }

@@ -145,8 +145,12 @@ func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.T
 		s.mu.Unlock()
 		return
 	}
+	var extra []store.Op
+	if e.intentKey != "" {
+		extra = append(extra, store.Op{Bucket: bucketDeployIntents, Key: e.intentKey})
+	}
 	s.mu.Unlock()
-	if err := s.persistDeploy(t.key, &rec); err != nil {
+	if err := s.persistDeploy(t.key, &rec, extra...); err != nil {
 		s.mu.Lock()
 		e.dirty, e.lastErr = true, "state file: "+err.Error()
 		e.nextPoll = at.Add(s.cfg.PollInterval) // retried, memory unchanged
@@ -155,6 +159,9 @@ func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.T
 	}
 	s.mu.Lock()
 	e.rec, e.dirty = rec, false
+	if len(extra) > 0 {
+		e.intentKey = ""
+	}
 	// Counted under the lock that shows it, after the write: a crash
 	// between the two under-counts, never counts twice (as applyJob).
 	s.metrics.deploy.count(s.metrics.has, rec.Project, rec.Kind, ev)
@@ -236,9 +243,17 @@ func (s *Tracker) loadDeployments(l *loadedState, want func(project string) bool
 			s.skipUnreadable(l, "deployment intent", k, err)
 			return nil
 		}
-		if want(in.Project) {
-			l.deployIntents[string(k)] = &in
+		if !want(in.Project) {
+			return nil
 		}
+		if ref, ok := l.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.deploy != "" &&
+			l.deploys[ref.deploy].rec.RequestHash == in.RequestHash {
+			// Its deployment is in the state (a later write landed
+			// without deleting it): the outcome is known.
+			l.resolved = append(l.resolved, store.Op{Bucket: bucketDeployIntents, Key: string(k)})
+			return nil
+		}
+		l.deployIntents[string(k)] = &in
 		return nil
 	})
 }
