@@ -197,9 +197,9 @@ func (s *Tracker) applyDeployError(t pollTask, err error, at time.Time) {
 	} else {
 		e.notFound = 0
 	}
-	rec := e.rec
+	rec, nErrors := e.rec, e.errors
 	s.mu.Unlock()
-	level.Debug(s.logger).Log("msg", "polling deployment failed", "project", t.project, "deployment", t.id, "consecutive_errors", e.errors, "err", err)
+	level.Debug(s.logger).Log("msg", "polling deployment failed", "project", t.project, "deployment", t.id, "consecutive_errors", nErrors, "err", err)
 	if !lost {
 		return
 	}
