@@ -187,7 +187,8 @@ func (s *Server) startDeployment(w http.ResponseWriter, r *http.Request, project
 			branch = "main"
 		}
 	}
-	d := &deployment{id: fmt.Sprintf("%sdep_%06d", s.opts.JobIDPrefix, s.nextID.Add(1)), project: project, kind: kind,
+	// "dep_" and the run's part of JobIDPrefix: unique across runs as job ids are.
+	d := &deployment{id: fmt.Sprintf("dep_%s%06d", strings.TrimPrefix(s.opts.JobIDPrefix, "job_"), s.nextID.Add(1)), project: project, kind: kind,
 		branch: branch, createdAt: now.Truncate(time.Millisecond)}
 	body := map[string]string{"statusId": d.id}
 	if kind == "preview" {
