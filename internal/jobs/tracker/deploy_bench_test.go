@@ -36,6 +36,7 @@ func BenchmarkDeploymentPollRound(b *testing.B) {
 		b.Fatal(err)
 	}
 	now := time.Now()
+	var ops []store.Op
 	for i := range running + finished {
 		rec := deployRecord{Project: "p1", Kind: KindPreview, Origin: OriginGateway, TrackedAt: now, Branch: fmt.Sprintf("branch-%d", i)}
 		if i < running {
@@ -51,9 +52,10 @@ func BenchmarkDeploymentPollRound(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := st.Apply(store.Op{Bucket: bucketDeployments, Key: storeKey("p1", rec.ID), Value: data}); err != nil {
-			b.Fatal(err)
-		}
+		ops = append(ops, store.Op{Bucket: bucketDeployments, Key: storeKey("p1", rec.ID), Value: data})
+	}
+	if err := st.Apply(ops...); err != nil { // one transaction
+		b.Fatal(err)
 	}
 	if err := st.Close(); err != nil {
 		b.Fatal(err)
