@@ -21,8 +21,10 @@ const (
 )
 
 // operationEndpoints are the endpoints that do not draw on the analytics
-// quota: the agent job endpoints, which have limits of their own.
-var operationEndpoints = []string{EndpointCreateJob, EndpointGetJob, EndpointSendMessage}
+// quota: the agent job and deployment endpoints, which have limits of
+// their own.
+var operationEndpoints = []string{EndpointCreateJob, EndpointGetJob, EndpointSendMessage,
+	EndpointTriggerUpdate, EndpointTriggerPreview, EndpointDeploymentStatus}
 
 // AnalyticsEndpoints are the endpoints that draw on the organization's one
 // analytics quota, sorted. Each endpoint file adds its own

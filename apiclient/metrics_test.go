@@ -24,12 +24,12 @@ func TestMetrics(t *testing.T) {
 	ctx := testCtx(t)
 
 	// Before any request every known combination reads 0.
-	const combos = 10 * 8 // 7 analytics endpoints and 3 job endpoints
+	const combos = 13 * 8 // 7 analytics endpoints, 3 job endpoints and 3 deployment endpoints
 	if n := testutil.CollectAndCount(requests); n != combos {
 		t.Errorf("%d request series before any request, want %d pre-created", n, combos)
 	}
-	if n := testutil.CollectAndCount(duration); n != 10 {
-		t.Errorf("%d duration series, want 10 (one per endpoint)", n)
+	if n := testutil.CollectAndCount(duration); n != 13 {
+		t.Errorf("%d duration series, want 13 (one per endpoint)", n)
 	}
 
 	fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: http.StatusUnauthorized, Remaining: 1})
@@ -137,6 +137,30 @@ mintlify_api_requests_total{code="500",endpoint="send_message"} 0
 mintlify_api_requests_total{code="502",endpoint="send_message"} 0
 mintlify_api_requests_total{code="503",endpoint="send_message"} 0
 mintlify_api_requests_total{code="error",endpoint="send_message"} 0
+mintlify_api_requests_total{code="200",endpoint="trigger_update"} 0
+mintlify_api_requests_total{code="401",endpoint="trigger_update"} 0
+mintlify_api_requests_total{code="403",endpoint="trigger_update"} 0
+mintlify_api_requests_total{code="429",endpoint="trigger_update"} 0
+mintlify_api_requests_total{code="500",endpoint="trigger_update"} 0
+mintlify_api_requests_total{code="502",endpoint="trigger_update"} 0
+mintlify_api_requests_total{code="503",endpoint="trigger_update"} 0
+mintlify_api_requests_total{code="error",endpoint="trigger_update"} 0
+mintlify_api_requests_total{code="200",endpoint="trigger_preview"} 0
+mintlify_api_requests_total{code="401",endpoint="trigger_preview"} 0
+mintlify_api_requests_total{code="403",endpoint="trigger_preview"} 0
+mintlify_api_requests_total{code="429",endpoint="trigger_preview"} 0
+mintlify_api_requests_total{code="500",endpoint="trigger_preview"} 0
+mintlify_api_requests_total{code="502",endpoint="trigger_preview"} 0
+mintlify_api_requests_total{code="503",endpoint="trigger_preview"} 0
+mintlify_api_requests_total{code="error",endpoint="trigger_preview"} 0
+mintlify_api_requests_total{code="200",endpoint="deployment_status"} 0
+mintlify_api_requests_total{code="401",endpoint="deployment_status"} 0
+mintlify_api_requests_total{code="403",endpoint="deployment_status"} 0
+mintlify_api_requests_total{code="429",endpoint="deployment_status"} 0
+mintlify_api_requests_total{code="500",endpoint="deployment_status"} 0
+mintlify_api_requests_total{code="502",endpoint="deployment_status"} 0
+mintlify_api_requests_total{code="503",endpoint="deployment_status"} 0
+mintlify_api_requests_total{code="error",endpoint="deployment_status"} 0
 mintlify_api_requests_total{code="200",endpoint="visitors"} 1
 mintlify_api_requests_total{code="401",endpoint="visitors"} 1
 mintlify_api_requests_total{code="403",endpoint="visitors"} 0

@@ -71,6 +71,9 @@ type Project struct {
 	Organization string
 	// AgentJobs: the gateway accepts agent jobs for it.
 	AgentJobs bool
+	// Deployments: the gateway triggers and follows its deployments (with
+	// --web.enable-deployment-api).
+	Deployments bool
 }
 
 // Organization returns the organization named name.
@@ -98,6 +101,18 @@ func (c *Config) AgentProjects() []string {
 	var out []string
 	for _, p := range c.Projects {
 		if p.AgentJobs {
+			out = append(out, p.ID)
+		}
+	}
+	return out
+}
+
+// DeploymentProjects are the ids of the projects whose deployments the
+// gateway triggers and follows.
+func (c *Config) DeploymentProjects() []string {
+	var out []string
+	for _, p := range c.Projects {
+		if p.Deployments {
 			out = append(out, p.ID)
 		}
 	}

@@ -25,6 +25,7 @@ projects:
     paths: {include: "^/guides/", exclude: "", max: 100}
     agent_jobs: true
   - id: beta-docs
+    deployments: true
     organization: beta
 `
 
@@ -47,6 +48,9 @@ func TestParseGoodFile(t *testing.T) {
 	}
 	if got := cfg.AgentProjects(); len(got) != 1 || got[0] != "acme-docs" {
 		t.Errorf("agent projects = %v", got)
+	}
+	if got := cfg.DeploymentProjects(); len(got) != 1 || got[0] != "beta-docs" || p.Deployments {
+		t.Errorf("deployment projects = %v", got)
 	}
 	if got := cfg.ProjectsOf("beta"); len(got) != 1 || got[0].ID != "beta-docs" {
 		t.Errorf("projects of beta = %v", got)
@@ -191,13 +195,14 @@ func TestFlagsAndFileAgree(t *testing.T) {
 	}
 	fromFile, err := Parse("c.yml", []byte(`organizations: [{name: default, api_key_file: /k, analytics_budget: 40}]
 projects:
-  - {id: p, windows: [1d, 7d], timezone: Asia/Kolkata, paths: {exclude: "^/x", max: 10}, agent_jobs: true}
+  - {id: p, windows: [1d, 7d], timezone: Asia/Kolkata, paths: {exclude: "^/x", max: 10}, agent_jobs: true, deployments: true}
 `), 5*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b := fromFlags.Projects[0], fromFile.Projects[0]
-	if !a.SameWalks(&b.PlanProject.Project) || a.Organization != b.Organization || a.AgentJobs != b.AgentJobs {
+	if !a.SameWalks(&b.PlanProject.Project) || a.Organization != b.Organization || a.AgentJobs != b.AgentJobs ||
+		a.Deployments != b.Deployments || !a.Deployments {
 		t.Errorf("flags %+v\nfile  %+v", a, b)
 	}
 	oa, ob := fromFlags.Organizations[0], fromFile.Organizations[0]

@@ -46,6 +46,7 @@ type fileProject struct {
 	Timezone     string    `yaml:"timezone"`
 	Paths        filePaths `yaml:"paths"`
 	AgentJobs    bool      `yaml:"agent_jobs"`
+	Deployments  bool      `yaml:"deployments"`
 	// Sources by name, or a list of names; left out: the default sources.
 	Sources sourcesEntry `yaml:"sources"`
 }
@@ -264,7 +265,7 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 	ids := map[string]int{}
 	for i, fp := range raw.Projects {
 		key := fmt.Sprintf("projects[%d]", i)
-		p := Project{Organization: fp.Organization, AgentJobs: fp.AgentJobs}
+		p := Project{Organization: fp.Organization, AgentJobs: fp.AgentJobs, Deployments: fp.Deployments}
 		p.ID = fp.ID
 		b.projectID(key, i, fp.ID, ids)
 		p.Organization = b.projectOrganization(key, fp.Organization, raw.Organizations, orgs)

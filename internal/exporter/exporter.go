@@ -252,8 +252,8 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	// The tracker stops first of all, once the server has: requests in
 	// flight finish and every job they acknowledge is recorded.
 	defer jobs.stop()
-	if o.Gateway.Enabled {
-		logGateway(logger, front.Protected(), o.Sandbox, *o.Server.Web.WebConfigFile)
+	if o.Gateway.On() {
+		logGateway(logger, gatewayName(o.Gateway.Enabled, o.Gateway.Deployments), front.Protected(), o.Sandbox, *o.Server.Web.WebConfigFile)
 	}
 	// The jobs were built from cfg: at the start, the organizations apply it.
 	if err := set.Apply(cfg); err != nil {
@@ -286,23 +286,38 @@ func newRegistry() *prometheus.Registry {
 // logGateway says who can reach the gateway: a warning when anyone can,
 // but on the sandbox, whose jobs are simulated with no real key, so that
 // the quick start logs no fault.
-func logGateway(logger log.Logger, protected, sandbox bool, webConfig string) {
+func logGateway(logger log.Logger, name string, protected, sandbox bool, webConfig string) {
 	switch {
 	case protected:
-		level.Info(logger).Log("msg", "agent job gateway enabled under /api/, behind the basic auth of --web.config.file")
+		level.Info(logger).Log("msg", name+" enabled under /api/, behind the basic auth of --web.config.file")
 	case sandbox:
-		level.Info(logger).Log("msg", "agent job gateway enabled under /api/ without basic auth, on the sandbox: its jobs are simulated; with a real key set basic_auth_users in --web.config.file")
+		level.Info(logger).Log("msg", name+" enabled under /api/ without basic auth, on the sandbox: its jobs and deployments are simulated; with a real key set basic_auth_users in --web.config.file")
 	default:
-		level.Warn(logger).Log("msg", "agent job gateway enabled under /api/ without basic auth: anyone who can reach it can open pull requests; set basic_auth_users in --web.config.file", "web_config_file", webConfig)
+		level.Warn(logger).Log("msg", name+" enabled under /api/ without basic auth: anyone who can reach it can open pull requests or deploy the documentation; set basic_auth_users in --web.config.file", "web_config_file", webConfig)
 	}
 }
 
+// gatewayName names what the gateway serves, for its log line.
+func gatewayName(agent, deployments bool) string {
+	switch {
+	case agent && deployments:
+		return "agent job and deployment gateway"
+	case deployments:
+		return "deployment gateway"
+	}
+	return "agent job gateway"
+}
+
 // links are the status page's: metrics, health, and the jobs of each
-// project that accepts them (agentProjects, as the last reload left them).
-func links(telemetryPath string, agentProjects []string) []status.Link {
+// project that accepts them (agentProjects) and the deployments of each
+// that takes them (deployProjects), as the last reload left them.
+func links(telemetryPath string, agentProjects, deployProjects []string) []status.Link {
 	out := []status.Link{{Text: "Metrics", Href: telemetryPath}, {Text: "Health", Href: "/-/healthy"}}
 	for _, p := range agentProjects {
 		out = append(out, status.Link{Text: "Jobs of " + p, Href: "/api/v2/agent/" + url.PathEscape(p) + "/jobs"})
+	}
+	for _, p := range deployProjects {
+		out = append(out, status.Link{Text: "Deployments of " + p, Href: "/api/v1/project/" + url.PathEscape(p) + "/deployments"})
 	}
 	return out
 }

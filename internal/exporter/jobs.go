@@ -57,7 +57,11 @@ func newLocalJobs(api tracker.Upstream, reg prometheus.Registerer, trkCfg tracke
 	}
 	// Agent projects a reload added since the start (a term that starts
 	// later on replicas) are followed too.
-	if err := trk.AddProjects(gwCfg.Projects); err != nil {
+	followed := gwCfg.Projects
+	if gwCfg.DeploymentProjects != nil {
+		followed = append(slices.Clone(followed), gwCfg.DeploymentProjects()...)
+	}
+	if err := trk.AddProjects(followed); err != nil {
 		_ = trk.Close()
 		return nil, err
 	}
@@ -162,11 +166,17 @@ type jobsPart struct {
 	// no replicas).
 	replica func(*http.Request) (*http.Request, error)
 	// agentProjects accept jobs; exported are every project, for the
-	// gateway's 404. Both as the last configuration applied left them.
-	agentProjects, exported *atomic.Pointer[[]string]
+	// gateway's 404; deployProjects take deployments; orgOf names each
+	// project's organization. All as the last configuration applied left
+	// them.
+	agentProjects, exported, deployProjects *atomic.Pointer[[]string]
+	orgOf                                   *atomic.Pointer[map[string]string]
 	// closeIdle closes the local state when Run never took it over (an
 	// early return of Serve); stopRun ends Run once started.
 	closeIdle, stopRun func()
+	// agentOn and deploymentsOn: --web.enable-agent-api and
+	// --web.enable-deployment-api.
+	agentOn, deploymentsOn bool
 }
 
 // jobsSettings are what the jobs subsystem is built from.
@@ -185,16 +195,22 @@ type jobsSettings struct {
 // joins the election for the gateway; the gateway is off when not enabled.
 func newJobs(s jobsSettings) (*jobsPart, error) {
 	j := &jobsPart{agentProjects: &atomic.Pointer[[]string]{}, exported: &atomic.Pointer[[]string]{},
+		deployProjects: &atomic.Pointer[[]string]{}, orgOf: &atomic.Pointer[map[string]string]{},
 		closeIdle: func() {}, stopRun: func() {}}
-	j.exported.Store(new(s.cfg.ProjectIDs()))
-	if !s.o.Gateway.Enabled {
+	j.agentOn, j.deploymentsOn = s.o.Gateway.Enabled, s.o.Gateway.Deployments
+	j.store(s.cfg)
+	if !s.o.Gateway.On() {
 		return j, nil
 	}
 	trkCfg := s.tracker
 	trkCfg.Projects = s.cfg.ProjectIDs()
+	trkCfg.Deployments = s.o.Gateway.Deployments
 	gwCfg := s.o.Gateway.Config
-	gwCfg.Projects = s.cfg.AgentProjects()
-	j.agentProjects.Store(&gwCfg.Projects)
+	gwCfg.Projects = *j.agentProjects.Load()
+	gwCfg.NoAgentJobs = !s.o.Gateway.Enabled
+	gwCfg.Deployments = s.o.Gateway.Deployments
+	gwCfg.DeploymentProjects = func() []string { return *j.deployProjects.Load() }
+	gwCfg.Organization = func(id string) string { return (*j.orgOf.Load())[id] }
 	gwCfg.Exported = func(id string) bool { return slices.Contains(*j.exported.Load(), id) }
 	if s.shared != nil {
 		listen := (*s.o.Server.Web.WebListenAddresses)[0]
@@ -229,7 +245,11 @@ func (j *jobsPart) prepare(cfg *config.Config) error {
 	if j.jobs == nil {
 		return nil
 	}
-	return j.jobs.Follow(cfg.AgentProjects())
+	follow := cfg.AgentProjects()
+	if j.deploymentsOn {
+		follow = append(follow, cfg.DeploymentProjects()...)
+	}
+	return j.jobs.Follow(follow)
 }
 
 // commit makes cfg's agent projects accept jobs (prepare read them).
@@ -237,10 +257,30 @@ func (j *jobsPart) commit(cfg *config.Config) {
 	if j.jobs == nil {
 		return
 	}
-	ids := cfg.AgentProjects()
-	j.agentProjects.Store(&ids)
+	j.store(cfg)
+	j.jobs.SetProjects(*j.agentProjects.Load())
+}
+
+// store keeps what the gateway reads of cfg: the projects that accept
+// jobs and deployments (none when deployments are off), every project,
+// and each project's organization.
+func (j *jobsPart) store(cfg *config.Config) {
+	var agent []string
+	if j.agentOn {
+		agent = cfg.AgentProjects()
+	}
+	j.agentProjects.Store(&agent)
 	j.exported.Store(new(cfg.ProjectIDs()))
-	j.jobs.SetProjects(ids)
+	var deploy []string
+	if j.deploymentsOn {
+		deploy = cfg.DeploymentProjects()
+	}
+	j.deployProjects.Store(&deploy)
+	orgs := make(map[string]string, len(cfg.Projects))
+	for _, p := range cfg.Projects {
+		orgs[p.ID] = p.Organization
+	}
+	j.orgOf.Store(&orgs)
 }
 
 // start runs the tracker (owned by wg) until stop; from here on Run
@@ -264,9 +304,9 @@ func (j *jobsPart) stop() {
 
 // report adds the jobs and their links to the status page's report.
 func (j *jobsPart) report(r *status.Report, telemetryPath string) {
-	r.Links = links(telemetryPath, nil)
+	r.Links = links(telemetryPath, nil, nil)
 	if j.jobs != nil {
 		r.Jobs = j.jobs.Status()
-		r.Links = links(telemetryPath, *j.agentProjects.Load())
+		r.Links = links(telemetryPath, *j.agentProjects.Load(), *j.deployProjects.Load())
 	}
 }

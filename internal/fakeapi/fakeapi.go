@@ -117,6 +117,14 @@ type Options struct {
 	// state file kept across runs never meets an id again, as the real
 	// API's ids are unique.
 	JobIDPrefix string
+	// UpdateLimit and PreviewLimit override the trigger limits per
+	// organization (10 updates per 10 s, 5 previews a minute): 0 is the
+	// documented one, negative is none.
+	UpdateLimit, PreviewLimit int
+	// DeployDuration is the build time a deployment reports (endedAt -
+	// createdAt; default DefaultDeployDuration), or less when it is read
+	// final sooner: endedAt is never in the future.
+	DeployDuration time.Duration
 }
 
 // Organization is one admin key and the projects it may read.
@@ -160,7 +168,7 @@ type Fault struct {
 	DuplicatePath bool
 	// NegativeCounts puts a negative count in the first row of a page.
 	NegativeCounts bool
-	// DropAnswer (create job and send message only) does the work, then
+	// DropAnswer (create job, send message and the deployment triggers) does the work, then
 	// closes the connection without answering: the client cannot know the
 	// outcome.
 	DropAnswer bool
@@ -193,6 +201,13 @@ type Server struct {
 	// memoize).
 	memoMu sync.Mutex
 	memo   map[string]any
+	// deployments by status id; updates and previews the trigger times
+	// per organization (quotaKey); deployBranches the branch an update of
+	// a project deploys; holdDeploys: see HoldDeployments.
+	deployments       map[string]*deployment
+	updates, previews map[string][]time.Time
+	deployBranches    map[string]string
+	holdDeploys       bool
 }
 
 // New returns a fake API server.
@@ -218,6 +233,9 @@ func New(opts Options) *Server {
 	if opts.AnalyticsWindow <= 0 {
 		opts.AnalyticsWindow = time.Hour
 	}
+	if opts.DeployDuration <= 0 {
+		opts.DeployDuration = DefaultDeployDuration
+	}
 	s := &Server{
 		opts:     opts,
 		mux:      http.NewServeMux(),
@@ -232,8 +250,12 @@ func New(opts Options) *Server {
 		analytics:      map[string][]time.Time{},
 		analyticsByKey: map[string]int{},
 		memo:           map[string]any{},
+		deployments:    map[string]*deployment{},
+		updates:        map[string][]time.Time{},
+		previews:       map[string][]time.Time{},
+		deployBranches: map[string]string{},
 	}
-	for _, e := range []string{CreateJob, GetJob, SendMessage} {
+	for _, e := range []string{CreateJob, GetJob, SendMessage, TriggerUpdate, TriggerPreview, DeploymentStatus} {
 		s.requests[e] = &atomic.Int64{}
 	}
 	for _, rt := range analyticsRoutes {
@@ -245,6 +267,9 @@ func New(opts Options) *Server {
 	s.mux.HandleFunc("POST /v2/agent/{project}/job", s.withChecks(CreateJob, s.handleCreateJob))
 	s.mux.HandleFunc("GET /v2/agent/{project}/job/{id}", s.withChecks(GetJob, s.handleGetJob))
 	s.mux.HandleFunc("POST /v2/agent/{project}/job/{id}/message", s.withChecks(SendMessage, s.handleMessage))
+	s.mux.HandleFunc("POST /v1/project/update/{project}", s.withChecks(TriggerUpdate, s.handleTriggerUpdate))
+	s.mux.HandleFunc("POST /v1/project/preview/{project}", s.withChecks(TriggerPreview, s.handleTriggerPreview))
+	s.mux.HandleFunc("GET /v1/project/update-status/{statusId}", s.handleDeploymentStatus)
 	return s
 }
 
@@ -299,28 +324,8 @@ type handler func(w http.ResponseWriter, r *http.Request, project string, f Faul
 // checks auth and the project before the endpoint's own handler runs.
 func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s.requests[endpoint].Add(1)
-		f := s.takeFault(endpoint)
-		if f.Latency > 0 {
-			t := time.NewTimer(f.Latency)
-			select {
-			case <-r.Context().Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-		}
-		if f.Status != 0 {
-			if f.RetryAfter != "" {
-				w.Header().Set("Retry-After", f.RetryAfter)
-			}
-			writeError(w, f.Status, fmt.Sprintf("injected fault: %s", http.StatusText(f.Status)))
-			return
-		}
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		org, known := s.organization(token)
-		if !ok || !known {
-			writeError(w, http.StatusUnauthorized, "invalid or missing API key")
+		f, org, token, ok := s.precheck(endpoint, w, r)
+		if !ok {
 			return
 		}
 		project := r.PathValue("project")
@@ -342,6 +347,37 @@ func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
 		}
 		h(w, r, project, f)
 	}
+}
+
+// precheck counts the request, applies latency and status faults and
+// checks the key: what every endpoint does first. It answers itself, and
+// returns false, when the request goes no further.
+func (s *Server) precheck(endpoint string, w http.ResponseWriter, r *http.Request) (f Fault, org *Organization, token string, ok bool) {
+	s.requests[endpoint].Add(1)
+	f = s.takeFault(endpoint)
+	if f.Latency > 0 {
+		t := time.NewTimer(f.Latency)
+		select {
+		case <-r.Context().Done():
+			t.Stop()
+			return f, nil, "", false
+		case <-t.C:
+		}
+	}
+	if f.Status != 0 {
+		if f.RetryAfter != "" {
+			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		writeError(w, f.Status, fmt.Sprintf("injected fault: %s", http.StatusText(f.Status)))
+		return f, nil, "", false
+	}
+	token, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	org, known := s.organization(token)
+	if !bearer || !known {
+		writeError(w, http.StatusUnauthorized, "invalid or missing API key")
+		return f, nil, "", false
+	}
+	return f, org, token, true
 }
 
 // organization is the organization token belongs to: nil (and true) for

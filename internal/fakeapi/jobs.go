@@ -195,18 +195,7 @@ func readPrompt(w http.ResponseWriter, r *http.Request) (string, bool) {
 // takeSlot spends one use of a per-project hourly limit kept in log, or
 // returns how long until one frees. s.mu is held.
 func takeSlot(log map[string][]time.Time, project string, limit int, now time.Time) (bool, time.Duration) {
-	recent := log[project][:0]
-	for _, t := range log[project] {
-		if now.Sub(t) < time.Hour {
-			recent = append(recent, t)
-		}
-	}
-	log[project] = recent
-	if limit > 0 && len(recent) >= limit {
-		return false, recent[0].Add(time.Hour).Sub(now)
-	}
-	log[project] = append(recent, now)
-	return true, 0
+	return takeSlotIn(log, project, limit, time.Hour, now)
 }
 
 // rateLimited spends a slot of a per-project hourly limit kept in log

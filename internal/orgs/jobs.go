@@ -7,8 +7,9 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
 
-// The agent job calls go out with the key of the job's project's
-// organization: the Set is the tracker's Upstream.
+// The agent job and deployment calls go out with the key of the
+// project's organization: the Set is the tracker's Upstream and
+// DeploymentUpstream.
 
 // CreateJobWithStatus creates a job with project's organization's key.
 func (s *Set) CreateJobWithStatus(ctx context.Context, project, prompt string) (*apiclient.Job, int, error) {
@@ -24,6 +25,16 @@ func (s *Set) CreateJobWithStatus(ctx context.Context, project, prompt string) (
 // tracked jobs are polled to their end), with that organization's current
 // key while it is configured.
 func (s *Set) GetJob(ctx context.Context, project, id string) (*apiclient.Job, error) {
+	c, err := s.followClient(project)
+	if err != nil {
+		return nil, err
+	}
+	return c.GetJob(ctx, project, id)
+}
+
+// followClient is the client that follows project's operations: its
+// organization's, or for a project a reload removed, its last one's.
+func (s *Set) followClient(project string) (*apiclient.Client, error) {
 	c, err := s.Client(project)
 	if err != nil {
 		s.mu.RLock()
@@ -33,7 +44,35 @@ func (s *Set) GetJob(ctx context.Context, project, id string) (*apiclient.Job, e
 			return nil, err
 		}
 	}
-	return c.GetJob(ctx, project, id)
+	return c, nil
+}
+
+// TriggerUpdate triggers a deployment with project's organization's key.
+func (s *Set) TriggerUpdate(ctx context.Context, project string) (*apiclient.Triggered, error) {
+	c, err := s.Client(project)
+	if err != nil {
+		return nil, err
+	}
+	return c.TriggerUpdate(ctx, project)
+}
+
+// TriggerPreview triggers a preview with project's organization's key.
+func (s *Set) TriggerPreview(ctx context.Context, project, branch string) (*apiclient.Triggered, error) {
+	c, err := s.Client(project)
+	if err != nil {
+		return nil, err
+	}
+	return c.TriggerPreview(ctx, project, branch)
+}
+
+// DeploymentStatus reads a deployment of project with its organization's
+// key (as GetJob, after a reload removed the project too).
+func (s *Set) DeploymentStatus(ctx context.Context, project, id string) (*apiclient.Deployment, error) {
+	c, err := s.followClient(project)
+	if err != nil {
+		return nil, err
+	}
+	return c.DeploymentStatus(ctx, project, id)
 }
 
 // SendMessage sends a follow-up with project's organization's key.

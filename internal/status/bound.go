@@ -38,6 +38,13 @@ func (r *Report) bound() {
 	if pl := r.Jobs.MostOverduePoll; pl != nil {
 		pl.Project, pl.JobID = bounded.Label(pl.Project), bounded.Label(pl.JobID)
 	}
+	d := r.Jobs.Deployments[:min(len(r.Jobs.Deployments), MaxDeployments)]
+	r.Jobs.Deployments = make([]Deployment, len(d))
+	for i, v := range d {
+		r.Jobs.Deployments[i] = Deployment{Project: bounded.Label(v.Project), Kind: bounded.Label(v.Kind), StatusID: bounded.Label(v.StatusID),
+			Status: bounded.Label(v.Status), Branch: bounded.Label(v.Branch), SHA: bounded.Label(v.SHA), PreviewURL: bounded.Label(v.PreviewURL),
+			CreatedAt: v.CreatedAt, EndedAt: v.EndedAt}
+	}
 }
 
 func labels(in []string) []string {

@@ -90,9 +90,16 @@ type demandView struct {
 }
 
 type jobsView struct {
-	Statuses []string
-	Rows     []jobRow
-	Poll     *pollView
+	Statuses    []string
+	Rows        []jobRow
+	Poll        *pollView
+	Deployments []deploymentRow
+}
+
+type deploymentRow struct {
+	Deployment
+	Created, Ended when
+	Level          string
 }
 
 type jobRow struct {
@@ -222,6 +229,13 @@ func newJobsView(j Jobs, w func(time.Time) when) *jobsView {
 	if pl := j.MostOverduePoll; pl != nil {
 		v.Poll = &pollView{Poll: *pl, Due: w(pl.DueAt), Overdue: humanDuration(pl.Overdue),
 			Late: time.Duration(pl.Overdue) > lateAfter}
+	}
+	for _, d := range j.Deployments {
+		row := deploymentRow{Deployment: d, Created: w(d.CreatedAt), Ended: w(d.EndedAt)}
+		if d.Status == "failure" || d.Status == "lost" {
+			row.Level = levelWarn
+		}
+		v.Deployments = append(v.Deployments, row)
 	}
 	return v
 }

@@ -163,6 +163,27 @@ type Jobs struct {
 	// MostOverduePoll is the scheduled poll furthest past its time (nil:
 	// none is late).
 	MostOverduePoll *Poll `json:"most_overdue_poll"`
+	// Deployments are the last few deployments followed (at most
+	// MaxDeployments), newest first; empty when none is.
+	Deployments []Deployment `json:"deployments"`
+}
+
+// MaxDeployments is how many deployments the status page lists.
+const MaxDeployments = 10
+
+// Deployment is one deployment followed by the tracker. Branch, SHA and
+// PreviewURL come from the API or a client: bounded, and escaped by the
+// page's template like every value.
+type Deployment struct {
+	Project    string    `json:"project"`
+	Kind       string    `json:"kind"`
+	StatusID   string    `json:"status_id"`
+	Status     string    `json:"status"`
+	Branch     string    `json:"branch,omitempty"`
+	SHA        string    `json:"sha,omitempty"`
+	PreviewURL string    `json:"preview_url,omitempty"`
+	CreatedAt  time.Time `json:"created_at,omitzero"`
+	EndedAt    time.Time `json:"ended_at,omitzero"`
 }
 
 // ProjectJobs are one project's tracked jobs.

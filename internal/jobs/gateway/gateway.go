@@ -104,6 +104,17 @@ type Config struct {
 	// agent jobs (agent_jobs: false), so that its 404 names the setting;
 	// nil: none does.
 	Exported func(project string) bool
+	// NoAgentJobs: the agent job routes are off (the gateway serves
+	// deployments only); they answer 404 saying how to turn them on.
+	NoAgentJobs bool
+	// Deployments serves the deployment routes (deployments.go); the
+	// tracker must implement Deployer. DeploymentProjects are the
+	// projects that take deployments now, read per request (a reload
+	// changes them), and Organization names a project's organization,
+	// whose trigger limits it draws on (nil: one organization).
+	Deployments        bool
+	DeploymentProjects func() []string
+	Organization       func(project string) string
 }
 
 // Defaults returns the configuration the exporter's flags start from.
@@ -146,6 +157,8 @@ type Gateway struct {
 	// msgRejected counts refused follow-up messages.
 	msgRejected *prometheus.CounterVec
 	mux         *http.ServeMux
+	// deploy are the deployment routes' state (nil: not served).
+	deploy *deployRoutes
 }
 
 // New validates cfg, seeds the create limit from the tracker's recent
@@ -179,6 +192,22 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 		}
 	}
 	g.SetProjects(cfg.Projects)
+	if cfg.Deployments {
+		dep, ok := t.(Deployer)
+		if !ok {
+			return nil, errors.New("gateway: the tracker cannot follow deployments")
+		}
+		g.registerDeployments(dep)
+	} else {
+		g.mux.Handle("/api/v1/project/", Disabled())
+	}
+	if cfg.NoAgentJobs {
+		g.mux.Handle("/api/v2/agent/", Disabled())
+		g.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+			writeError(w, http.StatusNotFound, "not found")
+		})
+		return g, nil
+	}
 	const base = "/api/v2/agent/{projectId}"
 	g.handle("POST "+base+"/job", g.create)
 	g.handle("GET "+base+"/job/{id}", g.get)
@@ -206,7 +235,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.Serv
 // Disabled is what /api/ answers when the gateway is not enabled: 404 in
 // JSON, saying how to enable it.
 func Disabled() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/v1/project/") {
+			writeError(w, http.StatusNotFound, "the deployment routes are disabled; start the exporter with --web.enable-deployment-api")
+			return
+		}
 		writeError(w, http.StatusNotFound, "the agent job gateway is disabled; start the exporter with --web.enable-agent-api")
 	})
 }
@@ -662,14 +695,9 @@ var listStatuses = []string{apiclient.StatusActive, apiclient.StatusCompleted, a
 // list handles GET .../jobs?status=&limit=.
 func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 	q := r.URL.Query()
-	limit := -1
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, "limit must be a positive integer")
-			return
-		}
-		limit = n
+	limit, ok := listLimit(w, r)
+	if !ok {
+		return
 	}
 	status := q.Get("status")
 	if status != "" && !slices.Contains(listStatuses, status) {
@@ -685,6 +713,21 @@ func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 		jobs = []tracker.JobView{}
 	}
 	writeJSON(w, http.StatusOK, JobList{Jobs: jobs})
+}
+
+// listLimit reads a list's ?limit= (-1 without one), answering 400 itself
+// when it is not a positive integer.
+func listLimit(w http.ResponseWriter, r *http.Request) (int, bool) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return -1, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		writeError(w, http.StatusBadRequest, "limit must be a positive integer")
+		return 0, false
+	}
+	return n, true
 }
 
 // track handles POST .../job/{id}/track. The body is ignored, but must be

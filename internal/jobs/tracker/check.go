@@ -65,7 +65,7 @@ func rebuild(bucket string, k []byte) ([]byte, bool) {
 // create a second job.
 func refuseUnreadable(st stateStore) error {
 	n, first := 0, ""
-	for _, b := range []string{store.Jobs, bucketIntents, bucketMessageIntents} {
+	for _, b := range []string{store.Jobs, bucketIntents, bucketMessageIntents, bucketDeployments, bucketDeployIntents} {
 		err := st.ForEachIn(b, func(k, v []byte) error {
 			if _, ok := classify(b, k, v); !ok {
 				if n++; first == "" {
@@ -99,7 +99,19 @@ func classify(bucket string, k, v []byte) (string, bool) {
 		in, err := decodeMessageIntent(v)
 		return err == nil && storeKey(in.Project, in.ID) == string(k)
 	}
+	isDeployment := func() bool {
+		r, err := decodeDeployRecord(v)
+		return err == nil && storeKey(r.Project, r.ID) == string(k)
+	}
+	isDeployIntent := func() bool {
+		in, err := decodeDeployIntent(v)
+		return err == nil && storeKey(in.Project, in.ID) == string(k)
+	}
 	switch bucket {
+	case bucketDeployments:
+		return bucketDeployments, isDeployment()
+	case bucketDeployIntents:
+		return bucketDeployIntents, isDeployIntent()
 	case store.Jobs:
 		return store.Jobs, isJob()
 	case bucketIntents:
@@ -110,8 +122,14 @@ func classify(bucket string, k, v []byte) (string, bool) {
 		if isJob() {
 			return store.Jobs, true
 		}
-		// A message intent also has what a create intent needs: try it
-		// first.
+		if isDeployment() {
+			return bucketDeployments, true
+		}
+		// A deployment intent and a message intent also have what a
+		// create intent needs: try them first.
+		if isDeployIntent() {
+			return bucketDeployIntents, true
+		}
 		if isMessageIntent() {
 			return bucketMessageIntents, true
 		}
@@ -122,9 +140,12 @@ func classify(bucket string, k, v []byte) (string, bool) {
 	return "", false
 }
 
-// pick prefers, of two versions of a job, the one that got further: a
-// version is only ever written after the ones it follows.
+// pick prefers, of two versions of a job or a deployment, the one that
+// got further: a version is only ever written after the ones it follows.
 func pick(bucket string, a, b []byte) []byte {
+	if bucket == bucketDeployments {
+		return pickDeployment(a, b)
+	}
 	if bucket != store.Jobs {
 		return a
 	}

@@ -59,6 +59,10 @@ type Config struct {
 	// intent is not written within it is refused (503), and Close waits at
 	// most this long for writes under way.
 	StateWriteTimeout time.Duration
+	// Deployments: the deployment gateway is on, so the deployments'
+	// series of every project are pre-created. Deployments are followed
+	// either way (those in the state are followed to their end).
+	Deployments bool
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 

@@ -154,6 +154,11 @@ type keyRef struct {
 
 	msgJob    string
 	msgIntent *messageIntent
+
+	// deploy is a followed deployment (by storeKey), deployIntent a
+	// trigger under way or of unknown outcome.
+	deploy       string
+	deployIntent *deployIntent
 }
 
 func requestHash(prompt string) string {
@@ -381,8 +386,8 @@ func createNotDone(err error) bool {
 
 // replayLocked answers a create whose key is known. s.mu is held.
 func (s *Tracker) replayLocked(ref keyRef, hash string) (Created, error) {
-	if ref.msgJob != "" || ref.msgIntent != nil {
-		// The key of a follow-up: another request.
+	if ref.msgJob != "" || ref.msgIntent != nil || ref.deploy != "" || ref.deployIntent != nil {
+		// The key of a follow-up or a deployment: another request.
 		return Created{}, ErrIdempotencyKeyReused
 	}
 	if ref.intent != nil {

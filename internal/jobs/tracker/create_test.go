@@ -337,12 +337,15 @@ func TestCreateFailuresAndTheirIntents(t *testing.T) {
 type failingStore struct {
 	stateStore
 	failIntents, failJobs atomic.Bool
-	failed                atomic.Int64
+	// failDeployments fails the writes of deployments.
+	failDeployments atomic.Bool
+	failed          atomic.Int64
 }
 
 func (f *failingStore) Apply(ops ...store.Op) error {
 	for _, op := range ops {
-		if (op.Bucket == bucketIntents && op.Value != nil && f.failIntents.Load()) || (op.Bucket == store.Jobs && f.failJobs.Load()) {
+		if (op.Bucket == bucketIntents && op.Value != nil && f.failIntents.Load()) || (op.Bucket == store.Jobs && f.failJobs.Load()) ||
+			(op.Bucket == bucketDeployments && f.failDeployments.Load()) {
 			f.failed.Add(1)
 			return fmt.Errorf("write %s: %w", f.Path(), os.ErrPermission)
 		}

@@ -90,9 +90,16 @@ type StateError struct {
 	// Intent is the create's intent, left in the state file until the
 	// job's write lands (empty for a track or a follow-up).
 	Intent string
+	// Deployment: JobID is a deployment's status id, triggered or handed
+	// over, that could not be written.
+	Deployment bool
 }
 
 func (e *StateError) Error() string {
+	if e.Deployment {
+		return fmt.Sprintf("deployment %s was started upstream but could not be saved to the state file "+
+			"(it is followed in memory and written again at its next poll; a retry with its Idempotency-Key is answered so until then): %v", e.JobID, e.Err)
+	}
 	if e.Message {
 		return fmt.Sprintf("job %s accepted the follow-up message upstream, but its new turn could not be saved to the state file "+
 			"(it is followed in memory and written again at its next poll): %v", e.JobID, e.Err)

@@ -52,8 +52,11 @@ type projectJobs struct {
 	// rebuilt counts jobs whose record state salvage rebuilt.
 	rebuilt int
 	// maxOverdue is how long the most overdue scheduled poll of the
-	// project's jobs has been due (0 or less: none is late).
+	// project's jobs and deployments has been due (0 or less: none is
+	// late).
 	maxOverdue time.Duration
+	// deploy are its deployments by kind (addDeployment).
+	deploy map[string]deployKindState
 }
 
 // metrics are the mintlify_agent_* metrics of the tracker. The gauges are
@@ -87,6 +90,8 @@ type metrics struct {
 	messages    *prometheus.CounterVec
 	delay       prometheus.Histogram
 	writeErrors prometheus.Counter
+	// deploy are the deployments' families (deploymetrics.go).
+	deploy *deployMetrics
 }
 
 // PollDelayBuckets are the classic buckets of
@@ -168,6 +173,7 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 			Help: "Failed writes to the agent state file.",
 		}),
 	}
+	m.deploy = newDeployMetrics(false)
 	m.projects.Store(&map[string]bool{})
 	m.addProjects(projects)
 	return m
@@ -177,6 +183,7 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 // add projects one call at a time (New, then reloads).
 func (m *metrics) addProjects(projects []string) {
 	next := maps.Clone(*m.projects.Load())
+	m.deploy.addProjects(projects)
 	for _, p := range projects {
 		next[p] = true
 		m.submitted.WithLabelValues(p)
@@ -195,6 +202,7 @@ func (m *metrics) addProjects(projects []string) {
 // read: they are no label value, and export no series.
 func (m *metrics) dropProjects(projects []string) {
 	next := maps.Clone(*m.projects.Load())
+	m.deploy.dropProjects(projects)
 	for _, p := range projects {
 		delete(next, p)
 		for _, v := range []*prometheus.CounterVec{m.submitted, m.prs, m.lost, m.messages} {
@@ -229,6 +237,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, c := range m.vecs() {
 		c.Describe(ch)
 	}
+	m.deploy.describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -247,6 +256,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, c := range m.vecs() {
 		c.Collect(ch)
 	}
+	m.deploy.collectVecs(ch)
 	projects := make([]string, 0, len(allowed))
 	for p := range allowed {
 		projects = append(projects, p)
@@ -267,6 +277,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.unknownDesc, prometheus.GaugeValue, float64(pj.unknownCreates), p)
 		ch <- prometheus.MustNewConstMetric(m.overdueDesc, prometheus.GaugeValue, max(pj.maxOverdue.Seconds(), 0), p)
 		ch <- prometheus.MustNewConstMetric(m.rebuiltDesc, prometheus.GaugeValue, float64(pj.rebuilt), p)
+		m.deploy.collectProject(ch, p, &pj, now)
 	}
 	ch <- prometheus.MustNewConstMetric(m.intervalDesc, prometheus.GaugeValue, m.pollInterval.Seconds())
 	var h fileHealth

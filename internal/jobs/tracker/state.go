@@ -28,10 +28,16 @@ import (
 // are (a job with one turn and no messages) and the file is re-stamped
 // "3": a release that does not know turns refuses it rather than lose a
 // turn in progress.
-const stateSchema = "3"
+//
+// Version 4 adds the deployments: a bucket of followed deployments
+// (deployRecordV4) and one of trigger intents (deployIntentV4). Earlier
+// versions are read as they are (no deployment), and the file is
+// re-stamped "4": a release that does not know deployments refuses it
+// rather than leave a deployment in progress unfollowed and uncounted.
+const stateSchema = "4"
 
 // olderSchemas are the versions this tracker still reads.
-var olderSchemas = []string{"1", "2"}
+var olderSchemas = []string{"1", "2", "3"}
 
 // bucketIntents holds the create intents, keyed by storeKey(project, id).
 const bucketIntents = "intents"
@@ -50,7 +56,7 @@ func Layout() (schema string, upgrades, buckets []string) {
 }
 
 func storeOptions(cfg *Config) store.Options {
-	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents},
+	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents, bucketDeployments, bucketDeployIntents},
 		LockTimeout: cfg.LockTimeout, WriteTimeout: cfg.StateWriteTimeout, BeforeCommit: cfg.beforeStateWrite}
 }
 

@@ -83,8 +83,15 @@ type Tracker struct {
 	// intents are the creates under way and those of unknown outcome, by
 	// storeKey(project, intent id).
 	intents map[string]*intent
-	// keys are the idempotency keys in use, by storeKey(project, key).
+	// keys are the idempotency keys in use, by storeKey(project, key):
+	// of jobs, follow-ups and deployments alike.
 	keys map[string]keyRef
+	// deployAPI is api's deployment endpoints (nil: it has none).
+	deployAPI DeploymentUpstream
+	// deploys are the followed deployments, by storeKey(project, status
+	// id); deployIntents the triggers under way or of unknown outcome.
+	deploys       map[string]*deployEntry
+	deployIntents map[string]*deployIntent
 
 	// wmu serializes the writes that derive a job's record from the one in
 	// memory (polls, follow-ups), so that none writes an older turn over a
@@ -142,7 +149,11 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 		entries:  map[string]*entry{},
 		intents:  map[string]*intent{},
 		keys:     map[string]keyRef{},
+
+		deploys:       map[string]*deployEntry{},
+		deployIntents: map[string]*deployIntent{},
 	}
+	s.deployAPI, _ = api.(DeploymentUpstream)
 	for _, p := range cfg.Projects {
 		s.projects[p] = true
 	}
@@ -156,6 +167,8 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 		return nil, err
 	}
 	s.metrics = newMetrics(cfg.Projects, s.snapshot, cfg.Now, cfg.PollInterval)
+	s.metrics.deploy.enabled = cfg.Deployments
+	s.metrics.deploy.addProjects(cfg.Projects)
 	s.metrics.file = func() fileHealth { return fileHealth{replaced: st.Replaced(), stalled: st.Stalled()} }
 	if reg != nil {
 		if err := reg.Register(s.metrics); err != nil {
@@ -171,7 +184,8 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 // state is read without holding mu, and merged under it.
 func (s *Tracker) load(want func(project string) bool) error {
 	now := s.cfg.Now()
-	l := &loadedState{entries: map[string]*entry{}, intents: map[string]*intent{}}
+	l := &loadedState{entries: map[string]*entry{}, intents: map[string]*intent{}, keys: map[string]keyRef{},
+		deploys: map[string]*deployEntry{}, deployIntents: map[string]*deployIntent{}}
 	err := s.store.ForEachIn(store.Jobs, func(k, v []byte) error {
 		s.loadJob(l, want, now, k, v)
 		return nil
@@ -179,7 +193,10 @@ func (s *Tracker) load(want func(project string) bool) error {
 	if err != nil {
 		return fmt.Errorf("agent state file %s: reading: %w", s.store.Path(), err)
 	}
-	l.keys = idempotencyKeys(l.entries)
+	maps.Copy(l.keys, idempotencyKeys(l.entries))
+	if err := s.loadDeployments(l, want); err != nil {
+		return fmt.Errorf("agent state file %s: reading deployments: %w", s.store.Path(), err)
+	}
 	err = s.store.ForEachIn(bucketIntents, func(k, v []byte) error {
 		s.loadCreateIntent(l, want, k, v)
 		return nil
@@ -204,6 +221,7 @@ func (s *Tracker) load(want func(project string) bool) error {
 	for k, in := range l.intents {
 		s.addIntentLocked(k, in)
 	}
+	s.mergeDeploymentsLocked(l)
 	s.mu.Unlock()
 	s.settleMessageIntents(messages)
 	s.logLoaded(l, len(messages))
@@ -217,6 +235,9 @@ type loadedState struct {
 	intents map[string]*intent // creates of unknown outcome
 	// resolved deletes the create intents whose job is tracked.
 	resolved []store.Op
+	// deploys and deployIntents are the deployments and trigger intents.
+	deploys       map[string]*deployEntry
+	deployIntents map[string]*deployIntent
 	// The counts logged: unreadable records and intents, records of
 	// projects not wanted, active jobs and terminal ones watched.
 	bad, foreign, active, watched int
@@ -305,7 +326,7 @@ func (s *Tracker) logLoaded(l *loadedState, unknownMessages int) {
 	unknown := len(l.intents)
 	level.Info(s.logger).Log("msg", "agent state loaded", "path", s.store.Path(), "jobs", len(l.entries),
 		"active", l.active, "archive_watch", l.watched, "other_projects", l.foreign, "unreadable", l.bad, "unknown_creates", unknown,
-		"unknown_messages", unknownMessages)
+		"unknown_messages", unknownMessages, "deployments", len(l.deploys), "unknown_deploy_triggers", len(l.deployIntents))
 	if unknown > 0 {
 		level.Warn(s.logger).Log("msg", "creates of unknown outcome: sent upstream by an earlier run that stopped before recording the answer; "+
 			"the jobs may exist untracked. List them with GET /api/v2/agent/{project}/unknown-creates, then track or dismiss each (see alerts/RUNBOOK.md)",
@@ -397,11 +418,14 @@ func (s *Tracker) writeFailed(err error) {
 	}
 }
 
-// pollTask is one job to poll: in turn, due at due (zero: at once).
+// pollTask is one operation to poll: a job in turn, or a deployment;
+// due at due (zero: at once).
 type pollTask struct {
 	key, project, id string
 	turn             int
 	due              time.Time
+	// deployment: a deployment's status, not a job.
+	deployment bool
 }
 
 // round forgets expired jobs and polls every due job, at most
@@ -413,6 +437,7 @@ func (s *Tracker) round(ctx context.Context) {
 	s.checkStateFile()
 	now := s.cfg.Now()
 	s.forgetExpired(now)
+	s.forgetExpiredDeployments(now)
 	tasks := s.due(now)
 	// A fixed pool of workers rather than a goroutine per job: cheaper
 	// with thousands of jobs, and the bound is the same.
@@ -421,7 +446,11 @@ func (s *Tracker) round(ctx context.Context) {
 	for range min(s.cfg.MaxConcurrentPolls, len(tasks)) {
 		wg.Go(func() {
 			for t := range work {
-				s.poll(ctx, t, now)
+				if t.deployment {
+					s.pollDeployment(ctx, t)
+				} else {
+					s.poll(ctx, t, now)
+				}
 			}
 		})
 	}
@@ -438,7 +467,10 @@ func (s *Tracker) round(ctx context.Context) {
 	if sent < len(tasks) {
 		s.mu.Lock()
 		for _, t := range tasks[sent:] {
-			if e := s.entries[t.key]; e != nil {
+			if e := s.entries[t.key]; e != nil && !t.deployment {
+				e.pollPending = false
+			}
+			if e := s.deploys[t.key]; e != nil && t.deployment {
 				e.pollPending = false
 			}
 		}
@@ -460,6 +492,9 @@ func (s *Tracker) due(now time.Time) []pollTask {
 		}
 		e.pollPending = true
 		tasks = append(tasks, pollTask{key: k, project: e.rec.Project, id: e.rec.Job.ID, turn: e.rec.turn(), due: e.nextPoll})
+	}
+	if s.deployAPI != nil {
+		tasks = append(tasks, s.dueDeploymentsLocked(limit)...)
 	}
 	return tasks
 }
@@ -691,11 +726,7 @@ func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
 	e.pollPending = false
 	_, e.recheck = e.rec.pendingMessage()
 	e.errors++
-	msg := err.Error()
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
-	}
-	e.lastErr = msg
+	e.lastErr = pollErrorText(err)
 	e.nextPoll = at.Add(s.backoff(e.errors, err, at))
 
 	var rec record
@@ -732,6 +763,16 @@ func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
 	if ev.lost {
 		level.Warn(s.logger).Log("msg", "agent job lost: the API no longer knows it", "project", t.project, "job", bounded.Label(t.id), "last_status", bounded.Label(rec.Job.Status))
 	}
+}
+
+// pollErrorText is a poll error as a job's or deployment's lastError
+// shows it: at most 300 bytes.
+func pollErrorText(err error) string {
+	msg := err.Error()
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return msg
 }
 
 // backoff is the wait after n consecutive errors, the last at now:
@@ -805,6 +846,14 @@ func (s *Tracker) snapshot() []projectJobs {
 	for _, in := range s.intents {
 		if pj := by[in.rec.Project]; pj != nil && !in.inFlight {
 			pj.unknownCreates++
+		}
+	}
+	for _, e := range s.deploys {
+		if pj := by[e.rec.Project]; pj != nil {
+			pj.addDeployment(e)
+			if !e.nextPoll.IsZero() && !e.rec.final() {
+				pj.maxOverdue = max(pj.maxOverdue, now.Sub(e.nextPoll))
+			}
 		}
 	}
 	return out
