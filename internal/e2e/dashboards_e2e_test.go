@@ -49,9 +49,7 @@ var noDataAllowed = map[string]string{
 // file, each with the reason: their variables resolve to nothing, so their
 // queries are left out. A listed dashboard whose variables do resolve fails
 // the test, so the list cannot go stale.
-var notExercised = map[string]string{
-	"deployments.json": "the run triggers no deployment (issue 30): start the exporter with --web.enable-deployment-api, trigger an update that succeeds and one that fails through the gateway, then remove this entry",
-}
+var notExercised = map[string]string{}
 
 // dailyNoData: TestDailyHistory checks the Daily row against backfilled days.
 const dailyNoData = "a daily step at T reads T+1h to T+25h (offset $day_offset = -25h): the future for every step of a run of a few minutes; TestDailyHistory checks these panels over backfilled history"

@@ -65,6 +65,7 @@ func TestEndToEnd(t *testing.T) {
 	exporterArgs := []string{
 		"--web.listen-address=" + exporterAddr,
 		"--web.enable-agent-api",
+		"--web.enable-deployment-api",
 		"--mintlify.api-url=" + apiURL,
 		"--config.file=" + configFile,
 		"--agent.state-file=" + filepath.Join(t.TempDir(), "agent.db"),
@@ -173,6 +174,16 @@ func TestEndToEnd(t *testing.T) {
 	eventually(t, "finished jobs scraped", 15*time.Second, 250*time.Millisecond, procs,
 		expectCount(api, fmt.Sprintf(`mintlify_agent_jobs_finished_total{project=%q,status=~"failed|completed"} > 0`, jobProject), 2))
 
+	// 7. Deployments through the gateway, for the Deployments dashboard: an
+	// update that succeeds, a preview that fails and one that succeeds (the
+	// fake's outcome follows the branch: fail-* fails). A failed preview
+	// fires no alert (MintlifyDeploymentFailed watches updates by default).
+	deploy(t, exporterURL, "update/"+jobProject, map[string]string{})
+	deploy(t, exporterURL, "preview/"+jobProject, map[string]string{"branch": "fail-e2e"})
+	deploy(t, exporterURL, "preview/"+jobProject, map[string]string{"branch": "docs-e2e"})
+	eventually(t, "deployments finished and scraped (update success, preview failure and success)", 30*time.Second, 250*time.Millisecond, procs,
+		expectCount(api, fmt.Sprintf(`mintlify_deployments_finished_total{project=%q} > 0`, jobProject), 3))
+
 	// 8. The job-failed alert reaches the webhook with its labels and
 	// annotations.
 	target := map[string]string{"job": scrapeJob, "instance": exporterAddr}
@@ -231,6 +242,18 @@ var (
 // not be met within the alert's window). The path cap is below the fake's
 // 40 paths, so that the paths-dropped panel has something to show; top
 // queries are on for the "Top searches" panel.
+// deploy triggers a deployment through the gateway (route: "update/P" or
+// "preview/P", body {} or the preview's) and checks it was accepted.
+func deploy(t *testing.T, exporterURL, route string, body any) {
+	t.Helper()
+	var out struct {
+		StatusID string `json:"statusId"`
+	}
+	if err := postJSON(exporterURL+"/api/v1/project/"+route, body, &out); err != nil || out.StatusID == "" {
+		t.Fatalf("deployment %s: %v (status id %q)", route, err, out.StatusID)
+	}
+}
+
 func exporterConfig(projects []string) []byte {
 	list := func(ws []string) string { return "[" + strings.Join(ws, ", ") + "]" }
 	var b strings.Builder
@@ -245,6 +268,7 @@ projects:
     windows: %s
     paths: {max: 30}
     agent_jobs: true
+    deployments: true
     sources:
       visitors: {}
       views: {}

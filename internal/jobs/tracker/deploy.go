@@ -86,7 +86,7 @@ type DeploymentView struct {
 	EndedAt    apiclient.APITime `json:"endedAt"`
 	Commit     DeploymentCommit  `json:"commit"`
 	PreviewURL string            `json:"previewUrl,omitempty"`
-	Tracking   DeployTracking    `json:"tracking"`
+	Tracking   Followed          `json:"tracking"`
 }
 
 // DeploymentCommit is the commit as far as it is kept.
@@ -95,25 +95,12 @@ type DeploymentCommit struct {
 	Ref string `json:"ref,omitempty"`
 }
 
-// DeployTracking is the exporter's own information about a deployment.
-type DeployTracking struct {
-	Origin       string     `json:"origin"`
-	TrackedAt    time.Time  `json:"trackedAt"`
-	LastPolledAt *time.Time `json:"lastPolledAt,omitempty"`
-	TerminalAt   *time.Time `json:"terminalAt,omitempty"`
-	// LastUpstreamStatus is the API's last status when status is lost.
-	LastUpstreamStatus string     `json:"lastUpstreamStatus,omitempty"`
-	LastError          string     `json:"lastError,omitempty"`
-	NextCheckAt        *time.Time `json:"nextCheckAt,omitempty"`
-	SubmittedBy        string     `json:"submittedBy,omitempty"`
-}
-
 func (e *deployEntry) view() DeploymentView {
 	r := &e.rec
 	v := DeploymentView{ID: r.ID, ProjectID: r.Project, Kind: r.Kind, Status: r.Status,
 		CreatedAt: apiclient.APITime{Time: r.CreatedAt}, EndedAt: apiclient.APITime{Time: r.EndedAt},
 		Commit: DeploymentCommit{SHA: r.SHA, Ref: r.Branch}, PreviewURL: r.PreviewURL,
-		Tracking: DeployTracking{Origin: r.Origin, TrackedAt: r.TrackedAt, LastError: e.lastErr, SubmittedBy: r.SubmittedBy}}
+		Tracking: Followed{Origin: r.Origin, TrackedAt: r.TrackedAt, LastError: e.lastErr, SubmittedBy: r.SubmittedBy}}
 	if r.Status == "" {
 		v.Status = apiclient.DeploymentQueued // triggered, not read yet
 	}

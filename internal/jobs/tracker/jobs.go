@@ -10,37 +10,43 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
 
-// Tracking is the exporter's own information about a tracked job, added to
-// the job object under "tracking" (clients of the API ignore unknown
-// fields).
-type Tracking struct {
+// Followed is the exporter's own information about an operation it
+// follows (an agent job or a deployment), added to the API's object under
+// "tracking" (clients of the API ignore unknown fields).
+type Followed struct {
 	// Origin is OriginGateway or OriginTrack.
 	Origin    string    `json:"origin"`
 	TrackedAt time.Time `json:"trackedAt"`
 	// LastPolledAt is the last successful poll in this process.
 	LastPolledAt *time.Time `json:"lastPolledAt,omitempty"`
-	// TerminalAt is when the job was first seen in a terminal status (or
-	// declared lost).
+	// TerminalAt is when the operation was first seen in a terminal status
+	// (or declared lost).
 	TerminalAt *time.Time `json:"terminalAt,omitempty"`
 	// LastUpstreamStatus is the last status the API reported, set when the
-	// job's status is the exporter's own StatusLost.
+	// status is the exporter's own StatusLost.
 	LastUpstreamStatus string `json:"lastUpstreamStatus,omitempty"`
 	// LastError is the last poll error, cleared by a successful poll.
 	LastError string `json:"lastError,omitempty"`
-	// NextCheckAt is when the job will be polled next (for a completed job:
-	// its next archive re-check); absent when it is due at the next poll
-	// round or no longer polled.
+	// NextCheckAt is when it will be polled next (for a completed job: its
+	// next archive re-check); absent when it is due at the next poll round
+	// or no longer polled.
 	NextCheckAt *time.Time `json:"nextCheckAt,omitempty"`
+	// SubmittedBy is the basic-auth user who created or triggered it
+	// through the gateway (origin gateway) or tracked it (origin track);
+	// absent without basic auth.
+	SubmittedBy string `json:"submittedBy,omitempty"`
+}
+
+// Tracking is what the exporter knows of a tracked job: what it knows of
+// every operation it follows, and the job's turns.
+type Tracking struct {
+	Followed
 	// Turn is the job's current turn: 1 from its creation, one more for
 	// each follow-up message.
 	Turn int `json:"turn"`
 	// TurnStartedAt is when the current turn started, absent for the first
 	// turn (it started at createdAt).
 	TurnStartedAt *time.Time `json:"turnStartedAt,omitempty"`
-	// SubmittedBy is the basic-auth user who created the job through the
-	// gateway (origin gateway) or tracked it (origin track); absent without
-	// basic auth.
-	SubmittedBy string `json:"submittedBy,omitempty"`
 	// TurnStartedBy is the basic-auth user whose follow-up message started
 	// the current turn, when it was sent through the gateway.
 	TurnStartedBy string `json:"turnStartedBy,omitempty"`

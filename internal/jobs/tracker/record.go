@@ -210,12 +210,9 @@ func (e *entry) polled(now time.Time, cfg *Config) bool {
 func (e *entry) view(now time.Time, cfg *Config) JobView {
 	r := &e.rec
 	v := JobView{Job: r.Job, Tracking: Tracking{
-		Origin:      r.Origin,
-		TrackedAt:   r.TrackedAt,
-		LastError:   e.lastErr,
-		Turn:        r.turn(),
-		SubmittedBy: r.SubmittedBy,
-		Rebuilt:     r.Rebuilt,
+		Followed: Followed{Origin: r.Origin, TrackedAt: r.TrackedAt, LastError: e.lastErr, SubmittedBy: r.SubmittedBy},
+		Turn:     r.turn(),
+		Rebuilt:  r.Rebuilt,
 	}}
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if m := r.Messages[i]; m.Turn == r.turn() && m.Turn > 1 {
