@@ -75,7 +75,9 @@ func TestClassifyRealErrors(t *testing.T) {
 	// before it opens is told so without a request.
 	c := client(api.URL, nil)
 	_ = walk(c, ctx, "limited")
-	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	// Seconds, not milliseconds: a deadline passed before the walk starts
+	// (a busy machine) would be a timeout; the gate stays closed for 30s.
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
 	if got := Classify(walk(c, short, "ok")); got != ResultRateLimited {
 		t.Errorf("throttled: %s, want %s", got, ResultRateLimited)
 	}
@@ -101,7 +103,7 @@ func TestClassifyRealErrors(t *testing.T) {
 	if got := Classify(walk(spent, budget.WithoutWaiting(ctx), "ok")); got != ResultBudgetExhausted {
 		t.Errorf("spent budget: %s, want %s", got, ResultBudgetExhausted)
 	}
-	short, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
+	short, cancel = context.WithTimeout(ctx, 2*time.Second) // the next request of the budget is an hour away
 	defer cancel()
 	if got := Classify(walk(spent, short, "ok")); got != ResultBudgetExhausted {
 		t.Errorf("spent budget, short deadline: %s, want %s", got, ResultBudgetExhausted)
