@@ -85,6 +85,7 @@ func (p *respPool) pipeline(ctx context.Context, cmds [][]any) ([]reply, error) 
 		return nil, fmt.Errorf("waiting for a connection: %w", ctx.Err())
 	}
 	defer func() { <-p.slots }()
+	wasLoading := false // Redis answered LOADING: the error says so
 	for try := 0; ; try++ {
 		c, reused, err := p.get(ctx, try > 0)
 		if err != nil {
@@ -103,7 +104,7 @@ func (p *respPool) pipeline(ctx context.Context, cmds [][]any) ([]reply, error) 
 			if err := pause(ctx, loadingPause); err != nil {
 				return nil, fmt.Errorf("redis is loading its dataset: %w", err)
 			}
-			try = -1 // a fresh round: the connection was fine
+			try, wasLoading = -1, true // a fresh round: the connection was fine
 			continue
 		}
 		if err == nil {
@@ -113,6 +114,9 @@ func (p *respPool) pipeline(ctx context.Context, cmds [][]any) ([]reply, error) 
 			// The context ended it (its deadline was the connection's):
 			// the caller's error, once the context says so too.
 			<-ctx.Done()
+			if wasLoading { // the deadline ended an exchange sent again
+				return nil, fmt.Errorf("redis is loading its dataset: %w (%v)", ctx.Err(), err)
+			}
 			return nil, fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		if !reused || !unsent || try > 0 {
