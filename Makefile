@@ -44,8 +44,7 @@ build:
 # order given, and one long package started last runs alone at the end while
 # the other core idles.
 SLOW_PKGS = . ./internal/refresh ./alerts ./internal/sources ./internal/jobs/tracker ./internal/jobs/leader ./internal/cluster ./internal/jobs/store ./internal/history ./collector
-RACE_PKGS = $(SLOW_PKGS) $(shell $(GO) list ./... | grep -v '/mixin$$' | \
-	  grep -vxF $(foreach p,$(SLOW_PKGS),-e $(shell $(GO) list $(p))))
+RACE_PKGS = $(SLOW_PKGS) $(shell $(GO) list ./... | grep -v '/mixin$$' | grep -vxF "$$($(GO) list $(SLOW_PKGS))")
 test:
 	$(GO) test -race -count=1 -p 6 -vet=off $(RACE_PKGS)
 	$(GO) test -count=1 -vet=off ./mixin/
