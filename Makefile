@@ -25,7 +25,7 @@ IMAGE_BASE ?= gcr.io/distroless/static-debian12:nonroot
 # Where `make run` listens: loopback only, since it enables the job gateway.
 RUN_ADDR ?= localhost:9871
 
-.PHONY: all build test test-loaded lint cyclo run bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check scale-bench
+.PHONY: all build test test-race test-mixin test-loaded lint cyclo run bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check scale-bench
 
 all: lint test build
 
@@ -38,7 +38,8 @@ build:
 # -vet=off: `make lint` runs go vet over every package; the tests do not
 # repeat it. The mixin (jsonnet evaluated into the rules and dashboards)
 # starts no goroutine of its own and -race makes its evaluation four times
-# slower, so it is tested without the race detector, after the rest.
+# slower, so it is tested without the race detector, beside the rest (its 2 s
+# of CPU fill the idle moments of the race run's start and end).
 # The packages whose tests take longest go first (the CPU-bound ones, then
 # those that wait on Redis, leases and fsync): go test starts packages in the
 # order given, and one long package started last runs alone at the end while
@@ -46,7 +47,10 @@ build:
 SLOW_PKGS = . ./internal/refresh ./alerts ./internal/sources ./internal/jobs/tracker ./internal/jobs/leader ./internal/cluster ./internal/jobs/store ./internal/history ./collector
 RACE_PKGS = $(SLOW_PKGS) $(shell $(GO) list ./... | grep -v '/mixin$$' | grep -vxF "$$($(GO) list $(SLOW_PKGS))")
 test:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-mixin
+test-race:
 	$(GO) test -race -count=1 -p 6 -vet=off $(RACE_PKGS)
+test-mixin:
 	$(GO) test -count=1 -vet=off ./mixin/
 
 # make test while two busy processes keep every core at 100% (BUSY=n for
