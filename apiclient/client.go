@@ -205,6 +205,10 @@ type request struct {
 	// addresses, search queries, assistant questions): an error never
 	// quotes its body.
 	private bool
+	// secret: the answer holds a credential (a presigned URL): an error
+	// quotes neither the answer nor an error answer's body, only the
+	// API's own {error} text (see withholdSecrets).
+	secret bool
 }
 
 // do runs req with retries and decodes a 2xx JSON body into out.
@@ -341,7 +345,11 @@ func (c *Client) statusError(req request, resp *http.Response, data []byte, anal
 	if analytics && resp.StatusCode == http.StatusTooManyRequests {
 		c.analytics.Rejected(retryAfter)
 	}
-	return newAPIError(req.endpoint, resp.StatusCode, data, retryAfter, c.redactor)
+	apiErr := newAPIError(req.endpoint, resp.StatusCode, data, retryAfter, c.redactor)
+	if req.secret {
+		withholdSecrets(apiErr)
+	}
+	return apiErr
 }
 
 // decodeBody decodes the body of a 2xx answer into out (readErr is the

@@ -10,6 +10,10 @@ import (
 
 var ParseRetryAfter = parseRetryAfter
 
+// OperationEndpoints are the endpoints beside the analytics ones (agent
+// jobs, deployments, automations, static exports).
+var OperationEndpoints = operationEndpoints
+
 // Collectors returns the request counter and the duration histogram.
 func (m *Metrics) Collectors() (*prometheus.CounterVec, *prometheus.HistogramVec) {
 	return m.requests, m.duration

@@ -21,10 +21,12 @@ const (
 )
 
 // operationEndpoints are the endpoints that do not draw on the analytics
-// quota: the agent job and deployment endpoints, which have limits of
-// their own.
+// quota: the agent job, deployment, automation and static export
+// endpoints, which have limits of their own.
 var operationEndpoints = []string{EndpointCreateJob, EndpointGetJob, EndpointSendMessage,
-	EndpointTriggerUpdate, EndpointTriggerPreview, EndpointDeploymentStatus}
+	EndpointTriggerUpdate, EndpointTriggerPreview, EndpointDeploymentStatus,
+	EndpointTriggerAutomation,
+	EndpointStartStaticExport, EndpointStaticExportStatus, EndpointStaticExportBundle}
 
 // AnalyticsEndpoints are the endpoints that draw on the organization's one
 // analytics quota, sorted. Each endpoint file adds its own

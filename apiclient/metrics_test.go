@@ -3,6 +3,7 @@ package apiclient_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,13 +24,15 @@ func TestMetrics(t *testing.T) {
 	c := newClient(t, srv.URL, func(cfg *apiclient.Config) { cfg.Metrics = m })
 	ctx := testCtx(t)
 
-	// Before any request every known combination reads 0.
-	const combos = 13 * 8 // 7 analytics endpoints, 3 job endpoints and 3 deployment endpoints
+	// Before any request every known combination reads 0: every endpoint
+	// of the client's lists, each with the 8 pre-created codes.
+	endpoints := slices.Concat(apiclient.AnalyticsEndpoints, apiclient.OperationEndpoints)
+	combos := len(endpoints) * 8
 	if n := testutil.CollectAndCount(requests); n != combos {
 		t.Errorf("%d request series before any request, want %d pre-created", n, combos)
 	}
-	if n := testutil.CollectAndCount(duration); n != 13 {
-		t.Errorf("%d duration series, want 13 (one per endpoint)", n)
+	if n := testutil.CollectAndCount(duration); n != len(endpoints) {
+		t.Errorf("%d duration series, want %d (one per endpoint)", n, len(endpoints))
 	}
 
 	fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: http.StatusUnauthorized, Remaining: 1})
@@ -98,10 +101,10 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("pedantic gather: %v", err)
 	}
 	// Classic buckets are there for alerts and dashboards.
-	// The analytics endpoints beside visitors were not called: all 0.
+	// The endpoints beside visitors and get_job were not called: all 0.
 	var untouched strings.Builder
-	for _, e := range apiclient.AnalyticsEndpoints {
-		if e == apiclient.EndpointVisitors {
+	for _, e := range endpoints {
+		if e == apiclient.EndpointVisitors || e == apiclient.EndpointGetJob {
 			continue
 		}
 		for _, code := range []string{"200", "401", "403", "429", "500", "502", "503", "error"} {
@@ -112,14 +115,6 @@ func TestMetrics(t *testing.T) {
 # HELP mintlify_api_requests_total HTTP requests sent to the Mintlify API, retries included, by endpoint and status code ("error": no response).
 # TYPE mintlify_api_requests_total counter
 `+untouched.String()+`
-mintlify_api_requests_total{code="200",endpoint="create_job"} 0
-mintlify_api_requests_total{code="401",endpoint="create_job"} 0
-mintlify_api_requests_total{code="403",endpoint="create_job"} 0
-mintlify_api_requests_total{code="429",endpoint="create_job"} 0
-mintlify_api_requests_total{code="500",endpoint="create_job"} 0
-mintlify_api_requests_total{code="502",endpoint="create_job"} 0
-mintlify_api_requests_total{code="503",endpoint="create_job"} 0
-mintlify_api_requests_total{code="error",endpoint="create_job"} 0
 mintlify_api_requests_total{code="200",endpoint="get_job"} 0
 mintlify_api_requests_total{code="401",endpoint="get_job"} 0
 mintlify_api_requests_total{code="403",endpoint="get_job"} 0
@@ -129,38 +124,6 @@ mintlify_api_requests_total{code="500",endpoint="get_job"} 3
 mintlify_api_requests_total{code="502",endpoint="get_job"} 0
 mintlify_api_requests_total{code="503",endpoint="get_job"} 0
 mintlify_api_requests_total{code="error",endpoint="get_job"} 0
-mintlify_api_requests_total{code="200",endpoint="send_message"} 0
-mintlify_api_requests_total{code="401",endpoint="send_message"} 0
-mintlify_api_requests_total{code="403",endpoint="send_message"} 0
-mintlify_api_requests_total{code="429",endpoint="send_message"} 0
-mintlify_api_requests_total{code="500",endpoint="send_message"} 0
-mintlify_api_requests_total{code="502",endpoint="send_message"} 0
-mintlify_api_requests_total{code="503",endpoint="send_message"} 0
-mintlify_api_requests_total{code="error",endpoint="send_message"} 0
-mintlify_api_requests_total{code="200",endpoint="trigger_update"} 0
-mintlify_api_requests_total{code="401",endpoint="trigger_update"} 0
-mintlify_api_requests_total{code="403",endpoint="trigger_update"} 0
-mintlify_api_requests_total{code="429",endpoint="trigger_update"} 0
-mintlify_api_requests_total{code="500",endpoint="trigger_update"} 0
-mintlify_api_requests_total{code="502",endpoint="trigger_update"} 0
-mintlify_api_requests_total{code="503",endpoint="trigger_update"} 0
-mintlify_api_requests_total{code="error",endpoint="trigger_update"} 0
-mintlify_api_requests_total{code="200",endpoint="trigger_preview"} 0
-mintlify_api_requests_total{code="401",endpoint="trigger_preview"} 0
-mintlify_api_requests_total{code="403",endpoint="trigger_preview"} 0
-mintlify_api_requests_total{code="429",endpoint="trigger_preview"} 0
-mintlify_api_requests_total{code="500",endpoint="trigger_preview"} 0
-mintlify_api_requests_total{code="502",endpoint="trigger_preview"} 0
-mintlify_api_requests_total{code="503",endpoint="trigger_preview"} 0
-mintlify_api_requests_total{code="error",endpoint="trigger_preview"} 0
-mintlify_api_requests_total{code="200",endpoint="deployment_status"} 0
-mintlify_api_requests_total{code="401",endpoint="deployment_status"} 0
-mintlify_api_requests_total{code="403",endpoint="deployment_status"} 0
-mintlify_api_requests_total{code="429",endpoint="deployment_status"} 0
-mintlify_api_requests_total{code="500",endpoint="deployment_status"} 0
-mintlify_api_requests_total{code="502",endpoint="deployment_status"} 0
-mintlify_api_requests_total{code="503",endpoint="deployment_status"} 0
-mintlify_api_requests_total{code="error",endpoint="deployment_status"} 0
 mintlify_api_requests_total{code="200",endpoint="visitors"} 1
 mintlify_api_requests_total{code="401",endpoint="visitors"} 1
 mintlify_api_requests_total{code="403",endpoint="visitors"} 0

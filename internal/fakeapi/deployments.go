@@ -168,17 +168,9 @@ func (s *Server) handleTriggerPreview(w http.ResponseWriter, r *http.Request, pr
 // answers 202, or 429 when the organization's limit is spent.
 func (s *Server) startDeployment(w http.ResponseWriter, r *http.Request, project string, f Fault, kind, branch string) {
 	now := s.opts.Now()
-	org, _ := s.organization(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
-	quota := s.quotaKey(org, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
-	limit, window, log := orDefault(s.opts.UpdateLimit, UpdateLimit), UpdateWindow, s.updates
-	if kind == "preview" {
-		limit, window, log = orDefault(s.opts.PreviewLimit, PreviewLimit), PreviewWindow, s.previews
-	}
 	s.mu.Lock()
-	if ok, retry := takeSlotIn(log, quota, limit, window, now); !ok {
+	if !s.spendTrigger(w, r, kind, now) {
 		s.mu.Unlock()
-		w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds())+1))
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: %d %s triggers per %s per organization", limit, kind, window))
 		return
 	}
 	if kind == "update" {
@@ -202,6 +194,25 @@ func (s *Server) startDeployment(w http.ResponseWriter, r *http.Request, project
 		return
 	}
 	writeJSON(w, http.StatusAccepted, body)
+}
+
+// spendTrigger spends one of the organization's trigger slots: kind
+// "preview" from the previews' limit, any other (updates and automation
+// runs, which share one) from the updates'. When none is free it answers
+// 429 with Retry-After and returns false. s.mu is held.
+func (s *Server) spendTrigger(w http.ResponseWriter, r *http.Request, kind string, now time.Time) bool {
+	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	org, _ := s.organization(token)
+	limit, window, log, what := orDefault(s.opts.UpdateLimit, UpdateLimit), UpdateWindow, s.updates, "update and automation"
+	if kind == "preview" {
+		limit, window, log, what = orDefault(s.opts.PreviewLimit, PreviewLimit), PreviewWindow, s.previews, "preview"
+	}
+	ok, retry := takeSlotIn(log, s.quotaKey(org, token), limit, window, now)
+	if !ok {
+		w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds())+1))
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: %d %s triggers per %s per organization", limit, what, window))
+	}
+	return ok
 }
 
 // PreviewURL is the preview URL the fake answers for a branch.

@@ -125,6 +125,14 @@ type Options struct {
 	// createdAt; default DefaultDeployDuration), or less when it is read
 	// final sooner: endedAt is never in the future.
 	DeployDuration time.Duration
+	// Automations every project has (nil: DefaultAutomations).
+	Automations []Automation
+	// StaticExportDuration is how long an export takes to complete
+	// (default DefaultStaticExportDuration), on the clock Now.
+	StaticExportDuration time.Duration
+	// StaticExportDisabled lists keys whose organization has no static
+	// export: a start answers 403.
+	StaticExportDisabled []string
 }
 
 // Organization is one admin key and the projects it may read.
@@ -208,6 +216,10 @@ type Server struct {
 	updates, previews map[string][]time.Time
 	deployBranches    map[string]string
 	holdDeploys       bool
+	// automationRuns counts the triggered runs; exports are the static
+	// exports by job id (made on the first start).
+	automationRuns int
+	exports        map[string]*staticExport
 }
 
 // New returns a fake API server.
@@ -270,6 +282,8 @@ func New(opts Options) *Server {
 	s.mux.HandleFunc("POST /v1/project/update/{project}", s.withChecks(TriggerUpdate, s.handleTriggerUpdate))
 	s.mux.HandleFunc("POST /v1/project/preview/{project}", s.withChecks(TriggerPreview, s.handleTriggerPreview))
 	s.mux.HandleFunc("GET /v1/project/update-status/{statusId}", s.handleDeploymentStatus)
+	s.routeAutomations()
+	s.routeStaticExports()
 	return s
 }
 

@@ -136,6 +136,15 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 		s.mu.Unlock()
 		return
 	}
+	j := s.newJob(project, prompt, now)
+	body := s.view(j, now)
+	s.mu.Unlock()
+	answerJob(w, f, body)
+}
+
+// newJob starts an agent job of project, scripted by prompt (a create, or
+// an automation's run). s.mu is held.
+func (s *Server) newJob(project, prompt string, now time.Time) *job {
 	id := fmt.Sprintf("%s%06d", s.opts.JobIDPrefix, s.nextID.Add(1))
 	outcome, d := s.outcomeFor(id, prompt)
 	j := &job{project: project, prompt: prompt, outcome: outcome, duration: d, turnStart: now, body: jobBody{
@@ -145,9 +154,7 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 		CreatedAt: now.UTC().Truncate(time.Millisecond),
 	}}
 	s.jobs[project+"/"+id] = j
-	body := s.view(j, now)
-	s.mu.Unlock()
-	answerJob(w, f, body)
+	return j
 }
 
 // answerJob answers 200 with the job, or drops the answer when f says so.
