@@ -3,7 +3,11 @@
 // key per configured organization, each with the real service's analytics
 // quota, so the demo lives within its budget as a real deployment would.
 // It reads every source (SandboxSources, SandboxSettings), so that every dashboard has
-// data, and keeps its state for one run (SandboxStateDir).
+// data, and keeps its state for one run (SandboxStateDir). Every project
+// has the DefaultAutomations (AutomationAgentJob's runs are agent jobs,
+// AutomationUnfollowed's cannot be followed), and static exports complete
+// in DefaultStaticExportDuration ("fail*" domains fail, "noexport*" ones
+// answer 403): see staticexport.go and README's sandbox section.
 
 package fakeapi
 
