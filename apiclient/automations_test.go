@@ -113,6 +113,15 @@ func TestTriggerAutomationRefusals(t *testing.T) {
 	if fake.AutomationRuns() != 0 {
 		t.Errorf("%d runs after refusals only", fake.AutomationRuns())
 	}
+	// A run queued whose answer was lost: an error, and never sent again
+	// (it would be a second run).
+	fake.SetFault(fakeapi.TriggerAutomation, fakeapi.Fault{DropAnswer: true, Remaining: 1})
+	before := fake.Requests(fakeapi.TriggerAutomation)
+	if _, err := c.TriggerAutomation(ctx, testProject, fakeapi.AutomationUnfollowed); err == nil ||
+		fake.Requests(fakeapi.TriggerAutomation)-before != 1 || fake.AutomationRuns() != 1 {
+		t.Errorf("answer lost: %v after %d requests and %d runs, want an error after one of each", err, fake.Requests(fakeapi.TriggerAutomation)-before, fake.AutomationRuns())
+	}
+	clk.Advance(fakeapi.UpdateWindow) // the limit below starts afresh
 
 	long := strings.Repeat("a", 10000)
 	sent := len(rec.requests())
@@ -155,8 +164,8 @@ func TestTriggerAutomationRefusals(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusTooManyRequests || apiErr.RetryAfter <= 0 {
 		t.Errorf("11th trigger in 10 s: %v, want 429 with Retry-After", err)
 	}
-	if fake.AutomationRuns() != fakeapi.UpdateLimit/2 {
-		t.Errorf("%d runs, want %d", fake.AutomationRuns(), fakeapi.UpdateLimit/2)
+	if fake.AutomationRuns() != 1+fakeapi.UpdateLimit/2 {
+		t.Errorf("%d runs, want %d", fake.AutomationRuns(), 1+fakeapi.UpdateLimit/2)
 	}
 }
 

@@ -219,6 +219,13 @@ func TestStaticExportRefusals(t *testing.T) {
 		t.Errorf("%d requests left that must not be sent", n)
 	}
 
+	// An export started whose answer was lost: an error, never sent again.
+	fake.SetFault(fakeapi.StartStaticExport, fakeapi.Fault{DropAnswer: true, Remaining: 1})
+	if _, err := c.StartStaticExport(ctx, apiclient.StaticExportRequest{Domain: "docs.example.com"}); err == nil ||
+		fake.Requests(fakeapi.StartStaticExport) != 3 || fake.StaticExports() != started+1 {
+		t.Errorf("answer lost: %v after %d requests, want an error after one more", err, fake.Requests(fakeapi.StartStaticExport))
+	}
+
 	// A key whose organization has no static export: every domain is 403.
 	_, _, srv2 := startFake(t, fakeapi.Options{Now: clk.Now, StaticExportDisabled: []string{testKey}})
 	if _, err := newClient(t, srv2.URL, nil).StartStaticExport(ctx, apiclient.StaticExportRequest{Domain: "docs.example.com"}); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusForbidden {

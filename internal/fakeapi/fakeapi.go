@@ -355,8 +355,7 @@ func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
 			return
 		}
 		if f.MalformedJSON {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"totals": {"human": 1,, <html>`))
+			writeCut(w, `{"totals": {"human": 1,, <html>`)
 			return
 		}
 		h(w, r, project, f)
@@ -487,6 +486,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // shape is undocumented; the client must cope with any body.
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// writeCut answers 200 with text, JSON cut short (the MalformedJSON fault).
+func writeCut(w http.ResponseWriter, text string) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(text))
+}
+
+// answerState answers 200 with an operation's state (a deployment's, an
+// export's), or with cut when f is MalformedJSON.
+func answerState(w http.ResponseWriter, f Fault, body any, cut string) {
+	if f.MalformedJSON {
+		writeCut(w, cut)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // Serve runs the fake on a loopback listener until ctx ends; it returns the

@@ -202,15 +202,10 @@ func (s *Server) handleStaticExportStatus(w http.ResponseWriter, r *http.Request
 		return
 	}
 	body := e.view(s.exportDuration(), s.opts.Now())
-	if f.MalformedJSON {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status": "runn`))
-		return
-	}
 	if f.UnknownEnum {
 		body.Status = UnknownEnumValue
 	}
-	writeJSON(w, http.StatusOK, body)
+	answerState(w, f, body, `{"status": "runn`)
 }
 
 // handleStaticExportBundle is POST /v1/static-export/jobs/{jobId}/bundle:
@@ -235,15 +230,11 @@ func (s *Server) handleStaticExportBundle(w http.ResponseWriter, r *http.Request
 	url := BundleURLPrefix + e.id + "/bundle.tar.gz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAFAKE%2F" +
 		now.UTC().Format("20060102") + "%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=" + now.UTC().Format("20060102T150405Z") +
 		fmt.Sprintf("&X-Amz-Expires=%d&X-Amz-SignedHeaders=host&X-Amz-Signature=", int(BundleLifetime.Seconds())) + signature()
-	if f.MalformedJSON {
-		// Cut inside: a client that quotes what it cannot decode would
-		// quote the link.
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = fmt.Fprintf(w, `{"jobId": %q, "bundleUrl": %q, "sizeBytes": `, e.id, url)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"jobId": e.id, "bundleUrl": url, "sizeBytes": e.pages * 61440,
-		"expiresAt": stamp(now.Add(BundleLifetime).Truncate(time.Second))})
+	// Cut after the link: a client that quotes what it cannot decode
+	// would quote the link.
+	answerState(w, f, map[string]any{"jobId": e.id, "bundleUrl": url, "sizeBytes": e.pages * 61440,
+		"expiresAt": stamp(now.Add(BundleLifetime).Truncate(time.Second))},
+		fmt.Sprintf(`{"jobId": %q, "bundleUrl": %q, "sizeBytes": `, e.id, url))
 }
 
 // BundleURLPrefix starts every bundle URL the fake signs.
