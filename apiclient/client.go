@@ -1,5 +1,6 @@
 // Package apiclient is a typed client for the Mintlify admin API: the
-// analytics endpoints (one file each) and the agent job endpoints. It owns the
+// analytics endpoints (one file each) and the operation endpoints (agent
+// jobs, deployments, automations, static exports). It owns the
 // transport concerns every caller needs: auth, timeouts, bounded retries with
 // backoff, Retry-After, response size limits and request metrics.
 package apiclient

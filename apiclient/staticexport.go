@@ -180,15 +180,20 @@ type StaticExportBundle struct {
 // as any number).
 func (s *StaticExportBundle) UnmarshalJSON(b []byte) error {
 	var w struct {
-		JobID     string   `json:"jobId"`
-		URL       Secret   `json:"bundleUrl"`
-		SizeBytes *float64 `json:"sizeBytes"`
-		ExpiresAt APITime  `json:"expiresAt"`
+		JobID     string          `json:"jobId"`
+		URL       Secret          `json:"bundleUrl"`
+		SizeBytes *float64        `json:"sizeBytes"`
+		ExpiresAt json.RawMessage `json:"expiresAt"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*s = StaticExportBundle{JobID: w.JobID, URL: w.URL, ExpiresAt: w.ExpiresAt}
+	*s = StaticExportBundle{JobID: w.JobID, URL: w.URL}
+	// A date's error quotes the value: not in an answer that holds a
+	// secret, should the API put one where the date belongs.
+	if len(w.ExpiresAt) > 0 && s.ExpiresAt.UnmarshalJSON(w.ExpiresAt) != nil {
+		return errors.New("expiresAt: not a date-time")
+	}
 	if w.SizeBytes != nil {
 		s.SizeBytes = count(*w.SizeBytes)
 	}
