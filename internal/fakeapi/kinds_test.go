@@ -115,8 +115,10 @@ func TestStaticExportCourse(t *testing.T) {
 		e.wantError(e.do("POST", "/v1/static-export/jobs", body, nil), http.StatusBadRequest, "start "+body)
 	}
 	e.wantError(e.do("POST", "/v1/static-export/jobs", `{"domain": "noexport.example.com"}`, nil), http.StatusForbidden, "a domain without static export")
-	e.wantError(e.do("POST", "/v1/static-export/jobs", `{"domain": "docs.example.com"}`, map[string]string{"Authorization": "Bearer mint_noexport"}),
-		http.StatusForbidden, "an organization without static export")
+	for _, body := range []string{`{"domain": "docs.example.com"}`, `{}`} {
+		e.wantError(e.do("POST", "/v1/static-export/jobs", body, map[string]string{"Authorization": "Bearer mint_noexport"}),
+			http.StatusForbidden, "an organization without static export, "+body)
+	}
 	e.wantError(e.do("POST", "/v1/static-export/jobs", `{"domain": "docs.example.com"}`, map[string]string{"Authorization": ""}), http.StatusUnauthorized, "no key")
 	if e.fake.StaticExports() != 0 {
 		t.Fatalf("%d exports after refusals only", e.fake.StaticExports())

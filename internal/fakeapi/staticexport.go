@@ -151,12 +151,19 @@ func (s *Server) handleStartStaticExport(w http.ResponseWriter, r *http.Request)
 	if !ok {
 		return
 	}
+	// An organization without static export is refused whatever it sends;
+	// a "noexport" domain once it is read.
+	const notEnabled = "Static export is not enabled for this organization"
+	if slices.Contains(s.opts.StaticExportDisabled, token) {
+		writeError(w, http.StatusForbidden, notEnabled)
+		return
+	}
 	domain, paths, ok := readExportRequest(w, r)
 	if !ok {
 		return
 	}
-	if exportDisabled.MatchString(domain) || slices.Contains(s.opts.StaticExportDisabled, token) {
-		writeError(w, http.StatusForbidden, "Static export is not enabled for this organization")
+	if exportDisabled.MatchString(domain) {
+		writeError(w, http.StatusForbidden, notEnabled)
 		return
 	}
 	now := s.opts.Now().Truncate(time.Millisecond)
