@@ -204,7 +204,10 @@ func (s *StaticExportBundle) UnmarshalJSON(b []byte) error {
 // (each call is an export), so it is retried only when the request
 // certainly did not reach the server. A 202 without a usable jobId returns
 // the job and an error wrapping ErrNoOperationID: the export started, and
-// cannot be followed.
+// cannot be followed. A 403 is an *APIError with StatusCode 403: static
+// export not enabled for the organization, as the reference documents, or
+// (as on every endpoint) a key without the write scope or used from
+// outside its IP allowlist; its Message is the API's text.
 func (c *Client) StartStaticExport(ctx context.Context, req StaticExportRequest) (StaticExportJob, error) {
 	if err := req.check(); err != nil {
 		return StaticExportJob{}, fmt.Errorf("start static export: %w", err)
