@@ -38,6 +38,11 @@ func (s *Scheduler) Views() []View {
 			LastAttempt: st.attemptEnd, Err: st.err, Failures: st.failures, Running: e.inflight != nil, Cost: e.cost, CostKnown: e.costKnown,
 			SharedVersion: st.version}
 		if _, at := s.due(e, now); !v.Running {
+			// A due walk that waits (budget, page share, walks ahead
+			// of it) starts when the last round expected, not now.
+			if e.expected.After(at) {
+				at = e.expected
+			}
 			v.NextDue = at
 		}
 		if !e.final {

@@ -59,3 +59,28 @@ func TestRefreshesGroupedByProject(t *testing.T) {
 		t.Errorf("the late project's summary line is not as expected:\n%s", body[strings.Index(body, `data-project="late"`):][:400])
 	}
 }
+
+// TestNextRefreshOnTheBudgetCard: the budget has room for a request, but
+// every due refresh waits for a larger share of it (issue 38, item 1):
+// the card says when the next refresh really goes, beside "can leave now".
+func TestNextRefreshOnTheBudgetCard(t *testing.T) {
+	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	r := Report{GeneratedAt: at,
+		Organizations: []Organization{{Name: "acme", Projects: []string{"api"}, Limit: 60, EffectiveLimit: 60, Spent: 46,
+			Window: Duration(time.Hour), NextRequestAt: at}},
+		Demands: []Demand{
+			{Organization: "acme", Project: "api", Source: "visitors", Window: "30d", NextRefreshAt: at.Add(45 * time.Minute)},
+			{Organization: "acme", Project: "api", Source: "visitors", Window: "1d", Result: ResultOK, LastRefreshAt: at.Add(-time.Minute),
+				NextRefreshAt: at.Add(50 * time.Minute), LastSuccessAt: at.Add(-time.Minute), Exported: true},
+			{Organization: "acme", Project: "api", Source: "views", Window: "1d", Running: true, NextRefreshAt: at},
+		}}
+	_, _, body := get(t, Handler(func(context.Context) Report { return r }, Options{}), "GET", "/")
+	want := `<dt>Next refresh</dt><dd><time datetime="2026-03-10T12:45:00Z" title="2026-03-10T12:45:00Z">in 45m</time>`
+	if !strings.Contains(body, want) {
+		t.Errorf("budget card lacks %s:\n%s", want, body)
+	}
+	// Not run yet is never failing.
+	if strings.Contains(body, "failing") {
+		t.Errorf("a refresh not run yet counts as failing:\n%s", body)
+	}
+}

@@ -72,9 +72,13 @@ type orgView struct {
 	Halved                bool
 	Next, Paused, Reduced when
 	NextNow               bool
-	Window                string
-	Demands               []demandView
-	Failing, Late         int
+	// NextRefresh is when the soonest refresh not running is planned to
+	// start, budget waits included: the budget may have room for a request
+	// while every due walk waits for a larger share of it.
+	NextRefresh   when
+	Window        string
+	Demands       []demandView
+	Failing, Late int
 	// Groups are Demands by project (groups.go).
 	Groups []projectGroup
 }
@@ -151,6 +155,7 @@ func newPage(r Report, opts Options) page {
 		byName[o.Name] = len(p.Orgs)
 		p.Orgs = append(p.Orgs, v)
 	}
+	soonest := map[int]time.Time{}
 	for _, d := range r.Demands {
 		i, ok := byName[d.Organization]
 		if !ok {
@@ -168,6 +173,10 @@ func newPage(r Report, opts Options) page {
 		}
 		o.Demands = append(o.Demands, v)
 		p.Demands = true
+		if !d.Running && !d.NextRefreshAt.IsZero() && (o.NextRefresh.ISO == "" || d.NextRefreshAt.Before(soonest[i])) {
+			soonest[i] = d.NextRefreshAt
+			o.NextRefresh = w(d.NextRefreshAt)
+		}
 	}
 	for i := range p.Orgs {
 		p.Orgs[i].Groups = groupByProject(p.Orgs[i].Demands)
