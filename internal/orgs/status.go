@@ -6,8 +6,15 @@ import (
 )
 
 // Status is the organizations' budgets and refresh demands, for the
-// status page.
-func (s *Set) Status() ([]status.Organization, []status.Demand) {
+// status page. published, when not nil, are the views /metrics serves
+// (collector.Encoded.Published): a demand is shown as published, so that
+// its row reads "ok" only once its series are served; a demand not
+// published yet (new after a reload) is shown as it is.
+func (s *Set) Status(published []refresh.View) ([]status.Organization, []status.Demand) {
+	pub := make(map[viewKey]refresh.View, len(published))
+	for _, v := range published {
+		pub[keyOf(v)] = v
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var orgs []status.Organization
@@ -26,6 +33,9 @@ func (s *Set) Status() ([]status.Organization, []status.Demand) {
 			continue
 		}
 		for _, v := range o.sched.Views() {
+			if p, ok := pub[keyOf(v)]; ok {
+				v = p
+			}
 			d := status.Demand{Organization: o.name, Project: v.Project, Source: v.Source, Window: windowLabel(v),
 				LastRefreshAt: v.LastAttempt, Duration: status.Duration(v.Duration), Running: v.Running,
 				NextRefreshAt: v.NextDue, Cost: v.Cost, CostKnown: v.CostKnown, Interval: status.Duration(v.Interval),
@@ -55,3 +65,9 @@ func windowLabel(v refresh.View) string {
 	}
 	return v.Window
 }
+
+// viewKey identifies a view: project ids are distinct across
+// organizations.
+type viewKey struct{ project, source, window, scope string }
+
+func keyOf(v refresh.View) viewKey { return viewKey{v.Project, v.Source, v.Window, v.Scope} }
