@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -65,8 +64,6 @@ func (b *builder) typeProblems(n *yaml.Node, t reflect.Type, path string) {
 // (whole numbers). A key that is neither, and no other source's setting
 // either, is unknown, with the key it most likely meant.
 func (b *builder) sourcesTypes(n *yaml.Node, path string) {
-	path = joinKey(path, "")
-	path = strings.TrimSuffix(path, ".")
 	switch n.Kind {
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
