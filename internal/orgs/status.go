@@ -27,7 +27,7 @@ func (s *Set) Status(published []refresh.View) ([]status.Organization, []status.
 			PausedUntil: st.PausedUntil, Rejections: st.Rejections, Planned: plannedOf(o),
 		})
 		if o.sched != nil {
-			orgs[len(orgs)-1].Notice = o.sched.StalenessNotice()
+			orgs[len(orgs)-1].Notice = o.sched.PlanNotice()
 		}
 		if o.sched == nil {
 			continue

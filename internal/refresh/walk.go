@@ -15,6 +15,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/human"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
@@ -328,7 +329,7 @@ func (s *Scheduler) ended(e *entry, q sources.Query, start, end time.Time, snap 
 		e.cost, e.costKnown = max(snap.Meta().Requests, 1), true
 		e.nextDue = start.Add(e.interval)
 		level.Debug(s.logger).Log("msg", "analytics refreshed", "project", e.project, "source", e.spec.Name, "window", e.label,
-			"scope", e.scope, "date_from", q.DateFrom, "date_to", q.DateTo, "requests", snap.Meta().Requests, "duration", end.Sub(start))
+			"scope", e.scope, "date_from", q.DateFrom, "date_to", q.DateTo, "requests", snap.Meta().Requests, "duration", human.Duration(end.Sub(start)))
 		return next
 	}
 	next.failures++
@@ -346,7 +347,7 @@ func (s *Scheduler) ended(e *entry, q sources.Query, start, end time.Time, snap 
 		serving = "last good data from " + old.good.Meta().At.UTC().Format(time.RFC3339)
 	}
 	lvl.Log("msg", "analytics refresh failed", "project", e.project, "source", e.spec.Name, "window", e.label, "scope", e.scope,
-		"date_from", q.DateFrom, "date_to", q.DateTo, "duration", end.Sub(start), "serving", serving, "err", err)
+		"date_from", q.DateFrom, "date_to", q.DateTo, "duration", human.Duration(end.Sub(start)), "serving", serving, "err", err)
 	return next
 }
 
