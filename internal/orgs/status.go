@@ -71,3 +71,15 @@ func windowLabel(v refresh.View) string {
 type viewKey struct{ project, source, window, scope string }
 
 func keyOf(v refresh.View) viewKey { return viewKey{v.Project, v.Source, v.Window, v.Scope} }
+
+// Planned is what every organization's plan intends to spend per budget
+// window, together: what a reload logs when it moved.
+func (s *Set) Planned() float64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var sum float64
+	for _, o := range s.orgs {
+		sum += plannedOf(o)
+	}
+	return sum
+}
