@@ -125,6 +125,11 @@ type Options struct {
 	// createdAt; default DefaultDeployDuration), or less when it is read
 	// final sooner: endedAt is never in the future.
 	DeployDuration time.Duration
+	// FailEveryUpdate, when above 0, makes every Nth update of a project
+	// end in failure whatever its branch (the sandbox's 3rd, 6th, ...:
+	// MintlifyDeploymentFailed and the failed-deployments panels are seen
+	// without a branch to name, since an update deploys the project's).
+	FailEveryUpdate int
 }
 
 // Organization is one admin key and the projects it may read.
@@ -206,8 +211,11 @@ type Server struct {
 	// a project deploys; holdDeploys: see HoldDeployments.
 	deployments       map[string]*deployment
 	updates, previews map[string][]time.Time
-	deployBranches    map[string]string
-	holdDeploys       bool
+	// updateCount counts the updates triggered per project, for
+	// FailEveryUpdate.
+	updateCount    map[string]int
+	deployBranches map[string]string
+	holdDeploys    bool
 }
 
 // New returns a fake API server.
@@ -252,6 +260,7 @@ func New(opts Options) *Server {
 		memo:           map[string]any{},
 		deployments:    map[string]*deployment{},
 		updates:        map[string][]time.Time{},
+		updateCount:    map[string]int{},
 		previews:       map[string][]time.Time{},
 		deployBranches: map[string]string{},
 	}

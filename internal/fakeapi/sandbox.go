@@ -47,6 +47,11 @@ var SandboxSettings = map[string]int{"analytics.search-top-queries": 20}
 // of start (TestSandboxFirstRoundWithinAMinute).
 const SandboxBudget = 90
 
+// SandboxFailEveryUpdate: every third update of a project on the sandbox
+// fails, so that MintlifyDeploymentFailed and the Deployments dashboard's
+// failures can be seen (README); previews fail by branch (fail-*).
+const SandboxFailEveryUpdate = 3
+
 // Sandbox hands out keys and serves the fake API.
 type Sandbox struct {
 	mu   sync.Mutex
@@ -81,7 +86,7 @@ func (s *Sandbox) Start(ctx context.Context, cfg *config.Config, logger log.Logg
 	// Job ids unique per run: a state file kept across runs
 	// (--agent.state-file) never meets an id of an earlier run.
 	fake := New(Options{QuotaPerKey: true, AnalyticsBudget: AnalyticsLimit,
-		JobIDPrefix: "job_" + randomHex(3) + "_", Location: loc})
+		JobIDPrefix: "job_" + randomHex(3) + "_", Location: loc, FailEveryUpdate: SandboxFailEveryUpdate})
 	url, wait, err = fake.Serve(ctx, "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err

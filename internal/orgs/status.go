@@ -24,7 +24,7 @@ func (s *Set) Status(published []refresh.View) ([]status.Organization, []status.
 		orgs = append(orgs, status.Organization{
 			Name: o.name, Projects: append([]string(nil), o.projects...), Limit: st.Limit, EffectiveLimit: st.Effective,
 			ReducedUntil: st.HalvedUntil, Window: status.Duration(st.Window), Spent: st.Spent, NextRequestAt: st.NextFree,
-			PausedUntil: st.PausedUntil, Rejections: st.Rejections, Planned: plannedOf(o),
+			PausedUntil: st.PausedUntil, Rejections: st.Rejections, Planned: plannedOf(o), KeyExpiresAt: o.keyExpires,
 		})
 		if o.sched != nil {
 			orgs[len(orgs)-1].Notice = o.sched.PlanNotice()
