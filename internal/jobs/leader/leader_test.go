@@ -34,16 +34,16 @@ const lease = 3 * time.Second
 // replica is one Leader behind its own HTTP server, whose terms answer
 // with the replica's name after writing to the shared state.
 type replica struct {
-	name    string
-	leader  *leader.Leader
-	srv     *httptest.Server
-	reg     *prometheus.Registry
+	name   string
+	leader *leader.Leader
+	srv    *httptest.Server
+	reg    *prometheus.Registry
 	// clusterReg holds the replica's Redis client's metrics: its calls
 	// show its lease rounds, which the tests wait on instead of a time.
 	clusterReg *prometheus.Registry
 	stop       context.CancelFunc
-	done    chan struct{}
-	stopped atomic.Int32
+	done       chan struct{}
+	stopped    atomic.Int32
 	// seen is the last request the replica's term served.
 	seen atomic.Pointer[seenRequest]
 }
