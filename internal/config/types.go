@@ -17,20 +17,9 @@ import (
 // no key. Keys with such a problem are remembered (b.badType), so that the
 // zero value the library left there is not told as a second problem.
 func (b *builder) typeProblems(n *yaml.Node, t reflect.Type, path string) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			b.typeProblems(c, t, path)
-		}
+	t, done := descend(n, t, path, b.typeProblems)
+	if done || n.Tag == "!!null" { // null: left out, the key's default
 		return
-	case yaml.AliasNode:
-		return
-	}
-	if n.Tag == "!!null" {
-		return // left out: the key's default
 	}
 	if t == reflect.TypeFor[sourcesEntry]() {
 		b.sourcesTypes(n, path)
