@@ -132,14 +132,7 @@ func TestNoticeOnlyWhenADemandCannotBeMet(t *testing.T) {
 		clock := testutil.NewClock(time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC))
 		fake := fakeapi.New(fakeapi.Options{APIKey: simKey, Paths: 600, Now: clock.Now})
 		b, client := fakeBudgetClient(t, fake, 12, clock.Now)
-		var windows []analytics.Window
-		for _, w := range tc.windows {
-			win, err := analytics.ParseWindow(w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			windows = append(windows, win)
-		}
+		windows := parseWindows(t, tc.windows...)
 		logs := &testutil.SyncBuffer{}
 		cfg := planConfig{Projects: []string{"docs", "api"}, Windows: windows,
 			Config: Config{PageSize: apiclient.MaxPageSize, MinInterval: 5 * time.Minute, MaxStaleness: 10 * time.Minute, FinalDayDelay: -1, Now: clock.Now}}.build()

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
@@ -33,14 +32,7 @@ func sandboxScheduler(t *testing.T, limit int) (*Scheduler, *budget.Budget) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var windows []analytics.Window
-	for _, w := range []string{"1d", "7d", "30d"} {
-		win, err := analytics.ParseWindow(w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		windows = append(windows, win)
-	}
+	windows := parseWindows(t, "1d", "7d", "30d")
 	var specs []sources.Spec
 	for _, name := range fakeapi.SandboxSources() {
 		spec := sources.Spec{Name: name, Settings: map[string]int{}}
