@@ -187,3 +187,39 @@ func TestExampleConfigFile(t *testing.T) {
 	}
 	x.Stop(t)
 }
+
+// TestConfigCheckTellsWrongTypesInTheFilesWords: the issue's examples
+// (issue 38, item 2) through `config check`: each value of the wrong type
+// is FILE:LINE: KEY: what is wrong; what is expected, and a typo'd key in a
+// source is the unknown key with the key meant; never Go's words.
+func TestConfigCheckTellsWrongTypesInTheFilesWords(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "mintlify.yml")
+	writeFile(t, file, `organizations:
+  - name: acme
+    api_key_env: K
+projects:
+  - id: p
+    windows: 1d
+    sources:
+      feedback: {feedback_pages: abc}
+      searches: {windwos: [1d]}
+cluster:
+  address: localhost:6379
+  timeout: 2 seconds
+`)
+	code, _, stderr := runExporter(t, "config", "check", "--config.file="+file)
+	want := []string{
+		file + `:6: projects[0].windows: "1d" is one value, not a list; expected a list such as [1d]`,
+		file + `:8: projects[0].sources.feedback.feedback_pages: "abc" is not a whole number; expected a whole number such as 10`,
+		file + `:9: unknown key "windwos" in projects[0].sources.searches; did you mean "windows"?`,
+		file + `:12: cluster.timeout: "2 seconds" is not a duration; expected a duration such as 30s or 2m (units ms, s, m, h)`,
+		"FAILED: " + file,
+	}
+	if code != 1 || strings.TrimSpace(stderr) != strings.Join(want, "\n") {
+		t.Errorf("exit %d, stderr\n%s\nwant exit 1 and\n%s", code, stderr, strings.Join(want, "\n"))
+	}
+	if strings.Contains(stderr, "unmarshal") || strings.Contains(stderr, "time.Duration") {
+		t.Errorf("Go's words in the problems:\n%s", stderr)
+	}
+}

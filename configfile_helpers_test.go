@@ -292,18 +292,26 @@ func demands(r status.Report) map[string]status.Demand {
 	return out
 }
 
-// settle waits until no walk is in flight, then gives the scheduler a few
-// of its rounds (each starts what is due within 10ms of a walk's end) to
-// start anything due: a test that then counts requests sees every walk a
-// wrong plan would have started.
+// settle waits until the scheduler has had its round with nothing in
+// flight: no walk running, and every demand's next refresh in the future,
+// which a round sets for each due walk it holds back (the budget's wait)
+// and a walk that starts leaves running: a test that then counts requests
+// sees every walk a wrong plan would have started, with no guessed number
+// of seconds.
 func settle(t *testing.T, base string) {
 	t.Helper()
-	eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, base)) })
-	// Real time: the scheduler of the built binary runs on its wall clock,
-	// and nothing it exports shows a round that started nothing. Under
-	// load this check can only pass too easily, never fail wrongly.
-	time.Sleep(500 * time.Millisecond)
-	eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, base)) })
+	eventually(t, 10*time.Second, "a scheduler round with no walk in flight and none due", func() bool {
+		r := statusReport(t, base)
+		if !idle(r) {
+			return false
+		}
+		for _, d := range r.Demands {
+			if !d.NextRefreshAt.IsZero() && !d.NextRefreshAt.After(r.GeneratedAt) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // idle reports whether no walk is in flight.

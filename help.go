@@ -14,7 +14,7 @@ import (
 // list of 60-odd flags made a --help of 158 lines that did not show where
 // the exporter listens.
 var mainFlags = []string{"web.listen-address", "config.file", "mintlify.project", "mintlify.api-key-file",
-	"mintlify.sandbox", "web.enable-agent-api", "log.level", "help", "version"}
+	"mintlify.sandbox", "web.enable-agent-api", "web.enable-deployment-api", "log.level", "help", "version"}
 
 // usageTemplate is kingpin's default, except that a command's help
 // (backfill --help) lists the command's own flags first and the flags
@@ -67,7 +67,9 @@ func setPlaceholders(app *kingpin.Application) {
 	m := app.Model()
 	set := func(get func(string) *kingpin.FlagClause, flags []*kingpin.FlagModel) {
 		for _, f := range flags {
-			if f.PlaceHolder != "" || len(f.Default) > 0 || f.IsBoolFlag() {
+			// A default of "" (the toolkit's --web.config.file) says
+			// nothing: it shows as --web.config.file="".
+			if f.PlaceHolder != "" || slices.ContainsFunc(f.Default, func(d string) bool { return d != "" }) || f.IsBoolFlag() {
 				continue
 			}
 			if c := get(f.Name); c != nil {

@@ -19,13 +19,13 @@ func TestTopLevelHelpIsShortAndShowsTheAddress(t *testing.T) {
 	if err != nil {
 		t.Fatalf("--help: %v\n%s", err, help)
 	}
-	for _, want := range []string{"--web.listen-address=:9871", "--config.file=", "--mintlify.project=", "mintlify.sandbox", "serve --help", "\nCommands:\n"} {
+	for _, want := range []string{"--web.listen-address=:9871", "--config.file=", "--mintlify.project=", "mintlify.sandbox", "web.enable-agent-api", "web.enable-deployment-api", "serve --help", "\nCommands:\n"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("--help lacks %q", want)
 		}
 	}
-	if n := strings.Count(help, "\n"); n > 80 {
-		t.Errorf("--help is %d lines, want at most 80:\n%s", n, help)
+	if n := strings.Count(help, "\n"); n > 90 { // 85 with the deployment routes
+		t.Errorf("--help is %d lines, want at most 90:\n%s", n, help)
 	}
 }
 
@@ -48,7 +48,7 @@ func TestEveryFlagHasAShortPlaceholder(t *testing.T) {
 			if strings.HasPrefix(name, "visitors.") {
 				continue
 			}
-			if ph == strings.ToUpper(name) || strings.Contains(ph, ".") && ph == strings.ToUpper(ph) || len(ph) > 12 && ph == strings.ToUpper(ph) {
+			if ph == `""` || ph == strings.ToUpper(name) || strings.Contains(ph, ".") && ph == strings.ToUpper(ph) || len(ph) > 12 && ph == strings.ToUpper(ph) {
 				t.Errorf("%v --help: --%s=%s: want a short placeholder (USER, FILE, DATE, ...)", cmd, name, ph)
 			}
 		}
@@ -95,5 +95,25 @@ func TestFlagAndStartErrorsHaveOneForm(t *testing.T) {
 	}
 	if strings.Contains(string(out), "serving metrics") {
 		t.Errorf("port taken: a metrics URL was logged before the bind error:\n%s", out)
+	}
+}
+
+// TestPortInUseNamesTheFlag: an address in use names --web.listen-address
+// and make run's RUN_ADDR, not "address already in use" alone (issue 38,
+// item 7).
+func TestPortInUseNamesTheFlag(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	out, err := exec.Command(exporterBin, "--mintlify.sandbox", "--web.listen-address="+l.Addr().String()).CombinedOutput()
+	if err == nil {
+		t.Fatalf("started on an address in use:\n%s", out)
+	}
+	want := "error: --web.listen-address=" + l.Addr().String() + ": the address is in use by another process"
+	if !strings.Contains(string(out), want) || !strings.Contains(string(out), "RUN_ADDR") {
+		t.Errorf("output lacks %q and RUN_ADDR:\n%s", want, out)
 	}
 }

@@ -63,10 +63,18 @@ projects:
 	eventually(t, 10*time.Second, "the plan of the restarted exporter", func() bool {
 		return len(statusReport(t, x.Base).Demands) == 6
 	})
-	// Real time: the binary's scheduler runs on its wall clock, and a round
-	// that starts nothing shows nowhere; a busy machine can only make this
-	// pass too easily, never fail wrongly.
-	time.Sleep(2 * time.Second)
+	// A round of the scheduler that holds every due walk back for the
+	// budget says when each will go (in about an hour, when the ledger's
+	// requests leave the window), not "now": the round that would have
+	// started a walk has run, with no guessed number of seconds.
+	eventually(t, 0, "a scheduler round that holds every walk back for the budget", func() bool {
+		for _, d := range statusReport(t, x.Base).Demands {
+			if !d.NextRefreshAt.After(time.Now().Add(50 * time.Minute)) {
+				return false
+			}
+		}
+		return true
+	})
 	if n := len(api.analytics("")); n != budget {
 		t.Errorf("the restarted exporter sent %d analytics requests, want none: the ledger's %d count in this hour", n-budget, budget)
 	}

@@ -130,6 +130,7 @@ func parseFlags(args []string) (*flags, error) {
 		defaults = fakeapi.SandboxProjects
 		if cmd == cmdServe { // the dashboards' data; a backfill reads the usual sources
 			f.config.DefaultSources, f.config.DefaultSettings = fakeapi.SandboxSources(), fakeapi.SandboxSettings
+			f.config.DefaultBudget = fakeapi.SandboxBudget
 		}
 	}
 	if cmd != cmdConfigCheck { // which reports every problem of the file itself

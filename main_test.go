@@ -568,6 +568,10 @@ func TestMakeRunStartsWithoutFaults(t *testing.T) {
 	eventually(t, 0, "the refresh plan", func() bool {
 		return strings.Contains(x.Stderr.String(), `msg="analytics refresh plan" budget_per_hour=`)
 	})
+	// Every family make run serves, the gateway's and deployments' too.
+	checkHelpLines(t, testutil.WaitHTTP(t, x.Base+"/metrics", testutil.Patience, func(b string) bool {
+		return strings.Contains(b, "# HELP mintlify_site_unique_visitors ")
+	}))
 	x.Stop(t)
 	for _, line := range strings.Split(strings.TrimSpace(x.Stderr.String()), "\n") {
 		fault := strings.Contains(line, " level=warn ") || strings.Contains(line, " level=error ")

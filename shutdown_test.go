@@ -83,10 +83,11 @@ func TestSIGTERMDrainsCreatesBeforeTheTrackerCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	// A tracker closed at SIGTERM would have closed once the fast
-	// creates were answered; give it the time to. Real time: the binary
-	// runs on its wall clock, and a close that did not happen shows nowhere.
-	time.Sleep(200 * time.Millisecond)
+	// The server has begun its drain (it logs so on the signal it shares
+	// with everything a wrong program would stop at SIGTERM, the tracker
+	// among them): the slow creates finish only now, on a condition and
+	// not a guessed number of milliseconds.
+	eventually(t, 0, "the server's drain begun", func() bool { return strings.Contains(x.Stderr.String(), `msg="shutting down"`) })
 	for i, w := range bodies {
 		if _, err := fmt.Fprintf(w, ` %d #fake:pr:1h"}`, i); err != nil {
 			t.Fatal(err)

@@ -118,6 +118,36 @@ func settledGoroutines(limit int) int {
 	return n
 }
 
+// walkedWell waits until no walk is in flight and the last walk of every
+// demand on the status page at base succeeded (after the faults: the
+// walks they failed have been retried), not for a guessed number of
+// seconds.
+func walkedWell(t *testing.T, base, what string) {
+	t.Helper()
+	eventually(t, 0, what, func() bool {
+		body, status, err := getBody(base + "/?format=json")
+		if err != nil || status != http.StatusOK {
+			return false
+		}
+		var r struct {
+			Demands []struct {
+				Window  string `json:"window"`
+				Result  string `json:"result"`
+				Running bool   `json:"running"`
+			} `json:"demands"`
+		}
+		if err := json.Unmarshal(body, &r); err != nil {
+			return false
+		}
+		for _, d := range r.Demands {
+			if d.Running || (d.Window != "yesterday" && d.Result != "ok") {
+				return false
+			}
+		}
+		return len(r.Demands) > 0
+	})
+}
+
 // TestSoak runs the exporter in this process against the fake API for
 // SOAK_DURATION (default 3m), toggling every fault of the fake while
 // scrapers read /metrics and clients submit keyed jobs, then checks:
@@ -163,9 +193,9 @@ func TestSoak(t *testing.T) {
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 
-	// Warm up without faults, then take the baseline. Real time: the soak
-	// runs the exporter on the wall clock for SOAK_DURATION by design.
-	time.Sleep(3 * time.Second)
+	// Warm up without faults until every demand has data, then take the
+	// baseline.
+	walkedWell(t, x.base, "every demand walked once")
 	// Idle keep-alive connections (ours to the exporter, the exporter's
 	// to the API) hold goroutines that are pooled, not leaked: close them
 	// before every count.
@@ -309,9 +339,9 @@ func TestSoak(t *testing.T) {
 		t.Errorf("%d scrapes of /metrics answered 5xx", n)
 	}
 
-	// Back to baseline once the load is gone. Real time: connections and
-	// walks in flight end on the wall clock.
-	time.Sleep(3 * time.Second)
+	// Back to baseline once the load is gone: every demand walked well
+	// again after the last fault.
+	walkedWell(t, x.base, "every demand walked well again after the faults")
 	dropConns()
 	endG, endHeap := settledGoroutines(baseG+5), liveHeap()
 	if endG > baseG+5 {

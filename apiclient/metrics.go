@@ -41,6 +41,14 @@ func analyticsEndpoint(name string) string {
 	return name
 }
 
+// Endpoints are every endpoint the client names in its metrics: the
+// analytics ones (sorted), then the operations'.
+func Endpoints() []string { return slices.Concat(AnalyticsEndpoints, operationEndpoints) }
+
+// PrecreatedCodes are the codes whose request series exist at 0 for every
+// endpoint before any request.
+func PrecreatedCodes() []string { return slices.Clone(precreatedCodes) }
+
 // precreatedCodes are pre-created so that alerts built on increase() see the
 // first 401 or 429, which a series born at 1 would hide.
 var precreatedCodes = []string{"200", "401", "403", "429", "500", "502", "503", "error"}
@@ -72,7 +80,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			NativeHistogramMinResetDuration: time.Hour,
 		}, []string{"endpoint"}),
 	}
-	for _, e := range slices.Concat(AnalyticsEndpoints, operationEndpoints) {
+	for _, e := range Endpoints() {
 		m.duration.WithLabelValues(e)
 		for _, c := range precreatedCodes {
 			m.requests.WithLabelValues(e, c)

@@ -24,15 +24,26 @@ func TestMetrics(t *testing.T) {
 	c := newClient(t, srv.URL, func(cfg *apiclient.Config) { cfg.Metrics = m })
 	ctx := testCtx(t)
 
-	// Before any request every known combination reads 0: every endpoint
-	// of the client's lists, each with the 8 pre-created codes.
-	endpoints := slices.Concat(apiclient.AnalyticsEndpoints, apiclient.OperationEndpoints)
-	combos := len(endpoints) * 8
+	// Before any request every known combination reads 0: counts derived
+	// from the client's endpoints, not written here (a new endpoint would
+	// otherwise edit this test).
+	endpoints := apiclient.Endpoints()
+	combos := len(endpoints) * len(apiclient.PrecreatedCodes())
+	if len(endpoints) < 10 || !slices.Contains(endpoints, apiclient.EndpointCreateJob) || !slices.Contains(endpoints, "visitors") {
+		t.Fatalf("endpoints %v: the analytics and the operations' expected", endpoints)
+	}
 	if n := testutil.CollectAndCount(requests); n != combos {
 		t.Errorf("%d request series before any request, want %d pre-created", n, combos)
 	}
 	if n := testutil.CollectAndCount(duration); n != len(endpoints) {
 		t.Errorf("%d duration series, want %d (one per endpoint)", n, len(endpoints))
+	}
+	for _, e := range endpoints {
+		for _, c := range apiclient.PrecreatedCodes() {
+			if got := testutil.ToFloat64(requests.WithLabelValues(e, c)); got != 0 {
+				t.Errorf("{%s,%s} = %v before any request", e, c, got)
+			}
+		}
 	}
 
 	fake.SetFault(fakeapi.Visitors, fakeapi.Fault{Status: http.StatusUnauthorized, Remaining: 1})

@@ -65,6 +65,19 @@ type Encoded struct {
 	mu      sync.Mutex // serialises updates of entries and cur
 	entries map[viewKey]*encodedView
 	cur     atomic.Pointer[encodedState]
+	// published are the views of the last update, stored once scrapes
+	// serve what they hold: what the status page shows, so that a row
+	// never reads "ok" before /metrics serves the walk's series.
+	published atomic.Pointer[[]sources.View]
+}
+
+// Published returns the views as of the last update: every snapshot among
+// them is what scrapes serve (nil before the first update).
+func (e *Encoded) Published() []sources.View {
+	if v := e.published.Load(); v != nil {
+		return *v
+	}
+	return nil
 }
 
 type viewKey struct{ project, source, window, scope string }
@@ -198,10 +211,20 @@ func (e *Encoded) Answer(enc Encoding) Answer {
 // rest dropped, the status series encoded again.
 func (e *Encoded) update() *encodedState {
 	views := e.src.Views()
-	xs := exports(views)
-	rows := statusRows(views)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	st := e.encode(views)
+	// The result after the snapshot: the views are published once
+	// scrapes serve what they hold.
+	e.published.Store(&views)
+	return st
+}
+
+// encode makes the state scrapes serve from views, when they changed.
+// Caller holds mu.
+func (e *Encoded) encode(views []sources.View) *encodedState {
+	xs := exports(views)
+	rows := statusRows(views)
 	if st := e.cur.Load(); st != nil && slices.Equal(st.rows, rows) && slices.EqualFunc(st.exports, xs, sameExport) {
 		return st
 	}

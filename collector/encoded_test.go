@@ -392,3 +392,32 @@ func TestEncodedOddPaths(t *testing.T) {
 		t.Error("a page family without series is exported")
 	}
 }
+
+// TestPublishedAfterEncoded: the views the status page shows (Published)
+// are those of the last update, stored once scrapes serve their
+// snapshots: a walk that ended after the last update is not published yet
+// (issue 38, item 4: a row read "ok" half a second before /metrics had its
+// series).
+func TestPublishedAfterEncoded(t *testing.T) {
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 5}})
+	e := NewEncoded(h.views, nil)
+	if e.Published() != nil {
+		t.Fatal("published before any update")
+	}
+	first := h.walk(walkSpec{})
+	h.views.set(first)
+	e.update()
+	if got := e.Published(); len(got) != 1 || got[0].Data != first.Data {
+		t.Fatalf("published %+v, want the first walk", got)
+	}
+	// A new walk ends: the scheduler has it, the encoder has not read it.
+	second := h.walk(walkSpec{})
+	h.views.set(second)
+	if got := e.Published(); got[0].Data != first.Data {
+		t.Error("a walk published before the encoder read it")
+	}
+	e.update()
+	if got := e.Published(); got[0].Data != second.Data {
+		t.Error("the encoder read the new walk but did not publish it")
+	}
+}

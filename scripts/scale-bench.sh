@@ -2,7 +2,7 @@
 # Measures the built exporter at the scale of issue 32 (10 organizations ×
 # 10 projects, every source, windows 1d/7d/30d, 1,000 paths a project;
 # then one project of 10,000 paths) against a floor server in the same run:
-# see internal/scalebench. Prints Markdown (the source of BENCHMARKS.md's
+# see internal/cmd/scalebench. Prints Markdown (the source of BENCHMARKS.md's
 # "Scrapes at scale, the whole binary"). Extra arguments go to scalebench
 # (-orgs, -projects, -paths, -big-paths, -budget, -sequential, -concurrent,
 # -cpu-scrapes, -big-only: the one project of -big-paths paths alone).
@@ -13,5 +13,5 @@ cd "$(dirname "$0")/.."
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 make --no-print-directory build BIN="$dir/mintlify_exporter" >/dev/null
-go build -o "$dir/scalebench" ./internal/scalebench
+go build -o "$dir/scalebench" ./internal/cmd/scalebench
 "$dir/scalebench" -exporter "$dir/mintlify_exporter" "$@"

@@ -134,9 +134,12 @@ func Parse(file string, data []byte, minInterval time.Duration) (*Config, error)
 	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root)
-	b := builder{file: file, lines: map[string]int{}}
+	b := builder{file: file, lines: map[string]int{}, badType: map[string]bool{}}
 	b.index(&root, "")
-	b.problems = typeErrors
+	b.typeProblems(&root, reflect.TypeFor[fileConfig](), "")
+	if len(b.problems) == 0 {
+		b.problems = typeErrors // one the walk does not know: the library's words
+	}
 	b.unknownKeys(&root, reflect.TypeFor[fileConfig](), "")
 	cfg := b.build(&raw, minInterval)
 	cfg.Cluster = *raw.Cluster
@@ -194,6 +197,10 @@ type builder struct {
 	// flagOf, on the flag route, names the flag of a key path: problems
 	// name flags, and a problem common to every project is told once.
 	flagOf func(key string) string
+	// badType are the key paths whose value had the wrong type (or an
+	// unknown key of a source): told once, not again as the zero value
+	// the library left there.
+	badType map[string]bool
 }
 
 // index records the line of every key path below n.
@@ -228,6 +235,16 @@ func (b *builder) problemAtLine(line int, msg string, args ...any) {
 
 // problem records msg at key (the line of the nearest key path known).
 func (b *builder) problem(key, msg string, args ...any) {
+	for k := key; k != ""; {
+		if b.badType[k] {
+			return
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
 	line := 0
 	for k := key; k != ""; {
 		if l, ok := b.lines[k]; ok {

@@ -26,6 +26,11 @@ type Flags struct {
 	// not given, by flag name without "--" (the sandbox's top queries: its
 	// queries are made up, so they hold no personal data).
 	DefaultSettings map[string]int
+	// DefaultBudget, when above 0, is the analytics budget when
+	// --mintlify.analytics-budget is not given (the sandbox's: no other
+	// tool shares its simulated quota, so its first round of every
+	// source and window fits in its first minute).
+	DefaultBudget int
 
 	keyFile  string
 	expires  string
@@ -144,6 +149,9 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 	// The flags fill the file's structure, and the file's builder
 	// validates it: one rule in one place, its problems named by flag.
 	budget := *f.budget
+	if f.DefaultBudget > 0 && !*f.set["--mintlify.analytics-budget"] {
+		budget = f.DefaultBudget
+	}
 	raw := fileConfig{Organizations: []fileOrganization{{Name: DefaultOrganization, APIKeyFile: f.keyFile, AnalyticsBudget: &budget, APIKeyExpires: f.expires}}}
 	origin := "--mintlify.api-key-file"
 	if f.keyFile == "" {

@@ -14,17 +14,9 @@ import (
 // not strict (KnownFields would stop at the first unknown key and hide
 // every other problem): this walk finds them all.
 func (b *builder) unknownKeys(n *yaml.Node, t reflect.Type, path string) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			b.unknownKeys(c, t, path)
-		}
+	t, done := descend(n, t, path, b.unknownKeys)
+	if done {
 		return
-	case yaml.AliasNode:
-		return // its anchor was walked where it stands
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -57,6 +49,26 @@ func (b *builder) unknownKeys(n *yaml.Node, t reflect.Type, path string) {
 			b.unknownKeys(n.Content[i+1], t.Elem(), joinKey(path, n.Content[i].Value))
 		}
 	}
+}
+
+// descend is what every walk of the file's nodes against its shape does
+// first: it takes t's pointers off, walks a document's content with walk,
+// and skips an alias (its anchor is walked where it stands); done: n was
+// one of those.
+func descend(n *yaml.Node, t reflect.Type, path string, walk func(*yaml.Node, reflect.Type, string)) (reflect.Type, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			walk(c, t, path)
+		}
+		return t, true
+	case yaml.AliasNode:
+		return t, true
+	}
+	return t, false
 }
 
 // yamlFields are the keys of a struct as the YAML library reads them,

@@ -68,3 +68,33 @@ func TestSourcesShortForm(t *testing.T) {
 		t.Errorf("unknown source in the short form: %v", err)
 	}
 }
+
+// TestWrongTypesInTheFilesWords: a value of the wrong type is told as
+// FILE:LINE: KEY: what is wrong; what is expected, never in Go's words
+// ("cannot unmarshal !!str into time.Duration"), and a typo'd key inside a
+// source is the unknown key with the key meant (issue 38, item 2). The zero
+// value the YAML library leaves behind is not a second problem.
+func TestWrongTypesInTheFilesWords(t *testing.T) {
+	const head = "organizations: [{name: a, api_key_env: K}]\nprojects:\n  - id: p\n"
+	for _, c := range []struct{ file, want string }{
+		{"cluster:\n  address: localhost:6379\n  timeout: 2 seconds\n" + strings.TrimPrefix(head, ""),
+			`c.yml:3: cluster.timeout: "2 seconds" is not a duration; expected a duration such as 30s or 2m (units ms, s, m, h)`},
+		{head + "    windows: 1d\n", `c.yml:4: projects[0].windows: "1d" is one value, not a list; expected a list such as [1d]`},
+		{head + "    sources:\n      feedback: {feedback_pages: abc}\n",
+			`c.yml:5: projects[0].sources.feedback.feedback_pages: "abc" is not a whole number; expected a whole number such as 10`},
+		{head + "    sources:\n      searches: {windwos: [1d]}\n", `c.yml:5: unknown key "windwos" in projects[0].sources.searches; did you mean "windows"?`},
+		{head + "    sources:\n      searches: {windwos: 5}\n", `c.yml:5: unknown key "windwos" in projects[0].sources.searches; did you mean "windows"?`},
+		{"organizations: [{name: a, api_key_env: K, analytics_budget: lots}]\nprojects: [{id: p}]\n",
+			`c.yml:1: organizations[0].analytics_budget: "lots" is not a whole number; expected a whole number such as 10`},
+		{head + "    agent_jobs: maybe\n", `c.yml:4: projects[0].agent_jobs: "maybe" is not true or false; expected true or false`},
+	} {
+		_, err := Parse("c.yml", []byte(c.file), 5*time.Minute)
+		if err == nil {
+			t.Errorf("no error for\n%s", c.file)
+			continue
+		}
+		if got := err.Error(); got != c.want {
+			t.Errorf("problems\n%s\nwant exactly\n%s", got, c.want)
+		}
+	}
+}

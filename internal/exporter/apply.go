@@ -3,6 +3,9 @@ package exporter
 import (
 	"errors"
 
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 )
@@ -19,6 +22,9 @@ type applier struct {
 	cluster config.Cluster
 	orgs    *orgs.Set
 	jobs    *jobsPart
+	// current is the configuration running, to log what a reload changed.
+	current *config.Config
+	logger  log.Logger
 }
 
 // apply prepares cfg for the organizations, then for the jobs (whose
@@ -33,8 +39,13 @@ func (a *applier) apply(cfg *config.Config) error {
 		pending.Abandon()
 		return err
 	}
+	planned := a.orgs.Planned()
 	pending.Commit()
 	a.jobs.commit(cfg)
+	if a.current != nil && a.logger != nil {
+		level.Info(a.logger).Log(append([]any{"msg", "configuration applied: what changed"}, changes(a.current, cfg, planned, a.orgs.Planned())...)...)
+	}
+	a.current = cfg
 	return nil
 }
 

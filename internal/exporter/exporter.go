@@ -261,7 +261,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	}
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext(),
 		"organizations", len(cfg.Organizations), "projects", len(cfg.Projects), "config", cmp.Or(cfg.File, "flags"))
-	configs := &applier{load: load, cluster: cfg.Cluster, orgs: set, jobs: jobs}
+	configs := &applier{load: load, cluster: cfg.Cluster, orgs: set, jobs: jobs, current: cfg, logger: logger}
 	reloader := NewReloader(reg, configs.reload, logger, nil)
 	wg.Go(func() { reloader.WatchSignals(ctx) })
 

@@ -31,6 +31,9 @@ type metricsOptions struct {
 	Primary     func() bool
 	MaxRequests int
 	Logger      log.Logger
+	// Encoded, when set, is the analytics' encoder (its Run owned by the
+	// caller); nil: one over Views, run until ctx ends.
+	Encoded *collector.Encoded
 }
 
 // metricsHandler returns the /metrics handler over reg (the exporter's own
@@ -38,8 +41,11 @@ type metricsOptions struct {
 // collector.Encoded, which it keeps current off the scrape path until ctx
 // ends (owned by wg).
 func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Registry, o metricsOptions) http.Handler {
-	encoded := collector.NewEncoded(o.Views, o.Logger)
-	wg.Go(func() { encoded.Run(ctx, collector.DefaultEncodeInterval) })
+	encoded := o.Encoded
+	if encoded == nil {
+		encoded = collector.NewEncoded(o.Views, o.Logger)
+		wg.Go(func() { encoded.Run(ctx, collector.DefaultEncodeInterval) })
+	}
 	var src collector.Source
 	if o.Primary != nil {
 		// Replicas: the budgets go with the data, on the primary alone,

@@ -9,9 +9,11 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
@@ -34,6 +36,9 @@ type web struct {
 	configFile string
 	sandbox    bool
 	started    time.Time
+	// encoded encodes the analytics for /metrics; the status page shows
+	// the views it published (set by newServer).
+	encoded *collector.Encoded
 }
 
 // newServer builds the server on w's routes; the metrics' encoder runs
@@ -45,9 +50,11 @@ func newServer(ctx context.Context, wg *sync.WaitGroup, w *web, loggers logging.
 	if w.shared != nil {
 		primary = w.shared.IsPrimary
 	}
+	w.encoded = collector.NewEncoded(w.set, loggers.Logger)
+	wg.Go(func() { w.encoded.Run(ctx, collector.DefaultEncodeInterval) })
 	return server.New(w.o.Server, server.Routes{
 		Metrics: metricsHandler(ctx, wg, w.reg, metricsOptions{
-			Views: w.set, Budgets: w.set.Budgets, Client: w.client, Primary: primary, MaxRequests: w.o.Server.MaxRequests, Logger: loggers.Logger,
+			Encoded: w.encoded, Views: w.set, Budgets: w.set.Budgets, Client: w.client, Primary: primary, MaxRequests: w.o.Server.MaxRequests, Logger: loggers.Logger,
 		}),
 		API:     w.jobs.handler(),
 		Reload:  w.reloader.Handler(),
@@ -66,7 +73,11 @@ func (w *web) report(context.Context) status.Report {
 		st := w.reloader.State()
 		r.Exporter.Config = &status.Config{File: w.configFile, LastReloadSuccessful: st.Successful, LastReloadAt: st.LastAt, LastSuccessAt: st.LastSuccessAt}
 	}
-	r.Organizations, r.Demands = w.set.Status()
+	var published []refresh.View
+	if w.encoded != nil {
+		published = w.encoded.Published()
+	}
+	r.Organizations, r.Demands = w.set.Status(published)
 	if w.shared != nil {
 		r.Exporter.Cluster = &status.Cluster{Owner: w.owner, Primary: w.shared.IsPrimary(), RedisUp: w.shared.Up()}
 	}

@@ -61,6 +61,8 @@ type deployment struct {
 	endedAt time.Time
 	// reads counts the status reads, which move it along its course.
 	reads int
+	// fail: it ends in failure whatever its branch (FailEveryUpdate).
+	fail bool
 }
 
 // deploymentBody is the update-status object as the reference writes it.
@@ -108,7 +110,7 @@ func (d *deployment) statusAt(held bool) string {
 		return "success"
 	case d.reads == 2:
 		return "in_progress"
-	case kind == "fail":
+	case kind == "fail" || d.fail:
 		return "failure"
 	}
 	return "success"
@@ -182,6 +184,10 @@ func (s *Server) startDeployment(w http.ResponseWriter, r *http.Request, project
 	// "dep_" and the run's part of JobIDPrefix: unique across runs as job ids are.
 	d := &deployment{id: fmt.Sprintf("dep_%s%06d", strings.TrimPrefix(s.opts.JobIDPrefix, "job_"), s.nextID.Add(1)), project: project, kind: kind,
 		branch: branch, createdAt: now.Truncate(time.Millisecond)}
+	if kind == "update" && s.opts.FailEveryUpdate > 0 {
+		s.updateCount[project]++
+		d.fail = s.updateCount[project]%s.opts.FailEveryUpdate == 0
+	}
 	body := map[string]string{"statusId": d.id}
 	if kind == "preview" {
 		d.previewURL = PreviewURL(project, branch)

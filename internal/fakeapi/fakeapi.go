@@ -133,6 +133,11 @@ type Options struct {
 	// StaticExportDisabled lists keys whose organization has no static
 	// export: a start answers 403.
 	StaticExportDisabled []string
+	// FailEveryUpdate, when above 0, makes every Nth update of a project
+	// end in failure whatever its branch (the sandbox's 3rd, 6th, ...:
+	// MintlifyDeploymentFailed and the failed-deployments panels are seen
+	// without a branch to name, since an update deploys the project's).
+	FailEveryUpdate int
 }
 
 // Organization is one admin key and the projects it may read.
@@ -216,6 +221,9 @@ type Server struct {
 	updates, previews map[string][]time.Time
 	deployBranches    map[string]string
 	holdDeploys       bool
+	// updateCount counts the updates triggered per project, for
+	// FailEveryUpdate.
+	updateCount map[string]int
 	// automationRuns counts the triggered runs; exports are the static
 	// exports by job id (made on the first start).
 	automationRuns int
@@ -264,6 +272,7 @@ func New(opts Options) *Server {
 		memo:           map[string]any{},
 		deployments:    map[string]*deployment{},
 		updates:        map[string][]time.Time{},
+		updateCount:    map[string]int{},
 		previews:       map[string][]time.Time{},
 		deployBranches: map[string]string{},
 	}

@@ -42,6 +42,20 @@ func SandboxSources() []string { return sources.Names() }
 // hold no personal data.
 var SandboxSettings = map[string]int{"analytics.search-top-queries": 20}
 
+// SandboxBudget is the sandbox's analytics budget when
+// --mintlify.analytics-budget is not given: 90 of the simulated API's 100
+// requests per hour, not the default 60, because no other tool of an
+// organization shares the simulated quota, and the first walk of every
+// source and window of its two projects (about 64 requests with the site
+// totals) must fit at once, so that every demand has data within a minute
+// of start (TestSandboxFirstRoundWithinAMinute).
+const SandboxBudget = 90
+
+// SandboxFailEveryUpdate: every third update of a project on the sandbox
+// fails, so that MintlifyDeploymentFailed and the Deployments dashboard's
+// failures can be seen (README); previews fail by branch (fail-*).
+const SandboxFailEveryUpdate = 3
+
 // Sandbox hands out keys and serves the fake API.
 type Sandbox struct {
 	mu   sync.Mutex
@@ -76,7 +90,7 @@ func (s *Sandbox) Start(ctx context.Context, cfg *config.Config, logger log.Logg
 	// Job ids unique per run: a state file kept across runs
 	// (--agent.state-file) never meets an id of an earlier run.
 	fake := New(Options{QuotaPerKey: true, AnalyticsBudget: AnalyticsLimit,
-		JobIDPrefix: "job_" + randomHex(3) + "_", Location: loc})
+		JobIDPrefix: "job_" + randomHex(3) + "_", Location: loc, FailEveryUpdate: SandboxFailEveryUpdate})
 	url, wait, err = fake.Serve(ctx, "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err

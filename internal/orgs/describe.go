@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/human"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 )
 
@@ -52,7 +53,7 @@ func Describe(w io.Writer, cfg *config.Config, plan refresh.Config) error {
 		}
 		rc := plan
 		rc.Projects = projects
-		views, planned, err := refresh.Preview(rc, o.AnalyticsBudget)
+		views, planned, notice, err := refresh.Preview(rc, o.AnalyticsBudget)
 		if err != nil {
 			return fmt.Errorf("organization %s: %w", o.Name, err)
 		}
@@ -62,7 +63,10 @@ func Describe(w io.Writer, cfg *config.Config, plan refresh.Config) error {
 				continue
 			}
 			fmt.Fprintf(w, "    %s/%s/%s %s every %s, %d request(s) per walk\n", v.Project, v.Source, v.Window, v.Scope,
-				model.Duration(v.Interval.Round(time.Second)), v.Cost)
+				human.Duration(v.Interval), v.Cost)
+		}
+		if notice != "" {
+			fmt.Fprintf(w, "  notice: %s\n", notice)
 		}
 	}
 	return nil

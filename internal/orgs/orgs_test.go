@@ -328,3 +328,31 @@ func TestPreparedChangesNothingUntilCommit(t *testing.T) {
 	}
 	waitData(t, s, "a1", "a2", "c1")
 }
+
+// TestStatusShowsWhatMetricsServe: the status page shows a demand as
+// /metrics serves it (the views the encoder published), not as the
+// scheduler has it a moment earlier (issue 38, item 4): a walk that ended
+// after the encoder's last read is not "ok" yet.
+func TestStatusShowsWhatMetricsServe(t *testing.T) {
+	fake := fakeapi.New(fakeapi.Options{Paths: 10, AnalyticsBudget: 100, Organizations: []fakeapi.Organization{{Key: "mint_a", Projects: []string{"a1"}}}})
+	s := start(t, fake)
+	if err := s.Apply(&config.Config{Organizations: []config.Organization{{Name: "a", APIKey: "mint_a", AnalyticsBudget: 10}},
+		Projects: []config.Project{project("a1", "a")}}); err != nil {
+		t.Fatal(err)
+	}
+	waitData(t, s, "a1")
+	live := s.Views()
+	// The encoder read the views before the walk ended.
+	before := slices.Clone(live)
+	for i := range before {
+		before[i].Attempted, before[i].OK, before[i].Data, before[i].Running = false, false, nil, true
+	}
+	_, demands := s.Status(before)
+	if len(demands) != 1 || demands[0].Result != "" || !demands[0].Running || demands[0].Exported {
+		t.Errorf("demands %+v, want the walk still running, not exported", demands)
+	}
+	_, demands = s.Status(live)
+	if len(demands) != 1 || demands[0].Result != "ok" || !demands[0].Exported {
+		t.Errorf("demands %+v, want ok and exported once published", demands)
+	}
+}

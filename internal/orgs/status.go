@@ -6,8 +6,15 @@ import (
 )
 
 // Status is the organizations' budgets and refresh demands, for the
-// status page.
-func (s *Set) Status() ([]status.Organization, []status.Demand) {
+// status page. published, when not nil, are the views /metrics serves
+// (collector.Encoded.Published): a demand is shown as published, so that
+// its row reads "ok" only once its series are served; a demand not
+// published yet (new after a reload) is shown as it is.
+func (s *Set) Status(published []refresh.View) ([]status.Organization, []status.Demand) {
+	pub := make(map[viewKey]refresh.View, len(published))
+	for _, v := range published {
+		pub[keyOf(v)] = v
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var orgs []status.Organization
@@ -17,15 +24,18 @@ func (s *Set) Status() ([]status.Organization, []status.Demand) {
 		orgs = append(orgs, status.Organization{
 			Name: o.name, Projects: append([]string(nil), o.projects...), Limit: st.Limit, EffectiveLimit: st.Effective,
 			ReducedUntil: st.HalvedUntil, Window: status.Duration(st.Window), Spent: st.Spent, NextRequestAt: st.NextFree,
-			PausedUntil: st.PausedUntil, Rejections: st.Rejections, Planned: plannedOf(o),
+			PausedUntil: st.PausedUntil, Rejections: st.Rejections, Planned: plannedOf(o), KeyExpiresAt: o.keyExpires,
 		})
 		if o.sched != nil {
-			orgs[len(orgs)-1].Notice = o.sched.StalenessNotice()
+			orgs[len(orgs)-1].Notice = o.sched.PlanNotice()
 		}
 		if o.sched == nil {
 			continue
 		}
 		for _, v := range o.sched.Views() {
+			if p, ok := pub[keyOf(v)]; ok {
+				v = p
+			}
 			d := status.Demand{Organization: o.name, Project: v.Project, Source: v.Source, Window: windowLabel(v),
 				LastRefreshAt: v.LastAttempt, Duration: status.Duration(v.Duration), Running: v.Running,
 				NextRefreshAt: v.NextDue, Cost: v.Cost, CostKnown: v.CostKnown, Interval: status.Duration(v.Interval),
@@ -54,4 +64,22 @@ func windowLabel(v refresh.View) string {
 		return v.Window + " (site totals)"
 	}
 	return v.Window
+}
+
+// viewKey identifies a view: project ids are distinct across
+// organizations.
+type viewKey struct{ project, source, window, scope string }
+
+func keyOf(v refresh.View) viewKey { return viewKey{v.Project, v.Source, v.Window, v.Scope} }
+
+// Planned is what every organization's plan intends to spend per budget
+// window, together: what a reload logs when it moved.
+func (s *Set) Planned() float64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var sum float64
+	for _, o := range s.orgs {
+		sum += plannedOf(o)
+	}
+	return sum
 }

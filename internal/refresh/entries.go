@@ -39,6 +39,10 @@ type entry struct {
 	// logged is the plan last logged for the entry.
 	logged  string
 	nextDue time.Time
+	// expected: the entry is due but waits (for the budget, the page
+	// share, a walk ahead of it); when it is expected to start, as the
+	// last round of startDue saw it (zero: not waiting).
+	expected time.Time
 	// heldUntil: another replica claimed the walk; not due before then.
 	heldUntil time.Time
 	// seen is a shared version found older than state's snapshot.

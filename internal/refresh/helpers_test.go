@@ -56,3 +56,18 @@ func (c planConfig) build() Config {
 	}
 	return out
 }
+
+// parseWindows are the windows of specs ("1d", "30d:6h"), failing t on a
+// bad one.
+func parseWindows(t testing.TB, specs ...string) []analytics.Window {
+	t.Helper()
+	var out []analytics.Window
+	for _, s := range specs {
+		w, err := analytics.ParseWindow(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, w)
+	}
+	return out
+}

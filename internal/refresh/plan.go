@@ -254,34 +254,45 @@ func (s *Scheduler) estimate(e *entry) int {
 	return max(cmp.Or(same, other, guess, 1), e.cost)
 }
 
-// order is the entries in priority order: today's window first, longer
+// order is the entries in priority order: a repeat whose data would
+// otherwise be dropped (past max staleness) within a budget window, then
+// first walks before other repeats, so that every demand has data after
+// one round (a repeat of today's window with data to serve meanwhile waits
+// for the first walk of a 30d one); then today's window first, longer
 // windows after it, yesterday's settled numbers last; but a window kept
 // waiting longer than its own interval (and than a budget window) goes
-// first, so that when single walks are large against the budget, long
-// windows still get their turn. Caller holds mu.
+// before the other repeats, so that when single walks are large against
+// the budget, long windows still get their turn. Caller holds mu.
 func (s *Scheduler) order(now time.Time) []*entry {
-	starving := func(e *entry) bool {
-		if e.final {
-			return false
+	window := s.budget.Window()
+	rank := func(e *entry) int {
+		switch {
+		case e.final:
+			return 3
+		case !e.state.attempted:
+			return 1 // its first walk
+		case s.expiring(e, now.Add(window)):
+			return 0
 		}
 		since := e.nextDue
 		if since.IsZero() {
 			since = s.started
 		}
-		return now.Sub(since) > max(e.interval, s.budget.Window())
+		if now.Sub(since) > max(e.interval, window) {
+			return 2 // starving
+		}
+		return 3
 	}
 	out := slices.Clone(s.entries)
-	slices.SortStableFunc(out, func(a, b *entry) int {
-		sa, sb := starving(a), starving(b)
-		switch {
-		case sa && !sb:
-			return -1
-		case sb && !sa:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b *entry) int { return cmp.Compare(rank(a), rank(b)) })
 	return out
+}
+
+// expiring reports whether e's data, served now, is no longer served at
+// t (past max staleness). Caller holds mu.
+func (s *Scheduler) expiring(e *entry, t time.Time) bool {
+	good := e.state.good
+	return good != nil && s.cfg.MaxStaleness > 0 && !s.servable(e, good, t) && s.servable(e, good, s.now())
 }
 
 // due reports whether e should be walked at now, or else when it will be.

@@ -1,10 +1,9 @@
 // What the scheduler tells of its plan: the plan logged at start and when it
-// changes, and the notice when the budget keeps demands stale.
+// changes, and the notice when the plan cannot meet a demand.
 
 package refresh
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -12,12 +11,13 @@ import (
 	"time"
 
 	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/human"
 )
 
 // planLog is what the scheduler tells of its plan: at info one line per
 // organization (the scheduler's logger carries it), each demand's plan at
-// debug, and a notice when the budget keeps demands staler than
-// --analytics.max-staleness. A configuration of 28 demands logged 58 lines
+// debug, and a notice when the plan cannot meet a demand (unmetNotice). A configuration of 28 demands logged 58 lines
 // at start when each demand had its own line at info.
 type planLog struct {
 	// pending: log the whole plan at the next replan, from estimated costs
@@ -45,77 +45,87 @@ func (s *Scheduler) logPlan(current []*entry, demands []Demand, limit int, known
 			e.logged = plan
 			changed = true
 			level.Debug(s.logger).Log("msg", "analytics refresh plan of a demand", "project", e.project, "source", e.spec.Name, "window", e.label,
-				"scope", e.scope, "requests_per_walk", e.cost, "cost_learned", e.costKnown, "interval", e.interval)
+				"scope", e.scope, "requests_per_walk", e.cost, "cost_learned", e.costKnown, "interval", human.Duration(e.interval))
 		}
 	}
 	if changed && stalest != nil {
 		level.Info(s.logger).Log("msg", "analytics refresh plan", "budget_per_hour", limit,
 			"planned_requests_per_hour", fmt.Sprintf("%.1f", s.planned), "demands", len(current), "costs_learned", known,
-			"stalest_interval", stalest.interval, "stalest", stalest.project+"/"+stalest.spec.Name+"/"+stalest.label)
+			"stalest_interval", human.Duration(stalest.interval), "stalest", stalest.project+"/"+stalest.spec.Name+"/"+stalest.label)
 	}
-	if known {
-		s.noticeStaleness(current, demands, limit)
+	s.noticeUnmet(current, demands, limit, known)
+}
+
+// noticeUnmet logs, when it changes, the demands the plan cannot meet,
+// with in one sentence what would change that (unmetNotice). Caller holds mu.
+func (s *Scheduler) noticeUnmet(current []*entry, demands []Demand, limit int, log bool) {
+	late, notice := unmetNotice(s.budget.Window(), current, demands, limit)
+	s.planLog.notice = notice
+	// Logged once costs are learned (the estimates' notice is on the
+	// status page meanwhile), and again only when the demands change.
+	if !log || late == s.planLog.late {
+		return
+	}
+	s.planLog.late = late
+	if notice != "" {
+		// Information, not a fault: the plan serves every demand's
+		// data, only less often than asked.
+		level.Info(s.logger).Log("msg", notice, "not_met", late)
 	}
 }
 
-// noticeStaleness logs, when it changes, which demands the budget refreshes
-// less often than max staleness allows, with in one sentence what would
-// change that: the budget it would take, and a window's own interval only
-// for late windows that have none (a file that gives 30d:6h is not told to).
-// Caller holds mu.
-func (s *Scheduler) noticeStaleness(current []*entry, demands []Demand, limit int) {
-	var late []string
-	var lateOwn []string // late windows of several days without their own interval
+// unmetNotice is the one rule, for the running plan and `config check`
+// alike, of when the plan cannot meet a demand, and the sentence that says
+// what to change ("" when every demand is met): a window with an interval
+// of its own (30d:6h) planned less often than that, or a walk that takes
+// more requests than the whole budget (it waits for the budget between
+// pages). A window without an interval of its own asks for none: the
+// budget's plan is what it gets, and data is judged stale against that
+// plan, so a long interval is no fault (issue 38: a notice where nothing
+// was wrong). late lists the demands, to log the notice when they change.
+func unmetNotice(window time.Duration, current []*entry, demands []Demand, limit int) (late, notice string) {
+	var unmet, own []string
 	wanted := make([]time.Duration, len(current))
+	need := 0
 	for i, e := range current {
 		wanted[i] = e.interval
-		w := max(demands[i].MinInterval, s.cfg.MaxStaleness)
-		if s.cfg.MaxStaleness <= 0 || e.interval <= w {
-			continue
+		switch {
+		case e.cost > limit:
+			unmet = append(unmet, fmt.Sprintf("%s/%s/%s takes %d requests a walk", e.project, e.spec.Name, e.label, e.cost))
+			need = max(need, e.cost)
+		case e.window.Interval > 0 && e.interval > e.window.Interval+time.Second:
+			wanted[i] = e.window.Interval
+			unmet = append(unmet, fmt.Sprintf("%s/%s/%s every %s (asks %s)", e.project, e.spec.Name, e.label,
+				human.Duration(e.interval), human.Duration(e.window.Interval)))
+			if !slices.Contains(own, e.window.Name) {
+				own = append(own, e.window.Name)
+			}
 		}
-		wanted[i] = w
-		late = append(late, fmt.Sprintf("%s/%s/%s every %s", e.project, e.spec.Name, e.label, e.interval))
-		if e.window.Days > 1 && e.window.Interval == 0 && !slices.Contains(lateOwn, e.label) {
-			lateOwn = append(lateOwn, e.label)
-		}
 	}
-	// The longest window first: the one an interval of its own suits best.
-	slices.SortStableFunc(lateOwn, func(a, b string) int { return cmp.Compare(windowDays(current, b), windowDays(current, a)) })
-	l := strings.Join(late, ", ")
-	if l == s.planLog.late {
-		return
+	if len(unmet) == 0 {
+		return "", ""
 	}
-	s.planLog.late, s.planLog.notice = l, ""
-	if l == "" {
-		return
-	}
-	need := budgetFor(spendAt(s.budget.Window(), demands, wanted))
+	need = max(need, budgetFor(spendAt(window, demands, wanted)))
 	advice := fmt.Sprintf("raise the organization's analytics budget (analytics_budget, or --mintlify.analytics-budget) from %d to about %d requests per hour", limit, need)
-	if len(lateOwn) > 0 {
-		what := "window " + lateOwn[0] + " an interval of its own"
-		if len(lateOwn) > 1 {
-			what = "windows " + strings.Join(lateOwn, ", ") + " intervals of their own"
-		}
-		advice += fmt.Sprintf(", or give the %s (such as %s:%s)", what, lateOwn[0], ownIntervalHint(current, lateOwn[0]))
+	if len(own) > 0 {
+		advice += fmt.Sprintf(", or give window %s a longer interval (such as %s:%s)", own[0], own[0], ownIntervalHint(current, own[0]))
 	}
-	s.planLog.notice = fmt.Sprintf("%d of %d refreshes are planned less often than --analytics.max-staleness (%s) allows: %s.",
-		len(late), len(current), s.cfg.MaxStaleness, advice)
-	// Information, not a fault: staleness is judged against the plan, so
-	// no data is dropped for it.
-	level.Info(s.logger).Log("msg", s.planLog.notice, "refreshed_less_often", l)
+	late = strings.Join(unmet, ", ")
+	return late, fmt.Sprintf("%d of %d refreshes cannot be planned as asked (%s): %s.", len(unmet), len(current), late, advice)
 }
 
-// ownIntervalHint is the interval the plan gives window label's longest
-// planned demand, rounded up to an hour: what an interval of its own would
-// make official.
-func ownIntervalHint(current []*entry, label string) string {
+// ownIntervalHint is the interval the plan gives window name's longest
+// planned demand, rounded up to an hour: an interval of its own the
+// budget pays for.
+func ownIntervalHint(current []*entry, name string) string {
 	var d time.Duration
 	for _, e := range current {
-		if e.label == label {
+		if e.window.Name == name {
 			d = max(d, e.interval)
 		}
 	}
-	return strings.TrimSuffix(strings.TrimSuffix(d.Round(time.Hour).String(), "0s"), "0m")
+	d = max(d.Round(time.Hour), time.Hour)
+	return strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
 }
 
 // budgetFor is the smallest budget whose plannable part covers spend.
@@ -127,19 +137,9 @@ func budgetFor(spend float64) int {
 	return n
 }
 
-// windowDays is the length in days of window label.
-func windowDays(current []*entry, label string) int {
-	for _, e := range current {
-		if e.label == label {
-			return e.window.Days
-		}
-	}
-	return 0
-}
-
-// StalenessNotice is the last notice of demands planned staler than max
-// staleness allows ("" when none): what the status page shows.
-func (s *Scheduler) StalenessNotice() string {
+// PlanNotice is the notice of demands the plan cannot meet ("" when
+// none: unmetNotice): what the status page and `config check` show.
+func (s *Scheduler) PlanNotice() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.planLog.notice

@@ -38,6 +38,11 @@ func (s *Scheduler) Views() []View {
 			LastAttempt: st.attemptEnd, Err: st.err, Failures: st.failures, Running: e.inflight != nil, Cost: e.cost, CostKnown: e.costKnown,
 			SharedVersion: st.version}
 		if _, at := s.due(e, now); !v.Running {
+			// A due walk that waits (budget, page share, walks ahead
+			// of it) starts when the last round expected, not now.
+			if e.expected.After(at) {
+				at = e.expected
+			}
 			v.NextDue = at
 		}
 		if !e.final {
@@ -89,20 +94,22 @@ func (s *Scheduler) servable(e *entry, snap sources.Snapshot, now time.Time) boo
 
 // Preview is the plan cfg's projects would start with under a budget of
 // limit requests an hour, before any walk has told what walks cost (the
-// sources' guesses stand in): what `config check` prints. Nothing is sent.
-func Preview(cfg Config, limit int) ([]View, float64, error) {
+// sources' guesses stand in), and the notice of demands it cannot meet
+// (the running plan's rule: unmetNotice): what `config check` prints.
+// Nothing is sent.
+func Preview(cfg Config, limit int) (views []View, planned float64, notice string, err error) {
 	b, err := budget.New(budget.Config{Limit: limit})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	c, err := apiclient.New(apiclient.Config{BaseURL: "http://preview.invalid"})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	s, err := New(c, b, cfg, nil)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	defer s.Close()
-	return s.Views(), s.Planned(), nil
+	return s.Views(), s.Planned(), s.PlanNotice(), nil
 }

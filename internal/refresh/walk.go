@@ -15,12 +15,15 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/human"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
 // startDue starts the due walks in priority order while the budget can pay
 // for each whole walk, and returns when to look again (zero: no idea, look
-// again after recheck).
+// again after recheck). Each due walk that cannot start is told when it is
+// expected to (entry.expected), from the budget and the page share it waits
+// for behind the walks ahead of it: what the status page says as "next".
 func (s *Scheduler) startDue() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -32,6 +35,7 @@ func (s *Scheduler) startDue() time.Time {
 	r.reserved, r.probing = s.inFlight()
 	r.free = s.budget.Free() - r.reserved
 	for _, e := range s.order(now) {
+		e.expected = time.Time{}
 		if e.inflight != nil {
 			continue
 		}
@@ -40,18 +44,8 @@ func (s *Scheduler) startDue() time.Time {
 			r.soonest(at)
 			continue
 		}
-		if r.blocked {
-			continue
-		}
-		if !r.paused.IsZero() {
-			r.soonest(r.paused)
-			r.blocked = true
-			continue
-		}
 		need := min(e.cost, s.budget.Effective())
-		if held, until := s.holdBack(e, &r, need); held {
-			r.soonest(until)
-			r.blocked = true
+		if s.wait(e, &r, need) {
 			continue
 		}
 		r.free -= need
@@ -66,6 +60,55 @@ func (s *Scheduler) startDue() time.Time {
 	return r.next
 }
 
+// wait reports whether due entry e, whose walk needs need requests, waits
+// in round r rather than start, and if so sets when it is expected to
+// start. Caller holds mu.
+func (s *Scheduler) wait(e *entry, r *round, need int) bool {
+	page := e.scope != ScopeSite
+	blocked := r.blocked || (page && r.pagesBlocked)
+	if !blocked && !r.paused.IsZero() {
+		r.soonest(r.paused)
+		r.blocked, blocked = true, true
+	}
+	if !blocked {
+		held, until, pagesOnly := s.holdBack(e, r, need)
+		if !held {
+			return false
+		}
+		r.soonest(until)
+		if pagesOnly {
+			r.pagesBlocked = true
+		} else {
+			r.blocked = true
+		}
+	}
+	e.expected = s.expectedStart(e, r, need)
+	r.queued += need
+	if page {
+		r.queuedPages += need
+	}
+	return true
+}
+
+// expectedStart is when due entry e, which waits in round r behind the
+// walks queued ahead of it, is expected to start: once the budget pays for
+// them and it, and the page share has room for it. Caller holds mu.
+func (s *Scheduler) expectedStart(e *entry, r *round, need int) time.Time {
+	at := r.now
+	if r.paused.After(at) {
+		at = r.paused
+	}
+	if t := s.budget.NextFree(r.reserved + r.queued + need); t.After(at) {
+		at = t
+	}
+	if e.scope != ScopeSite && s.siteShare > 0 {
+		if used, until := s.pageSpent(r.now, r.queuedPages+need); used+r.queuedPages+need > s.pageShare && until.After(at) {
+			at = until
+		}
+	}
+	return at
+}
+
 // round is what one startDue has found so far.
 type round struct {
 	now time.Time
@@ -77,8 +120,14 @@ type round struct {
 	free, reserved int
 	// probing: a walk of unknown cost runs or was started.
 	probing bool
-	// blocked: a due entry waits, so nothing behind it starts.
-	blocked bool
+	// blocked: a due entry waits, so nothing behind it starts;
+	// pagesBlocked: a page walk waits for the page share, so no page walk
+	// behind it starts (today's site totals still may: the share exists so
+	// that page walks never hold them back).
+	blocked, pagesBlocked bool
+	// queued is what the due walks that wait need, and queuedPages the
+	// page walks' part of it: what walks behind them wait for too.
+	queued, queuedPages int
 }
 
 // soonest makes t the time to look again if it is sooner (t zero: no
@@ -120,27 +169,28 @@ func (s *Scheduler) inFlight() (reserved int, probing bool) {
 
 // holdBack reports whether due entry e, whose walk needs need requests,
 // must wait in round r, and until when (zero: until a walk ends, which
-// wakes Run). Caller holds mu.
-func (s *Scheduler) holdBack(e *entry, r *round, need int) (bool, time.Time) {
+// wakes Run); pagesOnly: it waits for the page share, which holds back the
+// page walks behind it but not today's site totals. Caller holds mu.
+func (s *Scheduler) holdBack(e *entry, r *round, need int) (held bool, until time.Time, pagesOnly bool) {
 	// One walk of unknown cost at a time: its estimate may be short,
 	// and walks never wait for the budget halfway.
 	if s.running >= s.cfg.Concurrency || (r.probing && !e.costKnown) {
-		return true, time.Time{}
+		return true, time.Time{}, false
 	}
 	// Page walks stay within their share of the budget in any
 	// window, so that a burst of them (at start, after midnight) never
 	// holds today's site totals back.
 	if e.scope != ScopeSite && s.siteShare > 0 {
 		if used, until := s.pageSpent(r.now, need); used+need > s.pageShare {
-			return true, until
+			return true, until, true
 		}
 	}
 	if r.free < need {
 		// Strict priority: nothing behind this entry may take the
 		// requests it waits for, or a long window could starve today's.
-		return true, s.budget.NextFree(r.reserved + need)
+		return true, s.budget.NextFree(r.reserved + need), false
 	}
-	return false, time.Time{}
+	return false, time.Time{}, false
 }
 
 // pageSend is a page walk's reservation at its start.
@@ -279,7 +329,7 @@ func (s *Scheduler) ended(e *entry, q sources.Query, start, end time.Time, snap 
 		e.cost, e.costKnown = max(snap.Meta().Requests, 1), true
 		e.nextDue = start.Add(e.interval)
 		level.Debug(s.logger).Log("msg", "analytics refreshed", "project", e.project, "source", e.spec.Name, "window", e.label,
-			"scope", e.scope, "date_from", q.DateFrom, "date_to", q.DateTo, "requests", snap.Meta().Requests, "duration", end.Sub(start))
+			"scope", e.scope, "date_from", q.DateFrom, "date_to", q.DateTo, "requests", snap.Meta().Requests, "duration", human.Duration(end.Sub(start)))
 		return next
 	}
 	next.failures++
@@ -297,7 +347,7 @@ func (s *Scheduler) ended(e *entry, q sources.Query, start, end time.Time, snap 
 		serving = "last good data from " + old.good.Meta().At.UTC().Format(time.RFC3339)
 	}
 	lvl.Log("msg", "analytics refresh failed", "project", e.project, "source", e.spec.Name, "window", e.label, "scope", e.scope,
-		"date_from", q.DateFrom, "date_to", q.DateTo, "duration", end.Sub(start), "serving", serving, "err", err)
+		"date_from", q.DateFrom, "date_to", q.DateTo, "duration", human.Duration(end.Sub(start)), "serving", serving, "err", err)
 	return next
 }
 

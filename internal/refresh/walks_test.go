@@ -278,10 +278,8 @@ func TestClose(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Errorf("RefreshDue after Close waited %s, until its context ended", time.Since(start))
 	}
-	// Real time: walks send over real HTTP (httptest), off the injected
-	// clock; a walk started after Close would have sent by now (a busy
-	// machine can only make this pass too easily, never fail wrongly).
-	time.Sleep(50 * time.Millisecond)
+	// RefreshDue waits for every walk it started to end: a walk started
+	// after Close would have sent its request before it returned.
 	if got := h.arrived.Load(); got != 1 {
 		t.Errorf("%d requests after Close, want none", got-1)
 	}
@@ -315,7 +313,9 @@ func TestWaitForBudget(t *testing.T) {
 	t0 := h.clock.Now()
 	stays := func(want int64, what string) {
 		t.Helper()
-		time.Sleep(200 * time.Millisecond) // real time (walks send over real HTTP): a walk that should wait would have sent by now
+		// No sleep: the harness starts walks only in refreshDue, which
+		// returns once every walk it started has ended, so a walk that
+		// should have waited has sent its requests by now.
 		if got := h.requests(); got != want {
 			t.Fatalf("%s: %d requests, want %d", what, got, want)
 		}

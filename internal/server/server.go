@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-kit/log"
@@ -154,7 +155,7 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { errc <- s.front.ListenAndServe(s.srv, s.flags.Web, logger) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("web server: %w", err)
+		return listenError(err, addrs)
 	case <-ctx.Done():
 	}
 	level.Info(s.logger).Log("msg", "shutting down")
@@ -168,6 +169,21 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("web server: %w", err)
 	}
 	return nil
+}
+
+// listenError names the flag to change when the web server could not
+// listen: "address already in use" alone does not say which setting moves
+// the port (make run's is RUN_ADDR, which sets this flag).
+func listenError(err error, addrs []string) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("--web.listen-address=%s: the address is in use by another process: stop it, or give another address (make run: RUN_ADDR=localhost:PORT): %w",
+			strings.Join(addrs, ","), err)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "listen" {
+		return fmt.Errorf("--web.listen-address=%s: cannot listen: %w", strings.Join(addrs, ","), err)
+	}
+	return fmt.Errorf("web server: %w", err)
 }
 
 // URL turns a listen address into a URL a person can open.

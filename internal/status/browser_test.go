@@ -126,7 +126,8 @@ func TestBrowserRendersThePage(t *testing.T) {
 	if *screenshotDir != "" {
 		t.Run("desktop screenshot", func(t *testing.T) {
 			t.Parallel()
-			screenshot(t, bin, srv.URL+"/", filepath.Join(*screenshotDir, "status-page.png"), 1280, 1200)
+			// Tall enough for the jobs and the deployments below the refreshes.
+			screenshot(t, bin, srv.URL+"/", filepath.Join(*screenshotDir, "status-page.png"), 1280, 1900)
 		})
 	}
 }

@@ -72,9 +72,17 @@ type orgView struct {
 	Halved                bool
 	Next, Paused, Reduced when
 	NextNow               bool
-	Window                string
-	Demands               []demandView
-	Failing, Late         int
+	// NextRefresh is when the soonest refresh not running is planned to
+	// start, budget waits included: the budget may have room for a request
+	// while every due walk waits for a larger share of it.
+	NextRefresh when
+	// KeyExpires is when the API key expires (Rel empty: not configured);
+	// KeyLevel marks it within KeyExpiryWarning (warn) or past (bad).
+	KeyExpires    when
+	KeyLevel      string
+	Window        string
+	Demands       []demandView
+	Failing, Late int
 	// Groups are Demands by project (groups.go).
 	Groups []projectGroup
 }
@@ -142,6 +150,15 @@ func newPage(r Report, opts Options) page {
 		if o.PausedUntil.After(at) {
 			v.Paused, v.Level = w(o.PausedUntil), levelBad
 		}
+		if !o.KeyExpiresAt.IsZero() {
+			v.KeyExpires = w(o.KeyExpiresAt)
+			switch {
+			case !o.KeyExpiresAt.After(at):
+				v.KeyLevel = levelBad
+			case o.KeyExpiresAt.Sub(at) < KeyExpiryWarning:
+				v.KeyLevel = levelWarn
+			}
+		}
 		if o.EffectiveLimit < o.Limit {
 			v.Halved, v.Reduced = true, w(o.ReducedUntil)
 			if v.Level == levelOK {
@@ -151,6 +168,7 @@ func newPage(r Report, opts Options) page {
 		byName[o.Name] = len(p.Orgs)
 		p.Orgs = append(p.Orgs, v)
 	}
+	soonest := map[int]time.Time{}
 	for _, d := range r.Demands {
 		i, ok := byName[d.Organization]
 		if !ok {
@@ -168,6 +186,10 @@ func newPage(r Report, opts Options) page {
 		}
 		o.Demands = append(o.Demands, v)
 		p.Demands = true
+		if !d.Running && !d.NextRefreshAt.IsZero() && (o.NextRefresh.ISO == "" || d.NextRefreshAt.Before(soonest[i])) {
+			soonest[i] = d.NextRefreshAt
+			o.NextRefresh = w(d.NextRefreshAt)
+		}
 	}
 	for i := range p.Orgs {
 		p.Orgs[i].Groups = groupByProject(p.Orgs[i].Demands)
@@ -275,9 +297,19 @@ func (v *verdict) add(l, line string) {
 	v.Lines = append(v.Lines, line)
 }
 
+// KeyExpiryWarning is how long before its key expires an organization is
+// marked: MintlifyAPIKeyExpiresSoon's threshold (14 days).
+const KeyExpiryWarning = 14 * 24 * time.Hour
+
 // budget lists an organization's budget held back after a 429: paused
-// (bad) or cut (a warning).
+// (bad) or cut (a warning), and its key expired or expiring soon.
 func (v *verdict) budget(o orgView) {
+	switch o.KeyLevel {
+	case levelBad:
+		v.add(levelBad, fmt.Sprintf("%s: the API key expired %s (api_key_expires): rotate it", o.Name, o.KeyExpires.Rel))
+	case levelWarn:
+		v.add(levelWarn, fmt.Sprintf("%s: the API key expires %s, on %s (api_key_expires): rotate it", o.Name, o.KeyExpires.Rel, o.KeyExpires.Abs))
+	}
 	switch {
 	case o.Paused.Rel != "":
 		v.add(levelBad, fmt.Sprintf("%s: paused after a 429 until %s", o.Name, o.Paused.Abs))

@@ -108,6 +108,9 @@ type Organization struct {
 	PausedUntil time.Time `json:"paused_until,omitzero"`
 	// Rejections counts the API's 429 answers since the start.
 	Rejections int `json:"rejections"`
+	// KeyExpiresAt is when the organization's API key expires, as the
+	// configuration says (api_key_expires; zero: not given).
+	KeyExpiresAt time.Time `json:"key_expires_at,omitzero"`
 	// Notice is the plan's one sentence on refreshes it plans less often
 	// than the maximum staleness allows, and what would change that ("":
 	// none). It names no project: the log lists them.

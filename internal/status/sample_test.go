@@ -14,7 +14,8 @@ func ago(d time.Duration) time.Time { return sampleAt.Add(-d) }
 // sampleReport has a bit of everything the page shows: two organizations,
 // one paused after a 429; refreshes that succeeded, failed, are running,
 // have not run, are overdue and whose data is too old to export; jobs in
-// every status and an overdue poll.
+// every status and an overdue poll; deployments followed, one failed; a
+// key's expiry.
 func sampleReport() Report {
 	const m, h = time.Minute, time.Hour
 	d := func(project, source, window string) Demand {
@@ -72,7 +73,7 @@ func sampleReport() Report {
 			Config: &Config{File: "/etc/mintlify/exporter.yml", LastReloadSuccessful: true, LastReloadAt: ago(3*h + 2*m), LastSuccessAt: ago(3*h + 2*m)}},
 		Organizations: []Organization{
 			{Name: "acme", Projects: []string{"acme-docs", "acme-api"}, Limit: 60, EffectiveLimit: 60, Window: Duration(h),
-				Spent: 47, Planned: 54.2, NextRequestAt: sampleAt, Rejections: 0},
+				Spent: 47, Planned: 54.2, NextRequestAt: sampleAt, Rejections: 0, KeyExpiresAt: sampleAt.Add(61 * 24 * h)},
 			{Name: "globex", Projects: []string{"globex-dev"}, Limit: 40, EffectiveLimit: 20, ReducedUntil: sampleAt.Add(59 * m), Window: Duration(h),
 				Spent: 20, Planned: 18.5, NextRequestAt: sampleAt.Add(4*m + 10*time.Second), PausedUntil: sampleAt.Add(50 * time.Second), Rejections: 3},
 		},
@@ -83,6 +84,14 @@ func sampleReport() Report {
 				{Project: "acme-api", ByStatus: map[string]int{"completed": 5, "lost": 1, "paused": 1}, UnknownCreates: 1},
 			},
 			MostOverduePoll: &Poll{Project: "acme-docs", JobID: "job_7f3a91", DueAt: ago(2*m + 5*time.Second)},
+			Deployments: []Deployment{
+				{Project: "acme-docs", Kind: "preview", StatusID: "dep_5e1c07", Status: "in_progress", Branch: "feat-search",
+					PreviewURL: "https://acme-docs-feat-search.mintlify.app", CreatedAt: ago(40 * time.Second)},
+				{Project: "acme-docs", Kind: "update", StatusID: "dep_5e1c06", Status: "failure", Branch: "main", SHA: "9c41d2e",
+					CreatedAt: ago(26 * m), EndedAt: ago(25 * m)},
+				{Project: "acme-api", Kind: "update", StatusID: "dep_5e1c05", Status: "success", Branch: "main", SHA: "77ab310",
+					CreatedAt: ago(2*h + 3*m), EndedAt: ago(2*h + 2*m)},
+			},
 		},
 		Links: append(slices.Clone(DefaultLinks), Link{Text: "Jobs of acme-docs", Href: "/api/v2/agent/acme-docs/jobs"}),
 	}

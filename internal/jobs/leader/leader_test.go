@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,13 +34,16 @@ const lease = 3 * time.Second
 // replica is one Leader behind its own HTTP server, whose terms answer
 // with the replica's name after writing to the shared state.
 type replica struct {
-	name    string
-	leader  *leader.Leader
-	srv     *httptest.Server
-	reg     *prometheus.Registry
-	stop    context.CancelFunc
-	done    chan struct{}
-	stopped atomic.Int32
+	name   string
+	leader *leader.Leader
+	srv    *httptest.Server
+	reg    *prometheus.Registry
+	// clusterReg holds the replica's Redis client's metrics: its calls
+	// show its lease rounds, which the tests wait on instead of a time.
+	clusterReg *prometheus.Registry
+	stop       context.CancelFunc
+	done       chan struct{}
+	stopped    atomic.Int32
 	// seen is the last request the replica's term served.
 	seen atomic.Pointer[seenRequest]
 }
@@ -72,12 +76,13 @@ func newReplica(t *testing.T, name, addr string) *replica {
 	t.Helper()
 	cfg := config.ClusterDefaults()
 	cfg.Address, cfg.Timeout = addr, 150*time.Millisecond
-	c, err := cluster.New(cfg, nil, nil)
+	clusterReg := prometheus.NewRegistry()
+	c, err := cluster.New(cfg, clusterReg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	r := &replica{name: name, reg: prometheus.NewRegistry(), done: make(chan struct{})}
+	r := &replica{name: name, reg: prometheus.NewRegistry(), clusterReg: clusterReg, done: make(chan struct{})}
 	// The server exists before the leader, so the leader can advertise it.
 	var h atomic.Pointer[leader.Leader]
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { serve(h.Load(), w, req) }))
@@ -172,10 +177,9 @@ func TestOneReplicaRunsTheGatewayTheOtherForwards(t *testing.T) {
 	a := newReplica(t, "a", addr)
 	waitFor(t, "a holds the gateway", a.holds)
 	b := newReplica(t, "b", addr)
-	// b contends (at once, then every third of the lease) and loses. Real
-	// time: b's attempts run on the wall clock, and nothing b does shows
-	// that it tried.
-	time.Sleep(lease / 2)
+	// b contends (at once, then every third of the lease) and loses: its
+	// Redis client counts each refused attempt.
+	waitFor(t, "b's second attempt at the gateway refused", func() bool { return b.leaseCalls("refused") >= 2 })
 	if b.holds() {
 		t.Fatal("two replicas hold the gateway")
 	}
@@ -218,16 +222,18 @@ func TestNoHolderAnswers503(t *testing.T) {
 	addr := r.Addr
 	r.Stop()
 	x := newReplica(t, "x", addr)
-	// Asked at once and again after a lease's time (its attempts to take
-	// the lease all failed by then): 503 every time, never accepted.
-	for _, after := range []time.Duration{0, lease} {
-		time.Sleep(after) // real time: x's attempts to reach Redis run on the wall clock
+	// Asked at once and again after two of its attempts to take the lease
+	// failed: 503 every time, never accepted.
+	for i, after := range []string{"at once", "after two failed attempts"} {
+		if i > 0 {
+			waitFor(t, "two failed attempts at the lease", func() bool { return x.leaseCalls("error") >= 2 })
+		}
 		code, body := x.get(t, "")
 		var e struct {
 			Error string `json:"error"`
 		}
 		if code != http.StatusServiceUnavailable || json.Unmarshal([]byte(body), &e) != nil || e.Error == "" {
-			t.Errorf("with Redis away, after %s: %d %s, want 503 with a JSON error", after, code, body)
+			t.Errorf("with Redis away, %s: %d %s, want 503 with a JSON error", after, code, body)
 		}
 	}
 }
@@ -290,6 +296,37 @@ func TestForwardToUnreachableHolderIs503(t *testing.T) {
 }
 
 // gauge reads a gauge of the replica's registry (-1 when missing).
+// leaseCalls counts the replica's calls to Redis about leases (acquire,
+// renew, holder) with one of results (none: any result).
+func (r *replica) leaseCalls(results ...string) float64 { return r.calls("lease_", results...) }
+
+// calls counts the replica's calls to Redis whose operation starts with
+// prefix, with one of results (none: any result).
+func (r *replica) calls(prefix string, results ...string) float64 {
+	mfs, _ := r.clusterReg.Gather()
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() != "mintlify_exporter_cluster_operations_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var op, result string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "operation":
+					op = l.GetValue()
+				case "result":
+					result = l.GetValue()
+				}
+			}
+			if strings.HasPrefix(op, prefix) && (len(results) == 0 || slices.Contains(results, result)) {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
+}
+
 func (r *replica) gauge(name string) float64 {
 	mfs, _ := r.reg.Gather()
 	for _, mf := range mfs {
@@ -325,7 +362,13 @@ func TestLostStateStopsTheGatewayUntilAccepted(t *testing.T) {
 	for _, r := range []*replica{a, b} {
 		waitFor(t, r.name+" finding the state lost", func() bool { return r.gauge("mintlify_exporter_cluster_agent_state_lost") == 1 })
 	}
-	time.Sleep(lease) // a lease round: nobody takes the gateway on the lost state
+	// Two lease rounds of each replica since it found the state lost (each
+	// round checks the state's marker, a store_apply call): nobody takes
+	// the gateway on it.
+	for _, r := range []*replica{a, b} {
+		from := r.calls("store_apply")
+		waitFor(t, r.name+"'s lease rounds on the lost state", func() bool { return r.calls("store_apply") >= from+2 })
+	}
 	for _, r := range []*replica{a, b} {
 		if r.holds() {
 			t.Errorf("%s runs the gateway on the lost state", r.name)
