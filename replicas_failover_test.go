@@ -69,8 +69,8 @@ cluster:
   wait_timeout: 500ms
   forward_secret_file: ` + keyFile(t, dir, "forward-secret", "a secret the replicas share") + `
 `
-	var rmu sync.Mutex
 	var replicas []*testutil.Exporter
+	var baseURLs []string
 	for _, name := range []string{"a", "b", "c"} {
 		// Each replica's own advertise_url: the default, this host's
 		// first non-loopback address, is not where a test's exporter
@@ -81,17 +81,9 @@ cluster:
 		x := testutil.StartExporterAt(t, exporterBin, addr, nil, configArgs(api.URL, file, "--web.enable-agent-api", "--agent.poll-interval=200ms",
 			"--agent.state-file="+filepath.Join(dir, name, "agent.db"))...)
 		testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
-		replicas = append(replicas, x)
+		replicas, baseURLs = append(replicas, x), append(baseURLs, x.Base)
 	}
-	bases := func() []string {
-		rmu.Lock()
-		defer rmu.Unlock()
-		var out []string
-		for _, x := range replicas {
-			out = append(out, x.Base)
-		}
-		return out
-	}
+	bases := func() []string { return baseURLs } // none is killed here
 	waitSpent(t, replicas[0].Base, "acme", budget)
 
 	tally := &jobTally{acked: map[string]string{}, unanswered: map[string]bool{}}

@@ -80,6 +80,8 @@ type Client struct {
 	// acknowledgement (see StateStore.Apply); 0 replicas: none.
 	replicas    int
 	waitTimeout time.Duration
+	// unreplicated: the last WAIT fell short (logged once until one does not).
+	unreplicated atomic.Bool
 
 	// lease is how long leases last unless renewed.
 	lease time.Duration
@@ -266,14 +268,23 @@ func (c *Client) waited(acked int64) {
 	switch {
 	case acked >= int64(c.replicas):
 		c.ops.WithLabelValues(opStoreWait, resultOK).Inc()
+		if c.unreplicated.Swap(false) {
+			level.Info(c.logger).Log("msg", "agent job records reach a Redis replica again before their acknowledgement", "address", c.addr)
+		}
 		return
 	case acked < 0:
 		c.ops.WithLabelValues(opStoreWait, resultError).Inc()
 	default:
 		c.ops.WithLabelValues(opStoreWait, resultRefused).Inc()
 	}
-	level.Warn(c.logger).Log("msg", "agent job record acknowledged before a Redis replica held it: a failover now could lose it",
-		"replicas_wanted", c.replicas, "replicas_acknowledged", max(acked, 0), "wait_timeout", c.waitTimeout, "address", c.addr)
+	// Logged once until records reach a replica again (the counter counts
+	// each): after a failover the promoted Redis has no replica until the
+	// old primary returns, and every write would warn.
+	if !c.unreplicated.Swap(true) {
+		level.Warn(c.logger).Log("msg", "agent job record acknowledged before a Redis replica held it: a failover now could lose it; "+
+			"mintlify_exporter_cluster_operations_total{operation=\"store_wait\",result!=\"ok\"} counts the others",
+			"replicas_wanted", c.replicas, "replicas_acknowledged", max(acked, 0), "wait_timeout", c.waitTimeout, "address", c.addr)
+	}
 }
 
 // key is the prefixed key of parts joined by ':'.

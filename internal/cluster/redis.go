@@ -56,7 +56,12 @@ type redisConn struct {
 // command again on a new connection after an idle one turned out dead (a
 // restarted Redis closed it), as our client did; more would only stretch
 // a call against a Redis that is away, which callers already handle by
-// trying again at their own pace.
+// trying again at their own pace. go-redis also retries a command whose
+// connection broke after it was written (EOF), which our client did not:
+// each of our scripts is safe to run twice (a ledger take paid twice
+// spends one request more, never one too many; an Apply writes the same
+// values; a lease acquired twice reads as held by its own owner and
+// expires), so the retry's availability is worth it.
 const (
 	maxRetries      = 1
 	minRetryBackoff = 8 * time.Millisecond
@@ -71,52 +76,36 @@ const (
 // strings, arrays). The password file is read at every dial, so that a
 // rotated password applies to the next connection without a restart.
 func newRedisConn(cfg *config.Cluster, tc *tls.Config, sentinelPassword string) *redisConn {
-	creds := func(context.Context) (string, string, error) {
-		pw, err := password(cfg)
-		return cfg.Username, pw, err
-	}
-	if cfg.Sentinel.Enabled() {
-		return &redisConn{rdb: redis.NewFailoverClient(&redis.FailoverOptions{
-			MasterName:                 cfg.Sentinel.MasterName,
-			SentinelAddrs:              cfg.Sentinel.Addresses,
-			SentinelUsername:           cfg.Sentinel.Username,
-			SentinelPassword:           sentinelPassword,
-			CredentialsProviderContext: creds,
-			DB:                         cfg.DB,
-			Protocol:                   2,
-			MaxRetries:                 maxRetries,
-			MinRetryBackoff:            minRetryBackoff,
-			MaxRetryBackoff:            maxRetryBackoff,
-			DialTimeout:                cfg.Timeout,
-			ReadTimeout:                cfg.Timeout,
-			WriteTimeout:               cfg.Timeout,
-			ContextTimeoutEnabled:      true,
-			PoolSize:                   poolSize,
-			PoolTimeout:                cfg.Timeout,
-			TLSConfig:                  tc,
-			DisableIdentity:            true,
-		})}
-	}
-	return &redisConn{rdb: redis.NewClient(&redis.Options{
-		Addr:                       cfg.Address,
-		CredentialsProviderContext: creds,
-		DB:                         cfg.DB,
-		Protocol:                   2,
-		MaxRetries:                 maxRetries,
-		MinRetryBackoff:            minRetryBackoff,
-		MaxRetryBackoff:            maxRetryBackoff,
-		DialTimeout:                cfg.Timeout,
-		ReadTimeout:                cfg.Timeout,
-		WriteTimeout:               cfg.Timeout,
-		ContextTimeoutEnabled:      true,
-		PoolSize:                   poolSize,
-		PoolTimeout:                cfg.Timeout,
-		TLSConfig:                  tc,
+	o := &redis.UniversalOptions{
+		Addrs: []string{cfg.Address},
+		CredentialsProviderContext: func(context.Context) (string, string, error) {
+			pw, err := password(cfg)
+			return cfg.Username, pw, err
+		},
+		DB:                    cfg.DB,
+		Protocol:              2,
+		MaxRetries:            maxRetries,
+		MinRetryBackoff:       minRetryBackoff,
+		MaxRetryBackoff:       maxRetryBackoff,
+		DialTimeout:           cfg.Timeout,
+		ReadTimeout:           cfg.Timeout,
+		WriteTimeout:          cfg.Timeout,
+		ContextTimeoutEnabled: true,
+		PoolSize:              poolSize,
+		PoolTimeout:           cfg.Timeout,
+		TLSConfig:             tc,
 		// No CLIENT SETINFO and no maintenance notifications: a Redis or
 		// Valkey without them would answer each dial with an error.
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})}
+	}
+	if !cfg.Sentinel.Enabled() {
+		return &redisConn{rdb: redis.NewClient(o.Simple())}
+	}
+	o.Addrs = cfg.Sentinel.Addresses
+	o.MasterName = cfg.Sentinel.MasterName
+	o.SentinelUsername, o.SentinelPassword = cfg.Sentinel.Username, sentinelPassword
+	return &redisConn{rdb: redis.NewFailoverClient(o.Failover())}
 }
 
 func (p *redisConn) close() error { return p.rdb.Close() }
@@ -163,7 +152,7 @@ func (p *redisConn) pipeline(ctx context.Context, cmds [][]any) ([]reply, error)
 // null), not a failure of the connection.
 func isReplyError(err error) bool {
 	var re redis.Error
-	return errors.Is(err, redis.Nil) || errors.As(err, &re) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
+	return errors.Is(err, redis.Nil) || errors.As(err, &re)
 }
 
 // isLoading is Redis's LOADING answer: it restarted and reads its data
