@@ -3,6 +3,8 @@ package cluster_test
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +95,33 @@ func TestSentinelFailoverIsFollowed(t *testing.T) {
 	// The leases and the marker came along: the state is not taken as lost.
 	if _, err := r.CheckState(ctx, s.Marker()); err != nil {
 		t.Errorf("CheckState after the failover: %v", err)
+	}
+}
+
+// The sentinels' password comes from its file; a wrong one is refused
+// without showing in the error.
+func TestSentinelPasswordFile(t *testing.T) {
+	t.Parallel()
+	primary := testutil.NewRedis(t)
+	sentinel := testutil.StartSentinel(t, "mintlify", primary.Addr, "requirepass sentinel-s3cret")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		pw string
+		ok bool
+	}{{"sentinel-s3cret", true}, {"wrong-pw-9", false}} {
+		file := filepath.Join(dir, c.pw)
+		if err := os.WriteFile(file, []byte(c.pw+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := newReplica(t, "", func(cfg *config.Cluster) {
+			cfg.Sentinel = config.ClusterSentinel{MasterName: "mintlify", Addresses: []string{sentinel}, PasswordFile: file}
+		})
+		err := r.Ping(context.Background())
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("with the sentinels' password: %v", err)
+		case !c.ok && (err == nil || strings.Contains(err.Error(), c.pw) || strings.Contains(err.Error(), "sentinel-s3cret")):
+			t.Errorf("with a wrong sentinel password: %v; want an error without the password", err)
+		}
 	}
 }

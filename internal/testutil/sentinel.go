@@ -44,7 +44,7 @@ func NewSentinelSetup(t testing.TB, masterName string, downAfter time.Duration) 
 	_, port, _ := net.SplitHostPort(s.Primary.Addr)
 	s.Replica = NewRedis(t, "--replicaof", "127.0.0.1", port)
 	for range 3 {
-		s.Sentinels = append(s.Sentinels, s.startSentinel(t, bin, downAfter))
+		s.Sentinels = append(s.Sentinels, startSentinel(t, bin, masterName, s.Primary.Addr, downAfter))
 	}
 	Eventually(t, 0, "the replica in sync, as the primary sees it", func() bool {
 		return strings.Contains(redisInfo(s.Primary.Addr, "replication"), ",state=online,")
@@ -59,11 +59,34 @@ func NewSentinelSetup(t testing.TB, masterName string, downAfter time.Duration) 
 	return s
 }
 
+// StartSentinel starts one Redis Sentinel on a loopback port that monitors
+// the Redis at masterAddr as masterName, with extra lines of
+// configuration (such as "requirepass PW"), and returns its address. It
+// does not wait for other sentinels or replicas (NewSentinelSetup does).
+func StartSentinel(t testing.TB, masterName, masterAddr string, extra ...string) string {
+	t.Helper()
+	return startSentinel(t, sentinelBin(t), masterName, masterAddr, 30*time.Second, extra...)
+}
+
+// sentinelBin is redis-sentinel's path. Outside CI a missing one skips
+// the test; under CI=true it fails, so CI cannot pass silently.
+func sentinelBin(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-sentinel")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redis-sentinel not found; CI must install Debian's redis-sentinel package (.ci/run does)")
+		}
+		t.Skip("redis-sentinel not found: install Debian's redis-sentinel package to run this test (apt-get install redis-sentinel)")
+	}
+	return bin
+}
+
 // startSentinel starts one sentinel on a free port and returns its
 // address. A sentinel rewrites its configuration file, so each has its own.
-func (s *SentinelSetup) startSentinel(t testing.TB, bin string, downAfter time.Duration) string {
+func startSentinel(t testing.TB, bin, masterName, masterAddr string, downAfter time.Duration, extra ...string) string {
 	t.Helper()
-	host, port, _ := net.SplitHostPort(s.Primary.Addr)
+	host, port, _ := net.SplitHostPort(masterAddr)
 	for try := 0; ; try++ {
 		addr := FreeAddr(t)
 		_, sport, _ := net.SplitHostPort(addr)
@@ -73,13 +96,16 @@ func (s *SentinelSetup) startSentinel(t testing.TB, bin string, downAfter time.D
 		body := fmt.Sprintf("port %s\nbind 127.0.0.1\ndaemonize no\nlogfile \"\"\ndir %s\n"+
 			"sentinel monitor %[3]s %[4]s %[5]s 2\nsentinel down-after-milliseconds %[3]s %[6]d\n"+
 			"sentinel failover-timeout %[3]s %[7]d\nsentinel parallel-syncs %[3]s 1\n",
-			sport, dir, s.MasterName, host, port, downAfter.Milliseconds(), failoverTimeout.Milliseconds())
+			sport, dir, masterName, host, port, downAfter.Milliseconds(), failoverTimeout.Milliseconds())
+		for _, line := range extra {
+			body += line + "\n"
+		}
 		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(bin, conf)
-		var out strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &out
+		out := &SyncBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("redis-sentinel: %v", err)
 		}
@@ -93,7 +119,8 @@ func (s *SentinelSetup) startSentinel(t testing.TB, bin string, downAfter time.D
 		// took the port a moment earlier (this one then exits).
 		started := WaitUntil(10*time.Second, func() bool {
 			pid, ok := redisPID(addr)
-			return ok && pid == cmd.Process.Pid || len(exited) > 0
+			// 0: it answers NOAUTH (requirepass) and will not say.
+			return ok && (pid == cmd.Process.Pid || pid == 0) || len(exited) > 0
 		}) && len(exited) == 0
 		if started {
 			return addr
