@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
@@ -232,5 +235,25 @@ func TestAuthAndSelect(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), c.pw) {
 			t.Errorf("user %q with a wrong password: %v; want an error without the password", c.user, err)
 		}
+	}
+}
+
+// go-redis's own log lines go to the client's logger: at debug, but the
+// sentinels naming a new primary at info.
+func TestLibraryLogLines(t *testing.T) {
+	var buf testutil.SyncBuffer
+	logger := log.NewLogfmtLogger(&buf)
+	cfg := config.ClusterDefaults()
+	cfg.Address = "127.0.0.1:1"
+	c, err := cluster.New(cfg, nil, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cluster.LibraryLog(`sentinel: new master=%q addr=%q`, "mintlify", "127.0.0.1:6380")
+	cluster.LibraryLog("redis: connection pool: failed to dial after %d attempts", 5)
+	out := buf.String()
+	if !strings.Contains(out, `level=info msg="Redis Sentinel names a new primary`) || !strings.Contains(out, `level=debug msg=go-redis detail="redis: connection pool: failed to dial after 5 attempts"`) {
+		t.Errorf("go-redis's lines logged as:\n%s", out)
 	}
 }

@@ -39,7 +39,14 @@ var redisLog = func() *libLogger {
 }()
 
 func (l *libLogger) Printf(_ context.Context, format string, v ...any) {
-	level.Debug(*l.l.Load()).Log("msg", "go-redis", "detail", fmt.Sprintf(format, v...))
+	logger := *l.l.Load()
+	if strings.HasPrefix(format, "sentinel: new master=") {
+		// The one line an operator wants at info: the primary the
+		// sentinels name changed (a failover, or the first lookup).
+		level.Info(logger).Log("msg", "Redis Sentinel names a new primary: the shared Redis is there now", "detail", fmt.Sprintf(format, v...))
+		return
+	}
+	level.Debug(logger).Log("msg", "go-redis", "detail", fmt.Sprintf(format, v...))
 }
 
 // errNil is the null reply (a missing key or field, a script's false): not
