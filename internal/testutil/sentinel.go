@@ -31,13 +31,7 @@ type SentinelSetup struct {
 // or redis-sentinel skips the test; under CI=true it fails.
 func NewSentinelSetup(t testing.TB, masterName string, downAfter time.Duration) *SentinelSetup {
 	t.Helper()
-	bin, err := exec.LookPath("redis-sentinel")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-sentinel not found; CI must install Debian's redis-sentinel package (.ci/run does)")
-		}
-		t.Skip("redis-sentinel not found: install Debian's redis-sentinel package to run this test (apt-get install redis-sentinel)")
-	}
+	bin := sentinelBin(t)
 	// No delay before the first sync: a primary waits 5 s by default for
 	// more replicas to sync them at once.
 	s := &SentinelSetup{MasterName: masterName, Primary: NewRedis(t, "--repl-diskless-sync-delay", "0")}
