@@ -86,8 +86,11 @@ bench:
 scale-bench:
 	scripts/scale-bench.sh
 
+# The root package's Redis Sentinel failover test (replicas_failover_test.go)
+# runs here, not in make test: it waits on a failover and on seconds-long jobs.
 e2e:
 	$(GO) test -count=1 -tags e2e -timeout 10m -v ./internal/e2e/
+	$(GO) test -count=1 -tags e2e -timeout 5m -run 'TestReplicasFollowASentinelFailover' -v .
 
 image-binary:
 	mkdir -p .build/state

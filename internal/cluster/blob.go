@@ -62,6 +62,19 @@ func (b *Blobs) Put(ctx context.Context, key string, version int64, data []byte,
 	return written, err
 }
 
+// getScript reads the hash KEYS[1]: false when it has no version, else
+// {version, length of the data}, and the data only when it is at most
+// ARGV[1] bytes. One step, so that the size checked is the size of the
+// data read; and a blob over the bound never crosses the wire (go-redis
+// reads a reply whole, with no bound of its own).
+var getScript = newScript(`
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then return false end
+local n = redis.call('HSTRLEN', KEYS[1], 'd')
+if n > tonumber(ARGV[1]) then return {v, n} end
+return {v, n, redis.call('HGET', KEYS[1], 'd') or ''}
+`)
+
 // Get reads key's data and version; ok is false when there is none. A blob
 // that is not one of ours (a version that is not a number of ours, data
 // larger than MaxBlobBytes, which is not read) is an error that wraps
@@ -70,35 +83,26 @@ func (b *Blobs) Put(ctx context.Context, key string, version int64, data []byte,
 func (b *Blobs) Get(ctx context.Context, key string) (data []byte, version int64, ok bool, err error) {
 	var bad error
 	err = b.c.call(ctx, opBlobGet, func(ctx context.Context) (bool, error) {
-		r, err := b.c.pool.pipeline(ctx, [][]any{{"HGET", b.c.key("blob", key), "v"}, {"HSTRLEN", b.c.key("blob", key), "d"}})
-		if err != nil {
-			return false, err
-		}
-		v, err := asString(r[0].val, r[0].err)
+		r, err := asArray(getScript.run(ctx, b.c.pool, []string{b.c.key("blob", key)}, MaxBlobBytes))
 		if errors.Is(err, errNil) {
 			return false, nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("HGET: %w", err)
+			return false, err
 		}
-		n, err := asInt(r[1].val, r[1].err)
-		if err != nil {
-			return false, fmt.Errorf("HSTRLEN: %w", err)
+		if len(r) < 2 {
+			return false, fmt.Errorf("get script answered %d values, want 2 or 3", len(r))
 		}
+		v, _ := r[0].(string)
+		n, _ := r[1].(int64)
 		if version, bad = b.parseVersion(key, v); bad != nil {
 			return true, nil
 		}
-		if n > MaxBlobBytes {
+		if n > MaxBlobBytes || len(r) < 3 {
 			bad = fmt.Errorf("blob %s version %d: %d bytes, more than the %d bytes a replica reads: not read (%w)", key, version, n, MaxBlobBytes, refresh.ErrUnreadableSnapshot)
 			return true, nil
 		}
-		d, err := asString(b.c.pool.do(ctx, "HGET", b.c.key("blob", key), "d"))
-		if errors.Is(err, errNil) {
-			return false, nil // expired between the two calls
-		}
-		if err != nil {
-			return false, err
-		}
+		d, _ := r[2].(string)
 		data, ok = []byte(d), true
 		return false, nil
 	})

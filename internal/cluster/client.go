@@ -48,10 +48,13 @@ const (
 	opBlobGet      = "blob_get"
 	opStoreApply   = "store_apply"
 	opStoreRead    = "store_read"
+	// opStoreWait is the WAIT for the Redis replicas after a record's
+	// write: refused when fewer than asked acknowledged in time.
+	opStoreWait = "store_wait"
 )
 
 var operations = []string{opPing, opLedgerTake, opLedgerRead, opLedgerReject, opLeaseAcquire, opLeaseRenew,
-	opLeaseRelease, opLeaseHolder, opBlobPut, opBlobGet, opStoreApply, opStoreRead}
+	opLeaseRelease, opLeaseHolder, opBlobPut, opBlobGet, opStoreApply, opStoreRead, opStoreWait}
 
 // Results of an operation: done, refused by the rules it enforces (budget
 // spent, lease held by another, an older version), or failed.
@@ -64,13 +67,21 @@ const (
 // Client is a connection pool to the shared Redis with its health and
 // metrics. It is safe for concurrent use.
 type Client struct {
-	pool     *respPool
+	pool     *redisConn
 	prefix   string
 	timeout  time.Duration
 	interval time.Duration
-	addr     string
-	db       int
-	logger   log.Logger
+	// addr names the Redis in logs and errors (an address, or the
+	// Sentinel master name and the sentinels).
+	addr   string
+	db     int
+	logger log.Logger
+	// replicas and waitTimeout: the WAIT before a record's
+	// acknowledgement (see StateStore.Apply); 0 replicas: none.
+	replicas    int
+	waitTimeout time.Duration
+	// unreplicated: the last WAIT fell short (logged once until one does not).
+	unreplicated atomic.Bool
 
 	// lease is how long leases last unless renewed.
 	lease time.Duration
@@ -101,26 +112,29 @@ func New(cfg config.Cluster, reg prometheus.Registerer, logger log.Logger) (*Cli
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
+	redisLog.l.Store(&logger)
 	if _, err := password(&cfg); err != nil { // fail now, not at the first dial
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	sentinelPassword, err := sentinelPassword(&cfg)
+	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	tc, err := tlsConfig(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	// At most poolSize connections; the password file is read at every
-	// dial, so that a rotated password applies to the next connection
-	// without a restart.
-	pool := newRespPool(cfg.Address, cfg.Username, func() (string, error) { return password(&cfg) }, cfg.DB, tc, cfg.Timeout, poolSize, MaxBlobBytes)
 	c := &Client{
-		pool:     pool,
-		prefix:   cfg.KeyPrefix,
-		timeout:  cfg.Timeout,
-		interval: cfg.HealthInterval,
-		addr:     cfg.Address,
-		db:       cfg.DB,
-		logger:   logger,
-		lease:    cmp.Or(cfg.LeaseDuration, config.DefaultClusterLeaseDuration),
+		pool:        newRedisConn(&cfg, tc, sentinelPassword),
+		prefix:      cfg.KeyPrefix,
+		timeout:     cfg.Timeout,
+		interval:    cfg.HealthInterval,
+		addr:        cfg.Where(),
+		db:          cfg.DB,
+		logger:      logger,
+		replicas:    cfg.Replicas(),
+		waitTimeout: cmp.Or(cfg.WaitTimeout, config.DefaultClusterWaitTimeout),
+		lease:       cmp.Or(cfg.LeaseDuration, config.DefaultClusterLeaseDuration),
 		up: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mintlify_exporter_cluster_up",
 			Help: "Whether the last call to the shared Redis succeeded (1) or failed (0).",
@@ -156,9 +170,9 @@ func New(cfg config.Cluster, reg prometheus.Registerer, logger log.Logger) (*Cli
 	return c, nil
 }
 
-// poolSize bounds the connections to Redis of one process: its calls are
-// short, and a few goroutines (walks, the ledger, leases, the job store)
-// make them.
+// poolSize bounds the connections to Redis of one process (go-redis's
+// PoolSize): its calls are short, and a few goroutines (walks, the ledger,
+// leases, the job store) make them.
 const poolSize = 16
 
 // Close closes the connections.
@@ -199,7 +213,13 @@ func (c *Client) Ping(ctx context.Context) error {
 // whether Redis refused what was asked (not an error). Errors name the
 // operation; Redis's error texts hold no secrets.
 func (c *Client) call(ctx context.Context, op string, fn func(ctx context.Context) (refused bool, err error)) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	return c.callFor(ctx, op, c.timeout, fn)
+}
+
+// callFor is call with a timeout of its own (a write that also waits for
+// the replicas).
+func (c *Client) callFor(ctx context.Context, op string, timeout time.Duration, fn func(ctx context.Context) (refused bool, err error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	refused, err := fn(ctx)
 	switch {
@@ -234,6 +254,37 @@ func (c *Client) setUp(up bool, err error) {
 	}
 	c.up.Set(0)
 	level.Warn(c.logger).Log("msg", "shared Redis unreachable: no analytics request is sent until it answers again", "address", c.addr, "err", err)
+}
+
+// waited records a WAIT after a record's write that acknowledged acked
+// replicas (-1: WAIT itself failed). A record the replicas do not hold
+// yet is acknowledged all the same, with a warning: it is in the primary
+// (Apply's all-or-nothing contract holds, an error would say it is not),
+// and refusing every job while a replica is away would turn the loss of
+// a replica into the loss of the gateway. It is lost only if the primary
+// dies before a replica copies it. Redis's own min-replicas-to-write
+// refuses the write itself, for those who want that instead.
+func (c *Client) waited(acked int64) {
+	switch {
+	case acked >= int64(c.replicas):
+		c.ops.WithLabelValues(opStoreWait, resultOK).Inc()
+		if c.unreplicated.Swap(false) {
+			level.Info(c.logger).Log("msg", "agent job records reach a Redis replica again before their acknowledgement", "address", c.addr)
+		}
+		return
+	case acked < 0:
+		c.ops.WithLabelValues(opStoreWait, resultError).Inc()
+	default:
+		c.ops.WithLabelValues(opStoreWait, resultRefused).Inc()
+	}
+	// Logged once until records reach a replica again (the counter counts
+	// each): after a failover the promoted Redis has no replica until the
+	// old primary returns, and every write would warn.
+	if !c.unreplicated.Swap(true) {
+		level.Warn(c.logger).Log("msg", "agent job record acknowledged before a Redis replica held it: a failover now could lose it; "+
+			"mintlify_exporter_cluster_operations_total{operation=\"store_wait\",result!=\"ok\"} counts the others",
+			"replicas_wanted", c.replicas, "replicas_acknowledged", max(acked, 0), "wait_timeout", c.waitTimeout, "address", c.addr)
+	}
 }
 
 // key is the prefixed key of parts joined by ':'.

@@ -76,6 +76,19 @@ func ForwardSecret(c *config.Cluster) ([]byte, error) {
 	return []byte(s), nil
 }
 
+// sentinelPassword reads the sentinels' password file ("" when none is
+// configured). go-redis takes it as a string, so it is read once, here.
+func sentinelPassword(c *config.Cluster) (string, error) {
+	if c.Sentinel.PasswordFile == "" {
+		return "", nil
+	}
+	pw, err := secrets.Read(c.Sentinel.PasswordFile, secrets.MaxBytes)
+	if err != nil {
+		return "", fmt.Errorf("sentinel password file: %w", err)
+	}
+	return pw, nil
+}
+
 // password reads the password file ("" when none is configured).
 func password(c *config.Cluster) (string, error) {
 	if c.PasswordFile == "" {

@@ -258,13 +258,24 @@ func (s *StateStore) apply(ops []store.Op) error {
 		args = append(args, i, kind, op.Key, value)
 	}
 	var n int
-	err := s.c.call(context.Background(), opStoreApply, func(ctx context.Context) (bool, error) {
+	var acked int64 = -1
+	written := func(v any) bool { return s.c.replicas > 0 && v == int64(1) }
+	// The call's deadline leaves the WAIT its own time beside the write's.
+	timeout := s.c.timeout
+	if s.c.replicas > 0 {
+		timeout += s.c.waitTimeout
+	}
+	err := s.c.callFor(context.Background(), opStoreApply, timeout, func(ctx context.Context) (bool, error) {
 		var err error
 		var n64 int64
-		n64, err = asInt(applyScript.run(ctx, s.c.pool, keys, args...))
-		n = int(n64)
+		v, a, err := applyScript.runThenWait(ctx, s.c.pool, s.c.replicas, s.c.waitTimeout, written, keys, args...)
+		n64, err = asInt(v, err)
+		n, acked = int(n64), a
 		return n != 1, err
 	})
+	if err == nil && n == 1 && s.c.replicas > 0 {
+		s.c.waited(acked)
+	}
 	switch {
 	case err != nil:
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -29,16 +30,28 @@ const (
 	DefaultClusterLeaseDuration = 30 * time.Second
 	// DefaultClusterHealthInterval is how often the health loop pings Redis.
 	DefaultClusterHealthInterval = 5 * time.Second
-	maxClusterTimeout            = time.Minute
-	maxClusterKeyPrefix          = 100
+	// DefaultClusterWaitTimeout bounds the WAIT for a replica's copy of an
+	// agent job record before its acknowledgement.
+	DefaultClusterWaitTimeout = time.Second
+	maxClusterTimeout         = time.Minute
+	maxClusterKeyPrefix       = 100
 )
 
 // Cluster is the connection to the Redis (or Valkey) that replicas share.
-// An empty Address means no cluster: the process keeps its state in local
-// files, as a single exporter does.
+// An empty Address and no Sentinel mean no cluster: the process keeps its
+// state in local files, as a single exporter does.
 type Cluster struct {
-	// Address is host:port.
+	// Address is host:port of a Redis without Sentinel.
 	Address string `yaml:"address"`
+	// Sentinel names the Redis Sentinels that say which Redis is the
+	// primary now, instead of Address: the exporters follow a failover.
+	Sentinel ClusterSentinel `yaml:"sentinel"`
+	// WaitReplicas is how many Redis replicas must hold an agent job or
+	// deployment record before it is acknowledged (WAIT): -1, the
+	// default, means 1 with Sentinel and none without.
+	WaitReplicas int `yaml:"wait_replicas"`
+	// WaitTimeout bounds that wait.
+	WaitTimeout time.Duration `yaml:"wait_timeout"`
 	// Username is the ACL user ("" = the default user).
 	Username string `yaml:"username"`
 	// PasswordFile holds the password (trailing newline ignored); it is
@@ -86,17 +99,68 @@ type ClusterTLS struct {
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
 }
 
+// ClusterSentinel is the Redis Sentinel setup of a replicated Redis.
+type ClusterSentinel struct {
+	// MasterName is the name the sentinels monitor the primary under.
+	MasterName string `yaml:"master_name"`
+	// Addresses are host:port of the sentinels (any one that answers
+	// will do; give them all).
+	Addresses []string `yaml:"addresses"`
+	// Username is the sentinels' ACL user ("" = the default user).
+	Username string `yaml:"username"`
+	// PasswordFile holds the sentinels' password (requirepass of
+	// sentinel.conf), read when the client is made.
+	PasswordFile string `yaml:"password_file"`
+}
+
+// Enabled says whether Sentinel is configured.
+func (s *ClusterSentinel) Enabled() bool { return s.MasterName != "" }
+
 // ClusterDefaults is the cluster section flags and files start from.
 func ClusterDefaults() Cluster {
-	return Cluster{KeyPrefix: DefaultClusterKeyPrefix, Timeout: DefaultClusterTimeout, HealthInterval: DefaultClusterHealthInterval, LeaseDuration: DefaultClusterLeaseDuration}
+	return Cluster{KeyPrefix: DefaultClusterKeyPrefix, Timeout: DefaultClusterTimeout, HealthInterval: DefaultClusterHealthInterval,
+		LeaseDuration: DefaultClusterLeaseDuration, WaitReplicas: -1, WaitTimeout: DefaultClusterWaitTimeout}
+}
+
+// Equal says whether c and o are the same settings (a reload may not
+// change them).
+func (c Cluster) Equal(o Cluster) bool {
+	return reflect.DeepEqual(c, o)
 }
 
 // Enabled says whether a Redis is configured.
-func (c *Cluster) Enabled() bool { return c.Address != "" }
+func (c *Cluster) Enabled() bool { return c.Address != "" || c.Sentinel.Enabled() }
+
+// Replicas is how many Redis replicas must acknowledge a record (WAIT):
+// WaitReplicas, or for -1 one with Sentinel and none without.
+func (c *Cluster) Replicas() int {
+	if c.WaitReplicas >= 0 {
+		return c.WaitReplicas
+	}
+	if c.Sentinel.Enabled() {
+		return 1
+	}
+	return 0
+}
+
+// Where names the Redis for logs and errors: its address, or the master
+// name and the sentinels. Never a secret.
+func (c *Cluster) Where() string {
+	if c.Sentinel.Enabled() {
+		return "sentinel master " + c.Sentinel.MasterName + " (" + strings.Join(c.Sentinel.Addresses, ",") + ")"
+	}
+	return c.Address
+}
 
 // ClusterFlagNames names the flag of each Cluster field.
 var ClusterFlagNames = map[string]string{
 	"Address":                "--cluster.redis-address",
+	"Sentinel.MasterName":    "--cluster.redis-sentinel-master-name",
+	"Sentinel.Addresses":     "--cluster.redis-sentinel-address",
+	"Sentinel.Username":      "--cluster.redis-sentinel-username",
+	"Sentinel.PasswordFile":  "--cluster.redis-sentinel-password-file",
+	"WaitReplicas":           "--cluster.redis-wait-replicas",
+	"WaitTimeout":            "--cluster.redis-wait-timeout",
 	"Username":               "--cluster.redis-username",
 	"PasswordFile":           "--cluster.redis-password-file",
 	"DB":                     "--cluster.redis-db",
@@ -116,6 +180,12 @@ var ClusterFlagNames = map[string]string{
 // ClusterFileKeys names the configuration file key of each Cluster field.
 var ClusterFileKeys = map[string]string{
 	"Address":                "cluster.address",
+	"Sentinel.MasterName":    "cluster.sentinel.master_name",
+	"Sentinel.Addresses":     "cluster.sentinel.addresses",
+	"Sentinel.Username":      "cluster.sentinel.username",
+	"Sentinel.PasswordFile":  "cluster.sentinel.password_file",
+	"WaitReplicas":           "cluster.wait_replicas",
+	"WaitTimeout":            "cluster.wait_timeout",
 	"Username":               "cluster.username",
 	"PasswordFile":           "cluster.password_file",
 	"DB":                     "cluster.db",
@@ -137,15 +207,20 @@ var ClusterFileKeys = map[string]string{
 // the user). It reads no file: cluster.New does, so that a check of the
 // configuration works where the secrets are not.
 func (c *Cluster) Validate() error {
+	s := c.Sentinel
 	if !c.Enabled() {
-		if c.PasswordFile != "" || c.Username != "" || c.ForwardSecretFile != "" || c.TLS != (ClusterTLS{}) {
-			return Field("Address", errors.New("required when other cluster settings are given"))
+		if c.PasswordFile != "" || c.Username != "" || c.ForwardSecretFile != "" || c.TLS != (ClusterTLS{}) ||
+			len(s.Addresses) > 0 || s.Username != "" || s.PasswordFile != "" {
+			return Field("Address", errors.New("required (or a Sentinel master name) when other cluster settings are given"))
 		}
 		return nil
 	}
 	t := c.TLS
 	return First(
-		Field("Address", checkAddress(c.Address)),
+		Field("Address", checkAddressOrSentinel(c.Address, s.Enabled())),
+		Field("Sentinel.Addresses", checkSentinels(s)),
+		Field("WaitReplicas", InRange(c.WaitReplicas, -1, 100)),
+		Field("WaitTimeout", InRange(c.WaitTimeout, time.Millisecond, maxClusterTimeout)),
 		Field("DB", InRange(c.DB, 0, 1<<20)),
 		Field("KeyPrefix", checkKeyPrefix(c.KeyPrefix)),
 		Field("Timeout", InRange(c.Timeout, time.Millisecond, maxClusterTimeout)),
@@ -159,6 +234,40 @@ func (c *Cluster) Validate() error {
 		Field("TLS.InsecureSkipVerify", needsTLS(t.Enabled, t.InsecureSkipVerify)),
 		Field("TLS.KeyFile", bothOrNeither(t.CertFile, t.KeyFile)),
 	)
+}
+
+// checkAddressOrSentinel wants one of the two: with Sentinel, the
+// sentinels say where the primary is, and an address beside them would be
+// a second, contradicting answer.
+func checkAddressOrSentinel(addr string, sentinel bool) error {
+	if sentinel {
+		if addr != "" {
+			return errors.New("give either an address or a Sentinel master name, not both: with Sentinel the sentinels name the primary")
+		}
+		return nil
+	}
+	return checkAddress(addr)
+}
+
+func checkSentinels(s ClusterSentinel) error {
+	if !s.Enabled() {
+		if len(s.Addresses) > 0 || s.Username != "" || s.PasswordFile != "" {
+			return errors.New("needs the Sentinel master name")
+		}
+		return nil
+	}
+	if strings.ContainsAny(s.MasterName, " \t\r\n") {
+		return fmt.Errorf("master name %q: want a name without spaces", s.MasterName)
+	}
+	if len(s.Addresses) == 0 {
+		return errors.New("at least one sentinel (host:port) is required with a master name; give every sentinel")
+	}
+	for _, a := range s.Addresses {
+		if err := checkAddress(a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func checkAddress(addr string) error {
@@ -224,6 +333,14 @@ func RegisterClusterFlags(app Flagger) *ClusterFlags {
 	}
 	mark(app.Flag("cluster.redis-address", "host:port of the Redis (or Valkey) that replicas of the exporter share: one analytics budget per organization, one refresh per interval, the same data on every replica. Empty: a single process with local files.")).
 		PlaceHolder("HOST:PORT").StringVar(&c.Address)
+	mark(app.Flag("cluster.redis-sentinel-master-name", "Name under which Redis Sentinel monitors the shared Redis: the exporters ask the sentinels for its primary and follow a failover (instead of --cluster.redis-address).")).
+		PlaceHolder("NAME").StringVar(&c.Sentinel.MasterName)
+	mark(app.Flag("cluster.redis-sentinel-address", "host:port of a Redis Sentinel (repeatable: give every sentinel).")).PlaceHolder("HOST:PORT").StringsVar(&c.Sentinel.Addresses)
+	mark(app.Flag("cluster.redis-sentinel-username", "ACL user of the sentinels (empty: the default user).")).StringVar(&c.Sentinel.Username)
+	mark(app.Flag("cluster.redis-sentinel-password-file", "File holding the sentinels' password.")).PlaceHolder("PATH").StringVar(&c.Sentinel.PasswordFile)
+	mark(app.Flag("cluster.redis-wait-replicas", "Redis replicas that must hold an agent job or deployment record before it is acknowledged (WAIT), so that it survives a failover; -1: 1 with Sentinel, none without.")).
+		Default("-1").IntVar(&c.WaitReplicas)
+	DurationVar(app, "cluster.redis-wait-timeout", "How long a record's acknowledgement waits for the Redis replicas (then it is acknowledged with a warning).", &c.WaitTimeout)
 	mark(app.Flag("cluster.redis-username", "Redis ACL user (empty: the default user).")).StringVar(&c.Username)
 	mark(app.Flag("cluster.redis-password-file", "File holding the Redis password, read again for every new connection.")).PlaceHolder("PATH").StringVar(&c.PasswordFile)
 	mark(app.Flag("cluster.redis-db", "Redis logical database number.")).Default("0").IntVar(&c.DB)

@@ -31,6 +31,13 @@ func TestFlagsValidate(t *testing.T) {
 		f.Config.LeaseDuration != config.DefaultClusterLeaseDuration || f.Config.AdvertiseURL != "http://10.0.0.5:9871" {
 		t.Errorf("valid flags: %v %+v", err, f.Config)
 	}
+	f = parseFlags(t, "--cluster.redis-sentinel-master-name=mintlify", "--cluster.redis-sentinel-address=s1:26379", "--cluster.redis-sentinel-address=s2:26379")
+	if err := f.Validate(); err != nil || !f.Config.Enabled() || f.Config.Replicas() != 1 || len(f.Config.Sentinel.Addresses) != 2 {
+		t.Errorf("Sentinel flags: %v %+v, replicas %d", err, f.Config, f.Config.Replicas())
+	}
+	if f := parseFlags(t, "--cluster.redis-address=redis:6379"); f.Config.Replicas() != 0 || f.Config.WaitTimeout != config.DefaultClusterWaitTimeout {
+		t.Errorf("without Sentinel: %d replicas to wait for, timeout %s; want 0, the default", f.Config.Replicas(), f.Config.WaitTimeout)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -52,6 +59,12 @@ func TestFlagsValidate(t *testing.T) {
 		{[]string{"--cluster.redis-address=redis:6379", "--cluster.advertise-url=10.0.0.5:9871"}, "--cluster.advertise-url: want http://host:port"},
 		{[]string{"--cluster.redis-address=redis:6379", "--cluster.advertise-url=ftp://h:1"}, "--cluster.advertise-url: want http://host:port"},
 		{[]string{"--cluster.redis-address=redis:6379", "--cluster.advertise-url=http://h:1/api"}, "--cluster.advertise-url: want http://host:port"},
+		{[]string{"--cluster.redis-sentinel-address=s:26379"}, "--cluster.redis-address: required (or a Sentinel master name)"},
+		{[]string{"--cluster.redis-sentinel-master-name=m"}, "--cluster.redis-sentinel-address: at least one sentinel"},
+		{[]string{"--cluster.redis-sentinel-master-name=m", "--cluster.redis-sentinel-address=s"}, "--cluster.redis-sentinel-address: want host:port"},
+		{[]string{"--cluster.redis-sentinel-master-name=m", "--cluster.redis-sentinel-address=s:1", "--cluster.redis-address=redis:6379"}, "--cluster.redis-address: give either an address or a Sentinel master name"},
+		{[]string{"--cluster.redis-address=redis:6379", "--cluster.redis-wait-replicas=-2"}, "--cluster.redis-wait-replicas: must be between"},
+		{[]string{"--cluster.redis-address=redis:6379", "--cluster.redis-wait-timeout=0s"}, "--cluster.redis-wait-timeout: must be between"},
 	} {
 		err := parseFlags(t, c.args...).Validate()
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

@@ -165,7 +165,7 @@ var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 var typeNames = strings.NewReplacer(
 	"config.fileConfig", "the top level", "config.fileOrganization", "an organization",
 	"config.fileProject", "a project", "config.filePaths", "paths", "config.fileSource", "a source",
-	"config.ClusterTLS", "cluster.tls", "config.Cluster", "cluster",
+	"config.ClusterTLS", "cluster.tls", "config.ClusterSentinel", "cluster.sentinel", "config.Cluster", "cluster",
 )
 
 func yamlProblems(file string, err error) Problems {

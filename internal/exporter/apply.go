@@ -56,7 +56,7 @@ func (a *applier) reload() error {
 	if err != nil {
 		return err
 	}
-	if next.Cluster != a.cluster {
+	if !next.Cluster.Equal(a.cluster) {
 		return errors.New("cluster: a reload cannot change the cluster section; restart the exporter for it")
 	}
 	return a.apply(next)

@@ -22,7 +22,13 @@ type Exporter struct {
 // working directory, with only PATH, HOME and env in its environment.
 func StartExporter(t *testing.T, bin string, env []string, args ...string) *Exporter {
 	t.Helper()
-	addr := FreeAddr(t)
+	return StartExporterAt(t, bin, FreeAddr(t), env, args...)
+}
+
+// StartExporterAt is StartExporter on the loopback address addr, for a
+// configuration that names it (a replica's cluster.advertise_url).
+func StartExporterAt(t *testing.T, bin, addr string, env []string, args ...string) *Exporter {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--web.listen-address=" + addr}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	cmd.Dir = t.TempDir()

@@ -43,7 +43,7 @@ an emptyDir, and the gateway gets no claim, on one replica as on several.
 {{- end }}
 
 {{- define "mintlify-exporter.statePVC" -}}
-{{- if and (include "mintlify-exporter.stateVolume" .) .Values.gateway.enabled .Values.gateway.persistence.enabled (not .Values.cluster.redis.address) }}true{{ end }}
+{{- if and (include "mintlify-exporter.stateVolume" .) .Values.gateway.enabled .Values.gateway.persistence.enabled (not (include "mintlify-exporter.redis" .)) }}true{{ end }}
 {{- end }}
 
 {{- define "mintlify-exporter.pvcName" -}}
@@ -99,6 +99,13 @@ get a PodDisruptionBudget and are spread over nodes.
 {{- end }}
 
 {{/*
+"true" when a Redis is configured: an address, or a Sentinel master name.
+*/}}
+{{- define "mintlify-exporter.redis" -}}
+{{- if or .Values.cluster.redis.address .Values.cluster.redis.sentinel.masterName }}true{{ end }}
+{{- end }}
+
+{{/*
 Refuses values that would start replicas without shared state, or cluster
 settings the exporter would refuse at start (the pods would crash-loop).
 */}}
@@ -107,7 +114,7 @@ settings the exporter would refuse at start (the pods would crash-loop).
 {{- if lt (int .Values.replicaCount) 0 }}
 {{- fail (printf "replicaCount=%v: want 0 or more" .Values.replicaCount) }}
 {{- end }}
-{{- if and (include "mintlify-exporter.replicated" .) (not $r.address) }}
+{{- if and (include "mintlify-exporter.replicated" .) (not (include "mintlify-exporter.redis" .)) }}
 {{- fail (printf "replicaCount=%v needs cluster.redis.address: without a shared Redis each replica pays its analytics requests from a budget of its own, together spending the organization's 100 requests per hour several times over, and keeps its own state files; set cluster.redis.address to an existing Redis or Valkey (the chart installs none), or replicaCount=1" .Values.replicaCount) }}
 {{- end }}
 {{- /* The gateway on replicas: one runs it on the job state in Redis, the
@@ -117,14 +124,26 @@ port), plain HTTP, which a TLS listener refuses. */}}
 {{- if and (include "mintlify-exporter.replicated" .) .Values.gateway.enabled .Values.webConfig.tls }}
 {{- fail (printf "replicaCount=%v with gateway.enabled and webConfig.tls: the replicas forward agent job requests to the one running the gateway over plain HTTP at its pod address (the exporter's default --cluster.advertise-url), which a TLS listener refuses; set replicaCount=1 (with the cluster the gateway keeps its jobs in Redis), or install the gateway as a release of its own with replicaCount=1 and the same cluster.redis settings beside the replicas" .Values.replicaCount) }}
 {{- end }}
-{{- if and $r.address .Values.gateway.enabled (not .Values.cluster.forwardSecret.existingSecret) }}
+{{- if and (include "mintlify-exporter.redis" .) .Values.gateway.enabled (not .Values.cluster.forwardSecret.existingSecret) }}
 {{- fail "gateway.enabled with cluster.redis.address needs cluster.forwardSecret.existingSecret: the replicas forward agent job requests only to one that proves it knows a secret they share outside Redis; create it (kubectl create secret generic mintlify-forward --from-literal=secret=\"$(head -c 32 /dev/urandom | base64)\") and name it here" }}
 {{- end }}
-{{- if not $r.address }}
-{{- if or $r.username $r.passwordSecret.name $r.tls.enabled $r.tls.caSecret.name $r.tls.clientCertSecret.name $r.tls.serverName $r.tls.insecureSkipVerify }}
+{{- $s := $r.sentinel }}
+{{- if and $r.address $s.masterName }}
+{{- fail "cluster.redis.address and cluster.redis.sentinel.masterName: give one (with Sentinel the sentinels name the primary)" }}
+{{- end }}
+{{- if and $s.masterName (not $s.addresses) }}
+{{- fail "cluster.redis.sentinel.masterName needs cluster.redis.sentinel.addresses: every sentinel's host:port" }}
+{{- end }}
+{{- range $s.addresses }}
+{{- if not (regexMatch "^[^:/ ]+:[0-9]+$|^\\[[0-9a-fA-F:.]+\\]:[0-9]+$" .) }}
+{{- fail (printf "cluster.redis.sentinel.addresses: %q: want host:port" .) }}
+{{- end }}
+{{- end }}
+{{- if not (include "mintlify-exporter.redis" .) }}
+{{- if or $r.username $r.passwordSecret.name $r.tls.enabled $r.tls.caSecret.name $r.tls.clientCertSecret.name $r.tls.serverName $r.tls.insecureSkipVerify $s.addresses $s.username $s.passwordSecret.name }}
 {{- fail "cluster.redis settings without cluster.redis.address: set the address (host:port) of the Redis or Valkey, or leave the other cluster.redis settings out" }}
 {{- end }}
-{{- else }}
+{{- else if $r.address }}
 {{- if not (regexMatch "^[^:/ ]+:[0-9]+$|^\\[[0-9a-fA-F:.]+\\]:[0-9]+$" $r.address) }}
 {{- fail (printf "cluster.redis.address %q: want host:port" $r.address) }}
 {{- end }}
@@ -141,8 +160,11 @@ client certificate ("" when not configured).
 {{- define "mintlify-exporter.redisPasswordFile" -}}
 {{- with .Values.cluster.redis.passwordSecret }}{{ if .name }}/etc/mintlify_exporter/redis/{{ .key | default "password" }}{{ end }}{{ end }}
 {{- end }}
+{{- define "mintlify-exporter.sentinelPasswordFile" -}}
+{{- with .Values.cluster.redis.sentinel.passwordSecret }}{{ if .name }}/etc/mintlify_exporter/redis-sentinel/{{ .key | default "password" }}{{ end }}{{ end }}
+{{- end }}
 {{- define "mintlify-exporter.forwardSecretFile" -}}
-{{- if and .Values.cluster.redis.address .Values.gateway.enabled }}{{ with .Values.cluster.forwardSecret }}{{ if .existingSecret }}/etc/mintlify_exporter/forward/{{ .key | default "secret" }}{{ end }}{{ end }}{{ end }}
+{{- if and (include "mintlify-exporter.redis" .) .Values.gateway.enabled }}{{ with .Values.cluster.forwardSecret }}{{ if .existingSecret }}/etc/mintlify_exporter/forward/{{ .key | default "secret" }}{{ end }}{{ end }}{{ end }}
 {{- end }}
 {{- define "mintlify-exporter.redisCAFile" -}}
 {{- with .Values.cluster.redis.tls.caSecret }}{{ if .name }}/etc/mintlify_exporter/redis-ca/{{ .key | default "ca.crt" }}{{ end }}{{ end }}
@@ -160,9 +182,28 @@ settings as the --cluster.redis-* flags of the flag route.
 */}}
 {{- define "mintlify-exporter.clusterSection" -}}
 {{- $r := .Values.cluster.redis }}
-{{- if $r.address }}
+{{- if include "mintlify-exporter.redis" . }}
 cluster:
-  address: {{ $r.address | quote }}
+  {{- with $r.address }}
+  address: {{ . | quote }}
+  {{- end }}
+  {{- with $r.sentinel.masterName }}
+  sentinel:
+    master_name: {{ . | quote }}
+    addresses: {{ toJson $r.sentinel.addresses }}
+    {{- with $r.sentinel.username }}
+    username: {{ . | quote }}
+    {{- end }}
+    {{- with include "mintlify-exporter.sentinelPasswordFile" $ }}
+    password_file: {{ . | quote }}
+    {{- end }}
+  {{- end }}
+  {{- if ne (toString $r.waitReplicas) "" }}
+  wait_replicas: {{ int $r.waitReplicas }}
+  {{- end }}
+  {{- with $r.waitTimeout }}
+  wait_timeout: {{ . | quote }}
+  {{- end }}
   {{- with $r.username }}
   username: {{ . | quote }}
   {{- end }}
@@ -207,8 +248,28 @@ key prefix may end in a colon.
 */}}
 {{- define "mintlify-exporter.clusterArgs" -}}
 {{- $r := .Values.cluster.redis }}
-{{- if $r.address }}
-- {{ printf "--cluster.redis-address=%s" $r.address | quote }}
+{{- if include "mintlify-exporter.redis" . }}
+{{- with $r.address }}
+- {{ printf "--cluster.redis-address=%s" . | quote }}
+{{- end }}
+{{- with $r.sentinel.masterName }}
+- {{ printf "--cluster.redis-sentinel-master-name=%s" . | quote }}
+{{- range $r.sentinel.addresses }}
+- {{ printf "--cluster.redis-sentinel-address=%s" . | quote }}
+{{- end }}
+{{- with $r.sentinel.username }}
+- {{ printf "--cluster.redis-sentinel-username=%s" . | quote }}
+{{- end }}
+{{- with include "mintlify-exporter.sentinelPasswordFile" $ }}
+- {{ printf "--cluster.redis-sentinel-password-file=%s" . | quote }}
+{{- end }}
+{{- end }}
+{{- if ne (toString $r.waitReplicas) "" }}
+- {{ printf "--cluster.redis-wait-replicas=%d" (int $r.waitReplicas) | quote }}
+{{- end }}
+{{- with $r.waitTimeout }}
+- {{ printf "--cluster.redis-wait-timeout=%s" . | quote }}
+{{- end }}
 {{- with $r.username }}
 - {{ printf "--cluster.redis-username=%s" . | quote }}
 {{- end }}

@@ -1093,3 +1093,55 @@ func TestKeyExpiryValue(t *testing.T) {
 	}
 	noArgPrefix(t, render(t, base...).container(t), "--mintlify.api-key-expires")
 }
+
+// TestHASentinel renders replicas on a Redis that Sentinel fails over: on the flag route the
+// --cluster.redis-sentinel-* and --cluster.redis-wait-* flags, on the config route the file's
+// cluster.sentinel section (which the exporter's config check accepts), the sentinels' password
+// from a Secret; an address beside a master name, or a master name without sentinels, is refused.
+func TestHASentinel(t *testing.T) {
+	sentinel := []string{"--set", "replicaCount=2", "--set", "cluster.redis.sentinel.masterName=mintlify",
+		"--set", "cluster.redis.sentinel.addresses={s0.redis:26379,s1.redis:26379,s2.redis:26379}",
+		"--set", "cluster.redis.sentinel.passwordSecret.name=sentinel-pw",
+		"--set", "cluster.redis.waitReplicas=1", "--set", "cluster.redis.waitTimeout=500ms"}
+	r := render(t, append([]string{"--set", "mintlify.projects={acme-docs}", "--set", "mintlify.apiKey.existingSecret=k"}, sentinel...)...)
+	checkReplicated(t, r, 2)
+	wantArgs(t, r.container(t), "--cluster.redis-sentinel-master-name=mintlify", "--cluster.redis-sentinel-address=s0.redis:26379",
+		"--cluster.redis-sentinel-address=s2.redis:26379", "--cluster.redis-sentinel-password-file=/etc/mintlify_exporter/redis-sentinel/password",
+		"--cluster.redis-wait-replicas=1", "--cluster.redis-wait-timeout=500ms")
+	checkSecretMount(t, r, "redis-sentinel-password", "sentinel-pw", "/etc/mintlify_exporter/redis-sentinel")
+
+	r = render(t, append([]string{"-f", filepath.Join(chartDir, "ci", "config-values.yaml")}, sentinel...)...)
+	_, file := r.configFile(t)
+	var parsed struct {
+		Cluster map[string]any `json:"cluster"`
+	}
+	if err := yaml.Unmarshal([]byte(file), &parsed); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"sentinel": map[string]any{"master_name": "mintlify", "addresses": []any{"s0.redis:26379", "s1.redis:26379", "s2.redis:26379"},
+		"password_file": "/etc/mintlify_exporter/redis-sentinel/password"}, "wait_replicas": float64(1), "wait_timeout": "500ms"}
+	if !reflect.DeepEqual(parsed.Cluster, want) {
+		t.Errorf("cluster section %v, want %v:\n%s", parsed.Cluster, want, file)
+	}
+	path := filepath.Join(t.TempDir(), "mintlify.yml")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(exporter(t), "config", "check", "--config.file="+path).CombinedOutput(); err != nil {
+		t.Fatalf("config check of the rendered file: %v\n%s\n%s", err, out, file)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--set", "cluster.redis.address=r:6379"}, "give one"},
+		{[]string{"--set", "cluster.redis.sentinel.addresses=null"}, "needs cluster.redis.sentinel.addresses"},
+		{[]string{"--set", "cluster.redis.sentinel.addresses={s0}"}, "want host:port"},
+	} {
+		args := append([]string{"--set", "mintlify.projects={acme-docs}", "--set", "mintlify.apiKey.existingSecret=k"}, sentinel...)
+		if _, err := helmTemplate(append(args, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want a refusal naming %q", c.args, err, c.want)
+		}
+	}
+}

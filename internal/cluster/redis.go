@@ -1,0 +1,287 @@
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+)
+
+// The connection to Redis goes through go-redis, a kept client (its own
+// pool, RESP, AUTH, TLS, EVALSHA with EVAL fallback, Sentinel), configured
+// here from the cluster settings; this file keeps only what this package
+// asks of it on top: LOADING waited out until the caller's deadline, and
+// replies in the few shapes the callers read.
+
+// libLogger takes go-redis's own log lines (failed dials, a sentinel
+// switching the primary), which would otherwise go to stderr in another
+// format: at debug level, since Client.call already logs each change of
+// reachability once. go-redis has one logger per process, so the last
+// Client made names it.
+type libLogger struct{ l atomic.Pointer[log.Logger] }
+
+var redisLog = func() *libLogger {
+	l := &libLogger{}
+	nop := log.NewNopLogger()
+	l.l.Store(&nop)
+	redis.SetLogger(l)
+	return l
+}()
+
+func (l *libLogger) Printf(_ context.Context, format string, v ...any) {
+	logger := *l.l.Load()
+	if strings.HasPrefix(format, "sentinel: new master=") {
+		// The one line an operator wants at info: the primary the
+		// sentinels name changed (a failover, or the first lookup).
+		level.Info(logger).Log("msg", "Redis Sentinel names a new primary: the shared Redis is there now", "detail", fmt.Sprintf(format, v...))
+		return
+	}
+	level.Debug(logger).Log("msg", "go-redis", "detail", fmt.Sprintf(format, v...))
+}
+
+// errNil is the null reply (a missing key or field, a script's false): not
+// a failure, callers test it with errors.Is.
+var errNil = redis.Nil
+
+// redisConn is the client of one Redis: a plain one at cluster.address, or
+// one that follows the primary that Redis Sentinel names.
+type redisConn struct {
+	rdb *redis.Client
+}
+
+// Bounds of the retries go-redis makes on its own. One retry sends a
+// command again on a new connection after an idle one turned out dead (a
+// restarted Redis closed it), as our client did; more would only stretch
+// a call against a Redis that is away, which callers already handle by
+// trying again at their own pace. go-redis also retries a command whose
+// connection broke after it was written (EOF), which our client did not:
+// each of our scripts is safe to run twice (a ledger take paid twice
+// spends one request more, never one too many; an Apply writes the same
+// values; a lease acquired twice reads as held by its own owner and
+// expires), so the retry's availability is worth it.
+const (
+	maxRetries      = 1
+	minRetryBackoff = 8 * time.Millisecond
+	maxRetryBackoff = 100 * time.Millisecond
+)
+
+// newRedisConn configures go-redis. Every call has a deadline (Client.call
+// adds the client's timeout to the caller's context), which go-redis turns
+// into the connection's (ContextTimeoutEnabled); the dial, read and write
+// timeouts are the same setting, for calls whose context has none.
+// RESP2 keeps the replies in the shapes the scripts answer (integers,
+// strings, arrays). The password file is read at every dial, so that a
+// rotated password applies to the next connection without a restart.
+func newRedisConn(cfg *config.Cluster, tc *tls.Config, sentinelPassword string) *redisConn {
+	o := &redis.UniversalOptions{
+		Addrs: []string{cfg.Address},
+		CredentialsProviderContext: func(context.Context) (string, string, error) {
+			pw, err := password(cfg)
+			return cfg.Username, pw, err
+		},
+		DB:                    cfg.DB,
+		Protocol:              2,
+		MaxRetries:            maxRetries,
+		MinRetryBackoff:       minRetryBackoff,
+		MaxRetryBackoff:       maxRetryBackoff,
+		DialTimeout:           cfg.Timeout,
+		ReadTimeout:           cfg.Timeout,
+		WriteTimeout:          cfg.Timeout,
+		ContextTimeoutEnabled: true,
+		PoolSize:              poolSize,
+		PoolTimeout:           cfg.Timeout,
+		TLSConfig:             tc,
+		// No CLIENT SETINFO and no maintenance notifications: a Redis or
+		// Valkey without them would answer each dial with an error.
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	}
+	if !cfg.Sentinel.Enabled() {
+		return &redisConn{rdb: redis.NewClient(o.Simple())}
+	}
+	o.Addrs = cfg.Sentinel.Addresses
+	o.MasterName = cfg.Sentinel.MasterName
+	o.SentinelUsername, o.SentinelPassword = cfg.Sentinel.Username, sentinelPassword
+	return &redisConn{rdb: redis.NewFailoverClient(o.Failover())}
+}
+
+func (p *redisConn) close() error { return p.rdb.Close() }
+
+// do sends one command and returns its reply: errNil for a null.
+func (p *redisConn) do(ctx context.Context, args ...any) (any, error) {
+	return waitLoading(ctx, func() (any, error) { return p.rdb.Do(ctx, args...).Result() })
+}
+
+// reply is one command's answer in a pipeline: its value, or errNil, or
+// Redis's error.
+type reply struct {
+	val any
+	err error
+}
+
+// pipeline sends cmds in one round trip. The error is the connection's;
+// each command's own (errNil, an error reply) is in its reply.
+func (p *redisConn) pipeline(ctx context.Context, cmds [][]any) ([]reply, error) {
+	return waitLoading(ctx, func() ([]reply, error) {
+		pipe := p.rdb.Pipeline()
+		out := make([]*redis.Cmd, len(cmds))
+		for i, c := range cmds {
+			out[i] = pipe.Do(ctx, c...)
+		}
+		_, err := pipe.Exec(ctx)
+		if err != nil && !isReplyError(err) {
+			return nil, err
+		}
+		r := make([]reply, len(out))
+		loadingAll := len(out) > 0
+		for i, c := range out {
+			r[i].val, r[i].err = c.Result()
+			loadingAll = loadingAll && isLoading(r[i].err)
+		}
+		if loadingAll {
+			return nil, r[0].err
+		}
+		return r, nil
+	})
+}
+
+// isReplyError says whether err is Redis's answer to one command (or the
+// null), not a failure of the connection.
+func isReplyError(err error) bool {
+	var re redis.Error
+	return errors.Is(err, redis.Nil) || errors.As(err, &re)
+}
+
+// isLoading is Redis's LOADING answer: it restarted and reads its data
+// from disk, and ran nothing.
+func isLoading(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "LOADING ") }
+
+// loadingPause is how long a command that found Redis loading its dataset
+// waits before it is sent again.
+const loadingPause = 50 * time.Millisecond
+
+// waitLoading runs fn again while Redis answers LOADING, until ctx ends:
+// go-redis retries it only MaxRetries times, and a Redis reading a large
+// file takes longer; a Redis that ran nothing can be asked again safely.
+func waitLoading[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	wasLoading := false
+	for {
+		v, err := fn()
+		if !isLoading(err) {
+			if d, ok := ctx.Deadline(); err != nil && wasLoading && (ctx.Err() != nil || ok && !time.Now().Before(d)) {
+				// The deadline ended a command sent again (as the
+				// connection's, a moment before the context's own): the
+				// error names why it was sent again.
+				<-ctx.Done()
+				return v, fmt.Errorf("redis is loading its dataset: %w (%v)", ctx.Err(), err)
+			}
+			return v, err
+		}
+		wasLoading = true
+		t := time.NewTimer(loadingPause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return v, fmt.Errorf("redis is loading its dataset: %w", ctx.Err())
+		}
+	}
+}
+
+// script is a Lua script, run by its SHA-1 (EVALSHA) and sent in full
+// (EVAL) only when Redis does not know it yet (NOSCRIPT: a new or
+// restarted Redis, a promoted replica, SCRIPT FLUSH).
+type script struct{ s *redis.Script }
+
+func newScript(src string) *script { return &script{s: redis.NewScript(src)} }
+
+// run runs s with keys and args.
+func (s *script) run(ctx context.Context, p *redisConn, keys []string, args ...any) (any, error) {
+	return waitLoading(ctx, func() (any, error) { return s.s.Run(ctx, p.rdb, keys, args...).Result() })
+}
+
+// The shapes of replies the callers expect; another shape is an error
+// that names what came.
+
+func asInt(v any, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("want an integer reply, got %T", v)
+	}
+	return n, nil
+}
+
+func asString(v any, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("want a string reply, got %T", v)
+	}
+	return s, nil
+}
+
+func asArray(v any, err error) ([]any, error) {
+	if err != nil {
+		return nil, err
+	}
+	a, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("want an array reply, got %T", v)
+	}
+	return a, nil
+}
+
+func asInts(v any, err error) ([]int64, error) { return asEach(v, err, asInt) }
+
+func asStrings(v any, err error) ([]string, error) { return asEach(v, err, asString) }
+
+// asEach is an array reply whose elements are each of one shape.
+func asEach[T any](v any, err error, as func(any, error) (T, error)) ([]T, error) {
+	a, err := asArray(v, err)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(a))
+	for i, e := range a {
+		if out[i], err = as(e, nil); err != nil {
+			return nil, fmt.Errorf("element %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// runThenWait runs s and, when wait says its reply calls for it, WAIT
+// replicas timeout on the same connection: WAIT counts the replicas that
+// hold the writes of the connection it is sent on, so it cannot go
+// through the pool on its own. It answers the script's reply and the
+// replicas that acknowledged: -1 when it did not wait, or when WAIT
+// failed (the script's write stands: its error is not the call's).
+func (s *script) runThenWait(ctx context.Context, p *redisConn, replicas int, timeout time.Duration, wait func(any) bool,
+	keys []string, args ...any) (v any, acked int64, err error) {
+	conn := p.rdb.Conn()
+	defer conn.Close()
+	v, err = waitLoading(ctx, func() (any, error) { return s.s.Run(ctx, conn, keys, args...).Result() })
+	if err != nil || !wait(v) {
+		return v, -1, err
+	}
+	acked, err = conn.Wait(ctx, replicas, timeout).Result()
+	if err != nil {
+		return v, -1, nil
+	}
+	return v, acked, nil
+}
