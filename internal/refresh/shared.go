@@ -136,7 +136,7 @@ func (s *Scheduler) publish(e *entry, key string, token int64, snap sources.Snap
 		cancel()
 	}
 	if err != nil {
-		level.Warn(s.logger).Log("msg", "analytics snapshot not shared with the other replicas: they walk it again when it is due", "project", e.project,
+		level.Warn(s.logger).Log("msg", "analytics snapshot not stored (in Redis for the other replicas, or in the state directory for a restart): they, or the restarted exporter, walk it again when it is due", "project", e.project,
 			"source", e.spec.Name, "window", e.label, "scope", e.scope, "err", err)
 	}
 }
@@ -233,7 +233,7 @@ func (s *Scheduler) adopt(ctx context.Context, e *entry, key string, have int64)
 // that it is not fetched again at every sync (a newer version is), and
 // logs it once.
 func (s *Scheduler) skipUnreadable(e *entry, key string, version, have int64, err error) {
-	level.Warn(s.logger).Log("msg", "unreadable analytics snapshot from another replica: ignored until a newer one is published", "key", key, "version", version, "err", err)
+	level.Warn(s.logger).Log("msg", "unreadable stored analytics snapshot (published by another replica, or kept in the state directory): ignored until a newer one is stored; its demand is walked when due", "key", key, "version", version, "err", err)
 	if version == 0 {
 		return
 	}

@@ -1,0 +1,41 @@
+// The scheduler's persisted snapshots: a Shared that keeps them across
+// restarts (internal/snapstore, the local state directory) is read before
+// the plan starts, by the same Sync that serves replicas what another
+// published, and forgets the demands the plan no longer has.
+
+package refresh
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-kit/log/level"
+)
+
+// Forgetter is a Shared whose snapshots outlive the demands they are of
+// unless told: the local state directory (Redis expires its own). Forget
+// deletes every snapshot but keep's (keys as Shared knows them).
+type Forgetter interface {
+	Forget(ctx context.Context, keep []string) error
+}
+
+// forget tells a Forgetter which demands the plan has: those of a
+// configuration that no longer has them, or walks them otherwise (another
+// time zone, path policy or setting: another key), are deleted.
+func (s *Scheduler) forget() {
+	f, ok := s.cfg.Shared.(Forgetter)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	keep := make([]string, 0, len(s.entries))
+	for _, e := range s.entries {
+		keep = append(keep, sharedKey(e))
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+	defer cancel()
+	if err := f.Forget(ctx, keep); err != nil {
+		level.Warn(s.logger).Log("msg", "analytics snapshots of former demands not deleted", "err", err)
+	}
+}
