@@ -39,3 +39,14 @@ func (s *Scheduler) forget() {
 		level.Warn(s.logger).Log("msg", "analytics snapshots of former demands not deleted", "err", err)
 	}
 }
+
+// Restore serves the snapshots a Forgetter kept (the local state
+// directory), with their refresh times and the plan's next walks from
+// them, before Run: the caller restores before the exporter reports ready,
+// so that its first scrape has every series back. Replicas read Redis in
+// Run instead, where an unreachable Redis cannot hold the start.
+func (s *Scheduler) Restore(ctx context.Context) {
+	if _, ok := s.cfg.Shared.(Forgetter); ok {
+		s.Sync(ctx)
+	}
+}
