@@ -7,6 +7,10 @@ package refresh
 
 import (
 	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -45,8 +49,53 @@ func (s *Scheduler) forget() {
 // them, before Run: the caller restores before the exporter reports ready,
 // so that its first scrape has every series back. Replicas read Redis in
 // Run instead, where an unreachable Redis cannot hold the start.
+//
+// Decoding is most of a restore (about 2 s of CPU for 2 million series):
+// the snapshots are read and decoded on every core, then installed at
+// once, and the plan is made once rather than after each.
 func (s *Scheduler) Restore(ctx context.Context) {
-	if _, ok := s.cfg.Shared.(Forgetter); ok {
-		s.Sync(ctx)
+	if _, ok := s.cfg.Shared.(Forgetter); !ok {
+		return
+	}
+	s.mu.Lock()
+	entries := slices.Clone(s.entries)
+	keys := make([]string, len(entries))
+	have := make([]int64, len(entries))
+	for i, e := range entries {
+		keys[i], have[i] = sharedKey(e), e.state.version
+	}
+	s.mu.Unlock()
+	versions, err := s.cfg.Shared.Versions(ctx, keys)
+	if err != nil {
+		return
+	}
+	got := make([]fetched, len(entries))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(entries); i = int(next.Add(1) - 1) {
+				if versions[i] != 0 && versions[i] != have[i] {
+					got[i] = s.fetch(ctx, keys[i], have[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	replan := false
+	s.mu.Lock()
+	for i, e := range entries {
+		if got[i].snap != nil && got[i].err == nil {
+			replan = s.install(e, &got[i], have[i]) || replan
+		}
+	}
+	if replan {
+		s.replan()
+	}
+	s.mu.Unlock()
+	for i, e := range entries {
+		if got[i].err != nil {
+			s.skipUnreadable(e, keys[i], got[i].version, have[i], got[i].err)
+		}
 	}
 }

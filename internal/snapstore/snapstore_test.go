@@ -147,7 +147,7 @@ func TestRestartServesSnapshotsAndResumesThePlan(t *testing.T) {
 			t.Fatalf("%s/%s served before the plan read its directory: the restore below proves nothing", v.Source, v.Window)
 		}
 	}
-	second.sched.Sync(t.Context())
+	second.sched.Restore(t.Context())
 	if got := served(second); !slices.Equal(got, before) {
 		t.Fatalf("restored plan serves\n%s\nwant what the first run served\n%s", strings.Join(got, "\n"), strings.Join(before, "\n"))
 	}
@@ -199,7 +199,7 @@ func TestDamagedSnapshotIsWalkedAgain(t *testing.T) {
 
 			clk.Advance(time.Minute)
 			second := newRun(t, dir, url, clk, "7d")
-			second.sched.Sync(t.Context())
+			second.sched.Restore(t.Context())
 			restored := 0
 			for _, v := range second.sched.Views() {
 				if v.Data != nil {
@@ -219,7 +219,7 @@ func TestDamagedSnapshotIsWalkedAgain(t *testing.T) {
 			}
 			second.sched.Close()
 			third := newRun(t, dir, url, clk, "7d")
-			third.sched.Sync(t.Context())
+			third.sched.Restore(t.Context())
 			for _, v := range third.sched.Views() {
 				if v.Data == nil {
 					t.Errorf("%s/%s not restored after its walk stored it again", v.Source, v.Window)
@@ -254,7 +254,7 @@ func TestRemovedDemandsAreDeleted(t *testing.T) {
 	}
 
 	third := newRun(t, dir, url, clk, "1d", "7d")
-	third.sched.Sync(t.Context())
+	third.sched.Restore(t.Context())
 	var p refresh.Project
 	p.ID, p.Location = "docs", time.UTC
 	p.Windows = []analytics.Window{{Name: "1d", Days: 1}}
