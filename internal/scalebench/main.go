@@ -13,8 +13,12 @@
 //   - 30 concurrent gzip scrapes: each one's time, RSS after;
 //   - a plain-text scrape: time, RSS after and VmHWM;
 //
-// then, for one project of 10,000 paths (every source, same windows), the
-// whole binary's CPU per cached gzip scrape against the floor's.
+// then it kills the exporter with SIGKILL and starts it again on its state
+// directory (issue 37: the kept snapshots' size, the time to every series
+// served again, the requests sent after the restart; -restart-only for that
+// alone), and, for one project of 10,000 paths (every source, same
+// windows), the whole binary's CPU per cached gzip scrape against the
+// floor's.
 //
 //	make scale-bench   (scripts/scale-bench.sh: builds, then runs this)
 //
