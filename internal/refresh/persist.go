@@ -6,9 +6,14 @@
 package refresh
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,4 +103,42 @@ func (s *Scheduler) Restore(ctx context.Context) {
 			s.skipUnreadable(e, keys[i], got[i].version, have[i], got[i].err)
 		}
 	}
+}
+
+// decodePublished reads what publish wrote. The snapshot is base64 in the
+// JSON (a []byte field): encoding/json scans all of it twice and decodes
+// it byte by byte, 40% of a restore's CPU. What json.Marshal writes of a
+// published, {"started":"…","duration_ns":N,"snapshot":"…"}, is read
+// directly (base64 has no character JSON escapes); anything else, through
+// encoding/json.
+func decodePublished(data []byte, p *published) error {
+	const (
+		started  = `{"started":"`
+		duration = `","duration_ns":`
+		snapshot = `,"snapshot":"`
+	)
+	rest, ok := bytes.CutPrefix(data, []byte(started))
+	at, rest, ok2 := bytes.Cut(rest, []byte(duration))
+	ns, rest, ok3 := bytes.Cut(rest, []byte(snapshot))
+	b64, ok4 := bytes.CutSuffix(rest, []byte(`"}`))
+	if !ok || !ok2 || !ok3 || !ok4 || bytes.ContainsAny(b64, `"\`) {
+		return json.Unmarshal(data, p)
+	}
+	var q published
+	if err := q.Started.UnmarshalText(at); err != nil {
+		return json.Unmarshal(data, p)
+	}
+	d, err := strconv.ParseInt(string(ns), 10, 64)
+	if err != nil {
+		return json.Unmarshal(data, p)
+	}
+	q.Duration = d
+	q.Snapshot = make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+	n, err := base64.StdEncoding.Decode(q.Snapshot, b64)
+	if err != nil {
+		return fmt.Errorf("published snapshot: %w", err)
+	}
+	q.Snapshot = q.Snapshot[:n]
+	*p = q
+	return nil
 }

@@ -223,7 +223,7 @@ func (s *Scheduler) fetch(ctx context.Context, key string, have int64) (f fetche
 	if err != nil || !ok || version == have {
 		return f
 	}
-	if err := json.Unmarshal(data, &f.p); err != nil {
+	if err := decodePublished(data, &f.p); err != nil {
 		f.err = err
 		return f
 	}
