@@ -321,3 +321,43 @@ func snapFiles(t *testing.T, dir string) []string {
 	}
 	return m
 }
+
+// FuzzSnapshotFile: whatever a file holds (a cut, a flipped bit, another
+// program's file), Open and Fetch never panic nor read more than MaxBytes,
+// and the file as written gives back its data.
+func FuzzSnapshotFile(f *testing.F) {
+	dir := f.TempDir()
+	d, err := snapstore.Open(dir, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := d.Publish(f.Context(), "k", 3, []byte(`{"published":true}`), time.Hour); err != nil {
+		f.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.snap"))
+	whole, err := os.ReadFile(files[0])
+	if err != nil {
+		f.Fatal(err)
+	}
+	name := filepath.Base(files[0])
+	f.Add(whole)
+	f.Add(whole[:len(whole)/2])
+	f.Add([]byte("mintlify_exporter analytics snapshot 1\nk\n3\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d, err := snapstore.Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _, ok, err := d.Fetch(t.Context(), "k")
+		if len(data) > snapstore.MaxBytes || (ok && err != nil) || (!ok && data != nil) {
+			t.Fatalf("Fetch = %d bytes, %v, %v", len(data), ok, err)
+		}
+		if bytes.Equal(b, whole) && (!ok || err != nil || string(data) != `{"published":true}`) {
+			t.Fatalf("the file as written reads as %q, %v, %v", data, ok, err)
+		}
+	})
+}
