@@ -39,6 +39,7 @@ type metricsOptions struct {
 // ends (owned by wg).
 func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Registry, o metricsOptions) http.Handler {
 	encoded := collector.NewEncoded(o.Views, o.Logger)
+	encoded.Prime() // before the server listens: see Prime
 	wg.Go(func() { encoded.Run(ctx, collector.DefaultEncodeInterval) })
 	var src collector.Source
 	if o.Primary != nil {
