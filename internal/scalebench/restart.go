@@ -69,6 +69,7 @@ func measureRestart(client *http.Client, ex *proc, tmp, apiURL string, fake *fak
 	fmt.Printf("| start → /-/ready | %.3f s | – | |\n", ready.Seconds())
 	fmt.Printf("| start → a scrape with every series (%d; the first scrape after ready held %d) | %.3f s | ≤2 s | %v |\n",
 		series, first, full.Seconds(), full <= 2*time.Second)
+	fmt.Printf("| /-/ready → that scrape read whole | %.3f s | ≤1 s | %v |\n", (full - ready).Seconds(), full-ready <= time.Second)
 	fmt.Printf("| analytics requests in the first %s after the start | %d | 0 (nothing was due) | %v |\n",
 		watch, fake.AnalyticsRequests()-sent, fake.AnalyticsRequests() == sent)
 	fmt.Printf("| RSS after the restore | %s | – | |\n", re.mem())
