@@ -421,3 +421,25 @@ func TestPublishedAfterEncoded(t *testing.T) {
 		t.Error("the encoder read the new walk but did not publish it")
 	}
 }
+
+// TestPrimeEncodesBeforeScrapes: Prime encodes what the views hold (what a
+// restart restored) at its faster level before any scrape, and serves the
+// same series as the registry; the usual level is the smaller.
+func TestPrimeEncodesBeforeScrapes(t *testing.T) {
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Paths: 400}})
+	h.views.set(h.walk(walkSpec{}), h.walk(walkSpec{window: days7}))
+	p := newPair(h.views)
+	omgz := Encoding{Format: OpenMetrics, Gzip: true}
+	p.enc.Prime()
+	primed := p.enc.Bytes()[omgz.Index()]
+	if primed == 0 {
+		t.Fatal("Prime encoded nothing")
+	}
+	p.compare(t, "primed")
+	// The same snapshots encoded as a walk's would be: at chunkGzipLevel.
+	q := newPair(h.views)
+	q.enc.update()
+	if usual := q.enc.Bytes()[omgz.Index()]; usual >= primed {
+		t.Errorf("the usual level took %d bytes, Prime's %d: Prime's is not the faster, larger level", usual, primed)
+	}
+}

@@ -6,12 +6,15 @@ import (
 	"sync"
 
 	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/snapstore"
 )
 
 // stateDirs are where this run keeps its state: each organization's
@@ -50,15 +53,37 @@ func replicate(ctx context.Context, wg *sync.WaitGroup, shared *cluster.Client, 
 // newAnalytics returns the organizations (each its client, budget and
 // plan), empty until a configuration applies, and the stop that ends
 // their plans and closes their ledgers.
-func newAnalytics(ctx context.Context, settings orgs.Settings, ledgerDir string, logger log.Logger) (*orgs.Set, func()) {
+func newAnalytics(ctx context.Context, settings orgs.Settings, ledgerDir string, logger log.Logger) (*orgs.Set, func(), *snapstore.Root) {
 	settings.LedgerDir = ledgerDir
 	// So are what sources keep across restarts (the assistant's daily
 	// conversation counts).
 	settings.Refresh.StateDir = ledgerDir
+	// And the snapshots, so that a restart serves them at once and walks
+	// nothing before its time; replicas keep them in Redis instead.
+	var snaps *snapstore.Root
+	if settings.Walks == nil && ledgerDir != "" {
+		snaps = snapstore.NewRoot(ledgerDir, logger)
+		settings.Walks = func(org string) refresh.Shared { return snaps.Org(org) }
+	}
 	ctx, cancel := context.WithCancel(ctx) // the plans run until it ends
 	set := orgs.New(ctx, settings, logger)
 	return set, func() {
 		cancel()
 		set.Wait()
+	}, snaps
+}
+
+// keepSnapshotsOf deletes the kept snapshots of the organizations cfg no
+// longer has (nil snaps: none are kept).
+func keepSnapshotsOf(snaps *snapstore.Root, cfg *config.Config, logger log.Logger) {
+	if snaps == nil {
+		return
+	}
+	names := make([]string, len(cfg.Organizations))
+	for i, o := range cfg.Organizations {
+		names[i] = o.Name
+	}
+	if err := snaps.KeepOrgs(names); err != nil {
+		level.Warn(logger).Log("msg", "analytics snapshots of former organizations not deleted", "err", err)
 	}
 }

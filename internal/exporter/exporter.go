@@ -232,7 +232,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	}
 	owner := replicate(ctx, &wg, shared, &settings)
 	// Analytics: the organizations, their budgets and plans.
-	set, stopAnalytics := newAnalytics(ctx, settings, ledgerDir, logger)
+	set, stopAnalytics, snaps := newAnalytics(ctx, settings, ledgerDir, logger)
 	defer stopAnalytics()
 	reg.MustRegister(set.KeyExpiry()) // every replica: its own configuration's dates
 	// Web: the basic-auth front.
@@ -259,6 +259,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	if err := set.Apply(cfg); err != nil {
 		return err
 	}
+	keepSnapshotsOf(snaps, cfg, logger)
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext(),
 		"organizations", len(cfg.Organizations), "projects", len(cfg.Projects), "config", cmp.Or(cfg.File, "flags"))
 	configs := &applier{load: load, cluster: cfg.Cluster, orgs: set, jobs: jobs, current: cfg, logger: logger}

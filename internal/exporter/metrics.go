@@ -44,6 +44,7 @@ func metricsHandler(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Reg
 	encoded := o.Encoded
 	if encoded == nil {
 		encoded = collector.NewEncoded(o.Views, o.Logger)
+		encoded.Prime() // before the server listens: see Prime
 		wg.Go(func() { encoded.Run(ctx, collector.DefaultEncodeInterval) })
 	}
 	var src collector.Source

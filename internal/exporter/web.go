@@ -51,6 +51,7 @@ func newServer(ctx context.Context, wg *sync.WaitGroup, w *web, loggers logging.
 		primary = w.shared.IsPrimary
 	}
 	w.encoded = collector.NewEncoded(w.set, loggers.Logger)
+	w.encoded.Prime() // before the server listens: see Prime
 	wg.Go(func() { w.encoded.Run(ctx, collector.DefaultEncodeInterval) })
 	return server.New(w.o.Server, server.Routes{
 		Metrics: metricsHandler(ctx, wg, w.reg, metricsOptions{

@@ -316,6 +316,16 @@ func (s *Server) ClearFaults() {
 // Requests is how many requests reached an endpoint, faulty ones included.
 func (s *Server) Requests(endpoint string) int64 { return s.requests[endpoint].Load() }
 
+// AnalyticsRequests is how many requests reached the analytics endpoints,
+// all of them together.
+func (s *Server) AnalyticsRequests() int64 {
+	var n int64
+	for _, rt := range analyticsRoutes {
+		n += s.Requests(rt.endpoint)
+	}
+	return n
+}
+
 // VisitorsQueries returns the query strings of every visitors request.
 func (s *Server) VisitorsQueries() []url.Values {
 	s.mu.Lock()

@@ -228,6 +228,11 @@ func (s *Set) prepare(oc config.Organization, current *org, projects []refresh.P
 			rc.Shared = s.settings.Walks(oc.Name)
 		}
 		c.sched, err = refresh.New(c.o.client, c.o.budget, rc, log.With(s.logger, "organization", oc.Name))
+		if err == nil {
+			// Nothing runs yet: what the state directory kept is served
+			// from the first scrape on (a no-op for replicas).
+			c.sched.Restore(s.ctx)
+		}
 		c.plan = func() { s.start(c.o, c.sched) }
 	}
 	if err != nil {

@@ -264,5 +264,8 @@ func (s *Scheduler) PrepareUpdate(projects []Project) (commit func(), err error)
 		case s.walked <- struct{}{}: // plan again now
 		default:
 		}
+		if s.cfg.Shared != nil {
+			s.forget()
+		}
 	}, nil
 }

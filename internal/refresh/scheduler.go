@@ -218,8 +218,11 @@ func (s *Scheduler) Run(ctx context.Context) {
 	defer s.Close()
 	if s.cfg.Shared != nil {
 		// A replica that starts serves what the others published before
-		// it plans anything: no request for data that is fresh.
+		// it plans anything: no request for data that is fresh. So does a
+		// process that restarts on its state directory, which then drops
+		// what the configuration no longer walks.
 		s.Sync(ctx)
+		s.forget()
 		s.wg.Go(func() {
 			t := time.NewTicker(s.cfg.SyncInterval)
 			defer t.Stop()

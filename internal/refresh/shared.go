@@ -136,7 +136,7 @@ func (s *Scheduler) publish(e *entry, key string, token int64, snap sources.Snap
 		cancel()
 	}
 	if err != nil {
-		level.Warn(s.logger).Log("msg", "analytics snapshot not shared with the other replicas: they walk it again when it is due", "project", e.project,
+		level.Warn(s.logger).Log("msg", "analytics snapshot not stored (in Redis for the other replicas, or in the state directory for a restart): they, or the restarted exporter, walk it again when it is due", "project", e.project,
 			"source", e.spec.Name, "window", e.label, "scope", e.scope, "err", err)
 	}
 }
@@ -186,27 +186,57 @@ func (s *Scheduler) Sync(ctx context.Context) {
 // published; but Redis restarted without its data counts tokens from 1
 // again, and the snapshot's own time tells which walk came last.
 func (s *Scheduler) adopt(ctx context.Context, e *entry, key string, have int64) bool {
-	data, version, ok, err := s.cfg.Shared.Fetch(ctx, key)
-	if errors.Is(err, ErrUnreadableSnapshot) {
-		s.skipUnreadable(e, key, version, have, err)
+	f := s.fetch(ctx, key, have)
+	if f.err != nil {
+		s.skipUnreadable(e, key, f.version, have, f.err)
 		return false
 	}
-	if err != nil || !ok || version == have {
-		return false
-	}
-	var p published
-	snap, err := func() (sources.Snapshot, error) {
-		if err := json.Unmarshal(data, &p); err != nil {
-			return nil, err
-		}
-		return sources.DecodeSnapshot(p.Snapshot)
-	}()
-	if err != nil {
-		s.skipUnreadable(e, key, version, have, err)
+	if f.snap == nil {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.install(e, &f, have) {
+		s.replan()
+	}
+	return f.installed
+}
+
+// fetched is a shared snapshot read and decoded: snap nil and err nil
+// when there is none, or it is the version the entry has.
+type fetched struct {
+	snap      sources.Snapshot
+	p         published
+	version   int64
+	err       error // unreadable: the version is skipped
+	installed bool  // set by install
+}
+
+// fetch reads and decodes key's shared snapshot unless it is version have.
+func (s *Scheduler) fetch(ctx context.Context, key string, have int64) (f fetched) {
+	data, version, ok, err := s.cfg.Shared.Fetch(ctx, key)
+	f.version = version
+	if errors.Is(err, ErrUnreadableSnapshot) {
+		f.err = err
+		return f
+	}
+	if err != nil || !ok || version == have {
+		return f
+	}
+	if err := decodePublished(data, &f.p); err != nil {
+		f.err = err
+		return f
+	}
+	f.snap, f.err = sources.DecodeSnapshot(f.p.Snapshot)
+	return f
+}
+
+// install makes f's snapshot e's, when e still has version have and f's
+// snapshot is from a later walk than e's, and reports whether the plan
+// must be made again (the caller does, once for many installs). Caller
+// holds mu.
+func (s *Scheduler) install(e *entry, f *fetched, have int64) (replan bool) {
+	snap, p, version := f.snap, f.p, f.version
 	if e.state.version != have || s.closed {
 		return false // walked or adopted meanwhile
 	}
@@ -221,19 +251,20 @@ func (s *Scheduler) adopt(ctx context.Context, e *entry, key string, have int64)
 	if !e.final {
 		e.nextDue = p.Started.Add(e.interval)
 	}
+	f.installed = true
 	cost := max(snap.Meta().Requests, 1)
 	if replan := !old.attempted || cost != e.cost; replan {
 		e.cost, e.costKnown = cost, true
-		s.replan()
+		return true
 	}
-	return true
+	return false
 }
 
 // skipUnreadable remembers a version of key that could not be read, so
 // that it is not fetched again at every sync (a newer version is), and
 // logs it once.
 func (s *Scheduler) skipUnreadable(e *entry, key string, version, have int64, err error) {
-	level.Warn(s.logger).Log("msg", "unreadable analytics snapshot from another replica: ignored until a newer one is published", "key", key, "version", version, "err", err)
+	level.Warn(s.logger).Log("msg", "unreadable stored analytics snapshot (published by another replica, or kept in the state directory): ignored until a newer one is stored; its demand is walked when due", "key", key, "version", version, "err", err)
 	if version == 0 {
 		return
 	}

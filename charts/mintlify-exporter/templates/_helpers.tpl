@@ -28,26 +28,42 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/*
-The state directory: the gateway's job state and every organization's
-analytics ledger (the requests sent in the last hour, so that a restarted
-or crash-looping exporter does not spend its hour again). The root
-filesystem is read-only, so it is always a volume: the gateway's claim, or
-an emptyDir, which survives container restarts in the pod. Not with the
-sandbox, whose simulated jobs and quota die with it (it keeps both in /tmp).
-With the cluster (cluster.redis.address) both the job state and the ledger
-are in Redis: the directory keeps only what each pod counts for itself, on
-an emptyDir, and the gateway gets no claim, on one replica as on several.
+The state directory: every organization's analytics snapshots with their
+refresh times (served at once after a restart, and not walked again before
+their interval), every organization's analytics ledger (the requests sent
+in the last hour, so that a restarted or crash-looping exporter does not
+spend its hour again) and the gateway's job state. The root filesystem is
+read-only, so it is always a volume: the claim of persistence, or an
+emptyDir, which survives container restarts in the pod but not a new pod.
+Not with the sandbox, whose simulated data, jobs and quota die with it (it
+keeps them in /tmp). With the cluster (cluster.redis.address) the
+snapshots, the ledger and the job state are in Redis: the directory keeps
+only what each pod counts for itself, on an emptyDir, and no claim is made,
+on one replica as on several.
 */}}
 {{- define "mintlify-exporter.stateVolume" -}}
 {{- if not .Values.mintlify.sandbox }}true{{ end }}
 {{- end }}
 
+{{/*
+persistence, with what is set under gateway.persistence (its name before
+the claim held the analytics too) taking precedence, key by key: a release
+that turned the claim off there keeps it off. As YAML: fromYaml it.
+*/}}
+{{- define "mintlify-exporter.persistence" -}}
+{{- $p := deepCopy .Values.persistence -}}
+{{- range $k, $v := (default dict .Values.gateway.persistence) }}{{ $_ := set $p $k $v }}{{ end -}}
+{{- toYaml $p -}}
+{{- end }}
+
 {{- define "mintlify-exporter.statePVC" -}}
-{{- if and (include "mintlify-exporter.stateVolume" .) .Values.gateway.enabled .Values.gateway.persistence.enabled (not (include "mintlify-exporter.redis" .)) }}true{{ end }}
+{{- $p := include "mintlify-exporter.persistence" . | fromYaml -}}
+{{- if and (include "mintlify-exporter.stateVolume" .) $p.enabled (not (include "mintlify-exporter.redis" .)) }}true{{ end }}
 {{- end }}
 
 {{- define "mintlify-exporter.pvcName" -}}
-{{- default (printf "%s-state" (include "mintlify-exporter.fullname" .)) .Values.gateway.persistence.existingClaim }}
+{{- $p := include "mintlify-exporter.persistence" . | fromYaml -}}
+{{- default (printf "%s-state" (include "mintlify-exporter.fullname" .)) $p.existingClaim }}
 {{- end }}
 
 {{- define "mintlify-exporter.scheme" -}}

@@ -429,20 +429,17 @@ func TestRequiresProjectAndKey(t *testing.T) {
 // TestDefaultValues renders the defaults with the two values they lack.
 func TestDefaultValues(t *testing.T) {
 	r := render(t, "--set", "mintlify.projects={docs}", "--set", "mintlify.apiKey.existingSecret=k")
-	wantKinds(t, r, "Deployment", "Service")
+	wantKinds(t, r, "Deployment", "Service", "PersistentVolumeClaim")
 	checkCommon(t, r)
 	c := r.container(t)
 	checkHTTPProbes(t, c, corev1.URISchemeHTTP)
-	if r.deployment.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
-		t.Error("strategy Recreate without the gateway")
-	}
 	noArgPrefix(t, c, "--web.enable-agent-api", "--web.config.file", "--mintlify.sandbox", "--config.file")
 	for _, name := range []string{"web-config", "config"} {
 		if _, ok := r.volume(name); ok {
 			t.Errorf("volume %s without the values that ask for it", name)
 		}
 	}
-	checkLedgerVolume(t, r)
+	checkStateClaim(t, r)
 	for _, e := range c.Env {
 		if strings.Contains(strings.ToUpper(e.Name), "KEY") {
 			t.Errorf("env %s: the key is read from a mounted file, never the environment", e.Name)
@@ -619,6 +616,41 @@ func checkLedgerVolume(t *testing.T, r *rendered) {
 	}
 }
 
+// checkStateClaim: without the cluster the state directory (the analytics
+// snapshots, the ledger, the job state) is on the chart's claim, by
+// default with or without the gateway, and the pod is replaced with
+// strategy Recreate: the old pod releases the state file and the
+// ReadWriteOnce claim before the new one opens them.
+func checkStateClaim(t *testing.T, r *rendered) {
+	t.Helper()
+	c := r.container(t)
+	wantArgs(t, c, "--agent.state-file=/var/lib/mintlify_exporter/agent.db")
+	if len(r.pvcs) != 1 {
+		t.Fatalf("%d claims, want one for the state directory", len(r.pvcs))
+	}
+	if v, ok := r.volume("state"); !ok || v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != r.pvcs[0].Name ||
+		mountPath(c, "state") != "/var/lib/mintlify_exporter" {
+		t.Errorf("state volume %+v: want the claim %s at /var/lib/mintlify_exporter", v, r.pvcs[0].Name)
+	}
+	if r.deployment.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("strategy %q with the state on a claim: want Recreate", r.deployment.Spec.Strategy.Type)
+	}
+}
+
+// TestPersistenceOff: persistence.enabled=false, or the former
+// gateway.persistence.enabled=false, keeps the state on an emptyDir, and
+// the default rolling update.
+func TestPersistenceOff(t *testing.T) {
+	for _, key := range []string{"persistence.enabled=false", "gateway.persistence.enabled=false"} {
+		r := render(t, "--set", "mintlify.projects={docs}", "--set", "mintlify.apiKey.existingSecret=k", "--set", key)
+		wantKinds(t, r, "Deployment", "Service")
+		checkLedgerVolume(t, r)
+		if r.deployment.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+			t.Errorf("%s: strategy Recreate without a claim or the gateway", key)
+		}
+	}
+}
+
 // configFile is the rendered configuration file's ConfigMap and content.
 func (r *rendered) configFile(t *testing.T) (*corev1.ConfigMap, string) {
 	t.Helper()
@@ -642,9 +674,9 @@ func (r *rendered) configFile(t *testing.T) (*corev1.ConfigMap, string) {
 func TestConfigFileValues(t *testing.T) {
 	values := filepath.Join(chartDir, "ci", "config-values.yaml")
 	r := render(t, "-f", values)
-	wantKinds(t, r, "Deployment", "Service", "ConfigMap")
+	wantKinds(t, r, "Deployment", "Service", "ConfigMap", "PersistentVolumeClaim")
 	checkCommon(t, r)
-	checkLedgerVolume(t, r)
+	checkStateClaim(t, r)
 	c := r.container(t)
 	wantArgs(t, c, "--config.file=/etc/mintlify_exporter/config/mintlify.yml")
 	noArgPrefix(t, c, "--mintlify.project", "--mintlify.api-key-file", "--analytics.window", "--analytics.timezone", "--mintlify.sandbox")

@@ -13,8 +13,12 @@
 //   - 30 concurrent gzip scrapes: each one's time, RSS after;
 //   - a plain-text scrape: time, RSS after and VmHWM;
 //
-// then, for one project of 10,000 paths (every source, same windows), the
-// whole binary's CPU per cached gzip scrape against the floor's.
+// then it kills the exporter with SIGKILL and starts it again on its state
+// directory (issue 37: the kept snapshots' size, the time to every series
+// served again, the requests sent after the restart; -restart-only for that
+// alone), and, for one project of 10,000 paths (every source, same
+// windows), the whole binary's CPU per cached gzip scrape against the
+// floor's.
 //
 //	make scale-bench   (scripts/scale-bench.sh: builds, then runs this)
 //
@@ -58,6 +62,7 @@ var (
 	concurrent  = flag.Int("concurrent", 30, "concurrent gzip scrapes")
 	cpuScrapes  = flag.Int("cpu-scrapes", 3000, "scrapes of the 10,000-path run over which CPU is averaged")
 	bigOnly     = flag.Bool("big-only", false, "run only the one project of -big-paths paths (CPU per cached scrape)")
+	restartOnly = flag.Bool("restart-only", false, "at scale, measure only the restart after kill -9 (no scrape comparisons, no big project)")
 	walkTimeout = flag.Duration("walk-timeout", 15*time.Minute, "how long every demand may take to be walked")
 	floorBody   = flag.String("floor", "", "internal: serve this file's bytes as a floor server")
 	floorGzip   = flag.Bool("floor-gzip", false, "internal: the floor's body is gzipped")
@@ -122,10 +127,10 @@ func run() error {
 	if *bigOnly {
 		return measureBigProject(client, tmp, apiURL)
 	}
-	if err := measureAtScale(client, tmp, apiURL); err != nil {
+	if err := measureAtScale(client, tmp, apiURL, fake); err != nil {
 		return err
 	}
-	if *bigPaths == 0 {
+	if *bigPaths == 0 || *restartOnly {
 		return nil
 	}
 	return measureBigProject(client, tmp, apiURL)
@@ -133,9 +138,10 @@ func run() error {
 
 // measureAtScale prints the first section: the exporter of every
 // organization's projects, walked, scraped in sequence, concurrently and
-// as plain text, each beside a floor server of the same answer. The
-// exporter has stopped when it returns.
-func measureAtScale(client *http.Client, tmp, apiURL string) error {
+// as plain text, each beside a floor server of the same answer, then
+// killed and restarted on its state directory. The exporter has stopped
+// when it returns.
+func measureAtScale(client *http.Client, tmp, apiURL string, fake *fakeapi.Server) error {
 	var projects []string
 	for o := range *orgs {
 		for p := range *perOrg {
@@ -153,7 +159,21 @@ func measureAtScale(client *http.Client, tmp, apiURL string) error {
 		return err
 	}
 	fmt.Printf("- every demand walked (%d) after %.1f s; RSS %s before any scrape\n", ex.demands, time.Since(ex.started).Seconds(), ex.mem())
+	if !*restartOnly {
+		if err := compareAll(client, ex, tmp); err != nil {
+			return err
+		}
+	}
+	re, err := measureRestart(client, ex, tmp, apiURL, fake, projects)
+	if re != nil {
+		re.stop()
+	}
+	return err
+}
 
+// compareAll prints the first scrape, then the sequential, concurrent and
+// plain-text scrapes, each beside a floor server.
+func compareAll(client *http.Client, ex *proc, tmp string) error {
 	floor, err := firstScrape(client, ex, tmp)
 	if err != nil {
 		return err
