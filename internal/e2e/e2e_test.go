@@ -308,6 +308,8 @@ func expectCount(api promAPI, query string, n int) func() error {
 	}
 }
 
+// submitJobID submits an agent job for project and returns its id (the
+// untagged tests' submitJob checks the answer's status only).
 func submitJobID(t *testing.T, exporterURL, project, prompt string) string {
 	t.Helper()
 	var job struct {
