@@ -44,7 +44,7 @@ build:
 # those that wait on Redis, leases and fsync): go test starts packages in the
 # order given, and one long package started last runs alone at the end while
 # the other core idles.
-SLOW_PKGS = . ./internal/refresh ./alerts ./internal/sources ./internal/jobs/tracker ./internal/jobs/leader ./internal/cluster ./internal/jobs/store ./internal/history ./collector
+SLOW_PKGS = ./internal/e2e ./internal/refresh ./alerts ./internal/sources ./internal/jobs/tracker ./internal/jobs/leader ./internal/cluster ./internal/jobs/store ./internal/history ./collector
 RACE_PKGS = $(SLOW_PKGS) $(shell $(GO) list ./... | grep -v '/mixin$$' | grep -vxF "$$($(GO) list $(SLOW_PKGS))")
 test:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-mixin
@@ -86,11 +86,11 @@ bench:
 scale-bench:
 	scripts/scale-bench.sh
 
-# The root package's Redis Sentinel failover test (replicas_failover_test.go)
-# runs here, not in make test: it waits on a failover and on seconds-long jobs.
+# The tests of the files tagged e2e (Prometheus, Alertmanager): the untagged
+# black-box tests beside them run with `make test`.
+E2E_TESTS = $(shell grep -ho '^func Test[A-Za-z0-9_]*' $$(grep -l '^//go:build e2e' internal/e2e/*_test.go) | sed 's/^func //' | paste -sd'|')
 e2e:
-	$(GO) test -count=1 -tags e2e -timeout 10m -v ./internal/e2e/
-	$(GO) test -count=1 -tags e2e -timeout 5m -run 'TestReplicasFollowASentinelFailover' -v .
+	$(GO) test -count=1 -tags e2e -timeout 10m -v -run '^($(E2E_TESTS))$$' ./internal/e2e/
 
 image-binary:
 	mkdir -p .build/state

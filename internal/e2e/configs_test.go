@@ -13,18 +13,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v2"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
-// repoRoot is the repository's root directory.
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
+// repoRoot is the repository's root directory: the tests here read its
+// files (docs, examples, the Makefile, scripts) by their paths in it.
+func repoRoot() string { return testutil.ModuleRoot() }
 
 // examplesDir is the repository's examples/ directory.
 func examplesDir() string { return filepath.Join(repoRoot(), "examples") }

@@ -160,7 +160,7 @@ func checkDashboardFiles(t *testing.T, api promAPI, since time.Time, procs []*pr
 	}
 
 	pending := map[string]string{} // key -> why it has no data yet
-	eventually(t, fmt.Sprintf("all %d dashboard queries return data", len(queries)), timeout, time.Second, procs, func() error {
+	eventuallyRunning(t, fmt.Sprintf("all %d dashboard queries return data", len(queries)), timeout, time.Second, procs, func() error {
 		clear(pending)
 		now := time.Now()
 		for _, q := range queries {

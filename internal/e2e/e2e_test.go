@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -61,7 +60,7 @@ func TestEndToEnd(t *testing.T) {
 	fake, apiURL, bin := fakeAndExporter(t, began)
 	exporterAddr := testutil.FreeAddr(t)
 	configFile := filepath.Join(t.TempDir(), "mintlify.yml")
-	writeFile(t, configFile, exporterConfig(projects))
+	writeFile(t, configFile, string(exporterConfig(projects)))
 	exporterArgs := []string{
 		"--web.listen-address=" + exporterAddr,
 		"--web.enable-agent-api",
@@ -91,7 +90,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("examples/alertmanager.yml: %v", err)
 	}
 	amDir := t.TempDir()
-	writeFile(t, filepath.Join(amDir, "alertmanager.yml"), amConfig)
+	writeFile(t, filepath.Join(amDir, "alertmanager.yml"), string(amConfig))
 	am := startProc(t, "alertmanager", amBin, []string{
 		"--config.file=" + filepath.Join(amDir, "alertmanager.yml"),
 		"--storage.path=" + filepath.Join(amDir, "data"),
@@ -111,7 +110,7 @@ func TestEndToEnd(t *testing.T) {
 
 	// 5. Prometheus sees the exporter up, with visitors of every project and
 	// window refreshed.
-	eventually(t, "exporter target up", 30*time.Second, 250*time.Millisecond, procs, func() error {
+	eventuallyRunning(t, "exporter target up", 30*time.Second, 250*time.Millisecond, procs, func() error {
 		var resp struct {
 			Data struct {
 				ActiveTargets []struct {
@@ -138,17 +137,17 @@ func TestEndToEnd(t *testing.T) {
 	// finished day's window "yesterday".
 	visitorsRefreshed := fmt.Sprintf(`mintlify_analytics_refresh_success{source="visitors",scope="pages",window=~%q} == 1`, strings.Join(trafficWindows, "|"))
 	wantRefreshed := len(projects) * len(trafficWindows)
-	eventually(t, "visitors refreshed for every project and window", 30*time.Second, 250*time.Millisecond, procs,
+	eventuallyRunning(t, "visitors refreshed for every project and window", 30*time.Second, 250*time.Millisecond, procs,
 		expectCount(api, visitorsRefreshed, wantRefreshed))
 
 	// 6. Agent jobs through the gateway: one fails, one opens a pull request.
-	failedID := submitJob(t, exporterURL, jobProject, "Rewrite the quickstart #fake:fail:2s")
-	prID := submitJob(t, exporterURL, jobProject, "Document the new endpoint #fake:pr:2s")
+	failedID := submitJobID(t, exporterURL, jobProject, "Rewrite the quickstart #fake:fail:2s")
+	prID := submitJobID(t, exporterURL, jobProject, "Document the new endpoint #fake:pr:2s")
 	// And one the gateway refuses, for the rejections panel.
 	if err := postJSON(exporterURL+"/api/v2/agent/"+jobProject+"/job", map[string]string{"prompt": ""}, &struct{}{}); err == nil || !strings.Contains(err.Error(), "400") {
 		t.Fatalf("submitting an empty prompt: got %v, want 400 Bad Request", err)
 	}
-	eventually(t, "agent jobs finished (failed, completed with a PR)", 30*time.Second, 250*time.Millisecond, procs, func() error {
+	eventuallyRunning(t, "agent jobs finished (failed, completed with a PR)", 30*time.Second, 250*time.Millisecond, procs, func() error {
 		var list struct {
 			Jobs []struct {
 				ID     string  `json:"id"`
@@ -171,7 +170,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, "finished jobs scraped", 15*time.Second, 250*time.Millisecond, procs,
+	eventuallyRunning(t, "finished jobs scraped", 15*time.Second, 250*time.Millisecond, procs,
 		expectCount(api, fmt.Sprintf(`mintlify_agent_jobs_finished_total{project=%q,status=~"failed|completed"} > 0`, jobProject), 2))
 
 	// 7. Deployments through the gateway, for the Deployments dashboard: an
@@ -181,7 +180,7 @@ func TestEndToEnd(t *testing.T) {
 	deploy(t, exporterURL, "update/"+jobProject, map[string]string{})
 	deploy(t, exporterURL, "preview/"+jobProject, map[string]string{"branch": "fail-e2e"})
 	deploy(t, exporterURL, "preview/"+jobProject, map[string]string{"branch": "docs-e2e"})
-	eventually(t, "deployments finished and scraped (update success, preview failure and success)", 30*time.Second, 250*time.Millisecond, procs,
+	eventuallyRunning(t, "deployments finished and scraped (update success, preview failure and success)", 30*time.Second, 250*time.Millisecond, procs,
 		expectCount(api, fmt.Sprintf(`mintlify_deployments_finished_total{project=%q} > 0`, jobProject), 3))
 
 	// 8. The job-failed alert reaches the webhook with its labels and
@@ -212,7 +211,7 @@ func TestEndToEnd(t *testing.T) {
 		keyRejectedAlert, keyWindow, jobFailedAlert, jobFailedWindow)
 	// A failed walk is tried again within 30s (the refresh plan's longest
 	// retry interval), whatever its window's planned interval.
-	eventually(t, "visitors refresh recovered", 45*time.Second, 250*time.Millisecond, procs,
+	eventuallyRunning(t, "visitors refresh recovered", 45*time.Second, 250*time.Millisecond, procs,
 		expectCount(api, visitorsRefreshed, wantRefreshed))
 	waitAlert(t, hook, "resolved", jobAlertLabels, jobFailedWindow+45*time.Second, procs)
 	resolved := waitAlert(t, hook, "resolved", keyAlertLabels, keyWindow+45*time.Second, procs)
@@ -281,16 +280,9 @@ projects:
 	return []byte(b.String())
 }
 
-func writeFile(t *testing.T, path string, data []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func waitReady(t *testing.T, url string, procs []*proc) {
 	t.Helper()
-	eventually(t, url, 30*time.Second, 100*time.Millisecond, procs, func() error {
+	eventuallyRunning(t, url, 30*time.Second, 100*time.Millisecond, procs, func() error {
 		body, status, err := testutil.Get(context.Background(), url)
 		if err != nil {
 			return err
@@ -316,7 +308,9 @@ func expectCount(api promAPI, query string, n int) func() error {
 	}
 }
 
-func submitJob(t *testing.T, exporterURL, project, prompt string) string {
+// submitJobID submits an agent job for project and returns its id (the
+// untagged tests' submitJob checks the answer's status only).
+func submitJobID(t *testing.T, exporterURL, project, prompt string) string {
 	t.Helper()
 	var job struct {
 		ID     string `json:"id"`
@@ -335,7 +329,7 @@ func submitJob(t *testing.T, exporterURL, project, prompt string) string {
 func waitAlert(t *testing.T, hook *receiver, status string, labels map[string]string, timeout time.Duration, procs []*proc) webhookAlert {
 	t.Helper()
 	var got webhookAlert
-	eventually(t, fmt.Sprintf("webhook received %s %s", labels["alertname"], status), timeout, 250*time.Millisecond, procs, func() error {
+	eventuallyRunning(t, fmt.Sprintf("webhook received %s %s", labels["alertname"], status), timeout, 250*time.Millisecond, procs, func() error {
 		var ok bool
 		if got, ok = hook.find(status, labels); !ok {
 			return fmt.Errorf("no %s alert with labels %v; received:%s", status, labels, hook.summary())

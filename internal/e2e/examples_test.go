@@ -15,8 +15,6 @@ import (
 	"testing"
 
 	yaml "go.yaml.in/yaml/v2"
-
-	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // testServices stands in for the compose services when a rewritten
@@ -323,10 +321,7 @@ func checkCompose(t *testing.T, c composeFile, promFile string) map[string]compo
 			t.Errorf("compose: no service %q", want)
 		}
 	}
-	bin, err := testutil.ExporterBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := exporterBin
 	flags := exporterFlags(t, bin)
 	exporters := map[string]composeExporter{}
 	mounts := map[string][]mount{}

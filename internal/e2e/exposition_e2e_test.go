@@ -25,10 +25,7 @@ import (
 // (2.42 has no scrape_protocols to make Prometheus ask for text itself.)
 func TestExpositionBothFormats(t *testing.T) {
 	promBin := lookTool(t, "prometheus", "prometheus")
-	bin, err := testutil.ExporterBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := exporterBin
 	exporterAddr := testutil.FreeAddr(t)
 	exporter := startProc(t, "exporter", bin, []string{
 		"--web.listen-address=" + exporterAddr, "--mintlify.sandbox",
@@ -37,12 +34,12 @@ func TestExpositionBothFormats(t *testing.T) {
 	metricsURL := "http://" + exporterAddr + "/metrics"
 
 	promAddr, promDir := testutil.FreeAddr(t), t.TempDir()
-	writeFile(t, filepath.Join(promDir, "prometheus.yml"), []byte(fmt.Sprintf(`
+	writeFile(t, filepath.Join(promDir, "prometheus.yml"), fmt.Sprintf(`
 global: {scrape_interval: 1s, scrape_timeout: 1s}
 scrape_configs:
   - job_name: mintlify
     static_configs: [{targets: [%q]}]
-`, exporterAddr)))
+`, exporterAddr))
 	prom := startProc(t, "prometheus", promBin, []string{
 		"--config.file=" + filepath.Join(promDir, "prometheus.yml"),
 		"--storage.tsdb.path=" + filepath.Join(promDir, "data"),
@@ -54,7 +51,7 @@ scrape_configs:
 
 	// Text 0.0.4, gzipped, from a Go client: every data series once.
 	var want map[string]int
-	eventually(t, "text answer with both windows of both projects", 30*time.Second, 250*time.Millisecond, procs, func() error {
+	eventuallyRunning(t, "text answer with both windows of both projects", 30*time.Second, 250*time.Millisecond, procs, func() error {
 		req, _ := http.NewRequest("GET", metricsURL, nil)
 		req.Header.Set("Accept", "text/plain;version=0.0.4")
 		req.Header.Set("Accept-Encoding", "gzip")
@@ -97,7 +94,7 @@ scrape_configs:
 	})
 
 	// OpenMetrics, gzipped, as Prometheus negotiates it: the same series.
-	eventually(t, "Prometheus stored every data series", 30*time.Second, 500*time.Millisecond, procs, func() error {
+	eventuallyRunning(t, "Prometheus stored every data series", 30*time.Second, 500*time.Millisecond, procs, func() error {
 		for key, n := range want {
 			name, window, _ := strings.Cut(key, "/")
 			r, err := api.query(fmt.Sprintf(`count(%s{window=%q})`, name, window), time.Now())

@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // proc is a program the test started. Its output goes to a file that is
@@ -130,9 +129,10 @@ func (p *proc) mustRun(t *testing.T) {
 	}
 }
 
-// eventually polls f every interval until it returns nil or timeout passes,
-// and fails the test with f's last error. The processes must stay up.
-func eventually(t *testing.T, what string, timeout, interval time.Duration, procs []*proc, f func() error) {
+// eventuallyRunning polls f every interval until it returns nil or timeout
+// passes, and fails the test with f's last error. The processes must stay
+// up. (eventually, of the untagged tests, waits on a condition alone.)
+func eventuallyRunning(t *testing.T, what string, timeout, interval time.Duration, procs []*proc, f func() error) {
 	t.Helper()
 	start := time.Now()
 	deadline := start.Add(timeout)
@@ -399,7 +399,7 @@ func (r *receiver) alertnames(expected ...string) []string {
 
 // fakeAndExporter serves the fake API of the e2e projects in this process
 // (so that a test can inject faults; it stops with the test) and builds
-// the exporter from this checkout.
+// the exporter binary TestMain found (testutil.ExporterBinary).
 func fakeAndExporter(t *testing.T, began time.Time) (fake *fakeapi.Server, apiURL, bin string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -410,9 +410,6 @@ func fakeAndExporter(t *testing.T, began time.Time) (fake *fakeapi.Server, apiUR
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); _ = waitFake() })
-	if bin, err = testutil.ExporterBinary(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("built (or found) the exporter in %s", time.Since(began).Round(100*time.Millisecond))
-	return fake, apiURL, bin
+	t.Logf("started the fake in %s", time.Since(began).Round(100*time.Millisecond))
+	return fake, apiURL, exporterBin
 }

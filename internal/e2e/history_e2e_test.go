@@ -206,10 +206,7 @@ func runBackfill(t *testing.T, bin string, env []string, args ...string) string 
 // exporter's OpenMetrics text), and checks each history in one Prometheus.
 func TestHistoryAtAnyHour(t *testing.T) {
 	promBin := lookTool(t, "prometheus", "prometheus")
-	bin, err := testutil.ExporterBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := exporterBin
 	dataDir := t.TempDir()
 	// Two days back, so that every chosen day is over here in every zone.
 	base := time.Now().UTC().Truncate(day).Add(-2 * day)
@@ -308,10 +305,7 @@ func TestDailyHistory(t *testing.T) {
 	promBin := lookTool(t, "prometheus", "prometheus")
 	promtool := testutil.Promtool(t)
 
-	bin, err := testutil.ExporterBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := exporterBin
 	// The live exporter serves yesterday only until 01:00 local: leave the
 	// test (some 15 seconds from here) at least 2 minutes of it, or wait for
 	// the next hour, the first of the next zone west.
@@ -385,7 +379,7 @@ scrape_configs:
 	midnight := analytics.DayStart(h.yesterday().AddDate(0, 0, 1), h.loc)
 	live := func(q string) string { return fmt.Sprintf("(timestamp(%s) > %d)", q, midnight.Unix()) }
 	paths := len(h.want[h.yesterday()].pages)
-	eventually(t, `live window="yesterday" scraped, site and every page`, 60*time.Second, time.Second, procs, func() error {
+	eventuallyRunning(t, `live window="yesterday" scraped, site and every page`, 60*time.Second, time.Second, procs, func() error {
 		for q, want := range map[string]int{
 			`count` + live(`mintlify_site_unique_visitors{window="yesterday"}`):              2,
 			`count` + live(`mintlify_site_unique_visitors_deduplicated{window="yesterday"}`): 1,
@@ -438,7 +432,7 @@ scrape_configs:
 		`mintlify:site_unique_visitors:ratio_1w{traffic="ai"}`:    y.ai / week.ai,
 		`mintlify:site_ai_share:change_1w`:                        y.ai/(y.human+y.ai) - week.ai/(week.human+week.ai),
 	}
-	eventually(t, "week-over-week rules recorded over the backfilled week", 30*time.Second, time.Second, procs, func() error {
+	eventuallyRunning(t, "week-over-week rules recorded over the backfilled week", 30*time.Second, time.Second, procs, func() error {
 		for q, want := range wantRules {
 			sel := strings.Replace(q, "}", ",", 1)
 			if !strings.Contains(q, "{") {
@@ -519,7 +513,7 @@ func startHistoryProm(t *testing.T, bin, dataDir string, config []byte, others [
 	t.Helper()
 	addr := testutil.FreeAddr(t)
 	file := filepath.Join(t.TempDir(), "prometheus.yml")
-	writeFile(t, file, config)
+	writeFile(t, file, string(config))
 	prom := startProc(t, "prometheus", bin, []string{
 		"--config.file=" + file,
 		"--storage.tsdb.path=" + dataDir,

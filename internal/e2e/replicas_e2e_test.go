@@ -120,10 +120,10 @@ func TestThreeReplicasCountedOnce(t *testing.T) {
 	// (every source, so that every data panel has data) and the cluster.
 	dir := t.TempDir()
 	configFile := filepath.Join(dir, "mintlify.yml")
-	writeFile(t, configFile, append(exporterConfig(projects), []byte(`cluster:
+	writeFile(t, configFile, string(append(exporterConfig(projects), []byte(`cluster:
   address: `+redis.Addr+`
   key_prefix: "e2e:"
-`)...))
+`)...)))
 	names := []string{"a", "b", "c"}
 	addrs := map[string]string{} // replica -> host:port (its instance label)
 	for _, n := range names {
@@ -134,7 +134,7 @@ func TestThreeReplicasCountedOnce(t *testing.T) {
 	// one job, three targets, every second, with the repository's rules.
 	promAddr := testutil.FreeAddr(t)
 	promDir := t.TempDir()
-	writeFile(t, filepath.Join(promDir, "prometheus.yml"), []byte(fmt.Sprintf(`global:
+	writeFile(t, filepath.Join(promDir, "prometheus.yml"), fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
   evaluation_interval: 1s
@@ -144,7 +144,7 @@ scrape_configs:
   - job_name: %s
     static_configs:
       - targets: [%q, %q, %q]
-`, alerts.RulesPath(), scrapeJob, addrs["a"], addrs["b"], addrs["c"])))
+`, alerts.RulesPath(), scrapeJob, addrs["a"], addrs["b"], addrs["c"]))
 	prom := startProc(t, "prometheus", promBin, []string{
 		"--config.file=" + filepath.Join(promDir, "prometheus.yml"),
 		"--storage.tsdb.path=" + filepath.Join(promDir, "data"),
@@ -174,12 +174,12 @@ scrape_configs:
 	}
 	t.Logf("everything started in %s", time.Since(began).Round(100*time.Millisecond))
 
-	eventually(t, "three targets up", 30*time.Second, 250*time.Millisecond, procs,
+	eventuallyRunning(t, "three targets up", 30*time.Second, 250*time.Millisecond, procs,
 		expectCount(api, fmt.Sprintf(`up{job=%q} == 1`, scrapeJob), len(names)))
 
 	// Exactly one target is the primary.
 	var primary string
-	eventually(t, "one primary among the three targets", 30*time.Second, 250*time.Millisecond, procs, func() error {
+	eventuallyRunning(t, "one primary among the three targets", 30*time.Second, 250*time.Millisecond, procs, func() error {
 		r, err := api.query(`mintlify_exporter_cluster_primary`, time.Now())
 		if err != nil {
 			return err
@@ -203,7 +203,7 @@ scrape_configs:
 
 	// Every demand walked, and the rules evaluated over the data.
 	minDemands := len(projects) * (2*len(trafficWindows) + 4*len(contentWindows))
-	eventually(t, "every demand refreshed", 60*time.Second, 500*time.Millisecond, procs, func() error {
+	eventuallyRunning(t, "every demand refreshed", 60*time.Second, 500*time.Millisecond, procs, func() error {
 		r, err := api.query(`mintlify_analytics_refresh_success`, time.Now())
 		if err != nil {
 			return err
@@ -220,7 +220,7 @@ scrape_configs:
 		return nil
 	})
 	for _, rec := range []string{"mintlify:site_ai_share:ratio", "mintlify:assistant_unanswered:ratio", "mintlify:page_feedback_thumbs_down:ratio"} {
-		eventually(t, rec+" recorded", 15*time.Second, 250*time.Millisecond, procs, func() error {
+		eventuallyRunning(t, rec+" recorded", 15*time.Second, 250*time.Millisecond, procs, func() error {
 			r, err := api.query(rec, time.Now())
 			if err == nil && len(r.Series) == 0 {
 				err = fmt.Errorf("no series")
@@ -238,7 +238,7 @@ scrape_configs:
 		at = time.Now().Add(-2 * time.Second) // every scrape up to it ingested
 		window = fmt.Sprintf("%ds", int(math.Ceil(at.Sub(promStarted).Seconds())))
 	}
-	eventually(t, "the other replicas walked while Prometheus scraped them", 60*time.Second, time.Second, procs, func() error {
+	eventuallyRunning(t, "the other replicas walked while Prometheus scraped them", 60*time.Second, time.Second, procs, func() error {
 		evalPoint()
 		q := fmt.Sprintf(`sum(increase(mintlify_api_requests_total{instance!=%q}[%s])) > 0`, primary, window)
 		r, err := api.query(q, at)
@@ -331,7 +331,7 @@ scrape_configs:
 	// Each request counted once: the replicas' requests add up to what the
 	// API received, and the shared ledger (exported by the primary) holds
 	// each analytics request once.
-	eventually(t, "the replicas' requests add up to the API's count", 30*time.Second, 250*time.Millisecond, procs, func() error {
+	eventuallyRunning(t, "the replicas' requests add up to the API's count", 30*time.Second, 250*time.Millisecond, procs, func() error {
 		r, err := api.query(`sum by (endpoint) (mintlify_api_requests_total)`, time.Now())
 		if err != nil {
 			return err

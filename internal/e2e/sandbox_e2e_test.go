@@ -25,10 +25,7 @@ var analyticsDashboards = []string{"visitors.json", "assistant.json", "feedback-
 func TestQuickStartFillsEveryDashboard(t *testing.T) {
 	began := time.Now()
 	promBin := lookTool(t, "prometheus", "prometheus")
-	bin, err := testutil.BuildExporter(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := exporterBin
 	addr := testutil.FreeAddr(t)
 	args := append(testutil.MakeRunArgs(t, filepath.Join(repoRoot(), "Makefile")), "--web.listen-address="+addr)
 	exporter := startProc(t, "exporter", bin, args, nil)
@@ -44,7 +41,7 @@ func TestQuickStartFillsEveryDashboard(t *testing.T) {
 	// see it: the variables resolve first (each dashboard's window
 	// variable lists the windows its sources refreshed).
 	deadline := started.Add(time.Minute)
-	eventually(t, "every analytics dashboard's variables resolve", time.Until(deadline), time.Second, procs, func() error {
+	eventuallyRunning(t, "every analytics dashboard's variables resolve", time.Until(deadline), time.Second, procs, func() error {
 		for _, file := range analyticsDashboards {
 			if err := resolves(api, file); err != nil {
 				return err
@@ -80,7 +77,7 @@ func startPrometheus(t *testing.T, bin string, services map[string]string, procs
 		t.Fatalf("examples/prometheus.yml: %v", err)
 	}
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "prometheus.yml"), config)
+	writeFile(t, filepath.Join(dir, "prometheus.yml"), string(config))
 	prom := startProc(t, "prometheus", bin, []string{
 		"--config.file=" + filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path=" + filepath.Join(dir, "data"),

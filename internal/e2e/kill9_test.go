@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -201,14 +201,6 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 		t.Errorf("after a second restart: completed gauge = %v, want %d", got, byStatus["completed"])
 	}
 	x.Stop(t)
-}
-
-// eventually polls cond until it holds or timeout passes. The timeout is a
-// hang guard for a test of a running binary, not a bound the test asserts:
-// never shorter than testutil.Patience, which a busy machine needs.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	testutil.Eventually(t, max(timeout, testutil.Patience), what, cond)
 }
 
 // afterPollRounds submits a probe job that fails at once upstream and waits

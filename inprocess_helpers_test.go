@@ -1,8 +1,9 @@
 package main
 
-// Helpers for the tests that run the built binary with --config.file:
-// writing the file and the keys, a recording front of the fake API,
-// scraping /metrics into a map, reloading, and reading the status page.
+// Copies of internal/e2e's helpers for the tests of main that run serve in
+// this process (config_reload_prepare_test.go, soak_test.go): a test package
+// cannot import another's test files. TestInProcessHelpersAreE2ECopies fails
+// when a copy differs from its original.
 
 import (
 	"context"
@@ -16,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +28,14 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
+
+// eventually polls cond until it holds or timeout passes. The timeout is a
+// hang guard for a test of a running binary, not a bound the test asserts:
+// never shorter than testutil.Patience, which a busy machine needs.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	testutil.Eventually(t, max(timeout, testutil.Patience), what, cond)
+}
 
 // writeFile writes content to path (0600), failing the test on error.
 func writeFile(t *testing.T, path, content string) {
@@ -100,17 +108,6 @@ func (r *recordingAPI) Sent() []sent {
 	return slices.Clone(r.sent)
 }
 
-// analytics returns the analytics requests of project ("" = every project).
-func (r *recordingAPI) analytics(project string) []sent {
-	var out []sent
-	for _, s := range r.Sent() {
-		if strings.HasPrefix(s.Endpoint, "v1/analytics/") && (project == "" || s.Project == project) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // scrape reads /metrics into "name{k=v,...}" -> value (labels sorted by
 // name; histograms: their sample count), every family.
 func scrape(t *testing.T, base string) map[string]float64 {
@@ -156,17 +153,6 @@ func tryScrape(ctx context.Context, base string) (map[string]float64, error) {
 	return out, nil
 }
 
-// withPrefix keeps the series whose name starts with prefix.
-func withPrefix(m map[string]float64, prefix string) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range m {
-		if strings.HasPrefix(k, prefix) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // waitMetrics scrapes until every want series has its value.
 func waitMetrics(t *testing.T, base string, timeout time.Duration, want map[string]float64) map[string]float64 {
 	t.Helper()
@@ -200,11 +186,6 @@ func refreshed(project, window string) string {
 	return "mintlify_analytics_refresh_success{project=" + project + ",scope=pages,source=visitors,window=" + window + "}"
 }
 
-// spent is the budget's spent-requests series of organization org.
-func spent(org string) string {
-	return "mintlify_api_budget_spent_requests{organization=" + org + "}"
-}
-
 // postReload sends POST /-/reload and returns the status and the JSON
 // body's fields.
 func postReload(t *testing.T, base string) (int, map[string]string) {
@@ -234,31 +215,6 @@ func callReload(t *testing.T, method, base string) (int, map[string]string) {
 	return resp.StatusCode, body
 }
 
-// sighupReload sends SIGHUP and waits until the exporter logged the
-// outcome of that reload (the n-th reload log line of the process).
-func sighupReload(t *testing.T, x *testutil.Exporter) {
-	t.Helper()
-	before := reloadLogLines(x, "SIGHUP")
-	if err := x.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "the SIGHUP reload to be logged", func() bool { return reloadLogLines(x, "SIGHUP") > before })
-}
-
-// reloadLogLines counts the reloads by trigger (SIGHUP or http) that the
-// exporter logged: a POST /-/reload's line may reach stderr after its
-// answer, so a wait for a SIGHUP's line counts those alone.
-func reloadLogLines(x *testutil.Exporter, trigger string) int {
-	n := 0
-	for _, line := range strings.Split(x.Stderr.String(), "\n") {
-		if (strings.Contains(line, `msg="configuration reloaded"`) || strings.Contains(line, `msg="configuration reload failed`)) &&
-			strings.Contains(line, "trigger="+trigger) {
-			n++
-		}
-	}
-	return n
-}
-
 // statusReport reads the status page as JSON.
 func statusReport(t *testing.T, base string) status.Report {
 	t.Helper()
@@ -281,47 +237,6 @@ func tryStatusReport(base string) (status.Report, error) {
 		return r, fmt.Errorf("status page: %w", err)
 	}
 	return r, nil
-}
-
-// demands indexes the status page's visitors demands by "project/window".
-func demands(r status.Report) map[string]status.Demand {
-	out := map[string]status.Demand{}
-	for _, d := range r.Demands {
-		out[d.Project+"/"+d.Window] = d
-	}
-	return out
-}
-
-// settle waits until the scheduler has had its round with nothing in
-// flight: no walk running, and every demand's next refresh in the future,
-// which a round sets for each due walk it holds back (the budget's wait)
-// and a walk that starts leaves running: a test that then counts requests
-// sees every walk a wrong plan would have started, with no guessed number
-// of seconds.
-func settle(t *testing.T, base string) {
-	t.Helper()
-	eventually(t, 10*time.Second, "a scheduler round with no walk in flight and none due", func() bool {
-		r := statusReport(t, base)
-		if !idle(r) {
-			return false
-		}
-		for _, d := range r.Demands {
-			if !d.NextRefreshAt.IsZero() && !d.NextRefreshAt.After(r.GeneratedAt) {
-				return false
-			}
-		}
-		return true
-	})
-}
-
-// idle reports whether no walk is in flight.
-func idle(r status.Report) bool {
-	for _, d := range r.Demands {
-		if d.Running {
-			return false
-		}
-	}
-	return true
 }
 
 // keyFile writes key into a new file in dir and returns its path.
@@ -350,4 +265,56 @@ func noonZone() string {
 		return "UTC"
 	}
 	return fmt.Sprintf("Etc/GMT%+d", -offset) // Etc/GMT-3 is UTC+3
+}
+
+// postJob submits a job for project and returns the HTTP status and the
+// job's id.
+func postJob(t *testing.T, base, project, prompt string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(base+"/api/v2/agent/"+project+"/job", "application/json", strings.NewReader(`{"prompt":"`+prompt+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var job struct {
+		ID string `json:"id"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&job)
+	return resp.StatusCode, job.ID
+}
+
+// reloadFile writes configuration files of one organization whose projects
+// each have the given windows.
+type reloadFile struct {
+	t    *testing.T
+	path string
+	head string
+}
+
+func newReloadFile(t *testing.T) *reloadFile {
+	dir := t.TempDir()
+	return &reloadFile{t: t, path: dir + "/mintlify.yml",
+		head: "organizations:\n  - name: acme\n    api_key_file: " + keyFile(t, dir, "key", "mint_test") + "\n    analytics_budget: 50\nprojects:\n"}
+}
+
+// agentProjects is a file whose projects ids (7d windows) take agent jobs.
+func (f *reloadFile) agentProjects(ids ...string) string {
+	var b strings.Builder
+	b.WriteString(f.head)
+	for _, id := range ids {
+		b.WriteString("  - id: " + id + "\n    windows: [7d]\n    timezone: " + noonZone() + "\n    sources: {visitors: {}}\n    agent_jobs: true\n")
+	}
+	return b.String()
+}
+
+// dataSeries are the series read from the API for project (not the
+// exporter's own bookkeeping).
+func dataSeries(m map[string]float64, project string) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		if (strings.HasPrefix(k, "mintlify_site_") || strings.HasPrefix(k, "mintlify_page_")) && strings.Contains(k, "project="+project+",") {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os"
@@ -150,7 +150,7 @@ func TestConfigFileRefusesPerProjectFlags(t *testing.T) {
 // example runs it, every project exported with its organization's budget.
 func TestExampleConfigFile(t *testing.T) {
 	t.Parallel()
-	file, err := filepath.Abs(filepath.Join("examples", "mintlify.yml"))
+	file, err := filepath.Abs(filepath.Join(examplesDir(), "mintlify.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
-package main
+package e2e
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,10 +14,10 @@ import (
 )
 
 // docPages are the README and every page of docs/, the documentation a
-// reader follows.
+// reader follows, by their paths in the repository.
 func docPages(t *testing.T) []string {
 	t.Helper()
-	pages, err := filepath.Glob("docs/*.md")
+	pages, err := fs.Glob(os.DirFS(repoRoot()), "docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,9 +27,10 @@ func docPages(t *testing.T) []string {
 	return append([]string{"README.md"}, pages...)
 }
 
+// readDoc reads the file at path in the repository.
 func readDoc(t *testing.T, path string) string {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(filepath.Join(repoRoot(), path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestDocLinksResolve(t *testing.T) {
 			path := page
 			if file != "" {
 				path = filepath.Join(filepath.Dir(page), file)
-				if _, err := os.Stat(path); err != nil {
+				if _, err := os.Stat(filepath.Join(repoRoot(), path)); err != nil {
 					t.Errorf("%s: link %q: %v", page, target, err)
 					continue
 				}
@@ -222,7 +224,7 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 		docs.WriteString(readDoc(t, p))
 	}
 	seen := map[string]bool{}
-	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+	err := fs.WalkDir(os.DirFS(repoRoot()), ".", func(path string, d os.DirEntry, err error) error {
 		switch {
 		case err != nil:
 			return err
@@ -231,7 +233,7 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
 			return nil
 		}
-		src, err := os.ReadFile(path)
+		src, err := os.ReadFile(filepath.Join(repoRoot(), path))
 		if err != nil {
 			return err
 		}

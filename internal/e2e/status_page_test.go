@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -85,5 +85,5 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 	if !regexp.MustCompile(`data-label="active">1<`).MatchString(row) {
 		t.Errorf("acme-docs' jobs row does not count the active job: %q", row)
 	}
-	testutil.Screenshot(t, "scripts/status-screenshot.sh", chromium, x.Base+"/", filepath.Join(t.TempDir(), "status.png"), 390, 844)
+	testutil.Screenshot(t, filepath.Join(repoRoot(), "scripts", "status-screenshot.sh"), chromium, x.Base+"/", filepath.Join(t.TempDir(), "status.png"), 390, 844)
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"io"
@@ -83,7 +83,7 @@ func TestReplicasRefuseLostAgentState(t *testing.T) {
 		t.Errorf("the prompt was created %d times upstream, want once", n)
 	}
 
-	if rc := run([]string{"state", "accept-empty", "--config.file=" + file}); rc != 0 {
+	if rc, _, _ := runExporter(t, "state", "accept-empty", "--config.file="+file); rc != 0 {
 		t.Fatalf("state accept-empty exited %d", rc)
 	}
 	eventually(t, 6*lease, "every replica taking the accepted state", lost(0))

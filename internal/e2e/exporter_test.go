@@ -1,10 +1,8 @@
-package main
+package e2e
 
 import (
 	"bytes"
 	"context"
-	"flag"
-	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -22,52 +19,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
-
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
-
-var exporterBin string
-
-// TestMain finds the exporter binary the tests run: built once per change of
-// the sources and shared with the other packages (testutil.ExporterBinary).
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if !flagSet("test.parallel") {
-		_ = flag.Set("test.parallel", fmt.Sprint(max(rootParallel, runtime.GOMAXPROCS(0))))
-	}
-	var err error
-	if exporterBin, err = testutil.ExporterBinary(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	os.Exit(m.Run())
-}
-
-// rootParallel is how many of this package's tests run at once unless
-// -parallel says otherwise. They spend their time waiting on the processes
-// they start (the exporter, Redis, Chromium) and on those processes' wall
-// clocks (leases, intervals, jobs of the fake), not on this process's CPU:
-// Go's default of GOMAXPROCS (2 on the development machine) queued them
-// behind each other's waits (82 s for the package; 38 s with eight). Not
-// more: sixteen at a time on the busy 2-core machine stretched exporter
-// restarts past the scripted jobs of the fake that they must outlast.
-const rootParallel = 8
-
-// flagSet reports whether the command line set the flag name.
-func flagSet(name string) bool {
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
-
-// startExporter runs the built binary on a free loopback port.
-func startExporter(t *testing.T, env []string, args ...string) *testutil.Exporter {
-	t.Helper()
-	return testutil.StartExporter(t, exporterBin, env, args...)
-}
 
 func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 	t.Parallel()
@@ -293,57 +246,6 @@ func TestKeyWithoutPrefixIsWarnedAbout(t *testing.T) {
 	p.Stop(t)
 }
 
-func TestParseFlagsDefaultsAndWindows(t *testing.T) {
-	t.Parallel()
-	c, err := parseFlags([]string{"--mintlify.project=a", "--mintlify.project=b", "--mintlify.project=a",
-		"--analytics.window=7d", "--analytics.window=1d", "--analytics.window=7d", "--analytics.window=30d:6h", "--agent.retention=7d"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := c.analytics
-	if got := strings.Join(cfg.ProjectIDs(), ","); got != "a,b" {
-		t.Errorf("projects = %s, want a,b (deduplicated)", got)
-	}
-	var names []string
-	for _, w := range cfg.Projects[0].Windows {
-		names = append(names, w.Name)
-	}
-	if got := strings.Join(names, ","); got != "7d,1d,30d" || cfg.Projects[0].Windows[2].Interval != 6*time.Hour {
-		t.Errorf("windows = %s, want 7d,1d,30d", got)
-	}
-	org := cfg.Organizations[0]
-	if len(cfg.Organizations) != 1 || org.AnalyticsBudget != 60 || org.APIKeyEnv != "MINTLIFY_API_KEY" || cfg.Projects[0].Paths.MaxPaths != 1000 ||
-		cfg.Projects[0].Loc() != time.UTC || !cfg.Projects[1].AgentJobs {
-		t.Errorf("unexpected configuration: %+v", cfg)
-	}
-	if c.plan.PageSize != 250 || c.plan.MinInterval != 5*time.Minute || c.client.Config.Timeout != 30*time.Second || c.client.Config.MaxRetries != 2 ||
-		c.plan.FinalDayDelay != 10*time.Minute || c.command != cmdServe || c.notice != "" {
-		t.Errorf("unexpected defaults: %+v %+v", c.plan, c.client.Config)
-	}
-	// The flags' defaults are the packages' own.
-	wantTracker, wantGateway := tracker.Defaults(), gateway.Defaults()
-	tc := c.tracker.Config
-	if tc.Retention != 7*24*time.Hour || tc.PollInterval != 10*time.Second || tc.ArchiveWatch != 24*time.Hour ||
-		tc.MaxConcurrentPolls != wantTracker.MaxConcurrentPolls || tc.StatePath != wantTracker.StatePath || c.tracker.StateFileSet {
-		t.Errorf("unexpected tracker defaults: %+v", tc)
-	}
-	if gc := c.gateway.Config; gc.MaxPromptBytes != 64<<10 || gc.CreateLimitPerHour != wantGateway.CreateLimitPerHour {
-		t.Errorf("unexpected gateway defaults: %+v", gc)
-	}
-	off, err := parseFlags([]string{"--mintlify.project=a", "--agent.archive-watch=0s", "--agent.state-file=x.db"})
-	if err != nil || off.tracker.Config.ArchiveWatch != 0 || !off.tracker.StateFileSet || off.tracker.Config.StatePath != "x.db" {
-		t.Errorf("--agent.archive-watch=0s --agent.state-file=x.db gave %+v, %v; want 0 (tracker.Config's 'off') and the file", off.tracker, err)
-	}
-	if (*c.server.Web.WebListenAddresses)[0] != server.DefaultPort {
-		t.Errorf("listen address default = %v", *c.server.Web.WebListenAddresses)
-	}
-	// The old name of --analytics.min-interval still works, with a notice.
-	old, err := parseFlags([]string{"--mintlify.project=a", "--visitors.cache-ttl=10m"})
-	if err != nil || old.plan.MinInterval != 10*time.Minute || !strings.Contains(old.notice, "--analytics.min-interval") {
-		t.Errorf("--visitors.cache-ttl=10m gave %s, %q, %v", old.plan.MinInterval, old.notice, err)
-	}
-}
-
 func TestEmptyKeyFileIsRefused(t *testing.T) {
 	t.Parallel()
 	keyFile := filepath.Join(t.TempDir(), "key")
@@ -492,7 +394,7 @@ func TestBackfillOfSeveralOrganizations(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	day := time.Now().UTC().AddDate(0, 0, -3).Format("2006-01-02")
-	args := []string{"backfill", "--mintlify.sandbox", "--config.file=examples/mintlify.yml", "--from=" + day, "--to=" + day, "--backfill.source=visitors"}
+	args := []string{"backfill", "--mintlify.sandbox", "--config.file=" + filepath.Join(examplesDir(), "mintlify.yml"), "--from=" + day, "--to=" + day, "--backfill.source=visitors"}
 	cmd := exec.Command(exporterBin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "--output: the configuration has several organizations") {
@@ -549,13 +451,6 @@ func TestCommandHelpListsItsOwnFlagsFirst(t *testing.T) {
 		strings.Contains(string(out), "Flags of") || !strings.Contains(string(out), "listed by serve --help") {
 		t.Errorf("--help: %v\n%s", err, out)
 	}
-}
-
-// makeRunArgs returns the exporter's arguments in the Makefile's run
-// target, without its --web.listen-address.
-func makeRunArgs(t *testing.T) []string {
-	t.Helper()
-	return testutil.MakeRunArgs(t, "Makefile")
 }
 
 // TestMakeRunStartsWithoutFaults: `make run`, the quick start, logs no

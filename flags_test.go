@@ -1,0 +1,66 @@
+package main
+
+// The tests of main itself run in this process: its flag parsing here, serve
+// as main runs it in config_reload_prepare_test.go and soak_test.go. Tests
+// that run the built binary are in internal/e2e (docs/development.md).
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
+)
+
+func TestParseFlagsDefaultsAndWindows(t *testing.T) {
+	t.Parallel()
+	c, err := parseFlags([]string{"--mintlify.project=a", "--mintlify.project=b", "--mintlify.project=a",
+		"--analytics.window=7d", "--analytics.window=1d", "--analytics.window=7d", "--analytics.window=30d:6h", "--agent.retention=7d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := c.analytics
+	if got := strings.Join(cfg.ProjectIDs(), ","); got != "a,b" {
+		t.Errorf("projects = %s, want a,b (deduplicated)", got)
+	}
+	var names []string
+	for _, w := range cfg.Projects[0].Windows {
+		names = append(names, w.Name)
+	}
+	if got := strings.Join(names, ","); got != "7d,1d,30d" || cfg.Projects[0].Windows[2].Interval != 6*time.Hour {
+		t.Errorf("windows = %s, want 7d,1d,30d", got)
+	}
+	org := cfg.Organizations[0]
+	if len(cfg.Organizations) != 1 || org.AnalyticsBudget != 60 || org.APIKeyEnv != "MINTLIFY_API_KEY" || cfg.Projects[0].Paths.MaxPaths != 1000 ||
+		cfg.Projects[0].Loc() != time.UTC || !cfg.Projects[1].AgentJobs {
+		t.Errorf("unexpected configuration: %+v", cfg)
+	}
+	if c.plan.PageSize != 250 || c.plan.MinInterval != 5*time.Minute || c.client.Config.Timeout != 30*time.Second || c.client.Config.MaxRetries != 2 ||
+		c.plan.FinalDayDelay != 10*time.Minute || c.command != cmdServe || c.notice != "" {
+		t.Errorf("unexpected defaults: %+v %+v", c.plan, c.client.Config)
+	}
+	// The flags' defaults are the packages' own.
+	wantTracker, wantGateway := tracker.Defaults(), gateway.Defaults()
+	tc := c.tracker.Config
+	if tc.Retention != 7*24*time.Hour || tc.PollInterval != 10*time.Second || tc.ArchiveWatch != 24*time.Hour ||
+		tc.MaxConcurrentPolls != wantTracker.MaxConcurrentPolls || tc.StatePath != wantTracker.StatePath || c.tracker.StateFileSet {
+		t.Errorf("unexpected tracker defaults: %+v", tc)
+	}
+	if gc := c.gateway.Config; gc.MaxPromptBytes != 64<<10 || gc.CreateLimitPerHour != wantGateway.CreateLimitPerHour {
+		t.Errorf("unexpected gateway defaults: %+v", gc)
+	}
+	off, err := parseFlags([]string{"--mintlify.project=a", "--agent.archive-watch=0s", "--agent.state-file=x.db"})
+	if err != nil || off.tracker.Config.ArchiveWatch != 0 || !off.tracker.StateFileSet || off.tracker.Config.StatePath != "x.db" {
+		t.Errorf("--agent.archive-watch=0s --agent.state-file=x.db gave %+v, %v; want 0 (tracker.Config's 'off') and the file", off.tracker, err)
+	}
+	if (*c.server.Web.WebListenAddresses)[0] != server.DefaultPort {
+		t.Errorf("listen address default = %v", *c.server.Web.WebListenAddresses)
+	}
+	// The old name of --analytics.min-interval still works, with a notice.
+	old, err := parseFlags([]string{"--mintlify.project=a", "--visitors.cache-ttl=10m"})
+	if err != nil || old.plan.MinInterval != 10*time.Minute || !strings.Contains(old.notice, "--analytics.min-interval") {
+		t.Errorf("--visitors.cache-ttl=10m gave %s, %q, %v", old.plan.MinInterval, old.notice, err)
+	}
+}
