@@ -188,7 +188,7 @@ func (s *Server) startDeployment(w http.ResponseWriter, r *http.Request, project
 		}
 	}
 	// "dep_" and the run's part of JobIDPrefix: unique across runs as job ids are.
-	d := &deployment{id: fmt.Sprintf("dep_%s%06d", strings.TrimPrefix(s.opts.JobIDPrefix, "job_"), s.nextID.Add(1)), project: project, kind: kind,
+	d := &deployment{id: fmt.Sprintf("dep_%s%06d", strings.TrimPrefix(s.opts.JobIDPrefix, "job_"), s.nextID.Add(1)) + f.IDSuffix, project: project, kind: kind,
 		branch: branch, createdAt: now.Truncate(time.Millisecond)}
 	body := map[string]string{"statusId": d.id}
 	if kind == "preview" {

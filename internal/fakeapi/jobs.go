@@ -136,7 +136,7 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 		s.mu.Unlock()
 		return
 	}
-	id := fmt.Sprintf("%s%06d", s.opts.JobIDPrefix, s.nextID.Add(1))
+	id := fmt.Sprintf("%s%06d", s.opts.JobIDPrefix, s.nextID.Add(1)) + f.IDSuffix
 	outcome, d := s.outcomeFor(id, prompt)
 	j := &job{project: project, prompt: prompt, outcome: outcome, duration: d, turnStart: now, body: jobBody{
 		ID:        id,

@@ -98,6 +98,10 @@ func (g *Gateway) deployGet(w http.ResponseWriter, r *http.Request) {
 	a, b := r.PathValue("a"), r.PathValue("b")
 	switch {
 	case a == "update-status":
+		if err := bounded.CheckID("status id", b); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
 		g.deploymentStatus(w, b)
 	case b == "deployments":
 		r.SetPathValue("projectId", a)
@@ -131,6 +135,9 @@ func (g *Gateway) deployProject(h func(http.ResponseWriter, *http.Request, strin
 				return
 			}
 			writeError(w, http.StatusNotFound, "project not found: it is not configured in this exporter (--mintlify.project, or projects: in --config.file)")
+			return
+		}
+		if badIDs(w, r) {
 			return
 		}
 		h(w, r, project)

@@ -34,7 +34,7 @@ type deployEnv struct {
 	srv   *httptest.Server
 }
 
-func newDeployEnv(t *testing.T) *deployEnv {
+func newDeployEnv(t *testing.T, jobProjects ...string) *deployEnv {
 	t.Helper()
 	const key = "mint_test_key_do_not_leak"
 	clock := testutil.NewClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
@@ -58,7 +58,7 @@ func newDeployEnv(t *testing.T) *deployEnv {
 		t.Fatal(err)
 	}
 	gcfg := Defaults()
-	gcfg.Projects = []string{"jobs-only"}
+	gcfg.Projects = append([]string{"jobs-only"}, jobProjects...)
 	gcfg.Now = clock.Now
 	gcfg.Deployments = true
 	gcfg.DeploymentProjects = func() []string { return []string{"d1", "d2", "d3"} }

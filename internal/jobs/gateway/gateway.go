@@ -252,6 +252,9 @@ func (g *Gateway) handle(pattern string, h func(http.ResponseWriter, *http.Reque
 			writeError(w, http.StatusNotFound, g.notFound(project))
 			return
 		}
+		if badIDs(w, r) {
+			return
+		}
 		h(w, r, project)
 	})
 }
@@ -581,8 +584,11 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		intentErr *tracker.IntentError
 		unknown   *tracker.OutcomeUnknownError
 		collision *tracker.IDCollisionError
+		badID     *tracker.BadIDError
 	)
 	switch {
+	case errors.As(err, &badID):
+		return answer{status: http.StatusBadRequest, reason: reasonBadRequest, msg: err.Error() + "; nothing was sent"}
 	case errors.Is(err, tracker.ErrIdempotencyKeyReused):
 		return answer{status: http.StatusUnprocessableEntity, reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}
 	case errors.Is(err, tracker.ErrIdempotencyKeyInFlight):

@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/store"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
@@ -37,7 +39,7 @@ func TestLongJobStatusesBounded(t *testing.T) {
 	}
 	e.tickUntil(20, "both jobs polled", func() bool {
 		for id, st := range statuses {
-			if e.status("p1", id) != st {
+			if e.status("p1", id) != bounded.Text(st) {
 				return false
 			}
 		}
@@ -70,6 +72,23 @@ func TestLongJobStatusesBounded(t *testing.T) {
 		if v != 1 || !strings.Contains(kv, "…") {
 			t.Errorf("series %.40q… = %v, want a cut status with a hash holding one job", kv, v)
 		}
+	}
+
+	// Stored and served bounded too (issue 36, 4.4: 17 such jobs made a
+	// 17 MB list and a 34 MB state file): the list and the state stay small.
+	list, err := json.Marshal(e.trk.Jobs("p1", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) > 64<<10 {
+		t.Errorf("the jobs list is %d bytes: the statuses are served whole", len(list))
+	}
+	var stored int
+	if err := e.trk.store.ForEachIn(store.Jobs, func(_, v []byte) error { stored += len(v); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if stored > 64<<10 {
+		t.Errorf("the jobs' records are %d bytes: the statuses are stored whole", stored)
 	}
 
 	// The status page, HTML and JSON, from the tracker's own report.

@@ -263,6 +263,12 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	}
 
 	job, code, err := s.api.CreateJobWithStatus(ctx, project, req.Prompt)
+	if err == nil {
+		// A job was created, but an id that cannot be kept (too long, not
+		// printable) cannot be tracked, written or answered: the create
+		// stays of unknown outcome for an operator.
+		err = unkeepableID("job id", job.ID)
+	}
 	if err != nil {
 		if !createNotDone(err) {
 			s.mu.Lock()
@@ -277,7 +283,7 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	}
 	at = s.cfg.Now()
 	j := *job
-	internJob(&j)
+	boundJob(&j)
 	rec, ev := transition(record{Project: project, Origin: OriginGateway, TrackedAt: at, SubmittedBy: userFrom(ctx),
 		IdemKey: key, RequestHash: in.rec.RequestHash, CreateStatus: code}, j, at, seenLive, time.Time{})
 	jkey := storeKey(project, j.ID)

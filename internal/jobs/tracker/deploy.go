@@ -252,6 +252,9 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 	} else {
 		t, err = s.deployAPI.TriggerUpdate(ctx, req.Project)
 	}
+	if err == nil {
+		err = unkeepableID("status id", t.StatusID)
+	}
 	if err != nil {
 		if !createNotDone(err) {
 			s.mu.Lock()

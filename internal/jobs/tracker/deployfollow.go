@@ -11,6 +11,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/store"
 )
 
@@ -31,6 +32,9 @@ func (s *Tracker) TrackDeployment(ctx context.Context, project, kind, id string)
 	}
 	if kind != KindUpdate && kind != KindPreview {
 		return DeploymentView{}, NewlyTracked, fmt.Errorf("unknown deployment kind %q", kind)
+	}
+	if err := bounded.CheckID("status id", id); err != nil {
+		return DeploymentView{}, NewlyTracked, &BadIDError{Err: err}
 	}
 	dkey := storeKey(project, id)
 	s.mu.RLock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // Followed is the exporter's own information about an operation it
@@ -173,6 +174,9 @@ func (s *Tracker) Jobs(project, status string) []JobView {
 func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, TrackResult, error) {
 	s.inflight.Add(1)
 	defer s.inflight.Done()
+	if err := bounded.CheckID("job id", id); err != nil {
+		return JobView{}, NewlyTracked, &BadIDError{Err: err}
+	}
 	key := storeKey(project, id)
 	if v, ok := s.recheckTracked(key); ok {
 		return v, AlreadyTracked, nil
@@ -187,7 +191,7 @@ func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, Track
 	at := s.cfg.Now()
 	j := *job
 	j.ID = id
-	internJob(&j)
+	boundJob(&j)
 	rec, _ := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}, j, at, seenAfterTheFact, time.Time{})
 	e := &entry{rec: rec, lastPolled: at}
 	s.schedule(e, &rec, at, at)

@@ -284,7 +284,7 @@ func jobAfterMessage(known apiclient.Job, answered *apiclient.Job, id string) ap
 	} else {
 		j.Status, j.PRLink, j.ArchivedAt = apiclient.StatusActive, nil, nil
 	}
-	internJob(&j)
+	boundJob(&j)
 	return j
 }
 

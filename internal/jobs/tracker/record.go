@@ -6,6 +6,7 @@ import (
 	"unique"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // Origins of a tracked job (Tracking.Origin).
@@ -177,10 +178,19 @@ func intern(s string) string {
 	return unique.Make(s).Value()
 }
 
-func internJob(j *apiclient.Job) {
-	j.Status = intern(j.Status)
-	j.Model = intern(j.Model)
-	j.Source.Repository = intern(j.Source.Repository)
+// boundJob bounds every string of a job the API answered (bounded.Text:
+// a 1 MB status is kept, written and served as a few hundred bytes) and
+// interns those that repeat. Its id is checked where it enters (Create,
+// Track): polls and follow-ups keep the id they asked for.
+func boundJob(j *apiclient.Job) {
+	j.Status = intern(bounded.Text(j.Status))
+	j.Model = intern(bounded.Text(j.Model))
+	j.Source.Repository = intern(bounded.Text(j.Source.Repository))
+	j.Source.Ref = bounded.Text(j.Source.Ref)
+	if j.PRLink != nil {
+		pr := bounded.Text(*j.PRLink)
+		j.PRLink = &pr
+	}
 }
 
 // viewStatus is the status Job, Jobs and the jobs gauge show.

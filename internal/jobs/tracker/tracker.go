@@ -255,7 +255,7 @@ func (s *Tracker) loadJob(l *loadedState, want func(project string) bool, now ti
 		l.foreign++
 		return
 	}
-	internJob(&rec.Job)
+	boundJob(&rec.Job)
 	e := &entry{rec: rec}
 	if e.polled(now, &s.cfg) {
 		if apiclient.IsTerminal(rec.Job.Status) {
@@ -574,7 +574,7 @@ func (s *Tracker) poll(ctx context.Context, t pollTask, roundStart time.Time) {
 func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.Time) {
 	j := *job
 	j.ID = t.id // the key is what we asked for
-	internJob(&j)
+	boundJob(&j)
 
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
