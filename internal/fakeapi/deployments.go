@@ -307,3 +307,17 @@ func (s *Server) DeploymentStatusOf(id string) string {
 	}
 	return ""
 }
+
+// DeploymentIDs are the status ids of project's deployments of kind, in
+// no order: what an operator finds in the platform's dashboard.
+func (s *Server) DeploymentIDs(project, kind string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, d := range s.deployments {
+		if d.project == project && d.kind == kind {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}

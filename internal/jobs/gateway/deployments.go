@@ -36,6 +36,12 @@ type Deployer interface {
 	// RecentDeployments returns when triggers of kind were sent within
 	// window, per project, to seed the local limits after a restart.
 	RecentDeployments(kind string, window time.Duration) map[string][]time.Time
+	// UnknownTriggers lists a project's triggers of unknown outcome;
+	// ResolveTrigger follows the deployment one started, DismissTrigger
+	// forgets one that started none.
+	UnknownTriggers(project string) []tracker.UnknownTrigger
+	ResolveTrigger(ctx context.Context, project, intentID, statusID string) (tracker.DeploymentView, tracker.TrackResult, error)
+	DismissTrigger(project, intentID string) error
 }
 
 // The API's documented trigger limits, per organization, which the
@@ -78,12 +84,14 @@ func (g *Gateway) registerDeployments(dep Deployer) {
 		g.trigger(w, r, p, tracker.KindPreview)
 	}))
 	g.mux.HandleFunc("POST "+base+"/{projectId}/update-status/{statusId}/track", g.deployProject(g.trackDeployment))
+	g.mux.HandleFunc("DELETE "+base+"/{projectId}/unknown-triggers/{intentId}", g.deployProject(g.dismissTrigger))
+	g.mux.HandleFunc(base+"/{projectId}/unknown-triggers/{intentId}", methodNotAllowed("DELETE"))
 	g.mux.HandleFunc("GET "+base+"/{a}/{b}", g.deployGet)
 	g.mux.HandleFunc(base+"/{a}/{b}", func(w http.ResponseWriter, r *http.Request) {
 		switch a, b := r.PathValue("a"), r.PathValue("b"); {
 		case a == "update" || a == "preview":
 			methodNotAllowed("POST")(w, r)
-		case a == "update-status" || b == "deployments":
+		case a == "update-status" || b == "deployments" || b == "unknown-triggers":
 			methodNotAllowed("GET, HEAD")(w, r)
 		default:
 			writeError(w, http.StatusNotFound, "not found")
@@ -106,6 +114,9 @@ func (g *Gateway) deployGet(w http.ResponseWriter, r *http.Request) {
 	case b == "deployments":
 		r.SetPathValue("projectId", a)
 		g.deployProject(g.listDeployments)(w, r)
+	case b == "unknown-triggers":
+		r.SetPathValue("projectId", a)
+		g.deployProject(g.unknownTriggers)(w, r)
 	case a == "update" || a == "preview":
 		methodNotAllowed("POST")(w, r)
 	default:
@@ -349,9 +360,23 @@ func (g *Gateway) trackDeployment(w http.ResponseWriter, r *http.Request, projec
 	id := r.PathValue("statusId")
 	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
-	v, res, err := g.deploy.dep.TrackDeployment(ctx, project, kind, id)
+	var (
+		v   tracker.DeploymentView
+		res tracker.TrackResult
+		err error
+	)
+	intent := r.URL.Query().Get("intent")
+	if intent != "" {
+		// The trigger's intent knows its kind: a body's kind is not needed.
+		v, res, err = g.deploy.dep.ResolveTrigger(ctx, project, intent, id)
+	} else {
+		v, res, err = g.deploy.dep.TrackDeployment(ctx, project, kind, id)
+	}
 	switch {
 	case err == nil:
+	case errors.Is(err, tracker.ErrNoSuchIntent):
+		writeError(w, http.StatusNotFound, "no deployment trigger of unknown outcome with this intent id (GET .../unknown-triggers lists them)")
+		return
 	case apiclient.StatusCode(err) == http.StatusNotFound:
 		writeError(w, http.StatusNotFound, "deployment not found upstream")
 		return
@@ -372,7 +397,7 @@ func (g *Gateway) trackDeployment(w http.ResponseWriter, r *http.Request, projec
 	status := http.StatusOK
 	if res == tracker.NewlyTracked {
 		status = http.StatusCreated
-		g.audit(r, "deployment followed", project, id, "", "kind", kind)
+		g.audit(r, "deployment followed", project, id, "", "kind", v.Kind, "intent", intent)
 	}
 	writeJSON(w, status, v)
 }
@@ -403,4 +428,34 @@ func (g *Gateway) listDeployments(w http.ResponseWriter, r *http.Request, projec
 		list = list[:min(limit, len(list))]
 	}
 	writeJSON(w, http.StatusOK, DeploymentList{Deployments: list})
+}
+
+// UnknownTriggerList is the body of GET .../{projectId}/unknown-triggers.
+type UnknownTriggerList struct {
+	UnknownTriggers []tracker.UnknownTrigger `json:"unknownTriggers"`
+}
+
+// unknownTriggers handles GET .../{projectId}/unknown-triggers: the
+// triggers whose outcome is unknown, oldest first, for an operator to find
+// in the platform's dashboard and then follow (POST
+// .../update-status/{statusId}/track?intent=ID) or dismiss.
+func (g *Gateway) unknownTriggers(w http.ResponseWriter, _ *http.Request, project string) {
+	writeJSON(w, http.StatusOK, UnknownTriggerList{UnknownTriggers: g.deploy.dep.UnknownTriggers(project)})
+}
+
+// dismissTrigger handles DELETE .../{projectId}/unknown-triggers/{intentId}:
+// the operator found no deployment for it; its Idempotency-Key is free
+// again.
+func (g *Gateway) dismissTrigger(w http.ResponseWriter, r *http.Request, project string) {
+	err := g.deploy.dep.DismissTrigger(project, r.PathValue("intentId"))
+	switch {
+	case errors.Is(err, tracker.ErrNoSuchIntent):
+		writeError(w, http.StatusNotFound, "no deployment trigger of unknown outcome with this intent id")
+	case err != nil:
+		level.Error(g.logger).Log("msg", "dismissing a deployment trigger of unknown outcome", "project", project, "err", err)
+		writeError(w, http.StatusInternalServerError, err.Error())
+	default:
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+	}
 }

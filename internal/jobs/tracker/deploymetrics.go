@@ -41,6 +41,7 @@ type deployMetrics struct {
 	inProgressDesc  *prometheus.Desc
 	lastSuccessDesc *prometheus.Desc
 	oldestDesc      *prometheus.Desc
+	unknownDesc     *prometheus.Desc
 }
 
 func newDeployMetrics(enabled bool) *deployMetrics {
@@ -66,6 +67,9 @@ func newDeployMetrics(enabled bool) *deployMetrics {
 			[]string{"project", "kind"}, nil),
 		oldestDesc: prometheus.NewDesc("mintlify_deployment_oldest_in_progress_age_seconds",
 			"Age, from the API's createdAt, of the oldest deployment followed that is not final, 0 when there is none.",
+			[]string{"project", "kind"}, nil),
+		unknownDesc: prometheus.NewDesc("mintlify_deployment_unknown_outcomes",
+			"Deployment triggers perhaps sent whose answer was never recorded (GET .../unknown-triggers), waiting for an operator.",
 			[]string{"project", "kind"}, nil),
 	}
 }
@@ -99,6 +103,7 @@ func (m *deployMetrics) describe(ch chan<- *prometheus.Desc) {
 	ch <- m.inProgressDesc
 	ch <- m.lastSuccessDesc
 	ch <- m.oldestDesc
+	ch <- m.unknownDesc
 }
 
 // collectVecs sends the instrumented families.
@@ -111,7 +116,7 @@ func (m *deployMetrics) collectVecs(ch chan<- prometheus.Metric) {
 func (m *deployMetrics) collectProject(ch chan<- prometheus.Metric, p string, pj *projectJobs, now time.Time) {
 	for _, k := range DeploymentKinds {
 		st, ok := pj.deploy[k]
-		if !ok && !m.enabled {
+		if !ok && !m.enabled && pj.unknownTriggers[k] == 0 {
 			continue
 		}
 		age := 0.0
@@ -120,6 +125,7 @@ func (m *deployMetrics) collectProject(ch chan<- prometheus.Metric, p string, pj
 		}
 		ch <- prometheus.MustNewConstMetric(m.inProgressDesc, prometheus.GaugeValue, float64(st.inProgress), p, k)
 		ch <- prometheus.MustNewConstMetric(m.oldestDesc, prometheus.GaugeValue, age, p, k)
+		ch <- prometheus.MustNewConstMetric(m.unknownDesc, prometheus.GaugeValue, float64(pj.unknownTriggers[k]), p, k)
 		if !st.lastSuccess.IsZero() {
 			ch <- prometheus.MustNewConstMetric(m.lastSuccessDesc, prometheus.GaugeValue, float64(st.lastSuccess.UnixMilli())/1000, p, k)
 		}

@@ -57,6 +57,9 @@ type projectJobs struct {
 	maxOverdue time.Duration
 	// deploy are its deployments by kind (addDeployment).
 	deploy map[string]deployKindState
+	// unknownTriggers counts its deployment triggers of unknown outcome,
+	// by kind.
+	unknownTriggers map[string]int
 }
 
 // metrics are the mintlify_agent_* metrics of the tracker. The gauges are

@@ -848,6 +848,14 @@ func (s *Tracker) snapshot() []projectJobs {
 			pj.unknownCreates++
 		}
 	}
+	for _, in := range s.deployIntents {
+		if pj := by[in.Project]; pj != nil && !in.inFlight {
+			if pj.unknownTriggers == nil {
+				pj.unknownTriggers = map[string]int{}
+			}
+			pj.unknownTriggers[in.Kind]++
+		}
+	}
 	for _, e := range s.deploys {
 		if pj := by[e.rec.Project]; pj != nil {
 			pj.addDeployment(e)
