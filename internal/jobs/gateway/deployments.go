@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -141,11 +142,8 @@ func (g *Gateway) deployProject(h func(http.ResponseWriter, *http.Request, strin
 	return func(w http.ResponseWriter, r *http.Request) {
 		project := r.PathValue("projectId")
 		if !g.deploymentProjects()[project] {
-			if g.cfg.Exported != nil && g.cfg.Exported(project) {
-				writeError(w, http.StatusForbidden, "this project takes no deployments through the exporter (set deployments: true on it in --config.file)")
-				return
-			}
-			writeError(w, http.StatusNotFound, "project not found: it is not configured in this exporter (--mintlify.project, or projects: in --config.file)")
+			refusedProject(w, g.cfg.Exported != nil && g.cfg.Exported(project), "deployments",
+				"set deployments: true on it in --config.file", "--mintlify.project, or projects: in --config.file")
 			return
 		}
 		if badIDs(w, r) {
@@ -244,7 +242,7 @@ func (g *Gateway) trigger(w http.ResponseWriter, r *http.Request, project, kind 
 	if d.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	g.audit(r, "deployment triggered", project, d.Deployment.ID, key, "kind", kind, "branch", bounded.Label(branch), "replayed", d.Replayed)
+	g.auditOp(r, "deployment triggered", project, "deployment", d.Deployment.ID, key, "kind", kind, "branch", bounded.Label(branch), "replayed", d.Replayed)
 	out := map[string]string{"statusId": d.Deployment.ID}
 	if kind == tracker.KindPreview {
 		out["previewUrl"] = d.Deployment.PreviewURL
@@ -305,7 +303,13 @@ func readDeployBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool)
 		return badBody("request body is empty: want a JSON object")
 	}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
-	if !strings.HasPrefix(strings.TrimSpace(string(data)), "{") || dec.Decode(v) != nil {
+	if !strings.HasPrefix(strings.TrimSpace(string(data)), "{") {
+		if json.Valid(data) { // [1], "x", null: JSON, but not an object
+			return badBody("expected a JSON object")
+		}
+		return badBody("malformed JSON: want a JSON object")
+	}
+	if dec.Decode(v) != nil {
 		return badBody("malformed JSON: want a JSON object")
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -397,7 +401,7 @@ func (g *Gateway) trackDeployment(w http.ResponseWriter, r *http.Request, projec
 	status := http.StatusOK
 	if res == tracker.NewlyTracked {
 		status = http.StatusCreated
-		g.audit(r, "deployment followed", project, id, "", "kind", v.Kind, "intent", intent)
+		g.auditOp(r, "deployment followed", project, "deployment", id, "", "kind", v.Kind, "intent", intent)
 	}
 	writeJSON(w, status, v)
 }
@@ -417,13 +421,25 @@ type DeploymentList struct {
 	Deployments []tracker.DeploymentView `json:"deployments"`
 }
 
-// listDeployments handles GET .../{projectId}/deployments?limit=.
+// deploymentListStatuses are the values GET .../deployments?status=
+// accepts: the statuses the API documents and the exporter's own lost.
+var deploymentListStatuses = []string{apiclient.DeploymentQueued, apiclient.DeploymentInProgress, apiclient.DeploymentSuccess,
+	apiclient.DeploymentFailure, tracker.StatusLost}
+
+// listDeployments handles GET .../{projectId}/deployments?status=&limit=.
 func (g *Gateway) listDeployments(w http.ResponseWriter, r *http.Request, project string) {
 	limit, ok := listLimit(w, r)
 	if !ok {
 		return
 	}
+	status, ok := listStatus(w, r, deploymentListStatuses, "deployment")
+	if !ok {
+		return
+	}
 	list := g.deploy.dep.Deployments(project)
+	if status != "" {
+		list = slices.DeleteFunc(list, func(v tracker.DeploymentView) bool { return v.Status != status })
+	}
 	if limit >= 0 {
 		list = list[:min(limit, len(list))]
 	}

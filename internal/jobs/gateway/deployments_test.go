@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
@@ -32,6 +33,8 @@ type deployEnv struct {
 	trk   *tracker.Tracker
 	reg   *prometheus.Registry
 	srv   *httptest.Server
+	// logs is what the gateway logged (logfmt).
+	logs *testutil.SyncBuffer
 }
 
 func newDeployEnv(t *testing.T, jobProjects ...string) *deployEnv {
@@ -64,7 +67,8 @@ func newDeployEnv(t *testing.T, jobProjects ...string) *deployEnv {
 	gcfg.DeploymentProjects = func() []string { return []string{"d1", "d2", "d3"} }
 	gcfg.Organization = func(p string) string { return map[string]string{"d1": "a", "d2": "a", "d3": "b"}[p] }
 	gcfg.Exported = func(p string) bool { return p == "jobs-only" || strings.HasPrefix(p, "d") }
-	g, err := New(trk, reg, gcfg, nil)
+	logs := &testutil.SyncBuffer{}
+	g, err := New(trk, reg, gcfg, log.NewLogfmtLogger(logs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +87,7 @@ func newDeployEnv(t *testing.T, jobProjects ...string) *deployEnv {
 			t.Error(err)
 		}
 	})
-	return &deployEnv{t: t, clock: clock, fake: fake, api: client, trk: trk, reg: reg, srv: srv}
+	return &deployEnv{t: t, clock: clock, fake: fake, api: client, trk: trk, reg: reg, srv: srv, logs: logs}
 }
 
 // call sends a request with hdr (Content-Type application/json on a POST

@@ -249,7 +249,7 @@ func (g *Gateway) handle(pattern string, h func(http.ResponseWriter, *http.Reque
 	g.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		project := r.PathValue("projectId")
 		if !(*g.projects.Load())[project] {
-			writeError(w, http.StatusNotFound, g.notFound(project))
+			g.refuseProject(w, project)
 			return
 		}
 		if badIDs(w, r) {
@@ -407,15 +407,33 @@ func (g *Gateway) upstreamContext(r *http.Request) (context.Context, context.Can
 // by whom (the basic-auth user, when there is one) and from where. Never
 // the prompt: only its size.
 func (g *Gateway) audit(r *http.Request, msg, project, job, key string, kv ...any) {
+	g.auditOp(r, msg, project, "job", job, key, kv...)
+}
+
+// auditOp is audit for an operation of any kind: idKey names its id
+// ("job", "deployment"), the key every log line of that kind uses. Fields
+// of kv whose value is an empty string are left out: an empty field reads
+// as a value that was lost.
+func (g *Gateway) auditOp(r *http.Request, msg, project, idKey, id, key string, kv ...any) {
 	user, remote := ClientOf(r)
-	args := []any{"msg", msg, "project", project, "job", job, "user", user, "remote", remote}
+	args := []any{"msg", msg, "project", project, idKey, id}
+	if user != "" {
+		args = append(args, "user", user)
+	}
+	args = append(args, "remote", remote)
 	if remote != r.RemoteAddr {
 		args = append(args, "via", r.RemoteAddr)
 	}
 	if key != "" {
 		args = append(args, "idempotency_key", key)
 	}
-	level.Info(g.logger).Log(append(args, kv...)...)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if s, ok := kv[i+1].(string); ok && s == "" {
+			continue
+		}
+		args = append(args, kv[i], kv[i+1])
+	}
+	level.Info(g.logger).Log(args...)
 }
 
 // submission is a create or follow-up request that passed the gateway's
@@ -541,6 +559,9 @@ func (g *Gateway) readPrompt(w http.ResponseWriter, r *http.Request) (prompt str
 		}
 		if errors.Is(err, io.EOF) {
 			return "", badBody("request body is empty: want {\"prompt\": \"...\"}")
+		}
+		if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			return "", badBody("expected a JSON object: want {\"prompt\": \"...\"}")
 		}
 		return "", badBody("malformed JSON: want {\"prompt\": \"...\"}")
 	}
@@ -700,15 +721,12 @@ var listStatuses = []string{apiclient.StatusActive, apiclient.StatusCompleted, a
 
 // list handles GET .../jobs?status=&limit=.
 func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
-	q := r.URL.Query()
 	limit, ok := listLimit(w, r)
 	if !ok {
 		return
 	}
-	status := q.Get("status")
-	if status != "" && !slices.Contains(listStatuses, status) {
-		writeError(w, http.StatusBadRequest, "status must be one of "+strings.Join(listStatuses, ", ")+
-			" (a job in a status the API does not document is listed without ?status=)")
+	status, ok := listStatus(w, r, listStatuses, "job")
+	if !ok {
 		return
 	}
 	jobs := g.tracker.Jobs(project, status)
@@ -719,6 +737,20 @@ func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 		jobs = []tracker.JobView{}
 	}
 	writeJSON(w, http.StatusOK, JobList{Jobs: jobs})
+}
+
+// listStatus reads a list's ?status= ("" without one), answering 400
+// itself when it is none of allowed: every kind's list takes it, and a
+// typo is refused rather than answered with an empty list that reads as
+// "none in that status" (or, as the deployments' list once did, ignored).
+func listStatus(w http.ResponseWriter, r *http.Request, allowed []string, what string) (string, bool) {
+	status := r.URL.Query().Get("status")
+	if status != "" && !slices.Contains(allowed, status) {
+		writeError(w, http.StatusBadRequest, "status must be one of "+strings.Join(allowed, ", ")+
+			" (a "+what+" in a status the API does not document is listed without ?status=)")
+		return "", false
+	}
+	return status, true
 }
 
 // listLimit reads a list's ?limit= (-1 without one), answering 400 itself

@@ -346,7 +346,7 @@ func TestAuditNamesTheForwardedClient(t *testing.T) {
 	logs := e.logs.String()
 	for _, want := range []string{
 		`msg="agent job submitted" project=p1 job=` + id + ` user=dave remote=203.0.113.7:5555 via=10.0.0.2:4000`,
-		`msg="agent job submitted" project=p1 job=` + spoofed + ` user= remote=10.0.0.2:4000 idempotency_key=direct-1`,
+		`msg="agent job submitted" project=p1 job=` + spoofed + ` remote=10.0.0.2:4000 idempotency_key=direct-1`, // no empty user=
 	} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("no log line with %q in:\n%s", want, logs)

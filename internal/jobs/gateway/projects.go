@@ -1,5 +1,7 @@
 package gateway
 
+import "net/http"
+
 // SetProjects makes ids the accepted projects, at start and for a
 // configuration reload: jobs of a project no longer accepted stay tracked
 // to their end, but new creates, follow-ups and reads for it answer 404. A
@@ -43,11 +45,24 @@ func (g *Gateway) seed(ids []string) {
 	}
 }
 
-// notFound is the 404's message for a project that accepts no jobs: the
-// setting to change, whether the exporter exports it or not.
-func (g *Gateway) notFound(project string) string {
-	if g.cfg.Exported != nil && g.cfg.Exported(project) {
-		return "project not found: it does not take agent jobs (agent_jobs: false in --config.file; set agent_jobs: true on it, as every --mintlify.project of the flags has)"
+// refuseProject answers a request for a project that takes no agent jobs,
+// by the one rule of every kind's routes (refusedProject).
+func (g *Gateway) refuseProject(w http.ResponseWriter, project string) {
+	refusedProject(w, g.cfg.Exported != nil && g.cfg.Exported(project), "agent jobs",
+		"agent_jobs: false in --config.file; set agent_jobs: true on it, as every --mintlify.project of the flags has",
+		"--mintlify.project, or projects: in --config.file with agent_jobs: true")
+}
+
+// refusedProject is the one rule for a project a kind's routes do not
+// serve, for every kind: 404 when the exporter does not know the project
+// at all (nothing of it exists here), 403 when it exports the project but
+// the project does not take this kind (it exists, and this exporter
+// refuses it: the setting to change is named). Until issue 38 a project
+// without agent_jobs answered 404 and one without deployments 403.
+func refusedProject(w http.ResponseWriter, exported bool, what, setting, configure string) {
+	if exported {
+		writeError(w, http.StatusForbidden, "this project does not take "+what+" through the exporter ("+setting+")")
+		return
 	}
-	return "project not found: it is not configured in this exporter (--mintlify.project, or projects: in --config.file with agent_jobs: true)"
+	writeError(w, http.StatusNotFound, "project not found: it is not configured in this exporter ("+configure+")")
 }
