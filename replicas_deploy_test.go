@@ -29,28 +29,7 @@ func TestReplicasFollowDeployments(t *testing.T) {
 	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}, APIKey: "mint_test"})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	dir := t.TempDir()
-	file := replicasConfig(t, dir, redis.Addr, "deploy:", lease)
-	cfg, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shared := strings.Replace(string(cfg), "    agent_jobs: true\n", "    agent_jobs: true\n    deployments: true\n", 1)
-	start := func(name string) *testutil.Exporter {
-		// A second loopback listener, advertised to the other replica in
-		// its own copy of the file: this host's address (the default)
-		// does not reach a listener on loopback, and forwarding is what
-		// is tested here.
-		fwd := testutil.FreeAddr(t)
-		own := filepath.Join(dir, name+".yml")
-		writeFile(t, own, shared+"  advertise_url: http://"+fwd+"\n")
-		x := startExporter(t, nil, "--config.file="+own, "--mintlify.api-url="+srv.URL, "--web.enable-deployment-api",
-			"--web.listen-address="+fwd,
-			"--agent.poll-interval=200ms", "--agent.state-file="+filepath.Join(dir, name, "agent.db"), "--mintlify.max-retries=0")
-		testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
-		return x
-	}
-	replicas := map[string]*testutil.Exporter{"a": start("a"), "b": start("b")}
+	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "deploy:", lease, "--web.enable-deployment-api")
 	holder := func() (string, string) {
 		t.Helper()
 		var name, other string
@@ -131,4 +110,32 @@ func TestReplicasFollowDeployments(t *testing.T) {
 		t.Errorf("%d updates upstream, want 2", n)
 	}
 	replicas[o].Stop(t)
+}
+
+// startOpsReplicas starts two replicas, "a" and "b", of the built binary
+// on the Redis at addr, for project p1 with agent jobs and deployments,
+// polling every 200 ms, with flags (the gateways to enable). Each listens
+// on a second loopback address that it advertises to the other in its own
+// copy of the file: this host's address (the default) does not reach a
+// listener on loopback, and forwarding is what the replica tests test.
+func startOpsReplicas(t *testing.T, addr, api, prefix string, lease time.Duration, flags ...string) map[string]*testutil.Exporter {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := os.ReadFile(replicasConfig(t, dir, addr, prefix, lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := strings.Replace(string(cfg), "    agent_jobs: true\n", "    agent_jobs: true\n    deployments: true\n", 1)
+	replicas := map[string]*testutil.Exporter{}
+	for _, name := range []string{"a", "b"} {
+		fwd := testutil.FreeAddr(t)
+		own := filepath.Join(dir, name+".yml")
+		writeFile(t, own, shared+"  advertise_url: http://"+fwd+"\n")
+		args := append([]string{"--config.file=" + own, "--mintlify.api-url=" + api, "--web.listen-address=" + fwd,
+			"--agent.poll-interval=200ms", "--agent.state-file=" + filepath.Join(dir, name, "agent.db"), "--mintlify.max-retries=0"}, flags...)
+		x := startExporter(t, nil, args...)
+		testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
+		replicas[name] = x
+	}
+	return replicas
 }

@@ -129,7 +129,8 @@ func replicatedJobs(shared *cluster.Client, cc config.Cluster, owner, listen str
 			defer close(done)
 			j.Run(tctx)
 		}()
-		return &leader.Term{Handler: j, Status: j.Status, Follow: j.Follow, SetProjects: j.SetProjects, Stop: func() { cancel(); <-done }}, nil
+		return &leader.Term{Handler: j, Status: j.Status, Follow: j.Follow, SetProjects: j.SetProjects, Stop: func() { cancel(); <-done },
+			Unsaved: j.trk.Unsaved}, nil
 	}
 	return leader.New(leader.Options{Cluster: shared, Owner: owner, Advertise: advertise, LeaseDuration: cc.LeaseDuration,
 		Start: start, ForwardSecret: secret, Registerer: reg, Logger: logger})

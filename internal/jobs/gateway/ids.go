@@ -1,9 +1,13 @@
 package gateway
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 )
 
 // idParams are the path and query parameters of every kind's routes that
@@ -34,4 +38,28 @@ func badIDs(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// HandoffRequest is the request that settles an operation acknowledged
+// upstream but not saved (tracker.Unsaved) on whichever replica runs the
+// gateway: the route an operator uses for an outcome it found, track with
+// ?intent=, so that the operation is followed, its Idempotency-Key bound
+// to it and its intent deleted in one write.
+func HandoffRequest(ctx context.Context, u tracker.Unsaved) (*http.Request, error) {
+	var path string
+	switch u.Kind {
+	case tracker.OpJob:
+		path = "/api/v2/agent/" + url.PathEscape(u.Project) + "/job/" + url.PathEscape(u.ID) + "/track"
+	case tracker.OpDeployment:
+		path = "/api/v1/project/" + url.PathEscape(u.Project) + "/update-status/" + url.PathEscape(u.ID) + "/track"
+	default:
+		return nil, fmt.Errorf("handing over an operation of unknown kind %q", u.Kind)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://handoff"+path+"?intent="+url.QueryEscape(u.Intent), http.NoBody)
+	if err != nil {
+		return nil, fmt.Errorf("handing over %s %s: %w", u.Kind, u.ID, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.RemoteAddr = "handoff"
+	return req, nil
 }

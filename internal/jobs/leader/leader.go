@@ -57,6 +57,10 @@ type Term struct {
 	// Stop ends the term: polling stops, creates under way are recorded,
 	// the tracker is closed.
 	Stop func()
+	// Unsaved lists, once the term is stopped, the operations the API
+	// acknowledged whose record the term could not save (nil: none): the
+	// leader hands each to whoever runs the gateway next (handoff.go).
+	Unsaved func() []tracker.Unsaved
 }
 
 // Options configure a Leader.
@@ -111,6 +115,11 @@ type Leader struct {
 	// ReverseProxy); nonces are the signatures this replica accepted.
 	client *http.Client
 	nonces nonceCache
+
+	// handoffs are the operations ended terms could not save, until the
+	// replica running the gateway took each over (Run's goroutine alone
+	// uses them).
+	handoffs []tracker.Unsaved
 }
 
 // holderTTL is how long a replica reuses the holder it read.
@@ -184,6 +193,9 @@ func (l *Leader) Run(ctx context.Context) {
 		}
 		if !held && ctx.Err() == nil && l.lost.Load() == nil {
 			held, lease = l.begin(ctx, leases)
+		}
+		if ctx.Err() == nil {
+			l.deliverHandoffs(ctx)
 		}
 		select {
 		case <-ctx.Done():
@@ -270,6 +282,9 @@ func (l *Leader) endTerm(why string, err error) {
 	}
 	l.role.Set(0)
 	term.Stop()
+	if term.Unsaved != nil {
+		l.keepHandoffs(term.Unsaved())
+	}
 	l.metrics.reset()
 	level.Warn(l.opts.Logger).Log("msg", "this replica no longer runs the agent job gateway", "reason", why, "err", err)
 }

@@ -523,7 +523,9 @@ func (s *Tracker) ResolveIntent(ctx context.Context, project, intentID, jobID st
 	if err != nil {
 		return JobView{}, NewlyTracked, err
 	}
-	v, res, err := s.Track(ctx, project, jobID)
+	// Created through the gateway and never counted: what it reached by
+	// now is counted.
+	v, res, err := s.track(ctx, project, jobID, seenLive)
 	if err != nil {
 		return v, res, err
 	}

@@ -25,6 +25,13 @@ import (
 // without asking upstream. kind is KindUpdate or KindPreview: the status
 // does not say.
 func (s *Tracker) TrackDeployment(ctx context.Context, project, kind, id string) (DeploymentView, TrackResult, error) {
+	return s.trackDeployment(ctx, project, kind, id, seenAfterTheFact)
+}
+
+// trackDeployment is TrackDeployment; how is seenLive for a deployment
+// this exporter triggered and never counted (ResolveTrigger, a handover of
+// one whose record was not saved), whose final status is then counted.
+func (s *Tracker) trackDeployment(ctx context.Context, project, kind, id string, how sighting) (DeploymentView, TrackResult, error) {
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	if s.deployAPI == nil {
@@ -53,7 +60,7 @@ func (s *Tracker) TrackDeployment(ctx context.Context, project, kind, id string)
 	}
 	at := s.cfg.Now()
 	rec := deployRecord{Project: project, Kind: kind, ID: id, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}
-	rec, _ = deployTransition(rec, d, at, seenAfterTheFact)
+	rec, ev := deployTransition(rec, d, at, how)
 	e := &deployEntry{rec: rec, lastPolled: at, pollPending: true}
 	s.scheduleDeploy(e, at)
 	s.wmu.Lock()
@@ -74,6 +81,7 @@ func (s *Tracker) TrackDeployment(ctx context.Context, project, kind, id string)
 		e.dirty, e.lastErr = true, "state file: "+perr.Error()
 		return e.view(), NewlyTracked, &StateError{JobID: id, Err: perr, Deployment: true}
 	}
+	s.metrics.deploy.count(s.metrics.has, rec.Project, rec.Kind, ev) // after the write, under the lock that shows it
 	return e.view(), NewlyTracked, nil
 }
 

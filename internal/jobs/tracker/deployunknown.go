@@ -89,7 +89,9 @@ func (s *Tracker) ResolveTrigger(ctx context.Context, project, intentID, statusI
 	if err != nil {
 		return DeploymentView{}, NewlyTracked, err
 	}
-	v, res, err := s.TrackDeployment(ctx, project, in.Kind, statusID)
+	// Triggered through the gateway and never counted: its final status
+	// is counted even when it is final at this first read.
+	v, res, err := s.trackDeployment(ctx, project, in.Kind, statusID, seenLive)
 	if err != nil {
 		return v, res, err
 	}

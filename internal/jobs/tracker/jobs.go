@@ -104,16 +104,18 @@ type StateError struct {
 
 func (e *StateError) Error() string {
 	if e.Deployment {
-		return fmt.Sprintf("deployment %s was started upstream but could not be saved to the state file "+
-			"(it is followed in memory and written again at its next poll; a retry with its Idempotency-Key is answered so until then): %v", e.JobID, e.Err)
+		return fmt.Sprintf("deployment %s was started upstream but could not be saved to the state (it is followed, written again at its next poll, "+
+			"or handed with its id to the replica that runs the gateway next; a retry with its Idempotency-Key is never sent again, and is answered "+
+			"with this deployment once saved): %v", e.JobID, e.Err)
 	}
 	if e.Message {
 		return fmt.Sprintf("job %s accepted the follow-up message upstream, but its new turn could not be saved to the state file "+
 			"(it is followed in memory and written again at its next poll): %v", e.JobID, e.Err)
 	}
 	if e.Intent != "" {
-		return fmt.Sprintf("job %s was created upstream but could not be saved to the state file (it is tracked in memory and written again at its next poll; "+
-			"until then its create intent %s stays in the file, listed under unknown-creates should the exporter restart first): %v", e.JobID, e.Intent, e.Err)
+		return fmt.Sprintf("job %s was created upstream but could not be saved to the state (it is tracked, written again at its next poll, "+
+			"or handed with its id to the replica that runs the gateway next; until then its create intent %s stays in the state, listed under "+
+			"unknown-creates should the exporter restart first): %v", e.JobID, e.Intent, e.Err)
 	}
 	return fmt.Sprintf("job %s was created upstream but could not be saved to the state file: %v", e.JobID, e.Err)
 }
@@ -172,6 +174,13 @@ func (s *Tracker) Jobs(project, status string) []JobView {
 // With a *StateError the job is tracked (in memory) and its view is valid;
 // with any other error nothing is tracked.
 func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, TrackResult, error) {
+	return s.track(ctx, project, id, seenAfterTheFact)
+}
+
+// track is Track; how is seenLive for a job this exporter created and never
+// counted (ResolveIntent, a handover of one whose record was not saved),
+// whose terminal status and pull request are then counted.
+func (s *Tracker) track(ctx context.Context, project, id string, how sighting) (JobView, TrackResult, error) {
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	if err := bounded.CheckID("job id", id); err != nil {
@@ -192,7 +201,7 @@ func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, Track
 	j := *job
 	j.ID = id
 	boundJob(&j)
-	rec, _ := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}, j, at, seenAfterTheFact, time.Time{})
+	rec, ev := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}, j, at, how, time.Time{})
 	e := &entry{rec: rec, lastPolled: at}
 	s.schedule(e, &rec, at, at)
 	if old := s.claim(key, e); old != nil { // tracked concurrently
@@ -202,9 +211,12 @@ func (s *Tracker) Track(ctx context.Context, project, id string) (JobView, Track
 	}
 	perr := s.persist(key, &rec)
 	s.release(e, perr)
-	s.mu.RLock()
+	s.mu.Lock()
 	v := e.view(at, &s.cfg)
-	s.mu.RUnlock()
+	if perr == nil {
+		s.metrics.count(project, ev) // after the write, under the lock that shows it (as Create)
+	}
+	s.mu.Unlock()
 	if perr != nil {
 		return v, NewlyTracked, &StateError{JobID: id, Err: perr}
 	}
