@@ -463,15 +463,5 @@ func (g *Gateway) unknownTriggers(w http.ResponseWriter, _ *http.Request, projec
 // the operator found no deployment for it; its Idempotency-Key is free
 // again.
 func (g *Gateway) dismissTrigger(w http.ResponseWriter, r *http.Request, project string) {
-	err := g.deploy.dep.DismissTrigger(project, r.PathValue("intentId"))
-	switch {
-	case errors.Is(err, tracker.ErrNoSuchIntent):
-		writeError(w, http.StatusNotFound, "no deployment trigger of unknown outcome with this intent id")
-	case err != nil:
-		level.Error(g.logger).Log("msg", "dismissing a deployment trigger of unknown outcome", "project", project, "err", err)
-		writeError(w, http.StatusInternalServerError, err.Error())
-	default:
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusNoContent)
-	}
+	g.dismissUnknown(w, r, project, "deployment trigger", g.deploy.dep.DismissTrigger)
 }

@@ -825,12 +825,19 @@ func (g *Gateway) unknownCreates(w http.ResponseWriter, _ *http.Request, project
 // dismiss handles DELETE .../unknown-creates/{intentId}: the operator found
 // no job for it (or gives it up); its idempotency key is free again.
 func (g *Gateway) dismiss(w http.ResponseWriter, r *http.Request, project string) {
-	err := g.tracker.DismissIntent(project, r.PathValue("intentId"))
+	g.dismissUnknown(w, r, project, "create", g.tracker.DismissIntent)
+}
+
+// dismissUnknown answers the DELETE of an operation of unknown outcome of
+// any kind (what names its request): 204, 404 for an intent id that is
+// none, 500 when the state could not be written.
+func (g *Gateway) dismissUnknown(w http.ResponseWriter, r *http.Request, project, what string, dismiss func(project, id string) error) {
+	err := dismiss(project, r.PathValue("intentId"))
 	switch {
 	case errors.Is(err, tracker.ErrNoSuchIntent):
-		writeError(w, http.StatusNotFound, err.Error())
+		writeError(w, http.StatusNotFound, "no "+what+" of unknown outcome with this intent id")
 	case err != nil:
-		level.Error(g.logger).Log("msg", "dismissing a create of unknown outcome", "project", project, "err", err)
+		level.Error(g.logger).Log("msg", "dismissing a "+what+" of unknown outcome", "project", project, "err", err)
 		writeError(w, http.StatusInternalServerError, err.Error())
 	default:
 		w.Header().Set("Cache-Control", "no-store")

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -242,13 +241,13 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 			return Created{}, err
 		}
 	}
-	s.addIntentLocked(ikey, in)
+	addIntentLocked(s, createIntents, ikey, in)
 	s.mu.Unlock()
 
 	if until := s.api.ThrottledUntil(apiclient.EndpointCreateJob); !until.IsZero() {
 		// Answer at once instead of holding the client until the API's
 		// Retry-After has passed.
-		s.dropIntent(ikey, in, false)
+		dropIntent(s, createIntents, ikey, in, false)
 		return Created{}, &apiclient.ThrottledError{Endpoint: apiclient.EndpointCreateJob, Until: until}
 	}
 	data, err := encodeIntent(&in.rec)
@@ -258,7 +257,7 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	if err != nil {
 		s.writeFailed(err)
 		level.Error(s.logger).Log("msg", "could not record a create intent; create not sent", "project", project, "err", err)
-		s.dropIntent(ikey, in, false)
+		dropIntent(s, createIntents, ikey, in, false)
 		return Created{}, &IntentError{Err: err, Intent: in.rec.ID}
 	}
 
@@ -278,7 +277,7 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 				"project", project, "intent", in.rec.ID, "idempotency_key", key, "err", err)
 			return Created{}, &OutcomeUnknownError{Intent: in.view(), Err: fmt.Errorf("creating a job of project %s: %w", project, err)}
 		}
-		s.dropIntent(ikey, in, true)
+		dropIntent(s, createIntents, ikey, in, true)
 		return Created{}, fmt.Errorf("creating a job of project %s: %w", project, err)
 	}
 	at = s.cfg.Now()
@@ -306,11 +305,11 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 		return Created{}, &IDCollisionError{JobID: j.ID, Intent: in.view()}
 	case old != nil:
 		// Tracked concurrently (and written) already: only the intent goes.
-		s.dropIntent(ikey, in, true)
+		dropIntent(s, createIntents, ikey, in, true)
 		return Created{Job: *job, Status: code}, nil
 	}
 	s.mu.Lock()
-	s.removeIntentLocked(ikey, in)
+	removeIntentLocked(s, createIntents, ikey, in)
 	if key != "" {
 		s.keys[storeKey(project, key)] = keyRef{job: jkey}
 	}
@@ -428,90 +427,21 @@ func (s *Tracker) replayLocked(ref keyRef, hash string) (Created, error) {
 // the state.
 var errNotWrittenYet = errors.New("its record is not written yet")
 
-func (s *Tracker) addIntentLocked(ikey string, in *intent) {
-	s.intents[ikey] = in
-	if in.rec.IdemKey != "" {
-		s.keys[storeKey(in.rec.Project, in.rec.IdemKey)] = keyRef{intent: in}
-	}
-}
-
-func (s *Tracker) removeIntentLocked(ikey string, in *intent) {
-	if s.intents[ikey] == in {
-		delete(s.intents, ikey)
-	}
-	if in.rec.IdemKey != "" {
-		k := storeKey(in.rec.Project, in.rec.IdemKey)
-		if ref := s.keys[k]; ref.intent == in {
-			delete(s.keys, k)
-		}
-	}
-}
-
-// dropIntent forgets an intent whose create certainly created nothing,
-// deleting it from the state file when written already. Should that delete
-// fail the intent stays in the file, and shows as an unknown outcome after
-// a restart: a false alarm, never a lost job.
-func (s *Tracker) dropIntent(ikey string, in *intent, written bool) {
-	if written {
-		if err := s.store.Apply(store.Op{Bucket: bucketIntents, Key: ikey}); err != nil {
-			s.writeFailed(err)
-			level.Error(s.logger).Log("msg", "could not delete a create intent from the state file", "project", in.rec.Project, "intent", in.rec.ID, "err", err)
-		}
-	}
-	s.mu.Lock()
-	s.removeIntentLocked(ikey, in)
-	s.mu.Unlock()
-}
-
 // UnknownCreates lists the project's creates whose outcome is unknown,
 // oldest first.
 func (s *Tracker) UnknownCreates(project string) []UnknownCreate {
-	s.mu.RLock()
 	out := []UnknownCreate{}
-	for _, in := range s.intents {
-		if !in.inFlight && in.rec.Project == project {
-			out = append(out, in.view())
-		}
+	for _, in := range unknownIntents(s, createIntents, project) {
+		out = append(out, in.view())
 	}
-	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b UnknownCreate) int {
-		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
 	return out
-}
-
-// unknownIntent returns the intent of unknown outcome id of project.
-func (s *Tracker) unknownIntent(project, id string) (string, *intent, error) {
-	ikey := storeKey(project, id)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	in := s.intents[ikey]
-	if in == nil || in.inFlight {
-		return "", nil, ErrNoSuchIntent
-	}
-	return ikey, in, nil
 }
 
 // DismissIntent deletes a create of unknown outcome: the operator found
 // that no job was created (or gives it up). Its idempotency key is free
 // again: a retry with it creates a job.
 func (s *Tracker) DismissIntent(project, id string) error {
-	ikey, in, err := s.unknownIntent(project, id)
-	if err != nil {
-		return err
-	}
-	if err := s.store.Apply(store.Op{Bucket: bucketIntents, Key: ikey}); err != nil {
-		s.writeFailed(err)
-		return fmt.Errorf("dismissing create %s: %w", id, err)
-	}
-	s.mu.Lock()
-	s.removeIntentLocked(ikey, in)
-	s.mu.Unlock()
-	level.Info(s.logger).Log("msg", "create of unknown outcome dismissed", "project", project, "intent", id)
-	return nil
+	return dismissIntent(s, createIntents, project, id)
 }
 
 // ResolveIntent resolves a create of unknown outcome with the job the
@@ -519,7 +449,7 @@ func (s *Tracker) DismissIntent(project, id string) error {
 // intent's idempotency key, so that a retry with the key gets this job,
 // and the intent is deleted, in one write.
 func (s *Tracker) ResolveIntent(ctx context.Context, project, intentID, jobID string) (JobView, TrackResult, error) {
-	ikey, in, err := s.unknownIntent(project, intentID)
+	ikey, in, err := unknownIntent(s, createIntents, project, intentID)
 	if err != nil {
 		return JobView{}, NewlyTracked, err
 	}
@@ -547,7 +477,7 @@ func (s *Tracker) ResolveIntent(ctx context.Context, project, intentID, jobID st
 	}
 	s.mu.Lock()
 	e.rec.IdemKey, e.rec.RequestHash = rec.IdemKey, rec.RequestHash
-	s.removeIntentLocked(ikey, in)
+	removeIntentLocked(s, createIntents, ikey, in)
 	if rec.IdemKey != "" {
 		s.keys[storeKey(project, rec.IdemKey)] = keyRef{job: jkey}
 	}

@@ -229,12 +229,12 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 			return Deployed{}, err
 		}
 	}
-	s.addDeployIntentLocked(ikey, in)
+	addIntentLocked(s, triggerIntents, ikey, in)
 	s.mu.Unlock()
 
 	endpoint := triggerEndpoint(req.Kind)
 	if until := s.deployAPI.ThrottledUntil(endpoint); !until.IsZero() {
-		s.dropDeployIntent(ikey, in, false)
+		dropIntent(s, triggerIntents, ikey, in, false)
 		return Deployed{}, &apiclient.ThrottledError{Endpoint: endpoint, Until: until}
 	}
 	data, err := encodeDeployIntent(in)
@@ -244,7 +244,7 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 	if err != nil {
 		s.writeFailed(err)
 		level.Error(s.logger).Log("msg", "could not record a deployment intent; trigger not sent", "project", req.Project, "err", err)
-		s.dropDeployIntent(ikey, in, false)
+		dropIntent(s, triggerIntents, ikey, in, false)
 		return Deployed{}, &IntentError{Err: err, Intent: in.ID}
 	}
 	var t *apiclient.Triggered
@@ -265,7 +265,7 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 				"kind", req.Kind, "intent", in.ID, "idempotency_key", key, "err", err)
 			return Deployed{}, &DeployOutcomeUnknownError{Project: req.Project, Intent: in.ID, StartedAt: in.StartedAt, Err: err}
 		}
-		s.dropDeployIntent(ikey, in, true)
+		dropIntent(s, triggerIntents, ikey, in, true)
 		return Deployed{}, fmt.Errorf("triggering a deployment of project %s: %w", req.Project, err)
 	}
 	at := s.cfg.Now()
@@ -274,7 +274,7 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 		Code: t.Code, SubmittedBy: userFrom(ctx)}
 	v, err := s.followNew(&rec, ikey)
 	s.mu.Lock()
-	s.removeDeployIntentLocked(ikey, in)
+	removeIntentLocked(s, triggerIntents, ikey, in)
 	var stateErr *StateError
 	if key != "" && (err == nil || errors.As(err, &stateErr)) {
 		// A deployment not written yet keeps its key too: a retry is
@@ -345,37 +345,4 @@ func (s *Tracker) replayDeployLocked(ref keyRef, hash string) (Deployed, error) 
 		return Deployed{}, &StateError{JobID: e.rec.ID, Err: errNotWrittenYet, Intent: e.intentKey, Deployment: true}
 	}
 	return Deployed{Deployment: e.view(), Code: e.rec.Code, Replayed: true}, nil
-}
-
-func (s *Tracker) addDeployIntentLocked(ikey string, in *deployIntent) {
-	s.deployIntents[ikey] = in
-	if in.IdemKey != "" {
-		s.keys[storeKey(in.Project, in.IdemKey)] = keyRef{deployIntent: in}
-	}
-}
-
-func (s *Tracker) removeDeployIntentLocked(ikey string, in *deployIntent) {
-	if s.deployIntents[ikey] == in {
-		delete(s.deployIntents, ikey)
-	}
-	if in.IdemKey != "" {
-		k := storeKey(in.Project, in.IdemKey)
-		if s.keys[k].deployIntent == in {
-			delete(s.keys, k)
-		}
-	}
-}
-
-// dropDeployIntent forgets an intent whose trigger certainly started
-// nothing, deleting it from the state when written already.
-func (s *Tracker) dropDeployIntent(ikey string, in *deployIntent, written bool) {
-	if written {
-		if err := s.store.Apply(store.Op{Bucket: bucketDeployIntents, Key: ikey}); err != nil {
-			s.writeFailed(err)
-			level.Error(s.logger).Log("msg", "could not delete a deployment intent from the state file", "project", in.Project, "intent", in.ID, "err", err)
-		}
-	}
-	s.mu.Lock()
-	s.removeDeployIntentLocked(ikey, in)
-	s.mu.Unlock()
 }

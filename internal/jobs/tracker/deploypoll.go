@@ -262,7 +262,7 @@ func (s *Tracker) loadDeployments(l *loadedState, want func(project string) bool
 func (s *Tracker) mergeDeploymentsLocked(l *loadedState) {
 	maps.Copy(s.deploys, l.deploys)
 	for k, in := range l.deployIntents {
-		s.addDeployIntentLocked(k, in)
+		addIntentLocked(s, triggerIntents, k, in)
 	}
 }
 
@@ -296,7 +296,7 @@ func (s *Tracker) forgetExpiredDeployments(now time.Time) {
 	for _, op := range ops {
 		if op.Bucket == bucketDeployIntents {
 			if in := s.deployIntents[op.Key]; in != nil {
-				s.removeDeployIntentLocked(op.Key, in)
+				removeIntentLocked(s, triggerIntents, op.Key, in)
 			}
 			continue
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -31,52 +29,18 @@ type UnknownTrigger struct {
 // UnknownTriggers lists project's deployment triggers of unknown outcome,
 // oldest first (triggers under way are not listed).
 func (s *Tracker) UnknownTriggers(project string) []UnknownTrigger {
-	s.mu.RLock()
 	out := []UnknownTrigger{}
-	for _, in := range s.deployIntents {
-		if in.Project == project && !in.inFlight {
-			out = append(out, UnknownTrigger{ID: in.ID, Project: in.Project, Kind: in.Kind, IdempotencyKey: in.IdemKey, StartedAt: in.StartedAt})
-		}
+	for _, in := range unknownIntents(s, triggerIntents, project) {
+		out = append(out, UnknownTrigger{ID: in.ID, Project: in.Project, Kind: in.Kind, IdempotencyKey: in.IdemKey, StartedAt: in.StartedAt})
 	}
-	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b UnknownTrigger) int {
-		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
 	return out
-}
-
-// unknownDeployIntent returns the trigger of unknown outcome id of project.
-func (s *Tracker) unknownDeployIntent(project, id string) (string, *deployIntent, error) {
-	ikey := storeKey(project, id)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	in := s.deployIntents[ikey]
-	if in == nil || in.inFlight {
-		return "", nil, ErrNoSuchIntent
-	}
-	return ikey, in, nil
 }
 
 // DismissTrigger deletes a deployment trigger of unknown outcome: the
 // operator found that no deployment was started (or gives it up). Its
 // Idempotency-Key is free again.
 func (s *Tracker) DismissTrigger(project, id string) error {
-	ikey, in, err := s.unknownDeployIntent(project, id)
-	if err != nil {
-		return err
-	}
-	if err := s.store.Apply(store.Op{Bucket: bucketDeployIntents, Key: ikey}); err != nil {
-		s.writeFailed(err)
-		return fmt.Errorf("dismissing deployment trigger %s: %w", id, err)
-	}
-	s.mu.Lock()
-	s.removeDeployIntentLocked(ikey, in)
-	s.mu.Unlock()
-	level.Info(s.logger).Log("msg", "deployment trigger of unknown outcome dismissed", "project", project, "intent", id)
-	return nil
+	return dismissIntent(s, triggerIntents, project, id)
 }
 
 // ResolveTrigger settles a deployment trigger of unknown outcome with the
@@ -85,7 +49,7 @@ func (s *Tracker) DismissTrigger(project, id string) error {
 // Idempotency-Key, so that a retry with the key is answered with it, and
 // the intent is deleted, in one write.
 func (s *Tracker) ResolveTrigger(ctx context.Context, project, intentID, statusID string) (DeploymentView, TrackResult, error) {
-	ikey, in, err := s.unknownDeployIntent(project, intentID)
+	ikey, in, err := unknownIntent(s, triggerIntents, project, intentID)
 	if err != nil {
 		return DeploymentView{}, NewlyTracked, err
 	}
@@ -115,7 +79,7 @@ func (s *Tracker) ResolveTrigger(ctx context.Context, project, intentID, statusI
 	}
 	s.mu.Lock()
 	e.rec.IdemKey, e.rec.RequestHash, e.rec.Code = rec.IdemKey, rec.RequestHash, rec.Code
-	s.removeDeployIntentLocked(ikey, in)
+	removeIntentLocked(s, triggerIntents, ikey, in)
 	if rec.IdemKey != "" {
 		s.keys[storeKey(project, rec.IdemKey)] = keyRef{deploy: dkey}
 	}

@@ -219,7 +219,7 @@ func (s *Tracker) load(want func(project string) bool) error {
 	maps.Copy(s.entries, l.entries)
 	maps.Copy(s.keys, l.keys)
 	for k, in := range l.intents {
-		s.addIntentLocked(k, in)
+		addIntentLocked(s, createIntents, k, in)
 	}
 	s.mergeDeploymentsLocked(l)
 	s.mu.Unlock()
