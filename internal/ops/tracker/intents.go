@@ -1,0 +1,157 @@
+package tracker
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
+)
+
+// The engine's intents, for every kind of operation: an intent is written
+// (fsync, or MULTI/EXEC in Redis) before a request leaves, and deleted in
+// the write that records the API's answer, or once the answer says nothing
+// was started. One left behind (a kill -9, a dropped connection, an id the
+// API answered that cannot be kept) is an outcome unknown: listed, counted
+// in the kind's gauge, answered 409 through its Idempotency-Key, until an
+// operator settles it with the operation's real id or dismisses it. A kind
+// declares its intents with an intentKind; the functions below are the
+// one implementation of that path (before issue 36 each kind had its copy).
+
+// pending is what the engine needs of a kind's intent.
+type pending interface {
+	comparable
+	intentID() string
+	intentProject() string
+	intentStart() time.Time
+	intentKey() string // its Idempotency-Key, "" without one
+	// sending: this process is sending it; otherwise its outcome is
+	// unknown.
+	sending() bool
+}
+
+// intentKind declares one kind's intents to the engine.
+type intentKind[I pending] struct {
+	// what names the request in errors and logs ("create").
+	what string
+	// bucket is where its intents are in the state.
+	bucket string
+	// all is the tracker's map of them, by storeKey(project, id).
+	all func(s *Tracker) map[string]I
+	// ref is the key reference of an intent; refers reports whether a
+	// key reference is to in.
+	ref    func(in I) keyRef
+	refers func(ref keyRef, in I) bool
+}
+
+// addIntentLocked adds in (and claims its key). s.mu is held.
+func addIntentLocked[I pending](s *Tracker, k intentKind[I], ikey string, in I) {
+	k.all(s)[ikey] = in
+	if key := in.intentKey(); key != "" {
+		s.keys[storeKey(in.intentProject(), key)] = k.ref(in)
+	}
+}
+
+// removeIntentLocked forgets in (and frees its key). s.mu is held.
+func removeIntentLocked[I pending](s *Tracker, k intentKind[I], ikey string, in I) {
+	if m := k.all(s); m[ikey] == in {
+		delete(m, ikey)
+	}
+	if key := in.intentKey(); key != "" {
+		sk := storeKey(in.intentProject(), key)
+		if k.refers(s.keys[sk], in) {
+			delete(s.keys, sk)
+		}
+	}
+}
+
+// dropIntent forgets an intent whose request certainly started nothing,
+// deleting it from the state when written already. Should that delete
+// fail the intent stays, and shows as an unknown outcome after a restart:
+// a false alarm, never a lost operation.
+func dropIntent[I pending](s *Tracker, k intentKind[I], ikey string, in I, written bool) {
+	if written {
+		if err := s.store.Apply(store.Op{Bucket: k.bucket, Key: ikey}); err != nil {
+			s.writeFailed(err)
+			level.Error(s.logger).Log("msg", "could not delete a "+k.what+" intent from the state", "project", in.intentProject(), "intent", in.intentID(), "err", err)
+		}
+	}
+	s.mu.Lock()
+	removeIntentLocked(s, k, ikey, in)
+	s.mu.Unlock()
+}
+
+// unknownIntents are project's intents of unknown outcome, oldest first.
+func unknownIntents[I pending](s *Tracker, k intentKind[I], project string) []I {
+	s.mu.RLock()
+	var out []I
+	for _, in := range k.all(s) {
+		if !in.sending() && in.intentProject() == project {
+			out = append(out, in)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b I) int {
+		return cmp.Or(a.intentStart().Compare(b.intentStart()), cmp.Compare(a.intentID(), b.intentID()))
+	})
+	return out
+}
+
+// unknownIntent returns project's intent of unknown outcome id.
+func unknownIntent[I pending](s *Tracker, k intentKind[I], project, id string) (string, I, error) {
+	ikey := storeKey(project, id)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	in, ok := k.all(s)[ikey]
+	if !ok || in.sending() {
+		var none I
+		return "", none, ErrNoSuchIntent
+	}
+	return ikey, in, nil
+}
+
+// dismissIntent deletes an intent of unknown outcome: the operator found
+// that nothing was started (or gives it up). Its Idempotency-Key is free
+// again: a retry with it is sent.
+func dismissIntent[I pending](s *Tracker, k intentKind[I], project, id string) error {
+	ikey, in, err := unknownIntent(s, k, project, id)
+	if err != nil {
+		return err
+	}
+	if err := s.store.Apply(store.Op{Bucket: k.bucket, Key: ikey}); err != nil {
+		s.writeFailed(err)
+		return fmt.Errorf("dismissing %s %s: %w", k.what, id, err)
+	}
+	s.mu.Lock()
+	removeIntentLocked(s, k, ikey, in)
+	s.mu.Unlock()
+	level.Info(s.logger).Log("msg", k.what+" of unknown outcome dismissed", "project", project, "intent", id)
+	return nil
+}
+
+// The two kinds' intents.
+var (
+	createIntents = intentKind[*intent]{what: "create", bucket: bucketIntents,
+		all:    func(s *Tracker) map[string]*intent { return s.intents },
+		ref:    func(in *intent) keyRef { return keyRef{intent: in} },
+		refers: func(ref keyRef, in *intent) bool { return ref.intent == in }}
+	triggerIntents = intentKind[*deployIntent]{what: "deployment trigger", bucket: bucketDeployIntents,
+		all:    func(s *Tracker) map[string]*deployIntent { return s.deployIntents },
+		ref:    func(in *deployIntent) keyRef { return keyRef{deployIntent: in} },
+		refers: func(ref keyRef, in *deployIntent) bool { return ref.deployIntent == in }}
+)
+
+func (in *intent) intentID() string       { return in.rec.ID }
+func (in *intent) intentProject() string  { return in.rec.Project }
+func (in *intent) intentStart() time.Time { return in.rec.StartedAt }
+func (in *intent) intentKey() string      { return in.rec.IdemKey }
+func (in *intent) sending() bool          { return in.inFlight }
+
+func (in *deployIntent) intentID() string       { return in.ID }
+func (in *deployIntent) intentProject() string  { return in.Project }
+func (in *deployIntent) intentStart() time.Time { return in.StartedAt }
+func (in *deployIntent) intentKey() string      { return in.IdemKey }
+func (in *deployIntent) sending() bool          { return in.inFlight }
