@@ -428,22 +428,9 @@ var deploymentListStatuses = []string{apiclient.DeploymentQueued, apiclient.Depl
 
 // listDeployments handles GET .../{projectId}/deployments?status=&limit=.
 func (g *Gateway) listDeployments(w http.ResponseWriter, r *http.Request, project string) {
-	limit, ok := listLimit(w, r)
-	if !ok {
-		return
-	}
-	status, ok := listStatus(w, r, deploymentListStatuses, "deployment")
-	if !ok {
-		return
-	}
-	list := g.deploy.dep.Deployments(project)
-	if status != "" {
-		list = slices.DeleteFunc(list, func(v tracker.DeploymentView) bool { return v.Status != status })
-	}
-	if limit >= 0 {
-		list = list[:min(limit, len(list))]
-	}
-	writeJSON(w, http.StatusOK, DeploymentList{Deployments: list})
+	serveList(w, r, "deployment", deploymentListStatuses, func(status string) []tracker.DeploymentView {
+		return slices.DeleteFunc(g.deploy.dep.Deployments(project), func(v tracker.DeploymentView) bool { return status != "" && v.Status != status })
+	}, func(l []tracker.DeploymentView) any { return DeploymentList{Deployments: l} })
 }
 
 // UnknownTriggerList is the body of GET .../{projectId}/unknown-triggers.

@@ -721,22 +721,30 @@ var listStatuses = []string{apiclient.StatusActive, apiclient.StatusCompleted, a
 
 // list handles GET .../jobs?status=&limit=.
 func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
+	serveList(w, r, "job", listStatuses, func(status string) []tracker.JobView { return g.tracker.Jobs(project, status) },
+		func(l []tracker.JobView) any { return JobList{Jobs: l} })
+}
+
+// serveList answers the list of any kind (what names one): ?status= one
+// of statuses (400 otherwise), ?limit=, and read's operations, newest
+// first, wrapped in the kind's body.
+func serveList[V any](w http.ResponseWriter, r *http.Request, what string, statuses []string, read func(status string) []V, body func([]V) any) {
 	limit, ok := listLimit(w, r)
 	if !ok {
 		return
 	}
-	status, ok := listStatus(w, r, listStatuses, "job")
+	status, ok := listStatus(w, r, statuses, what)
 	if !ok {
 		return
 	}
-	jobs := g.tracker.Jobs(project, status)
-	if limit >= 0 && len(jobs) > limit {
-		jobs = jobs[:limit]
+	list := read(status)
+	if limit >= 0 && len(list) > limit {
+		list = list[:limit]
 	}
-	if jobs == nil {
-		jobs = []tracker.JobView{}
+	if list == nil {
+		list = []V{}
 	}
-	writeJSON(w, http.StatusOK, JobList{Jobs: jobs})
+	writeJSON(w, http.StatusOK, body(list))
 }
 
 // listStatus reads a list's ?status= ("" without one), answering 400

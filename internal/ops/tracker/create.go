@@ -225,40 +225,9 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 		RequestHash: requestHash(req.Prompt), PromptExcerpt: excerpt(req.Prompt), StartedAt: at}}
 	ikey := storeKey(project, in.rec.ID)
 
-	// The key's check, the admission and the key's claim are one step, so
-	// two requests with one key cannot both pass.
-	s.mu.Lock()
-	if key != "" {
-		if ref, ok := s.keys[storeKey(project, key)]; ok {
-			c, err := s.replayLocked(ref, in.rec.RequestHash)
-			s.mu.Unlock()
-			return c, err
-		}
-	}
-	if req.Admit != nil {
-		if err := req.Admit(); err != nil {
-			s.mu.Unlock()
-			return Created{}, err
-		}
-	}
-	addIntentLocked(s, createIntents, ikey, in)
-	s.mu.Unlock()
-
-	if until := s.api.ThrottledUntil(apiclient.EndpointCreateJob); !until.IsZero() {
-		// Answer at once instead of holding the client until the API's
-		// Retry-After has passed.
-		dropIntent(s, createIntents, ikey, in, false)
-		return Created{}, &apiclient.ThrottledError{Endpoint: apiclient.EndpointCreateJob, Until: until}
-	}
-	data, err := encodeIntent(&in.rec)
-	if err == nil {
-		err = s.store.Apply(store.Op{Bucket: bucketIntents, Key: ikey, Value: data})
-	}
-	if err != nil {
-		s.writeFailed(err)
-		level.Error(s.logger).Log("msg", "could not record a create intent; create not sent", "project", project, "err", err)
-		dropIntent(s, createIntents, ikey, in, false)
-		return Created{}, &IntentError{Err: err, Intent: in.rec.ID}
+	replay := func(ref keyRef) (Created, error) { return s.replayLocked(ref, in.rec.RequestHash) }
+	if c, done, err := openIntent(s, createIntents, ikey, in, req.Admit, replay, s.api.ThrottledUntil, apiclient.EndpointCreateJob); done || err != nil {
+		return c, err
 	}
 
 	job, code, err := s.api.CreateJobWithStatus(ctx, project, req.Prompt)

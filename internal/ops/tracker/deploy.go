@@ -215,39 +215,14 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 	in := &deployIntent{ID: "di_" + strings.TrimPrefix(newIntentID(), "ci_"), Project: req.Project, Kind: req.Kind, IdemKey: key,
 		RequestHash: deployRequestHash(req.Kind, req.Branch), StartedAt: s.cfg.Now(), inFlight: true}
 	ikey := storeKey(in.Project, in.ID)
-	s.mu.Lock()
-	if key != "" {
-		if ref, ok := s.keys[storeKey(req.Project, key)]; ok {
-			d, err := s.replayDeployLocked(ref, in.RequestHash)
-			s.mu.Unlock()
-			return d, err
-		}
+	replay := func(ref keyRef) (Deployed, error) { return s.replayDeployLocked(ref, in.RequestHash) }
+	if d, done, err := openIntent(s, triggerIntents, ikey, in, req.Admit, replay, s.deployAPI.ThrottledUntil, triggerEndpoint(req.Kind)); done || err != nil {
+		return d, err
 	}
-	if req.Admit != nil {
-		if err := req.Admit(); err != nil {
-			s.mu.Unlock()
-			return Deployed{}, err
-		}
-	}
-	addIntentLocked(s, triggerIntents, ikey, in)
-	s.mu.Unlock()
-
-	endpoint := triggerEndpoint(req.Kind)
-	if until := s.deployAPI.ThrottledUntil(endpoint); !until.IsZero() {
-		dropIntent(s, triggerIntents, ikey, in, false)
-		return Deployed{}, &apiclient.ThrottledError{Endpoint: endpoint, Until: until}
-	}
-	data, err := encodeDeployIntent(in)
-	if err == nil {
-		err = s.store.Apply(store.Op{Bucket: bucketDeployIntents, Key: ikey, Value: data})
-	}
-	if err != nil {
-		s.writeFailed(err)
-		level.Error(s.logger).Log("msg", "could not record a deployment intent; trigger not sent", "project", req.Project, "err", err)
-		dropIntent(s, triggerIntents, ikey, in, false)
-		return Deployed{}, &IntentError{Err: err, Intent: in.ID}
-	}
-	var t *apiclient.Triggered
+	var (
+		t   *apiclient.Triggered
+		err error
+	)
 	if req.Kind == KindPreview {
 		t, err = s.deployAPI.TriggerPreview(ctx, req.Project, req.Branch)
 	} else {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-kit/log/level"
 
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 )
 
@@ -45,6 +46,54 @@ type intentKind[I pending] struct {
 	// key reference is to in.
 	ref    func(in I) keyRef
 	refers func(ref keyRef, in I) bool
+	// encode is an intent's record in the state.
+	encode func(in I) ([]byte, error)
+}
+
+// openIntent is the first half of a request of any kind, before it leaves
+// for endpoint: its Idempotency-Key is checked (a key known already is
+// answered by replay, under s.mu, and done is true), admit takes the
+// gateway's local limit slot, the intent claims the key, an endpoint whose
+// Retry-After still runs refuses at once, and the intent is written (fsync)
+// before anything is sent. The key's check, the admission and the claim
+// are one step under s.mu, so two requests with one key cannot both pass.
+// On an error nothing was sent and nothing of the intent is left.
+func openIntent[I pending, R any](s *Tracker, k intentKind[I], ikey string, in I, admit func() error, replay func(ref keyRef) (R, error),
+	throttledUntil func(endpoint string) time.Time, endpoint string) (answer R, done bool, err error) {
+	s.mu.Lock()
+	if key := in.intentKey(); key != "" {
+		if ref, ok := s.keys[storeKey(in.intentProject(), key)]; ok {
+			answer, err = replay(ref)
+			s.mu.Unlock()
+			return answer, true, err
+		}
+	}
+	if admit != nil {
+		if err := admit(); err != nil {
+			s.mu.Unlock()
+			return answer, false, err
+		}
+	}
+	addIntentLocked(s, k, ikey, in)
+	s.mu.Unlock()
+
+	if until := throttledUntil(endpoint); !until.IsZero() {
+		// Answer at once instead of holding the client until the API's
+		// Retry-After has passed.
+		dropIntent(s, k, ikey, in, false)
+		return answer, false, &apiclient.ThrottledError{Endpoint: endpoint, Until: until}
+	}
+	data, err := k.encode(in)
+	if err == nil {
+		err = s.store.Apply(store.Op{Bucket: k.bucket, Key: ikey, Value: data})
+	}
+	if err != nil {
+		s.writeFailed(err)
+		level.Error(s.logger).Log("msg", "could not record a "+k.what+" intent; not sent", "project", in.intentProject(), "err", err)
+		dropIntent(s, k, ikey, in, false)
+		return answer, false, &IntentError{Err: err, Intent: in.intentID()}
+	}
+	return answer, false, nil
 }
 
 // addIntentLocked adds in (and claims its key). s.mu is held.
@@ -137,11 +186,13 @@ var (
 	createIntents = intentKind[*intent]{what: "create", bucket: bucketIntents,
 		all:    func(s *Tracker) map[string]*intent { return s.intents },
 		ref:    func(in *intent) keyRef { return keyRef{intent: in} },
-		refers: func(ref keyRef, in *intent) bool { return ref.intent == in }}
+		refers: func(ref keyRef, in *intent) bool { return ref.intent == in },
+		encode: func(in *intent) ([]byte, error) { return encodeIntent(&in.rec) }}
 	triggerIntents = intentKind[*deployIntent]{what: "deployment trigger", bucket: bucketDeployIntents,
 		all:    func(s *Tracker) map[string]*deployIntent { return s.deployIntents },
 		ref:    func(in *deployIntent) keyRef { return keyRef{deployIntent: in} },
-		refers: func(ref keyRef, in *deployIntent) bool { return ref.deployIntent == in }}
+		refers: func(ref keyRef, in *deployIntent) bool { return ref.deployIntent == in },
+		encode: encodeDeployIntent}
 )
 
 func (in *intent) intentID() string       { return in.rec.ID }
