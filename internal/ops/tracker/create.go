@@ -238,16 +238,11 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 		err = unkeepableID("job id", job.ID)
 	}
 	if err != nil {
-		if !createNotDone(err) {
-			s.mu.Lock()
-			in.inFlight = false
-			s.mu.Unlock()
-			level.Warn(s.logger).Log("msg", "create of unknown outcome: the job may exist upstream; listed under unknown-creates until resolved",
-				"project", project, "intent", in.rec.ID, "idempotency_key", key, "err", err)
-			return Created{}, &OutcomeUnknownError{Intent: in.view(), Err: fmt.Errorf("creating a job of project %s: %w", project, err)}
+		err = fmt.Errorf("creating a job of project %s: %w", project, err)
+		if sentFailed(s, createIntents, ikey, in, err) {
+			return Created{}, &OutcomeUnknownError{Intent: in.view(), Err: err}
 		}
-		dropIntent(s, createIntents, ikey, in, true)
-		return Created{}, fmt.Errorf("creating a job of project %s: %w", project, err)
+		return Created{}, err
 	}
 	at = s.cfg.Now()
 	j := *job

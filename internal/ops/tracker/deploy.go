@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-kit/log/level"
-
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
@@ -232,15 +230,9 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 		err = unkeepableID("status id", t.StatusID)
 	}
 	if err != nil {
-		if !createNotDone(err) {
-			s.mu.Lock()
-			in.inFlight = false
-			s.mu.Unlock()
-			level.Warn(s.logger).Log("msg", "deployment trigger of unknown outcome: a deployment may have started upstream", "project", req.Project,
-				"kind", req.Kind, "intent", in.ID, "idempotency_key", key, "err", err)
+		if sentFailed(s, triggerIntents, ikey, in, err, "kind", req.Kind) {
 			return Deployed{}, &DeployOutcomeUnknownError{Project: req.Project, Intent: in.ID, StartedAt: in.StartedAt, Err: err}
 		}
-		dropIntent(s, triggerIntents, ikey, in, true)
 		return Deployed{}, fmt.Errorf("triggering a deployment of project %s: %w", req.Project, err)
 	}
 	at := s.cfg.Now()

@@ -30,8 +30,9 @@ type pending interface {
 	intentStart() time.Time
 	intentKey() string // its Idempotency-Key, "" without one
 	// sending: this process is sending it; otherwise its outcome is
-	// unknown.
+	// unknown. sent marks it sent without a recorded answer.
 	sending() bool
+	sent()
 }
 
 // intentKind declares one kind's intents to the engine.
@@ -133,6 +134,25 @@ func dropIntent[I pending](s *Tracker, k intentKind[I], ikey string, in I, writt
 	s.mu.Unlock()
 }
 
+// sentFailed settles a request of any kind that failed once sent, and
+// reports whether its outcome is unknown: the API answered an error (or
+// nothing left), so nothing was started and the intent goes; or the
+// request failed in a way that does not say (a dropped connection, a
+// timeout, an id answered that cannot be kept), so the intent stays,
+// listed as an unknown outcome for an operator. kv adds to its log line.
+func sentFailed[I pending](s *Tracker, k intentKind[I], ikey string, in I, err error, kv ...any) (unknown bool) {
+	if createNotDone(err) {
+		dropIntent(s, k, ikey, in, true)
+		return false
+	}
+	s.mu.Lock()
+	in.sent()
+	s.mu.Unlock()
+	level.Warn(s.logger).Log(append(append([]any{"msg", k.what + " of unknown outcome: the operation may have started upstream; listed until settled",
+		"project", in.intentProject(), "intent", in.intentID(), "idempotency_key", in.intentKey()}, kv...), "err", err)...)
+	return true
+}
+
 // unknownIntents are project's intents of unknown outcome, oldest first.
 func unknownIntents[I pending](s *Tracker, k intentKind[I], project string) []I {
 	s.mu.RLock()
@@ -200,9 +220,11 @@ func (in *intent) intentProject() string  { return in.rec.Project }
 func (in *intent) intentStart() time.Time { return in.rec.StartedAt }
 func (in *intent) intentKey() string      { return in.rec.IdemKey }
 func (in *intent) sending() bool          { return in.inFlight }
+func (in *intent) sent()                  { in.inFlight = false }
 
 func (in *deployIntent) intentID() string       { return in.ID }
 func (in *deployIntent) intentProject() string  { return in.Project }
 func (in *deployIntent) intentStart() time.Time { return in.StartedAt }
 func (in *deployIntent) intentKey() string      { return in.IdemKey }
 func (in *deployIntent) sending() bool          { return in.inFlight }
+func (in *deployIntent) sent()                  { in.inFlight = false }
