@@ -40,22 +40,39 @@ func badIDs(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
+// kindRoute are the routes of one kind of operation that the engine's
+// common parts use: where an operation is tracked (with ?intent=, how an
+// outcome unknown is settled) and where its unknown outcomes are listed.
+type kindRoute struct {
+	track   func(project, id string) string
+	unknown func(project string) string
+}
+
+// kindRoutes has an entry for every tracker.Kinds() (TestEveryKindIsWhole).
+var kindRoutes = map[string]kindRoute{
+	tracker.OpJob: {
+		track: func(p, id string) string {
+			return "/api/v2/agent/" + url.PathEscape(p) + "/job/" + url.PathEscape(id) + "/track"
+		},
+		unknown: func(p string) string { return "/api/v2/agent/" + url.PathEscape(p) + "/unknown-creates" }},
+	tracker.OpDeployment: {
+		track: func(p, id string) string {
+			return "/api/v1/project/" + url.PathEscape(p) + "/update-status/" + url.PathEscape(id) + "/track"
+		},
+		unknown: func(p string) string { return "/api/v1/project/" + url.PathEscape(p) + "/unknown-triggers" }},
+}
+
 // HandoffRequest is the request that settles an operation acknowledged
 // upstream but not saved (tracker.Unsaved) on whichever replica runs the
 // gateway: the route an operator uses for an outcome it found, track with
 // ?intent=, so that the operation is followed, its Idempotency-Key bound
 // to it and its intent deleted in one write.
 func HandoffRequest(ctx context.Context, u tracker.Unsaved) (*http.Request, error) {
-	var path string
-	switch u.Kind {
-	case tracker.OpJob:
-		path = "/api/v2/agent/" + url.PathEscape(u.Project) + "/job/" + url.PathEscape(u.ID) + "/track"
-	case tracker.OpDeployment:
-		path = "/api/v1/project/" + url.PathEscape(u.Project) + "/update-status/" + url.PathEscape(u.ID) + "/track"
-	default:
+	route, ok := kindRoutes[u.Kind]
+	if !ok {
 		return nil, fmt.Errorf("handing over an operation of unknown kind %q", u.Kind)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://handoff"+path+"?intent="+url.QueryEscape(u.Intent), http.NoBody)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://handoff"+route.track(u.Project, u.ID)+"?intent="+url.QueryEscape(u.Intent), http.NoBody)
 	if err != nil {
 		return nil, fmt.Errorf("handing over %s %s: %w", u.Kind, u.ID, err)
 	}
