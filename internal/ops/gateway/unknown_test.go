@@ -80,6 +80,11 @@ func TestUnknownTriggersSeenAndSettled(t *testing.T) {
 	if v, _ := e.value("mintlify_deployment_unknown_outcomes", "project", "d1", "kind", "update"); v != 1 {
 		t.Errorf("mintlify_deployment_unknown_outcomes{d1,update} = %v, want 1", v)
 	}
+	for _, p := range e.trk.Status().Projects {
+		if p.Project == "d1" && p.UnknownTriggers != 1 {
+			t.Errorf("status page: d1 has %d unknown triggers, want 1", p.UnknownTriggers)
+		}
+	}
 	r := e.call("POST", "/api/v1/project/update/d1", "", "Idempotency-Key", "k-follow")
 	if r.status != http.StatusConflict || !strings.Contains(string(r.body), "unknown-triggers/"+l.UnknownTriggers[0].ID) {
 		t.Fatalf("retry of a trigger of unknown outcome: HTTP %d %s, want 409 naming how to settle it", r.status, r.body)

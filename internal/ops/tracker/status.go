@@ -14,7 +14,7 @@ func (s *Tracker) Status() *status.Jobs {
 	out := &status.Jobs{}
 	for _, pj := range s.snapshot() {
 		out.Projects = append(out.Projects, status.ProjectJobs{Project: pj.project, ByStatus: pj.byStatus,
-			UnknownCreates: pj.unknownCreates, OldestActiveAt: pj.oldestActive})
+			UnknownCreates: pj.unknownCreates, UnknownTriggers: sumValues(pj.unknownTriggers), OldestActiveAt: pj.oldestActive})
 	}
 	now := s.cfg.Now()
 	s.mu.RLock()
@@ -53,4 +53,14 @@ func (s *Tracker) recentDeploymentsLocked(n int) []status.Deployment {
 			SHA: v.Commit.SHA, PreviewURL: v.PreviewURL, CreatedAt: v.CreatedAt.Time, EndedAt: v.EndedAt.Time})
 	}
 	return out
+}
+
+// sumValues is the sum of m's values (deployment triggers of unknown
+// outcome of every kind of deployment).
+func sumValues(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
