@@ -848,6 +848,13 @@ func (s *Tracker) snapshot() []projectJobs {
 			pj.unknownCreates++
 		}
 	}
+	s.snapshotDeploymentsLocked(by, now)
+	return out
+}
+
+// snapshotDeploymentsLocked adds the deployments and their triggers of
+// unknown outcome to the projects of by. s.mu is held.
+func (s *Tracker) snapshotDeploymentsLocked(by map[string]*projectJobs, now time.Time) {
 	for _, in := range s.deployIntents {
 		if pj := by[in.Project]; pj != nil && !in.inFlight {
 			if pj.unknownTriggers == nil {
@@ -864,5 +871,4 @@ func (s *Tracker) snapshot() []projectJobs {
 			}
 		}
 	}
-	return out
 }
