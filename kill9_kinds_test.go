@@ -21,15 +21,20 @@ type kill9Kind struct {
 	hold    func(f *fakeapi.Server, hold bool)
 	unknown string // its unknown outcomes' list route
 	gauge   string // its unknown outcomes' gauge
+	// series is the prefix of its own metric families, running the
+	// series of those it follows that have not ended.
+	series, runningSeries string
 }
 
 var kill9Kinds = []kill9Kind{
 	// The job runs 4 s: long enough to be killed while it runs, even on a
 	// busy machine (the restart is what follows it to its end).
 	{stallKind: withBody(stallKinds[0], `{"prompt":"kill9 #fake:pr:4s"}`), running: "active", hold: func(*fakeapi.Server, bool) {},
-		unknown: "/api/v2/agent/p1/unknown-creates", gauge: "mintlify_agent_create_unknown_outcomes{project=p1}"},
+		unknown: "/api/v2/agent/p1/unknown-creates", gauge: "mintlify_agent_create_unknown_outcomes{project=p1}",
+		series: "mintlify_agent_job", runningSeries: "mintlify_agent_jobs{project=p1,status=active}"},
 	{stallKind: stallKinds[1], running: "in_progress", hold: (*fakeapi.Server).HoldDeployments,
-		unknown: "/api/v1/project/p1/unknown-triggers", gauge: "mintlify_deployment_unknown_outcomes{kind=update,project=p1}"},
+		unknown: "/api/v1/project/p1/unknown-triggers", gauge: "mintlify_deployment_unknown_outcomes{kind=update,project=p1}",
+		series: "mintlify_deployment", runningSeries: "mintlify_deployments_in_progress{kind=update,project=p1}"},
 }
 
 // TestKill9EveryKind, for every kind of operation, kills the built

@@ -308,8 +308,8 @@ func (s *Server) DeploymentStatusOf(id string) string {
 	return ""
 }
 
-// DeploymentIDs are the status ids of project's deployments of kind, in
-// no order: what an operator finds in the platform's dashboard.
+// DeploymentIDs are the status ids of project's deployments of kind,
+// sorted: what an operator finds in the platform's dashboard.
 func (s *Server) DeploymentIDs(project, kind string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -319,5 +319,6 @@ func (s *Server) DeploymentIDs(project, kind string) []string {
 			ids = append(ids, id)
 		}
 	}
+	slices.Sort(ids) // numbered in order: the last is the newest
 	return ids
 }

@@ -12,24 +12,34 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
-// TestReplicasFollowDeployments runs two replicas of the built binary with
-// the deployment routes on one Redis: an update triggered through the
-// replica that does not run the gateway is followed to its end by the one
-// that does, which alone exports the deployment series; a second one,
-// in progress when that replica is killed with SIGKILL, is followed to its
-// end by the other once it takes the gateway over, counted once there.
-func TestReplicasFollowDeployments(t *testing.T) {
+// TestReplicasEveryKind runs two replicas of the built binary on one
+// Redis, for every kind of operation: one started through the replica that
+// does not run the gateway is followed to its end by the one that does,
+// which alone exports the kind's series; a second one, running when that
+// replica is killed with SIGKILL, is followed to its end by the other once
+// it takes the gateway over, counted once there. (It was
+// TestReplicasFollowDeployments, for deployments alone; agent jobs keep
+// their own longer TestReplicasShareAgentJobs.)
+func TestReplicasEveryKind(t *testing.T) {
 	t.Parallel()
+	for _, k := range kill9Kinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			replicasFollow(t, k)
+		})
+	}
+}
+
+func replicasFollow(t *testing.T, k kill9Kind) {
 	const lease = 3 * time.Second
 	redis := testutil.NewRedis(t)
 	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}, APIKey: "mint_test"})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "deploy:", lease, "--web.enable-deployment-api")
+	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "kinds:", lease, "--web.enable-agent-api", "--web.enable-deployment-api")
 	holder := func() (string, string) {
 		t.Helper()
 		var name, other string
@@ -48,10 +58,10 @@ func TestReplicasFollowDeployments(t *testing.T) {
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	call := func(x *testutil.Exporter, method, path, body string) (int, []byte) {
-		t.Helper()
 		req, err := http.NewRequest(method, x.Base+path, strings.NewReader(body))
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return 0, nil
 		}
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
@@ -62,54 +72,61 @@ func TestReplicasFollowDeployments(t *testing.T) {
 		data, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, data
 	}
-	trigger := func(x *testutil.Exporter) string {
+	start := func(x *testutil.Exporter) string {
 		t.Helper()
-		status, data := call(x, "POST", "/api/v1/project/update/p1", "")
-		var out struct{ StatusID string }
-		if status != http.StatusAccepted || json.Unmarshal(data, &out) != nil || out.StatusID == "" {
-			t.Fatalf("update through a replica: HTTP %d %s", status, data)
+		before := len(k.ids(fake))
+		if code, data := call(x, "POST", k.start, k.body); code/100 != 2 || len(k.ids(fake)) != before+1 {
+			t.Fatalf("start through a replica: HTTP %d %s", code, data)
 		}
-		return out.StatusID
+		return newest(k.ids(fake), before)
 	}
 	statusOf := func(x *testutil.Exporter, id string) string {
-		status, data := call(x, "GET", "/api/v1/project/update-status/"+id, "")
-		var v tracker.DeploymentView
-		if status != http.StatusOK || json.Unmarshal(data, &v) != nil {
+		code, data := call(x, "GET", k.view(id), "")
+		var v struct{ Status string }
+		if code != http.StatusOK || json.Unmarshal(data, &v) != nil {
 			return ""
 		}
 		return v.Status
 	}
-	const finished = "mintlify_deployments_finished_total{kind=update,project=p1,status=success}"
 
 	h, o := holder()
-	first := trigger(replicas[o]) // forwarded to the holder
-	eventually(t, 0, "the first update followed to its end", func() bool { return statusOf(replicas[o], first) == "success" })
-	waitMetrics(t, replicas[h].Base, 0, map[string]float64{finished: 1})
-	if m := withPrefix(scrape(t, replicas[o].Base), "mintlify_deployment"); len(m) != 0 {
-		t.Errorf("the replica without the gateway exports deployment series: %v", m)
+	first := start(replicas[o]) // forwarded to the holder
+	eventually(t, 0, "the first followed to its end", func() bool { return statusOf(replicas[o], first) == k.final })
+	waitMetrics(t, replicas[h].Base, 0, map[string]float64{k.finished: 1})
+	if m := withPrefix(scrape(t, replicas[o].Base), k.series); len(m) != 0 {
+		t.Errorf("the replica without the gateway exports %s series: %v", k.series, m)
 	}
 
-	fake.HoldDeployments(true)
-	second := trigger(replicas[o])
-	eventually(t, 0, "the second update in progress", func() bool { return statusOf(replicas[o], second) == "in_progress" })
+	k.hold(fake, true)
+	second := start(replicas[o])
+	eventually(t, 0, "the second running", func() bool { return statusOf(replicas[o], second) == k.running })
 	replicas[h].Kill(t)
 	delete(replicas, h)
 	if now, _ := holder(); now != o {
 		t.Fatalf("replica %s runs the gateway after %s was killed, want %s", now, h, o)
 	}
-	if got := statusOf(replicas[o], second); got != "in_progress" {
-		t.Errorf("after the takeover the second update is %q, want in_progress", got)
+	if got := statusOf(replicas[o], second); got != k.running && got != k.final {
+		t.Errorf("after the takeover the second is %q, want %s (or %s)", got, k.running, k.final)
 	}
-	fake.HoldDeployments(false)
-	eventually(t, 0, "the second update followed to its end by the new holder", func() bool { return statusOf(replicas[o], second) == "success" })
-	m := waitMetrics(t, replicas[o].Base, 0, map[string]float64{finished: 1})
-	if got := m["mintlify_deployments_in_progress{kind=update,project=p1}"]; got != 0 {
-		t.Errorf("in progress after both ended: %v", got)
+	k.hold(fake, false)
+	eventually(t, 0, "the second followed to its end by the new holder", func() bool { return statusOf(replicas[o], second) == k.final })
+	m := waitMetrics(t, replicas[o].Base, 0, map[string]float64{k.finished: 1})
+	if got := m[k.runningSeries]; got != 0 {
+		t.Errorf("%s after both ended: %v", k.runningSeries, got)
 	}
-	if n := fake.Deployments("p1", "update"); n != 2 {
-		t.Errorf("%d updates upstream, want 2", n)
+	if n := len(k.ids(fake)); n != 2 {
+		t.Errorf("%d %ss upstream, want 2", n, k.name)
 	}
 	replicas[o].Stop(t)
+}
+
+// newest is the id of ids that is not among the first before of them
+// (ids are sorted and the fake numbers them in order).
+func newest(ids []string, before int) string {
+	if len(ids) > before {
+		return ids[len(ids)-1]
+	}
+	return ""
 }
 
 // startOpsReplicas starts two replicas, "a" and "b", of the built binary
