@@ -409,22 +409,13 @@ func (g *Gateway) trackDeployment(w http.ResponseWriter, r *http.Request, projec
 // deploymentStatus handles GET .../update-status/{statusId}.
 func (g *Gateway) deploymentStatus(w http.ResponseWriter, id string) {
 	v, ok := g.deploy.dep.Deployment(id, g.deploymentProjects())
-	if !ok {
-		writeError(w, http.StatusNotFound, "deployment not followed by this exporter (POST /api/v1/project/{projectId}/update-status/{statusId}/track follows one started elsewhere)")
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
+	serveOne(w, v, ok, "deployment not followed by this exporter (POST /api/v1/project/{projectId}/update-status/{statusId}/track follows one started elsewhere)")
 }
 
 // DeploymentList is the body of GET .../{projectId}/deployments.
 type DeploymentList struct {
 	Deployments []tracker.DeploymentView `json:"deployments"`
 }
-
-// deploymentListStatuses are the values GET .../deployments?status=
-// accepts: the statuses the API documents and the exporter's own lost.
-var deploymentListStatuses = []string{apiclient.DeploymentQueued, apiclient.DeploymentInProgress, apiclient.DeploymentSuccess,
-	apiclient.DeploymentFailure, tracker.StatusLost}
 
 // listDeployments handles GET .../{projectId}/deployments?status=&limit=.
 func (g *Gateway) listDeployments(w http.ResponseWriter, r *http.Request, project string) {

@@ -20,7 +20,6 @@ import (
 	"math"
 	"mime"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -701,11 +700,7 @@ func orDefault(s, def string) string {
 // get handles GET .../job/{id}.
 func (g *Gateway) get(w http.ResponseWriter, r *http.Request, project string) {
 	v, ok := g.tracker.Job(project, r.PathValue("id"))
-	if !ok {
-		writeError(w, http.StatusNotFound, "job not tracked by this exporter (use POST .../job/{id}/track to track a job created elsewhere)")
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
+	serveOne(w, v, ok, "job not tracked by this exporter (use POST .../job/{id}/track to track a job created elsewhere)")
 }
 
 // JobList is the body of GET .../jobs.
@@ -713,67 +708,10 @@ type JobList struct {
 	Jobs []tracker.JobView `json:"jobs"`
 }
 
-// listStatuses are the values GET .../jobs?status= accepts: the statuses
-// the API documents and the exporter's own lost. Anything else is a typo,
-// answered 400 rather than an empty list that reads as "no such jobs".
-var listStatuses = []string{apiclient.StatusActive, apiclient.StatusCompleted, apiclient.StatusFailed,
-	apiclient.StatusArchived, tracker.StatusLost}
-
 // list handles GET .../jobs?status=&limit=.
 func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
 	serveList(w, r, "job", listStatuses, func(status string) []tracker.JobView { return g.tracker.Jobs(project, status) },
 		func(l []tracker.JobView) any { return JobList{Jobs: l} })
-}
-
-// serveList answers the list of any kind (what names one): ?status= one
-// of statuses (400 otherwise), ?limit=, and read's operations, newest
-// first, wrapped in the kind's body.
-func serveList[V any](w http.ResponseWriter, r *http.Request, what string, statuses []string, read func(status string) []V, body func([]V) any) {
-	limit, ok := listLimit(w, r)
-	if !ok {
-		return
-	}
-	status, ok := listStatus(w, r, statuses, what)
-	if !ok {
-		return
-	}
-	list := read(status)
-	if limit >= 0 && len(list) > limit {
-		list = list[:limit]
-	}
-	if list == nil {
-		list = []V{}
-	}
-	writeJSON(w, http.StatusOK, body(list))
-}
-
-// listStatus reads a list's ?status= ("" without one), answering 400
-// itself when it is none of allowed: every kind's list takes it, and a
-// typo is refused rather than answered with an empty list that reads as
-// "none in that status" (or, as the deployments' list once did, ignored).
-func listStatus(w http.ResponseWriter, r *http.Request, allowed []string, what string) (string, bool) {
-	status := r.URL.Query().Get("status")
-	if status != "" && !slices.Contains(allowed, status) {
-		writeError(w, http.StatusBadRequest, "status must be one of "+strings.Join(allowed, ", ")+
-			" (a "+what+" in a status the API does not document is listed without ?status=)")
-		return "", false
-	}
-	return status, true
-}
-
-// listLimit reads a list's ?limit= (-1 without one), answering 400 itself
-// when it is not a positive integer.
-func listLimit(w http.ResponseWriter, r *http.Request) (int, bool) {
-	v := r.URL.Query().Get("limit")
-	if v == "" {
-		return -1, true
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		writeError(w, http.StatusBadRequest, "limit must be a positive integer")
-		return 0, false
-	}
-	return n, true
 }
 
 // track handles POST .../job/{id}/track. The body is ignored, but must be
