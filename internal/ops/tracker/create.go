@@ -360,29 +360,12 @@ func (s *Tracker) replayLocked(ref keyRef, hash string) (Created, error) {
 		return Created{}, ErrIdempotencyKeyReused
 	}
 	if ref.intent != nil {
-		switch {
-		case ref.intent.rec.RequestHash != hash:
-			return Created{}, ErrIdempotencyKeyReused
-		case ref.intent.inFlight:
-			return Created{}, ErrIdempotencyKeyInFlight
-		}
-		return Created{}, &OutcomeUnknownError{Intent: ref.intent.view()}
+		return Created{}, replayIntentLocked(ref.intent, hash, func() error { return &OutcomeUnknownError{Intent: ref.intent.view()} })
 	}
 	e := s.entries[ref.job]
-	if e == nil {
-		// Forgotten between the index and the entries: cannot happen
-		// (both change under s.mu), but never send a duplicate.
-		return Created{}, ErrIdempotencyKeyInFlight
-	}
-	if e.rec.RequestHash != hash {
-		return Created{}, ErrIdempotencyKeyReused
-	}
-	if e.intentKey != "" {
-		// Created upstream, but its record is not in the state yet (the
-		// state could not be written): answered as its create was until
-		// the tracker has written it, never acknowledged, since a restart
-		// or another replica taking the gateway over would not know it.
-		return Created{}, &StateError{JobID: e.rec.Job.ID, Err: errNotWrittenYet, Intent: e.intentKey}
+	if err := replayRecordLocked(e != nil, func() (string, string) { return e.rec.RequestHash, e.intentKey }, hash,
+		func() error { return &StateError{JobID: e.rec.Job.ID, Err: errNotWrittenYet, Intent: e.intentKey} }); err != nil {
+		return Created{}, err
 	}
 	return Created{Job: e.rec.Job, Status: e.rec.CreateStatus, Replayed: true}, nil
 }

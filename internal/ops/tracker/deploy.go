@@ -285,31 +285,21 @@ func (s *Tracker) followNew(rec *deployRecord, ikey string) (DeploymentView, err
 
 // replayDeployLocked answers a trigger whose key is known. s.mu is held.
 func (s *Tracker) replayDeployLocked(ref keyRef, hash string) (Deployed, error) {
-	switch {
-	case ref.deployIntent != nil:
-		in := ref.deployIntent
-		switch {
-		case in.RequestHash != hash:
-			return Deployed{}, ErrIdempotencyKeyReused
-		case in.inFlight:
-			return Deployed{}, ErrIdempotencyKeyInFlight
-		}
-		return Deployed{}, &DeployOutcomeUnknownError{Project: in.Project, Intent: in.ID, StartedAt: in.StartedAt}
+	switch in := ref.deployIntent; {
+	case in != nil:
+		return Deployed{}, replayIntentLocked(in, hash, func() error {
+			return &DeployOutcomeUnknownError{Project: in.Project, Intent: in.ID, StartedAt: in.StartedAt}
+		})
 	case ref.deploy == "":
 		// The key of a job, a follow-up or their intents: another request.
 		return Deployed{}, ErrIdempotencyKeyReused
 	}
 	e := s.deploys[ref.deploy]
-	if e == nil {
-		return Deployed{}, ErrIdempotencyKeyInFlight
-	}
-	if e.rec.RequestHash != hash {
-		return Deployed{}, ErrIdempotencyKeyReused
-	}
-	if e.intentKey != "" {
-		// Triggered, but not in the state yet: answered as its trigger
-		// was until written (a restart or a takeover would not know it).
-		return Deployed{}, &StateError{JobID: e.rec.ID, Err: errNotWrittenYet, Intent: e.intentKey, Deployment: true}
+	if err := replayRecordLocked(e != nil, func() (string, string) { return e.rec.RequestHash, e.intentKey }, hash,
+		func() error {
+			return &StateError{JobID: e.rec.ID, Err: errNotWrittenYet, Intent: e.intentKey, Deployment: true}
+		}); err != nil {
+		return Deployed{}, err
 	}
 	return Deployed{Deployment: e.view(), Code: e.rec.Code, Replayed: true}, nil
 }

@@ -29,6 +29,7 @@ type pending interface {
 	intentProject() string
 	intentStart() time.Time
 	intentKey() string // its Idempotency-Key, "" without one
+	requestHash() string
 	// sending: this process is sending it; otherwise its outcome is
 	// unknown. sent marks it sent without a recorded answer.
 	sending() bool
@@ -153,6 +154,41 @@ func sentFailed[I pending](s *Tracker, k intentKind[I], ikey string, in I, err e
 	return true
 }
 
+// replayIntentLocked answers a retry whose Idempotency-Key an intent of
+// any kind holds: another request with the key (422), the first still
+// being sent (409), or an outcome unknown (unknown, 409 naming how to
+// settle it). Nothing is sent again. s.mu is held.
+func replayIntentLocked[I pending](in I, hash string, unknown func() error) error {
+	switch {
+	case in.requestHash() != hash:
+		return ErrIdempotencyKeyReused
+	case in.sending():
+		return ErrIdempotencyKeyInFlight
+	}
+	return unknown()
+}
+
+// replayRecordLocked checks a retry whose Idempotency-Key an operation's
+// record holds (found: the record is there; record gives its request hash
+// and the intent key of a record not written yet): nil to replay the
+// first answer, else why not. A record not in the state yet is answered
+// as its request was (notWritten), never acknowledged, since a restart or
+// another replica taking the gateway over would not know it. s.mu is held.
+func replayRecordLocked(found bool, record func() (hash, intentKey string), hash string, notWritten func() error) error {
+	if !found {
+		// Forgotten between the index and the records: cannot happen
+		// (both change under s.mu), but never send a duplicate.
+		return ErrIdempotencyKeyInFlight
+	}
+	switch recHash, ikey := record(); {
+	case recHash != hash:
+		return ErrIdempotencyKeyReused
+	case ikey != "":
+		return notWritten()
+	}
+	return nil
+}
+
 // unknownIntents are project's intents of unknown outcome, oldest first.
 func unknownIntents[I pending](s *Tracker, k intentKind[I], project string) []I {
 	s.mu.RLock()
@@ -219,6 +255,7 @@ func (in *intent) intentID() string       { return in.rec.ID }
 func (in *intent) intentProject() string  { return in.rec.Project }
 func (in *intent) intentStart() time.Time { return in.rec.StartedAt }
 func (in *intent) intentKey() string      { return in.rec.IdemKey }
+func (in *intent) requestHash() string    { return in.rec.RequestHash }
 func (in *intent) sending() bool          { return in.inFlight }
 func (in *intent) sent()                  { in.inFlight = false }
 
@@ -226,5 +263,6 @@ func (in *deployIntent) intentID() string       { return in.ID }
 func (in *deployIntent) intentProject() string  { return in.Project }
 func (in *deployIntent) intentStart() time.Time { return in.StartedAt }
 func (in *deployIntent) intentKey() string      { return in.IdemKey }
+func (in *deployIntent) requestHash() string    { return in.RequestHash }
 func (in *deployIntent) sending() bool          { return in.inFlight }
 func (in *deployIntent) sent()                  { in.inFlight = false }
