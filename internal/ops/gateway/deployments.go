@@ -235,19 +235,12 @@ func (g *Gateway) trigger(w http.ResponseWriter, r *http.Request, project, kind 
 		})
 		return
 	}
-	status := d.Code
-	if status < 200 || status > 299 {
-		status = http.StatusAccepted
-	}
-	if d.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
 	g.auditOp(r, "deployment triggered", project, "deployment", d.Deployment.ID, key, "kind", kind, "branch", bounded.Label(branch), "replayed", d.Replayed)
 	out := map[string]string{"statusId": d.Deployment.ID}
 	if kind == tracker.KindPreview {
 		out["previewUrl"] = d.Deployment.PreviewURL
 	}
-	writeJSON(w, status, out)
+	writeStarted(w, d.Code, http.StatusAccepted, d.Replayed, out)
 }
 
 // triggerFailed answers a failed trigger; release gives its limit slot

@@ -312,17 +312,23 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string)
 		}
 		return
 	}
-	status := c.Status
-	if status < 200 || status > 299 {
-		status = http.StatusOK
+	g.audit(r, "agent job submitted", project, c.Job.ID, key, "replayed", c.Replayed, "prompt_bytes", len(prompt))
+	writeStarted(w, c.Status, http.StatusOK, c.Replayed, c.Job)
+}
+
+// writeStarted answers a request of any kind that started (or replayed)
+// an operation: the API's status (code; def when it gave none that is
+// 2xx), Idempotent-Replayed on a replay, and body.
+func writeStarted(w http.ResponseWriter, code, def int, replayed bool, body any) {
+	if code < 200 || code > 299 {
+		code = def
 	}
-	if c.Replayed {
+	if replayed {
 		// Not part of the draft, but what clients of other idempotent APIs
 		// look for: this answer is a replay, nothing was sent.
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	g.audit(r, "agent job submitted", project, c.Job.ID, key, "replayed", c.Replayed, "prompt_bytes", len(prompt))
-	writeJSON(w, status, c.Job)
+	writeJSON(w, code, body)
 }
 
 // message handles POST .../job/{id}/message: a follow-up to a job, under
@@ -382,15 +388,8 @@ func (g *Gateway) message(w http.ResponseWriter, r *http.Request, project string
 		}
 		return
 	}
-	status := m.Status
-	if status < 200 || status > 299 {
-		status = http.StatusOK
-	}
-	if m.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
 	g.audit(r, "agent job follow-up message sent", project, id, key, "turn", m.Job.Tracking.Turn, "replayed", m.Replayed, "prompt_bytes", len(prompt))
-	writeJSON(w, status, m.Job)
+	writeStarted(w, m.Status, http.StatusOK, m.Replayed, m.Job)
 }
 
 // upstreamContext is the context of a call upstream for r: detached from
