@@ -51,12 +51,10 @@ func (s *Tracker) trackDeployment(ctx context.Context, project, kind, id string,
 		return v, AlreadyTracked, nil
 	}
 	s.mu.RUnlock()
-	if until := s.deployAPI.ThrottledUntil(apiclient.EndpointDeploymentStatus); !until.IsZero() {
-		return DeploymentView{}, NewlyTracked, &apiclient.ThrottledError{Endpoint: apiclient.EndpointDeploymentStatus, Until: until}
-	}
-	d, err := s.deployAPI.DeploymentStatus(ctx, project, id)
+	d, err := readOnce(s.deployAPI.ThrottledUntil, apiclient.EndpointDeploymentStatus, "deployment "+id+" of project "+project,
+		func() (*apiclient.Deployment, error) { return s.deployAPI.DeploymentStatus(ctx, project, id) })
 	if err != nil {
-		return DeploymentView{}, NewlyTracked, fmt.Errorf("reading deployment %s of project %s to follow it: %w", id, project, err)
+		return DeploymentView{}, NewlyTracked, err
 	}
 	at := s.cfg.Now()
 	rec := deployRecord{Project: project, Kind: kind, ID: id, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}

@@ -266,3 +266,19 @@ func (in *deployIntent) intentKey() string      { return in.IdemKey }
 func (in *deployIntent) requestHash() string    { return in.RequestHash }
 func (in *deployIntent) sending() bool          { return in.inFlight }
 func (in *deployIntent) sent()                  { in.inFlight = false }
+
+// readOnce reads an operation of any kind upstream once (to track it, or
+// to settle an outcome unknown with it), unless the endpoint's Retry-After
+// still runs: then nothing is sent and a *apiclient.ThrottledError says
+// until when. what names the operation in the error.
+func readOnce[T any](throttledUntil func(endpoint string) time.Time, endpoint, what string, read func() (T, error)) (T, error) {
+	var none T
+	if until := throttledUntil(endpoint); !until.IsZero() {
+		return none, &apiclient.ThrottledError{Endpoint: endpoint, Until: until}
+	}
+	v, err := read()
+	if err != nil {
+		return none, fmt.Errorf("reading %s to follow it: %w", what, err)
+	}
+	return v, nil
+}

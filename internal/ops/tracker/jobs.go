@@ -190,12 +190,10 @@ func (s *Tracker) track(ctx context.Context, project, id string, how sighting) (
 	if v, ok := s.recheckTracked(key); ok {
 		return v, AlreadyTracked, nil
 	}
-	if until := s.api.ThrottledUntil(apiclient.EndpointGetJob); !until.IsZero() {
-		return JobView{}, NewlyTracked, &apiclient.ThrottledError{Endpoint: apiclient.EndpointGetJob, Until: until}
-	}
-	job, err := s.api.GetJob(ctx, project, id)
+	job, err := readOnce(s.api.ThrottledUntil, apiclient.EndpointGetJob, "job "+project+"/"+id,
+		func() (*apiclient.Job, error) { return s.api.GetJob(ctx, project, id) })
 	if err != nil {
-		return JobView{}, NewlyTracked, fmt.Errorf("reading job %s/%s to track it: %w", project, id, err)
+		return JobView{}, NewlyTracked, err
 	}
 	at := s.cfg.Now()
 	j := *job
