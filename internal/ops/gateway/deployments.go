@@ -264,14 +264,8 @@ func (g *Gateway) triggerFailed(w http.ResponseWriter, project, kind string, err
 		}
 		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%s limit reached: at most %d per %s per organization; nothing was sent; retry in %s",
 			kind, limit, window, limited.wait.Round(time.Second)))
-	case errors.As(err, &unknown) && unknown.Err == nil:
-		writeError(w, http.StatusConflict, err.Error()+"; nothing was sent")
 	case errors.As(err, &unknown):
-		status := http.StatusBadGateway
-		if errors.Is(err, context.DeadlineExceeded) {
-			status = http.StatusGatewayTimeout
-		}
-		writeError(w, status, err.Error())
+		writeUnknown(w, err, unknown.Err == nil)
 	default:
 		a := g.upstreamAnswer(w, project, "deploy", err)
 		writeError(w, a.status, a.msg)

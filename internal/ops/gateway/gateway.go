@@ -370,14 +370,10 @@ func (g *Gateway) message(w http.ResponseWriter, r *http.Request, project string
 			reject(reasonJobNotFound, http.StatusNotFound, "job not found upstream; nothing was sent")
 		case errors.As(err, &unknown) && unknown.Err == nil:
 			// A retry with the key of a message whose outcome is unknown.
-			reject(reasonIdempotencyConflict, http.StatusConflict, err.Error()+"; nothing was sent")
+			reject(reasonIdempotencyConflict, unknownStatus(err, true), err.Error()+"; nothing was sent")
 		case errors.As(err, &unknown):
 			level.Warn(g.logger).Log("msg", "follow-up message of unknown outcome", "project", project, "job", id, "err", unknown.Err)
-			status := http.StatusBadGateway
-			if errors.Is(err, context.DeadlineExceeded) {
-				status = http.StatusGatewayTimeout
-			}
-			reject(reasonUpstreamError, status, err.Error())
+			reject(reasonUpstreamError, unknownStatus(err, false), err.Error())
 		default:
 			a := g.upstreamAnswer(w, project, "message", err)
 			if a.reason == "" {
@@ -390,6 +386,29 @@ func (g *Gateway) message(w http.ResponseWriter, r *http.Request, project string
 	}
 	g.audit(r, "agent job follow-up message sent", project, id, key, "turn", m.Job.Tracking.Turn, "replayed", m.Replayed, "prompt_bytes", len(prompt))
 	writeStarted(w, m.Status, http.StatusOK, m.Replayed, m.Job)
+}
+
+// unknownStatus is the status of the answer to a request of any kind
+// whose outcome is unknown: 409 when a retry met it again through its
+// Idempotency-Key (nothing was sent), 504 when the API did not answer in
+// time, 502 otherwise (the request left, the answer did not come back).
+func unknownStatus(err error, metAgain bool) int {
+	switch {
+	case metAgain:
+		return http.StatusConflict
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}
+
+// writeUnknown answers a request whose outcome is unknown (unknownStatus).
+func writeUnknown(w http.ResponseWriter, err error, metAgain bool) {
+	msg := err.Error()
+	if metAgain {
+		msg += "; nothing was sent"
+	}
+	writeError(w, unknownStatus(err, metAgain), msg)
 }
 
 // upstreamContext is the context of a call upstream for r: detached from
@@ -614,14 +633,10 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		return answer{status: http.StatusConflict, reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}
 	case errors.As(err, &unknown) && unknown.Err == nil:
 		// A retry with the key of a create whose outcome is unknown.
-		return answer{status: http.StatusConflict, reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}
+		return answer{status: unknownStatus(err, true), reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}
 	case errors.As(err, &unknown):
 		level.Warn(g.logger).Log("msg", "create of unknown outcome", "op", op, "project", project, "intent", unknown.Intent.ID, "err", unknown.Err)
-		status := http.StatusBadGateway
-		if errors.Is(err, context.DeadlineExceeded) {
-			status = http.StatusGatewayTimeout
-		}
-		return answer{status: status, reason: reasonUpstreamError, msg: err.Error()}
+		return answer{status: unknownStatus(err, false), reason: reasonUpstreamError, msg: err.Error()}
 	case errors.As(err, &collision):
 		return answer{status: http.StatusBadGateway, reason: reasonUpstreamError, msg: err.Error()}
 	case errors.As(err, &intentErr):
