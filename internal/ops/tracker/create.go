@@ -251,7 +251,7 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 		IdemKey: key, RequestHash: in.rec.RequestHash, CreateStatus: code}, j, at, seenLive, time.Time{})
 	jkey := storeKey(project, j.ID)
 	s.metrics.submittedJob(project)
-	e := &entry{rec: rec, intentKey: ikey}
+	e := &entry{rec: rec, polling: polling{intentKey: ikey}}
 	// A poll of a stale record being replaced must not write over the new
 	// job's first record.
 	s.wmu.Lock()

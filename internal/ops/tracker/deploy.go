@@ -58,18 +58,9 @@ const (
 // deployEntry is a followed deployment in memory: its record and its
 // scheduling state.
 type deployEntry struct {
-	rec         deployRecord
-	dirty       bool
-	nextPoll    time.Time
-	lastPolled  time.Time
-	errors      int
-	notFound    int
+	rec deployRecord
+	polling
 	queuedPolls int
-	lastErr     string
-	pollPending bool
-	// intentKey is the trigger intent still in the state because the
-	// deployment's first write failed: deleted by the write that lands.
-	intentKey string
 }
 
 // DeploymentView is a followed deployment as the gateway shows it: the
@@ -260,7 +251,7 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 // round.
 func (s *Tracker) followNew(rec *deployRecord, ikey string) (DeploymentView, error) {
 	dkey := storeKey(rec.Project, rec.ID)
-	e := &deployEntry{rec: *rec, pollPending: true}
+	e := &deployEntry{rec: *rec, polling: polling{pollPending: true}}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.mu.Lock()

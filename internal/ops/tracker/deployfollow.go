@@ -59,7 +59,7 @@ func (s *Tracker) trackDeployment(ctx context.Context, project, kind, id string,
 	at := s.cfg.Now()
 	rec := deployRecord{Project: project, Kind: kind, ID: id, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}
 	rec, ev := deployTransition(rec, d, at, how)
-	e := &deployEntry{rec: rec, lastPolled: at, pollPending: true}
+	e := &deployEntry{rec: rec, polling: polling{lastPolled: at, pollPending: true}}
 	s.scheduleDeploy(e, at)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()

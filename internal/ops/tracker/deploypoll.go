@@ -133,8 +133,7 @@ func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.T
 		s.mu.Unlock()
 		return
 	}
-	e.pollPending = false
-	e.lastPolled, e.errors, e.notFound, e.lastErr = at, 0, 0, ""
+	e.polledOK(at)
 	rec, ev := deployTransition(e.rec, d, at, seenLive)
 	changed := rec != e.rec
 	next := *e
@@ -186,17 +185,7 @@ func (s *Tracker) applyDeployError(t pollTask, err error, at time.Time) {
 		s.mu.Unlock()
 		return
 	}
-	e.pollPending = false
-	e.errors++
-	e.lastErr = pollErrorText(err)
-	e.nextPoll = at.Add(s.backoff(e.errors, err, at))
-	lost := false
-	if isNotFound(err) {
-		e.notFound++
-		lost = e.notFound >= lostAfter404s
-	} else {
-		e.notFound = 0
-	}
+	_, lost := s.pollFailed(&e.polling, err, at)
 	rec, nErrors := e.rec, e.errors
 	s.mu.Unlock()
 	level.Debug(s.logger).Log("msg", "polling deployment failed", "project", t.project, "deployment", t.id, "consecutive_errors", nErrors, "err", err)

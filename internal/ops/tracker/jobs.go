@@ -200,7 +200,7 @@ func (s *Tracker) track(ctx context.Context, project, id string, how sighting) (
 	j.ID = id
 	boundJob(&j)
 	rec, ev := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}, j, at, how, time.Time{})
-	e := &entry{rec: rec, lastPolled: at}
+	e := &entry{rec: rec, polling: polling{lastPolled: at}}
 	s.schedule(e, &rec, at, at)
 	if old := s.claim(key, e); old != nil { // tracked concurrently
 		s.mu.RLock()

@@ -149,20 +149,7 @@ func storeKey(project, id string) string { return project + "\x00" + id }
 // is not worth persisting.
 type entry struct {
 	rec record
-
-	// dirty: the record differs from the state file (a write failed); the
-	// next poll writes it again.
-	dirty bool
-	// nextPoll: not polled before this; zero means the next round.
-	nextPoll    time.Time
-	lastPolled  time.Time
-	errors      int // consecutive poll errors
-	notFound    int // consecutive 404s
-	lastErr     string
-	pollPending bool // picked by a round that has not applied its result yet
-	// intentKey is the create intent still in the state file because the
-	// job's first write failed: deleted by the write that lands.
-	intentKey string
+	polling
 	// recheck: poll the job at the next round even though it is no longer
 	// polled (a follow-up of unknown outcome may have made it active
 	// again, or it was tracked again).

@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -592,8 +591,7 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 		s.mu.Unlock()
 		return
 	}
-	e.lastPolled = at
-	e.errors, e.notFound, e.lastErr = 0, 0, ""
+	e.polledOK(at)
 	changed := !sameJob(&e.rec.Job, &j)
 	// A follow-up of unknown outcome is settled by a poll sent after it:
 	// one that may have left before it read the job as it was.
@@ -723,29 +721,21 @@ func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
 		s.mu.Unlock()
 		return
 	}
-	e.pollPending = false
 	_, e.recheck = e.rec.pendingMessage()
-	e.errors++
-	e.lastErr = pollErrorText(err)
-	e.nextPoll = at.Add(s.backoff(e.errors, err, at))
+	notFound, lost := s.pollFailed(&e.polling, err, at)
 
 	var rec record
 	var ev events
 	write := false
-	if apiclient.StatusCode(err) == http.StatusNotFound {
-		e.notFound++
-		switch {
-		case apiclient.IsTerminal(e.rec.Job.Status):
-			rec, write = e.rec, true
-			rec.WatchEnded = true
-		case e.notFound >= lostAfter404s:
-			rec, write = e.rec, true
-			rec.Lost = true
-			rec.TerminalAt = at
-			ev.lost = true
-		}
-	} else {
-		e.notFound = 0
+	switch {
+	case notFound && apiclient.IsTerminal(e.rec.Job.Status):
+		rec, write = e.rec, true
+		rec.WatchEnded = true
+	case lost:
+		rec, write = e.rec, true
+		rec.Lost = true
+		rec.TerminalAt = at
+		ev.lost = true
 	}
 	nErrors := e.errors
 	s.mu.Unlock()
