@@ -266,9 +266,9 @@ func (s *Tracker) followNew(rec *deployRecord, ikey string) (DeploymentView, err
 	err := s.persistDeploy(dkey, rec, store.Op{Bucket: bucketDeployIntents, Key: ikey})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e.pollPending = false
+	e.pollPending, e.intentKey = false, ikey
+	e.written(err)
 	if err != nil {
-		e.dirty, e.lastErr, e.intentKey = true, "state file: "+err.Error(), ikey
 		return e.view(), &StateError{JobID: rec.ID, Err: err, Intent: ikey, Deployment: true}
 	}
 	return e.view(), nil

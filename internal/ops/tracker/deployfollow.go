@@ -75,8 +75,8 @@ func (s *Tracker) trackDeployment(ctx context.Context, project, kind, id string,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e.pollPending = false
+	e.written(perr)
 	if perr != nil {
-		e.dirty, e.lastErr = true, "state file: "+perr.Error()
 		return e.view(), NewlyTracked, &StateError{JobID: id, Err: perr, Deployment: true}
 	}
 	s.metrics.deploy.count(s.metrics.has, rec.Project, rec.Kind, ev) // after the write, under the lock that shows it

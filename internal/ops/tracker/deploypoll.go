@@ -151,7 +151,7 @@ func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.T
 	s.mu.Unlock()
 	if err := s.persistDeploy(t.key, &rec, extra...); err != nil {
 		s.mu.Lock()
-		e.dirty, e.lastErr = true, "state file: "+err.Error()
+		e.written(err)
 		e.nextPoll = at.Add(s.cfg.PollInterval) // retried, memory unchanged
 		s.mu.Unlock()
 		return

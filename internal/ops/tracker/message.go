@@ -256,13 +256,7 @@ func (s *Tracker) recordMessage(ctx context.Context, mi *messageIntent, job *api
 	if key != "" {
 		s.keys[storeKey(project, key)] = keyRef{msgJob: jkey}
 	}
-	if perr != nil {
-		e.dirty = true
-		e.lastErr = "state file: " + perr.Error()
-	} else {
-		e.dirty = false
-		e.intentKey = ""
-	}
+	e.written(perr)
 	v := e.view(at, &s.cfg)
 	// Counted with the turn it shows (applyJob).
 	s.metrics.messageSent(project)

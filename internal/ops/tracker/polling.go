@@ -50,3 +50,16 @@ func (s *Tracker) pollFailed(p *polling, err error, at time.Time) (notFound, los
 	p.notFound++
 	return true, p.notFound >= lostAfter404s
 }
+
+// written records the outcome of the write of a changed record: on an
+// error the change is kept in memory only (dirty: written again at the
+// next poll, or handed over with its intent: handoff.go) and the error is
+// shown as the operation's last; a write that landed deleted the intent
+// too. s.mu is held.
+func (p *polling) written(err error) {
+	if err != nil {
+		p.dirty, p.lastErr = true, "state file: "+err.Error()
+		return
+	}
+	p.dirty, p.intentKey = false, ""
+}

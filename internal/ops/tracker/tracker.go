@@ -365,10 +365,9 @@ func (s *Tracker) release(e *entry, writeErr error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e.pollPending = false
-	e.dirty = writeErr != nil
-	if writeErr != nil {
-		e.lastErr = "state file: " + writeErr.Error()
-	}
+	ikey := e.intentKey
+	e.written(writeErr)
+	e.intentKey = ikey // Create clears it once it has counted the job
 }
 
 // Run polls until ctx is done, then returns once every poll it started has
@@ -624,8 +623,7 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 
 	if err := s.persist(t.key, &rec, extra...); err != nil {
 		s.mu.Lock()
-		e.dirty = true
-		e.lastErr = "state file: " + err.Error()
+		e.written(err)
 		// Retried at the next round, not at the schedule of the status
 		// that could not be written (5m and more for a completed job).
 		e.nextPoll = roundStart.Add(s.cfg.PollInterval)
