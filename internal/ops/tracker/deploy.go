@@ -150,7 +150,8 @@ type Deployed struct {
 
 // DeployOutcomeUnknownError: a trigger was perhaps sent but its answer
 // never recorded (Err is the failure, nil when met again through its
-// key). Its Idempotency-Key answers 409 until Retention has passed.
+// key). Its Idempotency-Key answers 409 until the trigger is settled
+// (ResolveTrigger, DismissTrigger) or Retention has passed.
 type DeployOutcomeUnknownError struct {
 	Project, Intent string
 	StartedAt       time.Time
