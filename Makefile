@@ -44,7 +44,7 @@ build:
 # those that wait on Redis, leases and fsync): go test starts packages in the
 # order given, and one long package started last runs alone at the end while
 # the other core idles.
-SLOW_PKGS = ./internal/e2e ./internal/refresh ./alerts ./internal/sources ./internal/jobs/tracker ./internal/jobs/leader ./internal/cluster ./internal/jobs/store ./internal/history ./collector
+SLOW_PKGS = ./internal/e2e ./internal/refresh ./alerts ./internal/sources ./internal/ops/tracker ./internal/ops/leader ./internal/cluster ./internal/ops/store ./internal/history ./collector
 RACE_PKGS = $(SLOW_PKGS) $(shell $(GO) list ./... | grep -v '/mixin$$' | grep -vxF "$$($(GO) list $(SLOW_PKGS))")
 test:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-mixin
@@ -79,7 +79,7 @@ run: build
 	  --analytics.window=1d --analytics.window=7d --analytics.window=30d
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/jobs/... ./internal/history/ ./internal/sources/ ./internal/server/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/ops/... ./internal/history/ ./internal/sources/ ./internal/server/
 
 # The built binary at 100 projects × every source × 3 windows against a
 # floor server, in the same run (figures in BENCHMARKS.md; takes minutes).

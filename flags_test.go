@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 )
 

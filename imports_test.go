@@ -15,14 +15,14 @@ func TestImportsRunOneWay(t *testing.T) {
 	const mod = "github.com/mintlify-exporter/mintlify_exporter/"
 	const anything = "*" // no package of this module
 	forbidden := map[string][]string{
-		"collector":             {"internal/refresh", "internal/jobs/tracker", "internal/jobs/gateway", "internal/orgs"},
-		"internal/sources":      {"internal/refresh", "collector", "internal/jobs/tracker", "internal/jobs/gateway"},
-		"internal/refresh":      {"collector", "internal/jobs/tracker", "internal/jobs/gateway"},
-		"internal/jobs/gateway": {"internal/sources", "internal/refresh", "collector"},
-		"internal/jobs/tracker": {"internal/sources", "internal/refresh", "collector", "internal/jobs/gateway"},
-		"internal/jobs/store":   {"internal/jobs/tracker"},
-		"internal/bounded":      {anything},
-		"internal/secrets":      {anything},
+		"collector":            {"internal/refresh", "internal/ops/tracker", "internal/ops/gateway", "internal/orgs"},
+		"internal/sources":     {"internal/refresh", "collector", "internal/ops/tracker", "internal/ops/gateway"},
+		"internal/refresh":     {"collector", "internal/ops/tracker", "internal/ops/gateway"},
+		"internal/ops/gateway": {"internal/sources", "internal/refresh", "collector"},
+		"internal/ops/tracker": {"internal/sources", "internal/refresh", "collector", "internal/ops/gateway"},
+		"internal/ops/store":   {"internal/ops/tracker"},
+		"internal/bounded":     {anything},
+		"internal/secrets":     {anything},
 		// The plain types the configuration and the analytics share.
 		"internal/analytics": {anything},
 	}

@@ -24,10 +24,10 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/statecmd"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/statecmd"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"

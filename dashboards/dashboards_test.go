@@ -83,6 +83,7 @@ var exporterMetrics = []string{
 	"mintlify_deployments_in_progress",
 	"mintlify_deployment_last_success_timestamp_seconds",
 	"mintlify_deployment_oldest_in_progress_age_seconds",
+	"mintlify_deployment_unknown_outcomes",
 	// Exporter.
 	"mintlify_exporter_build_info",
 	"mintlify_exporter_config_last_reload_successful",

@@ -733,6 +733,28 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
     },
     {
       comment:: |||
+        The deployments' twin of MintlifyAgentCreateOutcomeUnknown: a gauge of triggers that wait for an
+        operator (GET /api/v1/project/{project}/unknown-triggers), which falls when each is followed
+        (track ?intent=) or dismissed, so the alert resolves when they are handled. Exported by the
+        replica running the gateway only, hence without the replica labels.
+      |||,
+      alert: 'MintlifyDeploymentOutcomeUnknown',
+      expr: |||
+        max without (%(replicas)s) (mintlify_deployment_unknown_outcomes) > 0
+      ||| % t,
+      'for': t.deploymentUnknownFor,
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'Deployment triggers of unknown outcome may have started deployments that nobody follows.',
+        description: oneLine(|||
+          {{ $value }} {{ $labels.kind }} trigger(s) of project {{ $labels.project }} (job {{ $labels.job }})
+          were sent to the Mintlify API without a recorded answer: deployments may run unfollowed. List them
+          with GET /api/v1/project/{{ $labels.project }}/unknown-triggers, then follow or dismiss each.
+        |||),
+      },
+    },
+    {
+      comment:: |||
         Replicas sharing a Redis (the cluster: section). Without one, none of the
         mintlify_exporter_cluster_* series exist and none of these three alerts fires.
         mintlify_exporter_cluster_up is the result of the replica's last call to Redis (it also pings

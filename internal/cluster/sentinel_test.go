@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/store"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 

@@ -8,7 +8,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/store"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 )
 
 // What an operator does about agent state lost in Redis (see CheckState):

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/store"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/store"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 )
 
 // StateStore keeps the agent job tracker's state in Redis, with the same

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/store"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 

@@ -18,8 +18,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 

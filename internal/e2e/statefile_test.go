@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 

@@ -16,9 +16,9 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/leader"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/jobs/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/leader"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
@@ -129,7 +129,8 @@ func replicatedJobs(shared *cluster.Client, cc config.Cluster, owner, listen str
 			defer close(done)
 			j.Run(tctx)
 		}()
-		return &leader.Term{Handler: j, Status: j.Status, Follow: j.Follow, SetProjects: j.SetProjects, Stop: func() { cancel(); <-done }}, nil
+		return &leader.Term{Handler: j, Status: j.Status, Follow: j.Follow, SetProjects: j.SetProjects, Stop: func() { cancel(); <-done },
+			Unsaved: j.trk.Unsaved}, nil
 	}
 	return leader.New(leader.Options{Cluster: shared, Owner: owner, Advertise: advertise, LeaseDuration: cc.LeaseDuration,
 		Start: start, ForwardSecret: secret, Registerer: reg, Logger: logger})

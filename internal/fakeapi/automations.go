@@ -105,7 +105,7 @@ func (s *Server) handleTriggerAutomation(w http.ResponseWriter, r *http.Request,
 	run := strings.TrimPrefix(s.opts.JobIDPrefix, "job_") + fmt.Sprintf("%06d", s.nextID.Add(1))
 	jobID := "bg_" + run
 	if a.AgentJob {
-		jobID = s.newJob(project, "automation "+a.ID+" run "+run, now).body.ID
+		jobID = s.newJob(project, "automation "+a.ID+" run "+run, now, "").body.ID
 	}
 	s.automationRuns++
 	s.mu.Unlock()

@@ -182,7 +182,7 @@ func (s *Server) startDeployment(w http.ResponseWriter, r *http.Request, project
 		}
 	}
 	// "dep_" and the run's part of JobIDPrefix: unique across runs as job ids are.
-	d := &deployment{id: fmt.Sprintf("dep_%s%06d", strings.TrimPrefix(s.opts.JobIDPrefix, "job_"), s.nextID.Add(1)), project: project, kind: kind,
+	d := &deployment{id: fmt.Sprintf("dep_%s%06d", strings.TrimPrefix(s.opts.JobIDPrefix, "job_"), s.nextID.Add(1)) + f.IDSuffix, project: project, kind: kind,
 		branch: branch, createdAt: now.Truncate(time.Millisecond)}
 	if kind == "update" && s.opts.FailEveryUpdate > 0 {
 		s.updateCount[project]++
@@ -318,4 +318,19 @@ func (s *Server) DeploymentStatusOf(id string) string {
 		return d.statusAt(s.holdDeploys)
 	}
 	return ""
+}
+
+// DeploymentIDs are the status ids of project's deployments of kind,
+// sorted: what an operator finds in the platform's dashboard.
+func (s *Server) DeploymentIDs(project, kind string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, d := range s.deployments {
+		if d.project == project && d.kind == kind {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids) // numbered in order: the last is the newest
+	return ids
 }

@@ -185,6 +185,10 @@ type Fault struct {
 	// closes the connection without answering: the client cannot know the
 	// outcome.
 	DropAnswer bool
+	// IDSuffix (create job, the deployment triggers) is appended to the id
+	// of what is created: an API that answers a 1 MB id, or one with a NUL
+	// or a newline, which the exporter must refuse to keep.
+	IDSuffix string
 	// Remaining is how many requests the fault applies to; 0 is all until
 	// cleared.
 	Remaining int

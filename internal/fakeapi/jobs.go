@@ -136,7 +136,7 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 		s.mu.Unlock()
 		return
 	}
-	j := s.newJob(project, prompt, now)
+	j := s.newJob(project, prompt, now, f.IDSuffix)
 	body := s.view(j, now)
 	s.mu.Unlock()
 	answerJob(w, f, body)
@@ -144,8 +144,8 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 
 // newJob starts an agent job of project, scripted by prompt (a create, or
 // an automation's run). s.mu is held.
-func (s *Server) newJob(project, prompt string, now time.Time) *job {
-	id := fmt.Sprintf("%s%06d", s.opts.JobIDPrefix, s.nextID.Add(1))
+func (s *Server) newJob(project, prompt string, now time.Time, idSuffix string) *job {
+	id := fmt.Sprintf("%s%06d", s.opts.JobIDPrefix, s.nextID.Add(1)) + idSuffix
 	outcome, d := s.outcomeFor(id, prompt)
 	j := &job{project: project, prompt: prompt, outcome: outcome, duration: d, turnStart: now, body: jobBody{
 		ID:        id,

@@ -111,10 +111,11 @@ type deploymentRow struct {
 }
 
 type jobRow struct {
-	Project        string
-	Counts         []count
-	UnknownCreates int
-	Oldest         when
+	Project         string
+	Counts          []count
+	UnknownCreates  int
+	UnknownTriggers int
+	Oldest          when
 }
 
 type count struct {
@@ -238,7 +239,7 @@ func newJobsView(j Jobs, w func(time.Time) when) *jobsView {
 	}
 	v.Statuses = append(v.Statuses, slices.Sorted(maps.Keys(extra))...)
 	for _, p := range j.Projects {
-		row := jobRow{Project: p.Project, UnknownCreates: p.UnknownCreates, Oldest: w(p.OldestActiveAt)}
+		row := jobRow{Project: p.Project, UnknownCreates: p.UnknownCreates, UnknownTriggers: p.UnknownTriggers, Oldest: w(p.OldestActiveAt)}
 		for _, s := range v.Statuses {
 			c := count{N: p.ByStatus[s]}
 			if s == "lost" && c.N > 0 {

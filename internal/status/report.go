@@ -198,6 +198,9 @@ type ProjectJobs struct {
 	ByStatus map[string]int `json:"by_status"`
 	// UnknownCreates counts creates whose outcome is unknown.
 	UnknownCreates int `json:"unknown_creates"`
+	// UnknownTriggers counts deployment triggers whose outcome is unknown
+	// (GET /api/v1/project/{project}/unknown-triggers lists them).
+	UnknownTriggers int `json:"unknown_triggers"`
 	// OldestActiveAt is the creation time of the oldest job still running
 	// (zero: none).
 	OldestActiveAt time.Time `json:"oldest_active_at,omitzero"`

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -197,4 +198,25 @@ func RedisCLI(t testing.TB, addr string, stdin []byte, args ...string) string {
 		t.Fatalf("redis-cli %s: %v: %.200s", args[0], err, s)
 	}
 	return s
+}
+
+// Pause stops the server with SIGSTOP (kill -STOP): it keeps its
+// connections and its data but answers nothing until Resume, as a Redis
+// stalled by its host (a frozen VM, a long fork, swapping) does.
+func (r *RedisServer) Pause() { r.signal(syscall.SIGSTOP) }
+
+// Resume continues a server paused by Pause (SIGCONT).
+func (r *RedisServer) Resume() { r.signal(syscall.SIGCONT) }
+
+func (r *RedisServer) signal(sig syscall.Signal) {
+	r.t.Helper()
+	r.mu.Lock()
+	cmd := r.cmd
+	r.mu.Unlock()
+	if cmd == nil {
+		r.t.Fatal("redis-server is not running")
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		r.t.Fatalf("redis-server: %v: %v", sig, err)
+	}
 }

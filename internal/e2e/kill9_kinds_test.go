@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+// kill9Kind is one kind of operation as the kill -9 table drives it.
+type kill9Kind struct {
+	stallKind
+	running string // its status while it runs
+	hold    func(f *fakeapi.Server, hold bool)
+	unknown string // its unknown outcomes' list route
+	gauge   string // its unknown outcomes' gauge
+	// series is the prefix of its own metric families, running the
+	// series of those it follows that have not ended.
+	series, runningSeries string
+}
+
+var kill9Kinds = []kill9Kind{
+	// The job runs 4 s: long enough to be killed while it runs, even on a
+	// busy machine (the restart is what follows it to its end).
+	{stallKind: withBody(stallKinds[0], `{"prompt":"kill9 #fake:pr:4s"}`), running: "active", hold: func(*fakeapi.Server, bool) {},
+		unknown: "/api/v2/agent/p1/unknown-creates", gauge: "mintlify_agent_create_unknown_outcomes{project=p1}",
+		series: "mintlify_agent_job", runningSeries: "mintlify_agent_jobs{project=p1,status=active}"},
+	{stallKind: stallKinds[1], running: "in_progress", hold: (*fakeapi.Server).HoldDeployments,
+		unknown: "/api/v1/project/p1/unknown-triggers", gauge: "mintlify_deployment_unknown_outcomes{kind=update,project=p1}",
+		series: "mintlify_deployment", runningSeries: "mintlify_deployments_in_progress{kind=update,project=p1}"},
+}
+
+// TestKill9EveryKind, for every kind of operation, kills the built
+// exporter with SIGKILL twice: while an operation it started runs (the
+// restarted exporter follows it to its end, counts it once, and replays
+// its Idempotency-Key), and while a request is on its way upstream (the
+// restarted exporter shows an outcome unknown: its gauge, its list, and
+// 409 for its key; issue 36, 4.2: for deployments only a start log line
+// said so).
+func TestKill9EveryKind(t *testing.T) {
+	t.Parallel()
+	for _, k := range kill9Kinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			kill9Kind := k
+			kill9Operation(t, kill9Kind)
+		})
+	}
+}
+
+func kill9Operation(t *testing.T, k kill9Kind) {
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	statePath := filepath.Join(t.TempDir(), "agent.db")
+	start := func() *testutil.Exporter {
+		x := startExporter(t, []string{"MINTLIFY_API_KEY=mint_test"}, "--mintlify.api-url="+srv.URL, "--mintlify.project=p1",
+			"--web.enable-agent-api", "--web.enable-deployment-api", "--agent.state-file="+statePath, "--agent.poll-interval=200ms",
+			"--mintlify.max-retries=0")
+		testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
+		return x
+	}
+	client := &http.Client{Timeout: 30 * time.Second}
+	call := func(x *testutil.Exporter, method, path, key, body string) (int, []byte, http.Header) {
+		req, err := http.NewRequest(method, x.Base+path, strings.NewReader(body))
+		if err != nil {
+			t.Error(err)
+			return 0, nil, nil
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil, nil
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, data, resp.Header
+	}
+	statusOf := func(x *testutil.Exporter, id string) string {
+		code, data, _ := call(x, "GET", k.view(id), "", "")
+		var v struct{ Status string }
+		if code != http.StatusOK || json.Unmarshal(data, &v) != nil {
+			return ""
+		}
+		return v.Status
+	}
+
+	// Killed while the operation runs.
+	x := start()
+	k.hold(fake, true)
+	if code, data, _ := call(x, "POST", k.start, "run-1", k.body); code/100 != 2 {
+		t.Fatalf("start: HTTP %d %s", code, data)
+	}
+	id := k.ids(fake)[0]
+	eventually(t, 0, k.name+" running", func() bool { return statusOf(x, id) == k.running })
+	x.Kill(t)
+	x = start()
+	if code, data, h := call(x, "POST", k.start, "run-1", k.body); code/100 != 2 || h.Get("Idempotent-Replayed") != "true" || !strings.Contains(string(data), id) {
+		t.Errorf("retry with the key after the restart: HTTP %d %s, want a replay of %s", code, data, id)
+	}
+	k.hold(fake, false)
+	eventually(t, 0, k.name+" followed to its end after the restart", func() bool { return statusOf(x, id) == k.final })
+	waitMetrics(t, x.Base, 0, map[string]float64{k.finished: 1, k.gauge: 0})
+
+	// Killed while a request is on its way upstream.
+	fake.SetFault(k.endpoint, fakeapi.Fault{Latency: 2 * time.Second, Remaining: 1})
+	done := make(chan struct{})
+	sent := fake.Requests(k.endpoint)
+	go func() { // owned by the test: waited for below
+		defer close(done)
+		call(x, "POST", k.start, "lost-1", k.body)
+	}()
+	eventually(t, 0, "the request upstream", func() bool { return fake.Requests(k.endpoint) > sent })
+	x.Kill(t)
+	<-done
+	x = start()
+	waitMetrics(t, x.Base, 0, map[string]float64{k.gauge: 1})
+	code, data, _ := call(x, "GET", k.unknown, "", "")
+	if code != http.StatusOK || !strings.Contains(string(data), `"lost-1"`) {
+		t.Errorf("GET %s after kill -9 during a request: HTTP %d %s, want the request listed with its key", k.unknown, code, data)
+	}
+	if code, data, _ := call(x, "POST", k.start, "lost-1", k.body); code != http.StatusConflict {
+		t.Errorf("retry with the key of an outcome unknown: HTTP %d %s, want 409", code, data)
+	}
+	if n := fake.Requests(k.endpoint); n != sent+1 {
+		t.Errorf("%d requests to start a %s upstream, want %d (the retry sent nothing)", n, k.name, sent+1)
+	}
+	x.Stop(t)
+}
+
+func withBody(k stallKind, body string) stallKind {
+	k.body = body
+	return k
+}

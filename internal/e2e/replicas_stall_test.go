@@ -1,0 +1,149 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+)
+
+// stallKind is one kind of operation as the Redis stall test starts it,
+// reads it and counts it.
+type stallKind struct {
+	name     string
+	endpoint string // the fake's endpoint that starts one
+	start    string // the gateway route that starts one
+	body     string
+	ids      func(f *fakeapi.Server) []string
+	view     func(id string) string // the route that shows one
+	finished string                 // the series that counts its end
+	final    string                 // its final status in the fake's course
+}
+
+var stallKinds = []stallKind{
+	{name: "job", endpoint: fakeapi.CreateJob, start: "/api/v2/agent/p1/job", body: `{"prompt":"stall #fake:pr:1s"}`,
+		ids:  func(f *fakeapi.Server) []string { return f.JobIDs("p1") },
+		view: func(id string) string { return "/api/v2/agent/p1/job/" + id }, final: "completed",
+		finished: "mintlify_agent_jobs_finished_total{project=p1,status=completed}"},
+	{name: "deployment", endpoint: apiclient.EndpointTriggerUpdate, start: "/api/v1/project/update/p1",
+		ids:  func(f *fakeapi.Server) []string { return f.DeploymentIDs("p1", "update") },
+		view: func(id string) string { return "/api/v1/project/update-status/" + id }, final: "success",
+		finished: "mintlify_deployments_finished_total{kind=update,project=p1,status=success}"},
+}
+
+// TestRedisStallKeepsAcknowledgedOperations (issue 36, 4.1), for every
+// kind: two replicas on a real redis-server; an operation is started
+// through the replica running the gateway, and Redis is stopped (kill
+// -STOP, 6 s) while the API's answer is on its way, so that the answer
+// comes when nothing can be saved and the lease runs out. Once Redis is
+// back (kill -CONT), whichever replica runs the gateway follows the
+// operation to its end, counts it once, shows it on both replicas, and
+// answers a retry with its Idempotency-Key with it (nothing sent again).
+// Before, the client was told it was "followed in memory", the operation
+// answered 404 on both replicas, was never counted, and the retry got 409.
+func TestRedisStallKeepsAcknowledgedOperations(t *testing.T) {
+	t.Parallel()
+	for _, k := range stallKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			redisStall(t, k)
+		})
+	}
+}
+
+func redisStall(t *testing.T, k stallKind) {
+	const lease = 3 * time.Second
+	redis := testutil.NewRedis(t)
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}, APIKey: "mint_test"})
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "stall:", lease, "--web.enable-agent-api", "--web.enable-deployment-api")
+	client := &http.Client{Timeout: 90 * time.Second}
+	call := func(x *testutil.Exporter, method, path, body, key string) (int, []byte, http.Header) {
+		req, err := http.NewRequest(method, x.Base+path, strings.NewReader(body))
+		if err != nil {
+			t.Error(err)
+			return 0, nil, nil
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil, nil
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, data, resp.Header
+	}
+	var holder string
+	eventually(t, 4*lease, "one replica running the gateway", func() bool {
+		for n, x := range replicas {
+			if m, err := tryScrape(t.Context(), x.Base); err == nil && m["mintlify_exporter_cluster_agent_gateway{}"] == 1 {
+				holder = n
+				return true
+			}
+		}
+		return false
+	})
+
+	// The API answers 1.5 s after the request: Redis is stopped by then.
+	fake.SetFault(k.endpoint, fakeapi.Fault{Latency: 1500 * time.Millisecond, Remaining: 1})
+	answered := make(chan int, 1)
+	go func() { // owned by the test: it waits for the answer below
+		code, _, _ := call(replicas[holder], "POST", k.start, k.body, "stall-1")
+		answered <- code
+	}()
+	eventually(t, 0, "the request upstream", func() bool { return fake.Requests(k.endpoint) == 1 })
+	redis.Pause()
+	// Real time: a stall of Redis is what is tested, and the lease (3 s)
+	// must run out during it, as in the attack run (6 s).
+	time.Sleep(6 * time.Second)
+	redis.Resume()
+	code := <-answered
+	t.Logf("the client was answered HTTP %d during the stall", code)
+
+	ids := k.ids(fake)
+	if len(ids) != 1 {
+		t.Fatalf("%d %ss upstream, want 1", len(ids), k.name)
+	}
+	id := ids[0]
+	for n, x := range replicas {
+		eventually(t, 0, k.name+" "+id+" followed to its end, seen through replica "+n, func() bool {
+			status, data, _ := call(x, "GET", k.view(id), "", "")
+			var v struct{ Status string }
+			return status == http.StatusOK && json.Unmarshal(data, &v) == nil && v.Status == k.final
+		})
+	}
+	var total float64
+	eventually(t, 0, "the end counted by the replica running the gateway", func() bool {
+		total = 0
+		for _, x := range replicas {
+			if m, err := tryScrape(t.Context(), x.Base); err == nil {
+				total += m[k.finished]
+			}
+		}
+		return total >= 1
+	})
+	if total != 1 {
+		t.Errorf("%s = %v over the replicas, want 1", k.finished, total)
+	}
+	status, data, hdr := call(replicas[holder], "POST", k.start, k.body, "stall-1")
+	if status/100 != 2 || hdr.Get("Idempotent-Replayed") != "true" || !strings.Contains(string(data), id) {
+		t.Errorf("retry with the Idempotency-Key: HTTP %d %s (replayed %q), want the %s %s replayed", status, data, hdr.Get("Idempotent-Replayed"), k.name, id)
+	}
+	if n := len(k.ids(fake)); n != 1 {
+		t.Errorf("%d %ss upstream after the retry, want 1", n, k.name)
+	}
+	for _, x := range replicas {
+		x.Stop(t)
+	}
+}

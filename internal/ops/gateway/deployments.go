@@ -1,0 +1,432 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+)
+
+// Deployer is what the deployment routes need from the tracker;
+// *tracker.Tracker implements it.
+type Deployer interface {
+	// Deploy triggers a deployment upstream (after a durable intent) and
+	// durably records it as followed before returning, or replays the
+	// answer for an idempotency key used before.
+	Deploy(ctx context.Context, req tracker.DeployRequest) (tracker.Deployed, error)
+	// TrackDeployment follows a deployment started elsewhere.
+	TrackDeployment(ctx context.Context, project, kind, id string) (tracker.DeploymentView, tracker.TrackResult, error)
+	// Deployment returns a followed deployment of one of projects.
+	Deployment(id string, projects map[string]bool) (tracker.DeploymentView, bool)
+	// Deployments lists a project's followed deployments, newest first.
+	Deployments(project string) []tracker.DeploymentView
+	// RecentDeployments returns when triggers of kind were sent within
+	// window, per project, to seed the local limits after a restart.
+	RecentDeployments(kind string, window time.Duration) map[string][]time.Time
+	// UnknownTriggers lists a project's triggers of unknown outcome;
+	// ResolveTrigger follows the deployment one started, DismissTrigger
+	// forgets one that started none.
+	UnknownTriggers(project string) []tracker.UnknownTrigger
+	ResolveTrigger(ctx context.Context, project, intentID, statusID string) (tracker.DeploymentView, tracker.TrackResult, error)
+	DismissTrigger(project, intentID string) error
+}
+
+// The API's documented trigger limits, per organization, which the
+// gateway applies before a trigger leaves.
+const (
+	// UpdateLimit update triggers per UpdateWindow (shared upstream with
+	// the automation trigger, which the exporter does not send).
+	UpdateLimit  = 10
+	UpdateWindow = 10 * time.Second
+	// PreviewLimit preview triggers per PreviewWindow.
+	PreviewLimit  = 5
+	PreviewWindow = time.Minute
+)
+
+// maxDeployBodyBytes bounds a deployment route's body: a branch of at
+// most tracker.MaxBranchBytes, JSON-escaped, fits many times over.
+const maxDeployBodyBytes = 4 << 10
+
+// deployRoutes are the deployment routes' state: the tracker, the
+// per-organization trigger limits, and which organizations' limits were
+// seeded from the state.
+type deployRoutes struct {
+	dep               Deployer
+	updates, previews *limiter
+	seedMu            sync.Mutex
+	seeded            map[string]bool
+}
+
+// registerDeployments adds the deployment routes to g's mux. The update-
+// status path and the deployments list share one pattern (their paths
+// would otherwise conflict), dispatched by deployGet.
+func (g *Gateway) registerDeployments(dep Deployer) {
+	g.deploy = &deployRoutes{dep: dep, updates: newLimiter(UpdateLimit, UpdateWindow), previews: newLimiter(PreviewLimit, PreviewWindow),
+		seeded: map[string]bool{}}
+	const base = "/api/v1/project"
+	g.mux.HandleFunc("POST "+base+"/update/{projectId}", g.deployProject(func(w http.ResponseWriter, r *http.Request, p string) {
+		g.trigger(w, r, p, tracker.KindUpdate)
+	}))
+	g.mux.HandleFunc("POST "+base+"/preview/{projectId}", g.deployProject(func(w http.ResponseWriter, r *http.Request, p string) {
+		g.trigger(w, r, p, tracker.KindPreview)
+	}))
+	g.mux.HandleFunc("POST "+base+"/{projectId}/update-status/{statusId}/track", g.deployProject(g.trackDeployment))
+	g.mux.HandleFunc("DELETE "+base+"/{projectId}/unknown-triggers/{intentId}", g.deployProject(g.dismissTrigger))
+	g.mux.HandleFunc(base+"/{projectId}/unknown-triggers/{intentId}", methodNotAllowed("DELETE"))
+	g.mux.HandleFunc("GET "+base+"/{a}/{b}", g.deployGet)
+	g.mux.HandleFunc(base+"/{a}/{b}", func(w http.ResponseWriter, r *http.Request) {
+		switch a, b := r.PathValue("a"), r.PathValue("b"); {
+		case a == "update" || a == "preview":
+			methodNotAllowed("POST")(w, r)
+		case a == "update-status" || b == "deployments" || b == "unknown-triggers":
+			methodNotAllowed("GET, HEAD")(w, r)
+		default:
+			writeError(w, http.StatusNotFound, "not found")
+		}
+	})
+	g.mux.HandleFunc(base+"/{projectId}/update-status/{statusId}/track", methodNotAllowed("POST"))
+}
+
+// deployGet dispatches GET /api/v1/project/{a}/{b}: the update-status of
+// a followed deployment, or a project's deployments.
+func (g *Gateway) deployGet(w http.ResponseWriter, r *http.Request) {
+	a, b := r.PathValue("a"), r.PathValue("b")
+	switch {
+	case a == "update-status":
+		if err := bounded.CheckID("status id", b); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		g.deploymentStatus(w, b)
+	case b == "deployments":
+		r.SetPathValue("projectId", a)
+		g.deployProject(g.listDeployments)(w, r)
+	case b == "unknown-triggers":
+		r.SetPathValue("projectId", a)
+		g.deployProject(g.unknownTriggers)(w, r)
+	case a == "update" || a == "preview":
+		methodNotAllowed("POST")(w, r)
+	default:
+		writeError(w, http.StatusNotFound, "not found")
+	}
+}
+
+// deploymentProjects is the set of projects that take deployments now.
+func (g *Gateway) deploymentProjects() map[string]bool {
+	set := map[string]bool{}
+	if g.cfg.DeploymentProjects != nil {
+		for _, p := range g.cfg.DeploymentProjects() {
+			set[p] = true
+		}
+	}
+	return set
+}
+
+// deployProject wraps h behind the project check: 404 for a project not
+// configured, 403 for one without deployments.
+func (g *Gateway) deployProject(h func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		project := r.PathValue("projectId")
+		if !g.deploymentProjects()[project] {
+			refusedProject(w, g.cfg.Exported != nil && g.cfg.Exported(project), "deployments",
+				"set deployments: true on it in --config.file", "--mintlify.project, or projects: in --config.file")
+			return
+		}
+		if badIDs(w, r) {
+			return
+		}
+		h(w, r, project)
+	}
+}
+
+// organization is the organization whose trigger limits project draws on.
+func (g *Gateway) organization(project string) string {
+	if g.cfg.Organization == nil {
+		return ""
+	}
+	return g.cfg.Organization(project)
+}
+
+// deployLimiter is kind's limiter, seeded for org from the tracker's
+// recent triggers the first time org is met.
+func (g *Gateway) deployLimiter(kind, org string) *limiter {
+	d := g.deploy
+	d.seedMu.Lock()
+	if !d.seeded[org] {
+		d.seeded[org] = true
+		now := g.cfg.Now()
+		for _, k := range tracker.DeploymentKinds {
+			l, window := d.updates, UpdateWindow
+			if k == tracker.KindPreview {
+				l, window = d.previews, PreviewWindow
+			}
+			for p, times := range d.dep.RecentDeployments(k, window) {
+				if g.organization(p) == org {
+					l.seed(org, times, now)
+				}
+			}
+		}
+	}
+	d.seedMu.Unlock()
+	if kind == tracker.KindPreview {
+		return d.previews
+	}
+	return d.updates
+}
+
+// trigger handles POST .../update/{projectId} and .../preview/{projectId}.
+func (g *Gateway) trigger(w http.ResponseWriter, r *http.Request, project, kind string) {
+	if !jsonContentType(r) {
+		writeError(w, http.StatusUnsupportedMediaType, contentTypeMsg)
+		return
+	}
+	key, err := IdempotencyKey(r.Header)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	var body struct {
+		Branch json.RawMessage `json:"branch"`
+	}
+	if bad := readDeployBody(w, r, &body, kind == tracker.KindUpdate); bad != nil {
+		writeError(w, bad.status, bad.msg)
+		return
+	}
+	branch := ""
+	if kind == tracker.KindPreview {
+		if branch, err = parseBranch(body.Branch); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	org, at := g.organization(project), g.cfg.Now()
+	lim := g.deployLimiter(kind, org)
+	admitted := false
+	ctx, cancel := g.upstreamContext(r)
+	defer cancel()
+	d, err := g.deploy.dep.Deploy(ctx, tracker.DeployRequest{Project: project, Kind: kind, Branch: branch, IdempotencyKey: key,
+		Admit: func() error {
+			ok, wait := lim.reserve(org, at)
+			if !ok {
+				return &limitError{wait: wait}
+			}
+			admitted = true
+			return nil
+		}})
+	if err != nil {
+		g.triggerFailed(w, project, kind, err, func() {
+			if admitted {
+				lim.release(org, at)
+			}
+		})
+		return
+	}
+	g.auditOp(r, "deployment triggered", project, "deployment", d.Deployment.ID, key, "kind", kind, "branch", bounded.Label(branch), "replayed", d.Replayed)
+	out := map[string]string{"statusId": d.Deployment.ID}
+	if kind == tracker.KindPreview {
+		out["previewUrl"] = d.Deployment.PreviewURL
+	}
+	writeStarted(w, d.Code, http.StatusAccepted, d.Replayed, out)
+}
+
+// triggerFailed answers a failed trigger; release gives its limit slot
+// back, called when nothing was sent.
+func (g *Gateway) triggerFailed(w http.ResponseWriter, project, kind string, err error, release func()) {
+	var (
+		limited   *limitError
+		throttled *apiclient.ThrottledError
+		intentErr *tracker.IntentError
+		unknown   *tracker.DeployOutcomeUnknownError
+	)
+	if errors.As(err, &throttled) || errors.As(err, &intentErr) {
+		release() // nothing was sent
+	}
+	switch {
+	case errors.As(err, &limited):
+		setRetryAfter(w, limited.wait)
+		limit, window := UpdateLimit, UpdateWindow
+		if kind == tracker.KindPreview {
+			limit, window = PreviewLimit, PreviewWindow
+		}
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%s limit reached: at most %d per %s per organization; nothing was sent; retry in %s",
+			kind, limit, window, limited.wait.Round(time.Second)))
+	case errors.As(err, &unknown):
+		writeUnknown(w, err, unknown.Err == nil)
+	default:
+		a := g.upstreamAnswer(w, project, "deploy", err)
+		writeError(w, a.status, a.msg)
+	}
+}
+
+// readDeployBody reads a deployment route's body into v: a JSON object
+// (an empty body too when emptyOK), at most maxDeployBodyBytes.
+func readDeployBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) *badRequest {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxDeployBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &badRequest{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request too large: the body may be at most %d bytes", maxDeployBodyBytes)}
+		}
+		return badBody("reading the request body failed")
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		if emptyOK {
+			return nil
+		}
+		return badBody("request body is empty: want a JSON object")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	if !strings.HasPrefix(strings.TrimSpace(string(data)), "{") {
+		if json.Valid(data) { // [1], "x", null: JSON, but not an object
+			return badBody("expected a JSON object")
+		}
+		return badBody("malformed JSON: want a JSON object")
+	}
+	if dec.Decode(v) != nil {
+		return badBody("malformed JSON: want a JSON object")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badBody("malformed JSON: unexpected data after the request object")
+	}
+	return nil
+}
+
+// parseBranch validates a preview's branch: a string of 1 to
+// tracker.MaxBranchBytes bytes of UTF-8 without control characters.
+func parseBranch(raw json.RawMessage) (string, error) {
+	if s := strings.TrimSpace(string(raw)); s == "" || s == "null" {
+		return "", errors.New(`branch is required: want {"branch": "..."}`)
+	}
+	var branch string
+	if json.Unmarshal(raw, &branch) != nil {
+		return "", errors.New("branch must be a string")
+	}
+	switch {
+	case strings.TrimSpace(branch) == "":
+		return "", errors.New("branch must not be empty")
+	case len(branch) > tracker.MaxBranchBytes:
+		return "", fmt.Errorf("branch too long: at most %d bytes", tracker.MaxBranchBytes)
+	case !utf8.ValidString(branch) || strings.ContainsFunc(branch, unicode.IsControl):
+		return "", errors.New("branch must be UTF-8 without control characters")
+	}
+	return branch, nil
+}
+
+// trackDeployment handles POST .../{projectId}/update-status/{statusId}/track
+// with an optional {"kind": "update"|"preview"}.
+func (g *Gateway) trackDeployment(w http.ResponseWriter, r *http.Request, project string) {
+	if !jsonContentType(r) {
+		writeError(w, http.StatusUnsupportedMediaType, contentTypeMsg)
+		return
+	}
+	var body struct {
+		Kind *string `json:"kind"`
+	}
+	if bad := readDeployBody(w, r, &body, true); bad != nil {
+		writeError(w, bad.status, bad.msg)
+		return
+	}
+	kind := tracker.KindUpdate
+	if body.Kind != nil {
+		kind = *body.Kind
+	}
+	if kind != tracker.KindUpdate && kind != tracker.KindPreview {
+		writeError(w, http.StatusBadRequest, `kind must be "update" or "preview"`)
+		return
+	}
+	id := r.PathValue("statusId")
+	ctx, cancel := g.upstreamContext(r)
+	defer cancel()
+	var (
+		v   tracker.DeploymentView
+		res tracker.TrackResult
+		err error
+	)
+	intent := r.URL.Query().Get("intent")
+	if intent != "" {
+		// The trigger's intent knows its kind: a body's kind is not needed.
+		v, res, err = g.deploy.dep.ResolveTrigger(ctx, project, intent, id)
+	} else {
+		v, res, err = g.deploy.dep.TrackDeployment(ctx, project, kind, id)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, tracker.ErrNoSuchIntent):
+		writeError(w, http.StatusNotFound, "no deployment trigger of unknown outcome with this intent id (GET .../unknown-triggers lists them)")
+		return
+	case apiclient.StatusCode(err) == http.StatusNotFound:
+		writeError(w, http.StatusNotFound, "deployment not found upstream")
+		return
+	case errors.Is(err, apiclient.ErrOtherProject):
+		writeError(w, http.StatusConflict, "the API says this deployment is another project's; nothing is followed")
+		return
+	default:
+		var stateErr *tracker.StateError
+		if !errors.As(err, &stateErr) {
+			a := g.upstreamAnswer(w, project, "track deployment", err)
+			writeError(w, a.status, a.msg)
+			return
+		}
+		level.Error(g.logger).Log("msg", "deployment not persisted", "project", project, "deployment", id, "err", err)
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	status := http.StatusOK
+	if res == tracker.NewlyTracked {
+		status = http.StatusCreated
+		g.auditOp(r, "deployment followed", project, "deployment", id, "", "kind", v.Kind, "intent", intent)
+	}
+	writeJSON(w, status, v)
+}
+
+// deploymentStatus handles GET .../update-status/{statusId}.
+func (g *Gateway) deploymentStatus(w http.ResponseWriter, id string) {
+	v, ok := g.deploy.dep.Deployment(id, g.deploymentProjects())
+	serveOne(w, v, ok, "deployment not followed by this exporter (POST /api/v1/project/{projectId}/update-status/{statusId}/track follows one started elsewhere)")
+}
+
+// DeploymentList is the body of GET .../{projectId}/deployments.
+type DeploymentList struct {
+	Deployments []tracker.DeploymentView `json:"deployments"`
+}
+
+// listDeployments handles GET .../{projectId}/deployments?status=&limit=.
+func (g *Gateway) listDeployments(w http.ResponseWriter, r *http.Request, project string) {
+	serveList(w, r, "deployment", deploymentListStatuses, func(status string) []tracker.DeploymentView {
+		return slices.DeleteFunc(g.deploy.dep.Deployments(project), func(v tracker.DeploymentView) bool { return status != "" && v.Status != status })
+	}, func(l []tracker.DeploymentView) any { return DeploymentList{Deployments: l} })
+}
+
+// UnknownTriggerList is the body of GET .../{projectId}/unknown-triggers.
+type UnknownTriggerList struct {
+	UnknownTriggers []tracker.UnknownTrigger `json:"unknownTriggers"`
+}
+
+// unknownTriggers handles GET .../{projectId}/unknown-triggers: the
+// triggers whose outcome is unknown, oldest first, for an operator to find
+// in the platform's dashboard and then follow (POST
+// .../update-status/{statusId}/track?intent=ID) or dismiss.
+func (g *Gateway) unknownTriggers(w http.ResponseWriter, _ *http.Request, project string) {
+	writeJSON(w, http.StatusOK, UnknownTriggerList{UnknownTriggers: g.deploy.dep.UnknownTriggers(project)})
+}
+
+// dismissTrigger handles DELETE .../{projectId}/unknown-triggers/{intentId}:
+// the operator found no deployment for it; its Idempotency-Key is free
+// again.
+func (g *Gateway) dismissTrigger(w http.ResponseWriter, r *http.Request, project string) {
+	g.dismissUnknown(w, r, project, "deployment trigger", g.deploy.dep.DismissTrigger)
+}

@@ -1,0 +1,297 @@
+package tracker
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
+)
+
+// deployEvent is the metric update of one deployment's state change,
+// applied once the change is persisted.
+type deployEvent struct {
+	finished string // success or failure, seen live
+	// duration is the API's endedAt - createdAt, when both are known.
+	duration   time.Duration
+	observeDur bool
+}
+
+// deployTransition computes the record after reading d at time at, and
+// the event to count: a final status not counted yet is counted when seen
+// live, recorded as counted without counting when seen after the fact.
+func deployTransition(old deployRecord, d *apiclient.Deployment, at time.Time, how sighting) (deployRecord, deployEvent) {
+	rec := old
+	rec.Status = intern(bounded.Label(d.Status))
+	if !d.CreatedAt.IsZero() {
+		rec.CreatedAt = d.CreatedAt.UTC()
+	}
+	if !d.EndedAt.IsZero() {
+		rec.EndedAt = d.EndedAt.UTC()
+	}
+	if d.Commit.SHA != "" {
+		rec.SHA = bounded.Label(d.Commit.SHA)
+	}
+	if d.Commit.Ref != "" {
+		rec.Branch = bounded.Label(d.Commit.Ref)
+	}
+	rec.Lost = false
+	var ev deployEvent
+	if !apiclient.IsDeploymentFinal(rec.Status) || rec.Counted {
+		return rec, ev
+	}
+	rec.Counted, rec.TerminalAt = true, at
+	if how != seenLive {
+		return rec, ev
+	}
+	ev.finished = rec.Status
+	if !rec.CreatedAt.IsZero() && !rec.EndedAt.IsZero() {
+		ev.observeDur, ev.duration = true, rec.EndedAt.Sub(rec.CreatedAt)
+	}
+	return rec, ev
+}
+
+// scheduleDeploy sets e's next poll after a read at: none once final, the
+// poll interval while it runs, and backing off while it stays queued (the
+// interval doubled per poll that found it queued, up to a minute), so that
+// one stuck in the queue costs a request a minute.
+func (s *Tracker) scheduleDeploy(e *deployEntry, at time.Time) {
+	switch {
+	case e.rec.final():
+		e.nextPoll = time.Time{}
+		return
+	case e.rec.Status == apiclient.DeploymentQueued:
+		e.queuedPolls++
+	default:
+		e.queuedPolls = 0
+	}
+	d := s.cfg.PollInterval
+	for i := 1; i < e.queuedPolls && d < maxQueuedPollInterval; i++ {
+		d *= 2
+	}
+	e.nextPoll = at.Add(max(min(d, maxQueuedPollInterval), s.cfg.PollInterval))
+}
+
+// dueDeploymentsLocked picks the deployments to poll in a round starting at now
+// (limit: the round's slack, see due). s.mu is held.
+func (s *Tracker) dueDeploymentsLocked(limit time.Time) []pollTask {
+	var tasks []pollTask
+	for k, e := range s.deploys {
+		if e.pollPending || e.rec.final() || e.nextPoll.After(limit) {
+			continue
+		}
+		e.pollPending = true
+		tasks = append(tasks, pollTask{key: k, project: e.rec.Project, id: e.rec.ID, due: e.nextPoll, deployment: true})
+	}
+	return tasks
+}
+
+// pollDeployment reads one deployment and applies what it learned.
+func (s *Tracker) pollDeployment(ctx context.Context, t pollTask) {
+	release := func(next time.Time) {
+		s.mu.Lock()
+		if e := s.deploys[t.key]; e != nil {
+			e.pollPending = false
+			if !next.IsZero() {
+				e.nextPoll = next
+			}
+		}
+		s.mu.Unlock()
+	}
+	if until := s.deployAPI.ThrottledUntil(apiclient.EndpointDeploymentStatus); !until.IsZero() {
+		release(until)
+		return
+	}
+	if !t.due.IsZero() {
+		s.metrics.pollDelay(s.cfg.Now().Sub(t.due))
+	}
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.PollTimeout)
+	d, err := s.deployAPI.DeploymentStatus(pctx, t.project, t.id)
+	cancel()
+	at := s.cfg.Now()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		release(time.Time{}) // shutting down: not the deployment's fault
+	case err != nil:
+		s.applyDeployError(t, err, at)
+	default:
+		s.applyDeployment(t, d, at)
+	}
+}
+
+// applyDeployment records a successful read.
+func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.Time) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	e := s.deploys[t.key]
+	if e == nil {
+		s.mu.Unlock()
+		return
+	}
+	e.polledOK(at)
+	rec, ev := deployTransition(e.rec, d, at, seenLive)
+	changed := rec != e.rec
+	next := *e
+	next.rec = rec
+	s.scheduleDeploy(&next, at)
+	e.nextPoll, e.queuedPolls = next.nextPoll, next.queuedPolls
+	if !changed && !e.dirty {
+		s.mu.Unlock()
+		return
+	}
+	var extra []store.Op
+	if e.intentKey != "" {
+		extra = append(extra, store.Op{Bucket: bucketDeployIntents, Key: e.intentKey})
+	}
+	s.mu.Unlock()
+	if err := s.persistDeploy(t.key, &rec, extra...); err != nil {
+		s.mu.Lock()
+		e.written(err)
+		e.nextPoll = at.Add(s.cfg.PollInterval) // retried, memory unchanged
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Lock()
+	e.rec, e.dirty = rec, false
+	if len(extra) > 0 {
+		e.intentKey = ""
+	}
+	// Counted under the lock that shows it, after the write: a crash
+	// between the two under-counts, never counts twice (as applyJob).
+	s.metrics.deploy.count(s.metrics.has, rec.Project, rec.Kind, ev)
+	s.mu.Unlock()
+	if ev.finished != "" {
+		kv := []any{"msg", "deployment finished", "project", rec.Project, "kind", rec.Kind, "deployment", bounded.Label(rec.ID), "status", ev.finished}
+		if ev.observeDur {
+			kv = append(kv, "duration", ev.duration)
+		}
+		level.Info(s.logger).Log(kv...)
+	}
+}
+
+// applyDeployError records a failed read: backoff as for jobs, and after
+// repeated 404s the deployment is lost.
+func (s *Tracker) applyDeployError(t pollTask, err error, at time.Time) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	e := s.deploys[t.key]
+	if e == nil {
+		s.mu.Unlock()
+		return
+	}
+	_, lost := s.pollFailed(&e.polling, err, at)
+	rec, nErrors := e.rec, e.errors
+	s.mu.Unlock()
+	level.Debug(s.logger).Log("msg", "polling deployment failed", "project", t.project, "deployment", t.id, "consecutive_errors", nErrors, "err", err)
+	if !lost {
+		return
+	}
+	rec.Lost, rec.TerminalAt = true, at
+	if perr := s.persistDeploy(t.key, &rec); perr != nil {
+		return // retried at the next poll, which will 404 again
+	}
+	s.mu.Lock()
+	e.rec, e.dirty = rec, false
+	s.mu.Unlock()
+	level.Warn(s.logger).Log("msg", "deployment lost: the API no longer knows it", "project", t.project, "deployment", bounded.Label(t.id),
+		"last_status", rec.Status)
+}
+
+// loadDeployments reads the deployments and trigger intents of the
+// projects want accepts into l.
+func (s *Tracker) loadDeployments(l *loadedState, want func(project string) bool) error {
+	err := s.store.ForEachIn(bucketDeployments, func(k, v []byte) error {
+		rec, err := decodeDeployRecord(v)
+		if err != nil {
+			s.skipUnreadable(l, "deployment", k, err)
+			return nil
+		}
+		if !want(rec.Project) {
+			l.foreign++
+			return nil
+		}
+		rec.Status = intern(rec.Status)
+		l.deploys[string(k)] = &deployEntry{rec: rec}
+		if rec.IdemKey != "" {
+			l.keys[storeKey(rec.Project, rec.IdemKey)] = keyRef{deploy: string(k)}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.store.ForEachIn(bucketDeployIntents, func(k, v []byte) error {
+		in, err := decodeDeployIntent(v)
+		if err != nil {
+			s.skipUnreadable(l, "deployment intent", k, err)
+			return nil
+		}
+		if !want(in.Project) {
+			return nil
+		}
+		if ref, ok := l.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.deploy != "" &&
+			l.deploys[ref.deploy].rec.RequestHash == in.RequestHash {
+			// Its deployment is in the state (a later write landed
+			// without deleting it): the outcome is known.
+			l.resolved = append(l.resolved, store.Op{Bucket: bucketDeployIntents, Key: string(k)})
+			return nil
+		}
+		l.deployIntents[string(k)] = &in
+		return nil
+	})
+}
+
+// mergeDeploymentsLocked adds what loadDeployments read. s.mu is held.
+func (s *Tracker) mergeDeploymentsLocked(l *loadedState) {
+	maps.Copy(s.deploys, l.deploys)
+	for k, in := range l.deployIntents {
+		addIntentLocked(s, triggerIntents, k, in)
+	}
+}
+
+// forgetExpiredDeployments deletes deployments final (or lost) for longer
+// than Retention, and trigger intents of unknown outcome as old: from the
+// state first, then from memory.
+func (s *Tracker) forgetExpiredDeployments(now time.Time) {
+	var ops []store.Op
+	s.mu.RLock()
+	for k, e := range s.deploys {
+		if e.rec.final() && !e.rec.TerminalAt.IsZero() && now.Sub(e.rec.TerminalAt) >= s.cfg.Retention {
+			ops = append(ops, store.Op{Bucket: bucketDeployments, Key: k})
+		}
+	}
+	for k, in := range s.deployIntents {
+		if !in.inFlight && now.Sub(in.StartedAt) >= s.cfg.Retention {
+			ops = append(ops, store.Op{Bucket: bucketDeployIntents, Key: k})
+		}
+	}
+	s.mu.RUnlock()
+	if len(ops) == 0 {
+		return
+	}
+	if err := s.store.Apply(ops...); err != nil {
+		s.writeFailed(err)
+		level.Error(s.logger).Log("msg", "could not forget expired deployments", "records", len(ops), "err", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, op := range ops {
+		if op.Bucket == bucketDeployIntents {
+			if in := s.deployIntents[op.Key]; in != nil {
+				removeIntentLocked(s, triggerIntents, op.Key, in)
+			}
+			continue
+		}
+		if e := s.deploys[op.Key]; e != nil && e.rec.IdemKey != "" && s.keys[storeKey(e.rec.Project, e.rec.IdemKey)].deploy == op.Key {
+			delete(s.keys, storeKey(e.rec.Project, e.rec.IdemKey))
+		}
+		delete(s.deploys, op.Key)
+	}
+}

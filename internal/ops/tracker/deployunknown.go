@@ -1,0 +1,90 @@
+package tracker
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
+)
+
+// Deployment triggers of unknown outcome: seen, listed and settled as the
+// creates of agent jobs are (UnknownCreates, ResolveIntent, DismissIntent).
+// Issue 36 (4.2): after a kill -9 during a trigger, only a start log line
+// said so, and its Idempotency-Key answered 409 for the whole retention.
+
+// UnknownTrigger is a deployment trigger whose outcome is unknown, as
+// listed to operators.
+type UnknownTrigger struct {
+	ID             string    `json:"id"`
+	Project        string    `json:"project"`
+	Kind           string    `json:"kind"`
+	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
+	StartedAt      time.Time `json:"startedAt"`
+}
+
+// UnknownTriggers lists project's deployment triggers of unknown outcome,
+// oldest first (triggers under way are not listed).
+func (s *Tracker) UnknownTriggers(project string) []UnknownTrigger {
+	out := []UnknownTrigger{}
+	for _, in := range unknownIntents(s, triggerIntents, project) {
+		out = append(out, UnknownTrigger{ID: in.ID, Project: in.Project, Kind: in.Kind, IdempotencyKey: in.IdemKey, StartedAt: in.StartedAt})
+	}
+	return out
+}
+
+// DismissTrigger deletes a deployment trigger of unknown outcome: the
+// operator found that no deployment was started (or gives it up). Its
+// Idempotency-Key is free again.
+func (s *Tracker) DismissTrigger(project, id string) error {
+	return dismissIntent(s, triggerIntents, project, id)
+}
+
+// ResolveTrigger settles a deployment trigger of unknown outcome with the
+// deployment the operator found it started: the deployment is followed
+// (as by TrackDeployment, of the trigger's kind) and takes the trigger's
+// Idempotency-Key, so that a retry with the key is answered with it, and
+// the intent is deleted, in one write.
+func (s *Tracker) ResolveTrigger(ctx context.Context, project, intentID, statusID string) (DeploymentView, TrackResult, error) {
+	ikey, in, err := unknownIntent(s, triggerIntents, project, intentID)
+	if err != nil {
+		return DeploymentView{}, NewlyTracked, err
+	}
+	// Triggered through the gateway and never counted: its final status
+	// is counted even when it is final at this first read.
+	v, res, err := s.trackDeployment(ctx, project, in.Kind, statusID, seenLive)
+	if err != nil {
+		return v, res, err
+	}
+	dkey := storeKey(project, statusID)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	e := s.deploys[dkey]
+	if e == nil || (e.rec.IdemKey != "" && e.rec.IdemKey != in.IdemKey) {
+		s.mu.Unlock()
+		return v, res, fmt.Errorf("deployment %s has another idempotency key already", statusID)
+	}
+	rec := e.rec
+	rec.IdemKey, rec.RequestHash = in.IdemKey, in.RequestHash
+	if rec.Code == 0 {
+		rec.Code = http.StatusAccepted // what the trigger would have been answered
+	}
+	s.mu.Unlock()
+	if err := s.persistDeploy(dkey, &rec, store.Op{Bucket: bucketDeployIntents, Key: ikey}); err != nil {
+		return v, res, &StateError{JobID: statusID, Err: err, Deployment: true}
+	}
+	s.mu.Lock()
+	e.rec.IdemKey, e.rec.RequestHash, e.rec.Code = rec.IdemKey, rec.RequestHash, rec.Code
+	removeIntentLocked(s, triggerIntents, ikey, in)
+	if rec.IdemKey != "" {
+		s.keys[storeKey(project, rec.IdemKey)] = keyRef{deploy: dkey}
+	}
+	v = e.view()
+	s.mu.Unlock()
+	level.Info(s.logger).Log("msg", "deployment trigger of unknown outcome resolved", "project", project, "intent", intentID, "deployment", statusID)
+	return v, res, nil
+}

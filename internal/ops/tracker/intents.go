@@ -1,0 +1,284 @@
+package tracker
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
+)
+
+// The engine's intents, for every kind of operation: an intent is written
+// (fsync, or MULTI/EXEC in Redis) before a request leaves, and deleted in
+// the write that records the API's answer, or once the answer says nothing
+// was started. One left behind (a kill -9, a dropped connection, an id the
+// API answered that cannot be kept) is an outcome unknown: listed, counted
+// in the kind's gauge, answered 409 through its Idempotency-Key, until an
+// operator settles it with the operation's real id or dismisses it. A kind
+// declares its intents with an intentKind; the functions below are the
+// one implementation of that path (before issue 36 each kind had its copy).
+
+// pending is what the engine needs of a kind's intent.
+type pending interface {
+	comparable
+	intentID() string
+	intentProject() string
+	intentStart() time.Time
+	intentKey() string // its Idempotency-Key, "" without one
+	requestHash() string
+	// sending: this process is sending it; otherwise its outcome is
+	// unknown. sent marks it sent without a recorded answer.
+	sending() bool
+	sent()
+}
+
+// intentKind declares one kind's intents to the engine.
+type intentKind[I pending] struct {
+	// what names the request in errors and logs ("create").
+	what string
+	// bucket is where its intents are in the state.
+	bucket string
+	// all is the tracker's map of them, by storeKey(project, id).
+	all func(s *Tracker) map[string]I
+	// ref is the key reference of an intent; refers reports whether a
+	// key reference is to in.
+	ref    func(in I) keyRef
+	refers func(ref keyRef, in I) bool
+	// encode is an intent's record in the state.
+	encode func(in I) ([]byte, error)
+}
+
+// openIntent is the first half of a request of any kind, before it leaves
+// for endpoint: its Idempotency-Key is checked (a key known already is
+// answered by replay, under s.mu, and done is true), admit takes the
+// gateway's local limit slot, the intent claims the key, an endpoint whose
+// Retry-After still runs refuses at once, and the intent is written (fsync)
+// before anything is sent. The key's check, the admission and the claim
+// are one step under s.mu, so two requests with one key cannot both pass.
+// On an error nothing was sent and nothing of the intent is left.
+func openIntent[I pending, R any](s *Tracker, k intentKind[I], ikey string, in I, admit func() error, replay func(ref keyRef) (R, error),
+	throttledUntil func(endpoint string) time.Time, endpoint string) (answer R, done bool, err error) {
+	s.mu.Lock()
+	if key := in.intentKey(); key != "" {
+		if ref, ok := s.keys[storeKey(in.intentProject(), key)]; ok {
+			answer, err = replay(ref)
+			s.mu.Unlock()
+			return answer, true, err
+		}
+	}
+	if admit != nil {
+		if err := admit(); err != nil {
+			s.mu.Unlock()
+			return answer, false, err
+		}
+	}
+	addIntentLocked(s, k, ikey, in)
+	s.mu.Unlock()
+
+	if until := throttledUntil(endpoint); !until.IsZero() {
+		// Answer at once instead of holding the client until the API's
+		// Retry-After has passed.
+		dropIntent(s, k, ikey, in, false)
+		return answer, false, &apiclient.ThrottledError{Endpoint: endpoint, Until: until}
+	}
+	data, err := k.encode(in)
+	if err == nil {
+		err = s.store.Apply(store.Op{Bucket: k.bucket, Key: ikey, Value: data})
+	}
+	if err != nil {
+		s.writeFailed(err)
+		level.Error(s.logger).Log("msg", "could not record a "+k.what+" intent; not sent", "project", in.intentProject(), "err", err)
+		dropIntent(s, k, ikey, in, false)
+		return answer, false, &IntentError{Err: err, Intent: in.intentID()}
+	}
+	return answer, false, nil
+}
+
+// addIntentLocked adds in (and claims its key). s.mu is held.
+func addIntentLocked[I pending](s *Tracker, k intentKind[I], ikey string, in I) {
+	k.all(s)[ikey] = in
+	if key := in.intentKey(); key != "" {
+		s.keys[storeKey(in.intentProject(), key)] = k.ref(in)
+	}
+}
+
+// removeIntentLocked forgets in (and frees its key). s.mu is held.
+func removeIntentLocked[I pending](s *Tracker, k intentKind[I], ikey string, in I) {
+	if m := k.all(s); m[ikey] == in {
+		delete(m, ikey)
+	}
+	if key := in.intentKey(); key != "" {
+		sk := storeKey(in.intentProject(), key)
+		if k.refers(s.keys[sk], in) {
+			delete(s.keys, sk)
+		}
+	}
+}
+
+// dropIntent forgets an intent whose request certainly started nothing,
+// deleting it from the state when written already. Should that delete
+// fail the intent stays, and shows as an unknown outcome after a restart:
+// a false alarm, never a lost operation.
+func dropIntent[I pending](s *Tracker, k intentKind[I], ikey string, in I, written bool) {
+	if written {
+		if err := s.store.Apply(store.Op{Bucket: k.bucket, Key: ikey}); err != nil {
+			s.writeFailed(err)
+			level.Error(s.logger).Log("msg", "could not delete a "+k.what+" intent from the state", "project", in.intentProject(), "intent", in.intentID(), "err", err)
+		}
+	}
+	s.mu.Lock()
+	removeIntentLocked(s, k, ikey, in)
+	s.mu.Unlock()
+}
+
+// sentFailed settles a request of any kind that failed once sent, and
+// reports whether its outcome is unknown: the API answered an error (or
+// nothing left), so nothing was started and the intent goes; or the
+// request failed in a way that does not say (a dropped connection, a
+// timeout, an id answered that cannot be kept), so the intent stays,
+// listed as an unknown outcome for an operator. kv adds to its log line.
+func sentFailed[I pending](s *Tracker, k intentKind[I], ikey string, in I, err error, kv ...any) (unknown bool) {
+	if createNotDone(err) {
+		dropIntent(s, k, ikey, in, true)
+		return false
+	}
+	s.mu.Lock()
+	in.sent()
+	s.mu.Unlock()
+	level.Warn(s.logger).Log(append(append([]any{"msg", k.what + " of unknown outcome: the operation may have started upstream; listed until settled",
+		"project", in.intentProject(), "intent", in.intentID(), "idempotency_key", in.intentKey()}, kv...), "err", err)...)
+	return true
+}
+
+// replayIntentLocked answers a retry whose Idempotency-Key an intent of
+// any kind holds: another request with the key (422), the first still
+// being sent (409), or an outcome unknown (unknown, 409 naming how to
+// settle it). Nothing is sent again. s.mu is held.
+func replayIntentLocked[I pending](in I, hash string, unknown func() error) error {
+	switch {
+	case in.requestHash() != hash:
+		return ErrIdempotencyKeyReused
+	case in.sending():
+		return ErrIdempotencyKeyInFlight
+	}
+	return unknown()
+}
+
+// replayRecordLocked checks a retry whose Idempotency-Key an operation's
+// record holds (found: the record is there; record gives its request hash
+// and the intent key of a record not written yet): nil to replay the
+// first answer, else why not. A record not in the state yet is answered
+// as its request was (notWritten), never acknowledged, since a restart or
+// another replica taking the gateway over would not know it. s.mu is held.
+func replayRecordLocked(found bool, record func() (hash, intentKey string), hash string, notWritten func() error) error {
+	if !found {
+		// Forgotten between the index and the records: cannot happen
+		// (both change under s.mu), but never send a duplicate.
+		return ErrIdempotencyKeyInFlight
+	}
+	switch recHash, ikey := record(); {
+	case recHash != hash:
+		return ErrIdempotencyKeyReused
+	case ikey != "":
+		return notWritten()
+	}
+	return nil
+}
+
+// unknownIntents are project's intents of unknown outcome, oldest first.
+func unknownIntents[I pending](s *Tracker, k intentKind[I], project string) []I {
+	s.mu.RLock()
+	var out []I
+	for _, in := range k.all(s) {
+		if !in.sending() && in.intentProject() == project {
+			out = append(out, in)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b I) int {
+		return cmp.Or(a.intentStart().Compare(b.intentStart()), cmp.Compare(a.intentID(), b.intentID()))
+	})
+	return out
+}
+
+// unknownIntent returns project's intent of unknown outcome id.
+func unknownIntent[I pending](s *Tracker, k intentKind[I], project, id string) (string, I, error) {
+	ikey := storeKey(project, id)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	in, ok := k.all(s)[ikey]
+	if !ok || in.sending() {
+		var none I
+		return "", none, ErrNoSuchIntent
+	}
+	return ikey, in, nil
+}
+
+// dismissIntent deletes an intent of unknown outcome: the operator found
+// that nothing was started (or gives it up). Its Idempotency-Key is free
+// again: a retry with it is sent.
+func dismissIntent[I pending](s *Tracker, k intentKind[I], project, id string) error {
+	ikey, in, err := unknownIntent(s, k, project, id)
+	if err != nil {
+		return err
+	}
+	if err := s.store.Apply(store.Op{Bucket: k.bucket, Key: ikey}); err != nil {
+		s.writeFailed(err)
+		return fmt.Errorf("dismissing %s %s: %w", k.what, id, err)
+	}
+	s.mu.Lock()
+	removeIntentLocked(s, k, ikey, in)
+	s.mu.Unlock()
+	level.Info(s.logger).Log("msg", k.what+" of unknown outcome dismissed", "project", project, "intent", id)
+	return nil
+}
+
+// The two kinds' intents.
+var (
+	createIntents = intentKind[*intent]{what: "create", bucket: bucketIntents,
+		all:    func(s *Tracker) map[string]*intent { return s.intents },
+		ref:    func(in *intent) keyRef { return keyRef{intent: in} },
+		refers: func(ref keyRef, in *intent) bool { return ref.intent == in },
+		encode: func(in *intent) ([]byte, error) { return encodeIntent(&in.rec) }}
+	triggerIntents = intentKind[*deployIntent]{what: "deployment trigger", bucket: bucketDeployIntents,
+		all:    func(s *Tracker) map[string]*deployIntent { return s.deployIntents },
+		ref:    func(in *deployIntent) keyRef { return keyRef{deployIntent: in} },
+		refers: func(ref keyRef, in *deployIntent) bool { return ref.deployIntent == in },
+		encode: encodeDeployIntent}
+)
+
+func (in *intent) intentID() string       { return in.rec.ID }
+func (in *intent) intentProject() string  { return in.rec.Project }
+func (in *intent) intentStart() time.Time { return in.rec.StartedAt }
+func (in *intent) intentKey() string      { return in.rec.IdemKey }
+func (in *intent) requestHash() string    { return in.rec.RequestHash }
+func (in *intent) sending() bool          { return in.inFlight }
+func (in *intent) sent()                  { in.inFlight = false }
+
+func (in *deployIntent) intentID() string       { return in.ID }
+func (in *deployIntent) intentProject() string  { return in.Project }
+func (in *deployIntent) intentStart() time.Time { return in.StartedAt }
+func (in *deployIntent) intentKey() string      { return in.IdemKey }
+func (in *deployIntent) requestHash() string    { return in.RequestHash }
+func (in *deployIntent) sending() bool          { return in.inFlight }
+func (in *deployIntent) sent()                  { in.inFlight = false }
+
+// readOnce reads an operation of any kind upstream once (to track it, or
+// to settle an outcome unknown with it), unless the endpoint's Retry-After
+// still runs: then nothing is sent and a *apiclient.ThrottledError says
+// until when. what names the operation in the error.
+func readOnce[T any](throttledUntil func(endpoint string) time.Time, endpoint, what string, read func() (T, error)) (T, error) {
+	var none T
+	if until := throttledUntil(endpoint); !until.IsZero() {
+		return none, &apiclient.ThrottledError{Endpoint: endpoint, Until: until}
+	}
+	v, err := read()
+	if err != nil {
+		return none, fmt.Errorf("reading %s to follow it: %w", what, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,33 @@
+package tracker
+
+import "github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
+
+// The kinds of operation the engine follows, as a registry: what every
+// kind must declare to the engine's common parts (state buckets, the
+// unknown-outcome path and its gauge, the handover of what a term could
+// not save, its docs). TestEveryKindIsWhole (kinds_test.go) fails when a
+// kind is half added. Each kind's own code (its routes, upstream calls,
+// record fields, terminal statuses and metrics) is still spread over the
+// files named after it (deploy*.go for deployments; create.go, jobs.go,
+// message.go, record.go and state.go for agent jobs): issue 36 section 1
+// is under way, see docs/development.md, "Adding a kind".
+
+// Kind is one kind of operation as the engine's common parts see it.
+type Kind struct {
+	// Name is the kind (Unsaved.Kind, the id key of its log lines).
+	Name string
+	// Records and Intents are its buckets in the state.
+	Records, Intents string
+	// UnknownGauge is the metric family of its outcomes unknown.
+	UnknownGauge string
+	// Doc is its page under docs/.
+	Doc string
+}
+
+// Kinds are the kinds the engine follows, in order.
+func Kinds() []Kind {
+	return []Kind{
+		{Name: OpJob, Records: store.Jobs, Intents: createIntents.bucket, UnknownGauge: "mintlify_agent_create_unknown_outcomes", Doc: "agent-gateway.md"},
+		{Name: OpDeployment, Records: bucketDeployments, Intents: triggerIntents.bucket, UnknownGauge: "mintlify_deployment_unknown_outcomes", Doc: "deployments.md"},
+	}
+}

@@ -1,0 +1,65 @@
+package tracker
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+)
+
+// polling is the scheduling state of a followed operation of any kind,
+// embedded in each kind's entry: poll rounds, backoff and the 404s that
+// make an operation lost are the engine's, not a kind's.
+type polling struct {
+	// dirty: the record differs from the state (a write failed); the
+	// next poll writes it again.
+	dirty bool
+	// nextPoll: not polled before this; zero means the next round.
+	nextPoll   time.Time
+	lastPolled time.Time
+	errors     int // consecutive poll errors
+	notFound   int // consecutive 404s
+	lastErr    string
+	// pollPending: picked by a round that has not applied its result yet.
+	pollPending bool
+	// intentKey is the intent still in the state because the operation's
+	// first write failed: deleted by the write that lands.
+	intentKey string
+}
+
+// polledOK records a successful poll at at. s.mu is held.
+func (p *polling) polledOK(at time.Time) {
+	p.pollPending = false
+	p.lastPolled, p.errors, p.notFound, p.lastErr = at, 0, 0, ""
+}
+
+// pollFailed records a failed poll at at: its error, and the backoff
+// before the next (doubling, never sooner than the API's Retry-After). It
+// reports whether the API answered 404, and whether that was the
+// lostAfter404s-th time in a row (the operation is then lost). s.mu is
+// held.
+func (s *Tracker) pollFailed(p *polling, err error, at time.Time) (notFound, lost bool) {
+	p.pollPending = false
+	p.errors++
+	p.lastErr = pollErrorText(err)
+	p.nextPoll = at.Add(s.backoff(p.errors, err, at))
+	if apiclient.StatusCode(err) != http.StatusNotFound {
+		p.notFound = 0
+		return false, false
+	}
+	p.notFound++
+	return true, p.notFound >= lostAfter404s
+}
+
+// written records the outcome of the write of a changed record: on an
+// error the change is kept in memory only (dirty: written again at the
+// next poll, or handed over with its intent: handoff.go) and the error is
+// shown as the operation's last; a write that landed deleted the intent
+// too. s.mu is held.
+func (p *polling) written(err error) {
+	if err != nil {
+		p.dirty, p.lastErr = true, "state file: "+err.Error()
+		return
+	}
+	p.dirty, p.intentKey = false, ""
+}
