@@ -55,15 +55,17 @@ func (c *Client) AllVisitors(ctx context.Context, projectID string, q VisitorsQu
 // included: a caller that keeps only what it exports holds one page at a
 // time. On an error, what visit saw is to be dropped.
 func (c *Client) VisitorsPages(ctx context.Context, projectID string, q VisitorsQuery, pageSize, maxPages int, visit func([]PathVisitors)) (totals VisitorCounts, requests int, err error) {
-	return walkOffset(ctx, "visitors", projectID, pageSize, maxPages,
-		func(ctx context.Context, offset int) (TrafficCounts, []PathVisitors, bool, error) {
+	totals, requests, skipped, err := walkOffset(ctx, "visitors", projectID, pageSize, maxPages,
+		func(ctx context.Context, offset int) (offsetPage[PathVisitors], error) {
 			q.Limit, q.Offset = pageSize, offset
 			page, err := c.VisitorsPage(ctx, projectID, q)
 			if err != nil {
-				return TrafficCounts{}, nil, false, err
+				return offsetPage[PathVisitors]{}, err
 			}
-			return page.Totals, page.Rows, page.HasMore, nil
+			return offsetPage[PathVisitors]{totals: page.Totals, rows: page.Rows, hasMore: page.HasMore, skipped: page.Skipped}, nil
 		}, visit)
+	c.warnSkipped(EndpointVisitors, projectID, skipped)
+	return totals, requests, err
 }
 
 // VisitorsTotals fetches only the site totals of a date range: one request

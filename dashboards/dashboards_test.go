@@ -43,12 +43,12 @@ var exporterMetrics = []string{
 	"mintlify_search_query_hits",
 	"mintlify_search_query_click_through_ratio",
 	// AI assistant.
-	"mintlify_assistant_conversations",
-	"mintlify_assistant_conversations_combined",
-	"mintlify_assistant_conversations_by_resolution",
-	"mintlify_assistant_conversations_by_response_type",
-	"mintlify_assistant_conversations_by_category",
-	"mintlify_assistant_conversations_other_categories",
+	"mintlify_assistant_turns_by_caller",
+	"mintlify_assistant_turns_combined",
+	"mintlify_assistant_turns_by_resolution",
+	"mintlify_assistant_turns_by_response_type",
+	"mintlify_assistant_turns_by_category",
+	"mintlify_assistant_turns_other_categories",
 	// Refresh status of every source (labels project, source, window, scope).
 	"mintlify_analytics_refresh_success",
 	"mintlify_analytics_refresh_failures_total",

@@ -172,9 +172,9 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
       |||,
       record: 'mintlify:assistant_unanswered:ratio',
       expr: |||
-        mintlify_assistant_conversations_by_resolution{resolution="unanswered"}
+        mintlify_assistant_turns_by_resolution{resolution="unanswered"}
           / ignoring (resolution)
-        (sum without (resolution) (mintlify_assistant_conversations_by_resolution) > 0)
+        (sum without (resolution) (mintlify_assistant_turns_by_resolution) > 0)
       |||,
     },
     {
@@ -653,7 +653,7 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
       expr: |||
         mintlify:assistant_unanswered:ratio{window="1d"} > %(assistantUnansweredRatio)s # threshold
         and on (job, instance, project, window)
-        sum without (resolution) (mintlify_assistant_conversations_by_resolution{window="1d"}) >= %(assistantUnansweredMinConversations)s # threshold
+        sum without (resolution) (mintlify_assistant_turns_by_resolution{window="1d"}) >= %(assistantUnansweredMinConversations)s # threshold
       ||| % t,
       'for': t.assistantUnansweredFor,
       labels: { severity: 'info' },
@@ -662,7 +662,7 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
         description: oneLine(|||
           {{ $value | humanizePercentage }} of today's conversations with the AI assistant of project
           {{ $labels.project }} were left unanswered (window {{ $labels.window }},
-          {{ with printf "sum(mintlify_assistant_conversations_by_resolution{job=%q,instance=%q,project=%q,window=%q})" $labels.job $labels.instance $labels.project $labels.window | query }}{{ . | first | value | printf "%.0f" }}{{ else }}an unknown number of{{ end }}
+          {{ with printf "sum(mintlify_assistant_turns_by_resolution{job=%q,instance=%q,project=%q,window=%q})" $labels.job $labels.instance $labels.project $labels.window | query }}{{ . | first | value | printf "%.0f" }}{{ else }}an unknown number of{{ end }}
           conversations, seen by {{ $labels.instance }}).
         |||),
       },

@@ -33,6 +33,9 @@ func (s *Set) Status() ([]status.Organization, []status.Demand) {
 			if v.Attempted {
 				d.Result = status.Classify(v.Err)
 			}
+			if v.Data != nil {
+				d.SkippedRows = v.Data.Meta().Skipped
+			}
 			demands = append(demands, d)
 		}
 	}
