@@ -25,7 +25,18 @@ func checkAssistant(t *testing.T, e *env, src sources.Source, snap sources.Snaps
 	convs := e.fake.Conversations(project, from, to, now)
 	byCaller, total := e.fake.CallerStats(project, from, to, now)
 	res, types, cats := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	loc := e.cfg.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	// Conversations: distinct ids on each day they had a turn. The fake's
+	// turns of one conversation come closer together than any overlap the
+	// tests set, so the count is exact here.
+	days := map[string]bool{}
+	turnsOf := map[string]int{}
 	for _, c := range convs {
+		days[c.Timestamp.In(loc).Format("2006-01-02")+" "+c.ID] = true
+		turnsOf[c.ID]++
 		res[c.Resolution]++
 		types[c.ResponseType]++
 		cat := sources.Uncategorized
@@ -36,6 +47,10 @@ func checkAssistant(t *testing.T, e *env, src sources.Source, snap sources.Snaps
 	}
 	got := collect(t, src, snap, window)
 	got.want(t, "mintlify_assistant_turns_combined", float64(total), project, window)
+	got.want(t, "mintlify_assistant_conversations", float64(len(days)), project, window)
+	if len(turnsOf) == len(convs) {
+		t.Error("no conversation of several turns in the fake's window")
+	}
 	for _, c := range apiclient.Callers {
 		got.want(t, "mintlify_assistant_turns_by_caller", float64(byCaller[c]), project, window, c)
 	}
