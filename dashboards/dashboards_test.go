@@ -45,6 +45,7 @@ var exporterMetrics = []string{
 	// AI assistant.
 	"mintlify_assistant_turns_by_caller",
 	"mintlify_assistant_turns_combined",
+	"mintlify_assistant_conversations",
 	"mintlify_assistant_turns_by_resolution",
 	"mintlify_assistant_turns_by_response_type",
 	"mintlify_assistant_turns_by_category",
@@ -312,7 +313,7 @@ func TestDashboardPanels(t *testing.T) {
 			"API requests by endpoint and code", "API latency", "Analytics budget", "Scrape duration"},
 		"feedback-search.json": {"Worst-rated pages", "Triage backlog by status", "Open feedback by source",
 			"Oldest pending feedback age", "Searches", "Top searches"},
-		"assistant.json": {"Conversations by caller", "Unanswered ratio", "Conversations by response type",
+		"assistant.json": {"Turns by caller, and conversations", "Unanswered ratio", "Turns by response type",
 			"Top categories"},
 		"deployments.json": {"Deployments in progress", "Failed deployments over the time range",
 			"Time since the last success", "Deployments finished by status", "Deployments queued or in progress",
