@@ -22,8 +22,6 @@ type refEnv struct {
 	url    string
 	tr     *apiref.Transport
 	client *apiclient.Client
-	// statuses records the documented statuses each test reached.
-	statuses map[string]bool
 }
 
 func startRef(t *testing.T, opts fakeapi.Options) *refEnv {
@@ -32,24 +30,13 @@ func startRef(t *testing.T, opts fakeapi.Options) *refEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.Organizations == nil && opts.APIKey == "" {
-		opts.APIKey = key
-	}
-	if opts.Projects == nil {
-		opts.Projects = []string{"docs"}
-	}
-	if opts.Now == nil {
-		opts.Now = fixedNow
-	}
-	fake := fakeapi.New(opts)
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
+	e := start(t, opts)
 	tr := &apiref.Transport{Ref: ref, Fail: t.Errorf}
-	c, err := apiclient.New(apiclient.Config{BaseURL: srv.URL, APIKey: key, HTTPClient: &http.Client{Transport: tr}, Timeout: time.Minute})
+	c, err := apiclient.New(apiclient.Config{BaseURL: e.url, APIKey: key, HTTPClient: &http.Client{Transport: tr}, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &refEnv{t: t, fake: fake, url: srv.URL, tr: tr, client: c, statuses: map[string]bool{}}
+	return &refEnv{t: t, fake: e.fake, url: e.url, tr: tr, client: c}
 }
 
 // raw sends a request of our own (for the error answers the client never
