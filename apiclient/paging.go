@@ -72,9 +72,7 @@ type pathRow interface {
 
 // offsetReport is what collectRows gathers.
 type offsetReport[R pathRow] struct {
-	totals     TrafficCounts
 	rows       []R
-	requests   int
 	duplicates int
 	seen       map[string]struct{}
 }

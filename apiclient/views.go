@@ -86,17 +86,16 @@ func (c *Client) ViewsPageAt(ctx context.Context, projectID string, r DateRange,
 // AllViews walks every page of the views endpoint, as AllVisitors does.
 func (c *Client) AllViews(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int) (*ViewsReport, error) {
 	rep := &offsetReport[PathViews]{}
-	var err error
-	rep.totals, rep.requests, err = c.ViewsPages(ctx, projectID, r, pageSize, maxPages, rep.collectRows)
+	w, err := c.ViewsPages(ctx, projectID, r, pageSize, maxPages, rep.collectRows)
 	if err != nil {
 		return nil, err
 	}
-	return &ViewsReport{Totals: rep.totals, Paths: rep.rows, Requests: rep.requests, DuplicatePaths: rep.duplicates}, nil
+	return &ViewsReport{Totals: w.Totals, Paths: rep.rows, Requests: w.Requests, DuplicatePaths: rep.duplicates, Skipped: w.Skipped}, nil
 }
 
 // ViewsPages walks every page of the views endpoint, handing each page's
 // rows to visit as VisitorsPages does.
-func (c *Client) ViewsPages(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int, visit func([]PathViews)) (totals TrafficCounts, requests int, err error) {
+func (c *Client) ViewsPages(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int, visit func([]PathViews)) (OffsetWalk, error) {
 	totals, requests, skipped, err := walkOffset(ctx, "views", projectID, pageSize, maxPages,
 		func(ctx context.Context, offset int) (offsetPage[PathViews], error) {
 			page, err := c.ViewsPageAt(ctx, projectID, r, pageSize, offset)
@@ -106,7 +105,7 @@ func (c *Client) ViewsPages(ctx context.Context, projectID string, r DateRange, 
 			return offsetPage[PathViews]{totals: page.Totals, rows: page.Rows, hasMore: page.HasMore, skipped: page.Skipped}, nil
 		}, visit)
 	c.warnSkipped(EndpointViews, projectID, skipped)
-	return totals, requests, err
+	return OffsetWalk{Totals: totals, Requests: requests, Skipped: skipped}, err
 }
 
 // ViewsTotals fetches only the site totals of a date range: one request.
