@@ -95,8 +95,14 @@ func (s *Server) assistantDay(project string, day time.Time) []Conversation {
 				}
 			}
 			// The turns follow the first within what is left of the slot.
+			// A conversation too near its slot's end for a second between
+			// turns has one: no two turns of a conversation share a time.
 			turns := turnsOf(u("turns"))
-			gap := (start.Add(step * time.Duration(k+1)).Sub(first)) / time.Duration(turns+1)
+			left := start.Add(step * time.Duration(k+1)).Sub(first)
+			if left < time.Duration(turns+1)*time.Second {
+				turns = 1
+			}
+			gap := left / time.Duration(turns+1)
 			for t := range turns {
 				tu := func(what string) float64 { return u(what + strconv.Itoa(t)) }
 				turn := c
