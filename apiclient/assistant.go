@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -27,66 +28,124 @@ var (
 	Resolutions   = []string{ResolutionAnswered, ResolutionUnanswered}
 )
 
-// Conversation is one AI assistant conversation, reduced to what is
-// counted. The question, the answer, its sources and the page URL are never
-// decoded: free text is personal data and has no use here.
-type Conversation struct {
-	// ID is a ULID.
-	ID        string    `json:"id"`
-	Timestamp time.Time `json:"timestamp"`
-	// ResponseType and ResolutionStatus: see the constants.
-	ResponseType     string `json:"responseType"`
-	ResolutionStatus string `json:"resolutionStatus"`
+// Turn is one row of /assistant: one turn of a conversation (a question
+// and the assistant's answer), reduced to what is counted. A conversation
+// of several turns gives several rows that share its ID (the thread id),
+// each with its own Timestamp, ResponseType and ResolutionStatus: a row is
+// identified by ID and Timestamp together (Key). The question, the answer,
+// its sources and the page URL are never decoded: free text is personal
+// data and has no use here.
+type Turn struct {
+	// ID is the conversation's (thread's) id, shared by its turns.
+	ID string
+	// Timestamp is when the user's message of this turn was sent.
+	Timestamp time.Time
+	// ResponseType and ResolutionStatus: see the constants. An absent
+	// responseType is "answer", as the reference says.
+	ResponseType     string
+	ResolutionStatus string
 	// QueryCategory is the API's category of the question; nil when it has
 	// none.
-	QueryCategory *string `json:"queryCategory"`
+	QueryCategory *string
 }
 
-// AssistantPage fetches one page of conversations; cursor "" is the first.
-// The API does not promise any order.
-func (c *Client) AssistantPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (conversations []Conversation, next *string, hasMore bool, err error) {
+// Key identifies the row: the conversation's id and the turn's time.
+func (t Turn) Key() string {
+	return t.ID + "\x00" + t.Timestamp.UTC().Format(time.RFC3339Nano)
+}
+
+// UnmarshalJSON reads a row as the reference allows: any timestamp form
+// parseTime reads, null category; a row without id or time cannot be
+// counted and is skipped (rowsOf).
+func (t *Turn) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ID               *string `json:"id"`
+		Timestamp        *string `json:"timestamp"`
+		ResponseType     *string `json:"responseType"`
+		ResolutionStatus *string `json:"resolutionStatus"`
+		QueryCategory    *string `json:"queryCategory"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	id, err := requiredID(w.ID)
+	if err != nil {
+		return err
+	}
+	at, err := requiredTime(w.Timestamp)
+	if err != nil {
+		return err
+	}
+	*t = Turn{ID: id, Timestamp: at, ResponseType: ResponseTypeAnswer, QueryCategory: w.QueryCategory}
+	if w.ResponseType != nil && *w.ResponseType != "" {
+		t.ResponseType = *w.ResponseType
+	}
+	if w.ResolutionStatus != nil {
+		t.ResolutionStatus = *w.ResolutionStatus
+	}
+	return nil
+}
+
+// assistantPage is one page of /assistant as the client reads it.
+type assistantPage struct {
+	Turns      rowsOf[Turn] `json:"conversations"`
+	NextCursor *string      `json:"nextCursor"`
+	HasMore    bool         `json:"hasMore"`
+}
+
+func (p *assistantPage) skippedRows() Skips { return p.Turns.skipped }
+
+// AssistantPage fetches one page of turns; cursor "" is the first. The API
+// does not promise any order.
+func (c *Client) AssistantPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (turns []Turn, next *string, hasMore bool, err error) {
+	page, err := c.assistantPage(ctx, projectID, r, limit, cursor)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return page.items, page.next, page.hasMore, nil
+}
+
+func (c *Client) assistantPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (cursorPage[Turn], error) {
 	req, err := cursorRequest(EndpointAssistant, projectID, "/assistant", r, limit, MaxAssistantLimit, cursor)
 	if err != nil {
-		return nil, nil, false, err
+		return cursorPage[Turn]{}, err
 	}
-	var page struct {
-		Conversations []Conversation `json:"conversations"`
-		NextCursor    *string        `json:"nextCursor"`
-		HasMore       bool           `json:"hasMore"`
+	var page assistantPage
+	if err := c.do(ctx, req, &page); err != nil {
+		return cursorPage[Turn]{}, err
 	}
-	err = c.do(ctx, req, &page)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return page.Conversations, page.NextCursor, page.HasMore, nil
+	return cursorPage[Turn]{items: page.Turns.rows, next: page.NextCursor, hasMore: page.HasMore, skipped: page.Turns.skipped}, nil
 }
 
-// AssistantReport is every conversation of a range.
+// AssistantReport is every turn of a range.
 type AssistantReport struct {
-	// Conversations are distinct by id (first copy wins), in the order read.
-	Conversations []Conversation
+	// Turns are distinct by (id, timestamp) (first copy wins), in the order
+	// read: every turn of a conversation is one row here.
+	Turns []Turn
 	// Requests is how many pages were fetched.
 	Requests int
-	// Duplicates counts conversations dropped because their id was seen.
+	// Duplicates counts rows dropped because their (id, timestamp) was
+	// seen.
 	Duplicates int
+	// Skipped counts the rows that could not be read, by reason.
+	Skipped Skips
 }
 
-// AllConversations walks every conversation of a range (DateFrom may be an
-// ISO 8601 instant, to read only what is newer; see walkCursor for how
-// every walk ends). A conversation without an id or timestamp is an error:
-// it could be neither deduplicated nor counted on a day.
-func (c *Client) AllConversations(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int) (*AssistantReport, error) {
+// AllTurns walks every turn of a range (DateFrom may be an ISO 8601
+// instant, to read only what is newer; see walkCursor for how every walk
+// ends). Rows are told apart by id and timestamp: the turns of one
+// conversation share its id, across pages too.
+func (c *Client) AllTurns(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int) (*AssistantReport, error) {
 	if err := checkLimit("assistant", pageSize, MaxAssistantLimit); err != nil {
 		return nil, err
 	}
-	convs, requests, dups, err := walkDistinct(ctx, "assistant", projectID, maxPages,
-		func(ctx context.Context, cursor string) (cursorPage[Conversation], error) {
-			cs, next, hasMore, err := c.AssistantPage(ctx, projectID, r, pageSize, cursor)
-			return cursorPage[Conversation]{items: cs, next: next, hasMore: hasMore}, err
-		},
-		func(c Conversation) (string, bool) { return c.ID, !c.Timestamp.IsZero() })
+	w, err := walkDistinct(ctx, "assistant", projectID, maxPages,
+		func(ctx context.Context, cursor string) (cursorPage[Turn], error) {
+			return c.assistantPage(ctx, projectID, r, pageSize, cursor)
+		}, Turn.Key)
+	c.warnSkipped(EndpointAssistant, projectID, w.skipped)
 	if err != nil {
 		return nil, err
 	}
-	return &AssistantReport{Conversations: convs, Requests: requests, Duplicates: dups}, nil
+	return &AssistantReport{Turns: w.items, Requests: w.requests, Duplicates: w.duplicates, Skipped: w.skipped}, nil
 }

@@ -48,11 +48,12 @@ func (c *Client) AssistantCallerStats(ctx context.Context, projectID string, r D
 	out := &CallerStats{ByCaller: make(map[string]int64, len(body))}
 	hasTotal := false
 	for k, raw := range body {
-		var n int64
-		if err := json.Unmarshal(raw, &n); err != nil {
+		var c Count
+		if err := json.Unmarshal(raw, &c); err != nil || string(raw) == "null" {
 			// Not a count (a nested object, a string): not a caller.
 			continue
 		}
+		n := int64(c)
 		if n < 0 {
 			return nil, fmt.Errorf("%s for project %s: negative count for %s (%d)", what, projectID, strconv.Quote(bounded.Label(k)), n)
 		}

@@ -123,7 +123,7 @@ func TestFreeTextNeverInErrors(t *testing.T) {
 	for what, err := range map[string]error{
 		"feedback":  func() error { _, err := c.AllFeedback(testCtx(t), testProject, r, 10, 0); return err }(),
 		"searches":  func() error { _, err := c.TopSearches(testCtx(t), testProject, r, 5, 0); return err }(),
-		"assistant": func() error { _, err := c.AllConversations(testCtx(t), testProject, r, 10, 0); return err }(),
+		"assistant": func() error { _, err := c.AllTurns(testCtx(t), testProject, r, 10, 0); return err }(),
 	} {
 		if err == nil || strings.Contains(err.Error(), "PRIVATE") || strings.Contains(err.Error(), "example.com") {
 			t.Errorf("%s: %v", what, err)

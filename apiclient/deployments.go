@@ -63,7 +63,8 @@ type DeploymentCommit struct {
 }
 
 // APITime is a date of the API as an ISO string: null, absent or "" is the
-// zero time, anything else must parse as RFC 3339.
+// zero time, anything else must be in a form parseTime reads (RFC 3339 with
+// or without fractions, or without T or zone, read as UTC).
 type APITime struct{ time.Time }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -80,7 +81,7 @@ func (t *APITime) UnmarshalJSON(b []byte) error {
 		t.Time = time.Time{}
 		return nil
 	}
-	v, err := time.Parse(time.RFC3339Nano, s)
+	v, err := parseTime(s)
 	if err != nil {
 		return fmt.Errorf("date: %w", err)
 	}

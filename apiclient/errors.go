@@ -79,6 +79,11 @@ func newAPIError(endpoint string, status int, body []byte, retryAfter time.Durat
 	var parsed struct {
 		Error   any    `json:"error"`
 		Message string `json:"message"`
+		// Details are the analytics endpoints' AnalyticsErrorResponse
+		// details: what exactly was refused (which parameter, why).
+		Details []struct {
+			Message string `json:"message"`
+		} `json:"details"`
 	}
 	if json.Unmarshal(body, &parsed) == nil {
 		switch v := parsed.Error.(type) {
@@ -92,12 +97,34 @@ func newAPIError(endpoint string, status int, body []byte, retryAfter time.Durat
 		if e.Message == "" {
 			e.Message = parsed.Message
 		}
+		e.Message = withDetails(e.Message, parsed.Details)
 	}
 	// Redact before truncating: the other order would let a cut through the
 	// key leave all but its last bytes in the text.
 	e.Message = truncate(r.String(e.Message), maxErrorBodyBytes)
 	e.Body = truncate(r.String(strings.TrimSpace(string(body))), maxErrorBodyBytes)
 	return e
+}
+
+// withDetails joins the details' messages to the error text: "error:
+// first; second". Empty messages are left out. The whole is bounded by
+// newAPIError (maxErrorBodyBytes), after redaction.
+func withDetails(msg string, details []struct {
+	Message string `json:"message"`
+}) string {
+	var parts []string
+	for _, d := range details {
+		if m := strings.TrimSpace(d.Message); m != "" {
+			parts = append(parts, m)
+		}
+	}
+	if len(parts) == 0 {
+		return msg
+	}
+	if msg == "" {
+		return strings.Join(parts, "; ")
+	}
+	return msg + ": " + strings.Join(parts, "; ")
 }
 
 // truncate cuts s to at most n bytes without splitting a UTF-8 sequence.

@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -35,12 +36,39 @@ var (
 // comment, contact address, code and file name the API also sends are
 // never decoded: free text is personal data and has no use here.
 type FeedbackItem struct {
-	ID        string    `json:"id"`
-	Path      string    `json:"path"`
-	CreatedAt time.Time `json:"createdAt"`
-	Source    string    `json:"source"`
+	ID        string
+	Path      string
+	CreatedAt time.Time
+	Source    string
 	// Status is mutable and has no modification time.
-	Status string `json:"status"`
+	Status string
+}
+
+// UnmarshalJSON reads an item as the reference allows: createdAt is
+// "string or null" in any form parseTime reads. An item without an id or a
+// time is skipped (rowsOf): it could be neither deduplicated nor placed in
+// a window.
+func (it *FeedbackItem) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ID        *string `json:"id"`
+		Path      string  `json:"path"`
+		CreatedAt *string `json:"createdAt"`
+		Source    string  `json:"source"`
+		Status    string  `json:"status"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	id, err := requiredID(w.ID)
+	if err != nil {
+		return err
+	}
+	at, err := requiredTime(w.CreatedAt)
+	if err != nil {
+		return err
+	}
+	*it = FeedbackItem{ID: id, Path: w.Path, CreatedAt: at, Source: w.Source, Status: w.Status}
+	return nil
 }
 
 // FeedbackReport is every feedback item of a date range.
@@ -51,41 +79,55 @@ type FeedbackReport struct {
 	Requests int
 	// Duplicates counts items dropped because their id was already seen.
 	Duplicates int
+	// Skipped counts the items that could not be read, by reason.
+	Skipped Skips
 }
+
+// feedbackPage is one page of /feedback as the client reads it.
+type feedbackPage struct {
+	Feedback   rowsOf[FeedbackItem] `json:"feedback"`
+	NextCursor *string              `json:"nextCursor"`
+	HasMore    bool                 `json:"hasMore"`
+}
+
+func (p *feedbackPage) skippedRows() Skips { return p.Feedback.skipped }
 
 // FeedbackPage fetches one page of feedback items; cursor "" is the first.
 func (c *Client) FeedbackPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (items []FeedbackItem, next *string, hasMore bool, err error) {
+	page, err := c.feedbackPage(ctx, projectID, r, limit, cursor)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return page.items, page.next, page.hasMore, nil
+}
+
+func (c *Client) feedbackPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (cursorPage[FeedbackItem], error) {
 	req, err := cursorRequest(EndpointFeedback, projectID, "/feedback", r, limit, MaxFeedbackLimit, cursor)
 	if err != nil {
-		return nil, nil, false, err
+		return cursorPage[FeedbackItem]{}, err
 	}
-	var page struct {
-		Feedback   []FeedbackItem `json:"feedback"`
-		NextCursor *string        `json:"nextCursor"`
-		HasMore    bool           `json:"hasMore"`
+	var page feedbackPage
+	if err := c.do(ctx, req, &page); err != nil {
+		return cursorPage[FeedbackItem]{}, err
 	}
-	err = c.do(ctx, req, &page)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return page.Feedback, page.NextCursor, page.HasMore, nil
+	return cursorPage[FeedbackItem]{items: page.Feedback.rows, next: page.NextCursor, hasMore: page.HasMore, skipped: page.Feedback.skipped}, nil
 }
 
 // AllFeedback walks every feedback item of a date range (see walkCursor for
-// how every walk ends). An item without an id or creation time is an error:
-// it could be neither deduplicated nor placed in a window.
+// how every walk ends). An item that cannot be read is skipped and counted
+// in the report; the walk and its other items stand.
 func (c *Client) AllFeedback(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int) (*FeedbackReport, error) {
 	if err := checkLimit("feedback", pageSize, MaxFeedbackLimit); err != nil {
 		return nil, err
 	}
-	items, requests, dups, err := walkDistinct(ctx, "feedback", projectID, maxPages,
+	w, err := walkDistinct(ctx, "feedback", projectID, maxPages,
 		func(ctx context.Context, cursor string) (cursorPage[FeedbackItem], error) {
-			items, next, hasMore, err := c.FeedbackPage(ctx, projectID, r, pageSize, cursor)
-			return cursorPage[FeedbackItem]{items: items, next: next, hasMore: hasMore}, err
+			return c.feedbackPage(ctx, projectID, r, pageSize, cursor)
 		},
-		func(it FeedbackItem) (string, bool) { return it.ID, !it.CreatedAt.IsZero() })
+		func(it FeedbackItem) string { return it.ID })
+	c.warnSkipped(EndpointFeedback, projectID, w.skipped)
 	if err != nil {
 		return nil, err
 	}
-	return &FeedbackReport{Items: items, Requests: requests, Duplicates: dups}, nil
+	return &FeedbackReport{Items: w.items, Requests: w.requests, Duplicates: w.duplicates, Skipped: w.skipped}, nil
 }

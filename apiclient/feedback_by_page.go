@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -18,12 +19,40 @@ const MaxFeedbackByPageLimit = 100
 // PageFeedback are the feedback counts of one page. Total is the API's own
 // (it may count kinds that have no field of their own).
 type PageFeedback struct {
-	Path       string `json:"path"`
-	ThumbsUp   int64  `json:"thumbsUp"`
-	ThumbsDown int64  `json:"thumbsDown"`
-	Code       int64  `json:"code"`
-	Total      int64  `json:"total"`
+	Path       string
+	ThumbsUp   int64
+	ThumbsDown int64
+	Code       int64
+	Total      int64
 }
+
+// UnmarshalJSON reads the counts as JSON numbers (Count); a row without a
+// path is skipped (rowsOf).
+func (p *PageFeedback) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Path       *string `json:"path"`
+		ThumbsUp   Count   `json:"thumbsUp"`
+		ThumbsDown Count   `json:"thumbsDown"`
+		Code       Count   `json:"code"`
+		Total      Count   `json:"total"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.Path == nil {
+		return rowError(SkipMalformed)
+	}
+	*p = PageFeedback{Path: *w.Path, ThumbsUp: int64(w.ThumbsUp), ThumbsDown: int64(w.ThumbsDown), Code: int64(w.Code), Total: int64(w.Total)}
+	return nil
+}
+
+// feedbackByPage is the answer of /feedback/by-page as the client reads it.
+type feedbackByPage struct {
+	Feedback rowsOf[PageFeedback] `json:"feedback"`
+	HasMore  bool                 `json:"hasMore"`
+}
+
+func (p *feedbackByPage) skippedRows() Skips { return p.Feedback.skipped }
 
 // FeedbackByPageQuery selects what /feedback/by-page counts.
 type FeedbackByPageQuery struct {
@@ -46,6 +75,8 @@ type FeedbackByPageReport struct {
 	DuplicatePaths int
 	// Requests is always 1.
 	Requests int
+	// Skipped counts the rows that could not be read, by reason.
+	Skipped Skips
 }
 
 // FeedbackByPage reads the feedback counts per page: one request.
@@ -66,16 +97,15 @@ func (c *Client) FeedbackByPage(ctx context.Context, projectID string, q Feedbac
 	if q.Status != "" {
 		v.Set("status", q.Status)
 	}
-	var page struct {
-		Feedback []PageFeedback `json:"feedback"`
-		HasMore  bool           `json:"hasMore"`
-	}
+	var page feedbackByPage
 	if err := c.do(ctx, request{endpoint: EndpointFeedbackByPage, method: "GET", path: path, query: v, idempotent: true}, &page); err != nil {
 		return nil, fmt.Errorf("%s for project %s: %w", what, projectID, err)
 	}
-	out := &FeedbackByPageReport{HasMore: page.HasMore, Requests: 1, Pages: make([]PageFeedback, 0, len(page.Feedback))}
-	seen := make(map[string]struct{}, len(page.Feedback))
-	for _, p := range page.Feedback {
+	c.warnSkipped(EndpointFeedbackByPage, projectID, page.Feedback.skipped)
+	rows := page.Feedback.rows
+	out := &FeedbackByPageReport{HasMore: page.HasMore, Requests: 1, Pages: make([]PageFeedback, 0, len(rows)), Skipped: page.Feedback.skipped}
+	seen := make(map[string]struct{}, len(rows))
+	for _, p := range rows {
 		if checkNonNegative("", p.ThumbsUp, p.ThumbsDown, p.Code, p.Total) != nil {
 			err := checkNonNegative("path "+strconv.Quote(bounded.Label(p.Path)), p.ThumbsUp, p.ThumbsDown, p.Code, p.Total)
 			return nil, fmt.Errorf("%s for project %s: %w", what, projectID, err)

@@ -58,6 +58,8 @@ var precreatedCodes = []string{"200", "401", "403", "429", "500", "502", "503", 
 type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// rowsSkipped counts the rows of answers that could not be read.
+	rowsSkipped *prometheus.CounterVec
 	// version counts the requests observed, so that the families can be
 	// encoded once per change rather than once per scrape (Version).
 	version atomic.Uint64
@@ -79,6 +81,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			NativeHistogramMaxBucketNumber:  100,
 			NativeHistogramMinResetDuration: time.Hour,
 		}, []string{"endpoint"}),
+		rowsSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mintlify_api_rows_skipped_total",
+			Help: "Rows of Mintlify API answers that could not be read and were skipped (the walk stands), by endpoint and reason.",
+		}, []string{"endpoint", "reason"}),
+	}
+	for _, e := range rowEndpoints {
+		for _, r := range SkipReasons {
+			m.rowsSkipped.WithLabelValues(e, r)
+		}
 	}
 	for _, e := range Endpoints() {
 		m.duration.WithLabelValues(e)
@@ -87,7 +98,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.duration)
+		reg.MustRegister(m.requests, m.duration, m.rowsSkipped)
 	}
 	return m
 }
@@ -105,6 +116,20 @@ func (m *Metrics) observe(endpoint string, status int, d time.Duration) {
 	m.version.Add(1) // after the change: a reader of the new version sees it
 }
 
+// rowEndpoints are the endpoints whose answers are lists of rows read one
+// by one (rowsOf): their skipped-row counts are pre-created.
+var rowEndpoints = []string{EndpointAssistant, EndpointFeedback, EndpointFeedbackByPage, EndpointSearches, EndpointViews, EndpointVisitors}
+
+func (m *Metrics) skipped(endpoint string, s Skips) {
+	if m == nil || len(s) == 0 {
+		return
+	}
+	for reason, n := range s {
+		m.rowsSkipped.WithLabelValues(endpoint, reason).Add(float64(n))
+	}
+	m.version.Add(1)
+}
+
 // Version changes after every request observed, and only then: what
 // Collect gives is the same for as long as Version is.
 func (m *Metrics) Version() uint64 { return m.version.Load() }
@@ -113,10 +138,12 @@ func (m *Metrics) Version() uint64 { return m.version.Load() }
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.requests.Describe(ch)
 	m.duration.Describe(ch)
+	m.rowsSkipped.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.requests.Collect(ch)
 	m.duration.Collect(ch)
+	m.rowsSkipped.Collect(ch)
 }

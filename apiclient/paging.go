@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
@@ -71,9 +72,7 @@ type pathRow interface {
 
 // offsetReport is what collectRows gathers.
 type offsetReport[R pathRow] struct {
-	totals     TrafficCounts
 	rows       []R
-	requests   int
 	duplicates int
 	seen       map[string]struct{}
 }
@@ -105,46 +104,57 @@ func (out *offsetReport[R]) collectRows(rows []R) {
 // empty page that still claims hasMore; a caller then drops what visit
 // gathered.
 func walkOffset[R pathRow](ctx context.Context, what, projectID string, pageSize, maxPages int,
-	fetch func(ctx context.Context, offset int) (totals TrafficCounts, rows []R, hasMore bool, err error),
-	visit func(rows []R)) (siteTotals TrafficCounts, requests int, err error) {
+	fetch func(ctx context.Context, offset int) (offsetPage[R], error),
+	visit func(rows []R)) (siteTotals TrafficCounts, requests int, skipped Skips, err error) {
 	if err := checkLimit(what, pageSize, MaxPageSize); err != nil {
-		return TrafficCounts{}, 0, err
+		return TrafficCounts{}, 0, nil, err
 	}
 	if maxPages <= 0 {
 		maxPages = DefaultMaxPages
 	}
 	for offset := 0; ; offset += pageSize {
 		if requests >= maxPages {
-			return TrafficCounts{}, requests, fmt.Errorf("%s for project %s: %w (%d pages of %d)", what, projectID, ErrTooManyPages, maxPages, pageSize)
+			return TrafficCounts{}, requests, skipped, fmt.Errorf("%s for project %s: %w (%d pages of %d)", what, projectID, ErrTooManyPages, maxPages, pageSize)
 		}
-		totals, rows, hasMore, err := fetch(ctx, offset)
+		page, err := fetch(ctx, offset)
 		if err != nil {
-			return TrafficCounts{}, requests, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
+			return TrafficCounts{}, requests, skipped, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
 		}
 		requests++
+		skipped = skipped.add(page.skipped)
 		if requests == 1 {
-			if err := checkCounts("site totals", totals); err != nil {
-				return TrafficCounts{}, requests, fmt.Errorf("%s for project %s: %w", what, projectID, err)
+			if err := checkCounts("site totals", page.totals); err != nil {
+				return TrafficCounts{}, requests, skipped, fmt.Errorf("%s for project %s: %w", what, projectID, err)
 			}
-			siteTotals = totals
+			siteTotals = page.totals
 		}
-		for _, r := range rows {
+		for _, r := range page.rows {
 			path, c := r.pathAndCounts()
 			if checkCounts("", c) != nil {
 				// The path, named only now and bounded: a 70 KB path makes
 				// no 70 KB error.
 				err := checkCounts("path "+strconv.Quote(bounded.Label(path)), c)
-				return TrafficCounts{}, requests, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
+				return TrafficCounts{}, requests, skipped, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
 			}
 		}
-		visit(rows)
-		if !hasMore {
-			return siteTotals, requests, nil
+		visit(page.rows)
+		if !page.hasMore {
+			return siteTotals, requests, skipped, nil
 		}
-		if len(rows) == 0 {
-			return TrafficCounts{}, requests, fmt.Errorf("%s for project %s: empty page at offset %d says hasMore", what, projectID, offset)
+		// A page whose rows were all skipped still moved the offset: only
+		// a page that sent no row at all cannot go on.
+		if len(page.rows)+page.skipped.Total() == 0 {
+			return TrafficCounts{}, requests, skipped, fmt.Errorf("%s for project %s: empty page at offset %d says hasMore", what, projectID, offset)
 		}
 	}
+}
+
+// offsetPage is one page of an offset-paged endpoint.
+type offsetPage[R pathRow] struct {
+	totals  TrafficCounts
+	rows    []R
+	hasMore bool
+	skipped Skips
 }
 
 // DefaultMaxCursorPages caps a cursor walk when the caller gives no cap:
@@ -160,6 +170,8 @@ type cursorPage[T any] struct {
 	// hasMore is the API's hasMore; for an endpoint without one (searches)
 	// the fetch sets it from next.
 	hasMore bool
+	// skipped counts the page's rows that could not be read.
+	skipped Skips
 }
 
 // walkCursor follows an endpoint's cursors from the first page (cursor "")
@@ -194,7 +206,7 @@ func walkCursor[T any](ctx context.Context, what, projectID string, maxPages int
 		if page.next == nil || *page.next == "" {
 			return requests, fmt.Errorf("%s for project %s: page %d says hasMore without a next cursor: %w", what, projectID, requests, ErrBadCursor)
 		}
-		cursor = *page.next
+		cursor = cursorParam(*page.next)
 		if _, again := seen[cursor]; again {
 			// The cursor itself is opaque and not quoted: it might encode
 			// anything.
@@ -204,29 +216,62 @@ func walkCursor[T any](ctx context.Context, what, projectID string, maxPages int
 	}
 }
 
-// walkDistinct walks a cursor endpoint whose items carry an id, keeping
-// the first copy of each id. An item without an id, or which valid
-// refuses, is an error naming its position, never its content.
+// distinctWalk is what walkDistinct gathers.
+type distinctWalk[T any] struct {
+	items      []T
+	requests   int
+	duplicates int
+	skipped    Skips
+}
+
+// walkDistinct walks a cursor endpoint whose items carry a key, keeping
+// the first copy of each key (across pages too). Rows without a key never
+// get here: the page's decoding skipped and counted them (rowsOf).
 func walkDistinct[T any](ctx context.Context, what, projectID string, maxPages int,
 	fetch func(ctx context.Context, cursor string) (cursorPage[T], error),
-	id func(T) (string, bool)) (items []T, requests, duplicates int, err error) {
+	key func(T) string) (distinctWalk[T], error) {
+	var w distinctWalk[T]
 	seen := map[string]struct{}{}
-	requests, err = walkCursor(ctx, what, projectID, maxPages, fetch, func(page []T) (bool, error) {
-		for i, it := range page {
-			key, ok := id(it)
-			if !ok || key == "" {
-				return false, fmt.Errorf("item %d of the page lacks its id or time", i+1)
+	var err error
+	w.requests, err = walkCursor(ctx, what, projectID, maxPages,
+		func(ctx context.Context, cursor string) (cursorPage[T], error) {
+			page, err := fetch(ctx, cursor)
+			w.skipped = w.skipped.add(page.skipped)
+			return page, err
+		},
+		func(page []T) (bool, error) {
+			for _, it := range page {
+				k := key(it)
+				if _, dup := seen[k]; dup {
+					w.duplicates++
+					continue
+				}
+				seen[k] = struct{}{}
+				w.items = append(w.items, it)
 			}
-			if _, dup := seen[key]; dup {
-				duplicates++
-				continue
-			}
-			seen[key] = struct{}{}
-			items = append(items, it)
-		}
-		return false, nil
-	})
-	return items, requests, duplicates, err
+			return false, nil
+		})
+	return w, err
+}
+
+// cursorParam is the cursor to send for the next cursor an answer gave.
+// The reference calls nextCursor an opaque string, but an independent
+// integration of this API reports it given as a full URL of the next
+// page: then its cursor query parameter is the cursor (sending the whole
+// URL back as a cursor would repeat it, and grow, page after page). A URL
+// without a cursor parameter, or any other string, is sent as it is.
+func cursorParam(next string) string {
+	if !strings.HasPrefix(next, "http://") && !strings.HasPrefix(next, "https://") && !strings.HasPrefix(next, "/") {
+		return next
+	}
+	u, err := url.Parse(next)
+	if err != nil {
+		return next
+	}
+	if c := u.Query().Get("cursor"); c != "" {
+		return c
+	}
+	return next
 }
 
 func checkCounts(what string, c TrafficCounts) error {

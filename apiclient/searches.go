@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -16,13 +17,47 @@ const MaxSearchesLimit = 100
 // readers (it may hold personal data): callers export it only when the
 // operator opted in, and it never appears in an error.
 type SearchQuery struct {
-	Query string `json:"searchQuery"`
-	Hits  int64  `json:"hits"`
+	Query string
+	Hits  int64
 	// CTR is the click-through ratio as the API reports it.
-	CTR            float64    `json:"ctr"`
-	TopClickedPage *string    `json:"topClickedPage"`
-	LastSearchedAt *time.Time `json:"lastSearchedAt"`
+	CTR            float64
+	TopClickedPage *string
+	// LastSearchedAt is nil when absent, null or in no form parseTime
+	// reads: the row is not lost over a field nothing counts.
+	LastSearchedAt *time.Time
 }
+
+// UnmarshalJSON reads hits as a JSON number (Count); a row without its
+// query is skipped (rowsOf).
+func (q *SearchQuery) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Query          *string  `json:"searchQuery"`
+		Hits           Count    `json:"hits"`
+		CTR            *float64 `json:"ctr"`
+		TopClickedPage *string  `json:"topClickedPage"`
+		LastSearchedAt *string  `json:"lastSearchedAt"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.Query == nil {
+		return rowError(SkipMalformed)
+	}
+	*q = SearchQuery{Query: *w.Query, Hits: int64(w.Hits), TopClickedPage: w.TopClickedPage, LastSearchedAt: optionalTime(w.LastSearchedAt)}
+	if w.CTR != nil {
+		q.CTR = *w.CTR
+	}
+	return nil
+}
+
+// searchesPage is one page of /searches as the client reads it.
+type searchesPage struct {
+	Searches      rowsOf[SearchQuery] `json:"searches"`
+	TotalSearches Count               `json:"totalSearches"`
+	NextCursor    *string             `json:"nextCursor"`
+}
+
+func (p *searchesPage) skippedRows() Skips { return p.Searches.skipped }
 
 // SearchesReport is the searches of a date range.
 type SearchesReport struct {
@@ -35,25 +70,30 @@ type SearchesReport struct {
 	Requests int
 	// Duplicates counts rows dropped because their query was already seen.
 	Duplicates int
+	// Skipped counts the rows that could not be read, by reason.
+	Skipped Skips
 }
 
 // SearchesPage fetches one page of searches; cursor "" is the first. The
 // endpoint has no hasMore: a nil (or empty) next cursor is the end.
 func (c *Client) SearchesPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (queries []SearchQuery, total int64, next *string, err error) {
+	page, err := c.searchesPage(ctx, projectID, r, limit, cursor)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return page.Searches.rows, int64(page.TotalSearches), page.NextCursor, nil
+}
+
+func (c *Client) searchesPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (*searchesPage, error) {
 	req, err := cursorRequest(EndpointSearches, projectID, "/searches", r, limit, MaxSearchesLimit, cursor)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, err
 	}
-	var page struct {
-		Searches      []SearchQuery `json:"searches"`
-		TotalSearches int64         `json:"totalSearches"`
-		NextCursor    *string       `json:"nextCursor"`
+	var page searchesPage
+	if err := c.do(ctx, req, &page); err != nil {
+		return nil, err
 	}
-	err = c.do(ctx, req, &page)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	return page.Searches, page.TotalSearches, page.NextCursor, nil
+	return &page, nil
 }
 
 // TopSearches reads totalSearches and the top most searched queries of a
@@ -74,11 +114,16 @@ func (c *Client) TopSearches(ctx context.Context, projectID string, r DateRange,
 			if top > 0 {
 				n = min(limit, top-len(out.Queries))
 			}
-			qs, total, next, err := c.SearchesPage(ctx, projectID, r, n, cursor)
-			if err == nil && cursor == "" {
-				out.TotalSearches = total
+			page, err := c.searchesPage(ctx, projectID, r, n, cursor)
+			if err != nil {
+				return cursorPage[SearchQuery]{}, err
 			}
-			return cursorPage[SearchQuery]{items: qs, next: next, hasMore: next != nil && *next != ""}, err
+			if cursor == "" {
+				out.TotalSearches = int64(page.TotalSearches)
+			}
+			out.Skipped = out.Skipped.add(page.Searches.skipped)
+			next := page.NextCursor
+			return cursorPage[SearchQuery]{items: page.Searches.rows, next: next, hasMore: next != nil && *next != ""}, nil
 		},
 		func(qs []SearchQuery) (bool, error) {
 			if out.TotalSearches < 0 {
@@ -102,6 +147,7 @@ func (c *Client) TopSearches(ctx context.Context, projectID string, r DateRange,
 			return len(out.Queries) >= top, nil
 		})
 	out.Requests = requests
+	c.warnSkipped(EndpointSearches, projectID, out.Skipped)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package apiclient
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Job statuses the API documents. The API may add others; callers must treat
 // any other value as not terminal (see IsTerminal).
@@ -59,6 +62,53 @@ type TrafficCounts struct {
 	Total int64 `json:"total"`
 }
 
+// UnmarshalJSON reads the counts as JSON numbers (Count): 10.0 is 10.
+func (c *TrafficCounts) UnmarshalJSON(b []byte) error {
+	var w countsWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*c = w.counts()
+	return nil
+}
+
+// countsWire is TrafficCounts as the reference types them.
+type countsWire struct {
+	Human Count `json:"human"`
+	AI    Count `json:"ai"`
+	Total Count `json:"total"`
+}
+
+func (w countsWire) counts() TrafficCounts {
+	return TrafficCounts{Human: int64(w.Human), AI: int64(w.AI), Total: int64(w.Total)}
+}
+
+// pathCountsWire is a row of visitors or views: a path and its counts.
+// The path is required: a row without one is skipped (SkipMalformed).
+type pathCountsWire struct {
+	Path *string `json:"path"`
+	countsWire
+}
+
+func readPathCounts(b []byte) (string, TrafficCounts, error) {
+	var w pathCountsWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return "", TrafficCounts{}, err
+	}
+	if w.Path == nil {
+		return "", TrafficCounts{}, rowError(SkipMalformed)
+	}
+	return *w.Path, w.counts(), nil
+}
+
+// UnmarshalJSON reads a row of /visitors (readPathCounts); without it the
+// embedded counts' method would read the counts alone.
+func (p *PathVisitors) UnmarshalJSON(b []byte) error {
+	var err error
+	p.Path, p.VisitorCounts, err = readPathCounts(b)
+	return err
+}
+
 // VisitorCounts are unique visitor counts. Total is deduplicated across
 // human and AI traffic, so it is not necessarily Human+AI.
 type VisitorCounts = TrafficCounts
@@ -74,7 +124,25 @@ type VisitorsPage struct {
 	Totals  VisitorCounts  `json:"totals"`
 	Rows    []PathVisitors `json:"visitors"`
 	HasMore bool           `json:"hasMore"`
+	// Skipped counts the rows that could not be read, by reason.
+	Skipped Skips `json:"-"`
 }
+
+// UnmarshalJSON reads the rows one by one (rowsOf).
+func (p *VisitorsPage) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Totals  TrafficCounts        `json:"totals"`
+		Rows    rowsOf[PathVisitors] `json:"visitors"`
+		HasMore bool                 `json:"hasMore"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = VisitorsPage{Totals: w.Totals, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
+	return nil
+}
+
+func (p *VisitorsPage) skippedRows() Skips { return p.Skipped }
 
 // VisitorsQuery selects the date range and page of a visitors request.
 type VisitorsQuery struct {
@@ -97,4 +165,6 @@ type VisitorsReport struct {
 	Requests int
 	// DuplicatePaths counts rows dropped because their path was already seen.
 	DuplicatePaths int
+	// Skipped counts the rows that could not be read, by reason.
+	Skipped Skips
 }

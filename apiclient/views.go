@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -15,6 +16,13 @@ type PathViews struct {
 	TrafficCounts
 }
 
+// UnmarshalJSON reads a row of /views (readPathCounts).
+func (p *PathViews) UnmarshalJSON(b []byte) error {
+	var err error
+	p.Path, p.TrafficCounts, err = readPathCounts(b)
+	return err
+}
+
 func (p PathViews) pathAndCounts() (string, TrafficCounts) { return p.Path, p.TrafficCounts }
 
 // ViewsPage is one page of the views endpoint.
@@ -22,7 +30,25 @@ type ViewsPage struct {
 	Totals  TrafficCounts `json:"totals"`
 	Rows    []PathViews   `json:"views"`
 	HasMore bool          `json:"hasMore"`
+	// Skipped counts the rows that could not be read, by reason.
+	Skipped Skips `json:"-"`
 }
+
+// UnmarshalJSON reads the rows one by one (rowsOf).
+func (p *ViewsPage) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Totals  TrafficCounts     `json:"totals"`
+		Rows    rowsOf[PathViews] `json:"views"`
+		HasMore bool              `json:"hasMore"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = ViewsPage{Totals: w.Totals, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
+	return nil
+}
+
+func (p *ViewsPage) skippedRows() Skips { return p.Skipped }
 
 // ViewsReport is the result of walking every page of the views endpoint.
 type ViewsReport struct {
@@ -33,6 +59,8 @@ type ViewsReport struct {
 	Requests int
 	// DuplicatePaths counts rows dropped because their path was already seen.
 	DuplicatePaths int
+	// Skipped counts the rows that could not be read, by reason.
+	Skipped Skips
 }
 
 // ViewsPageAt fetches one page of page views: limit 1..MaxPageSize (0 is
@@ -58,25 +86,26 @@ func (c *Client) ViewsPageAt(ctx context.Context, projectID string, r DateRange,
 // AllViews walks every page of the views endpoint, as AllVisitors does.
 func (c *Client) AllViews(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int) (*ViewsReport, error) {
 	rep := &offsetReport[PathViews]{}
-	var err error
-	rep.totals, rep.requests, err = c.ViewsPages(ctx, projectID, r, pageSize, maxPages, rep.collectRows)
+	w, err := c.ViewsPages(ctx, projectID, r, pageSize, maxPages, rep.collectRows)
 	if err != nil {
 		return nil, err
 	}
-	return &ViewsReport{Totals: rep.totals, Paths: rep.rows, Requests: rep.requests, DuplicatePaths: rep.duplicates}, nil
+	return &ViewsReport{Totals: w.Totals, Paths: rep.rows, Requests: w.Requests, DuplicatePaths: rep.duplicates, Skipped: w.Skipped}, nil
 }
 
 // ViewsPages walks every page of the views endpoint, handing each page's
 // rows to visit as VisitorsPages does.
-func (c *Client) ViewsPages(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int, visit func([]PathViews)) (totals TrafficCounts, requests int, err error) {
-	return walkOffset(ctx, "views", projectID, pageSize, maxPages,
-		func(ctx context.Context, offset int) (TrafficCounts, []PathViews, bool, error) {
+func (c *Client) ViewsPages(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int, visit func([]PathViews)) (OffsetWalk, error) {
+	totals, requests, skipped, err := walkOffset(ctx, "views", projectID, pageSize, maxPages,
+		func(ctx context.Context, offset int) (offsetPage[PathViews], error) {
 			page, err := c.ViewsPageAt(ctx, projectID, r, pageSize, offset)
 			if err != nil {
-				return TrafficCounts{}, nil, false, err
+				return offsetPage[PathViews]{}, err
 			}
-			return page.Totals, page.Rows, page.HasMore, nil
+			return offsetPage[PathViews]{totals: page.Totals, rows: page.Rows, hasMore: page.HasMore, skipped: page.Skipped}, nil
 		}, visit)
+	c.warnSkipped(EndpointViews, projectID, skipped)
+	return OffsetWalk{Totals: totals, Requests: requests, Skipped: skipped}, err
 }
 
 // ViewsTotals fetches only the site totals of a date range: one request.

@@ -42,28 +42,38 @@ func (c *Client) VisitorsPage(ctx context.Context, projectID string, q VisitorsQ
 // a path seen twice keeps its first row.
 func (c *Client) AllVisitors(ctx context.Context, projectID string, q VisitorsQuery, pageSize, maxPages int) (*VisitorsReport, error) {
 	r := &offsetReport[PathVisitors]{}
-	var err error
-	r.totals, r.requests, err = c.VisitorsPages(ctx, projectID, q, pageSize, maxPages, r.collectRows)
+	w, err := c.VisitorsPages(ctx, projectID, q, pageSize, maxPages, r.collectRows)
 	if err != nil {
 		return nil, err
 	}
-	return &VisitorsReport{Totals: r.totals, Paths: r.rows, Requests: r.requests, DuplicatePaths: r.duplicates}, nil
+	return &VisitorsReport{Totals: w.Totals, Paths: r.rows, Requests: w.Requests, DuplicatePaths: r.duplicates, Skipped: w.Skipped}, nil
 }
 
 // VisitorsPages walks every page of the visitors endpoint as AllVisitors
 // does, handing each page's rows to visit as it arrives, duplicates
 // included: a caller that keeps only what it exports holds one page at a
 // time. On an error, what visit saw is to be dropped.
-func (c *Client) VisitorsPages(ctx context.Context, projectID string, q VisitorsQuery, pageSize, maxPages int, visit func([]PathVisitors)) (totals VisitorCounts, requests int, err error) {
-	return walkOffset(ctx, "visitors", projectID, pageSize, maxPages,
-		func(ctx context.Context, offset int) (TrafficCounts, []PathVisitors, bool, error) {
+func (c *Client) VisitorsPages(ctx context.Context, projectID string, q VisitorsQuery, pageSize, maxPages int, visit func([]PathVisitors)) (OffsetWalk, error) {
+	totals, requests, skipped, err := walkOffset(ctx, "visitors", projectID, pageSize, maxPages,
+		func(ctx context.Context, offset int) (offsetPage[PathVisitors], error) {
 			q.Limit, q.Offset = pageSize, offset
 			page, err := c.VisitorsPage(ctx, projectID, q)
 			if err != nil {
-				return TrafficCounts{}, nil, false, err
+				return offsetPage[PathVisitors]{}, err
 			}
-			return page.Totals, page.Rows, page.HasMore, nil
+			return offsetPage[PathVisitors]{totals: page.Totals, rows: page.Rows, hasMore: page.HasMore, skipped: page.Skipped}, nil
 		}, visit)
+	c.warnSkipped(EndpointVisitors, projectID, skipped)
+	return OffsetWalk{Totals: totals, Requests: requests, Skipped: skipped}, err
+}
+
+// OffsetWalk is what a walk of offset pages (visitors, views) read besides
+// the rows it handed on: the site totals, the requests sent and the rows
+// skipped.
+type OffsetWalk struct {
+	Totals   TrafficCounts
+	Requests int
+	Skipped  Skips
 }
 
 // VisitorsTotals fetches only the site totals of a date range: one request

@@ -63,9 +63,9 @@ func TestEverySourceOverMetrics(t *testing.T) {
 	for name, want := range map[string][]string{
 		sources.NameFeedbackItems: {`mintlify_feedback_items{project="docs",source="%[1]s",status="%[1]s",window="7d"}`},
 		sources.NameAssistant: {
-			`mintlify_assistant_conversations{caller="%[1]s",project="docs",window="7d"}`,
-			`mintlify_assistant_conversations_by_resolution{project="docs",resolution="%[1]s",window="7d"}`,
-			`mintlify_assistant_conversations_by_response_type{project="docs",response_type="%[1]s",window="7d"}`,
+			`mintlify_assistant_turns_by_caller{caller="%[1]s",project="docs",window="7d"}`,
+			`mintlify_assistant_turns_by_resolution{project="docs",resolution="%[1]s",window="7d"}`,
+			`mintlify_assistant_turns_by_response_type{project="docs",response_type="%[1]s",window="7d"}`,
 		},
 	} {
 		t.Run(name+"/unknown enum", func(t *testing.T) {

@@ -166,15 +166,15 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
     },
     {
       comment:: |||
-        Share of the AI assistant's conversations left unanswered: unanswered / every resolution, per
-        project and window. 0..1; only defined when there were conversations. The denominator is the sum
+        Share of the AI assistant's turns (questions) left unanswered: unanswered / every resolution, per
+        project and window. 0..1; only defined when there were turns. The denominator is the sum
         of the resolutions, so that a resolution the API adds later is counted rather than dropped.
       |||,
       record: 'mintlify:assistant_unanswered:ratio',
       expr: |||
-        mintlify_assistant_conversations_by_resolution{resolution="unanswered"}
+        mintlify_assistant_turns_by_resolution{resolution="unanswered"}
           / ignoring (resolution)
-        (sum without (resolution) (mintlify_assistant_conversations_by_resolution) > 0)
+        (sum without (resolution) (mintlify_assistant_turns_by_resolution) > 0)
       |||,
     },
     {
@@ -645,25 +645,25 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
     {
       comment:: |||
         Window 1d is today so far (local day of the exporter's configuration): the volume guard keeps
-        the first conversations after midnight from firing it, and for: 1h a burst of unanswered
+        the first turns after midnight from firing it, and for: 1h a burst of unanswered
         questions. It resolves when the day's ratio falls back, or at midnight when the new day has too
-        few conversations. Nothing fires without the assistant source at window 1d.
+        few turns. Nothing fires without the assistant source at window 1d.
       |||,
       alert: 'MintlifyAssistantUnansweredRatioHigh',
       expr: |||
         mintlify:assistant_unanswered:ratio{window="1d"} > %(assistantUnansweredRatio)s # threshold
         and on (job, instance, project, window)
-        sum without (resolution) (mintlify_assistant_conversations_by_resolution{window="1d"}) >= %(assistantUnansweredMinConversations)s # threshold
+        sum without (resolution) (mintlify_assistant_turns_by_resolution{window="1d"}) >= %(assistantUnansweredMinConversations)s # threshold
       ||| % t,
       'for': t.assistantUnansweredFor,
       labels: { severity: 'info' },
       annotations: {
         summary: 'The AI assistant of the documentation leaves many questions unanswered today.',
         description: oneLine(|||
-          {{ $value | humanizePercentage }} of today's conversations with the AI assistant of project
+          {{ $value | humanizePercentage }} of today's questions (turns) to the AI assistant of project
           {{ $labels.project }} were left unanswered (window {{ $labels.window }},
-          {{ with printf "sum(mintlify_assistant_conversations_by_resolution{job=%q,instance=%q,project=%q,window=%q})" $labels.job $labels.instance $labels.project $labels.window | query }}{{ . | first | value | printf "%.0f" }}{{ else }}an unknown number of{{ end }}
-          conversations, seen by {{ $labels.instance }}).
+          {{ with printf "sum(mintlify_assistant_turns_by_resolution{job=%q,instance=%q,project=%q,window=%q})" $labels.job $labels.instance $labels.project $labels.window | query }}{{ . | first | value | printf "%.0f" }}{{ else }}an unknown number of{{ end }}
+          turns, seen by {{ $labels.instance }}).
         |||),
       },
     },

@@ -125,8 +125,8 @@ projects:
 	for _, s := range api.Sent() {
 		if s.Method == http.MethodPost && strings.HasPrefix(s.Endpoint, "v2/agent/") {
 			creates[s.Project] = s.Key
-			if s.Status != http.StatusOK {
-				t.Errorf("create for %s: HTTP %d", s.Project, s.Status)
+			if s.Status != http.StatusCreated {
+				t.Errorf("create for %s: HTTP %d, want 201 (the reference's)", s.Project, s.Status)
 			}
 		}
 	}
@@ -177,8 +177,12 @@ func TestKeyRotationByReload(t *testing.T) {
 		if s.Key != want {
 			t.Errorf("request %d (%s %s for %s) carried %q, want %q", i, s.Method, s.Endpoint, s.Project, s.Key, want)
 		}
-		if s.Status != http.StatusOK {
-			t.Errorf("request %d (%s %s): HTTP %d", i, s.Method, s.Endpoint, s.Status)
+		wantStatus := http.StatusOK
+		if s.Method == http.MethodPost && s.Endpoint == "v2/agent/job" {
+			wantStatus = http.StatusCreated // job creation, as the reference documents it
+		}
+		if s.Status != wantStatus {
+			t.Errorf("request %d (%s %s): HTTP %d, want %d", i, s.Method, s.Endpoint, s.Status, wantStatus)
 		}
 	}
 	if len(all) <= before {

@@ -245,7 +245,7 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !seen["mintlify_site_unique_visitors"] || !seen["mintlify_assistant_conversations_by_category"] {
+	if !seen["mintlify_site_unique_visitors"] || !seen["mintlify_assistant_turns_by_category"] {
 		t.Fatalf("the code's metric names were not found (%d names): the pattern no longer matches", len(seen))
 	}
 	for name := range seen {

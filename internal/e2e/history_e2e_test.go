@@ -732,10 +732,10 @@ func checkSourcesHistory(t *testing.T, api promAPI, h *history) {
 	}{
 		{"mintlify_site_page_views_combined" + sel, h.views},
 		{"mintlify_searches" + sel, h.searches},
-		{"mintlify_assistant_conversations_combined" + sel, h.conversations},
-		{"sum(mintlify_assistant_conversations_by_resolution" + sel + ")", h.conversations},
-		{"sum(mintlify_assistant_conversations" + sel + ")", h.conversations},
-		{"sum(mintlify_assistant_conversations_by_category" + sel + ") + sum(mintlify_assistant_conversations_other_categories" + sel + ")", h.conversations},
+		{"mintlify_assistant_turns_combined" + sel, h.conversations},
+		{"sum(mintlify_assistant_turns_by_resolution" + sel + ")", h.conversations},
+		{"sum(mintlify_assistant_turns_by_caller" + sel + ")", h.conversations},
+		{"sum(mintlify_assistant_turns_by_category" + sel + ") + sum(mintlify_assistant_turns_other_categories" + sel + ")", h.conversations},
 	}
 	for _, q := range queries {
 		n := 0

@@ -279,7 +279,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	}
 
 	status, created, _ := post("/api/v2/agent/p1/job", "", `{"prompt":"first turn #fake:pr:300ms"}`)
-	if status != 200 {
+	if status != http.StatusCreated {
 		t.Fatalf("create: HTTP %d", status)
 	}
 	eventually(t, 10*time.Second, "the first turn completed", func() bool { return job().Status == "completed" })
@@ -397,7 +397,7 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 	var ids []string
 	for i := range n {
 		status, id, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("create-%d", i), fmt.Sprintf("first turn %d #fake:nopr:1h", i))
-		if err != nil || status != 200 {
+		if err != nil || status != http.StatusCreated {
 			t.Fatalf("create %d: HTTP %d %v", i, status, err)
 		}
 		ids = append(ids, id)
@@ -533,7 +533,7 @@ func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 	var ids []string
 	for i := range n {
 		status, id, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("create-%d", i), fmt.Sprintf("first turn %d #fake:nopr:2s", i))
-		if err != nil || status != 200 {
+		if err != nil || status != http.StatusCreated {
 			t.Fatalf("create %d: HTTP %d %v", i, status, err)
 		}
 		ids = append(ids, id)

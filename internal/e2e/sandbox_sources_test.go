@@ -46,9 +46,9 @@ func TestSandboxServesEverySource(t *testing.T) {
 		`mintlify_feedback_oldest_pending_age_seconds{project="acme-docs"}`,
 		`mintlify_searches{project="acme-docs",window="7d"}`,
 		`mintlify_search_query_click_through_ratio{project="acme-docs",query=`,
-		`mintlify_assistant_conversations{caller="web",project="acme-docs",window="7d"}`,
-		`mintlify_assistant_conversations_by_resolution{project="acme-docs",resolution="unanswered",window="7d"}`,
-		`mintlify_assistant_conversations_by_category{category=`,
+		`mintlify_assistant_turns_by_caller{caller="web",project="acme-docs",window="7d"}`,
+		`mintlify_assistant_turns_by_resolution{project="acme-docs",resolution="unanswered",window="7d"}`,
+		`mintlify_assistant_turns_by_category{category=`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -57,7 +57,7 @@ func TestSandboxServesEverySource(t *testing.T) {
 	// Plausible data: some feedback pending, some questions unanswered.
 	for _, series := range []string{
 		`mintlify_feedback_oldest_pending_age_seconds{project="acme-docs"}`,
-		`mintlify_assistant_conversations_by_resolution{project="acme-docs",resolution="unanswered",window="7d"}`,
+		`mintlify_assistant_turns_by_resolution{project="acme-docs",resolution="unanswered",window="7d"}`,
 	} {
 		if m := regexp.MustCompile(regexp.QuoteMeta(series) + ` (\S+)`).FindStringSubmatch(body); m == nil || m[1] == "0" {
 			t.Errorf("%s is 0 or missing: the sandbox tells no story", series)

@@ -264,7 +264,7 @@ func TestStateFileRemovedWhileRunning(t *testing.T) {
 	fake, _, statePath, x := startFakeAndExporter(t)
 	defer x.Stop(t)
 	url := x.Base + "/api/v2/agent/p1/job"
-	if status, _, err := submitKeyed(http.DefaultClient, url, "before", "#fake:nopr:1h"); err != nil || status != 200 {
+	if status, _, err := submitKeyed(http.DefaultClient, url, "before", "#fake:nopr:1h"); err != nil || status != http.StatusCreated {
 		t.Fatalf("create: HTTP %d %v", status, err)
 	}
 	if err := os.Remove(statePath); err != nil {
@@ -296,7 +296,7 @@ func TestStateFileWithAChangedRecord(t *testing.T) {
 	_, apiURL, statePath, x := startFakeAndExporter(t)
 	dir := filepath.Dir(statePath)
 	status, id, err := submitKeyed(http.DefaultClient, x.Base+"/api/v2/agent/p1/job", "k1", "#fake:nopr:1h")
-	if err != nil || status != 200 {
+	if err != nil || status != http.StatusCreated {
 		t.Fatalf("create: HTTP %d %v", status, err)
 	}
 	x.Stop(t)

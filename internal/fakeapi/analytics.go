@@ -57,22 +57,51 @@ func (s *Server) eventDays(from, to time.Time) []time.Time {
 }
 
 // parseRange reads dateFrom and dateTo as instants: a date is the start of
-// that day in the fake's zone, an ISO 8601 time is itself. Without dates
-// the range is the last 30 days up to tomorrow (a guess the client must not
-// rely on).
+// that day in the fake's zone, an ISO 8601 time is itself. Each bound is
+// optional, as the reference says: without dateFrom the range starts 29
+// days before today, without dateTo it ends at tomorrow's start (a guess
+// the client must not rely on).
 func (s *Server) parseRange(q url.Values, now time.Time) (from, to time.Time, err error) {
-	fromS, toS := q.Get("dateFrom"), q.Get("dateTo")
-	if fromS == "" && toS == "" {
-		today := s.dateValue(now)
-		return s.dayStart(today.AddDate(0, 0, -29)), s.dayStart(today.AddDate(0, 0, 1)), nil
+	today := s.dateValue(now)
+	from, to = s.dayStart(today.AddDate(0, 0, -29)), s.dayStart(today.AddDate(0, 0, 1))
+	var problems []string
+	if v := q.Get("dateFrom"); v != "" {
+		if from, err = s.parseBound(v); err != nil {
+			problems = append(problems, "dateFrom must be a date (YYYY-MM-DD) or an ISO 8601 time")
+		}
 	}
-	var errFrom, errTo error
-	from, errFrom = s.parseBound(fromS)
-	to, errTo = s.parseBound(toS)
-	if errFrom != nil || errTo != nil || !to.After(from) {
-		return time.Time{}, time.Time{}, fmt.Errorf("dateFrom and dateTo must be dates with dateFrom < dateTo")
+	if v := q.Get("dateTo"); v != "" {
+		if to, err = s.parseBound(v); err != nil {
+			problems = append(problems, "dateTo must be a date (YYYY-MM-DD) or an ISO 8601 time")
+		}
+	}
+	if len(problems) == 0 && !to.After(from) {
+		problems = append(problems, "dateFrom must be before dateTo")
+	}
+	if len(problems) > 0 {
+		return time.Time{}, time.Time{}, &rangeError{problems}
 	}
 	return from, to, nil
+}
+
+// rangeError is a refused date range, with a detail per problem (the
+// reference's AnalyticsErrorResponse details).
+type rangeError struct{ problems []string }
+
+func (e *rangeError) Error() string { return "invalid date range" }
+
+// writeAnalyticsError answers an analytics request's error as the
+// reference's AnalyticsErrorResponse: {error, details[{message}]}.
+func writeAnalyticsError(w http.ResponseWriter, status int, err error) {
+	body := map[string]any{"error": err.Error()}
+	if re, ok := err.(*rangeError); ok {
+		details := make([]map[string]string, len(re.problems))
+		for i, p := range re.problems {
+			details[i] = map[string]string{"message": p}
+		}
+		body["details"] = details
+	}
+	writeJSON(w, status, body)
 }
 
 func (s *Server) parseBound(v string) (time.Time, error) {
@@ -108,7 +137,7 @@ func (s *Server) parseRangeOrAnswer(w http.ResponseWriter, q url.Values, c *curs
 	c.now = s.opts.Now()
 	var err error
 	if c.from, c.to, err = s.parseRange(q, c.now); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeAnalyticsError(w, http.StatusBadRequest, err)
 		return false
 	}
 	return true

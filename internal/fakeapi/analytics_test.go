@@ -289,3 +289,37 @@ func TestTodayHasDataFromMidnight(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationsHaveOneToFourTurns: the fake's (and the sandbox's)
+// conversations have 1 to MaxTurns turns, each of one day, sharing the
+// conversation's id and caller, each at its own time.
+func TestConversationsHaveOneToFourTurns(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakeapi.Options{Paths: 30})
+	from := time.Date(2025, 3, 7, 0, 0, 0, 0, time.UTC)
+	turns := e.fake.Conversations("docs", from, from.AddDate(0, 0, 7), fixedNow())
+	byID := map[string][]fakeapi.Conversation{}
+	for _, c := range turns {
+		byID[c.ID] = append(byID[c.ID], c)
+	}
+	sizes := map[int]int{}
+	for id, ts := range byID {
+		sizes[len(ts)]++
+		for i, c := range ts {
+			if c.Caller != ts[0].Caller || c.Timestamp.Format("2006-01-02") != ts[0].Timestamp.Format("2006-01-02") {
+				t.Errorf("conversation %s: turn %d of another caller or day", id, i+1)
+			}
+			if i > 0 && !c.Timestamp.After(ts[i-1].Timestamp) {
+				t.Errorf("conversation %s: turn %d not after the one before", id, i+1)
+			}
+		}
+	}
+	for n := 1; n <= fakeapi.MaxTurns; n++ {
+		if sizes[n] == 0 {
+			t.Errorf("no conversation of %d turns among %d (%v)", n, len(byID), sizes)
+		}
+	}
+	if len(sizes) != fakeapi.MaxTurns {
+		t.Errorf("conversation sizes %v, want 1 to %d turns", sizes, fakeapi.MaxTurns)
+	}
+}

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,9 +15,11 @@ var AssistantCallerStats = analyticsRoute("assistant_caller_stats", "assistant/c
 // Assistant is /assistant: the AI assistant's conversations.
 var Assistant = analyticsRoute("assistant", "assistant", (*Server).handleAssistant)
 
-// Conversation is one AI assistant conversation as the fake holds it.
+// Conversation is one row of /assistant as the fake holds it: one turn of
+// a conversation. The turns of a conversation share its ID (a thread id)
+// and caller; each has its own time, response type and resolution.
 type Conversation struct {
-	// ID is a ULID: ids sort by time.
+	// ID is a ULID of the conversation's first turn: ids sort by time.
 	ID           string
 	Timestamp    time.Time
 	Caller       string
@@ -40,8 +43,27 @@ func hardCategory(c string) bool { return c == "troubleshooting" || c == "billin
 // where it must never be.
 const AssistantQuery = "PRIVATE question from john.roe@example.com about my invoice"
 
-// assistantDay is every conversation of one day (a date value), whether or
-// not it has happened at a given time, in time order.
+// MaxTurns is the most turns a conversation of the fake has.
+const MaxTurns = 4
+
+// turnsOf is how many turns a conversation has, 1 to MaxTurns: most have
+// one.
+func turnsOf(u float64) int {
+	switch {
+	case u < 0.55:
+		return 1
+	case u < 0.8:
+		return 2
+	case u < 0.93:
+		return 3
+	}
+	return MaxTurns
+}
+
+// assistantDay is every turn of every conversation that starts on one day
+// (a date value), whether or not it has happened at a given time, in time
+// order. A conversation's turns stay within its slot of the day, so that
+// every turn is on its conversation's day.
 func (s *Server) assistantDay(project string, day time.Time) []Conversation {
 	return s.memoize("assistant\x00"+project+"\x00"+day.Format(dayLayout), func() any {
 		if s.paths(project) == 0 {
@@ -50,12 +72,12 @@ func (s *Server) assistantDay(project string, day time.Time) []Conversation {
 		n := int(80 * dayWeight(project, day))
 		start, end := s.dayStart(day), s.dayStart(day.AddDate(0, 0, 1))
 		step := end.Sub(start) / time.Duration(n)
-		out := make([]Conversation, n)
+		out := make([]Conversation, 0, n*2)
 		for k := range n {
 			key := []string{project, day.Format(dayLayout), strconv.Itoa(k), "conv"}
 			u := func(what string) float64 { return unit(append(key, what)...) }
-			c := Conversation{Timestamp: start.Add(eventOffset(k, step, u("at"))).Truncate(time.Millisecond)}
-			c.ID = ulid(c.Timestamp, key...)
+			first := start.Add(eventOffset(k, step, u("at"))).Truncate(time.Millisecond)
+			c := Conversation{ID: ulid(first, key...)}
 			switch v := u("caller"); {
 			case v < 0.7:
 				c.Caller = "web"
@@ -63,10 +85,6 @@ func (s *Server) assistantDay(project string, day time.Time) []Conversation {
 				c.Caller = "api"
 			default:
 				c.Caller = "other"
-			}
-			c.ResponseType = "answer"
-			if u("type") >= 0.85 {
-				c.ResponseType = "clarifying_question"
 			}
 			unanswered := 0.12
 			if u("category") >= 0.1 {
@@ -76,18 +94,60 @@ func (s *Server) assistantDay(project string, day time.Time) []Conversation {
 					unanswered = 0.4
 				}
 			}
-			c.Resolution = "answered"
-			if u("resolved") < unanswered {
-				c.Resolution = "unanswered"
+			// The turns follow the first within what is left of the slot.
+			// A conversation too near its slot's end for a second between
+			// turns has one: no two turns of a conversation share a time.
+			turns := turnsOf(u("turns"))
+			left := start.Add(step * time.Duration(k+1)).Sub(first)
+			if left < time.Duration(turns+1)*time.Second {
+				turns = 1
 			}
-			out[k] = c
+			gap := left / time.Duration(turns+1)
+			for t := range turns {
+				tu := func(what string) float64 { return u(what + strconv.Itoa(t)) }
+				turn := c
+				turn.Timestamp = first.Add(gap * time.Duration(t)).Truncate(time.Millisecond)
+				turn.ResponseType = "answer"
+				if tu("type") >= 0.85 {
+					turn.ResponseType = "clarifying_question"
+				}
+				turn.Resolution = "answered"
+				if tu("resolved") < unanswered {
+					turn.Resolution = "unanswered"
+				}
+				out = append(out, turn)
+			}
 		}
 		return out
 	}).([]Conversation)
 }
 
-// Conversations is every conversation with a timestamp in [from, to) that
-// has happened at now, ordered by id (the cursor order).
+// compareTurns orders rows by conversation id, then time: the cursor
+// order.
+func compareTurns(a, b Conversation) int {
+	return cmp.Or(strings.Compare(a.ID, b.ID), a.Timestamp.Compare(b.Timestamp))
+}
+
+// turnCursor is the cursor after a row: its id and time (a conversation's
+// turns share the id, so the id alone cannot say where a page ended).
+func turnCursor(c Conversation) string {
+	return c.ID + "." + strconv.FormatInt(c.Timestamp.UnixMilli(), 10)
+}
+
+// afterCursor is the index of the first row after cursor in all.
+func afterCursor(all []Conversation, cursor string) int {
+	id, ms, _ := strings.Cut(cursor, ".")
+	n, _ := strconv.ParseInt(ms, 10, 64)
+	at := Conversation{ID: id, Timestamp: time.UnixMilli(n)}
+	lo, found := slices.BinarySearchFunc(all, at, compareTurns)
+	if found {
+		lo++
+	}
+	return lo
+}
+
+// Conversations is every turn with a timestamp in [from, to) that has
+// happened at now, in the cursor order (compareTurns).
 func (s *Server) Conversations(project string, from, to, now time.Time) []Conversation {
 	var out []Conversation
 	for _, d := range s.eventDays(from, to) {
@@ -97,18 +157,19 @@ func (s *Server) Conversations(project string, from, to, now time.Time) []Conver
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Conversation) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, compareTurns)
 	return out
 }
 
-// DayConversations is the number of conversations of one day (a date
-// value) as of now: a window's count is the sum of its days.
+// DayConversations is the number of turns of one day (a date value) as of
+// now: a window's count is the sum of its days.
 func (s *Server) DayConversations(project string, day, now time.Time) int64 {
 	return int64(len(s.Conversations(project, s.dayStart(day), s.dayStart(day.AddDate(0, 0, 1)), now)))
 }
 
 // CallerStats is what /assistant/caller-stats answers for [from, to) as of
-// now: conversations by caller, and their total.
+// now: assistant queries (turns: each turn is a query) by caller, and
+// their total.
 func (s *Server) CallerStats(project string, from, to, now time.Time) (byCaller map[string]int64, total int64) {
 	byCaller = map[string]int64{"web": 0, "api": 0, "other": 0}
 	for _, c := range s.Conversations(project, from, to, now) {
@@ -119,28 +180,35 @@ func (s *Server) CallerStats(project string, from, to, now time.Time) (byCaller 
 }
 
 type conversationJSON struct {
-	ID               string   `json:"id"`
-	Timestamp        string   `json:"timestamp"`
-	Query            string   `json:"query"`
-	Response         string   `json:"response"`
-	ResponseType     string   `json:"responseType"`
-	Sources          []string `json:"sources"`
-	ResolutionStatus string   `json:"resolutionStatus"`
-	QueryCategory    *string  `json:"queryCategory"`
-	PageURL          string   `json:"pageUrl"`
+	ID               string       `json:"id"`
+	Timestamp        string       `json:"timestamp"`
+	Query            string       `json:"query"`
+	Response         string       `json:"response"`
+	ResponseType     string       `json:"responseType"`
+	Sources          []sourceJSON `json:"sources"`
+	ResolutionStatus string       `json:"resolutionStatus"`
+	QueryCategory    *string      `json:"queryCategory"`
+	PageURL          string       `json:"pageUrl"`
+}
+
+// sourceJSON is a page an answer refers to: {title, url} in the reference.
+type sourceJSON struct {
+	Title string `json:"title"`
+	URL   string `json:"url"`
 }
 
 func conversationToJSON(c Conversation) conversationJSON {
 	return conversationJSON{
 		ID: c.ID, Timestamp: c.Timestamp.UTC().Format(time.RFC3339Nano),
 		Query: AssistantQuery, Response: "PRIVATE answer text", ResponseType: c.ResponseType,
-		Sources: []string{"/quickstart"}, ResolutionStatus: c.Resolution, QueryCategory: c.Category,
+		Sources: []sourceJSON{{Title: "Quickstart", URL: "https://docs.example.com/quickstart"}}, ResolutionStatus: c.Resolution, QueryCategory: c.Category,
 		PageURL: "https://docs.example.com/quickstart",
 	}
 }
 
-// handleAssistant pages by id: the cursor is the last id of the page
-// before. Within a page the order is shuffled: the API promises none.
+// handleAssistant pages by (id, time): the cursor is the last row of the
+// page before (turnCursor), so the turns of a conversation may span two
+// pages. Within a page the order is shuffled: the API promises none.
 func (s *Server) handleAssistant(w http.ResponseWriter, r *http.Request, project string, f Fault) {
 	q := r.URL.Query()
 	limit, ok := parseLimit(w, q, 100, 1000)
@@ -156,10 +224,7 @@ func (s *Server) handleAssistant(w http.ResponseWriter, r *http.Request, project
 	cursor := q.Get("cursor")
 	lo := 0
 	if cursor != "" {
-		lo, _ = slices.BinarySearchFunc(all, cursor, func(c Conversation, id string) int { return strings.Compare(c.ID, id) })
-		if lo < len(all) && all[lo].ID == cursor {
-			lo++
-		}
+		lo = afterCursor(all, cursor)
 	}
 	hi := min(lo+limit, len(all))
 	rows := make([]conversationJSON, 0, hi-lo+1)
@@ -184,7 +249,8 @@ func (s *Server) handleAssistant(w http.ResponseWriter, r *http.Request, project
 		id := "endless-" + strconv.Itoa(n+1)
 		next = &id
 	case hi < len(all):
-		next = &all[hi-1].ID
+		c := turnCursor(all[hi-1])
+		next = &c
 	}
 	if f.UnknownEnum && len(rows) > 0 {
 		rows[0].ResponseType, rows[0].ResolutionStatus = UnknownEnumValue, UnknownEnumValue

@@ -66,16 +66,19 @@ type deployment struct {
 }
 
 // deploymentBody is the update-status object as the reference writes it.
+// Fields the schema does not make nullable are left out while they have
+// no value (endedAt before the end, screenshot): the schema allows absent
+// but not null there; author alone is nullable.
 type deploymentBody struct {
 	ID         string     `json:"_id"`
 	ProjectID  string     `json:"projectId"`
 	CreatedAt  string     `json:"createdAt"`
-	EndedAt    *string    `json:"endedAt"`
+	EndedAt    *string    `json:"endedAt,omitempty"`
 	Status     string     `json:"status"`
 	Summary    string     `json:"summary"`
 	Logs       []string   `json:"logs"`
 	Subdomain  string     `json:"subdomain"`
-	Screenshot *string    `json:"screenshot"`
+	Screenshot *string    `json:"screenshot,omitempty"`
 	Author     *struct{}  `json:"author"`
 	Commit     commitBody `json:"commit"`
 	Source     string     `json:"source"`
@@ -86,6 +89,7 @@ type commitBody struct {
 	Ref          string `json:"ref"`
 	Message      string `json:"message"`
 	FilesChanged struct {
+		// Empty lists, never null: the schema types them as arrays.
 		Added    []string `json:"added"`
 		Modified []string `json:"modified"`
 		Removed  []string `json:"removed"`
@@ -141,6 +145,9 @@ func (s *Server) deploymentBody(d *deployment, status string) deploymentBody {
 	b.Commit.SHA = fmt.Sprintf("%016x%016x%08x", hash(d.id), hash(d.id, "2"), uint32(hash(d.id, "3")))
 	b.Commit.Ref = d.branch
 	b.Commit.Message = "docs: a commit message is free text"
+	b.Commit.FilesChanged.Added = []string{}
+	b.Commit.FilesChanged.Modified = []string{"index.mdx"}
+	b.Commit.FilesChanged.Removed = []string{}
 	return b
 }
 

@@ -181,6 +181,16 @@ type Fault struct {
 	DuplicatePath bool
 	// NegativeCounts puts a negative count in the first row of a page.
 	NegativeCounts bool
+	// FractionalCounts writes every whole number of a successful answer
+	// with a fraction (10 as 10.0): the reference types counts as JSON
+	// numbers, so a reader must take it.
+	FractionalCounts bool
+	// CursorURL gives a cursor endpoint's nextCursor as the full URL of
+	// the next page, with the cursor in its cursor parameter.
+	CursorURL bool
+	// NullCreatedAt (feedback) gives the first item of every page a null
+	// createdAt, as the reference allows.
+	NullCreatedAt bool
 	// DropAnswer (create job, send message and the deployment triggers) does the work, then
 	// closes the connection without answering: the client cannot know the
 	// outcome.
@@ -379,6 +389,10 @@ func (s *Server) withChecks(endpoint string, h handler) http.HandlerFunc {
 		}
 		if f.MalformedJSON {
 			writeCut(w, `{"totals": {"human": 1,, <html>`)
+			return
+		}
+		if f.rewrites() {
+			serveRewritten(w, r, f, func(w http.ResponseWriter) { h(w, r, project, f) })
 			return
 		}
 		h(w, r, project, f)

@@ -224,17 +224,18 @@ func (s *Server) handleFeedbackByPage(w http.ResponseWriter, r *http.Request, pr
 // feedbackJSON is an item as the API sends it, free text included: the
 // client must not let it out.
 type feedbackJSON struct {
-	ID        string    `json:"id"`
-	Path      string    `json:"path"`
-	Comment   *string   `json:"comment"`
-	CreatedAt time.Time `json:"createdAt"`
-	Source    string    `json:"source"`
-	Status    string    `json:"status"`
-	Helpful   *bool     `json:"helpful,omitempty"`
-	Contact   *string   `json:"contact,omitempty"`
-	Code      *string   `json:"code,omitempty"`
-	Filename  *string   `json:"filename,omitempty"`
-	Lang      *string   `json:"lang,omitempty"`
+	ID      string  `json:"id"`
+	Path    string  `json:"path"`
+	Comment *string `json:"comment"`
+	// CreatedAt is "string or null" in the reference.
+	CreatedAt *string `json:"createdAt"`
+	Source    string  `json:"source"`
+	Status    string  `json:"status"`
+	Helpful   *bool   `json:"helpful,omitempty"`
+	Contact   *string `json:"contact,omitempty"`
+	Code      *string `json:"code,omitempty"`
+	Filename  *string `json:"filename,omitempty"`
+	Lang      *string `json:"lang,omitempty"`
 }
 
 // FeedbackComment is the free text of every item's comment: tests look for
@@ -243,7 +244,8 @@ const FeedbackComment = "PRIVATE reader comment: jane.doe@example.com says this 
 
 func feedbackToJSON(it FeedbackItem) feedbackJSON {
 	comment, contact := FeedbackComment, "jane.doe@example.com"
-	j := feedbackJSON{ID: it.ID, Path: it.Path, Comment: &comment, CreatedAt: it.CreatedAt, Source: it.Source, Status: it.Status}
+	at := it.CreatedAt.UTC().Format(time.RFC3339Nano)
+	j := feedbackJSON{ID: it.ID, Path: it.Path, Comment: &comment, CreatedAt: &at, Source: it.Source, Status: it.Status}
 	if it.Source == "code_snippet" {
 		code, file, lang := "curl https://api.example.com", "example.sh", "bash"
 		j.Code, j.Filename, j.Lang = &code, &file, &lang
@@ -277,6 +279,9 @@ func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request, project 
 	}
 	if f.UnknownEnum && len(rows) > 0 {
 		rows[0].Source, rows[0].Status = UnknownEnumValue, UnknownEnumValue
+	}
+	if f.NullCreatedAt && len(rows) > 0 {
+		rows[0].CreatedAt = nil
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"feedback": rows, "nextCursor": next, "hasMore": next != nil || f.MissingCursor})
 }

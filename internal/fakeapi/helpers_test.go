@@ -91,7 +91,13 @@ func (e *env) get(path string) response { e.t.Helper(); return e.do("GET", path,
 // decode decodes a 200 body into v.
 func (e *env) decode(r response, v any) {
 	e.t.Helper()
-	if r.status != http.StatusOK {
+	e.decodeStatus(r, http.StatusOK, v)
+}
+
+// decodeStatus decodes a body of the given status into v.
+func (e *env) decodeStatus(r response, status int, v any) {
+	e.t.Helper()
+	if r.status != status {
 		e.t.Fatalf("status %d: %s", r.status, r.body)
 	}
 	if err := json.Unmarshal(r.body, v); err != nil {

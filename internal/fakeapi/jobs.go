@@ -139,7 +139,8 @@ func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, project
 	j := s.newJob(project, prompt, now, f.IDSuffix)
 	body := s.view(j, now)
 	s.mu.Unlock()
-	answerJob(w, f, body)
+	// 201, as the reference documents job creation.
+	answerJob(w, f, http.StatusCreated, body)
 }
 
 // newJob starts an agent job of project, scripted by prompt (a create, or
@@ -157,13 +158,14 @@ func (s *Server) newJob(project, prompt string, now time.Time, idSuffix string) 
 	return j
 }
 
-// answerJob answers 200 with the job, or drops the answer when f says so.
-func answerJob(w http.ResponseWriter, f Fault, body jobBody) {
+// answerJob answers status with the job, or drops the answer when f says
+// so.
+func answerJob(w http.ResponseWriter, f Fault, status int, body jobBody) {
 	if f.DropAnswer {
 		dropAnswer(w)
 		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, status, body)
 }
 
 // dropAnswer closes the connection without an answer.
@@ -249,7 +251,7 @@ func (s *Server) handleMessage(w http.ResponseWriter, r *http.Request, project s
 	j.body.ArchivedAt = nil
 	body := s.view(j, now)
 	s.mu.Unlock()
-	answerJob(w, f, body)
+	answerJob(w, f, http.StatusOK, body)
 }
 
 // Messages is how many follow-ups a job received.

@@ -14,7 +14,7 @@ import (
 func (e *env) create(project, prompt string) job {
 	e.t.Helper()
 	var j job
-	e.decode(e.do("POST", "/v2/agent/"+project+"/job", `{"prompt":`+strconv.Quote(prompt)+`}`, nil), &j)
+	e.decodeStatus(e.do("POST", "/v2/agent/"+project+"/job", `{"prompt":`+strconv.Quote(prompt)+`}`, nil), http.StatusCreated, &j)
 	return j
 }
 
@@ -198,9 +198,9 @@ func TestCreateJobValidation(t *testing.T) {
 		name, body, contentType string
 		want                    int
 	}{
-		{"ok", `{"prompt":"x"}`, "application/json", 200},
-		{"charset", `{"prompt":"x"}`, "application/json; charset=utf-8", 200},
-		{"extra fields", `{"prompt":"x","other":1}`, "application/json", 200},
+		{"ok", `{"prompt":"x"}`, "application/json", 201},
+		{"charset", `{"prompt":"x"}`, "application/json; charset=utf-8", 201},
+		{"extra fields", `{"prompt":"x","other":1}`, "application/json", 201},
 		{"text/plain", `{"prompt":"x"}`, "text/plain", 415},
 		{"form", `prompt=x`, "application/x-www-form-urlencoded", 415},
 		{"no content type", `{"prompt":"x"}`, "", 415},
@@ -215,9 +215,9 @@ func TestCreateJobValidation(t *testing.T) {
 	} {
 		hdr := map[string]string{"Content-Type": tc.contentType}
 		r := e.do("POST", "/v2/agent/docs/job", tc.body, hdr)
-		if tc.want == 200 {
+		if tc.want == http.StatusCreated {
 			var j job
-			e.decode(r, &j)
+			e.decodeStatus(r, http.StatusCreated, &j)
 			continue
 		}
 		e.wantError(r, tc.want, tc.name)
@@ -258,7 +258,7 @@ func TestCreateJobRateLimit(t *testing.T) {
 	// batch has aged out, 50 more fit.
 	clk.Set(t0.Add(time.Hour))
 	for i := range fakeapi.CreateJobLimit / 2 {
-		if r := e.do("POST", "/v2/agent/docs/job", `{"prompt":"x"}`, nil); r.status != 200 {
+		if r := e.do("POST", "/v2/agent/docs/job", `{"prompt":"x"}`, nil); r.status != http.StatusCreated {
 			t.Fatalf("create %d after the window moved: %d %s", i, r.status, r.body)
 		}
 	}
@@ -346,7 +346,7 @@ func TestFollowUpMessage(t *testing.T) {
 	if r.header.Get("Retry-After") == "" {
 		t.Error("429 without Retry-After")
 	}
-	if r := e.do("POST", "/v2/agent/docs/job", `{"prompt":"x"}`, nil); r.status != 200 {
+	if r := e.do("POST", "/v2/agent/docs/job", `{"prompt":"x"}`, nil); r.status != http.StatusCreated {
 		t.Errorf("create after the message limit: %d", r.status)
 	}
 	o := e.create("other", "x")

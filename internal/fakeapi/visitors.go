@@ -250,19 +250,30 @@ func parseOffset(w http.ResponseWriter, q url.Values) (int, bool) {
 	return n, true
 }
 
-// parseVisitorsRange reads dateFrom and dateTo as UTC dates; without them
-// the range is the last 30 days up to tomorrow (a guess the client must
-// not rely on). It answers 400 and returns false when invalid.
+// parseVisitorsRange reads dateFrom and dateTo as UTC dates; each is
+// optional: without dateFrom the range starts 30 days before tomorrow,
+// without dateTo it ends at tomorrow (a guess the client must not rely
+// on). It answers 400 and returns false when invalid.
 func parseVisitorsRange(w http.ResponseWriter, q url.Values, now time.Time) (from, to time.Time, ok bool) {
-	fromS, toS := q.Get("dateFrom"), q.Get("dateTo")
-	if fromS == "" && toS == "" {
-		to = now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-		return to.AddDate(0, 0, -30), to, true
+	to = now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	from = to.AddDate(0, 0, -30)
+	var problems []string
+	var err error
+	if v := q.Get("dateFrom"); v != "" {
+		if from, err = parseDate(v); err != nil {
+			problems = append(problems, "dateFrom must be a date (YYYY-MM-DD) or an ISO 8601 time")
+		}
 	}
-	from, errFrom := parseDate(fromS)
-	to, errTo := parseDate(toS)
-	if errFrom != nil || errTo != nil || !to.After(from) {
-		writeError(w, http.StatusBadRequest, "dateFrom and dateTo must be dates with dateFrom < dateTo")
+	if v := q.Get("dateTo"); v != "" {
+		if to, err = parseDate(v); err != nil {
+			problems = append(problems, "dateTo must be a date (YYYY-MM-DD) or an ISO 8601 time")
+		}
+	}
+	if len(problems) == 0 && !to.After(from) {
+		problems = append(problems, "dateFrom must be before dateTo")
+	}
+	if len(problems) > 0 {
+		writeAnalyticsError(w, http.StatusBadRequest, &rangeError{problems})
 		return from, to, false
 	}
 	return from, to, true

@@ -121,21 +121,21 @@ func TestBackfillSources(t *testing.T) {
 		conversations := float64(r.fake.DayConversations("docs", day(d), today))
 		yesterday := `project="docs",window="yesterday"`
 		for key, want := range map[string]float64{
-			fmt.Sprintf("mintlify_site_page_views_combined{%s}@%d", yesterday, at):         float64(views.Total),
-			fmt.Sprintf(`mintlify_site_page_views{%s,traffic="human"}@%d`, yesterday, at):  float64(views.Human),
-			fmt.Sprintf(`mintlify_site_page_views{%s,traffic="ai"}@%d`, yesterday, at):     float64(views.AI),
-			fmt.Sprintf("mintlify_searches{%s}@%d", yesterday, at):                         float64(r.fake.DaySearches("docs", day(d), today)),
-			fmt.Sprintf("mintlify_assistant_conversations_combined{%s}@%d", yesterday, at): conversations,
-			fmt.Sprintf("mintlify_assistant_conversations@%d", at):                         conversations,
-			fmt.Sprintf("mintlify_assistant_conversations_by_resolution@%d", at):           conversations,
-			fmt.Sprintf("mintlify_assistant_conversations_by_response_type@%d", at):        conversations,
+			fmt.Sprintf("mintlify_site_page_views_combined{%s}@%d", yesterday, at):        float64(views.Total),
+			fmt.Sprintf(`mintlify_site_page_views{%s,traffic="human"}@%d`, yesterday, at): float64(views.Human),
+			fmt.Sprintf(`mintlify_site_page_views{%s,traffic="ai"}@%d`, yesterday, at):    float64(views.AI),
+			fmt.Sprintf("mintlify_searches{%s}@%d", yesterday, at):                        float64(r.fake.DaySearches("docs", day(d), today)),
+			fmt.Sprintf("mintlify_assistant_turns_combined{%s}@%d", yesterday, at):        conversations,
+			fmt.Sprintf("mintlify_assistant_turns_by_caller@%d", at):                      conversations,
+			fmt.Sprintf("mintlify_assistant_turns_by_resolution@%d", at):                  conversations,
+			fmt.Sprintf("mintlify_assistant_turns_by_response_type@%d", at):               conversations,
 		} {
 			if v, ok := values[key]; !ok || v != want {
 				t.Errorf("%s %s: %v (present %v), the API's %v", d, key, v, ok, want)
 			}
 		}
-		categories := values[fmt.Sprintf("mintlify_assistant_conversations_by_category@%d", at)] +
-			values[fmt.Sprintf("mintlify_assistant_conversations_other_categories@%d", at)]
+		categories := values[fmt.Sprintf("mintlify_assistant_turns_by_category@%d", at)] +
+			values[fmt.Sprintf("mintlify_assistant_turns_other_categories@%d", at)]
 		if categories != conversations {
 			t.Errorf("%s: %v conversations by category, the API's %v", d, categories, conversations)
 		}

@@ -43,6 +43,9 @@ func (s *Set) Status(published []refresh.View) ([]status.Organization, []status.
 			if v.Attempted {
 				d.Result = status.Classify(v.Err)
 			}
+			if v.Data != nil {
+				d.SkippedRows = v.Data.Meta().Skipped
+			}
 			demands = append(demands, d)
 		}
 	}

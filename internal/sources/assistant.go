@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,11 +37,13 @@ const keepDays = 400
 // AssistantSnapshot is a window of conversations, derived from the counts
 // per day, with the caller stats the API gives per window.
 type AssistantSnapshot struct {
-	meta         Meta
-	callers      []labelCount
-	combined     float64
-	resolution   []labelCount
-	responseType []labelCount
+	meta     Meta
+	callers  []labelCount
+	combined float64
+	// conversations are the distinct conversations of each day, summed.
+	conversations float64
+	resolution    []labelCount
+	responseType  []labelCount
 	// categories are the largest ones; otherCategories counts the rest.
 	categories      []labelCount
 	otherCategories float64
@@ -84,17 +87,19 @@ var _ = register(&Def{
 	Paging:    PagingCursor,
 	Settings:  []Setting{{Key: keyTopCategories, Min: -1, Max: 100, Backfill: true}},
 	Families: []*Family{
-		family("mintlify_assistant_conversations", "Conversations with the AI assistant in the window, by caller (web, api, other), from the API's caller stats.",
+		family("mintlify_assistant_turns_by_caller", "Turns (questions) asked of the AI assistant in the window, by caller (web, api, other), from the API's caller stats.",
 			familyFlags{additive: true}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.callers }), "caller"),
-		family("mintlify_assistant_conversations_combined", "The Mintlify API's own total of conversations with the AI assistant in the window (caller stats).",
+		family("mintlify_assistant_turns_combined", "The Mintlify API's own total of turns (questions) asked of the AI assistant in the window (caller stats).",
 			familyFlags{additive: true}, assistantEmitOne(func(s *AssistantSnapshot) float64 { return s.combined })),
-		family("mintlify_assistant_conversations_by_resolution", "Conversations with the AI assistant in the window by resolution status (answered, unanswered).",
+		family("mintlify_assistant_conversations", "Distinct conversations (thread ids) with the AI assistant with a turn in the window, counted once per day they had one.",
+			familyFlags{additive: true}, assistantEmitOne(func(s *AssistantSnapshot) float64 { return s.conversations })),
+		family("mintlify_assistant_turns_by_resolution", "Turns of conversations with the AI assistant in the window by resolution status (answered, unanswered).",
 			familyFlags{additive: true}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.resolution }), "resolution"),
-		family("mintlify_assistant_conversations_by_response_type", "Conversations with the AI assistant in the window by response type (answer, clarifying_question).",
+		family("mintlify_assistant_turns_by_response_type", "Turns of conversations with the AI assistant in the window by response type (answer, clarifying_question).",
 			familyFlags{additive: true}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.responseType }), "response_type"),
-		family("mintlify_assistant_conversations_by_category", "Conversations with the AI assistant in the window by query category, for the largest categories.",
+		family("mintlify_assistant_turns_by_category", "Turns of conversations with the AI assistant in the window by query category, for the largest categories.",
 			familyFlags{}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.categories }), "category"),
-		family("mintlify_assistant_conversations_other_categories", "Conversations with the AI assistant in the window whose category is not among the exported largest ones.",
+		family("mintlify_assistant_turns_other_categories", "Turns of conversations with the AI assistant in the window whose category is not among the exported largest ones.",
 			familyFlags{}, assistantEmitOne(func(s *AssistantSnapshot) float64 { return s.otherCategories })),
 	},
 	make: func(def *Def, cfg Config) (Source, error) {
@@ -178,7 +183,7 @@ func (s *assistantSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 		}
 		p.state = st
 	}
-	requests, err := s.read(ctx, p.state, q)
+	requests, skipped, err := s.read(ctx, p.state, q)
 	if err != nil {
 		return nil, err
 	}
@@ -192,33 +197,33 @@ func (s *assistantSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 		return nil, err
 	}
 	requests++
-	snap := s.snapshot(p.state, q, stats, requests)
+	snap := s.snapshot(p.state, q, stats, requests, skipped)
 	s.learn(q, requests)
 	return snap, nil
 }
 
-// read brings the state up to date for q and returns the requests sent:
-// days before the state's first day are read once (the window grew), then
-// the conversations since the watermark.
-func (s *assistantSource) read(ctx context.Context, st *assistantState, q Query) (int, error) {
+// read brings the state up to date for q and returns the requests sent
+// and the rows skipped: days before the state's first day are read once
+// (the window grew), then the turns since the watermark.
+func (s *assistantSource) read(ctx context.Context, st *assistantState, q Query) (requests, skipped int, err error) {
 	f := &conversationFetch{s: s, ctx: ctx, project: q.Project}
 	if st.From == "" || q.DateFrom < st.From {
 		if fresh, err := s.readEarlierDays(f, st, q); err != nil || fresh {
-			return f.requests, err
+			return f.requests, f.skipped, err
 		}
 	}
-	// The conversations since the watermark, less the overlap: those seen
-	// before are in Recent, and anything older was counted already (or
-	// came too late to count).
+	// The turns since the watermark, less the overlap: those seen before
+	// are in Recent, and anything older was counted already (or came too
+	// late to count).
 	since := st.Watermark.Add(-s.cfg.AssistantOverlap)
 	if !analytics.DayStart(mustDate(q.DateTo), s.cfg.location()).After(since) {
-		return f.requests, nil // a past window: its days are all counted
+		return f.requests, f.skipped, nil // a past window: its days are all counted
 	}
 	if err := s.readSince(f, st, q, since); err != nil {
-		return f.requests, err
+		return f.requests, f.skipped, err
 	}
 	s.dropOldDays(st)
-	return f.requests, nil
+	return f.requests, f.skipped, nil
 }
 
 // conversationFetch reads the conversations of one project and counts the
@@ -228,18 +233,21 @@ type conversationFetch struct {
 	ctx      context.Context
 	project  string
 	requests int
+	// skipped counts the rows the API sent that could not be read.
+	skipped int
 }
 
-func (f *conversationFetch) fetch(r apiclient.DateRange) ([]apiclient.Conversation, error) {
+func (f *conversationFetch) fetch(r apiclient.DateRange) ([]apiclient.Turn, error) {
 	cfg := &f.s.cfg
-	res, err := cfg.Client.AllConversations(f.ctx, f.project, r, cfg.AssistantPageSize, cfg.MaxPages)
+	res, err := cfg.Client.AllTurns(f.ctx, f.project, r, cfg.AssistantPageSize, cfg.MaxPages)
 	if res != nil {
 		f.requests += res.Requests
+		f.skipped += res.Skipped.Total()
 	}
 	if err != nil {
 		return nil, err
 	}
-	return res.Conversations, nil
+	return res.Turns, nil
 }
 
 // dayOf is the day of t in the configured time zone.
@@ -262,9 +270,10 @@ func (s *assistantSource) readEarlierDays(f *conversationFetch, st *assistantSta
 		return false, err
 	}
 	fresh = st.From == ""
+	tc := st.newTurnCounter(s.dayOf)
 	for _, c := range convs {
 		if d := s.dayOf(c.Timestamp); d >= q.DateFrom && (fresh || d < st.From) {
-			st.count(d, c)
+			tc.count(d, c)
 			if fresh {
 				st.seen(c)
 			}
@@ -289,12 +298,13 @@ func (s *assistantSource) readSince(f *conversationFetch, st *assistantState, q 
 	if err != nil {
 		return err
 	}
+	tc := st.newTurnCounter(s.dayOf)
 	for _, c := range convs {
 		d := s.dayOf(c.Timestamp)
-		if _, again := st.Recent[c.ID]; again || d < st.From || c.Timestamp.Before(since) {
+		if st.recent(c) || d < st.From || c.Timestamp.Before(since) {
 			continue
 		}
-		st.count(d, c)
+		tc.count(d, c)
 		st.seen(c)
 	}
 	st.prune(s.cfg.AssistantOverlap)
@@ -321,10 +331,37 @@ func mustDate(s string) time.Time {
 	return t
 }
 
-// count adds a conversation to its day.
-func (st *assistantState) count(day string, c apiclient.Conversation) {
-	d := st.day(day)
+// turnCounter counts the turns of one read into their days, and each
+// conversation once per day: a conversation is known to a day when a turn
+// of it on that day was counted in this read, or is still in Recent (a
+// turn within the overlap of the last read). A conversation that resumes
+// on the same day after a pause longer than that is counted again: the
+// state keeps no list of every conversation of a day (docs/sources.md).
+type turnCounter struct {
+	st *assistantState
+	// known holds day + "\x00" + id of the conversations counted.
+	known map[string]struct{}
+}
+
+func (st *assistantState) newTurnCounter(dayOf func(time.Time) string) *turnCounter {
+	tc := &turnCounter{st: st, known: make(map[string]struct{}, len(st.Recent))}
+	for id, times := range st.Recent {
+		for _, t := range times {
+			tc.known[dayOf(t)+"\x00"+id] = struct{}{}
+		}
+	}
+	return tc
+}
+
+// count adds a turn to its day, and its conversation when the day does
+// not know it yet.
+func (tc *turnCounter) count(day string, c apiclient.Turn) {
+	d := tc.st.day(day)
 	d.Total++
+	if k := day + "\x00" + c.ID; !has(tc.known, k) {
+		tc.known[k] = struct{}{}
+		d.Conversations++
+	}
 	d.Resolution[c.ResolutionStatus]++
 	d.ResponseType[c.ResponseType]++
 	cat := Uncategorized
@@ -334,28 +371,48 @@ func (st *assistantState) count(day string, c apiclient.Conversation) {
 	d.Category[cat]++
 }
 
-// seen moves the watermark and remembers the id for the overlap.
-func (st *assistantState) seen(c apiclient.Conversation) {
+func has(m map[string]struct{}, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// recent reports whether the turn was counted by an earlier read.
+func (st *assistantState) recent(c apiclient.Turn) bool {
+	for _, t := range st.Recent[c.ID] {
+		if t.Equal(c.Timestamp) {
+			return true
+		}
+	}
+	return false
+}
+
+// seen moves the watermark and remembers the turn for the overlap.
+func (st *assistantState) seen(c apiclient.Turn) {
 	if c.Timestamp.After(st.Watermark) {
 		st.Watermark = c.Timestamp
 	}
-	st.Recent[c.ID] = c.Timestamp
+	if !st.recent(c) {
+		st.Recent[c.ID] = append(st.Recent[c.ID], c.Timestamp)
+	}
 }
 
-// prune forgets the ids the next read cannot return again.
+// prune forgets the turns the next read cannot return again.
 func (st *assistantState) prune(overlap time.Duration) {
 	since := st.Watermark.Add(-overlap)
-	for id, t := range st.Recent {
-		if t.Before(since) {
+	for id, times := range st.Recent {
+		kept := slices.DeleteFunc(times, func(t time.Time) bool { return t.Before(since) })
+		if len(kept) == 0 {
 			delete(st.Recent, id)
+			continue
 		}
+		st.Recent[id] = kept
 	}
 }
 
 // snapshot derives the window from the days.
-func (s *assistantSource) snapshot(st *assistantState, q Query, stats *apiclient.CallerStats, requests int) *AssistantSnapshot {
+func (s *assistantSource) snapshot(st *assistantState, q Query, stats *apiclient.CallerStats, requests, skipped int) *AssistantSnapshot {
 	resolution, responseType, category := map[string]int64{}, map[string]int64{}, map[string]int64{}
-	var otherCategories float64
+	var otherCategories, conversations float64
 	dayFolded := map[string]int{}
 	for day, c := range st.Days {
 		if day < q.DateFrom || day >= q.DateTo {
@@ -371,13 +428,15 @@ func (s *assistantSource) snapshot(st *assistantState, q Query, stats *apiclient
 			category[k] += v
 		}
 		otherCategories += float64(c.OtherCategories)
+		conversations += float64(c.Conversations)
 		for k, v := range c.Folded {
 			dayFolded[k] += int(v)
 		}
 	}
 	snap := &AssistantSnapshot{
-		meta:     Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: requests},
-		combined: float64(stats.Total),
+		meta:          Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: requests, Skipped: skipped},
+		combined:      float64(stats.Total),
+		conversations: conversations,
 	}
 	var fc, fr, ft, fcat int
 	snap.callers, fc = foldByLabel(stats.ByCaller, apiclient.Callers, s.cfg.label)
@@ -401,6 +460,7 @@ func (v *AssistantSnapshot) toWire() (string, wireData) {
 		Meta:            metaToWire(v.meta),
 		Callers:         labelCountsToWire(v.callers),
 		Combined:        v.combined,
+		Conversations:   v.conversations,
 		Resolution:      labelCountsToWire(v.resolution),
 		ResponseType:    labelCountsToWire(v.responseType),
 		Categories:      labelCountsToWire(v.categories),
@@ -414,6 +474,7 @@ type wireAssistant struct {
 	Meta            wireMeta         `json:"meta"`
 	Callers         []wireLabelCount `json:"callers"`
 	Combined        float64          `json:"combined"`
+	Conversations   float64          `json:"conversations"`
 	Resolution      []wireLabelCount `json:"resolution"`
 	ResponseType    []wireLabelCount `json:"responseType"`
 	Categories      []wireLabelCount `json:"categories"`
@@ -439,8 +500,8 @@ func (w *wireAssistant) validate() error {
 			}
 		}
 	}
-	if err := checkValues(w.Combined, w.OtherCategories); err != nil {
-		return fmt.Errorf("combined or other categories: %w", err)
+	if err := checkValues(w.Combined, w.OtherCategories, w.Conversations); err != nil {
+		return fmt.Errorf("combined, other categories or conversations: %w", err)
 	}
 	return validateFolded(w.Folded)
 }
@@ -450,6 +511,7 @@ func (w *wireAssistant) snapshot() Snapshot {
 		meta:            w.Meta.meta(),
 		callers:         labelCountsFromWire(w.Callers),
 		combined:        w.Combined,
+		conversations:   w.Conversations,
 		resolution:      labelCountsFromWire(w.Resolution),
 		responseType:    labelCountsFromWire(w.ResponseType),
 		categories:      labelCountsFromWire(w.Categories),

@@ -15,8 +15,11 @@ import (
 )
 
 // stateVersion changes when the file's meaning does; a file of another
-// version is read again from the API rather than misread.
-const stateVersion = 1
+// version is read again from the API rather than misread. Version 2: rows
+// are turns, told apart by id and timestamp (Recent holds the turn times
+// of each id), and the days count distinct conversations; a version 1 file
+// counted one row per id and is read again.
+const stateVersion = 2
 
 // assistantState is what the assistant source knows of one project's
 // conversations: counts per local day, and where reading stopped. It is
@@ -35,20 +38,24 @@ type assistantState struct {
 	Watermark time.Time `json:"watermark"`
 	// Days are counts per local day (YYYY-MM-DD).
 	Days map[string]*dayCounts `json:"days"`
-	// Recent holds the ids of the conversations at or after Watermark
-	// minus the overlap: the ones the next read sees again, counted once.
-	Recent map[string]time.Time `json:"recent"`
+	// Recent holds, by conversation id, the times of the turns at or after
+	// Watermark minus the overlap: the ones the next read sees again,
+	// counted once (a turn is its id and time together).
+	Recent map[string][]time.Time `json:"recent"`
 }
 
-// dayCounts are one day's conversations by resolution, response type and
-// category (null categories under uncategorized).
+// dayCounts are one day's turns by resolution, response type and category
+// (null categories under uncategorized), and its distinct conversations.
 type dayCounts struct {
-	Total        int64            `json:"total"`
-	Resolution   map[string]int64 `json:"resolution"`
-	ResponseType map[string]int64 `json:"responseType"`
-	Category     map[string]int64 `json:"category"`
+	// Total is the day's turns.
+	Total int64 `json:"total"`
+	// Conversations is the day's distinct conversation ids.
+	Conversations int64            `json:"conversations"`
+	Resolution    map[string]int64 `json:"resolution"`
+	ResponseType  map[string]int64 `json:"responseType"`
+	Category      map[string]int64 `json:"category"`
 	// OtherCategories and Folded are what bound folded: the day's
-	// conversations of categories beyond its cap, and how many distinct
+	// turns of categories beyond its cap, and how many distinct
 	// values of each label were summed under "other".
 	OtherCategories int64            `json:"otherCategories,omitempty"`
 	Folded          map[string]int64 `json:"folded,omitempty"`
@@ -56,7 +63,7 @@ type dayCounts struct {
 
 func newState(project, location string) *assistantState {
 	return &assistantState{Version: stateVersion, Project: project, Location: location,
-		Days: map[string]*dayCounts{}, Recent: map[string]time.Time{}}
+		Days: map[string]*dayCounts{}, Recent: map[string][]time.Time{}}
 }
 
 func (st *assistantState) day(d string) *dayCounts {
@@ -103,7 +110,7 @@ func loadState(dir, project, location string) (*assistantState, error) {
 		return fresh, nil
 	}
 	if st.Recent == nil {
-		st.Recent = map[string]time.Time{}
+		st.Recent = map[string][]time.Time{}
 	}
 	return &st, nil
 }

@@ -25,7 +25,18 @@ func checkAssistant(t *testing.T, e *env, src sources.Source, snap sources.Snaps
 	convs := e.fake.Conversations(project, from, to, now)
 	byCaller, total := e.fake.CallerStats(project, from, to, now)
 	res, types, cats := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	loc := e.cfg.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	// Conversations: distinct ids on each day they had a turn. The fake's
+	// turns of one conversation come closer together than any overlap the
+	// tests set, so the count is exact here.
+	days := map[string]bool{}
+	turnsOf := map[string]int{}
 	for _, c := range convs {
+		days[c.Timestamp.In(loc).Format("2006-01-02")+" "+c.ID] = true
+		turnsOf[c.ID]++
 		res[c.Resolution]++
 		types[c.ResponseType]++
 		cat := sources.Uncategorized
@@ -35,21 +46,25 @@ func checkAssistant(t *testing.T, e *env, src sources.Source, snap sources.Snaps
 		cats[cat]++
 	}
 	got := collect(t, src, snap, window)
-	got.want(t, "mintlify_assistant_conversations_combined", float64(total), project, window)
+	got.want(t, "mintlify_assistant_turns_combined", float64(total), project, window)
+	got.want(t, "mintlify_assistant_conversations", float64(len(days)), project, window)
+	if len(turnsOf) == len(convs) {
+		t.Error("no conversation of several turns in the fake's window")
+	}
 	for _, c := range apiclient.Callers {
-		got.want(t, "mintlify_assistant_conversations", float64(byCaller[c]), project, window, c)
+		got.want(t, "mintlify_assistant_turns_by_caller", float64(byCaller[c]), project, window, c)
 	}
 	for _, r := range apiclient.Resolutions {
-		got.want(t, "mintlify_assistant_conversations_by_resolution", res[r], project, window, r)
+		got.want(t, "mintlify_assistant_turns_by_resolution", res[r], project, window, r)
 	}
 	for _, r := range apiclient.ResponseTypes {
-		got.want(t, "mintlify_assistant_conversations_by_response_type", types[r], project, window, r)
+		got.want(t, "mintlify_assistant_turns_by_response_type", types[r], project, window, r)
 	}
-	if len(cats) != len(got["mintlify_assistant_conversations_by_category"]) {
-		t.Errorf("%d categories exported, the API has %d", len(got["mintlify_assistant_conversations_by_category"]), len(cats))
+	if len(cats) != len(got["mintlify_assistant_turns_by_category"]) {
+		t.Errorf("%d categories exported, the API has %d", len(got["mintlify_assistant_turns_by_category"]), len(cats))
 	}
 	for c, n := range cats {
-		got.want(t, "mintlify_assistant_conversations_by_category", n, project, window, c)
+		got.want(t, "mintlify_assistant_turns_by_category", n, project, window, c)
 	}
 	if res["unanswered"] == 0 {
 		t.Error("no unanswered conversation in the fake")
@@ -168,9 +183,9 @@ func TestAssistantUnknownValues(t *testing.T) {
 	src := e.source(sources.NameAssistant)
 	q := e.window(1)
 	got := collect(t, src, e.walk(src, q), "1d")
-	got.want(t, "mintlify_assistant_conversations", 3, project, "1d", fakeapi.UnknownEnumValue)
-	got.want(t, "mintlify_assistant_conversations_by_resolution", 1, project, "1d", fakeapi.UnknownEnumValue)
-	got.want(t, "mintlify_assistant_conversations_by_response_type", 1, project, "1d", fakeapi.UnknownEnumValue)
+	got.want(t, "mintlify_assistant_turns_by_caller", 3, project, "1d", fakeapi.UnknownEnumValue)
+	got.want(t, "mintlify_assistant_turns_by_resolution", 1, project, "1d", fakeapi.UnknownEnumValue)
+	got.want(t, "mintlify_assistant_turns_by_response_type", 1, project, "1d", fakeapi.UnknownEnumValue)
 }
 
 // TestAssistantStateOnAFrozenDisk: a state write that hangs (a frozen
@@ -212,10 +227,11 @@ func TestAssistantStateOnAFrozenDisk(t *testing.T) {
 // The assistant source's families and whether its counts add up across days
 // (TestFamiliesAsTheIssueNamesThem, TestRegistry).
 var _ = pinSource(sources.NameAssistant, pin{additive: true, families: map[string][]string{
-	"mintlify_assistant_conversations":                  {"project", "window", "caller"},
-	"mintlify_assistant_conversations_combined":         {"project", "window"},
-	"mintlify_assistant_conversations_by_resolution":    {"project", "window", "resolution"},
-	"mintlify_assistant_conversations_by_response_type": {"project", "window", "response_type"},
-	"mintlify_assistant_conversations_by_category":      {"project", "window", "category"},
-	"mintlify_assistant_conversations_other_categories": {"project", "window"},
+	"mintlify_assistant_turns_by_caller":        {"project", "window", "caller"},
+	"mintlify_assistant_turns_combined":         {"project", "window"},
+	"mintlify_assistant_conversations":          {"project", "window"},
+	"mintlify_assistant_turns_by_resolution":    {"project", "window", "resolution"},
+	"mintlify_assistant_turns_by_response_type": {"project", "window", "response_type"},
+	"mintlify_assistant_turns_by_category":      {"project", "window", "category"},
+	"mintlify_assistant_turns_other_categories": {"project", "window"},
 }})

@@ -65,12 +65,12 @@ func TestAssistantDaysInTheProjectZone(t *testing.T) {
 				want := e.fake.DayConversations(project, d, second)
 				var resolved float64
 				for _, r := range apiclient.Resolutions {
-					resolved += got["mintlify_assistant_conversations_by_resolution"][project+"|1d|"+r]
+					resolved += got["mintlify_assistant_turns_by_resolution"][project+"|1d|"+r]
 				}
 				if resolved != float64(want) {
 					t.Errorf("%s: %v conversations by resolution, the API has %d", q.DateFrom, resolved, want)
 				}
-				got.want(t, "mintlify_assistant_conversations_combined", float64(want), project, "1d")
+				got.want(t, "mintlify_assistant_turns_combined", float64(want), project, "1d")
 			}
 		})
 	}

@@ -158,7 +158,7 @@ func TestAPILabelValuesBounded(t *testing.T) {
 	asst := e.source(sources.NameAssistant)
 	snap := e.walk(asst, q)
 	got := collect(t, asst, snap, "1d")
-	by := boundedSeries(t, got, "mintlify_assistant_conversations")
+	by := boundedSeries(t, got, "mintlify_assistant_turns_by_caller")
 	if len(by) != 3+bounded.MaxUnknownValues {
 		t.Errorf("%d caller series, want web, api, other and %d more", len(by), bounded.MaxUnknownValues)
 	}
@@ -166,13 +166,13 @@ func TestAPILabelValuesBounded(t *testing.T) {
 		t.Errorf("sum over callers = %v, want the API's %d", s, 10+callers)
 	}
 	// The documented other caller (2) and the callers folded (one each).
-	got.want(t, "mintlify_assistant_conversations", 2+callers-bounded.MaxUnknownValues, project, "1d", "other")
+	got.want(t, "mintlify_assistant_turns_by_caller", 2+callers-bounded.MaxUnknownValues, project, "1d", "other")
 	if n := folded(t, snap, "caller"); n != callers-bounded.MaxUnknownValues {
 		t.Errorf("folded callers = %d, want %d", n, callers-bounded.MaxUnknownValues)
 	}
 	for family, label := range map[string]string{
-		"mintlify_assistant_conversations_by_response_type": "response_type",
-		"mintlify_assistant_conversations_by_resolution":    "resolution",
+		"mintlify_assistant_turns_by_response_type": "response_type",
+		"mintlify_assistant_turns_by_resolution":    "resolution",
 	} {
 		series := boundedSeries(t, got, family)
 		if len(series) != 2+bounded.MaxUnknownValues+1 {
@@ -185,11 +185,11 @@ func TestAPILabelValuesBounded(t *testing.T) {
 			t.Errorf("folded %s = %d, want at least %d", label, n, conversations-bounded.MaxUnknownValues)
 		}
 	}
-	cats := boundedSeries(t, got, "mintlify_assistant_conversations_by_category")
+	cats := boundedSeries(t, got, "mintlify_assistant_turns_by_category")
 	if len(cats) != sources.DefaultTopCategories {
 		t.Errorf("%d categories exported, want %d", len(cats), sources.DefaultTopCategories)
 	}
-	if s := sum(cats) + sum(got["mintlify_assistant_conversations_other_categories"]); s != conversations {
+	if s := sum(cats) + sum(got["mintlify_assistant_turns_other_categories"]); s != conversations {
 		t.Errorf("categories and other categories sum to %v, want %d", s, conversations)
 	}
 	// The state on disk holds each day's documented values and at most a

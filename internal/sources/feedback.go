@@ -100,7 +100,7 @@ func (s *feedbackSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 		return nil, err
 	}
 	snap := &FeedbackSnapshot{
-		meta:      Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests},
+		meta:      Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests, Skipped: res.Skipped.Total()},
 		truncated: res.HasMore,
 		pages:     make([]pageFeedback, 0, len(res.Pages)),
 	}

@@ -86,7 +86,7 @@ func (s *feedbackItemsSource) Walk(ctx context.Context, q Query) (Snapshot, erro
 		return nil, err
 	}
 	byPair := map[[2]string]int64{}
-	snap := &FeedbackItemsSnapshot{meta: Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests}}
+	snap := &FeedbackItemsSnapshot{meta: Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests, Skipped: res.Skipped.Total()}}
 	for _, it := range res.Items {
 		byPair[[2]string{s.cfg.label(it.Source), s.cfg.label(it.Status)}]++
 		if it.Status == apiclient.FeedbackStatusPending && (snap.oldestPending.IsZero() || it.CreatedAt.Before(snap.oldestPending)) {

@@ -116,3 +116,20 @@ var _ = pinSource(sources.NameFeedbackItems, pin{additive: false, families: map[
 	"mintlify_feedback_items":                      {"project", "window", "source", "status"},
 	"mintlify_feedback_oldest_pending_age_seconds": {"project"},
 }})
+
+// TestSkippedRowsReachTheSnapshot: a row the client skips (a null
+// createdAt, a path-less row) is counted in the walk's Meta, which the
+// status page shows, and the walk stands.
+func TestSkippedRowsReachTheSnapshot(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakeapi.Options{Paths: 20}, nil)
+	q := e.window(7)
+	e.fake.SetFault(fakeapi.Feedback, fakeapi.Fault{NullCreatedAt: true})
+	snap := e.walk(e.source(sources.NameFeedbackItems), q)
+	if m := snap.Meta(); m.Skipped != m.Requests || m.Skipped == 0 {
+		t.Errorf("feedback items: %d rows skipped in %d requests, want one a page", m.Skipped, m.Requests)
+	}
+	if m := e.walk(e.source(sources.NameVisitors), q).Meta(); m.Skipped != 0 {
+		t.Errorf("visitors: %d rows skipped without a fault", m.Skipped)
+	}
+}

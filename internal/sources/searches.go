@@ -91,7 +91,7 @@ func (s *searchesSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 		return nil, err
 	}
 	snap := &SearchesSnapshot{
-		meta:    Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests, TotalsOnly: top == 0},
+		meta:    Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests, TotalsOnly: top == 0, Skipped: res.Skipped.Total()},
 		total:   float64(res.TotalSearches),
 		queries: make([]searchQuery, 0, len(res.Queries)),
 	}

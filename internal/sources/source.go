@@ -42,6 +42,9 @@ type Meta struct {
 	Requests int
 	// TotalsOnly: the snapshot holds no per-path or per-query series.
 	TotalsOnly bool
+	// Skipped is how many rows of the API's answers could not be read and
+	// were skipped (apiclient.Skips): the walk and its other rows stand.
+	Skipped int
 }
 
 // Snapshot is the result of one walk, reduced to what is exported. It is

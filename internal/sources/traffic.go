@@ -20,11 +20,13 @@ const (
 type TrafficSnapshot struct {
 	*analytics.Snapshot
 	totalsOnly bool
+	// skipped is how many rows the walk could not read.
+	skipped int
 }
 
 // Meta implements Snapshot.
 func (s *TrafficSnapshot) Meta() Meta {
-	return Meta{At: s.At, DateFrom: s.DateFrom, DateTo: s.DateTo, Requests: s.Requests, TotalsOnly: s.totalsOnly}
+	return Meta{At: s.At, DateFrom: s.DateFrom, DateTo: s.DateTo, Requests: s.Requests, TotalsOnly: s.totalsOnly, Skipped: s.skipped}
 }
 
 // trafficFamilies are the four families of visitors or views: site by
@@ -143,7 +145,7 @@ func (w *wireTraffic) snapshot() Snapshot {
 			s.Paths[i] = analytics.PathCounts{Path: p.Path, Counts: analytics.Counts{Human: p.Human, AI: p.AI, Total: p.Total}}
 		}
 	}
-	return &TrafficSnapshot{Snapshot: s, totalsOnly: m.TotalsOnly}
+	return &TrafficSnapshot{Snapshot: s, totalsOnly: m.TotalsOnly, skipped: m.Skipped}
 }
 
 // buildTraffic reduces a whole API result to a snapshot: paths made bounded,

@@ -28,7 +28,7 @@ var _ = register(&Def{
 			totals: func(ctx context.Context, q Query) (apiclient.TrafficCounts, error) {
 				return cfg.Client.ViewsTotals(ctx, q.Project, apiclient.DateRange{DateFrom: q.DateFrom, DateTo: q.DateTo})
 			},
-			walk: func(ctx context.Context, q Query, pageSize int, visit func([]apiclient.PathVisitors)) (apiclient.TrafficCounts, int, error) {
+			walk: func(ctx context.Context, q Query, pageSize int, visit func([]apiclient.PathVisitors)) (apiclient.OffsetWalk, error) {
 				// The same shape under another name: one path policy ranks,
 				// filters and caps visitors and views alike.
 				var rows []apiclient.PathVisitors

@@ -32,7 +32,7 @@ var _ = register(&Def{
 			totals: func(ctx context.Context, q Query) (apiclient.TrafficCounts, error) {
 				return cfg.Client.VisitorsTotals(ctx, q.Project, apiclient.VisitorsQuery{DateFrom: q.DateFrom, DateTo: q.DateTo})
 			},
-			walk: func(ctx context.Context, q Query, pageSize int, visit func([]apiclient.PathVisitors)) (apiclient.TrafficCounts, int, error) {
+			walk: func(ctx context.Context, q Query, pageSize int, visit func([]apiclient.PathVisitors)) (apiclient.OffsetWalk, error) {
 				return cfg.Client.VisitorsPages(ctx, q.Project, apiclient.VisitorsQuery{DateFrom: q.DateFrom, DateTo: q.DateTo}, pageSize, cfg.MaxPages, visit)
 			},
 		}, nil
@@ -46,9 +46,10 @@ type trafficSource struct {
 	cfg    Config
 	totals func(ctx context.Context, q Query) (apiclient.TrafficCounts, error)
 	// walk hands every page of paths to visit as it arrives, and returns
-	// the site totals and the requests sent; views convert their rows to
-	// the visitors' so that one path policy ranks and caps both.
-	walk func(ctx context.Context, q Query, pageSize int, visit func([]apiclient.PathVisitors)) (apiclient.TrafficCounts, int, error)
+	// the site totals, the requests sent and the rows skipped; views
+	// convert their rows to the visitors' so that one path policy ranks
+	// and caps both.
+	walk func(ctx context.Context, q Query, pageSize int, visit func([]apiclient.PathVisitors)) (apiclient.OffsetWalk, error)
 }
 
 func (s *trafficSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
@@ -73,11 +74,11 @@ func (s *trafficSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 		// Only the paths to export are kept as the pages arrive: the
 		// walk's memory follows paths.max, not the site.
 		b := newPathBuilder(s.cfg.Paths)
-		totals, requests, err := s.walk(ctx, q, pageSize, b.Add)
+		w, err := s.walk(ctx, q, pageSize, b.Add)
 		if err != nil {
 			return nil, err
 		}
-		snap = &TrafficSnapshot{Snapshot: b.Snapshot(totals, requests, q.DateFrom, q.DateTo, s.cfg.now())}
+		snap = &TrafficSnapshot{Snapshot: b.Snapshot(w.Totals, w.Requests, q.DateFrom, q.DateTo, s.cfg.now()), skipped: w.Skipped.Total()}
 	}
 	s.learn(q, snap.Requests)
 	return snap, nil

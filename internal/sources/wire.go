@@ -28,7 +28,8 @@ import (
 // Decoding refuses unknown fields as well as other formats, so that a
 // replica never exports a snapshot it only half understood: during a
 // rolling upgrade it walks the API itself instead (see ErrUnknownFormat).
-const wireFormat = 2
+// Format 3: Meta's skipped rows, the assistant's distinct conversations.
+const wireFormat = 3
 
 // ErrUnknownFormat is wrapped by DecodeSnapshot's error when the input is
 // of a format version this build does not read: another replica runs an
@@ -309,14 +310,15 @@ type wireMeta struct {
 	DateTo     string    `json:"dateTo"`
 	Requests   int       `json:"requests"`
 	TotalsOnly bool      `json:"totalsOnly"`
+	Skipped    int       `json:"skipped"`
 }
 
 func metaToWire(m Meta) wireMeta {
-	return wireMeta{At: m.At.UTC(), DateFrom: m.DateFrom, DateTo: m.DateTo, Requests: m.Requests, TotalsOnly: m.TotalsOnly}
+	return wireMeta{At: m.At.UTC(), DateFrom: m.DateFrom, DateTo: m.DateTo, Requests: m.Requests, TotalsOnly: m.TotalsOnly, Skipped: m.Skipped}
 }
 
 func (m wireMeta) meta() Meta {
-	return Meta{At: m.At.UTC(), DateFrom: m.DateFrom, DateTo: m.DateTo, Requests: m.Requests, TotalsOnly: m.TotalsOnly}
+	return Meta{At: m.At.UTC(), DateFrom: m.DateFrom, DateTo: m.DateTo, Requests: m.Requests, TotalsOnly: m.TotalsOnly, Skipped: m.Skipped}
 }
 
 // validate checks Meta as a walk sets it; pages is how many per-page rows
@@ -332,8 +334,8 @@ func (m wireMeta) validate(pages int) error {
 	if err1 != nil || err2 != nil || !to.After(from) {
 		return fmt.Errorf("invalid date range %.40q..%.40q: want YYYY-MM-DD with dateFrom < dateTo", m.DateFrom, m.DateTo)
 	}
-	if m.Requests < 0 {
-		return fmt.Errorf("negative requests (%d)", m.Requests)
+	if m.Requests < 0 || m.Skipped < 0 {
+		return fmt.Errorf("negative requests (%d) or skipped rows (%d)", m.Requests, m.Skipped)
 	}
 	if m.TotalsOnly && pages > 0 {
 		return fmt.Errorf("a totals-only snapshot with %d per-page rows", pages)

@@ -197,12 +197,12 @@ func noteCoverage(covered map[string]bool, name string, snap sources.Snapshot, g
 		note("none pending", v == 0)
 	}
 	note("queries", len(got["mintlify_search_query_hits"]) > 0)
-	for _, v := range got["mintlify_assistant_conversations_other_categories"] {
+	for _, v := range got["mintlify_assistant_turns_other_categories"] {
 		note("other categories", v > 0)
 	}
 	for family, series := range got {
 		for k := range series {
-			note("unknown value", strings.Contains(k, fakeapi.UnknownEnumValue) && family != "mintlify_assistant_conversations")
+			note("unknown value", strings.Contains(k, fakeapi.UnknownEnumValue) && family != "mintlify_assistant_turns_by_caller")
 		}
 	}
 }
@@ -287,8 +287,8 @@ func TestDecodeSnapshotRefuses(t *testing.T) {
 		{"an array", []byte(`[1,2,3]`), "not a JSON object"},
 		{"null", []byte(`null`), "not a JSON object"},
 		{"no format", []byte(`{"kind":"traffic","data":{}}`), "unknown snapshot format: none given"},
-		{"format twice", []byte(`{"format":2,"format":2,"kind":"traffic","data":{}}`), `field "format" twice`},
-		{"format 1", edit(t, traffic, func(env, _ map[string]any) { env["format"] = 1 }), "unknown snapshot format 1 (this build reads 2)"},
+		{"format twice", []byte(`{"format":3,"format":3,"kind":"traffic","data":{}}`), `field "format" twice`},
+		{"format 1", edit(t, traffic, func(env, _ map[string]any) { env["format"] = 1 }), "unknown snapshot format 1 (this build reads 3)"},
 		{"format as a string", edit(t, traffic, func(env, _ map[string]any) { env["format"] = "1" }), "cannot unmarshal string"},
 		{"format 1.5", edit(t, traffic, func(env, _ map[string]any) { env["format"] = 1.5 }), "cannot unmarshal number 1.5"},
 		{"unknown kind", edit(t, traffic, func(env, _ map[string]any) { env["kind"] = "spreadsheet" }), `unknown kind "spreadsheet"`},
@@ -296,9 +296,9 @@ func TestDecodeSnapshotRefuses(t *testing.T) {
 		{"no kind", edit(t, traffic, func(env, _ map[string]any) { delete(env, "kind") }), "no kind"},
 		{"no data", edit(t, traffic, func(env, _ map[string]any) { delete(env, "data") }), "no data"},
 		{"null data", edit(t, traffic, func(env, _ map[string]any) { env["data"] = nil }), "no data"},
-		{"null data first", []byte(`{"data":null,"kind":"traffic","format":2}`), "no data"},
-		{"data first of another kind", []byte(`{"data":{"site":{}},"kind":"feedback","format":2}`), `unknown field "site"`},
-		{"data first, format 3 last", []byte(`{"data":{},"kind":"traffic","format":3}`), "unknown snapshot format 3"},
+		{"null data first", []byte(`{"data":null,"kind":"traffic","format":3}`), "no data"},
+		{"data first of another kind", []byte(`{"data":{"site":{}},"kind":"feedback","format":3}`), `unknown field "site"`},
+		{"data first, format 4 last", []byte(`{"data":{},"kind":"traffic","format":4}`), "unknown snapshot format 4"},
 		{"data not an object", edit(t, traffic, func(env, _ map[string]any) { env["data"] = []int{1} }), "cannot unmarshal array"},
 		{"data of another kind", edit(t, traffic, func(env, _ map[string]any) { env["kind"] = "feedback" }), "unknown field"},
 		{"unknown field in data", edit(t, traffic, func(_, data map[string]any) { data["sampled"] = true }), `unknown field "sampled"`},
@@ -450,7 +450,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	for _, b := range wireSeeds(f) {
 		f.Add(b)
 	}
-	for _, s := range []string{``, `{}`, `null`, `{"format":1}`, `{"format":1,"kind":"traffic","data":null}`, `{"format":2,"kind":"traffic","data":{}}`} {
+	for _, s := range []string{``, `{}`, `null`, `{"format":1}`, `{"format":1,"kind":"traffic","data":null}`, `{"format":2,"kind":"traffic","data":{}}`, `{"format":3,"kind":"traffic","data":{}}`} {
 		f.Add([]byte(s))
 	}
 	families := allFamilies()

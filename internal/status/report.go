@@ -158,6 +158,9 @@ type Demand struct {
 	// SharedVersion is the version of the snapshot replicas share (0:
 	// not shared): replicas showing one version serve the same data.
 	SharedVersion int64 `json:"shared_version,omitempty"`
+	// SkippedRows is how many rows of the API's answers the refresh of the
+	// data exported could not read and skipped (0: none, or no data).
+	SkippedRows int `json:"skipped_rows,omitempty"`
 }
 
 // Jobs are the agent jobs the gateway tracks.

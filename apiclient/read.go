@@ -1,0 +1,212 @@
+package apiclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+)
+
+// The tolerant reader (docs/sources.md, "What the client reads"): what the
+// API's reference allows is read, and a row that cannot be read at all is
+// skipped and counted by reason, never a failed walk. A page that is not
+// JSON, or whose list is not a list, still fails.
+
+// Reasons a row is skipped. The set is closed (the counter's label values
+// are pre-created from it), so a new reason is added here.
+const (
+	// SkipNoID: the row has no id (or an empty one): it could be neither
+	// deduplicated nor told apart from another.
+	SkipNoID = "no_id"
+	// SkipNoTime: the row's time is null or absent: it belongs to no day.
+	SkipNoTime = "no_time"
+	// SkipBadTime: the row's time is in none of the forms read
+	// (parseTime).
+	SkipBadTime = "bad_time"
+	// SkipMalformed: the row is not an object of the documented types (a
+	// string where a count is, a null row).
+	SkipMalformed = "malformed"
+)
+
+// SkipReasons lists every reason a row is skipped.
+var SkipReasons = []string{SkipBadTime, SkipMalformed, SkipNoID, SkipNoTime}
+
+// Skips counts skipped rows by reason.
+type Skips map[string]int
+
+// Total is how many rows were skipped.
+func (s Skips) Total() int {
+	n := 0
+	for _, v := range s {
+		n += v
+	}
+	return n
+}
+
+// add merges o into s (allocating s when needed) and returns it.
+func (s Skips) add(o Skips) Skips {
+	if len(o) == 0 {
+		return s
+	}
+	if s == nil {
+		s = Skips{}
+	}
+	for k, v := range o {
+		s[k] += v
+	}
+	return s
+}
+
+// String lists the reasons in a stable order, e.g. "no_time=2 no_id=1".
+func (s Skips) String() string {
+	var b bytes.Buffer
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", k, s[k])
+	}
+	return b.String()
+}
+
+// rowError is why one row cannot be read: one of the Skip* reasons.
+type rowError string
+
+func (e rowError) Error() string { return "unreadable row: " + string(e) }
+
+// skipReason is the reason a row's decoding error stands for: its own, or
+// malformed for any other (a JSON type error inside the row).
+func skipReason(err error) string {
+	var re rowError
+	if errors.As(err, &re) {
+		return string(re)
+	}
+	return SkipMalformed
+}
+
+// rowsOf is a list of rows decoded one by one: a row that cannot be read
+// is skipped and counted, the others stand. A value that is not a list
+// fails the page.
+type rowsOf[T any] struct {
+	rows    []T
+	skipped Skips
+}
+
+func (r *rowsOf[T]) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	r.rows = make([]T, 0, len(raw))
+	for _, m := range raw {
+		var v T
+		if bytes.Equal(bytes.TrimSpace(m), []byte("null")) {
+			r.skip(SkipMalformed)
+			continue
+		}
+		if err := json.Unmarshal(m, &v); err != nil {
+			r.skip(skipReason(err))
+			continue
+		}
+		r.rows = append(r.rows, v)
+	}
+	return nil
+}
+
+func (r *rowsOf[T]) skip(reason string) {
+	if r.skipped == nil {
+		r.skipped = Skips{}
+	}
+	r.skipped[reason]++
+}
+
+// skipper is an answer that skipped rows: the client counts them in
+// mintlify_api_rows_skipped_total under the request's endpoint.
+type skipper interface{ skippedRows() Skips }
+
+// maxExactCount is the largest count a float64 holds exactly (2^53).
+const maxExactCount = 1 << 53
+
+// Count is a count as the reference types it: a JSON number, so 10.0 is
+// read as 10. A fraction is rounded to the nearest count (the API has no
+// fractional events; a fraction is a number written by a float encoder).
+// A negative count is read as it is: the walks refuse it, naming the row.
+type Count int64
+
+// UnmarshalJSON reads any JSON number within ±2^53; null leaves the count
+// as it is (an absent optional count is 0).
+func (n *Count) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	if math.Abs(f) > maxExactCount {
+		return rowError(SkipMalformed)
+	}
+	*n = Count(math.Round(f))
+	return nil
+}
+
+// timeLayouts are the forms a timestamp is read in, besides RFC 3339 (the
+// reference declares no format): with a space for the T, without a zone
+// (read as UTC), with a zone written without its colon, and a bare date.
+// Fractions of a second are accepted after the seconds of every layout
+// (time.Parse does so without saying it in the layout).
+var timeLayouts = []string{
+	time.RFC3339,
+	"2006-01-02T15:04:05Z0700",
+	"2006-01-02T15:04:05",
+	"2006-01-02 15:04:05Z07:00",
+	"2006-01-02 15:04:05Z0700",
+	"2006-01-02 15:04:05 Z07:00",
+	"2006-01-02 15:04:05",
+	"2006-01-02",
+}
+
+// parseTime reads a timestamp in any of timeLayouts; a time without a
+// zone is UTC (the API's documented zone for its dates).
+func parseTime(s string) (time.Time, error) {
+	for _, layout := range timeLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, rowError(SkipBadTime)
+}
+
+// requiredTime reads a row's time that places it on a day: null or absent
+// is SkipNoTime, an unreadable one SkipBadTime.
+func requiredTime(s *string) (time.Time, error) {
+	if s == nil || *s == "" {
+		return time.Time{}, rowError(SkipNoTime)
+	}
+	return parseTime(*s)
+}
+
+// optionalTime reads a time the row can do without: null, absent or
+// unreadable is nil (a row is not lost over a field it does not need).
+func optionalTime(s *string) *time.Time {
+	if s == nil {
+		return nil
+	}
+	t, err := parseTime(*s)
+	if err != nil {
+		return nil
+	}
+	return &t
+}
+
+// requiredID is a row's id: absent or empty is SkipNoID.
+func requiredID(s *string) (string, error) {
+	if s == nil || *s == "" {
+		return "", rowError(SkipNoID)
+	}
+	return *s, nil
+}
