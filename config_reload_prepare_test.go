@@ -16,6 +16,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // serveInProcess runs serve in this process, as main does, with args, and
@@ -55,12 +56,12 @@ func serveInProcess(t *testing.T, args ...string) string {
 // prepares before any commits.
 func TestFailedReloadChangesNoSubsystem(t *testing.T) {
 	t.Parallel()
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
-	f := newReloadFile(t)
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	f := blackbox.NewReloadFile(t)
 	stateDir := t.TempDir() // the ledgers live beside the job state
-	writeFile(t, f.path, f.agentProjects("docs"))
-	base := serveInProcess(t, configArgs(api.URL, f.path, "--web.enable-agent-api", "--agent.state-file="+filepath.Join(stateDir, "agent.db"))...)
-	waitMetrics(t, base, time.Minute, map[string]float64{refreshed("docs", "7d"): 1})
+	blackbox.WriteFile(t, f.Path, f.AgentProjects("docs"))
+	base := serveInProcess(t, blackbox.ConfigArgs(api.URL, f.Path, "--web.enable-agent-api", "--agent.state-file="+filepath.Join(stateDir, "agent.db"))...)
+	blackbox.WaitMetrics(t, base, time.Minute, map[string]float64{blackbox.Refreshed("docs", "7d"): 1})
 
 	// The reload adds blog (agent jobs) to acme and a later organization,
 	// zeta, whose ledger path is a directory: it cannot be opened.
@@ -68,18 +69,18 @@ func TestFailedReloadChangesNoSubsystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	project := func(id, org string) string {
-		return "  - id: " + id + "\n    windows: [7d]\n    timezone: " + noonZone() + "\n    sources: {visitors: {}}\n    agent_jobs: true\n    organization: " + org + "\n"
+		return "  - id: " + id + "\n    windows: [7d]\n    timezone: " + blackbox.NoonZone() + "\n    sources: {visitors: {}}\n    agent_jobs: true\n    organization: " + org + "\n"
 	}
-	file := strings.Replace(f.head, "projects:\n",
-		"  - name: zeta\n    api_key_file: "+keyFile(t, t.TempDir(), "zeta.key", "mint_test")+"\nprojects:\n", 1) +
+	file := strings.Replace(f.Head, "projects:\n",
+		"  - name: zeta\n    api_key_file: "+blackbox.KeyFile(t, t.TempDir(), "zeta.key", "mint_test")+"\nprojects:\n", 1) +
 		project("docs", "acme") + project("blog", "acme") + project("guide", "zeta")
-	writeFile(t, f.path, file)
-	code, body := postReload(t, base)
+	blackbox.WriteFile(t, f.Path, file)
+	code, body := blackbox.PostReload(t, base)
 	if code != http.StatusInternalServerError || !strings.Contains(body["error"], "organization zeta") {
 		t.Fatalf("POST /-/reload with zeta's ledger unreadable: HTTP %d %v, want 500 naming zeta", code, body)
 	}
 
-	m := scrape(t, base)
+	m := blackbox.Scrape(t, base)
 	if m["mintlify_exporter_config_last_reload_successful{}"] != 0 {
 		t.Error("mintlify_exporter_config_last_reload_successful is not 0 after the failed reload")
 	}
@@ -90,10 +91,10 @@ func TestFailedReloadChangesNoSubsystem(t *testing.T) {
 			}
 		}
 	}
-	if len(dataSeries(m, "docs")) == 0 {
+	if len(blackbox.DataSeries(m, "docs")) == 0 {
 		t.Error("docs, of the old configuration, is no longer exported")
 	}
-	r := statusReport(t, base)
+	r := blackbox.StatusReport(t, base)
 	if len(r.Organizations) != 1 || !slices.Equal(r.Organizations[0].Projects, []string{"docs"}) {
 		t.Errorf("organizations after the failed reload: %+v, want acme with docs alone", r.Organizations)
 	}
@@ -105,7 +106,7 @@ func TestFailedReloadChangesNoSubsystem(t *testing.T) {
 			t.Errorf("the tracker follows %s after the failed reload", p.Project)
 		}
 	}
-	if code, _ := postJob(t, base, "blog", "#fake:pr:1h"); code != http.StatusNotFound {
+	if code, _ := blackbox.PostJob(t, base, "blog", "#fake:pr:1h"); code != http.StatusNotFound {
 		t.Errorf("job for blog after the failed reload: HTTP %d, want 404", code)
 	}
 
@@ -113,15 +114,15 @@ func TestFailedReloadChangesNoSubsystem(t *testing.T) {
 	if err := os.Remove(config.LedgerPath(stateDir, "zeta")); err != nil {
 		t.Fatal(err)
 	}
-	if code, body := postReload(t, base); code != http.StatusOK {
+	if code, body := blackbox.PostReload(t, base); code != http.StatusOK {
 		t.Fatalf("POST /-/reload with zeta's ledger readable: HTTP %d %v", code, body)
 	}
-	if code, _ := postJob(t, base, "blog", "#fake:pr:1h"); code/100 != 2 {
+	if code, _ := blackbox.PostJob(t, base, "blog", "#fake:pr:1h"); code/100 != 2 {
 		t.Errorf("job for blog after the reload: HTTP %d", code)
 	}
-	waitMetrics(t, base, time.Minute, map[string]float64{
+	blackbox.WaitMetrics(t, base, time.Minute, map[string]float64{
 		"mintlify_exporter_config_last_reload_successful{}": 1,
 		"mintlify_agent_jobs_submitted_total{project=blog}": 1,
-		refreshed("guide", "7d"):                            1,
+		blackbox.Refreshed("guide", "7d"):                   1,
 	})
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // Endpoints the soak puts faults on: every analytics endpoint (every source
@@ -124,8 +125,8 @@ func settledGoroutines(limit int) int {
 // seconds.
 func walkedWell(t *testing.T, base, what string) {
 	t.Helper()
-	eventually(t, 0, what, func() bool {
-		body, status, err := getBody(base + "/?format=json")
+	blackbox.Eventually(t, 0, what, func() bool {
+		body, status, err := blackbox.GetBody(base + "/?format=json")
 		if err != nil || status != http.StatusOK {
 			return false
 		}
@@ -252,7 +253,7 @@ func TestSoak(t *testing.T) {
 				mu.Unlock()
 				// Retry with the same key, as the client of docs/agent-gateway.md does.
 				for attempt := 0; attempt < 20 && ctx.Err() == nil; attempt++ {
-					status, msg, err := submitKeyed(client, x.base+"/api/v2/agent/"+project+"/job", key, prompt)
+					status, msg, err := blackbox.SubmitKeyed(client, x.base+"/api/v2/agent/"+project+"/job", key, prompt)
 					mu.Lock()
 					statuses[status]++
 					if err == nil && status/100 == 2 {
@@ -293,7 +294,7 @@ func TestSoak(t *testing.T) {
 	// Settle: every acknowledged job tracked; every key with a job or an
 	// unknown outcome.
 	listJobs := func(project string) map[string]bool {
-		body, status, err := getBody(x.base + "/api/v2/agent/" + project + "/jobs")
+		body, status, err := blackbox.GetBody(x.base + "/api/v2/agent/" + project + "/jobs")
 		if err != nil || status != 200 {
 			t.Fatalf("jobs: HTTP %d %v", status, err)
 		}
@@ -314,7 +315,7 @@ func TestSoak(t *testing.T) {
 		for k := range maps {
 			tracked[k] = true
 		}
-		body, _, err := getBody(x.base + "/api/v2/agent/" + p + "/unknown-creates")
+		body, _, err := blackbox.GetBody(x.base + "/api/v2/agent/" + p + "/unknown-creates")
 		if err != nil {
 			t.Fatal(err)
 		}

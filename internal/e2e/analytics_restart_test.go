@@ -14,6 +14,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/snapstore"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // TestAnalyticsSurviveKill9 walks 3 projects x 3 windows x 2 sources with
@@ -28,28 +29,28 @@ import (
 // every demand is due at the start and walked at once.
 func TestAnalyticsSurviveKill9(t *testing.T) {
 	t.Parallel()
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "mintlify.yml")
-	zone := noonZone()
+	zone := blackbox.NoonZone()
 	var projects strings.Builder
 	for _, p := range []string{"docs", "api", "blog"} {
 		fmt.Fprintf(&projects, "  - id: %s\n    windows: [1d, 7d, 30d]\n    timezone: %s\n    sources: {visitors: {}, searches: {}}\n", p, zone)
 	}
-	writeFile(t, file, `organizations:
+	blackbox.WriteFile(t, file, `organizations:
   - name: acme
-    api_key_file: `+keyFile(t, dir, "key", "mint_test")+`
+    api_key_file: `+blackbox.KeyFile(t, dir, "key", "mint_test")+`
     analytics_budget: 100
 projects:
 `+projects.String())
 	state := filepath.Join(dir, "state", "agent.db")
-	args := configArgs(api.URL, file, "--agent.state-file="+state)
+	args := blackbox.ConfigArgs(api.URL, file, "--agent.state-file="+state)
 
 	x := startExporter(t, nil, args...)
 	var before status.Report
-	eventually(t, 30*time.Second, "every demand walked once", func() bool {
+	blackbox.Eventually(t, 30*time.Second, "every demand walked once", func() bool {
 		var err error
-		if before, err = tryStatusReport(x.Base); err != nil {
+		if before, err = blackbox.TryStatusReport(x.Base); err != nil {
 			return false
 		}
 		return len(before.Demands) == 18 && !slices.ContainsFunc(before.Demands, func(d status.Demand) bool {
@@ -60,8 +61,8 @@ projects:
 	// the series are taken once two scrapes in a row agree and show every
 	// walk's success.
 	var series map[string]float64
-	eventually(t, 10*time.Second, "every demand's walk on /metrics", func() bool {
-		m, err := tryScrape(t.Context(), x.Base)
+	blackbox.Eventually(t, 10*time.Second, "every demand's walk on /metrics", func() bool {
+		m, err := blackbox.TryScrape(t.Context(), x.Base)
 		if err != nil {
 			return false
 		}
@@ -77,7 +78,7 @@ projects:
 	})
 	x.Kill(t)
 	killedAt := time.Now()
-	sentBefore := len(api.analytics(""))
+	sentBefore := len(api.Analytics(""))
 	if n := len(series); n < 18*3 {
 		t.Fatalf("%d analytics series before the kill: the walks exported too little to prove a restore", n)
 	}
@@ -106,7 +107,7 @@ projects:
 	// done before the exporter reports ready, so this is not a race won
 	// by a quick scrape. How long that scrape took is logged, not judged:
 	// on a quiet machine a few ms, under make test-loaded seconds.
-	after := analyticsSeries(scrape(t, x.Base))
+	after := analyticsSeries(blackbox.Scrape(t, x.Base))
 	t.Logf("every series served %s after /-/ready answered", time.Since(ready).Round(time.Millisecond))
 	var diff []string
 	for k, v := range series {
@@ -128,14 +129,14 @@ projects:
 	// the killed process had planned. A round of the scheduler that found
 	// one due would have started it by now; settle gives it its rounds.
 	settle(t, x.Base)
-	now := demandsByKey(statusReport(t, x.Base))
+	now := demandsByKey(blackbox.StatusReport(t, x.Base))
 	for k, d := range demandsByKey(before) {
 		if got := now[k]; !got.NextRefreshAt.Equal(d.NextRefreshAt) || !got.LastSuccessAt.Equal(d.LastSuccessAt) {
 			t.Errorf("%s: next walk %s, last success %s after the restart; %s and %s before the kill", k,
 				got.NextRefreshAt, got.LastSuccessAt, d.NextRefreshAt, d.LastSuccessAt)
 		}
 	}
-	if n := len(api.analytics("")) - sentBefore; n != wantDue {
+	if n := len(api.Analytics("")) - sentBefore; n != wantDue {
 		t.Errorf("the restarted exporter sent %d analytics requests, want the %d its plan had due within a minute", n, wantDue)
 	}
 	x.Stop(t)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,7 @@ import (
 func TestConfigCheckOfAGoodFile(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "mintlify.yml")
-	writeFile(t, file, `# two organizations
+	blackbox.WriteFile(t, file, `# two organizations
 organizations:
   - name: acme
     api_key_file: /nonexistent/acme.key
@@ -60,7 +61,7 @@ projects:
 func TestConfigCheckOfABadFile(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "mintlify.yml")
-	writeFile(t, file, `organizations:
+	blackbox.WriteFile(t, file, `organizations:
   - name: acme
     api_key: mint_written_inline
     analytics_budget: 0
@@ -103,7 +104,7 @@ projects:
 	}
 
 	// A YAML type error and an unknown key are problems with their line too.
-	writeFile(t, file, "organizations:\n  - name: acme\n    api_key_env: K\n    analytics_budget: lots\nprojects:\n  - id: p\n    agentjobs: true\n")
+	blackbox.WriteFile(t, file, "organizations:\n  - name: acme\n    api_key_env: K\n    analytics_budget: lots\nprojects:\n  - id: p\n    agentjobs: true\n")
 	code, _, stderr = runExporter(t, "config", "check", "--config.file="+file)
 	if code != 1 || !strings.Contains(stderr, file+":4: ") || !strings.Contains(stderr, file+":7: ") || !strings.Contains(stderr, "agentjobs") {
 		t.Errorf("exit %d, want 1 and lines 4 and 7 named:\n%s", code, stderr)
@@ -125,7 +126,7 @@ projects:
 func TestConfigFileRefusesPerProjectFlags(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "mintlify.yml")
-	writeFile(t, file, "organizations:\n  - name: acme\n    api_key_env: K\nprojects:\n  - id: p\n")
+	blackbox.WriteFile(t, file, "organizations:\n  - name: acme\n    api_key_env: K\nprojects:\n  - id: p\n")
 	for _, flag := range []string{
 		"--mintlify.project=p", "--mintlify.api-key-file=/k", "--mintlify.analytics-budget=10", "--analytics.window=7d",
 		"--analytics.timezone=UTC", "--analytics.max-paths=10", "--analytics.path-include=^/a", "--analytics.path-exclude=^/b",
@@ -168,8 +169,8 @@ func TestExampleConfigFile(t *testing.T) {
 		t.Fatalf("config check examples/mintlify.yml: exit %d\n%s%s", code, stdout, stderr)
 	}
 	x := startExporter(t, nil, "--mintlify.sandbox", "--config.file="+file)
-	m := waitMetrics(t, x.Base, 20*time.Second, map[string]float64{
-		refreshed("acme-docs", "1d"): 1, refreshed("acme-api", "1d"): 1, refreshed("globex-docs", "1d"): 1,
+	m := blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{
+		blackbox.Refreshed("acme-docs", "1d"): 1, blackbox.Refreshed("acme-api", "1d"): 1, blackbox.Refreshed("globex-docs", "1d"): 1,
 		"mintlify_api_budget_requests_per_hour{organization=acme}":   60,
 		"mintlify_api_budget_requests_per_hour{organization=globex}": 30,
 	})
@@ -195,7 +196,7 @@ func TestExampleConfigFile(t *testing.T) {
 func TestConfigCheckTellsWrongTypesInTheFilesWords(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "mintlify.yml")
-	writeFile(t, file, `organizations:
+	blackbox.WriteFile(t, file, `organizations:
   - name: acme
     api_key_env: K
 projects:

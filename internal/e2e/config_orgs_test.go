@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // submitJob posts a job for project through the gateway and fails the
@@ -33,7 +34,7 @@ func submitJob(t *testing.T, base, project, prompt string) {
 func TestTwoOrganizationsEachWithItsKeyAndBudget(t *testing.T) {
 	t.Parallel()
 	const acmeKey, globexKey = "mint_acme_key", "mint_globex_key"
-	api := newRecordingAPI(t, fakeapi.Options{
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{
 		Paths: 20, // one request per walk
 		Organizations: []fakeapi.Organization{
 			{Key: acmeKey, Projects: []string{"acme-docs", "acme-api"}},
@@ -45,11 +46,11 @@ func TestTwoOrganizationsEachWithItsKeyAndBudget(t *testing.T) {
 	})
 	dir := t.TempDir()
 	file := dir + "/mintlify.yml"
-	zone := noonZone()
-	writeFile(t, file, `
+	zone := blackbox.NoonZone()
+	blackbox.WriteFile(t, file, `
 organizations:
   - name: acme
-    api_key_file: `+keyFile(t, dir, "acme.key", acmeKey)+`
+    api_key_file: `+blackbox.KeyFile(t, dir, "acme.key", acmeKey)+`
     analytics_budget: 3
   - name: globex
     api_key_env: GLOBEX_KEY
@@ -73,14 +74,14 @@ projects:
     sources: {visitors: {}}
     agent_jobs: true
 `)
-	x := startExporter(t, []string{"GLOBEX_KEY=" + globexKey}, configArgs(api.URL, file, "--web.enable-agent-api")...)
-	waitMetrics(t, x.Base, 20*time.Second, map[string]float64{spent("acme"): 3, spent("globex"): 2})
+	x := startExporter(t, []string{"GLOBEX_KEY=" + globexKey}, blackbox.ConfigArgs(api.URL, file, "--web.enable-agent-api")...)
+	blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{spent("acme"): 3, spent("globex"): 2})
 	// Both budgets are spent: nothing more may leave within the hour.
 	// Give the schedulers a few rounds to prove it.
 	settle(t, x.Base)
 
 	byOrg := map[string]int{}
-	for _, s := range api.analytics("") {
+	for _, s := range api.Analytics("") {
 		want := acmeKey
 		if strings.HasPrefix(s.Project, "globex") {
 			want = globexKey
@@ -99,7 +100,7 @@ projects:
 	if n := api.Fake.AnalyticsRequestsByKey(acmeKey) + api.Fake.AnalyticsRequestsByKey(globexKey); n != 5 || api.Fake.AnalyticsRejections() != 0 {
 		t.Errorf("the fake counted %d analytics requests and %d rejections, want 5 and 0", n, api.Fake.AnalyticsRejections())
 	}
-	m := scrape(t, x.Base)
+	m := blackbox.Scrape(t, x.Base)
 	for org, budget := range map[string]float64{"acme": 3, "globex": 2} {
 		if got := m[spent(org)]; got != budget {
 			t.Errorf("%s = %v, want %v", spent(org), got, budget)
@@ -113,8 +114,8 @@ projects:
 	}
 	// Today's window of each project comes first.
 	for _, p := range []string{"acme-docs", "acme-api", "globex-docs"} {
-		if m[refreshed(p, "1d")] != 1 {
-			t.Errorf("%s is not 1: today's windows go first", refreshed(p, "1d"))
+		if m[blackbox.Refreshed(p, "1d")] != 1 {
+			t.Errorf("%s is not 1: today's windows go first", blackbox.Refreshed(p, "1d"))
 		}
 	}
 
@@ -143,26 +144,26 @@ func TestKeyRotationByReload(t *testing.T) {
 	t.Parallel()
 	const oldKey, newKey = "mint_old_key", "mint_new_key"
 	projects := []string{"docs", "api"}
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, Organizations: []fakeapi.Organization{
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, Organizations: []fakeapi.Organization{
 		{Key: oldKey, Projects: projects}, {Key: newKey, Projects: projects},
 	}})
 	dir := t.TempDir()
-	key := keyFile(t, dir, "acme.key", oldKey)
+	key := blackbox.KeyFile(t, dir, "acme.key", oldKey)
 	file := dir + "/mintlify.yml"
 	project := func(id string) string {
-		return "  - id: " + id + "\n    windows: [7d]\n    timezone: " + noonZone() + "\n    sources: {visitors: {}}\n    agent_jobs: true\n"
+		return "  - id: " + id + "\n    windows: [7d]\n    timezone: " + blackbox.NoonZone() + "\n    sources: {visitors: {}}\n    agent_jobs: true\n"
 	}
 	head := "organizations:\n  - name: acme\n    api_key_file: " + key + "\n    analytics_budget: 50\nprojects:\n"
-	writeFile(t, file, head+project("docs"))
-	x := startExporter(t, nil, configArgs(api.URL, file, "--web.enable-agent-api")...)
-	waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed("docs", "7d"): 1})
+	blackbox.WriteFile(t, file, head+project("docs"))
+	x := startExporter(t, nil, blackbox.ConfigArgs(api.URL, file, "--web.enable-agent-api")...)
+	blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{blackbox.Refreshed("docs", "7d"): 1})
 	submitJob(t, x.Base, "docs", "before the rotation #fake:pr:1h")
 	before := len(api.Sent())
 
-	writeFile(t, key, "  "+newKey+"\n")
-	writeFile(t, file, head+project("docs")+project("api"))
+	blackbox.WriteFile(t, key, "  "+newKey+"\n")
+	blackbox.WriteFile(t, file, head+project("docs")+project("api"))
 	sighupReload(t, x)
-	waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed("api", "7d"): 1, "mintlify_exporter_config_last_reload_successful{}": 1})
+	blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{blackbox.Refreshed("api", "7d"): 1, "mintlify_exporter_config_last_reload_successful{}": 1})
 	submitJob(t, x.Base, "docs", "after the rotation #fake:pr:1h")
 
 	all := api.Sent()

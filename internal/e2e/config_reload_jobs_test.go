@@ -9,6 +9,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // projectJobIDs reads the gateway's job list of project: the ids, or the HTTP
@@ -37,22 +38,6 @@ func projectJobIDs(t *testing.T, base, project string) ([]string, int) {
 	return ids, code
 }
 
-// postJob submits a job for project and returns the HTTP status and the
-// job's id.
-func postJob(t *testing.T, base, project, prompt string) (int, string) {
-	t.Helper()
-	resp, err := http.Post(base+"/api/v2/agent/"+project+"/job", "application/json", strings.NewReader(`{"prompt":"`+prompt+`"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var job struct {
-		ID string `json:"id"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&job)
-	return resp.StatusCode, job.ID
-}
-
 // TestReloadAddsAnAgentProject: a project added by a reload with
 // agent_jobs takes jobs at once, without a restart, and a project that had
 // jobs in an earlier run (then left the configuration) gets them back from
@@ -60,24 +45,24 @@ func postJob(t *testing.T, base, project, prompt string) (int, string) {
 // again, counted under its project.
 func TestReloadAddsAnAgentProject(t *testing.T) {
 	t.Parallel()
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
-	f := newReloadFile(t)
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	f := blackbox.NewReloadFile(t)
 	state := t.TempDir() + "/agent.db"
-	agent := f.agentProjects
-	args := configArgs(api.URL, f.path, "--web.enable-agent-api", "--agent.state-file="+state, "--agent.poll-interval=1s")
+	agent := f.AgentProjects
+	args := blackbox.ConfigArgs(api.URL, f.Path, "--web.enable-agent-api", "--agent.state-file="+state, "--agent.poll-interval=1s")
 
 	// A first run with blog, which takes a job that stays active.
-	writeFile(t, f.path, agent("docs", "blog"))
+	blackbox.WriteFile(t, f.Path, agent("docs", "blog"))
 	x := startExporter(t, nil, args...)
 	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)
-	code, earlier := postJob(t, x.Base, "blog", "an earlier run's job #fake:pr:1h")
+	code, earlier := blackbox.PostJob(t, x.Base, "blog", "an earlier run's job #fake:pr:1h")
 	if code/100 != 2 || earlier == "" {
 		t.Fatalf("blog's job in the first run: HTTP %d, id %q", code, earlier)
 	}
 	x.Stop(t)
 
 	// Restarted without blog: no jobs for it.
-	writeFile(t, f.path, agent("docs"))
+	blackbox.WriteFile(t, f.Path, agent("docs"))
 	x = startExporter(t, nil, args...)
 	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)
 	if _, code := projectJobIDs(t, x.Base, "blog"); code != http.StatusNotFound {
@@ -85,11 +70,11 @@ func TestReloadAddsAnAgentProject(t *testing.T) {
 	}
 
 	// A reload adds blog back and guides, new: both take jobs at once.
-	writeFile(t, f.path, agent("docs", "blog", "guides"))
-	if code, body := postReload(t, x.Base); code != http.StatusOK {
+	blackbox.WriteFile(t, f.Path, agent("docs", "blog", "guides"))
+	if code, body := blackbox.PostReload(t, x.Base); code != http.StatusOK {
 		t.Fatalf("POST /-/reload: HTTP %d %v", code, body)
 	}
-	code, added := postJob(t, x.Base, "guides", "a job for the added project #fake:pr:1h")
+	code, added := blackbox.PostJob(t, x.Base, "guides", "a job for the added project #fake:pr:1h")
 	if code/100 != 2 || added == "" {
 		t.Fatalf("job for guides, added by the reload: HTTP %d, want it accepted", code)
 	}
@@ -99,10 +84,10 @@ func TestReloadAddsAnAgentProject(t *testing.T) {
 	if ids, code := projectJobIDs(t, x.Base, "blog"); code != http.StatusOK || len(ids) != 1 || ids[0] != earlier {
 		t.Errorf("jobs of blog after the reload: %v (HTTP %d), want the earlier run's [%s], once", ids, code, earlier)
 	}
-	if code, _ := postJob(t, x.Base, "blog", "a second job for blog #fake:pr:1h"); code/100 != 2 {
+	if code, _ := blackbox.PostJob(t, x.Base, "blog", "a second job for blog #fake:pr:1h"); code/100 != 2 {
 		t.Errorf("job for blog after the reload: HTTP %d", code)
 	}
-	waitMetrics(t, x.Base, 10*time.Second, map[string]float64{
+	blackbox.WaitMetrics(t, x.Base, 10*time.Second, map[string]float64{
 		"mintlify_agent_jobs{project=guides,status=active}":                            1,
 		"mintlify_agent_jobs{project=blog,status=active}":                              2,
 		"mintlify_agent_jobs_submitted_total{project=guides}":                          1,
@@ -121,6 +106,6 @@ func TestReloadAddsAnAgentProject(t *testing.T) {
 		return n
 	}
 	before := polled(earlier)
-	eventually(t, 10*time.Second, "the earlier job to be polled after the reload", func() bool { return polled(earlier) > before })
+	blackbox.Eventually(t, 10*time.Second, "the earlier job to be polled after the reload", func() bool { return polled(earlier) > before })
 	x.Stop(t)
 }

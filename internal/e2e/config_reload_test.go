@@ -13,54 +13,8 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
-
-// reloadFile writes configuration files of one organization whose projects
-// each have the given windows.
-type reloadFile struct {
-	t    *testing.T
-	path string
-	head string
-}
-
-func newReloadFile(t *testing.T) *reloadFile {
-	dir := t.TempDir()
-	return &reloadFile{t: t, path: dir + "/mintlify.yml",
-		head: "organizations:\n  - name: acme\n    api_key_file: " + keyFile(t, dir, "key", "mint_test") + "\n    analytics_budget: 50\nprojects:\n"}
-}
-
-// write makes the file hold projects, "id:7d,30d" each.
-func (f *reloadFile) write(projects ...string) {
-	var b strings.Builder
-	b.WriteString(f.head)
-	for _, p := range projects {
-		id, windows, _ := strings.Cut(p, ":")
-		b.WriteString("  - id: " + id + "\n    windows: [" + windows + "]\n    timezone: " + noonZone() + "\n    sources: {visitors: {}}\n")
-	}
-	writeFile(f.t, f.path, b.String())
-}
-
-// agentProjects is a file whose projects ids (7d windows) take agent jobs.
-func (f *reloadFile) agentProjects(ids ...string) string {
-	var b strings.Builder
-	b.WriteString(f.head)
-	for _, id := range ids {
-		b.WriteString("  - id: " + id + "\n    windows: [7d]\n    timezone: " + noonZone() + "\n    sources: {visitors: {}}\n    agent_jobs: true\n")
-	}
-	return b.String()
-}
-
-// dataSeries are the series read from the API for project (not the
-// exporter's own bookkeeping).
-func dataSeries(m map[string]float64, project string) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range m {
-		if (strings.HasPrefix(k, "mintlify_site_") || strings.HasPrefix(k, "mintlify_page_")) && strings.Contains(k, "project="+project+",") {
-			out[k] = v
-		}
-	}
-	return out
-}
 
 // seriesOf counts every series with a project label of project.
 func seriesOf(m map[string]float64, project string) []string {
@@ -81,21 +35,21 @@ func seriesOf(m map[string]float64, project string) []string {
 // answer 200.
 func TestReloadAddsAndRemovesProjects(t *testing.T) {
 	t.Parallel()
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
-	f := newReloadFile(t)
-	f.write("docs:7d,30d", "api:7d")
-	x := startExporter(t, nil, configArgs(api.URL, f.path)...)
-	waitMetrics(t, x.Base, 20*time.Second, map[string]float64{
-		refreshed("docs", "7d"): 1, refreshed("docs", "30d"): 1, refreshed("api", "7d"): 1,
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	f := blackbox.NewReloadFile(t)
+	f.Write("docs:7d,30d", "api:7d")
+	x := startExporter(t, nil, blackbox.ConfigArgs(api.URL, f.Path)...)
+	blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{
+		blackbox.Refreshed("docs", "7d"): 1, blackbox.Refreshed("docs", "30d"): 1, blackbox.Refreshed("api", "7d"): 1,
 	})
-	eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, x.Base)) })
-	before := scrape(t, x.Base)
-	docs := dataSeries(before, "docs")
+	blackbox.Eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(blackbox.StatusReport(t, x.Base)) })
+	before := blackbox.Scrape(t, x.Base)
+	docs := blackbox.DataSeries(before, "docs")
 	if len(docs) == 0 || len(seriesOf(before, "api")) == 0 {
-		t.Fatalf("no data series for docs or api:\n%v", keys(before))
+		t.Fatalf("no data series for docs or api:\n%v", blackbox.Keys(before))
 	}
-	planned := demands(statusReport(t, x.Base))
-	if n := len(api.analytics("")); n != 3 {
+	planned := demands(blackbox.StatusReport(t, x.Base))
+	if n := len(api.Analytics("")); n != 3 {
 		t.Fatalf("%d analytics requests at start, want 3 (one walk per project and window)", n)
 	}
 
@@ -126,23 +80,23 @@ func TestReloadAddsAndRemovesProjects(t *testing.T) {
 		{"POST", []string{"guides:7d", "docs:7d,30d"}, "guides", "blog"},
 	}
 	for i, step := range steps {
-		f.write(step.projects...)
+		f.Write(step.projects...)
 		if step.how == "SIGHUP" {
 			sighupReload(t, x)
-		} else if code, body := postReload(t, x.Base); code != http.StatusOK || body["status"] != "reloaded" {
+		} else if code, body := blackbox.PostReload(t, x.Base); code != http.StatusOK || body["status"] != "reloaded" {
 			t.Fatalf("POST /-/reload: HTTP %d %v", code, body)
 		}
-		waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed(step.added, "7d"): 1})
+		blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{blackbox.Refreshed(step.added, "7d"): 1})
 		settle(t, x.Base)
-		m := scrape(t, x.Base)
+		m := blackbox.Scrape(t, x.Base)
 
-		if got, want := len(api.analytics("")), 4+i; got != want {
+		if got, want := len(api.Analytics("")), 4+i; got != want {
 			t.Errorf("%s reload: %d analytics requests in all, want %d (one first walk of %s)", step.how, got, want, step.added)
 		}
-		if n := len(api.analytics(step.added)); n != 1 {
+		if n := len(api.Analytics(step.added)); n != 1 {
 			t.Errorf("%s reload: %d requests for %s, want 1", step.how, n, step.added)
 		}
-		if n := len(api.analytics("docs")); n != 2 {
+		if n := len(api.Analytics("docs")); n != 2 {
 			t.Errorf("%s reload: %d requests for docs, want its 2 first walks only", step.how, n)
 		}
 		if gone := seriesOf(m, step.removed); len(gone) > 0 {
@@ -153,7 +107,7 @@ func TestReloadAddsAndRemovesProjects(t *testing.T) {
 				t.Errorf("%s reload: %s = %v (present %v), want %v as before the reload", step.how, k, got, ok, v)
 			}
 		}
-		now := demands(statusReport(t, x.Base))
+		now := demands(blackbox.StatusReport(t, x.Base))
 		for _, w := range []string{"docs/7d", "docs/30d"} {
 			if !now[w].LastRefreshAt.Equal(planned[w].LastRefreshAt) || !now[w].NextRefreshAt.Equal(planned[w].NextRefreshAt) {
 				t.Errorf("%s reload: %s moved in the schedule: last %s next %s, was last %s next %s", step.how, w,
@@ -186,32 +140,32 @@ func TestReloadAddsAndRemovesProjects(t *testing.T) {
 // and line; other methods get 405; a good file afterwards reloads.
 func TestBrokenReloadKeepsTheOldConfiguration(t *testing.T) {
 	t.Parallel()
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
-	f := newReloadFile(t)
-	f.write("docs:7d")
-	x := startExporter(t, nil, configArgs(api.URL, f.path)...)
-	m := waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed("docs", "7d"): 1, "mintlify_exporter_config_last_reload_successful{}": 1})
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	f := blackbox.NewReloadFile(t)
+	f.Write("docs:7d")
+	x := startExporter(t, nil, blackbox.ConfigArgs(api.URL, f.Path)...)
+	m := blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{blackbox.Refreshed("docs", "7d"): 1, "mintlify_exporter_config_last_reload_successful{}": 1})
 	firstSuccess := m["mintlify_exporter_config_last_reload_success_timestamp_seconds{}"]
-	docs := dataSeries(m, "docs")
+	docs := blackbox.DataSeries(m, "docs")
 
 	// A typo on line 11 (windowz), and a window that does not parse.
-	good := f.head + "  - id: docs\n    windows: [7d]\n    timezone: " + noonZone() + "\n    sources: {visitors: {}}\n"
-	writeFile(t, f.path, good+"  - id: blog\n    windowz: [7d]\n")
-	code, body := postReload(t, x.Base)
-	if code != http.StatusInternalServerError || !strings.Contains(body["error"], f.path+":11") || !strings.Contains(body["error"], "windowz") {
-		t.Errorf("POST /-/reload of a broken file: HTTP %d %v, want 500 naming %s:10 and windowz", code, body, f.path)
+	good := f.Head + "  - id: docs\n    windows: [7d]\n    timezone: " + blackbox.NoonZone() + "\n    sources: {visitors: {}}\n"
+	blackbox.WriteFile(t, f.Path, good+"  - id: blog\n    windowz: [7d]\n")
+	code, body := blackbox.PostReload(t, x.Base)
+	if code != http.StatusInternalServerError || !strings.Contains(body["error"], f.Path+":11") || !strings.Contains(body["error"], "windowz") {
+		t.Errorf("POST /-/reload of a broken file: HTTP %d %v, want 500 naming %s:10 and windowz", code, body, f.Path)
 	}
-	writeFile(t, f.path, good+"  - id: blog\n    windows: [7x]\n")
+	blackbox.WriteFile(t, f.Path, good+"  - id: blog\n    windows: [7x]\n")
 	sighupReload(t, x)
-	if logs := x.Stderr.String(); !strings.Contains(logs, f.path+":11: projects[1].windows") {
+	if logs := x.Stderr.String(); !strings.Contains(logs, f.Path+":11: projects[1].windows") {
 		t.Errorf("the failed SIGHUP reload is not logged with file, line and key:\n%s", logs)
 	}
 	for _, method := range []string{http.MethodGet, http.MethodPut} {
-		if code, body := callReload(t, method, x.Base); code != http.StatusMethodNotAllowed || body["error"] == "" {
+		if code, body := blackbox.CallReload(t, method, x.Base); code != http.StatusMethodNotAllowed || body["error"] == "" {
 			t.Errorf("%s /-/reload: HTTP %d %v, want 405 with an error", method, code, body)
 		}
 	}
-	m = scrape(t, x.Base)
+	m = blackbox.Scrape(t, x.Base)
 	if m["mintlify_exporter_config_last_reload_successful{}"] != 0 || m["mintlify_exporter_config_last_reload_success_timestamp_seconds{}"] != firstSuccess {
 		t.Errorf("after failed reloads: successful = %v, success time %v (was %v), want 0 and unchanged",
 			m["mintlify_exporter_config_last_reload_successful{}"], m["mintlify_exporter_config_last_reload_success_timestamp_seconds{}"], firstSuccess)
@@ -221,24 +175,24 @@ func TestBrokenReloadKeepsTheOldConfiguration(t *testing.T) {
 			t.Errorf("after a failed reload %s = %v, want %v", k, m[k], v)
 		}
 	}
-	if m[refreshed("docs", "7d")] != 1 || len(seriesOf(m, "blog")) != 0 || len(api.analytics("")) != 1 {
+	if m[blackbox.Refreshed("docs", "7d")] != 1 || len(seriesOf(m, "blog")) != 0 || len(api.Analytics("")) != 1 {
 		t.Errorf("the broken file changed what runs: docs success %v, blog series %v, %d requests",
-			m[refreshed("docs", "7d")], seriesOf(m, "blog"), len(api.analytics("")))
+			m[blackbox.Refreshed("docs", "7d")], seriesOf(m, "blog"), len(api.Analytics("")))
 	}
-	if st := statusReport(t, x.Base); st.Exporter.Config == nil || st.Exporter.Config.LastReloadSuccessful {
+	if st := blackbox.StatusReport(t, x.Base); st.Exporter.Config == nil || st.Exporter.Config.LastReloadSuccessful {
 		t.Errorf("the status page does not show the failed reload: %+v", st.Exporter.Config)
 	}
 
 	// Fixed: the next reload takes it.
-	f.write("docs:7d", "blog:7d")
-	if code, body := postReload(t, x.Base); code != http.StatusOK {
+	f.Write("docs:7d", "blog:7d")
+	if code, body := blackbox.PostReload(t, x.Base); code != http.StatusOK {
 		t.Fatalf("POST /-/reload of the fixed file: HTTP %d %v", code, body)
 	}
-	m = waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed("blog", "7d"): 1, "mintlify_exporter_config_last_reload_successful{}": 1})
+	m = blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{blackbox.Refreshed("blog", "7d"): 1, "mintlify_exporter_config_last_reload_successful{}": 1})
 	if ts := m["mintlify_exporter_config_last_reload_success_timestamp_seconds{}"]; ts <= firstSuccess {
 		t.Errorf("success timestamp %v did not move past %v", ts, firstSuccess)
 	}
-	if n := len(api.analytics("")); n != 2 {
+	if n := len(api.Analytics("")); n != 2 {
 		t.Errorf("%d analytics requests, want 2 (docs at start, blog after the good reload)", n)
 	}
 	x.Stop(t)
@@ -249,31 +203,31 @@ func TestBrokenReloadKeepsTheOldConfiguration(t *testing.T) {
 // and their place in the schedule.
 func TestReloadAddingAWindowWalksOnlyIt(t *testing.T) {
 	t.Parallel()
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
-	f := newReloadFile(t)
-	f.write("docs:7d,30d")
-	x := startExporter(t, nil, configArgs(api.URL, f.path)...)
-	m := waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed("docs", "7d"): 1, refreshed("docs", "30d"): 1})
-	eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(statusReport(t, x.Base)) })
-	before := demands(statusReport(t, x.Base))
-	data := dataSeries(m, "docs")
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	f := blackbox.NewReloadFile(t)
+	f.Write("docs:7d,30d")
+	x := startExporter(t, nil, blackbox.ConfigArgs(api.URL, f.Path)...)
+	m := blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{blackbox.Refreshed("docs", "7d"): 1, blackbox.Refreshed("docs", "30d"): 1})
+	blackbox.Eventually(t, 10*time.Second, "no walk in flight", func() bool { return idle(blackbox.StatusReport(t, x.Base)) })
+	before := demands(blackbox.StatusReport(t, x.Base))
+	data := blackbox.DataSeries(m, "docs")
 
-	f.write("docs:7d,30d,90d")
-	if code, body := postReload(t, x.Base); code != http.StatusOK {
+	f.Write("docs:7d,30d,90d")
+	if code, body := blackbox.PostReload(t, x.Base); code != http.StatusOK {
 		t.Fatalf("POST /-/reload: HTTP %d %v", code, body)
 	}
-	waitMetrics(t, x.Base, 20*time.Second, map[string]float64{refreshed("docs", "90d"): 1})
+	blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{blackbox.Refreshed("docs", "90d"): 1})
 	settle(t, x.Base)
-	if n := len(api.analytics("")); n != 3 {
+	if n := len(api.Analytics("")); n != 3 {
 		t.Errorf("%d analytics requests, want 3: the first walks of 7d and 30d, and of the added 90d", n)
 	}
-	after := demands(statusReport(t, x.Base))
+	after := demands(blackbox.StatusReport(t, x.Base))
 	for _, w := range []string{"docs/7d", "docs/30d"} {
 		if !after[w].LastRefreshAt.Equal(before[w].LastRefreshAt) {
 			t.Errorf("%s was walked again after a window was added beside it", w)
 		}
 	}
-	m = scrape(t, x.Base)
+	m = blackbox.Scrape(t, x.Base)
 	for k, v := range data {
 		if m[k] != v {
 			t.Errorf("%s = %v, want %v as before the reload", k, m[k], v)
@@ -292,19 +246,19 @@ func TestReloadIsBehindBasicAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	webConfig := filepath.Join(t.TempDir(), "web.yml")
-	writeFile(t, webConfig, "basic_auth_users:\n  ops: "+string(hash)+"\n")
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
-	f := newReloadFile(t)
-	f.write("docs:7d")
-	x := startExporter(t, nil, configArgs(api.URL, f.path, "--web.config.file="+webConfig)...)
+	blackbox.WriteFile(t, webConfig, "basic_auth_users:\n  ops: "+string(hash)+"\n")
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	f := blackbox.NewReloadFile(t)
+	f.Write("docs:7d")
+	x := startExporter(t, nil, blackbox.ConfigArgs(api.URL, f.Path, "--web.config.file="+webConfig)...)
 	reload := func(user, pass string) int {
 		return testutil.StatusAs(t, http.MethodPost, x.Base+"/-/reload", user, pass, nil)
 	}
-	eventually(t, 10*time.Second, "the exporter to listen", func() bool {
+	blackbox.Eventually(t, 10*time.Second, "the exporter to listen", func() bool {
 		_, _, err := testutil.Get(t.Context(), x.Base+"/-/healthy")
 		return err == nil
 	})
-	f.write("docs:7d", "blog:7d")
+	f.Write("docs:7d", "blog:7d")
 	for _, c := range []struct{ user, pass string }{{"", ""}, {"ops", "wrong"}} {
 		if code := reload(c.user, c.pass); code != http.StatusUnauthorized {
 			t.Errorf("POST /-/reload as %q: HTTP %d, want 401", c.user, code)
@@ -317,7 +271,7 @@ func TestReloadIsBehindBasicAuth(t *testing.T) {
 		t.Errorf("POST /-/reload with the password: HTTP %d, want 200", code)
 	}
 	// The log is read from the exporter's stderr as it comes.
-	eventually(t, 10*time.Second, "the authenticated reload to be logged", func() bool { return reloadLogLines(x, "http") == 1 })
+	blackbox.Eventually(t, 10*time.Second, "the authenticated reload to be logged", func() bool { return reloadLogLines(x, "http") == 1 })
 	x.Stop(t)
 	if n := reloadLogLines(x, "http"); n != 1 {
 		t.Errorf("%d reloads logged, want the authenticated one", n)

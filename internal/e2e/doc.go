@@ -1,7 +1,9 @@
 // Package e2e holds the black-box tests: the built exporter binary, run as
 // a user runs it, against the fake Mintlify API, Redis and the repository's
 // files, with one harness (blackbox_helpers_test.go: the binary built once
-// per change of the sources, started on a free port, scraped, reloaded).
+// per change of the sources, started on a free port; and
+// internal/testutil/blackbox, shared with the root package's tests of main:
+// scraped, reloaded).
 //
 // The untagged tests run with `go test ./...` (`make test`): the binary's
 // flags, commands and errors, configuration files and reloads, kill -9 and

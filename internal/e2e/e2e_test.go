@@ -25,6 +25,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/alerts"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 const (
@@ -60,7 +61,7 @@ func TestEndToEnd(t *testing.T) {
 	fake, apiURL, bin := fakeAndExporter(t, began)
 	exporterAddr := testutil.FreeAddr(t)
 	configFile := filepath.Join(t.TempDir(), "mintlify.yml")
-	writeFile(t, configFile, string(exporterConfig(projects)))
+	blackbox.WriteFile(t, configFile, string(exporterConfig(projects)))
 	exporterArgs := []string{
 		"--web.listen-address=" + exporterAddr,
 		"--web.enable-agent-api",
@@ -90,7 +91,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("examples/alertmanager.yml: %v", err)
 	}
 	amDir := t.TempDir()
-	writeFile(t, filepath.Join(amDir, "alertmanager.yml"), string(amConfig))
+	blackbox.WriteFile(t, filepath.Join(amDir, "alertmanager.yml"), string(amConfig))
 	am := startProc(t, "alertmanager", amBin, []string{
 		"--config.file=" + filepath.Join(amDir, "alertmanager.yml"),
 		"--storage.path=" + filepath.Join(amDir, "data"),

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
@@ -342,7 +343,7 @@ func TestGatewayWarningFollowsBasicAuth(t *testing.T) {
 	if err := os.WriteFile(webConfig, []byte("basic_auth_users:\n  bot: "+string(hash)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
 	open := startExporter(t, []string{"MINTLIFY_API_KEY=mint_test"}, "--mintlify.project=docs", "--mintlify.api-url="+api.URL, "--web.enable-agent-api")
 	sandbox := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api")
 	guarded := startExporter(t, nil, "--mintlify.sandbox", "--web.enable-agent-api", "--web.config.file="+webConfig)
@@ -460,7 +461,7 @@ func TestCommandHelpListsItsOwnFlagsFirst(t *testing.T) {
 func TestMakeRunStartsWithoutFaults(t *testing.T) {
 	t.Parallel()
 	x := startExporter(t, nil, makeRunArgs(t)...)
-	eventually(t, 0, "the refresh plan", func() bool {
+	blackbox.Eventually(t, 0, "the refresh plan", func() bool {
 		return strings.Contains(x.Stderr.String(), `msg="analytics refresh plan" budget_per_hour=`)
 	})
 	// Every family make run serves, the gateway's and deployments' too.

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // TestExpositionBothFormats: Prometheus 2.42 scrapes the pre-encoded
@@ -34,7 +35,7 @@ func TestExpositionBothFormats(t *testing.T) {
 	metricsURL := "http://" + exporterAddr + "/metrics"
 
 	promAddr, promDir := testutil.FreeAddr(t), t.TempDir()
-	writeFile(t, filepath.Join(promDir, "prometheus.yml"), fmt.Sprintf(`
+	blackbox.WriteFile(t, filepath.Join(promDir, "prometheus.yml"), fmt.Sprintf(`
 global: {scrape_interval: 1s, scrape_timeout: 1s}
 scrape_configs:
   - job_name: mintlify

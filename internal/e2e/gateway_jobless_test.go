@@ -9,6 +9,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // TestJobForAProjectWithoutAgentJobsNamesTheSetting: a job for a project
@@ -20,11 +21,11 @@ import (
 // that turns agent_jobs off for a project moves it from one to the other.
 func TestJobForAProjectWithoutAgentJobsNamesTheSetting(t *testing.T) {
 	t.Parallel()
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
-	f := newReloadFile(t)
-	jobless := "  - id: blog\n    windows: [7d]\n    timezone: " + noonZone() + "\n    sources: {visitors: {}}\n    agent_jobs: false\n"
-	writeFile(t, f.path, f.agentProjects("docs")+jobless)
-	x := startExporter(t, nil, configArgs(api.URL, f.path, "--web.enable-agent-api", "--agent.state-file="+t.TempDir()+"/agent.db")...)
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	f := blackbox.NewReloadFile(t)
+	jobless := "  - id: blog\n    windows: [7d]\n    timezone: " + blackbox.NoonZone() + "\n    sources: {visitors: {}}\n    agent_jobs: false\n"
+	blackbox.WriteFile(t, f.Path, f.AgentProjects("docs")+jobless)
+	x := startExporter(t, nil, blackbox.ConfigArgs(api.URL, f.Path, "--web.enable-agent-api", "--agent.state-file="+t.TempDir()+"/agent.db")...)
 	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)
 	submit := func(project string, want int) string {
 		t.Helper()
@@ -47,8 +48,8 @@ func TestJobForAProjectWithoutAgentJobsNamesTheSetting(t *testing.T) {
 		t.Errorf("job for an unknown project: %q, want it to say it is not configured", msg)
 	}
 	// docs loses its agent jobs in a reload.
-	writeFile(t, f.path, f.head+strings.ReplaceAll(jobless, "blog", "docs"))
-	if code, body := postReload(t, x.Base); code != http.StatusOK {
+	blackbox.WriteFile(t, f.Path, f.Head+strings.ReplaceAll(jobless, "blog", "docs"))
+	if code, body := blackbox.PostReload(t, x.Base); code != http.StatusOK {
 		t.Fatalf("POST /-/reload: HTTP %d %v", code, body)
 	}
 	if msg := submit("docs", http.StatusForbidden); !strings.Contains(msg, "does not take agent jobs") {

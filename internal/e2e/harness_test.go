@@ -131,7 +131,7 @@ func (p *proc) mustRun(t *testing.T) {
 
 // eventuallyRunning polls f every interval until it returns nil or timeout
 // passes, and fails the test with f's last error. The processes must stay
-// up. (eventually, of the untagged tests, waits on a condition alone.)
+// up. (blackbox.Eventually, of the untagged tests, waits on a condition alone.)
 func eventuallyRunning(t *testing.T, what string, timeout, interval time.Duration, procs []*proc, f func() error) {
 	t.Helper()
 	start := time.Now()

@@ -42,6 +42,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 const (
@@ -513,7 +514,7 @@ func startHistoryProm(t *testing.T, bin, dataDir string, config []byte, others [
 	t.Helper()
 	addr := testutil.FreeAddr(t)
 	file := filepath.Join(t.TempDir(), "prometheus.yml")
-	writeFile(t, file, string(config))
+	blackbox.WriteFile(t, file, string(config))
 	prom := startProc(t, "prometheus", bin, []string{
 		"--config.file=" + file,
 		"--storage.tsdb.path=" + dataDir,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // expiry is organization org's mintlify_api_key_expiry_timestamp_seconds
@@ -27,48 +28,48 @@ func expiry(org string) string {
 // that removes the date removes the series.
 func TestKeyExpiryIsExportedAndReloaded(t *testing.T) {
 	t.Parallel()
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, Organizations: []fakeapi.Organization{
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, Organizations: []fakeapi.Organization{
 		{Key: "mint_acme", Projects: []string{"acme-docs"}}, {Key: "mint_globex", Projects: []string{"globex-docs"}},
 	}})
 	dir := t.TempDir()
 	file := dir + "/mintlify.yml"
 	write := func(acmeExpires string) {
-		writeFile(t, file, `
+		blackbox.WriteFile(t, file, `
 organizations:
   - name: acme
-    api_key_file: `+keyFile(t, dir, "acme.key", "mint_acme")+acmeExpires+`
+    api_key_file: `+blackbox.KeyFile(t, dir, "acme.key", "mint_acme")+acmeExpires+`
   - name: globex
     api_key_env: GLOBEX_KEY
 projects:
-  - {id: acme-docs, organization: acme, windows: [7d], timezone: `+noonZone()+`, sources: [visitors]}
-  - {id: globex-docs, organization: globex, windows: [7d], timezone: `+noonZone()+`, sources: [visitors]}
+  - {id: acme-docs, organization: acme, windows: [7d], timezone: `+blackbox.NoonZone()+`, sources: [visitors]}
+  - {id: globex-docs, organization: globex, windows: [7d], timezone: `+blackbox.NoonZone()+`, sources: [visitors]}
 `)
 	}
 	write("\n    api_key_expires: 2027-02-24")
-	x := startExporter(t, []string{"GLOBEX_KEY=mint_globex"}, configArgs(api.URL, file)...)
-	m := waitMetrics(t, x.Base, 20*time.Second, map[string]float64{expiry("acme"): 1803427200}) // date -u -d 2027-02-24 +%s
+	x := startExporter(t, []string{"GLOBEX_KEY=mint_globex"}, blackbox.ConfigArgs(api.URL, file)...)
+	m := blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{expiry("acme"): 1803427200}) // date -u -d 2027-02-24 +%s
 	if v, ok := m[expiry("globex")]; ok {
 		t.Errorf("globex has no expiry configured, but /metrics has %s %v", expiry("globex"), v)
 	}
 
 	write("\n    api_key_expires: \"2027-05-25T12:30:00+02:00\"")
-	if code, body := postReload(t, x.Base); code != http.StatusOK {
+	if code, body := blackbox.PostReload(t, x.Base); code != http.StatusOK {
 		t.Fatalf("reload with a new date: HTTP %d %v", code, body)
 	}
-	waitMetrics(t, x.Base, 20*time.Second, map[string]float64{expiry("acme"): 1811241000, "mintlify_exporter_config_last_reload_successful{}": 1})
+	blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{expiry("acme"): 1811241000, "mintlify_exporter_config_last_reload_successful{}": 1})
 
 	write("\n    api_key_expires: 2027-25-05")
-	code, body := postReload(t, x.Base)
+	code, body := blackbox.PostReload(t, x.Base)
 	if want := `mintlify.yml:5: organizations[0].api_key_expires: invalid expiry "2027-25-05"`; code != http.StatusInternalServerError || !strings.Contains(body["error"], want) {
 		t.Errorf("reload with a bad date: HTTP %d %v, want 500 with %q", code, body, want)
 	}
-	waitMetrics(t, x.Base, 20*time.Second, map[string]float64{expiry("acme"): 1811241000, "mintlify_exporter_config_last_reload_successful{}": 0})
+	blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{expiry("acme"): 1811241000, "mintlify_exporter_config_last_reload_successful{}": 0})
 
 	write("")
-	if code, body := postReload(t, x.Base); code != http.StatusOK {
+	if code, body := blackbox.PostReload(t, x.Base); code != http.StatusOK {
 		t.Fatalf("reload without a date: HTTP %d %v", code, body)
 	}
-	m = waitMetrics(t, x.Base, 20*time.Second, map[string]float64{"mintlify_exporter_config_last_reload_successful{}": 1})
+	m = blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{"mintlify_exporter_config_last_reload_successful{}": 1})
 	if got := withPrefix(m, "mintlify_api_key_expiry_"); len(got) != 0 {
 		t.Errorf("no date configured any more, but /metrics has %v", got)
 	}
@@ -81,7 +82,7 @@ projects:
 func TestKeyExpiryFlag(t *testing.T) {
 	t.Parallel()
 	x := startExporter(t, nil, "--mintlify.sandbox", "--mintlify.api-key-expires=2027-02-24T09:30:00Z")
-	waitMetrics(t, x.Base, 20*time.Second, map[string]float64{expiry("default"): 1803461400}) // date -u -d 2027-02-24T09:30:00Z +%s
+	blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{expiry("default"): 1803461400}) // date -u -d 2027-02-24T09:30:00Z +%s
 	x.Stop(t)
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

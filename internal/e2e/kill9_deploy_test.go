@@ -14,6 +14,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // TestDeploymentKill9InProgress runs the built exporter with the
@@ -79,17 +80,17 @@ func TestDeploymentKill9InProgress(t *testing.T) {
 		t.Errorf("agent routes without --web.enable-agent-api: HTTP %d %s", status, data)
 	}
 	preview := trigger(x, "/api/v1/project/preview/p1", "", `{"branch": "docs-pr"}`)
-	eventually(t, 0, "the preview succeeded", func() bool { return statusOf(x, preview) == "success" })
+	blackbox.Eventually(t, 0, "the preview succeeded", func() bool { return statusOf(x, preview) == "success" })
 	if got, want := statusLinks(t, x.Base), []string{"Metrics /metrics", "Health /-/healthy", "Deployments of p1 /api/v1/project/p1/deployments"}; !slices.Equal(got, want) {
 		t.Errorf("status page links %q, want %q", got, want)
 	}
-	if d := statusReport(t, x.Base).Jobs.Deployments; len(d) != 1 || d[0].StatusID != preview || d[0].Branch != "docs-pr" || d[0].Status != "success" {
+	if d := blackbox.StatusReport(t, x.Base).Jobs.Deployments; len(d) != 1 || d[0].StatusID != preview || d[0].Branch != "docs-pr" || d[0].Status != "success" {
 		t.Errorf("status page deployments: %+v", d)
 	}
-	waitMetrics(t, x.Base, 0, map[string]float64{finished("preview", "success"): 1})
+	blackbox.WaitMetrics(t, x.Base, 0, map[string]float64{finished("preview", "success"): 1})
 	fake.HoldDeployments(true)
 	update := trigger(x, "/api/v1/project/update/p1", "release-1", "")
-	eventually(t, 0, "the update in progress", func() bool { return statusOf(x, update) == "in_progress" })
+	blackbox.Eventually(t, 0, "the update in progress", func() bool { return statusOf(x, update) == "in_progress" })
 	x.Kill(t)
 
 	x = start()
@@ -100,7 +101,7 @@ func TestDeploymentKill9InProgress(t *testing.T) {
 	if status != http.StatusAccepted || !strings.Contains(string(data), update) || h.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("retry with the key after the restart: HTTP %d %s %v, want a replay of %s", status, data, h, update)
 	}
-	m := withPrefix(scrape(t, x.Base), "mintlify_deployment")
+	m := withPrefix(blackbox.Scrape(t, x.Base), "mintlify_deployment")
 	for k, want := range map[string]float64{
 		finished("preview", "success"):                             0,
 		"mintlify_deployments_in_progress{kind=update,project=p1}": 1,
@@ -115,8 +116,8 @@ func TestDeploymentKill9InProgress(t *testing.T) {
 		t.Errorf("after the restart: the preview's last success is %v", got)
 	}
 	fake.HoldDeployments(false)
-	eventually(t, 0, "the update succeeded", func() bool { return statusOf(x, update) == "success" })
-	m = waitMetrics(t, x.Base, 0, map[string]float64{finished("update", "success"): 1})
+	blackbox.Eventually(t, 0, "the update succeeded", func() bool { return statusOf(x, update) == "success" })
+	m = blackbox.WaitMetrics(t, x.Base, 0, map[string]float64{finished("update", "success"): 1})
 	for k, want := range map[string]float64{
 		finished("update", "failure"):  0,
 		finished("preview", "success"): 0,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // kill9Kind is one kind of operation as the kill -9 table drives it.
@@ -102,15 +103,15 @@ func kill9Operation(t *testing.T, k kill9Kind) {
 		t.Fatalf("start: HTTP %d %s", code, data)
 	}
 	id := k.ids(fake)[0]
-	eventually(t, 0, k.name+" running", func() bool { return statusOf(x, id) == k.running })
+	blackbox.Eventually(t, 0, k.name+" running", func() bool { return statusOf(x, id) == k.running })
 	x.Kill(t)
 	x = start()
 	if code, data, h := call(x, "POST", k.start, "run-1", k.body); code/100 != 2 || h.Get("Idempotent-Replayed") != "true" || !strings.Contains(string(data), id) {
 		t.Errorf("retry with the key after the restart: HTTP %d %s, want a replay of %s", code, data, id)
 	}
 	k.hold(fake, false)
-	eventually(t, 0, k.name+" followed to its end after the restart", func() bool { return statusOf(x, id) == k.final })
-	waitMetrics(t, x.Base, 0, map[string]float64{k.finished: 1, k.gauge: 0})
+	blackbox.Eventually(t, 0, k.name+" followed to its end after the restart", func() bool { return statusOf(x, id) == k.final })
+	blackbox.WaitMetrics(t, x.Base, 0, map[string]float64{k.finished: 1, k.gauge: 0})
 
 	// Killed while a request is on its way upstream.
 	fake.SetFault(k.endpoint, fakeapi.Fault{Latency: 2 * time.Second, Remaining: 1})
@@ -120,11 +121,11 @@ func kill9Operation(t *testing.T, k kill9Kind) {
 		defer close(done)
 		call(x, "POST", k.start, "lost-1", k.body)
 	}()
-	eventually(t, 0, "the request upstream", func() bool { return fake.Requests(k.endpoint) > sent })
+	blackbox.Eventually(t, 0, "the request upstream", func() bool { return fake.Requests(k.endpoint) > sent })
 	x.Kill(t)
 	<-done
 	x = start()
-	waitMetrics(t, x.Base, 0, map[string]float64{k.gauge: 1})
+	blackbox.WaitMetrics(t, x.Base, 0, map[string]float64{k.gauge: 1})
 	code, data, _ := call(x, "GET", k.unknown, "", "")
 	if code != http.StatusOK || !strings.Contains(string(data), `"lost-1"`) {
 		t.Errorf("GET %s after kill -9 during a request: HTTP %d %s, want the request listed with its key", k.unknown, code, data)

@@ -21,6 +21,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // agentExporter is a running built binary with helpers for its agent API.
@@ -67,7 +68,7 @@ func (x *agentExporter) jobs(t *testing.T) []tracker.JobView {
 // agent series (histograms: _count).
 func (x *agentExporter) metrics(t *testing.T) map[string]float64 {
 	t.Helper()
-	return withPrefix(scrape(t, x.Base), "mintlify_agent_")
+	return withPrefix(blackbox.Scrape(t, x.Base), "mintlify_agent_")
 }
 
 // TestAgentKill9DuringSubmissionBurst runs the built exporter, kills it
@@ -117,7 +118,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	}
 	// Kill once a good part of the burst is acknowledged, with more in
 	// flight.
-	eventually(t, 10*time.Second, "20 acknowledged submissions", func() bool {
+	blackbox.Eventually(t, 10*time.Second, "20 acknowledged submissions", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(accepted) >= 20
@@ -147,7 +148,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 	}
 
 	// Every tracked job reaches a terminal status.
-	eventually(t, 20*time.Second, "every tracked job terminal", func() bool {
+	blackbox.Eventually(t, 20*time.Second, "every tracked job terminal", func() bool {
 		for _, v := range x.jobs(t) {
 			if v.Status != "completed" && v.Status != "failed" {
 				return false
@@ -222,7 +223,7 @@ func (x *agentExporter) afterPollRounds(t *testing.T) map[string]float64 {
 	if resp.StatusCode/100 != 2 || json.Unmarshal(data, &probe) != nil || probe.ID == "" {
 		t.Fatalf("probe job: HTTP %d %s", resp.StatusCode, data)
 	}
-	eventually(t, 0, "the probe job polled to its end", func() bool {
+	blackbox.Eventually(t, 0, "the probe job polled to its end", func() bool {
 		for _, v := range x.jobs(t) {
 			if v.ID == probe.ID {
 				return v.Status == "failed"
@@ -282,7 +283,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	if status != http.StatusCreated {
 		t.Fatalf("create: HTTP %d", status)
 	}
-	eventually(t, 10*time.Second, "the first turn completed", func() bool { return job().Status == "completed" })
+	blackbox.Eventually(t, 10*time.Second, "the first turn completed", func() bool { return job().Status == "completed" })
 	msgPath := "/api/v2/agent/p1/job/" + created.ID + "/message"
 	// 6 s: the turn outlasts the kill and the restart below on a busy
 	// machine (3 s did not, with the root tests run side by side).
@@ -306,7 +307,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	if n := fake.Messages("p1", created.ID); n != 1 {
 		t.Errorf("the API got %d follow-ups, want 1", n)
 	}
-	eventually(t, 20*time.Second, "the second turn failed", func() bool { return job().Status == "failed" })
+	blackbox.Eventually(t, 20*time.Second, "the second turn failed", func() bool { return job().Status == "failed" })
 	m := x.metrics(t)
 	for k, want := range map[string]float64{
 		`mintlify_agent_jobs_finished_total{project=p1,status=failed}`:    1,
@@ -370,7 +371,7 @@ func serveHoldingMessages(t *testing.T) (*fakeapi.Server, *holdMessages, *httpte
 // waitFollowUpsRan waits until the API ran one follow-up to each job.
 func waitFollowUpsRan(t *testing.T, fake *fakeapi.Server, ids []string) {
 	t.Helper()
-	eventually(t, 10*time.Second, "the API ran every follow-up", func() bool {
+	blackbox.Eventually(t, 10*time.Second, "the API ran every follow-up", func() bool {
 		for _, id := range ids {
 			if fake.Messages("p1", id) != 1 {
 				return false
@@ -396,7 +397,7 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 	client := &http.Client{Timeout: 30 * time.Second}
 	var ids []string
 	for i := range n {
-		status, id, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("create-%d", i), fmt.Sprintf("first turn %d #fake:nopr:1h", i))
+		status, id, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("create-%d", i), fmt.Sprintf("first turn %d #fake:nopr:1h", i))
 		if err != nil || status != http.StatusCreated {
 			t.Fatalf("create %d: HTTP %d %v", i, status, err)
 		}
@@ -408,7 +409,7 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 		wg.Go(func() {
 			// Killed under it: no answer. The second turn (5 s)
 			// outlasts the kill and the restart on a busy machine.
-			_, _, _ = submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:5s")
+			_, _, _ = blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:5s")
 		})
 	}
 	waitFollowUpsRan(t, fake, ids)
@@ -420,7 +421,7 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 	h.holding.Store(false)
 
 	x = startAgentExporter(t, srv.URL, statePath)
-	eventually(t, 10*time.Second, "every job in its second turn", func() bool {
+	blackbox.Eventually(t, 10*time.Second, "every job in its second turn", func() bool {
 		for _, v := range x.jobs(t) {
 			if v.Tracking.Turn != 2 || !v.Tracking.TurnInferred {
 				return false
@@ -429,12 +430,12 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 		return true
 	})
 	for i, id := range ids {
-		status, msg, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:5s")
+		status, msg, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:5s")
 		if err != nil || status != http.StatusConflict || !strings.Contains(msg, "unknown") {
 			t.Errorf("retry of follow-up %d: HTTP %d %v %s", i, status, err, msg)
 		}
 	}
-	eventually(t, 20*time.Second, "every second turn completed", func() bool {
+	blackbox.Eventually(t, 20*time.Second, "every second turn completed", func() bool {
 		for _, v := range x.jobs(t) {
 			if v.Status != "completed" {
 				return false
@@ -510,7 +511,7 @@ func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 	start := func(pollInterval string) *testutil.Exporter {
 		x := startExporter(t, []string{"MINTLIFY_API_KEY=mint_test"}, "--mintlify.api-url="+srv.URL, "--mintlify.project=p1",
 			"--web.enable-agent-api", "--web.config.file="+webConfig, "--agent.state-file="+statePath, "--agent.poll-interval="+pollInterval)
-		eventually(t, 15*time.Second, "ready", func() bool {
+		blackbox.Eventually(t, 15*time.Second, "ready", func() bool {
 			resp, err := client.Get(x.Base + "/-/ready")
 			if err != nil {
 				return false
@@ -532,14 +533,14 @@ func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 	const n, secondTurn = 10, 6 * time.Second
 	var ids []string
 	for i := range n {
-		status, id, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("create-%d", i), fmt.Sprintf("first turn %d #fake:nopr:2s", i))
+		status, id, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("create-%d", i), fmt.Sprintf("first turn %d #fake:nopr:2s", i))
 		if err != nil || status != http.StatusCreated {
 			t.Fatalf("create %d: HTTP %d %v", i, status, err)
 		}
 		ids = append(ids, id)
 	}
 	// The first turns end upstream; the exporter has not polled since.
-	eventually(t, 10*time.Second, "every first turn ended upstream", func() bool {
+	blackbox.Eventually(t, 10*time.Second, "every first turn ended upstream", func() bool {
 		for _, id := range ids {
 			if fake.JobStatus("p1", id) != "completed" {
 				return false
@@ -558,7 +559,7 @@ func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 	for i, id := range ids {
 		wg.Go(func() {
 			// Killed under it: no answer.
-			_, _, _ = submitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i),
+			_, _, _ = blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i),
 				fmt.Sprintf("second turn #fake:pr:%s", secondTurn))
 		})
 	}
@@ -570,7 +571,7 @@ func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 
 	x = start("200ms")
 	defer x.Stop(t)
-	eventually(t, 3*secondTurn, "every second turn followed to its end", func() bool {
+	blackbox.Eventually(t, 3*secondTurn, "every second turn followed to its end", func() bool {
 		for _, v := range jobs(x) {
 			if v.Status != "completed" {
 				return false

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,13 +20,13 @@ import (
 func TestLedgerSurvivesKill9(t *testing.T) {
 	t.Parallel()
 	const budget = 4
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "mintlify.yml")
-	zone := noonZone()
-	writeFile(t, file, `organizations:
+	zone := blackbox.NoonZone()
+	blackbox.WriteFile(t, file, `organizations:
   - name: acme
-    api_key_file: `+keyFile(t, dir, "key", "mint_test")+`
+    api_key_file: `+blackbox.KeyFile(t, dir, "key", "mint_test")+`
     analytics_budget: 4
 projects:
   - id: docs
@@ -38,12 +39,12 @@ projects:
     sources: {visitors: {}}
 `)
 	state := filepath.Join(dir, "state", "agent.db")
-	args := configArgs(api.URL, file, "--agent.state-file="+state)
+	args := blackbox.ConfigArgs(api.URL, file, "--agent.state-file="+state)
 	x := startExporter(t, nil, args...)
-	eventually(t, 20*time.Second, "the API to see the budget's 4 requests", func() bool { return len(api.analytics("")) >= budget })
+	blackbox.Eventually(t, 20*time.Second, "the API to see the budget's 4 requests", func() bool { return len(api.Analytics("")) >= budget })
 	x.Kill(t)
 	killed := time.Now()
-	if n := len(api.analytics("")); n != budget {
+	if n := len(api.Analytics("")); n != budget {
 		t.Fatalf("%d analytics requests before the kill, want the budget, %d", n, budget)
 	}
 	ledger := filepath.Join(dir, "state", "analytics-ledger-acme.log")
@@ -56,31 +57,31 @@ projects:
 	}
 
 	x = startExporter(t, nil, args...)
-	waitMetrics(t, x.Base, 10*time.Second, map[string]float64{spent("acme"): budget})
+	blackbox.WaitMetrics(t, x.Base, 10*time.Second, map[string]float64{spent("acme"): budget})
 	// The scheduler is free to run: every window not walked before the
 	// kill is due (those walked are restored from the state directory),
 	// only the budget holds it back. A few of its
 	// rounds (each ends within 10ms of a walk's end or the next due
 	// time) would have started a walk.
-	eventually(t, 10*time.Second, "the plan of the restarted exporter", func() bool {
-		return len(statusReport(t, x.Base).Demands) == 6
+	blackbox.Eventually(t, 10*time.Second, "the plan of the restarted exporter", func() bool {
+		return len(blackbox.StatusReport(t, x.Base).Demands) == 6
 	})
 	// A round of the scheduler that holds every due walk back for the
 	// budget says when each will go (in about an hour, when the ledger's
 	// requests leave the window), not "now": the round that would have
 	// started a walk has run, with no guessed number of seconds.
-	eventually(t, 0, "a scheduler round that holds every walk back for the budget", func() bool {
-		for _, d := range statusReport(t, x.Base).Demands {
+	blackbox.Eventually(t, 0, "a scheduler round that holds every walk back for the budget", func() bool {
+		for _, d := range blackbox.StatusReport(t, x.Base).Demands {
 			if !d.NextRefreshAt.After(time.Now().Add(50 * time.Minute)) {
 				return false
 			}
 		}
 		return true
 	})
-	if n := len(api.analytics("")); n != budget {
+	if n := len(api.Analytics("")); n != budget {
 		t.Errorf("the restarted exporter sent %d analytics requests, want none: the ledger's %d count in this hour", n-budget, budget)
 	}
-	st := statusReport(t, x.Base)
+	st := blackbox.StatusReport(t, x.Base)
 	for _, d := range st.Demands {
 		if d.Running || d.LastRefreshAt.After(killed) {
 			t.Errorf("%s/%s walked after the restart: %+v", d.Project, d.Window, d)

@@ -41,6 +41,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/dashboards"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // How a query's answer over every replica may legitimately differ from the
@@ -120,7 +121,7 @@ func TestThreeReplicasCountedOnce(t *testing.T) {
 	// (every source, so that every data panel has data) and the cluster.
 	dir := t.TempDir()
 	configFile := filepath.Join(dir, "mintlify.yml")
-	writeFile(t, configFile, string(append(exporterConfig(projects), []byte(`cluster:
+	blackbox.WriteFile(t, configFile, string(append(exporterConfig(projects), []byte(`cluster:
   address: `+redis.Addr+`
   key_prefix: "e2e:"
 `)...)))
@@ -134,7 +135,7 @@ func TestThreeReplicasCountedOnce(t *testing.T) {
 	// one job, three targets, every second, with the repository's rules.
 	promAddr := testutil.FreeAddr(t)
 	promDir := t.TempDir()
-	writeFile(t, filepath.Join(promDir, "prometheus.yml"), fmt.Sprintf(`global:
+	blackbox.WriteFile(t, filepath.Join(promDir, "prometheus.yml"), fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
   evaluation_interval: 1s

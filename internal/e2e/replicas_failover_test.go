@@ -13,6 +13,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // TestReplicasFollowASentinelFailover runs three replicas of the built
@@ -40,14 +41,14 @@ func TestReplicasFollowASentinelFailover(t *testing.T) {
 		budget    = 5
 	)
 	setup := testutil.NewSentinelSetup(t, "mintlify", downAfter)
-	api := newRecordingAPI(t, fakeapi.Options{Projects: []string{"p1", "p2"}, Paths: 20, APIKey: "mint_test", JobDuration: 2 * time.Second})
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Projects: []string{"p1", "p2"}, Paths: 20, APIKey: "mint_test", JobDuration: 2 * time.Second})
 	dir := t.TempDir()
-	zone := noonZone()
+	zone := blackbox.NoonZone()
 	// Each replica alone wants 2 projects x 4 windows = 8 first walks,
 	// more than the budget of 5.
 	config := `organizations:
   - name: acme
-    api_key_file: ` + keyFile(t, dir, "key", "mint_test") + `
+    api_key_file: ` + blackbox.KeyFile(t, dir, "key", "mint_test") + `
     analytics_budget: ` + fmt.Sprint(budget) + `
 projects:
   - id: p1
@@ -67,7 +68,7 @@ cluster:
   timeout: 500ms
   lease_duration: ` + lease.String() + `
   wait_timeout: 500ms
-  forward_secret_file: ` + keyFile(t, dir, "forward-secret", "a secret the replicas share") + `
+  forward_secret_file: ` + blackbox.KeyFile(t, dir, "forward-secret", "a secret the replicas share") + `
 `
 	var replicas []*testutil.Exporter
 	var baseURLs []string
@@ -77,8 +78,8 @@ cluster:
 		// listens.
 		addr := testutil.FreeAddr(t)
 		file := filepath.Join(dir, name+".yml")
-		writeFile(t, file, config+"  advertise_url: http://"+addr+"\n")
-		x := testutil.StartExporterAt(t, exporterBin, addr, nil, configArgs(api.URL, file, "--web.enable-agent-api", "--agent.poll-interval=200ms",
+		blackbox.WriteFile(t, file, config+"  advertise_url: http://"+addr+"\n")
+		x := testutil.StartExporterAt(t, exporterBin, addr, nil, blackbox.ConfigArgs(api.URL, file, "--web.enable-agent-api", "--agent.poll-interval=200ms",
 			"--agent.state-file="+filepath.Join(dir, name, "agent.db"))...)
 		testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
 		replicas, baseURLs = append(replicas, x), append(baseURLs, x.Base)
@@ -101,7 +102,7 @@ cluster:
 	burstOn := func(n int, what string) {
 		t.Helper()
 		from := acked()
-		eventually(t, 0, fmt.Sprintf("%d more acknowledged jobs %s", n, what), func() bool { return acked() >= from+n })
+		blackbox.Eventually(t, 0, fmt.Sprintf("%d more acknowledged jobs %s", n, what), func() bool { return acked() >= from+n })
 	}
 
 	burstOn(8, "before the Redis primary is killed")
@@ -109,11 +110,11 @@ cluster:
 	killedAt := time.Now()
 	setup.Primary.Stop() // SIGKILL
 	t.Logf("Redis primary killed after %d acknowledged jobs", before)
-	eventually(t, 0, "the sentinels promoting the replica", func() bool {
+	blackbox.Eventually(t, 0, "the sentinels promoting the replica", func() bool {
 		return setup.MasterAddr(setup.Sentinels[0]) == setup.Replica.Addr
 	})
 	promoted := time.Since(killedAt)
-	eventually(t, 0, "a job acknowledged after the failover", func() bool { return acked() > before })
+	blackbox.Eventually(t, 0, "a job acknowledged after the failover", func() bool { return acked() > before })
 	takeover := time.Since(killedAt)
 	burstOn(5, "after the failover")
 	stop()
@@ -122,7 +123,7 @@ cluster:
 		promoted.Round(10*time.Millisecond), takeover.Round(10*time.Millisecond))
 
 	var tracked map[string]bool
-	eventually(t, 60*time.Second, "every tracked job terminal", func() bool {
+	blackbox.Eventually(t, 60*time.Second, "every tracked job terminal", func() bool {
 		jobs, err := listJobs(bases()[0])
 		if err != nil {
 			return false
@@ -159,7 +160,7 @@ cluster:
 	// The budget: spent once across the replicas and the failover (the
 	// promoted replica held the ledger; the hour is spent).
 	waitSpent(t, bases()[0], "acme", budget)
-	if n := len(api.analytics("")); n != budget {
+	if n := len(api.Analytics("")); n != budget {
 		t.Errorf("%d analytics requests from three replicas through a failover, want the budget of %d", n, budget)
 	}
 	t.Logf("acknowledged %d, tracked %d, created upstream %d, unknown outcome %d, keyed retries %d; lost %d, twice %d",

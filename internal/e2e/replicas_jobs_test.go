@@ -20,6 +20,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // jobClient is one of the clients of TestReplicasShareAgentJobs: it
@@ -80,12 +81,12 @@ func TestReplicasShareAgentJobs(t *testing.T) {
 	holder := func() string {
 		t.Helper()
 		var name string
-		eventually(t, 4*lease, "one replica running the gateway", func() bool {
+		blackbox.Eventually(t, 4*lease, "one replica running the gateway", func() bool {
 			name = ""
 			rmu.Lock()
 			defer rmu.Unlock()
 			for n, x := range replicas {
-				m, err := tryScrape(t.Context(), x.Base)
+				m, err := blackbox.TryScrape(t.Context(), x.Base)
 				if err != nil {
 					continue
 				}
@@ -108,10 +109,10 @@ func TestReplicasShareAgentJobs(t *testing.T) {
 	wg.Go(func() {
 		for ctx.Err() == nil {
 			for _, b := range bases() {
-				_, err := tryScrape(ctx, b)
+				_, err := blackbox.TryScrape(ctx, b)
 				scrapes.Add(1)
 				if err != nil && ctx.Err() == nil && alive(b) {
-					if _, again := tryScrape(ctx, b); again != nil && alive(b) {
+					if _, again := blackbox.TryScrape(ctx, b); again != nil && alive(b) {
 						scrapeFailures.Add(1)
 						t.Errorf("scrape of a live replica %s failed: %v", b, err)
 					}
@@ -132,7 +133,7 @@ func TestReplicasShareAgentJobs(t *testing.T) {
 		tally.mu.Lock()
 		from := len(tally.acked)
 		tally.mu.Unlock()
-		eventually(t, 0, fmt.Sprintf("%d more acknowledged jobs %s", n, what), func() bool {
+		blackbox.Eventually(t, 0, fmt.Sprintf("%d more acknowledged jobs %s", n, what), func() bool {
 			tally.mu.Lock()
 			defer tally.mu.Unlock()
 			return len(tally.acked) >= from+n
@@ -166,9 +167,9 @@ func TestReplicasShareAgentJobs(t *testing.T) {
 	// gateway (a holder that cannot renew stops acting): then the
 	// replicas elect a holder afresh when it comes back. A condition,
 	// not two leases of sleep.
-	eventually(t, 4*lease, "no replica running the gateway while Redis is away", func() bool {
+	blackbox.Eventually(t, 4*lease, "no replica running the gateway while Redis is away", func() bool {
 		for _, b := range bases() {
-			m, err := tryScrape(t.Context(), b)
+			m, err := blackbox.TryScrape(t.Context(), b)
 			if v, ok := m["mintlify_exporter_cluster_agent_gateway{}"]; err != nil || !ok || v != 0 {
 				return false
 			}
@@ -179,7 +180,7 @@ func TestReplicasShareAgentJobs(t *testing.T) {
 	t.Logf("after the Redis outage, %s runs the gateway", holder())
 	burstOn(3, "after Redis came back")
 	// And at least 40 in all (checked below): the burst got through.
-	eventually(t, 0, "40 acknowledged jobs in all", func() bool {
+	blackbox.Eventually(t, 0, "40 acknowledged jobs in all", func() bool {
 		tally.mu.Lock()
 		defer tally.mu.Unlock()
 		return len(tally.acked) >= 40
@@ -196,7 +197,7 @@ func TestReplicasShareAgentJobs(t *testing.T) {
 
 	// Every job reaches its end, through any replica.
 	var jobs []tracker.JobView
-	eventually(t, 60*time.Second, "every tracked job terminal", func() bool {
+	blackbox.Eventually(t, 60*time.Second, "every tracked job terminal", func() bool {
 		var err error
 		if jobs, err = listJobs(bases()[0]); err != nil {
 			return false
@@ -342,9 +343,9 @@ func listJobs(base string) ([]tracker.JobView, error) {
 func unknownCreates(t *testing.T, bases []string) int {
 	t.Helper()
 	n := 0
-	eventually(t, 10*time.Second, "a status page with the jobs", func() bool {
+	blackbox.Eventually(t, 10*time.Second, "a status page with the jobs", func() bool {
 		for _, b := range bases {
-			r, err := tryStatusReport(b)
+			r, err := blackbox.TryStatusReport(b)
 			if err != nil || r.Jobs == nil {
 				continue
 			}

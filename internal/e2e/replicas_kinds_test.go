@@ -13,6 +13,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // TestReplicasEveryKind runs two replicas of the built binary on one
@@ -43,10 +44,10 @@ func replicasFollow(t *testing.T, k kill9Kind) {
 	holder := func() (string, string) {
 		t.Helper()
 		var name, other string
-		eventually(t, 4*lease, "one replica running the gateway", func() bool {
+		blackbox.Eventually(t, 4*lease, "one replica running the gateway", func() bool {
 			name = ""
 			for n, x := range replicas {
-				if m, err := tryScrape(t.Context(), x.Base); err == nil && m["mintlify_exporter_cluster_agent_gateway{}"] == 1 {
+				if m, err := blackbox.TryScrape(t.Context(), x.Base); err == nil && m["mintlify_exporter_cluster_agent_gateway{}"] == 1 {
 					name = n
 				} else {
 					other = n
@@ -91,15 +92,15 @@ func replicasFollow(t *testing.T, k kill9Kind) {
 
 	h, o := holder()
 	first := start(replicas[o]) // forwarded to the holder
-	eventually(t, 0, "the first followed to its end", func() bool { return statusOf(replicas[o], first) == k.final })
-	waitMetrics(t, replicas[h].Base, 0, map[string]float64{k.finished: 1})
-	if m := withPrefix(scrape(t, replicas[o].Base), k.series); len(m) != 0 {
+	blackbox.Eventually(t, 0, "the first followed to its end", func() bool { return statusOf(replicas[o], first) == k.final })
+	blackbox.WaitMetrics(t, replicas[h].Base, 0, map[string]float64{k.finished: 1})
+	if m := withPrefix(blackbox.Scrape(t, replicas[o].Base), k.series); len(m) != 0 {
 		t.Errorf("the replica without the gateway exports %s series: %v", k.series, m)
 	}
 
 	k.hold(fake, true)
 	second := start(replicas[o])
-	eventually(t, 0, "the second running", func() bool { return statusOf(replicas[o], second) == k.running })
+	blackbox.Eventually(t, 0, "the second running", func() bool { return statusOf(replicas[o], second) == k.running })
 	replicas[h].Kill(t)
 	delete(replicas, h)
 	if now, _ := holder(); now != o {
@@ -109,8 +110,8 @@ func replicasFollow(t *testing.T, k kill9Kind) {
 		t.Errorf("after the takeover the second is %q, want %s (or %s)", got, k.running, k.final)
 	}
 	k.hold(fake, false)
-	eventually(t, 0, "the second followed to its end by the new holder", func() bool { return statusOf(replicas[o], second) == k.final })
-	m := waitMetrics(t, replicas[o].Base, 0, map[string]float64{k.finished: 1})
+	blackbox.Eventually(t, 0, "the second followed to its end by the new holder", func() bool { return statusOf(replicas[o], second) == k.final })
+	m := blackbox.WaitMetrics(t, replicas[o].Base, 0, map[string]float64{k.finished: 1})
 	if got := m[k.runningSeries]; got != 0 {
 		t.Errorf("%s after both ended: %v", k.runningSeries, got)
 	}
@@ -147,7 +148,7 @@ func startOpsReplicas(t *testing.T, addr, api, prefix string, lease time.Duratio
 	for _, name := range []string{"a", "b"} {
 		fwd := testutil.FreeAddr(t)
 		own := filepath.Join(dir, name+".yml")
-		writeFile(t, own, shared+"  advertise_url: http://"+fwd+"\n")
+		blackbox.WriteFile(t, own, shared+"  advertise_url: http://"+fwd+"\n")
 		args := append([]string{"--config.file=" + own, "--mintlify.api-url=" + api, "--web.listen-address=" + fwd,
 			"--agent.poll-interval=200ms", "--agent.state-file=" + filepath.Join(dir, name, "agent.db"), "--mintlify.max-retries=0"}, flags...)
 		x := startExporter(t, nil, args...)

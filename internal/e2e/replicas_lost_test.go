@@ -11,6 +11,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // TestReplicasRefuseLostAgentState: two replicas of the built binary run
@@ -49,7 +50,7 @@ func TestReplicasRefuseLostAgentState(t *testing.T) {
 	}
 	var code int
 	var body string
-	eventually(t, 4*lease, "the job acknowledged", func() bool {
+	blackbox.Eventually(t, 4*lease, "the job acknowledged", func() bool {
 		// The holder answers (this host's advertised address may not
 		// reach the other replica's loopback listener).
 		for _, b := range bases {
@@ -62,7 +63,7 @@ func TestReplicasRefuseLostAgentState(t *testing.T) {
 	lost := func(want float64) func() bool {
 		return func() bool {
 			for _, b := range bases {
-				if m, err := tryScrape(t.Context(), b); err != nil || m["mintlify_exporter_cluster_agent_state_lost{}"] != want {
+				if m, err := blackbox.TryScrape(t.Context(), b); err != nil || m["mintlify_exporter_cluster_agent_state_lost{}"] != want {
 					return false
 				}
 			}
@@ -72,7 +73,7 @@ func TestReplicasRefuseLostAgentState(t *testing.T) {
 
 	redis.Stop()
 	redis.Start()
-	eventually(t, 6*lease, "every replica finding the agent state lost", lost(1))
+	blackbox.Eventually(t, 6*lease, "every replica finding the agent state lost", lost(1))
 	for _, b := range bases {
 		code, body = create(b)
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, "state accept-empty") {
@@ -86,8 +87,8 @@ func TestReplicasRefuseLostAgentState(t *testing.T) {
 	if rc, _, _ := runExporter(t, "state", "accept-empty", "--config.file="+file); rc != 0 {
 		t.Fatalf("state accept-empty exited %d", rc)
 	}
-	eventually(t, 6*lease, "every replica taking the accepted state", lost(0))
-	eventually(t, 4*lease, "a create accepted again", func() bool {
+	blackbox.Eventually(t, 6*lease, "every replica taking the accepted state", lost(0))
+	blackbox.Eventually(t, 4*lease, "a create accepted again", func() bool {
 		for _, b := range bases {
 			if code, body = create(b); code/100 == 2 {
 				return true
@@ -103,13 +104,13 @@ func TestReplicasRefuseLostAgentState(t *testing.T) {
 func replicasConfig(t *testing.T, dir, addr, prefix string, lease time.Duration) string {
 	t.Helper()
 	file := filepath.Join(dir, "mintlify.yml")
-	writeFile(t, file, `organizations:
+	blackbox.WriteFile(t, file, `organizations:
   - name: acme
-    api_key_file: `+keyFile(t, dir, "key", "mint_test")+`
+    api_key_file: `+blackbox.KeyFile(t, dir, "key", "mint_test")+`
 projects:
   - id: p1
     windows: [1d]
-    timezone: `+noonZone()+`
+    timezone: `+blackbox.NoonZone()+`
     sources: {visitors: {}}
     agent_jobs: true
 cluster:
@@ -117,7 +118,7 @@ cluster:
   key_prefix: "`+prefix+`"
   timeout: 500ms
   lease_duration: `+lease.String()+`
-  forward_secret_file: `+keyFile(t, dir, "forward-secret", "a secret the replicas share")+`
+  forward_secret_file: `+blackbox.KeyFile(t, dir, "forward-secret", "a secret the replicas share")+`
 `)
 	return file
 }

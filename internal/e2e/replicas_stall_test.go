@@ -12,6 +12,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // stallKind is one kind of operation as the Redis stall test starts it,
@@ -85,9 +86,9 @@ func redisStall(t *testing.T, k stallKind) {
 		return resp.StatusCode, data, resp.Header
 	}
 	var holder string
-	eventually(t, 4*lease, "one replica running the gateway", func() bool {
+	blackbox.Eventually(t, 4*lease, "one replica running the gateway", func() bool {
 		for n, x := range replicas {
-			if m, err := tryScrape(t.Context(), x.Base); err == nil && m["mintlify_exporter_cluster_agent_gateway{}"] == 1 {
+			if m, err := blackbox.TryScrape(t.Context(), x.Base); err == nil && m["mintlify_exporter_cluster_agent_gateway{}"] == 1 {
 				holder = n
 				return true
 			}
@@ -102,7 +103,7 @@ func redisStall(t *testing.T, k stallKind) {
 		code, _, _ := call(replicas[holder], "POST", k.start, k.body, "stall-1")
 		answered <- code
 	}()
-	eventually(t, 0, "the request upstream", func() bool { return fake.Requests(k.endpoint) == 1 })
+	blackbox.Eventually(t, 0, "the request upstream", func() bool { return fake.Requests(k.endpoint) == 1 })
 	redis.Pause()
 	// Real time: a stall of Redis is what is tested, and the lease (3 s)
 	// must run out during it, as in the attack run (6 s).
@@ -117,17 +118,17 @@ func redisStall(t *testing.T, k stallKind) {
 	}
 	id := ids[0]
 	for n, x := range replicas {
-		eventually(t, 0, k.name+" "+id+" followed to its end, seen through replica "+n, func() bool {
+		blackbox.Eventually(t, 0, k.name+" "+id+" followed to its end, seen through replica "+n, func() bool {
 			status, data, _ := call(x, "GET", k.view(id), "", "")
 			var v struct{ Status string }
 			return status == http.StatusOK && json.Unmarshal(data, &v) == nil && v.Status == k.final
 		})
 	}
 	var total float64
-	eventually(t, 0, "the end counted by the replica running the gateway", func() bool {
+	blackbox.Eventually(t, 0, "the end counted by the replica running the gateway", func() bool {
 		total = 0
 		for _, x := range replicas {
-			if m, err := tryScrape(t.Context(), x.Base); err == nil {
+			if m, err := blackbox.TryScrape(t.Context(), x.Base); err == nil {
 				total += m[k.finished]
 			}
 		}

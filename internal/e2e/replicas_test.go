@@ -13,6 +13,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // TestReplicasShareTheBudget runs two replicas of the built binary with one
@@ -23,14 +24,14 @@ import (
 func TestReplicasShareTheBudget(t *testing.T) {
 	t.Parallel()
 	redis := testutil.NewRedis(t)
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test"})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "mintlify.yml")
-	zone := noonZone()
+	zone := blackbox.NoonZone()
 	// Each replica alone wants 2 projects × 4 windows = 8 first walks.
-	writeFile(t, file, `organizations:
+	blackbox.WriteFile(t, file, `organizations:
   - name: acme
-    api_key_file: `+keyFile(t, dir, "key", "mint_test")+`
+    api_key_file: `+blackbox.KeyFile(t, dir, "key", "mint_test")+`
     analytics_budget: 5
 projects:
   - id: docs
@@ -46,14 +47,14 @@ cluster:
   key_prefix: "test:"
 `)
 	replica := func(name string) *testutil.Exporter {
-		return startExporter(t, nil, configArgs(api.URL, file, "--agent.state-file="+filepath.Join(dir, name, "agent.db"))...)
+		return startExporter(t, nil, blackbox.ConfigArgs(api.URL, file, "--agent.state-file="+filepath.Join(dir, name, "agent.db"))...)
 	}
 	a, b := replica("a"), replica("b")
 	waitSpent(t, a.Base, "acme", 5)
 	waitSpent(t, b.Base, "acme", 5)
 	settle(t, a.Base)
 	settle(t, b.Base)
-	if n := len(api.analytics("")); n != 5 {
+	if n := len(api.Analytics("")); n != 5 {
 		t.Fatalf("%d analytics requests from two replicas, want the budget of 5", n)
 	}
 
@@ -66,10 +67,10 @@ cluster:
 	// Redis away: nothing is paid, so nothing is sent; it comes back by
 	// itself.
 	redis.Stop()
-	waitMetrics(t, a.Base, 20*time.Second, map[string]float64{"mintlify_exporter_cluster_up{}": 0})
+	blackbox.WaitMetrics(t, a.Base, 20*time.Second, map[string]float64{"mintlify_exporter_cluster_up{}": 0})
 	redis.Start()
-	waitMetrics(t, a.Base, 20*time.Second, map[string]float64{"mintlify_exporter_cluster_up{}": 1})
-	if n := len(api.analytics("")); n != 5 {
+	blackbox.WaitMetrics(t, a.Base, 20*time.Second, map[string]float64{"mintlify_exporter_cluster_up{}": 1})
+	if n := len(api.Analytics("")); n != 5 {
 		t.Errorf("%d analytics requests after a restart and a Redis outage, want still 5 (the hour is spent)", n)
 	}
 }
@@ -79,8 +80,8 @@ cluster:
 // alone; every replica's status page reads the shared ledger).
 func waitSpent(t *testing.T, base, org string, spent int) {
 	t.Helper()
-	eventually(t, 20*time.Second, fmt.Sprintf("%s spent %d", org, spent), func() bool {
-		r, err := tryStatusReport(base)
+	blackbox.Eventually(t, 20*time.Second, fmt.Sprintf("%s spent %d", org, spent), func() bool {
+		r, err := blackbox.TryStatusReport(base)
 		if err != nil {
 			return false
 		}
@@ -116,17 +117,17 @@ func TestReplicasActAsOne(t *testing.T) {
 		budget   = 3000
 	)
 	redis := testutil.NewRedis(t)
-	api := newRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test", AnalyticsBudget: budget})
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Paths: 20, APIKey: "mint_test", AnalyticsBudget: budget})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "mintlify.yml")
-	writeFile(t, file, `organizations:
+	blackbox.WriteFile(t, file, `organizations:
   - name: acme
-    api_key_file: `+keyFile(t, dir, "key", "mint_test")+`
+    api_key_file: `+blackbox.KeyFile(t, dir, "key", "mint_test")+`
     analytics_budget: `+fmt.Sprint(budget)+`
 projects:
   - id: docs
     windows: [1d, 7d]
-    timezone: `+noonZone()+`
+    timezone: `+blackbox.NoonZone()+`
     sources: {visitors: {}, searches: {}, feedback: {}}
 cluster:
   address: `+redis.Addr+`
@@ -144,7 +145,7 @@ cluster:
 
 	// versions reads each replica's shared versions by demand.
 	versions := func(r *haReplica) (map[string]int64, *status.Cluster) {
-		rep, err := tryStatusReport(r.x.Base)
+		rep, err := blackbox.TryStatusReport(r.x.Base)
 		if err != nil {
 			return nil, nil
 		}
@@ -161,7 +162,7 @@ cluster:
 	converged := func(what string) *haReplica {
 		t.Helper()
 		var primary *haReplica
-		eventually(t, 30*time.Second, what+": one primary, every replica at the same versions", func() bool {
+		blackbox.Eventually(t, 30*time.Second, what+": one primary, every replica at the same versions", func() bool {
 			primary = nil
 			var first map[string]int64
 			for _, r := range replicas {
@@ -190,7 +191,7 @@ cluster:
 		t.Helper()
 		var data map[string]float64
 		for _, r := range replicas {
-			m := sourceSeries(scrape(t, r.x.Base))
+			m := sourceSeries(blackbox.Scrape(t, r.x.Base))
 			if r == primary {
 				data = m
 			} else if len(m) != 0 {
@@ -209,9 +210,9 @@ cluster:
 	// Let every demand be walked twice more, scraping every replica
 	// throughout.
 	startVersions, _ := versions(primary)
-	eventually(t, 4*interval, "every demand walked twice more", func() bool {
+	blackbox.Eventually(t, 4*interval, "every demand walked twice more", func() bool {
 		for _, r := range replicas {
-			scrape(t, r.x.Base)
+			blackbox.Scrape(t, r.x.Base)
 		}
 		v, _ := versions(primary)
 		for k, n := range startVersions {
@@ -230,7 +231,7 @@ cluster:
 	var before map[string]float64
 	var beforeVersions map[string]int64
 	var seenAt time.Time
-	eventually(t, 30*time.Second, "the primary's answer caught up with its snapshots", func() bool {
+	blackbox.Eventually(t, 30*time.Second, "the primary's answer caught up with its snapshots", func() bool {
 		v, _ := versions(primary)
 		data := counted(primary)
 		if !maps.Equal(v, beforeVersions) {
@@ -248,7 +249,7 @@ cluster:
 	primary.x.Kill(t)
 	alive := slices.DeleteFunc(slices.Clone(replicas), func(r *haReplica) bool { return r == primary })
 	var next *haReplica
-	eventually(t, 3*lease, "a new primary", func() bool {
+	blackbox.Eventually(t, 3*lease, "a new primary", func() bool {
 		for _, r := range alive {
 			if _, c := versions(r); c != nil && c.Primary {
 				next = r
@@ -266,7 +267,7 @@ cluster:
 		t.Errorf("takeover took %s, want within the lease %s and one renew period", takeover, lease)
 	}
 	v, _ := versions(next)
-	after := sourceSeries(scrape(t, next.x.Base))
+	after := sourceSeries(blackbox.Scrape(t, next.x.Base))
 	switch v2, _ := versions(next); {
 	case !maps.Equal(v, beforeVersions) || !maps.Equal(v2, beforeVersions):
 		t.Logf("a walk ended during the takeover; values not compared")
@@ -277,11 +278,11 @@ cluster:
 	// The killed replica started again serves the data before it sends
 	// a request of its own.
 	restarted := start(primary.name)
-	eventually(t, 10*time.Second, "restarted replica serves every demand", func() bool {
+	blackbox.Eventually(t, 10*time.Second, "restarted replica serves every demand", func() bool {
 		v, _ := versions(restarted)
 		return len(v) == demandCount
 	})
-	if n := sumPrefix(scrape(t, restarted.x.Base), "mintlify_api_requests_total{"); n != 0 {
+	if n := sumPrefix(blackbox.Scrape(t, restarted.x.Base), "mintlify_api_requests_total{"); n != 0 {
 		t.Errorf("the restarted replica sent %v requests before serving data, want 0", n)
 	}
 	replicas = append(alive, restarted)
@@ -291,15 +292,15 @@ cluster:
 	redis.Stop()
 	stoppedAt := time.Now()
 	for _, r := range replicas {
-		waitMetrics(t, r.x.Base, 10*time.Second, map[string]float64{"mintlify_exporter_cluster_up{}": 0})
+		blackbox.WaitMetrics(t, r.x.Base, 10*time.Second, map[string]float64{"mintlify_exporter_cluster_up{}": 0})
 	}
 	time.Sleep(interval) // real time: Redis is away for a planned interval of the replicas' wall clock
 	restartedAt := time.Now()
 	redis.Start()
 	for _, r := range replicas {
-		waitMetrics(t, r.x.Base, 20*time.Second, map[string]float64{"mintlify_exporter_cluster_up{}": 1})
+		blackbox.WaitMetrics(t, r.x.Base, 20*time.Second, map[string]float64{"mintlify_exporter_cluster_up{}": 1})
 	}
-	for _, s := range api.analytics("") {
+	for _, s := range api.Analytics("") {
 		if s.At.After(stoppedAt.Add(time.Second)) && s.At.Before(restartedAt) {
 			t.Errorf("an analytics request at %s while Redis was away: nothing could have paid for it", s.At.Format(time.StampMilli))
 		}
@@ -311,7 +312,7 @@ cluster:
 	// One walk per demand per planned interval, cluster-wide, and nothing
 	// the API refused.
 	walks := map[string][]time.Time{}
-	for _, s := range api.analytics("") {
+	for _, s := range api.Analytics("") {
 		walks[s.Endpoint+" "+s.Range] = append(walks[s.Endpoint+" "+s.Range], s.At)
 	}
 	for demand, times := range walks {
@@ -321,7 +322,7 @@ cluster:
 			}
 		}
 	}
-	t.Logf("%d analytics requests over %d demands (dates), %d refused", len(api.analytics("")), len(walks), api.Fake.AnalyticsRejections())
+	t.Logf("%d analytics requests over %d demands (dates), %d refused", len(api.Analytics("")), len(walks), api.Fake.AnalyticsRejections())
 	if r := api.Fake.AnalyticsRejections(); r != 0 {
 		t.Errorf("the API refused %d requests over its budget", r)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/dashboards"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // The dashboards of the analytics, which the sandbox alone fills (the
@@ -77,7 +78,7 @@ func startPrometheus(t *testing.T, bin string, services map[string]string, procs
 		t.Fatalf("examples/prometheus.yml: %v", err)
 	}
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "prometheus.yml"), string(config))
+	blackbox.WriteFile(t, filepath.Join(dir, "prometheus.yml"), string(config))
 	prom := startProc(t, "prometheus", bin, []string{
 		"--config.file=" + filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path=" + filepath.Join(dir, "data"),

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // TestSIGTERMDrainsCreatesBeforeTheTrackerCloses sends SIGTERM to the
@@ -78,7 +79,7 @@ func TestSIGTERMDrainsCreatesBeforeTheTrackerCloses(t *testing.T) {
 		create(&wg, i, strings.NewReader(fmt.Sprintf(`{"prompt":"in flight at SIGTERM %d #fake:pr:1h"}`, i)))
 	}
 	// Every fast create has reached the API, which holds its answer.
-	eventually(t, 10*time.Second, "every fast create at the API", func() bool { return fake.Requests(fakeapi.CreateJob) == fast })
+	blackbox.Eventually(t, 10*time.Second, "every fast create at the API", func() bool { return fake.Requests(fakeapi.CreateJob) == fast })
 	if err := x.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestSIGTERMDrainsCreatesBeforeTheTrackerCloses(t *testing.T) {
 	// with everything a wrong program would stop at SIGTERM, the tracker
 	// among them): the slow creates finish only now, on a condition and
 	// not a guessed number of milliseconds.
-	eventually(t, 0, "the server's drain begun", func() bool { return strings.Contains(x.Stderr.String(), `msg="shutting down"`) })
+	blackbox.Eventually(t, 0, "the server's drain begun", func() bool { return strings.Contains(x.Stderr.String(), `msg="shutting down"`) })
 	for i, w := range bodies {
 		if _, err := fmt.Fprintf(w, ` %d #fake:pr:1h"}`, i); err != nil {
 			t.Fatal(err)

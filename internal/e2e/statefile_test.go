@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,37 +19,8 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
-
-// submitKeyed posts a prompt with an Idempotency-Key; it returns the HTTP
-// status and the job id (2xx) or the error message.
-func submitKeyed(client *http.Client, url, key, prompt string) (int, string, error) {
-	body, _ := json.Marshal(map[string]string{"prompt": prompt})
-	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, "", err
-	}
-	var v struct {
-		ID    string `json:"id"`
-		Error string `json:"error"`
-	}
-	_ = json.Unmarshal(data, &v)
-	if resp.StatusCode/100 == 2 {
-		return resp.StatusCode, v.ID, nil
-	}
-	return resp.StatusCode, v.Error, nil
-}
 
 // TestKill9WithIdempotencyKeys kills the exporter with SIGKILL during a
 // burst of keyed submissions, restarts it, and has every client retry
@@ -80,7 +50,7 @@ func TestKill9WithIdempotencyKeys(t *testing.T) {
 				mu.Lock()
 				attempted[key] = prompt
 				mu.Unlock()
-				status, id, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job", key, prompt)
+				status, id, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job", key, prompt)
 				if err != nil {
 					return // killed under us
 				}
@@ -92,7 +62,7 @@ func TestKill9WithIdempotencyKeys(t *testing.T) {
 			}
 		})
 	}
-	eventually(t, 10*time.Second, "20 acknowledged submissions", func() bool {
+	blackbox.Eventually(t, 10*time.Second, "20 acknowledged submissions", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(acked) >= 20
@@ -108,7 +78,7 @@ func TestKill9WithIdempotencyKeys(t *testing.T) {
 	unknown := 0
 	for round := range 2 {
 		for key, prompt := range attempted {
-			status, msg, err := submitKeyed(client, x.Base+"/api/v2/agent/p1/job", key, prompt)
+			status, msg, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job", key, prompt)
 			switch {
 			case err != nil:
 				t.Fatal(err)
@@ -135,7 +105,7 @@ func TestKill9WithIdempotencyKeys(t *testing.T) {
 			}
 		}
 	}
-	body, _, err := getBody(x.Base + "/api/v2/agent/p1/unknown-creates")
+	body, _, err := blackbox.GetBody(x.Base + "/api/v2/agent/p1/unknown-creates")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,16 +121,6 @@ func TestKill9WithIdempotencyKeys(t *testing.T) {
 	if after > len(jobs)+unknown {
 		t.Errorf("%d jobs upstream for %d keys with a job and %d of unknown outcome: a duplicate", after, len(jobs), unknown)
 	}
-}
-
-func getBody(url string) ([]byte, int, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return b, resp.StatusCode, err
 }
 
 // runExporter runs the built binary with args to its end, and returns its
@@ -192,7 +152,7 @@ func TestDamagedStateFile(t *testing.T) {
 	statePath := filepath.Join(dir, "agent.db")
 	x := startAgentExporter(t, srv.URL, statePath)
 	for i := range 60 {
-		status, _, err := submitKeyed(http.DefaultClient, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("k%d", i), fmt.Sprintf("job %d %s #fake:nopr:1h", i, strings.Repeat("padding ", 40)))
+		status, _, err := blackbox.SubmitKeyed(http.DefaultClient, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("k%d", i), fmt.Sprintf("job %d %s #fake:nopr:1h", i, strings.Repeat("padding ", 40)))
 		if err != nil || status/100 != 2 {
 			t.Fatalf("submit %d: HTTP %d %v", i, status, err)
 		}
@@ -264,21 +224,21 @@ func TestStateFileRemovedWhileRunning(t *testing.T) {
 	fake, _, statePath, x := startFakeAndExporter(t)
 	defer x.Stop(t)
 	url := x.Base + "/api/v2/agent/p1/job"
-	if status, _, err := submitKeyed(http.DefaultClient, url, "before", "#fake:nopr:1h"); err != nil || status != http.StatusCreated {
+	if status, _, err := blackbox.SubmitKeyed(http.DefaultClient, url, "before", "#fake:nopr:1h"); err != nil || status != http.StatusCreated {
 		t.Fatalf("create: HTTP %d %v", status, err)
 	}
 	if err := os.Remove(statePath); err != nil {
 		t.Fatal(err)
 	}
 	jobs := fake.JobCount()
-	status, msg, err := submitKeyed(http.DefaultClient, url, "after", "#fake:nopr:1h")
+	status, msg, err := blackbox.SubmitKeyed(http.DefaultClient, url, "after", "#fake:nopr:1h")
 	if err != nil || status != http.StatusServiceUnavailable || !strings.Contains(msg, "deleted or moved away") || !strings.Contains(msg, "intent ci_") {
 		t.Errorf("create after rm: HTTP %d %v %q", status, err, msg)
 	}
 	if fake.JobCount() != jobs {
 		t.Error("a create was sent upstream without a state file")
 	}
-	eventually(t, 10*time.Second, "mintlify_agent_state_file_replaced 1", func() bool {
+	blackbox.Eventually(t, 10*time.Second, "mintlify_agent_state_file_replaced 1", func() bool {
 		return x.metrics(t)["mintlify_agent_state_file_replaced{}"] == 1
 	})
 	if m := x.metrics(t); m["mintlify_agent_state_write_errors_total{}"] < 1 {
@@ -295,7 +255,7 @@ func TestStateFileWithAChangedRecord(t *testing.T) {
 	t.Parallel()
 	_, apiURL, statePath, x := startFakeAndExporter(t)
 	dir := filepath.Dir(statePath)
-	status, id, err := submitKeyed(http.DefaultClient, x.Base+"/api/v2/agent/p1/job", "k1", "#fake:nopr:1h")
+	status, id, err := blackbox.SubmitKeyed(http.DefaultClient, x.Base+"/api/v2/agent/p1/job", "k1", "#fake:nopr:1h")
 	if err != nil || status != http.StatusCreated {
 		t.Fatalf("create: HTTP %d %v", status, err)
 	}
@@ -329,7 +289,7 @@ func TestStateFileWithAChangedRecord(t *testing.T) {
 	}
 	x = startAgentExporter(t, apiURL, newPath)
 	defer x.Stop(t)
-	eventually(t, 10*time.Second, "the rebuilt job read upstream", func() bool {
+	blackbox.Eventually(t, 10*time.Second, "the rebuilt job read upstream", func() bool {
 		js := x.jobs(t)
 		return len(js) == 1 && js[0].ID == id && js[0].Status == "active" && js[0].Tracking.Rebuilt
 	})
@@ -345,7 +305,7 @@ func TestStateFileWithAChangedRecord(t *testing.T) {
 func TestSecondExporterOnALockedStateFile(t *testing.T) {
 	t.Parallel()
 	_, _, statePath, first := startFakeAndExporter(t)
-	api := newRecordingAPI(t, fakeapi.Options{Projects: []string{"p1"}})
+	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Projects: []string{"p1"}})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exporterBin, "--web.listen-address="+testutil.FreeAddr(t), "--mintlify.api-url="+api.URL,
