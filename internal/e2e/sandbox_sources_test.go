@@ -74,13 +74,8 @@ func TestSandboxServesEverySource(t *testing.T) {
 	}
 }
 
-// helpLeftToOthers are the families whose long HELP another change
-// shortens, or that are not ours to word.
+// helpLeftToOthers are the families whose HELP is not ours to word.
 var helpLeftToOthers = map[string]bool{
-	// Renamed with the assistant's metrics (issue 35), which shortens its HELP.
-	"mintlify_assistant_conversations_other_categories": true,
-	// internal/ops/tracker's, which the jobs rewrite rewords (issue 38's gateway part).
-	"mintlify_deployment_oldest_in_progress_age_seconds": true,
 	// client_golang's collectors/version words it.
 	"mintlify_exporter_build_info": true,
 }

@@ -119,6 +119,9 @@ func (s *Scheduler) dueNow(e *entry) bool {
 	return due
 }
 
+// publishTimeout bounds the store of one walk's snapshot.
+const publishTimeout = 10 * time.Second
+
 // publish shares e's snapshot of a walk that started at start.
 func (s *Scheduler) publish(e *entry, key string, token int64, snap sources.Snapshot, start time.Time, took time.Duration) {
 	data, err := sources.EncodeSnapshot(snap)
@@ -131,7 +134,11 @@ func (s *Scheduler) publish(e *entry, key string, token int64, snap sources.Snap
 		// replica starting late, or taking over, still finds it.
 		ttl := max(2*e.interval+s.budget.Window(), 24*time.Hour)
 		s.mu.Unlock()
-		ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+		// Not cancelled by shutdown: the walk is paid for, and a snapshot
+		// stored as the exporter stops is one a restart need not walk
+		// again. Bounded all the same, so that a stop never waits long
+		// on a frozen disk or an unreachable Redis.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), publishTimeout)
 		err = s.cfg.Shared.Publish(ctx, key, token, data, ttl)
 		cancel()
 	}

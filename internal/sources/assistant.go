@@ -99,7 +99,7 @@ var _ = register(&Def{
 			familyFlags{additive: true}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.responseType }), "response_type"),
 		family("mintlify_assistant_turns_by_category", "Turns of conversations with the AI assistant in the window by query category, for the largest categories.",
 			familyFlags{}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.categories }), "category"),
-		family("mintlify_assistant_turns_other_categories", "Turns of conversations with the AI assistant in the window whose category is not among the exported largest ones.",
+		family("mintlify_assistant_turns_other_categories", "Assistant turns in the window whose category is not among the exported largest ones.",
 			familyFlags{}, assistantEmitOne(func(s *AssistantSnapshot) float64 { return s.otherCategories })),
 	},
 	make: func(def *Def, cfg Config) (Source, error) {
