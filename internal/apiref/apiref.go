@@ -16,7 +16,9 @@ import (
 	"embed"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -24,6 +26,8 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/config"
 	"github.com/pb33f/libopenapi-validator/errors"
+	"github.com/pb33f/libopenapi-validator/paths"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
 
 //go:embed reference/*.json
@@ -59,6 +63,7 @@ func Files() []string {
 // Reference validates exchanges against the reference's files.
 type Reference struct {
 	validators map[string]validator.Validator
+	models     map[string]*v3.Document
 	// mu serialises validations: the validator's caches are filled as it
 	// goes.
 	mu sync.Mutex
@@ -77,7 +82,7 @@ func Load() (*Reference, error) {
 }
 
 func load() (*Reference, error) {
-	r := &Reference{validators: map[string]validator.Validator{}}
+	r := &Reference{validators: map[string]validator.Validator{}, models: map[string]*v3.Document{}}
 	for _, s := range specs {
 		data, err := files.ReadFile("reference/" + s.file)
 		if err != nil {
@@ -87,12 +92,19 @@ func load() (*Reference, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.file, err)
 		}
-		// Security is not what is judged here: the fake checks keys
-		// itself, and its tests send wrong ones on purpose.
-		v, errs := validator.NewValidator(doc, config.WithoutSecurityValidation())
+		// Formats are asserted (a date-time must be one). The security
+		// schemes are checked on requests too (an Authorization header
+		// with the Bearer scheme); the tests that send wrong or no keys on
+		// purpose check the answers alone (Transport.AnswersOnly).
+		v, errs := validator.NewValidator(doc, config.WithFormatAssertions())
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("%s: %v", s.file, errs)
 		}
+		model, err := doc.BuildV3Model()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.file, err)
+		}
+		r.models[s.file] = &model.Model
 		if ok, verrs := v.ValidateDocument(); !ok {
 			return nil, fmt.Errorf("%s is not a valid OpenAPI document: %s", s.file, describe(verrs))
 		}
@@ -156,6 +168,48 @@ func (r *Reference) CheckResponse(req *http.Request, status int, header http.Hea
 	return nil
 }
 
+// Documented lists, as "METHOD /path STATUS" (the path as file writes it,
+// relative to its server), every status the reference file documents for
+// the operations of the given paths: what a test must have seen answered
+// (Transport.Answered) to have checked them all.
+func (r *Reference) Documented(file string, opPaths ...string) ([]string, error) {
+	model, ok := r.models[file]
+	if !ok {
+		return nil, fmt.Errorf("no reference file %s", file)
+	}
+	var out []string
+	for _, p := range opPaths {
+		item, ok := model.Paths.PathItems.Get(p)
+		if !ok {
+			return nil, fmt.Errorf("%s documents no path %s", file, p)
+		}
+		for method, op := range item.GetOperations().FromOldest() {
+			for status := range op.Responses.Codes.KeysFromOldest() {
+				out = append(out, strings.ToUpper(method)+" "+p+" "+status)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// operation is "METHOD /path" of a request, the path as its file writes
+// it (empty when the reference describes no such operation).
+func (r *Reference) operation(req *http.Request) string {
+	s, _, ok := specFor(req.URL.Path)
+	if !ok {
+		return ""
+	}
+	_, rel, _ := r.route(req)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, errs, path := paths.FindPath(rel(req, nil), r.models[s.file], nil)
+	if path == "" || len(errs) > 0 {
+		return ""
+	}
+	return req.Method + " " + path
+}
+
 // route finds the validator of req's path and a function giving req with
 // its path relative to that file's server.
 func (r *Reference) route(req *http.Request) (validator.Validator, func(*http.Request, []byte) *http.Request, error) {
@@ -206,6 +260,7 @@ type Transport struct {
 	AnswersOnly bool
 	mu          sync.Mutex
 	exchanges   int
+	answered    map[string]bool
 }
 
 // Exchanges is how many exchanges were checked.
@@ -213,6 +268,14 @@ func (t *Transport) Exchanges() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.exchanges
+}
+
+// Answered is every "METHOD /path STATUS" answered through the transport,
+// the path as the reference writes it (compare with Reference.Documented).
+func (t *Transport) Answered() map[string]bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.answered)
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -246,8 +309,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := t.Ref.CheckResponse(req, resp.StatusCode, resp.Header, data); err != nil {
 		t.Fail("%v", err)
 	}
+	op := t.Ref.operation(req)
 	t.mu.Lock()
 	t.exchanges++
+	if op != "" {
+		if t.answered == nil {
+			t.answered = map[string]bool{}
+		}
+		t.answered[fmt.Sprintf("%s %d", op, resp.StatusCode)] = true
+	}
 	t.mu.Unlock()
 	return resp, nil
 }

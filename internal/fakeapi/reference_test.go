@@ -2,6 +2,7 @@ package fakeapi_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,6 +23,8 @@ type refEnv struct {
 	url    string
 	tr     *apiref.Transport
 	client *apiclient.Client
+	// answers checks the answers to raw's requests.
+	answers *apiref.Transport
 }
 
 func startRef(t *testing.T, opts fakeapi.Options) *refEnv {
@@ -32,11 +35,13 @@ func startRef(t *testing.T, opts fakeapi.Options) *refEnv {
 	}
 	e := start(t, opts)
 	tr := &apiref.Transport{Ref: ref, Fail: t.Errorf}
-	c, err := apiclient.New(apiclient.Config{BaseURL: e.url, APIKey: key, HTTPClient: &http.Client{Transport: tr}, Timeout: time.Minute})
+	c, err := apiclient.New(apiclient.Config{BaseURL: e.url, APIKey: key, HTTPClient: &http.Client{Transport: tr}, Timeout: time.Minute,
+		BackoffBase: time.Millisecond, BackoffMax: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &refEnv{t: t, fake: e.fake, url: e.url, tr: tr, client: c}
+	return &refEnv{t: t, fake: e.fake, url: e.url, tr: tr, client: c,
+		answers: &apiref.Transport{Ref: ref, Fail: t.Errorf, AnswersOnly: true}}
 }
 
 // raw sends a request of our own (for the error answers the client never
@@ -44,16 +49,23 @@ func startRef(t *testing.T, opts fakeapi.Options) *refEnv {
 // returns its status: the answer is validated, the request is not.
 func (e *refEnv) raw(method, path, body string) int {
 	e.t.Helper()
+	return e.rawAuth(method, path, body, "Bearer "+key)
+}
+
+// rawAuth is raw with the Authorization header auth (none if empty).
+func (e *refEnv) rawAuth(method, path, body, auth string) int {
+	e.t.Helper()
 	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	answers := &apiref.Transport{Ref: e.tr.Ref, Fail: e.t.Errorf, AnswersOnly: true}
-	resp, err := (&http.Client{Transport: answers}).Do(req)
+	resp, err := (&http.Client{Transport: e.answers}).Do(req)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -67,6 +79,26 @@ func (e *refEnv) want(what string, got, want int) {
 	if got != want {
 		e.t.Errorf("%s: HTTP %d, want the documented %d", what, got, want)
 	}
+}
+
+// unanswered lists the statuses a reference file documents for the
+// operations of opPaths that neither the client nor raw drew: statuses
+// never answered, so never checked.
+func (e *refEnv) unanswered(file string, opPaths ...string) []string {
+	e.t.Helper()
+	documented, err := e.tr.Ref.Documented(file, opPaths...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	seen := e.tr.Answered()
+	maps.Copy(seen, e.answers.Answered())
+	var out []string
+	for _, d := range documented {
+		if !seen[d] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // TestReferenceAnalytics walks every analytics endpoint with the client
@@ -173,9 +205,56 @@ func TestReferenceOperations(t *testing.T) {
 	e.want("preview 403", e.raw("POST", "/v1/project/preview/other", `{"branch":"main"}`), 403)
 }
 
+// TestReferenceAutomationsAndStaticExports drives the client and raw
+// requests onto the fake until every status the reference documents for
+// the automation trigger (openapi.json) and the static exports
+// (static-export-openapi.json) has been answered: every request of the
+// client and every answer of the fake must validate, and a documented
+// status never answered fails the test.
+func TestReferenceAutomationsAndStaticExports(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	e := startRef(t, fakeapi.Options{Now: clk.Now, StaticExportDuration: time.Minute})
+	ctx := t.Context()
+
+	for _, id := range []string{fakeapi.AutomationAgentJob, fakeapi.AutomationUnfollowed, fakeapi.AutomationInactive, "wf~x", "wf_nope"} {
+		_, _ = e.client.TriggerAutomation(ctx, "docs", id)
+	}
+	ok, err := e.client.StartStaticExport(ctx, apiclient.StaticExportRequest{Domain: "docs.example.com", Version: "2024-06-01", Paths: []string{"index", "guides/getting-started"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing, err := e.client.StartStaticExport(ctx, apiclient.StaticExportRequest{Domain: "failing.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = e.client.StartStaticExport(ctx, apiclient.StaticExportRequest{Domain: "noexport.example.com"})
+	e.want("start 400", e.raw("POST", "/v1/static-export/jobs", `{"paths": "index"}`), 400)
+	e.want("start 401", e.rawAuth("POST", "/v1/static-export/jobs", `{"domain": "docs.example.com"}`, ""), 401)
+	for _, at := range []time.Duration{0, 10 * time.Second, 59 * time.Second, time.Minute} {
+		clk.Set(fixedNow().Add(at))
+		_, _ = e.client.GetStaticExport(ctx, ok.JobID)
+		_, _ = e.client.GetStaticExport(ctx, failing.JobID)
+		_, _ = e.client.BundleStaticExport(ctx, ok.JobID)
+	}
+	_, _ = e.client.GetStaticExport(ctx, "se_nope")
+	_, _ = e.client.BundleStaticExport(ctx, "se_nope")
+	e.want("status 401", e.rawAuth("GET", "/v1/static-export/jobs/"+ok.JobID, "", ""), 401)
+	e.want("bundle 401", e.rawAuth("POST", "/v1/static-export/jobs/"+ok.JobID+"/bundle", "", "Bearer nope"), 401)
+
+	if missing := e.unanswered("openapi.json", "/workflow/{projectId}/{workflowSchemaId}/trigger"); len(missing) > 0 {
+		t.Errorf("documented statuses never answered, so never checked: %v", missing)
+	}
+	if missing := e.unanswered("static-export-openapi.json", "/static-export/jobs", "/static-export/jobs/{jobId}", "/static-export/jobs/{jobId}/bundle"); len(missing) > 0 {
+		t.Errorf("documented statuses never answered, so never checked: %v", missing)
+	}
+}
+
 // TestReferenceRefusesWhatItShould: the judge judges. Answers the fake
-// sent before it followed the reference are refused, and so are requests
-// the reference does not allow.
+// sent before it followed the reference are refused, and so are answers
+// out of the static exports' and the trigger's schemas (bounds, integers,
+// date-times, enums, required fields, undocumented statuses), and the
+// requests the reference does not allow (bounds, bodies, no key).
 func TestReferenceRefusesWhatItShould(t *testing.T) {
 	t.Parallel()
 	ref, err := apiref.Load()
@@ -195,6 +274,7 @@ func TestReferenceRefusesWhatItShould(t *testing.T) {
 	}
 	jsonHeader := http.Header{"Content-Type": {"application/json"}}
 	const turn = `{"id":"c1","timestamp":"2025-03-14T10:00:00Z","query":"q","response":"r","responseType":"answer","resolutionStatus":"answered","queryCategory":null,"pageUrl":"https://x","sources":%s}`
+	const export = `"jobId": "se_1", "status": "running", "createdAt": "2026-08-21T10:00:00Z", "updatedAt": "2026-08-21T10:00:00Z"`
 	const job = `{"id":"job_1","status":"active","source":{"repository":"https://github.com/a/b","ref":"main"},"model":"m","prLink":null,"createdAt":"2025-03-14T10:00:00Z","archivedAt":null}`
 	for _, c := range []struct {
 		name   string
@@ -212,6 +292,18 @@ func TestReferenceRefusesWhatItShould(t *testing.T) {
 		{"analytics error with details", get("/v1/analytics/docs/views"), 400, `{"error":"bad","details":[{"message":"dateFrom"}]}`, true},
 		{"analytics error without error", get("/v1/analytics/docs/views"), 400, `{"details":[{"message":"dateFrom"}]}`, false},
 		{"a count of 10.0", get("/v1/analytics/docs/views"), 200, `{"totals":{"human":10.0,"ai":0,"total":10.0},"views":[],"hasMore":false}`, true},
+		// Static exports and the automation trigger.
+		{"export job", get("/v1/static-export/jobs/se_1"), 200, `{` + export + `, "progress": 42.5, "pageCount": 1}`, true},
+		{"export progress 150", get("/v1/static-export/jobs/se_1"), 200, `{` + export + `, "progress": 150, "pageCount": 1}`, false},
+		{"export without pageCount", get("/v1/static-export/jobs/se_1"), 200, `{` + export + `, "progress": 1}`, false},
+		{"export pageCount 1.5", get("/v1/static-export/jobs/se_1"), 200, `{` + export + `, "progress": 1, "pageCount": 1.5}`, false},
+		{"export createdAt yesterday", get("/v1/static-export/jobs/se_1"), 200, `{` + strings.Replace(export, `"createdAt": "2026-08-21T10:00:00Z"`, `"createdAt": "yesterday"`, 1) + `, "progress": 1, "pageCount": 1}`, false},
+		{"export status done", get("/v1/static-export/jobs/se_1"), 200, `{` + strings.Replace(export, "running", "done", 1) + `, "progress": 1, "pageCount": 1}`, false},
+		{"bundle", post("/v1/static-export/jobs/se_1/bundle"), 200, `{"jobId": "se_1", "bundleUrl": "https://x/b.tar.gz", "sizeBytes": 1, "expiresAt": "2026-08-21T11:00:00Z"}`, true},
+		{"bundle without expiresAt", post("/v1/static-export/jobs/se_1/bundle"), 200, `{"jobId": "se_1", "bundleUrl": "https://x", "sizeBytes": 1}`, false},
+		{"bundle 418", post("/v1/static-export/jobs/se_1/bundle"), 418, `{"error": "x"}`, false},
+		{"trigger", post("/v1/workflow/p/wf/trigger"), 202, `{"schemaId": "wf", "instanceId": "i", "jobId": "j"}`, true},
+		{"trigger schemaId 5", post("/v1/workflow/p/wf/trigger"), 202, `{"schemaId": 5}`, false},
 	} {
 		err := ref.CheckResponse(c.req, c.status, jsonHeader, []byte(c.body))
 		if (err == nil) != c.ok {
@@ -231,5 +323,24 @@ func TestReferenceRefusesWhatItShould(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("request %s: accepted = %v, want %v (%v)", c.path, err == nil, c.ok, err)
 		}
+	}
+	for _, c := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{"domain": "a.b", "paths": ["index"]}`, true},
+		{`{"paths": ["index"]}`, false},
+		{`{"domain": 3}`, false},
+		{`{"domain": "a.b", "paths": "index"}`, false},
+	} {
+		err := ref.CheckRequest(post("/v1/static-export/jobs"), []byte(c.body))
+		if (err == nil) != c.ok {
+			t.Errorf("start export %s: accepted = %v, want %v (%v)", c.body, err == nil, c.ok, err)
+		}
+	}
+	keyless := get("/v1/static-export/jobs/se_1")
+	keyless.Header.Del("Authorization")
+	if err := ref.CheckRequest(keyless, nil); err == nil {
+		t.Error("a request without a key was accepted")
 	}
 }
