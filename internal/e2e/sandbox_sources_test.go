@@ -79,8 +79,6 @@ func TestSandboxServesEverySource(t *testing.T) {
 var helpLeftToOthers = map[string]bool{
 	// Renamed with the assistant's metrics (issue 35), which shortens its HELP.
 	"mintlify_assistant_conversations_other_categories": true,
-	// internal/ops/tracker's, which the jobs rewrite rewords (issue 38's gateway part).
-	"mintlify_deployment_oldest_in_progress_age_seconds": true,
 	// client_golang's collectors/version words it.
 	"mintlify_exporter_build_info": true,
 }
