@@ -738,19 +738,15 @@ func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) 
 	}
 	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
-	var (
-		v      tracker.JobView
-		result tracker.TrackResult
-		err    error
-	)
-	if intent := r.URL.Query().Get("intent"); intent != "" {
-		v, result, err = g.tracker.ResolveIntent(ctx, project, intent, r.PathValue("id"))
-		if errors.Is(err, tracker.ErrNoSuchIntent) {
-			writeError(w, http.StatusNotFound, "no create of unknown outcome with this intent id (GET .../unknown-creates lists them)")
-			return
-		}
-	} else {
-		v, result, err = g.tracker.Track(ctx, project, r.PathValue("id"))
+	intent, id := r.URL.Query().Get("intent"), r.PathValue("id")
+	v, result, err := followOrSettle(intent,
+		func() (tracker.JobView, tracker.TrackResult, error) {
+			return g.tracker.ResolveIntent(ctx, project, intent, id)
+		},
+		func() (tracker.JobView, tracker.TrackResult, error) { return g.tracker.Track(ctx, project, id) })
+	if errors.Is(err, tracker.ErrNoSuchIntent) {
+		writeError(w, http.StatusNotFound, "no create of unknown outcome with this intent id (GET .../unknown-creates lists them)")
+		return
 	}
 	if err != nil {
 		var apiErr *apiclient.APIError
@@ -765,7 +761,7 @@ func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) 
 	status := http.StatusOK
 	if result == tracker.NewlyTracked {
 		status = http.StatusCreated
-		g.audit(r, "agent job tracked", project, v.ID, "", "intent", r.URL.Query().Get("intent"))
+		g.audit(r, "agent job tracked", project, v.ID, "", "intent", intent)
 	}
 	writeJSON(w, status, v)
 }

@@ -103,14 +103,10 @@ type OutcomeUnknownError struct {
 }
 
 func (e *OutcomeUnknownError) Error() string {
-	msg := fmt.Sprintf("the outcome of create %s (started %s) is unknown: the job may have been created upstream; "+
+	return withCause(fmt.Sprintf("the outcome of create %s (started %s) is unknown: the job may have been created upstream; "+
 		"find it in the Mintlify dashboard, then track it with POST /api/v2/agent/%s/job/{jobId}/track?intent=%s, "+
 		"or if no job was created dismiss the intent with DELETE /api/v2/agent/%s/unknown-creates/%s",
-		e.Intent.ID, e.Intent.StartedAt.UTC().Format(time.RFC3339), e.Intent.Project, e.Intent.ID, e.Intent.Project, e.Intent.ID)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
+		e.Intent.ID, e.Intent.StartedAt.UTC().Format(time.RFC3339), e.Intent.Project, e.Intent.ID, e.Intent.Project, e.Intent.ID), e.Err)
 }
 
 func (e *OutcomeUnknownError) Unwrap() error { return e.Err }

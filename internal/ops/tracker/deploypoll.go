@@ -76,52 +76,50 @@ func (s *Tracker) scheduleDeploy(e *deployEntry, at time.Time) {
 	e.nextPoll = at.Add(max(min(d, maxQueuedPollInterval), s.cfg.PollInterval))
 }
 
-// dueDeploymentsLocked picks the deployments to poll in a round starting at now
-// (limit: the round's slack, see due). s.mu is held.
-func (s *Tracker) dueDeploymentsLocked(limit time.Time) []pollTask {
+// deploymentKind is the deployments' part of the engine (kindEngine).
+type deploymentKind struct{ s *Tracker }
+
+// dueLocked picks the deployments to poll (none when the API client has
+// no deployment endpoints). s.mu is held.
+func (k deploymentKind) dueLocked(_, limit time.Time) []pollTask {
+	if k.s.deployAPI == nil {
+		return nil
+	}
 	var tasks []pollTask
-	for k, e := range s.deploys {
+	for key, e := range k.s.deploys {
 		if e.pollPending || e.rec.final() || e.nextPoll.After(limit) {
 			continue
 		}
 		e.pollPending = true
-		tasks = append(tasks, pollTask{key: k, project: e.rec.Project, id: e.rec.ID, due: e.nextPoll, deployment: true})
+		tasks = append(tasks, pollTask{kind: k, key: key, project: e.rec.Project, id: e.rec.ID, due: e.nextPoll})
 	}
 	return tasks
 }
 
-// pollDeployment reads one deployment and applies what it learned.
-func (s *Tracker) pollDeployment(ctx context.Context, t pollTask) {
-	release := func(next time.Time) {
-		s.mu.Lock()
-		if e := s.deploys[t.key]; e != nil {
-			e.pollPending = false
-			if !next.IsZero() {
-				e.nextPoll = next
-			}
-		}
-		s.mu.Unlock()
+func (k deploymentKind) pollingLocked(key string) *polling {
+	if e := k.s.deploys[key]; e != nil {
+		return &e.polling
 	}
-	if until := s.deployAPI.ThrottledUntil(apiclient.EndpointDeploymentStatus); !until.IsZero() {
-		release(until)
-		return
-	}
-	if !t.due.IsZero() {
-		s.metrics.pollDelay(s.cfg.Now().Sub(t.due))
-	}
-	pctx, cancel := context.WithTimeout(ctx, s.cfg.PollTimeout)
-	d, err := s.deployAPI.DeploymentStatus(pctx, t.project, t.id)
-	cancel()
-	at := s.cfg.Now()
-	switch {
-	case err != nil && ctx.Err() != nil:
-		release(time.Time{}) // shutting down: not the deployment's fault
-	case err != nil:
-		s.applyDeployError(t, err, at)
-	default:
-		s.applyDeployment(t, d, at)
-	}
+	return nil
 }
+
+func (k deploymentKind) throttledUntil() time.Time {
+	return k.s.deployAPI.ThrottledUntil(apiclient.EndpointDeploymentStatus)
+}
+
+func (k deploymentKind) read(ctx context.Context, t pollTask) (func(at, roundStart time.Time), error) {
+	d, err := k.s.deployAPI.DeploymentStatus(ctx, t.project, t.id)
+	if err != nil {
+		return nil, err
+	}
+	return func(at, _ time.Time) { k.s.applyDeployment(t, d, at) }, nil
+}
+
+func (k deploymentKind) applyError(t pollTask, err error, at time.Time) {
+	k.s.applyDeployError(t, err, at)
+}
+
+func (k deploymentKind) forgetExpired(now time.Time) { k.s.forgetExpiredDeployments(now) }
 
 // applyDeployment records a successful read.
 func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.Time) {
@@ -144,10 +142,7 @@ func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.T
 		s.mu.Unlock()
 		return
 	}
-	var extra []store.Op
-	if e.intentKey != "" {
-		extra = append(extra, store.Op{Bucket: bucketDeployIntents, Key: e.intentKey})
-	}
+	extra := e.intentOps(bucketDeployIntents) // the record's first write failed: its intent is still there
 	s.mu.Unlock()
 	if err := s.persistDeploy(t.key, &rec, extra...); err != nil {
 		s.mu.Lock()

@@ -282,3 +282,13 @@ func readOnce[T any](throttledUntil func(endpoint string) time.Time, endpoint, w
 	}
 	return v, nil
 }
+
+// withCause ends the text of an unknown-outcome error, of any kind, with
+// the failure that made the outcome unknown; err is nil when the operation
+// was met again through its key, and the text then says only what to do.
+func withCause(msg string, err error) string {
+	if err != nil {
+		return msg + ": " + err.Error()
+	}
+	return msg
+}

@@ -22,12 +22,16 @@ type Kind struct {
 	UnknownGauge string
 	// Doc is its page under docs/.
 	Doc string
+	// engine is its part of the engine's poll rounds and retention.
+	engine func(*Tracker) kindEngine
 }
 
 // Kinds are the kinds the engine follows, in order.
 func Kinds() []Kind {
 	return []Kind{
-		{Name: OpJob, Records: store.Jobs, Intents: createIntents.bucket, UnknownGauge: "mintlify_agent_create_unknown_outcomes", Doc: "agent-gateway.md"},
-		{Name: OpDeployment, Records: bucketDeployments, Intents: triggerIntents.bucket, UnknownGauge: "mintlify_deployment_unknown_outcomes", Doc: "deployments.md"},
+		{Name: OpJob, Records: store.Jobs, Intents: createIntents.bucket, UnknownGauge: "mintlify_agent_create_unknown_outcomes", Doc: "agent-gateway.md",
+			engine: func(s *Tracker) kindEngine { return jobKind{s} }},
+		{Name: OpDeployment, Records: bucketDeployments, Intents: triggerIntents.bucket, UnknownGauge: "mintlify_deployment_unknown_outcomes", Doc: "deployments.md",
+			engine: func(s *Tracker) kindEngine { return deploymentKind{s} }},
 	}
 }

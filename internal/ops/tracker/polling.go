@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 )
 
 // polling is the scheduling state of a followed operation of any kind,
@@ -25,6 +26,16 @@ type polling struct {
 	// intentKey is the intent still in the state because the operation's
 	// first write failed: deleted by the write that lands.
 	intentKey string
+}
+
+// intentOps are the extra operations of the next write of the record: the
+// deletion of its intent (in bucket, the kind's intents) when the record's
+// first write failed and the intent is still in the state. s.mu is held.
+func (p *polling) intentOps(bucket string) []store.Op {
+	if p.intentKey == "" {
+		return nil
+	}
+	return []store.Op{{Bucket: bucket, Key: p.intentKey}}
 }
 
 // polledOK records a successful poll at at. s.mu is held.

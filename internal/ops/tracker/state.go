@@ -1,9 +1,6 @@
 package tracker
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
@@ -149,21 +146,14 @@ func encodeRecord(r *record) ([]byte, error) {
 	for _, m := range r.Messages {
 		v.Messages = append(v.Messages, messageV3{IdempotencyKey: m.IdemKey, RequestHash: m.RequestHash, At: m.At, Status: m.Status, Turn: m.Turn, By: m.By})
 	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encoding job %s/%s: %w", r.Project, j.ID, err)
-	}
-	return data, nil
+	return encodeState(v, "job", r.Project, j.ID)
 }
 
 // decodeRecord reads a state file value.
 func decodeRecord(data []byte) (record, error) {
-	var v recordV1
-	if err := json.Unmarshal(data, &v); err != nil {
-		return record{}, fmt.Errorf("decoding record: %w", err)
-	}
-	if v.Project == "" || v.Job.ID == "" {
-		return record{}, errors.New("decoding record: no project or job id")
+	v, err := decodeState(data, "record", func(v *recordV1) bool { return v.Project != "" && v.Job.ID != "" }, "project or job id")
+	if err != nil {
+		return record{}, err
 	}
 	var msgs []messageRecord
 	for _, m := range v.Messages {
@@ -215,21 +205,16 @@ type intentV2 struct {
 }
 
 func encodeIntent(in *intentRecord) ([]byte, error) {
-	data, err := json.Marshal(intentV2{ID: in.ID, Project: in.Project, IdempotencyKey: in.IdemKey,
-		RequestHash: in.RequestHash, PromptExcerpt: in.PromptExcerpt, StartedAt: in.StartedAt})
-	if err != nil {
-		return nil, fmt.Errorf("encoding create intent %s/%s: %w", in.Project, in.ID, err)
-	}
-	return data, nil
+	return encodeState(intentV2{ID: in.ID, Project: in.Project, IdempotencyKey: in.IdemKey,
+		RequestHash: in.RequestHash, PromptExcerpt: in.PromptExcerpt, StartedAt: in.StartedAt}, "create intent", in.Project, in.ID)
 }
 
 func decodeIntent(data []byte) (intentRecord, error) {
-	var v intentV2
-	if err := json.Unmarshal(data, &v); err != nil {
-		return intentRecord{}, fmt.Errorf("decoding create intent: %w", err)
-	}
-	if v.ID == "" || v.Project == "" || v.RequestHash == "" {
-		return intentRecord{}, errors.New("decoding create intent: no id, project or request hash")
+	v, err := decodeState(data, "create intent", func(v *intentV2) bool {
+		return v.ID != "" && v.Project != "" && v.RequestHash != ""
+	}, "id, project or request hash")
+	if err != nil {
+		return intentRecord{}, err
 	}
 	return intentRecord{ID: v.ID, Project: v.Project, IdemKey: v.IdempotencyKey, RequestHash: v.RequestHash,
 		PromptExcerpt: v.PromptExcerpt, StartedAt: v.StartedAt}, nil
@@ -254,21 +239,16 @@ type messageIntentV3 struct {
 }
 
 func encodeMessageIntent(in *messageIntent) ([]byte, error) {
-	data, err := json.Marshal(messageIntentV3{ID: in.ID, Project: in.Project, JobID: in.JobID, IdempotencyKey: in.IdemKey,
-		RequestHash: in.RequestHash, StartedAt: in.StartedAt, By: in.By})
-	if err != nil {
-		return nil, fmt.Errorf("encoding message intent %s/%s: %w", in.Project, in.ID, err)
-	}
-	return data, nil
+	return encodeState(messageIntentV3{ID: in.ID, Project: in.Project, JobID: in.JobID, IdempotencyKey: in.IdemKey,
+		RequestHash: in.RequestHash, StartedAt: in.StartedAt, By: in.By}, "message intent", in.Project, in.ID)
 }
 
 func decodeMessageIntent(data []byte) (messageIntent, error) {
-	var v messageIntentV3
-	if err := json.Unmarshal(data, &v); err != nil {
-		return messageIntent{}, fmt.Errorf("decoding message intent: %w", err)
-	}
-	if v.ID == "" || v.Project == "" || v.JobID == "" || v.RequestHash == "" {
-		return messageIntent{}, errors.New("decoding message intent: no id, project, job id or request hash")
+	v, err := decodeState(data, "message intent", func(v *messageIntentV3) bool {
+		return v.ID != "" && v.Project != "" && v.JobID != "" && v.RequestHash != ""
+	}, "id, project, job id or request hash")
+	if err != nil {
+		return messageIntent{}, err
 	}
 	return messageIntent{ID: v.ID, Project: v.Project, JobID: v.JobID, IdemKey: v.IdempotencyKey, RequestHash: v.RequestHash, StartedAt: v.StartedAt, By: v.By}, nil
 }

@@ -91,6 +91,8 @@ type Tracker struct {
 	// id); deployIntents the triggers under way or of unknown outcome.
 	deploys       map[string]*deployEntry
 	deployIntents map[string]*deployIntent
+	// kinds are the engine's parts of the kinds (Kinds), in order.
+	kinds []kindEngine
 
 	// wmu serializes the writes that derive a job's record from the one in
 	// memory (polls, follow-ups), so that none writes an older turn over a
@@ -153,6 +155,9 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 		deployIntents: map[string]*deployIntent{},
 	}
 	s.deployAPI, _ = api.(DeploymentUpstream)
+	for _, k := range Kinds() {
+		s.kinds = append(s.kinds, k.engine(s))
+	}
 	for _, p := range cfg.Projects {
 		s.projects[p] = true
 	}
@@ -422,33 +427,31 @@ type pollTask struct {
 	key, project, id string
 	turn             int
 	due              time.Time
-	// deployment: a deployment's status, not a job.
-	deployment bool
+	// kind is the operation's kind.
+	kind kindEngine
 }
 
-// round forgets expired jobs and polls every due job, at most
-// MaxConcurrentPolls at a time, and returns when all polls are done.
+// round forgets what is past retention and polls every due operation, of
+// every kind, at most MaxConcurrentPolls at a time, and returns when all
+// polls are done.
 func (s *Tracker) round(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
 	s.checkStateFile()
 	now := s.cfg.Now()
-	s.forgetExpired(now)
-	s.forgetExpiredDeployments(now)
+	for _, k := range s.kinds {
+		k.forgetExpired(now)
+	}
 	tasks := s.due(now)
-	// A fixed pool of workers rather than a goroutine per job: cheaper
-	// with thousands of jobs, and the bound is the same.
+	// A fixed pool of workers rather than a goroutine per operation:
+	// cheaper with thousands of them, and the bound is the same.
 	work := make(chan pollTask)
 	var wg sync.WaitGroup
 	for range min(s.cfg.MaxConcurrentPolls, len(tasks)) {
 		wg.Go(func() {
 			for t := range work {
-				if t.deployment {
-					s.pollDeployment(ctx, t)
-				} else {
-					s.poll(ctx, t, now)
-				}
+				s.pollOne(ctx, t, now)
 			}
 		})
 	}
@@ -465,37 +468,64 @@ func (s *Tracker) round(ctx context.Context) {
 	if sent < len(tasks) {
 		s.mu.Lock()
 		for _, t := range tasks[sent:] {
-			if e := s.entries[t.key]; e != nil && !t.deployment {
-				e.pollPending = false
-			}
-			if e := s.deploys[t.key]; e != nil && t.deployment {
-				e.pollPending = false
+			if p := t.kind.pollingLocked(t.key); p != nil {
+				p.pollPending = false
 			}
 		}
 		s.mu.Unlock()
 	}
 }
 
-// due picks the jobs to poll in a round starting at now. Half a poll
-// interval of slack keeps a job scheduled for "next round" from slipping
-// one more round because the ticker fired a hair early.
+// due picks the operations to poll in a round starting at now. Half a
+// poll interval of slack keeps one scheduled for "next round" from
+// slipping one more round because the ticker fired a hair early.
 func (s *Tracker) due(now time.Time) []pollTask {
 	limit := now.Add(s.cfg.PollInterval / 2)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var tasks []pollTask
-	for k, e := range s.entries {
+	for _, k := range s.kinds {
+		tasks = append(tasks, k.dueLocked(now, limit)...)
+	}
+	return tasks
+}
+
+// jobKind is the agent jobs' part of the engine (kindEngine).
+type jobKind struct{ s *Tracker }
+
+func (k jobKind) dueLocked(now, limit time.Time) []pollTask {
+	s := k.s
+	var tasks []pollTask
+	for key, e := range s.entries {
 		if e.pollPending || !e.polled(now, &s.cfg) || e.nextPoll.After(limit) {
 			continue
 		}
 		e.pollPending = true
-		tasks = append(tasks, pollTask{key: k, project: e.rec.Project, id: e.rec.Job.ID, turn: e.rec.turn(), due: e.nextPoll})
-	}
-	if s.deployAPI != nil {
-		tasks = append(tasks, s.dueDeploymentsLocked(limit)...)
+		tasks = append(tasks, pollTask{kind: k, key: key, project: e.rec.Project, id: e.rec.Job.ID, turn: e.rec.turn(), due: e.nextPoll})
 	}
 	return tasks
 }
+
+func (k jobKind) pollingLocked(key string) *polling {
+	if e := k.s.entries[key]; e != nil {
+		return &e.polling
+	}
+	return nil
+}
+
+func (k jobKind) throttledUntil() time.Time { return k.s.api.ThrottledUntil(apiclient.EndpointGetJob) }
+
+func (k jobKind) read(ctx context.Context, t pollTask) (func(at, roundStart time.Time), error) {
+	job, err := k.s.api.GetJob(ctx, t.project, t.id)
+	if err != nil {
+		return nil, err
+	}
+	return func(at, roundStart time.Time) { k.s.applyJob(t, job, at, roundStart) }, nil
+}
+
+func (k jobKind) applyError(t pollTask, err error, at time.Time) { k.s.applyError(t, err, at) }
+
+func (k jobKind) forgetExpired(now time.Time) { k.s.forgetExpired(now) }
 
 // forgetExpired deletes jobs that have been terminal (or lost) for longer
 // than Retention: from the state file first, then from memory.
@@ -530,42 +560,6 @@ func (s *Tracker) forgetExpired(now time.Time) {
 	}
 	s.mu.Unlock()
 	level.Debug(s.logger).Log("msg", "forgot agent jobs past retention", "jobs", len(keys))
-}
-
-// poll reads one job and applies what it learned.
-func (s *Tracker) poll(ctx context.Context, t pollTask, roundStart time.Time) {
-	if until := s.api.ThrottledUntil(apiclient.EndpointGetJob); !until.IsZero() {
-		// The API asked for a pause (Retry-After): no request, and no
-		// worker blocked waiting for it.
-		s.mu.Lock()
-		if e := s.entries[t.key]; e != nil {
-			e.pollPending = false
-			e.nextPoll = until
-		}
-		s.mu.Unlock()
-		return
-	}
-	if !t.due.IsZero() {
-		s.metrics.pollDelay(s.cfg.Now().Sub(t.due))
-	}
-	pctx, cancel := context.WithTimeout(ctx, s.cfg.PollTimeout)
-	job, err := s.api.GetJob(pctx, t.project, t.id)
-	cancel()
-	at := s.cfg.Now()
-	if err != nil && ctx.Err() != nil {
-		// Shutting down: not the job's fault.
-		s.mu.Lock()
-		if e := s.entries[t.key]; e != nil {
-			e.pollPending = false
-		}
-		s.mu.Unlock()
-		return
-	}
-	if err != nil {
-		s.applyError(t, err, at)
-		return
-	}
-	s.applyJob(t, job, at, roundStart)
 }
 
 // applyJob records a successful poll.
@@ -614,11 +608,7 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 		s.mu.Unlock()
 		return
 	}
-	var extra []store.Op
-	if e.intentKey != "" {
-		// The job's first write failed: its intent is still in the file.
-		extra = append(extra, store.Op{Bucket: bucketIntents, Key: e.intentKey})
-	}
+	extra := e.intentOps(bucketIntents) // the record's first write failed: its intent is still there
 	s.mu.Unlock()
 
 	if err := s.persist(t.key, &rec, extra...); err != nil {
