@@ -146,16 +146,13 @@ func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.T
 	s.mu.Unlock()
 	if err := s.persistDeploy(t.key, &rec, extra...); err != nil {
 		s.mu.Lock()
-		e.written(err)
-		e.nextPoll = at.Add(s.cfg.PollInterval) // retried, memory unchanged
+		e.retryWrite(err, at.Add(s.cfg.PollInterval)) // memory unchanged
 		s.mu.Unlock()
 		return
 	}
 	s.mu.Lock()
 	e.rec, e.dirty = rec, false
-	if len(extra) > 0 {
-		e.intentKey = ""
-	}
+	e.landed(extra)
 	// Counted under the lock that shows it, after the write: a crash
 	// between the two under-counts, never counts twice (as applyJob).
 	s.metrics.deploy.count(s.metrics.has, rec.Project, rec.Kind, ev)

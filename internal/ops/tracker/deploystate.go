@@ -100,28 +100,26 @@ type deployIntent struct {
 	inFlight bool
 }
 
+// deployIntentV4 is the state's form of a trigger intent: the engine's
+// (intentV) and the deployment's kind.
 type deployIntentV4 struct {
-	ID          string    `json:"id"`
-	Project     string    `json:"project"`
-	Kind        string    `json:"kind"`
-	IdemKey     string    `json:"idempotencyKey,omitempty"`
-	RequestHash string    `json:"requestHash"`
-	StartedAt   time.Time `json:"startedAt"`
+	intentV
+	Kind string `json:"kind"`
 }
 
 func encodeDeployIntent(in *deployIntent) ([]byte, error) {
-	return encodeState(deployIntentV4{ID: in.ID, Project: in.Project, Kind: in.Kind, IdemKey: in.IdemKey,
-		RequestHash: in.RequestHash, StartedAt: in.StartedAt}, "deployment intent", in.Project, in.ID)
+	return encodeState(deployIntentV4{intentV{ID: in.ID, Project: in.Project, IdempotencyKey: in.IdemKey, RequestHash: in.RequestHash, StartedAt: in.StartedAt},
+		in.Kind}, "deployment intent", in.Project, in.ID)
 }
 
 func decodeDeployIntent(data []byte) (deployIntent, error) {
 	v, err := decodeState(data, "deployment intent", func(v *deployIntentV4) bool {
-		return v.ID != "" && v.Project != "" && v.RequestHash != "" && validDeployKind(v.Kind)
+		return v.whole() && validDeployKind(v.Kind)
 	}, "id, project, kind or request hash")
 	if err != nil {
 		return deployIntent{}, err
 	}
-	return deployIntent{ID: v.ID, Project: v.Project, Kind: v.Kind, IdemKey: v.IdemKey, RequestHash: v.RequestHash, StartedAt: v.StartedAt}, nil
+	return deployIntent{ID: v.ID, Project: v.Project, Kind: v.Kind, IdemKey: v.IdempotencyKey, RequestHash: v.RequestHash, StartedAt: v.StartedAt}, nil
 }
 
 // validDeployKind reports whether k is a kind of deployment the API has.

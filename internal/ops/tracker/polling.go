@@ -74,3 +74,19 @@ func (p *polling) written(err error) {
 	}
 	p.dirty, p.intentKey = false, ""
 }
+
+// retryWrite keeps a changed record whose write failed (err) in memory
+// only, as written does, and polls the operation again at next: the poll
+// then writes it again. s.mu is held.
+func (p *polling) retryWrite(err error, next time.Time) {
+	p.written(err)
+	p.nextPoll = next
+}
+
+// landed records the write of the record that deleted extra (intentOps)
+// with it: the intent is gone from the state too. s.mu is held.
+func (p *polling) landed(extra []store.Op) {
+	if len(extra) > 0 {
+		p.intentKey = ""
+	}
+}

@@ -196,23 +196,32 @@ func decodeRecord(data []byte) (record, error) {
 // API's answer says nothing was created. One that is still there after a
 // restart is a create whose outcome is unknown.
 type intentV2 struct {
+	intentV
+	PromptExcerpt string `json:"promptExcerpt"`
+}
+
+// intentV is what the state's intent of every kind holds (embedded, its
+// fields are the intent's own in the JSON): its id, project, the
+// request's Idempotency-Key and hash, and when it was sent. A kind adds
+// its fields beside them.
+type intentV struct {
 	ID             string    `json:"id"`
 	Project        string    `json:"project"`
 	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
 	RequestHash    string    `json:"requestHash"`
-	PromptExcerpt  string    `json:"promptExcerpt"`
 	StartedAt      time.Time `json:"startedAt"`
 }
 
+// whole reports whether the intent has what every kind's needs.
+func (v *intentV) whole() bool { return v.ID != "" && v.Project != "" && v.RequestHash != "" }
+
 func encodeIntent(in *intentRecord) ([]byte, error) {
-	return encodeState(intentV2{ID: in.ID, Project: in.Project, IdempotencyKey: in.IdemKey,
-		RequestHash: in.RequestHash, PromptExcerpt: in.PromptExcerpt, StartedAt: in.StartedAt}, "create intent", in.Project, in.ID)
+	return encodeState(intentV2{intentV{ID: in.ID, Project: in.Project, IdempotencyKey: in.IdemKey, RequestHash: in.RequestHash, StartedAt: in.StartedAt},
+		in.PromptExcerpt}, "create intent", in.Project, in.ID)
 }
 
 func decodeIntent(data []byte) (intentRecord, error) {
-	v, err := decodeState(data, "create intent", func(v *intentV2) bool {
-		return v.ID != "" && v.Project != "" && v.RequestHash != ""
-	}, "id, project or request hash")
+	v, err := decodeState(data, "create intent", func(v *intentV2) bool { return v.whole() }, "id, project or request hash")
 	if err != nil {
 		return intentRecord{}, err
 	}
@@ -227,25 +236,21 @@ func decodeIntent(data []byte) (intentRecord, error) {
 // at the next start is a follow-up whose outcome is unknown: its job is
 // re-checked at once, and its key is kept on the job as of unknown outcome.
 type messageIntentV3 struct {
-	ID             string    `json:"id"`
-	Project        string    `json:"project"`
-	JobID          string    `json:"jobId"`
-	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
-	RequestHash    string    `json:"requestHash"`
-	StartedAt      time.Time `json:"startedAt"`
+	intentV
+	JobID string `json:"jobId"`
 	// By is the sender (absent in files of earlier builds: the turn's
 	// sender is then unknown).
 	By string `json:"by,omitempty"`
 }
 
 func encodeMessageIntent(in *messageIntent) ([]byte, error) {
-	return encodeState(messageIntentV3{ID: in.ID, Project: in.Project, JobID: in.JobID, IdempotencyKey: in.IdemKey,
-		RequestHash: in.RequestHash, StartedAt: in.StartedAt, By: in.By}, "message intent", in.Project, in.ID)
+	return encodeState(messageIntentV3{intentV: intentV{ID: in.ID, Project: in.Project, IdempotencyKey: in.IdemKey, RequestHash: in.RequestHash, StartedAt: in.StartedAt},
+		JobID: in.JobID, By: in.By}, "message intent", in.Project, in.ID)
 }
 
 func decodeMessageIntent(data []byte) (messageIntent, error) {
 	v, err := decodeState(data, "message intent", func(v *messageIntentV3) bool {
-		return v.ID != "" && v.Project != "" && v.JobID != "" && v.RequestHash != ""
+		return v.whole() && v.JobID != ""
 	}, "id, project, job id or request hash")
 	if err != nil {
 		return messageIntent{}, err

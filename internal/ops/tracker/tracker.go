@@ -613,10 +613,9 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 
 	if err := s.persist(t.key, &rec, extra...); err != nil {
 		s.mu.Lock()
-		e.written(err)
 		// Retried at the next round, not at the schedule of the status
 		// that could not be written (5m and more for a completed job).
-		e.nextPoll = roundStart.Add(s.cfg.PollInterval)
+		e.retryWrite(err, roundStart.Add(s.cfg.PollInterval))
 		_, e.recheck = e.rec.pendingMessage()
 		s.mu.Unlock()
 		return // memory unchanged: the next poll sees the change again
@@ -630,9 +629,7 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 	} else {
 		e.rec, e.dirty = rec, false
 	}
-	if len(extra) > 0 {
-		e.intentKey = ""
-	}
+	e.landed(extra)
 	// Counted with the state it belongs to, under the lock that shows
 	// it: whoever reads the job terminal (its view, the jobs gauge, the
 	// log line below) reads it counted. Still after the write: a crash
