@@ -373,11 +373,7 @@ var errNotWrittenYet = errors.New("its record is not written yet")
 // UnknownCreates lists the project's creates whose outcome is unknown,
 // oldest first.
 func (s *Tracker) UnknownCreates(project string) []UnknownCreate {
-	out := []UnknownCreate{}
-	for _, in := range unknownIntents(s, createIntents, project) {
-		out = append(out, in.view())
-	}
-	return out
+	return unknownIntents(s, createIntents, project, (*intent).view)
 }
 
 // DismissIntent deletes a create of unknown outcome: the operator found
@@ -410,7 +406,7 @@ func (s *Tracker) ResolveIntent(ctx context.Context, project, intentID, jobID st
 	e := s.entries[jkey]
 	if e == nil || (e.rec.IdemKey != "" && e.rec.IdemKey != in.rec.IdemKey) {
 		s.mu.Unlock()
-		return v, res, fmt.Errorf("job %s has another idempotency key already", jobID)
+		return v, res, errOtherKey("job", jobID)
 	}
 	rec := e.rec
 	rec.IdemKey, rec.RequestHash = in.rec.IdemKey, in.rec.RequestHash
@@ -420,10 +416,7 @@ func (s *Tracker) ResolveIntent(ctx context.Context, project, intentID, jobID st
 	}
 	s.mu.Lock()
 	e.rec.IdemKey, e.rec.RequestHash = rec.IdemKey, rec.RequestHash
-	removeIntentLocked(s, createIntents, ikey, in)
-	if rec.IdemKey != "" {
-		s.keys[storeKey(project, rec.IdemKey)] = keyRef{job: jkey}
-	}
+	settledLocked(s, createIntents, ikey, in, project, rec.IdemKey, keyRef{job: jkey})
 	v = e.view(s.cfg.Now(), &s.cfg)
 	s.mu.Unlock()
 	level.Info(s.logger).Log("msg", "create of unknown outcome resolved", "project", project, "intent", intentID, "job", jobID)

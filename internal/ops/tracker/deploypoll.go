@@ -121,14 +121,10 @@ func (k deploymentKind) applyError(t pollTask, err error, at time.Time) {
 
 func (k deploymentKind) forgetExpired(now time.Time) { k.s.forgetExpiredDeployments(now) }
 
-// applyDeployment records a successful read.
+// applyDeployment records a successful read. s.wmu is held (pollOne).
 func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.Time) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	e := s.deploys[t.key]
+	e := lockFollowed(s, s.deploys, t.key)
 	if e == nil {
-		s.mu.Unlock()
 		return
 	}
 	e.polledOK(at)
@@ -142,17 +138,12 @@ func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.T
 		s.mu.Unlock()
 		return
 	}
-	extra := e.intentOps(bucketDeployIntents) // the record's first write failed: its intent is still there
-	s.mu.Unlock()
-	if err := s.persistDeploy(t.key, &rec, extra...); err != nil {
-		s.mu.Lock()
-		e.retryWrite(err, at.Add(s.cfg.PollInterval)) // memory unchanged
+	write := func(extra ...store.Op) error { return s.persistDeploy(t.key, &rec, extra...) }
+	if !s.writePolledLocked(&e.polling, bucketDeployIntents, write, at.Add(s.cfg.PollInterval)) {
 		s.mu.Unlock()
-		return
+		return // memory unchanged
 	}
-	s.mu.Lock()
 	e.rec, e.dirty = rec, false
-	e.landed(extra)
 	// Counted under the lock that shows it, after the write: a crash
 	// between the two under-counts, never counts twice (as applyJob).
 	s.metrics.deploy.count(s.metrics.has, rec.Project, rec.Kind, ev)
@@ -167,14 +158,10 @@ func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.T
 }
 
 // applyDeployError records a failed read: backoff as for jobs, and after
-// repeated 404s the deployment is lost.
+// repeated 404s the deployment is lost. s.wmu is held (pollOne).
 func (s *Tracker) applyDeployError(t pollTask, err error, at time.Time) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	e := s.deploys[t.key]
+	e := lockFollowed(s, s.deploys, t.key)
 	if e == nil {
-		s.mu.Unlock()
 		return
 	}
 	_, lost := s.pollFailed(&e.polling, err, at)

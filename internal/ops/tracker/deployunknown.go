@@ -2,7 +2,6 @@ package tracker
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -29,11 +28,9 @@ type UnknownTrigger struct {
 // UnknownTriggers lists project's deployment triggers of unknown outcome,
 // oldest first (triggers under way are not listed).
 func (s *Tracker) UnknownTriggers(project string) []UnknownTrigger {
-	out := []UnknownTrigger{}
-	for _, in := range unknownIntents(s, triggerIntents, project) {
-		out = append(out, UnknownTrigger{ID: in.ID, Project: in.Project, Kind: in.Kind, IdempotencyKey: in.IdemKey, StartedAt: in.StartedAt})
-	}
-	return out
+	return unknownIntents(s, triggerIntents, project, func(in *deployIntent) UnknownTrigger {
+		return UnknownTrigger{ID: in.ID, Project: in.Project, Kind: in.Kind, IdempotencyKey: in.IdemKey, StartedAt: in.StartedAt}
+	})
 }
 
 // DismissTrigger deletes a deployment trigger of unknown outcome: the
@@ -66,7 +63,7 @@ func (s *Tracker) ResolveTrigger(ctx context.Context, project, intentID, statusI
 	e := s.deploys[dkey]
 	if e == nil || (e.rec.IdemKey != "" && e.rec.IdemKey != in.IdemKey) {
 		s.mu.Unlock()
-		return v, res, fmt.Errorf("deployment %s has another idempotency key already", statusID)
+		return v, res, errOtherKey("deployment", statusID)
 	}
 	rec := e.rec
 	rec.IdemKey, rec.RequestHash = in.IdemKey, in.RequestHash
@@ -79,10 +76,7 @@ func (s *Tracker) ResolveTrigger(ctx context.Context, project, intentID, statusI
 	}
 	s.mu.Lock()
 	e.rec.IdemKey, e.rec.RequestHash, e.rec.Code = rec.IdemKey, rec.RequestHash, rec.Code
-	removeIntentLocked(s, triggerIntents, ikey, in)
-	if rec.IdemKey != "" {
-		s.keys[storeKey(project, rec.IdemKey)] = keyRef{deploy: dkey}
-	}
+	settledLocked(s, triggerIntents, ikey, in, project, rec.IdemKey, keyRef{deploy: dkey})
 	v = e.view()
 	s.mu.Unlock()
 	level.Info(s.logger).Log("msg", "deployment trigger of unknown outcome resolved", "project", project, "intent", intentID, "deployment", statusID)

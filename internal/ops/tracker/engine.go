@@ -25,10 +25,11 @@ type kindEngine interface {
 	// (Retry-After) ends, zero when there is none.
 	throttledUntil() time.Time
 	// read reads one operation from the API (ctx bounds it) and returns
-	// how to record what it read, at at, in a round started at roundStart.
+	// how to record what it read, at at, in a round started at roundStart
+	// (called with s.wmu held).
 	read(ctx context.Context, t pollTask) (apply func(at, roundStart time.Time), err error)
 	// applyError records a failed read: the backoff, and an operation lost
-	// after repeated 404s.
+	// after repeated 404s. s.wmu is held.
 	applyError(t pollTask, err error, at time.Time)
 	// forgetExpired deletes the operations final (or lost) for longer than
 	// Retention, and the kind's intents as old: from the state first, then
@@ -61,12 +62,29 @@ func (s *Tracker) pollOne(ctx context.Context, t pollTask, roundStart time.Time)
 	apply, err := t.kind.read(pctx, t)
 	cancel()
 	at := s.cfg.Now()
-	switch {
-	case err != nil && ctx.Err() != nil:
+	if err != nil && ctx.Err() != nil {
 		release(time.Time{}) // shutting down: not the operation's fault
-	case err != nil:
-		t.kind.applyError(t, err, at)
-	default:
-		apply(at, roundStart)
+		return
 	}
+	// The kind derives the record it writes from the one in memory: wmu
+	// keeps a follow-up or a settle from writing in between.
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err != nil {
+		t.kind.applyError(t, err, at)
+		return
+	}
+	apply(at, roundStart)
+}
+
+// lockFollowed takes s.mu and returns the operation at key of m (a kind's
+// followed operations); when it is no longer followed it returns nil and
+// s.mu is not held.
+func lockFollowed[E any](s *Tracker, m map[string]*E, key string) *E {
+	s.mu.Lock()
+	e := m[key]
+	if e == nil {
+		s.mu.Unlock()
+	}
+	return e
 }

@@ -189,19 +189,24 @@ func replayRecordLocked(found bool, record func() (hash, intentKey string), hash
 	return nil
 }
 
-// unknownIntents are project's intents of unknown outcome, oldest first.
-func unknownIntents[I pending](s *Tracker, k intentKind[I], project string) []I {
+// unknownIntents are project's intents of unknown outcome, oldest first,
+// as the kind lists them (view): the unknown-outcome list of every kind.
+func unknownIntents[I pending, V any](s *Tracker, k intentKind[I], project string, view func(I) V) []V {
 	s.mu.RLock()
-	var out []I
+	var found []I
 	for _, in := range k.all(s) {
 		if !in.sending() && in.intentProject() == project {
-			out = append(out, in)
+			found = append(found, in)
 		}
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b I) int {
+	slices.SortFunc(found, func(a, b I) int {
 		return cmp.Or(a.intentStart().Compare(b.intentStart()), cmp.Compare(a.intentID(), b.intentID()))
 	})
+	out := make([]V, 0, len(found)) // an empty list is [], never null
+	for _, in := range found {
+		out = append(out, view(in))
+	}
 	return out
 }
 
@@ -291,4 +296,22 @@ func withCause(msg string, err error) string {
 		return msg + ": " + err.Error()
 	}
 	return msg
+}
+
+// settledLocked ends the settle of an intent of unknown outcome, of any
+// kind, once the operation's record, with the intent's Idempotency-Key
+// (idemKey), is written with the intent's deletion: the intent leaves
+// memory, and a retry with the key is answered with the operation (ref).
+// s.mu is held.
+func settledLocked[I pending](s *Tracker, k intentKind[I], ikey string, in I, project, idemKey string, ref keyRef) {
+	removeIntentLocked(s, k, ikey, in)
+	if idemKey != "" {
+		s.keys[storeKey(project, idemKey)] = ref
+	}
+}
+
+// errOtherKey: the operation the operator names to settle an intent
+// already answers another Idempotency-Key (what is its kind, id its id).
+func errOtherKey(what, id string) error {
+	return fmt.Errorf("%s %s has another idempotency key already", what, id)
 }

@@ -90,3 +90,22 @@ func (p *polling) landed(extra []store.Op) {
 		p.intentKey = ""
 	}
 }
+
+// writePolledLocked writes the record a poll changed, of any kind (write:
+// the kind's write of it, with extra operations), with the deletion of
+// its intent (in bucket) when the record's first write failed. On a
+// failure the change is kept in memory only and the operation polled
+// again at retry; it reports whether the write landed. s.mu is held, and
+// released during the write.
+func (s *Tracker) writePolledLocked(p *polling, bucket string, write func(extra ...store.Op) error, retry time.Time) bool {
+	extra := p.intentOps(bucket)
+	s.mu.Unlock()
+	err := write(extra...)
+	s.mu.Lock()
+	if err != nil {
+		p.retryWrite(err, retry)
+		return false
+	}
+	p.landed(extra)
+	return true
+}

@@ -562,18 +562,14 @@ func (s *Tracker) forgetExpired(now time.Time) {
 	level.Debug(s.logger).Log("msg", "forgot agent jobs past retention", "jobs", len(keys))
 }
 
-// applyJob records a successful poll.
+// applyJob records a successful poll. s.wmu is held (pollOne).
 func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.Time) {
 	j := *job
 	j.ID = t.id // the key is what we asked for
 	boundJob(&j)
 
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	e := s.entries[t.key]
+	e := lockFollowed(s, s.entries, t.key)
 	if e == nil {
-		s.mu.Unlock()
 		return
 	}
 	e.pollPending = false
@@ -608,19 +604,15 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 		s.mu.Unlock()
 		return
 	}
-	extra := e.intentOps(bucketIntents) // the record's first write failed: its intent is still there
-	s.mu.Unlock()
-
-	if err := s.persist(t.key, &rec, extra...); err != nil {
-		s.mu.Lock()
-		// Retried at the next round, not at the schedule of the status
-		// that could not be written (5m and more for a completed job).
-		e.retryWrite(err, roundStart.Add(s.cfg.PollInterval))
+	// A failed write is retried at the next round, not at the schedule of
+	// the status that could not be written (5m and more for a completed
+	// job).
+	write := func(extra ...store.Op) error { return s.persist(t.key, &rec, extra...) }
+	if !s.writePolledLocked(&e.polling, bucketIntents, write, roundStart.Add(s.cfg.PollInterval)) {
 		_, e.recheck = e.rec.pendingMessage()
 		s.mu.Unlock()
 		return // memory unchanged: the next poll sees the change again
 	}
-	s.mu.Lock()
 	if e.rec.IdemKey != rec.IdemKey {
 		// Resolved with a key while this poll was writing: written again
 		// at the next poll.
@@ -629,7 +621,6 @@ func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.T
 	} else {
 		e.rec, e.dirty = rec, false
 	}
-	e.landed(extra)
 	// Counted with the state it belongs to, under the lock that shows
 	// it: whoever reads the job terminal (its view, the jobs gauge, the
 	// log line below) reads it counted. Still after the write: a crash
@@ -696,14 +687,10 @@ func sameTime(a, b *time.Time) bool {
 
 // applyError records a failed poll: backoff, and after repeated 404s the
 // job is lost (or, for a completed job under archive watch, the watch
-// ends).
+// ends). s.wmu is held (pollOne).
 func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	e := s.entries[t.key]
+	e := lockFollowed(s, s.entries, t.key)
 	if e == nil {
-		s.mu.Unlock()
 		return
 	}
 	_, e.recheck = e.rec.pendingMessage()
