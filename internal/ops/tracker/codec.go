@@ -3,6 +3,7 @@ package tracker
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // The state's values are JSON of each kind's own versioned forms (recordV1,
@@ -34,3 +35,18 @@ func decodeState[V any](data []byte, what string, whole func(*V) bool, missing s
 	}
 	return v, nil
 }
+
+// intentV is what the state's intent of every kind holds (embedded, its
+// fields are the intent's own in the JSON): its id, project, the
+// request's Idempotency-Key and hash, and when it was sent. A kind adds
+// its fields beside them.
+type intentV struct {
+	ID             string    `json:"id"`
+	Project        string    `json:"project"`
+	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
+	RequestHash    string    `json:"requestHash"`
+	StartedAt      time.Time `json:"startedAt"`
+}
+
+// whole reports whether the intent has what every kind's needs.
+func (v *intentV) whole() bool { return v.ID != "" && v.Project != "" && v.RequestHash != "" }
