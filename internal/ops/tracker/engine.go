@@ -31,6 +31,11 @@ type kindEngine interface {
 	// applyError records a failed read: the backoff, and an operation lost
 	// after repeated 404s. s.wmu is held.
 	applyError(t pollTask, err error, at time.Time)
+	// load reads the kind's records and intents of the projects want
+	// accepts from the state (their idempotency keys into l.keys, the
+	// intents whose operation is followed into l.resolved), and returns
+	// how to merge them into memory.
+	load(l *loadedState, want func(project string) bool, now time.Time) (loadedKind, error)
 	// forgetExpired deletes the operations final (or lost) for longer than
 	// Retention, and the kind's intents as old: from the state first, then
 	// from memory.

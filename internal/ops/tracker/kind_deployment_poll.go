@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"time"
 
@@ -182,13 +183,15 @@ func (s *Tracker) applyDeployError(t pollTask, err error, at time.Time) {
 		"last_status", rec.Status)
 }
 
-// loadDeployments reads the deployments and trigger intents of the
-// projects want accepts into l.
-func (s *Tracker) loadDeployments(l *loadedState, want func(project string) bool) error {
-	err := s.store.ForEachIn(bucketDeployments, func(k, v []byte) error {
+// load reads the deployments and their trigger intents
+// (kindEngine.load).
+func (k deploymentKind) load(l *loadedState, want func(project string) bool, _ time.Time) (loadedKind, error) {
+	s := k.s
+	deploys, intents := map[string]*deployEntry{}, map[string]*deployIntent{}
+	err := s.store.ForEachIn(bucketDeployments, func(key, v []byte) error {
 		rec, err := decodeDeployRecord(v)
 		if err != nil {
-			s.skipUnreadable(l, "deployment", k, err)
+			s.skipUnreadable(l, "deployment", key, err)
 			return nil
 		}
 		if !want(rec.Project) {
@@ -196,42 +199,45 @@ func (s *Tracker) loadDeployments(l *loadedState, want func(project string) bool
 			return nil
 		}
 		rec.Status = intern(rec.Status)
-		l.deploys[string(k)] = &deployEntry{rec: rec}
+		deploys[string(key)] = &deployEntry{rec: rec}
 		if rec.IdemKey != "" {
-			l.keys[storeKey(rec.Project, rec.IdemKey)] = keyRef{deploy: string(k)}
+			l.keys[storeKey(rec.Project, rec.IdemKey)] = keyRef{deploy: string(key)}
 		}
 		return nil
 	})
+	if err == nil {
+		err = s.store.ForEachIn(bucketDeployIntents, func(key, v []byte) error {
+			in, err := decodeDeployIntent(v)
+			if err != nil {
+				s.skipUnreadable(l, "deployment intent", key, err)
+				return nil
+			}
+			if !want(in.Project) {
+				return nil
+			}
+			if ref, ok := l.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.deploy != "" &&
+				deploys[ref.deploy].rec.RequestHash == in.RequestHash {
+				// Its deployment is in the state (a later write landed
+				// without deleting it): the outcome is known.
+				l.resolved = append(l.resolved, store.Op{Bucket: bucketDeployIntents, Key: string(key)})
+				return nil
+			}
+			intents[string(key)] = &in
+			return nil
+		})
+	}
 	if err != nil {
-		return err
+		return loadedKind{}, fmt.Errorf("agent state file %s: reading deployments: %w", s.store.Path(), err)
 	}
-	return s.store.ForEachIn(bucketDeployIntents, func(k, v []byte) error {
-		in, err := decodeDeployIntent(v)
-		if err != nil {
-			s.skipUnreadable(l, "deployment intent", k, err)
-			return nil
-		}
-		if !want(in.Project) {
-			return nil
-		}
-		if ref, ok := l.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.deploy != "" &&
-			l.deploys[ref.deploy].rec.RequestHash == in.RequestHash {
-			// Its deployment is in the state (a later write landed
-			// without deleting it): the outcome is known.
-			l.resolved = append(l.resolved, store.Op{Bucket: bucketDeployIntents, Key: string(k)})
-			return nil
-		}
-		l.deployIntents[string(k)] = &in
-		return nil
-	})
-}
-
-// mergeDeploymentsLocked adds what loadDeployments read. s.mu is held.
-func (s *Tracker) mergeDeploymentsLocked(l *loadedState) {
-	maps.Copy(s.deploys, l.deploys)
-	for k, in := range l.deployIntents {
-		addIntentLocked(s, triggerIntents, k, in)
-	}
+	return loadedKind{
+		mergeLocked: func() {
+			maps.Copy(s.deploys, deploys)
+			for key, in := range intents {
+				addIntentLocked(s, triggerIntents, key, in)
+			}
+		},
+		logKV: []any{"deployments", len(deploys), "unknown_deploy_triggers", len(intents)},
+	}, nil
 }
 
 // forgetExpiredDeployments deletes deployments final (or lost) for longer

@@ -184,101 +184,65 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 	return s, nil
 }
 
-// load reads every record of the projects want accepts into memory: at
-// start those configured, at a reload those it adds (AddProjects). The
-// state is read without holding mu, and merged under it.
+// load reads every record of the projects want accepts into memory, of
+// every kind (kindEngine.load): at start those configured, at a reload
+// those it adds (AddProjects). The state is read without holding mu, and
+// merged under it; everything is read before anything is merged, so a
+// load that fails leaves the tracker as it was.
 func (s *Tracker) load(want func(project string) bool) error {
 	now := s.cfg.Now()
-	l := &loadedState{entries: map[string]*entry{}, intents: map[string]*intent{}, keys: map[string]keyRef{},
-		deploys: map[string]*deployEntry{}, deployIntents: map[string]*deployIntent{}}
-	err := s.store.ForEachIn(store.Jobs, func(k, v []byte) error {
-		s.loadJob(l, want, now, k, v)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("agent state file %s: reading: %w", s.store.Path(), err)
-	}
-	maps.Copy(l.keys, idempotencyKeys(l.entries))
-	if err := s.loadDeployments(l, want); err != nil {
-		return fmt.Errorf("agent state file %s: reading deployments: %w", s.store.Path(), err)
-	}
-	err = s.store.ForEachIn(bucketIntents, func(k, v []byte) error {
-		s.loadCreateIntent(l, want, k, v)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("agent state file %s: reading create intents: %w", s.store.Path(), err)
-	}
-	// Everything is read before anything is merged: a load that fails
-	// leaves the tracker as it was.
-	messages, err := s.readMessageIntents(want)
-	if err != nil {
-		return err
+	l := &loadedState{keys: map[string]keyRef{}}
+	loaded := make([]loadedKind, 0, len(s.kinds))
+	for _, k := range s.kinds {
+		lk, err := k.load(l, want, now)
+		if err != nil {
+			return err
+		}
+		loaded = append(loaded, lk)
 	}
 	if len(l.resolved) > 0 {
 		if err := s.store.Apply(l.resolved...); err != nil {
-			level.Warn(s.logger).Log("msg", "could not delete create intents whose job is tracked; retried at the next start", "err", err)
+			level.Warn(s.logger).Log("msg", "could not delete intents whose operation is followed; retried at the next start", "err", err)
 		}
 	}
 	s.mu.Lock()
-	maps.Copy(s.entries, l.entries)
 	maps.Copy(s.keys, l.keys)
-	for k, in := range l.intents {
-		addIntentLocked(s, createIntents, k, in)
+	for _, lk := range loaded {
+		lk.mergeLocked()
 	}
-	s.mergeDeploymentsLocked(l)
 	s.mu.Unlock()
-	s.settleMessageIntents(messages)
-	s.logLoaded(l, len(messages))
+	kv := []any{"msg", "agent state loaded", "path", s.store.Path(), "other_projects", l.foreign, "unreadable", l.bad}
+	for _, lk := range loaded {
+		kv = append(kv, lk.logKV...)
+	}
+	level.Info(s.logger).Log(kv...)
+	for _, lk := range loaded {
+		if lk.after != nil {
+			lk.after()
+		}
+	}
 	return nil
 }
 
-// loadedState is what load read of the state file, before it is merged.
+// loadedState is what load read of the state, of every kind, before it is
+// merged: the idempotency keys, the intents to delete because their
+// operation is followed, and the counts logged.
 type loadedState struct {
-	entries map[string]*entry
-	keys    map[string]keyRef
-	intents map[string]*intent // creates of unknown outcome
-	// resolved deletes the create intents whose job is tracked.
+	keys map[string]keyRef
+	// resolved deletes the intents whose operation is followed.
 	resolved []store.Op
-	// deploys and deployIntents are the deployments and trigger intents.
-	deploys       map[string]*deployEntry
-	deployIntents map[string]*deployIntent
-	// The counts logged: unreadable records and intents, records of
-	// projects not wanted, active jobs and terminal ones watched.
-	bad, foreign, active, watched int
+	// bad and foreign count unreadable records and intents, and records
+	// of projects not wanted.
+	bad, foreign int
 }
 
-// loadJob reads the record under key k, unless unreadable or of a project
-// not wanted, and schedules its first poll.
-func (s *Tracker) loadJob(l *loadedState, want func(project string) bool, now time.Time, k, v []byte) {
-	rec, err := decodeRecord(v)
-	if err != nil {
-		s.skipUnreadable(l, "record", k, err)
-		return
-	}
-	if !want(rec.Project) {
-		l.foreign++
-		return
-	}
-	boundJob(&rec.Job)
-	e := &entry{rec: rec}
-	if e.polled(now, &s.cfg) {
-		if apiclient.IsTerminal(rec.Job.Status) {
-			// Spread the re-checks of watched jobs instead of
-			// re-checking them all at once after a restart.
-			iv := s.cfg.archiveCheckInterval(now.Sub(rec.TerminalAt))
-			e.nextPoll = now.Add(rand.N(iv))
-			l.watched++
-		} else {
-			l.active++
-		}
-	}
-	if _, ok := rec.pendingMessage(); ok {
-		// A follow-up of unknown outcome not yet re-checked (the
-		// process stopped first): at once.
-		e.recheck, e.nextPoll = true, time.Time{}
-	}
-	l.entries[string(k)] = e
+// loadedKind is what a kind read of the state (kindEngine.load): how to
+// merge it into memory (s.mu held), what it logs of it, and what it does
+// once it is merged (without s.mu).
+type loadedKind struct {
+	mergeLocked func()
+	logKV       []any
+	after       func()
 }
 
 // skipUnreadable counts and logs a record or intent (what) of the state
@@ -286,57 +250,6 @@ func (s *Tracker) loadJob(l *loadedState, want func(project string) bool, now ti
 func (s *Tracker) skipUnreadable(l *loadedState, what string, k []byte, err error) {
 	l.bad++
 	level.Warn(s.logger).Log("msg", "skipping unreadable "+what+" in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
-}
-
-// idempotencyKeys are the keys of the creates and follow-ups of entries.
-func idempotencyKeys(entries map[string]*entry) map[string]keyRef {
-	keys := map[string]keyRef{}
-	for k, e := range entries {
-		if e.rec.IdemKey != "" {
-			keys[storeKey(e.rec.Project, e.rec.IdemKey)] = keyRef{job: k}
-		}
-		for _, m := range e.rec.Messages {
-			if m.IdemKey != "" {
-				keys[storeKey(e.rec.Project, m.IdemKey)] = keyRef{msgJob: k}
-			}
-		}
-	}
-	return keys
-}
-
-// loadCreateIntent reads the create intent under key k, unless unreadable
-// or of a project not wanted: a create of unknown outcome, or one to
-// delete when its job is tracked.
-func (s *Tracker) loadCreateIntent(l *loadedState, want func(project string) bool, k, v []byte) {
-	in, err := decodeIntent(v)
-	if err != nil {
-		s.skipUnreadable(l, "create intent", k, err)
-		return
-	}
-	if !want(in.Project) {
-		return
-	}
-	if ref, ok := l.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.job != "" &&
-		l.entries[ref.job].rec.RequestHash == in.RequestHash {
-		// Its job is tracked (a salvaged file can hold both): the
-		// outcome is known.
-		l.resolved = append(l.resolved, store.Op{Bucket: bucketIntents, Key: string(k)})
-		return
-	}
-	l.intents[string(k)] = &intent{rec: in}
-}
-
-// logLoaded says what load read, and warns of creates of unknown outcome.
-func (s *Tracker) logLoaded(l *loadedState, unknownMessages int) {
-	unknown := len(l.intents)
-	level.Info(s.logger).Log("msg", "agent state loaded", "path", s.store.Path(), "jobs", len(l.entries),
-		"active", l.active, "archive_watch", l.watched, "other_projects", l.foreign, "unreadable", l.bad, "unknown_creates", unknown,
-		"unknown_messages", unknownMessages, "deployments", len(l.deploys), "unknown_deploy_triggers", len(l.deployIntents))
-	if unknown > 0 {
-		level.Warn(s.logger).Log("msg", "creates of unknown outcome: sent upstream by an earlier run that stopped before recording the answer; "+
-			"the jobs may exist untracked. List them with GET /api/v2/agent/{project}/unknown-creates, then track or dismiss each (see alerts/RUNBOOK.md)",
-			"unknown_creates", unknown, "path", s.store.Path())
-	}
 }
 
 // Close waits for creates and tracks under way (each bounded by its
