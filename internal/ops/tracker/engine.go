@@ -36,6 +36,10 @@ type kindEngine interface {
 	// intents whose operation is followed into l.resolved), and returns
 	// how to merge them into memory.
 	load(l *loadedState, want func(project string) bool, now time.Time) (loadedKind, error)
+	// snapshotLocked adds the kind's operations and unknown outcomes to
+	// the projects of by (the metrics' and status page's view at now).
+	// s.mu is held.
+	snapshotLocked(by map[string]*projectJobs, now time.Time)
 	// forgetExpired deletes the operations final (or lost) for longer than
 	// Retention, and the kind's intents as old: from the state first, then
 	// from memory.

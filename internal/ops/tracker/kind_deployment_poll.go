@@ -280,3 +280,25 @@ func (s *Tracker) forgetExpiredDeployments(now time.Time) {
 		delete(s.deploys, op.Key)
 	}
 }
+
+// snapshotLocked adds the deployments and their triggers of
+// unknown outcome to the projects of by. s.mu is held.
+func (k deploymentKind) snapshotLocked(by map[string]*projectJobs, now time.Time) {
+	s := k.s
+	for _, in := range s.deployIntents {
+		if pj := by[in.Project]; pj != nil && !in.inFlight {
+			if pj.unknownTriggers == nil {
+				pj.unknownTriggers = map[string]int{}
+			}
+			pj.unknownTriggers[in.Kind]++
+		}
+	}
+	for _, e := range s.deploys {
+		if pj := by[e.rec.Project]; pj != nil {
+			pj.addDeployment(e)
+			if !e.nextPoll.IsZero() && !e.rec.final() {
+				pj.maxOverdue = max(pj.maxOverdue, now.Sub(e.nextPoll))
+			}
+		}
+	}
+}

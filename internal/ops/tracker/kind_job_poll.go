@@ -264,3 +264,38 @@ func (s *Tracker) persist(key string, rec *record, extra ...store.Op) error {
 	}
 	return err
 }
+
+// snapshotLocked adds the jobs and their creates of unknown outcome to the
+// projects of by, for the metrics and the status page. s.mu is held.
+func (k jobKind) snapshotLocked(by map[string]*projectJobs, now time.Time) {
+	s := k.s
+	for _, e := range s.entries {
+		pj := by[e.rec.Project]
+		if pj == nil {
+			continue
+		}
+		st := e.rec.viewStatus()
+		pj.byStatus[st]++
+		if e.rec.Rebuilt {
+			pj.rebuilt++
+		}
+		if !e.rec.Lost && !apiclient.IsTerminal(st) {
+			c := e.rec.turnStart()
+			if c.IsZero() {
+				c = e.rec.TrackedAt
+			}
+			if pj.oldestActive.IsZero() || c.Before(pj.oldestActive) {
+				pj.oldestActive = c
+			}
+		}
+		// A poll picked by a round but not sent yet is late as well.
+		if !e.nextPoll.IsZero() && (e.pollPending || e.polled(now, &s.cfg)) {
+			pj.maxOverdue = max(pj.maxOverdue, now.Sub(e.nextPoll))
+		}
+	}
+	for _, in := range s.intents {
+		if pj := by[in.rec.Project]; pj != nil && !in.inFlight {
+			pj.unknownCreates++
+		}
+	}
+}

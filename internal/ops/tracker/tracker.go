@@ -445,56 +445,8 @@ func (s *Tracker) snapshot() []projectJobs {
 		out[i] = projectJobs{project: p, byStatus: map[string]int{}}
 		by[p] = &out[i]
 	}
-	for _, e := range s.entries {
-		pj := by[e.rec.Project]
-		if pj == nil {
-			continue
-		}
-		st := e.rec.viewStatus()
-		pj.byStatus[st]++
-		if e.rec.Rebuilt {
-			pj.rebuilt++
-		}
-		if !e.rec.Lost && !apiclient.IsTerminal(st) {
-			c := e.rec.turnStart()
-			if c.IsZero() {
-				c = e.rec.TrackedAt
-			}
-			if pj.oldestActive.IsZero() || c.Before(pj.oldestActive) {
-				pj.oldestActive = c
-			}
-		}
-		// A poll picked by a round but not sent yet is late as well.
-		if !e.nextPoll.IsZero() && (e.pollPending || e.polled(now, &s.cfg)) {
-			pj.maxOverdue = max(pj.maxOverdue, now.Sub(e.nextPoll))
-		}
+	for _, k := range s.kinds {
+		k.snapshotLocked(by, now)
 	}
-	for _, in := range s.intents {
-		if pj := by[in.rec.Project]; pj != nil && !in.inFlight {
-			pj.unknownCreates++
-		}
-	}
-	s.snapshotDeploymentsLocked(by, now)
 	return out
-}
-
-// snapshotDeploymentsLocked adds the deployments and their triggers of
-// unknown outcome to the projects of by. s.mu is held.
-func (s *Tracker) snapshotDeploymentsLocked(by map[string]*projectJobs, now time.Time) {
-	for _, in := range s.deployIntents {
-		if pj := by[in.Project]; pj != nil && !in.inFlight {
-			if pj.unknownTriggers == nil {
-				pj.unknownTriggers = map[string]int{}
-			}
-			pj.unknownTriggers[in.Kind]++
-		}
-	}
-	for _, e := range s.deploys {
-		if pj := by[e.rec.Project]; pj != nil {
-			pj.addDeployment(e)
-			if !e.nextPoll.IsZero() && !e.rec.final() {
-				pj.maxOverdue = max(pj.maxOverdue, now.Sub(e.nextPoll))
-			}
-		}
-	}
 }
