@@ -315,3 +315,30 @@ func settledLocked[I pending](s *Tracker, k intentKind[I], ikey string, in I, pr
 func errOtherKey(what, id string) error {
 	return fmt.Errorf("%s %s has another idempotency key already", what, id)
 }
+
+// settleIntent settles an intent of unknown outcome, of any kind, with the
+// operation the operator found it started: follow follows the operation
+// (as the kind's track route does), then adopt gives its record the
+// intent's Idempotency-Key and writes it with the intent's deletion
+// (settledLocked), returning its view. adopt runs under the write lock: a
+// poll or a follow-up must not write an older record over the one it
+// writes.
+func settleIntent[I pending, V any](s *Tracker, k intentKind[I], project, intentID string,
+	follow func(in I) (V, TrackResult, error), adopt func(ikey string, in I) (V, error)) (V, TrackResult, error) {
+	ikey, in, err := unknownIntent(s, k, project, intentID)
+	if err != nil {
+		var none V
+		return none, NewlyTracked, err
+	}
+	v, res, err := follow(in)
+	if err != nil {
+		return v, res, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	settled, err := adopt(ikey, in)
+	if err != nil {
+		return v, res, err
+	}
+	return settled, res, nil
+}

@@ -388,37 +388,36 @@ func (s *Tracker) DismissIntent(project, id string) error {
 // intent's idempotency key, so that a retry with the key gets this job,
 // and the intent is deleted, in one write.
 func (s *Tracker) ResolveIntent(ctx context.Context, project, intentID, jobID string) (JobView, TrackResult, error) {
-	ikey, in, err := unknownIntent(s, createIntents, project, intentID)
-	if err != nil {
-		return JobView{}, NewlyTracked, err
-	}
 	// Created through the gateway and never counted: what it reached by
 	// now is counted.
-	v, res, err := s.track(ctx, project, jobID, seenLive)
-	if err != nil {
-		return v, res, err
-	}
+	follow := func(*intent) (JobView, TrackResult, error) { return s.track(ctx, project, jobID, seenLive) }
+	return settleIntent(s, createIntents, project, intentID, follow, func(ikey string, in *intent) (JobView, error) {
+		return s.adoptCreateKey(ikey, in, project, intentID, jobID)
+	})
+}
+
+// adoptCreateKey gives the job jobID, followed, the idempotency key of the
+// create intent in (under ikey) and writes it with the intent's deletion.
+// s.wmu is held (settleIntent).
+func (s *Tracker) adoptCreateKey(ikey string, in *intent, project, intentID, jobID string) (JobView, error) {
 	jkey := storeKey(project, jobID)
-	// A poll or a follow-up must not write an older record over this one.
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	s.mu.Lock()
 	e := s.entries[jkey]
 	if e == nil || (e.rec.IdemKey != "" && e.rec.IdemKey != in.rec.IdemKey) {
 		s.mu.Unlock()
-		return v, res, errOtherKey("job", jobID)
+		return JobView{}, errOtherKey("job", jobID)
 	}
 	rec := e.rec
 	rec.IdemKey, rec.RequestHash = in.rec.IdemKey, in.rec.RequestHash
 	s.mu.Unlock()
 	if err := s.persist(jkey, &rec, store.Op{Bucket: bucketIntents, Key: ikey}); err != nil {
-		return v, res, &StateError{JobID: jobID, Err: err}
+		return JobView{}, &StateError{JobID: jobID, Err: err}
 	}
 	s.mu.Lock()
 	e.rec.IdemKey, e.rec.RequestHash = rec.IdemKey, rec.RequestHash
 	settledLocked(s, createIntents, ikey, in, project, rec.IdemKey, keyRef{job: jkey})
-	v = e.view(s.cfg.Now(), &s.cfg)
+	v := e.view(s.cfg.Now(), &s.cfg)
 	s.mu.Unlock()
 	level.Info(s.logger).Log("msg", "create of unknown outcome resolved", "project", project, "intent", intentID, "job", jobID)
-	return v, res, nil
+	return v, nil
 }
