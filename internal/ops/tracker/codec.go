@@ -50,3 +50,9 @@ type intentV struct {
 
 // whole reports whether the intent has what every kind's needs.
 func (v *intentV) whole() bool { return v.ID != "" && v.Project != "" && v.RequestHash != "" }
+
+// intentForm is the engine's part of the state form of in, an intent of
+// any kind; the kind's form embeds it and adds its own fields.
+func intentForm[I pending](in I) intentV {
+	return intentV{ID: in.intentID(), Project: in.intentProject(), IdempotencyKey: in.intentKey(), RequestHash: in.requestHash(), StartedAt: in.intentStart()}
+}

@@ -108,8 +108,7 @@ type deployIntentV4 struct {
 }
 
 func encodeDeployIntent(in *deployIntent) ([]byte, error) {
-	return encodeState(deployIntentV4{intentV{ID: in.ID, Project: in.Project, IdempotencyKey: in.IdemKey, RequestHash: in.RequestHash, StartedAt: in.StartedAt},
-		in.Kind}, "deployment intent", in.Project, in.ID)
+	return encodeState(deployIntentV4{intentForm(in), in.Kind}, "deployment intent", in.Project, in.ID)
 }
 
 func decodeDeployIntent(data []byte) (deployIntent, error) {
