@@ -3,6 +3,8 @@ package tracker
 import (
 	"context"
 	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
 // kindEngine is what a kind of operation supplies to the engine's poll
@@ -40,6 +42,9 @@ type kindEngine interface {
 	// the projects of by (the metrics' and status page's view at now).
 	// s.mu is held.
 	snapshotLocked(by map[string]*projectJobs, now time.Time)
+	// statusLocked adds the kind's own rows to the status page at now.
+	// s.mu is held.
+	statusLocked(out *status.Jobs, now time.Time)
 	// forgetExpired deletes the operations final (or lost) for longer than
 	// Retention, and the kind's intents as old: from the state first, then
 	// from memory.
