@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"mime"
 	"net/http"
@@ -106,7 +105,7 @@ type Config struct {
 	// NoAgentJobs: the agent job routes are off (the gateway serves
 	// deployments only); they answer 404 saying how to turn them on.
 	NoAgentJobs bool
-	// Deployments serves the deployment routes (deployments.go); the
+	// Deployments serves the deployment routes (kind_deployment.go); the
 	// tracker must implement Deployer. DeploymentProjects are the
 	// projects that take deployments now, read per request (a reload
 	// changes them), and Organization names a project's organization,
@@ -276,46 +275,6 @@ type limitError struct{ wait time.Duration }
 
 func (e *limitError) Error() string { return "create limit reached" }
 
-// create handles POST .../job.
-func (g *Gateway) create(w http.ResponseWriter, r *http.Request, project string) {
-	sub, ok := g.intake(w, r, func(reason string, status int, msg string) { g.reject(w, project, reason, status, msg) })
-	if !ok {
-		return
-	}
-	key, prompt, at := sub.key, sub.prompt, sub.at
-	ctx, cancel := g.upstreamContext(r)
-	defer cancel()
-	c, err := g.tracker.Create(ctx, tracker.CreateRequest{Project: project, Prompt: prompt, IdempotencyKey: key,
-		Admit: sub.admit(g.limiter, project)})
-	admitted := sub.admitted
-	if err != nil {
-		var (
-			throttled *apiclient.ThrottledError
-			intentErr *tracker.IntentError
-			limited   *limitError
-		)
-		if admitted && (errors.As(err, &throttled) || errors.As(err, &intentErr)) {
-			g.limiter.release(project, at) // nothing was sent
-		}
-		if errors.As(err, &limited) {
-			setRetryAfter(w, limited.wait)
-			g.reject(w, project, reasonRateLimited, http.StatusTooManyRequests,
-				fmt.Sprintf("create limit reached: at most %d jobs per %s per project; retry in %s",
-					g.cfg.CreateLimitPerHour, createWindow, limited.wait.Round(time.Second)))
-			return
-		}
-		a := g.upstreamAnswer(w, project, "create", err)
-		if a.reason == "" {
-			writeError(w, a.status, a.msg)
-		} else {
-			g.reject(w, project, a.reason, a.status, a.msg)
-		}
-		return
-	}
-	g.audit(r, "agent job submitted", project, c.Job.ID, key, "replayed", c.Replayed, "prompt_bytes", len(prompt))
-	writeStarted(w, c.Status, http.StatusOK, c.Replayed, c.Job)
-}
-
 // writeStarted answers a request of any kind that started (or replayed)
 // an operation: the API's status (code; def when it gave none that is
 // 2xx), Idempotent-Replayed on a replay, and body.
@@ -329,63 +288,6 @@ func writeStarted(w http.ResponseWriter, code, def int, replayed bool, body any)
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	writeJSON(w, code, body)
-}
-
-// message handles POST .../job/{id}/message: a follow-up to a job, under
-// the same checks as a create and its own local limit.
-func (g *Gateway) message(w http.ResponseWriter, r *http.Request, project string) {
-	id := r.PathValue("id")
-	reject := func(reason string, status int, msg string) {
-		g.msgRejected.WithLabelValues(project, reason).Inc()
-		writeError(w, status, msg)
-	}
-	sub, ok := g.intake(w, r, reject)
-	if !ok {
-		return
-	}
-	key, prompt, at := sub.key, sub.prompt, sub.at
-	ctx, cancel := g.upstreamContext(r)
-	defer cancel()
-	m, err := g.tracker.Message(ctx, tracker.MessageRequest{Project: project, JobID: id, Prompt: prompt, IdempotencyKey: key,
-		Admit: sub.admit(g.messages, project)})
-	admitted := sub.admitted
-	if err != nil {
-		var (
-			notSent   *tracker.NotSentError
-			limited   *limitError
-			apiErr    *apiclient.APIError
-			throttled *apiclient.ThrottledError
-			unknown   *tracker.MessageOutcomeUnknownError
-		)
-		if admitted && (errors.As(err, &notSent) || errors.As(err, &throttled)) {
-			g.messages.release(project, at) // nothing was sent
-		}
-		switch {
-		case errors.As(err, &limited):
-			setRetryAfter(w, limited.wait)
-			reject(reasonRateLimited, http.StatusTooManyRequests,
-				fmt.Sprintf("message limit reached: at most %d follow-up messages per %s per project; retry in %s",
-					g.cfg.MessageLimitPerHour, createWindow, limited.wait.Round(time.Second)))
-		case errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound:
-			reject(reasonJobNotFound, http.StatusNotFound, "job not found upstream; nothing was sent")
-		case errors.As(err, &unknown) && unknown.Err == nil:
-			// A retry with the key of a message whose outcome is unknown.
-			reject(reasonIdempotencyConflict, unknownStatus(err, true), err.Error()+"; nothing was sent")
-		case errors.As(err, &unknown):
-			level.Warn(g.logger).Log("msg", "follow-up message of unknown outcome", "project", project, "job", id, "err", unknown.Err)
-			reject(reasonUpstreamError, unknownStatus(err, false), err.Error())
-		default:
-			a := g.upstreamAnswer(w, project, "message", err)
-			if a.reason == "" {
-				writeError(w, a.status, a.msg)
-			} else {
-				reject(a.reason, a.status, a.msg)
-			}
-		}
-		return
-	}
-	g.audit(r, "agent job follow-up message sent", project, id, key, "turn", m.Job.Tracking.Turn, "replayed", m.Replayed, "prompt_bytes", len(prompt))
-	writeStarted(w, m.Status, http.StatusOK, m.Replayed, m.Job)
 }
 
 // unknownStatus is the status of the answer to a request of any kind
@@ -560,49 +462,6 @@ func badBody(msg string) *badRequest {
 	return &badRequest{status: http.StatusBadRequest, reason: reasonBadRequest, msg: msg}
 }
 
-// readPrompt reads and validates the body; bad is nil when it is good.
-func (g *Gateway) readPrompt(w http.ResponseWriter, r *http.Request) (prompt string, bad *badRequest) {
-	tooLarge := &badRequest{status: http.StatusRequestEntityTooLarge, reason: reasonTooLarge,
-		msg: fmt.Sprintf("request too large: the body may be at most %d bytes", g.cfg.MaxPromptBytes)}
-	body := http.MaxBytesReader(w, r.Body, g.cfg.MaxPromptBytes)
-	dec := json.NewDecoder(body)
-	var req struct {
-		Prompt json.RawMessage `json:"prompt"`
-	}
-	if err := dec.Decode(&req); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return "", tooLarge
-		}
-		if errors.Is(err, io.EOF) {
-			return "", badBody("request body is empty: want {\"prompt\": \"...\"}")
-		}
-		if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-			return "", badBody("expected a JSON object: want {\"prompt\": \"...\"}")
-		}
-		return "", badBody("malformed JSON: want {\"prompt\": \"...\"}")
-	}
-	// Exactly one JSON value.
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return "", tooLarge
-		}
-		return "", badBody("malformed JSON: unexpected data after the request object")
-	}
-	raw := strings.TrimSpace(string(req.Prompt))
-	if raw == "" {
-		return "", badBody("prompt is required")
-	}
-	if raw == "null" || json.Unmarshal(req.Prompt, &prompt) != nil {
-		return "", badBody("prompt must be a string")
-	}
-	if strings.TrimSpace(prompt) == "" {
-		return "", badBody("prompt must not be empty")
-	}
-	return prompt, nil
-}
-
 // answer is the reply to a failed create or track call.
 type answer struct {
 	status int
@@ -709,83 +568,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// get handles GET .../job/{id}.
-func (g *Gateway) get(w http.ResponseWriter, r *http.Request, project string) {
-	v, ok := g.tracker.Job(project, r.PathValue("id"))
-	serveOne(w, v, ok, "job not tracked by this exporter (use POST .../job/{id}/track to track a job created elsewhere)")
-}
-
-// JobList is the body of GET .../jobs.
-type JobList struct {
-	Jobs []tracker.JobView `json:"jobs"`
-}
-
-// list handles GET .../jobs?status=&limit=.
-func (g *Gateway) list(w http.ResponseWriter, r *http.Request, project string) {
-	serveList(w, r, "job", listStatuses, func(status string) []tracker.JobView { return g.tracker.Jobs(project, status) },
-		func(l []tracker.JobView) any { return JobList{Jobs: l} })
-}
-
-// track handles POST .../job/{id}/track. The body is ignored, but must be
-// declared JSON (see jsonContentType). Failures are answered but not
-// counted as rejected submissions.
-func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) {
-	if !jsonContentType(r) {
-		writeError(w, http.StatusUnsupportedMediaType, contentTypeMsg)
-		return
-	}
-	ctx, cancel := g.upstreamContext(r)
-	defer cancel()
-	var (
-		v      tracker.JobView
-		result tracker.TrackResult
-		err    error
-	)
-	if intent := r.URL.Query().Get("intent"); intent != "" {
-		v, result, err = g.tracker.ResolveIntent(ctx, project, intent, r.PathValue("id"))
-		if errors.Is(err, tracker.ErrNoSuchIntent) {
-			writeError(w, http.StatusNotFound, "no create of unknown outcome with this intent id (GET .../unknown-creates lists them)")
-			return
-		}
-	} else {
-		v, result, err = g.tracker.Track(ctx, project, r.PathValue("id"))
-	}
-	if err != nil {
-		var apiErr *apiclient.APIError
-		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
-			writeError(w, http.StatusNotFound, "job not found upstream")
-			return
-		}
-		a := g.upstreamAnswer(w, project, "track", err)
-		writeError(w, a.status, a.msg)
-		return
-	}
-	status := http.StatusOK
-	if result == tracker.NewlyTracked {
-		status = http.StatusCreated
-		g.audit(r, "agent job tracked", project, v.ID, "", "intent", r.URL.Query().Get("intent"))
-	}
-	writeJSON(w, status, v)
-}
-
-// UnknownCreateList is the body of GET .../unknown-creates.
-type UnknownCreateList struct {
-	UnknownCreates []tracker.UnknownCreate `json:"unknownCreates"`
-}
-
-// unknownCreates handles GET .../unknown-creates: the creates whose outcome
-// is unknown, oldest first, for an operator to find in the platform's
-// dashboard and then track (POST .../job/{id}/track?intent=ID) or dismiss.
-func (g *Gateway) unknownCreates(w http.ResponseWriter, _ *http.Request, project string) {
-	writeJSON(w, http.StatusOK, UnknownCreateList{UnknownCreates: g.tracker.UnknownCreates(project)})
-}
-
-// dismiss handles DELETE .../unknown-creates/{intentId}: the operator found
-// no job for it (or gives it up); its idempotency key is free again.
-func (g *Gateway) dismiss(w http.ResponseWriter, r *http.Request, project string) {
-	g.dismissUnknown(w, r, project, "create", g.tracker.DismissIntent)
 }
 
 // dismissUnknown answers the DELETE of an operation of unknown outcome of

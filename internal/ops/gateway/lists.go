@@ -83,3 +83,14 @@ func listLimit(w http.ResponseWriter, r *http.Request) (int, bool) {
 	}
 	return n, true
 }
+
+// followOrSettle is the track route of every kind: with ?intent= the
+// operator settles an operation of unknown outcome with the id they found
+// (settle, which gives the operation the intent's Idempotency-Key), without
+// it an operation started elsewhere is followed (follow).
+func followOrSettle[V any](intent string, settle, follow func() (V, tracker.TrackResult, error)) (V, tracker.TrackResult, error) {
+	if intent != "" {
+		return settle()
+	}
+	return follow()
+}

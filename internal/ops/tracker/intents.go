@@ -189,19 +189,24 @@ func replayRecordLocked(found bool, record func() (hash, intentKey string), hash
 	return nil
 }
 
-// unknownIntents are project's intents of unknown outcome, oldest first.
-func unknownIntents[I pending](s *Tracker, k intentKind[I], project string) []I {
+// unknownIntents are project's intents of unknown outcome, oldest first,
+// as the kind lists them (view): the unknown-outcome list of every kind.
+func unknownIntents[I pending, V any](s *Tracker, k intentKind[I], project string, view func(I) V) []V {
 	s.mu.RLock()
-	var out []I
+	var found []I
 	for _, in := range k.all(s) {
 		if !in.sending() && in.intentProject() == project {
-			out = append(out, in)
+			found = append(found, in)
 		}
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b I) int {
+	slices.SortFunc(found, func(a, b I) int {
 		return cmp.Or(a.intentStart().Compare(b.intentStart()), cmp.Compare(a.intentID(), b.intentID()))
 	})
+	out := make([]V, 0, len(found)) // an empty list is [], never null
+	for _, in := range found {
+		out = append(out, view(in))
+	}
 	return out
 }
 
@@ -281,4 +286,59 @@ func readOnce[T any](throttledUntil func(endpoint string) time.Time, endpoint, w
 		return none, fmt.Errorf("reading %s to follow it: %w", what, err)
 	}
 	return v, nil
+}
+
+// withCause ends the text of an unknown-outcome error, of any kind, with
+// the failure that made the outcome unknown; err is nil when the operation
+// was met again through its key, and the text then says only what to do.
+func withCause(msg string, err error) string {
+	if err != nil {
+		return msg + ": " + err.Error()
+	}
+	return msg
+}
+
+// settledLocked ends the settle of an intent of unknown outcome, of any
+// kind, once the operation's record, with the intent's Idempotency-Key
+// (idemKey), is written with the intent's deletion: the intent leaves
+// memory, and a retry with the key is answered with the operation (ref).
+// s.mu is held.
+func settledLocked[I pending](s *Tracker, k intentKind[I], ikey string, in I, project, idemKey string, ref keyRef) {
+	removeIntentLocked(s, k, ikey, in)
+	if idemKey != "" {
+		s.keys[storeKey(project, idemKey)] = ref
+	}
+}
+
+// errOtherKey: the operation the operator names to settle an intent
+// already answers another Idempotency-Key (what is its kind, id its id).
+func errOtherKey(what, id string) error {
+	return fmt.Errorf("%s %s has another idempotency key already", what, id)
+}
+
+// settleIntent settles an intent of unknown outcome, of any kind, with the
+// operation the operator found it started: follow follows the operation
+// (as the kind's track route does), then adopt gives its record the
+// intent's Idempotency-Key and writes it with the intent's deletion
+// (settledLocked), returning its view. adopt runs under the write lock: a
+// poll or a follow-up must not write an older record over the one it
+// writes.
+func settleIntent[I pending, V any](s *Tracker, k intentKind[I], project, intentID string,
+	follow func(in I) (V, TrackResult, error), adopt func(ikey string, in I) (V, error)) (V, TrackResult, error) {
+	ikey, in, err := unknownIntent(s, k, project, intentID)
+	if err != nil {
+		var none V
+		return none, NewlyTracked, err
+	}
+	v, res, err := follow(in)
+	if err != nil {
+		return v, res, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	settled, err := adopt(ikey, in)
+	if err != nil {
+		return v, res, err
+	}
+	return settled, res, nil
 }

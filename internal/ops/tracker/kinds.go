@@ -5,12 +5,12 @@ import "github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 // The kinds of operation the engine follows, as a registry: what every
 // kind must declare to the engine's common parts (state buckets, the
 // unknown-outcome path and its gauge, the handover of what a term could
-// not save, its docs). TestEveryKindIsWhole (kinds_test.go) fails when a
-// kind is half added. Each kind's own code (its routes, upstream calls,
-// record fields, terminal statuses and metrics) is still spread over the
-// files named after it (deploy*.go for deployments; create.go, jobs.go,
-// message.go, record.go and state.go for agent jobs): issue 36 section 1
-// is under way, see docs/development.md, "Adding a kind".
+// not save, its docs, and its part of the poll rounds and retention,
+// kindEngine in engine.go). TestEveryKindIsWhole (gateway/kinds_test.go)
+// and TestEveryKindHasAnEnginePart fail when a kind is half added. Each
+// kind's own code is in the files named for it (kind_job*.go,
+// kind_deployment*.go): see docs/development.md, "Adding a kind of
+// operation". This is the one place that names every kind.
 
 // Kind is one kind of operation as the engine's common parts see it.
 type Kind struct {
@@ -22,12 +22,16 @@ type Kind struct {
 	UnknownGauge string
 	// Doc is its page under docs/.
 	Doc string
+	// engine is its part of the engine's poll rounds and retention.
+	engine func(*Tracker) kindEngine
 }
 
 // Kinds are the kinds the engine follows, in order.
 func Kinds() []Kind {
 	return []Kind{
-		{Name: OpJob, Records: store.Jobs, Intents: createIntents.bucket, UnknownGauge: "mintlify_agent_create_unknown_outcomes", Doc: "agent-gateway.md"},
-		{Name: OpDeployment, Records: bucketDeployments, Intents: triggerIntents.bucket, UnknownGauge: "mintlify_deployment_unknown_outcomes", Doc: "deployments.md"},
+		{Name: OpJob, Records: store.Jobs, Intents: createIntents.bucket, UnknownGauge: "mintlify_agent_create_unknown_outcomes", Doc: "agent-gateway.md",
+			engine: func(s *Tracker) kindEngine { return jobKind{s} }},
+		{Name: OpDeployment, Records: bucketDeployments, Intents: triggerIntents.bucket, UnknownGauge: "mintlify_deployment_unknown_outcomes", Doc: "deployments.md",
+			engine: func(s *Tracker) kindEngine { return deploymentKind{s} }},
 	}
 }

@@ -93,7 +93,7 @@ type metrics struct {
 	messages    *prometheus.CounterVec
 	delay       prometheus.Histogram
 	writeErrors prometheus.Counter
-	// deploy are the deployments' families (deploymetrics.go).
+	// deploy are the deployments' families (kind_deployment_metrics.go).
 	deploy *deployMetrics
 }
 

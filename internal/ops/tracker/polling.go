@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 )
 
 // polling is the scheduling state of a followed operation of any kind,
@@ -25,6 +26,16 @@ type polling struct {
 	// intentKey is the intent still in the state because the operation's
 	// first write failed: deleted by the write that lands.
 	intentKey string
+}
+
+// intentOps are the extra operations of the next write of the record: the
+// deletion of its intent (in bucket, the kind's intents) when the record's
+// first write failed and the intent is still in the state. s.mu is held.
+func (p *polling) intentOps(bucket string) []store.Op {
+	if p.intentKey == "" {
+		return nil
+	}
+	return []store.Op{{Bucket: bucket, Key: p.intentKey}}
 }
 
 // polledOK records a successful poll at at. s.mu is held.
@@ -62,4 +73,39 @@ func (p *polling) written(err error) {
 		return
 	}
 	p.dirty, p.intentKey = false, ""
+}
+
+// retryWrite keeps a changed record whose write failed (err) in memory
+// only, as written does, and polls the operation again at next: the poll
+// then writes it again. s.mu is held.
+func (p *polling) retryWrite(err error, next time.Time) {
+	p.written(err)
+	p.nextPoll = next
+}
+
+// landed records the write of the record that deleted extra (intentOps)
+// with it: the intent is gone from the state too. s.mu is held.
+func (p *polling) landed(extra []store.Op) {
+	if len(extra) > 0 {
+		p.intentKey = ""
+	}
+}
+
+// writePolledLocked writes the record a poll changed, of any kind (write:
+// the kind's write of it, with extra operations), with the deletion of
+// its intent (in bucket) when the record's first write failed. On a
+// failure the change is kept in memory only and the operation polled
+// again at retry; it reports whether the write landed. s.mu is held, and
+// released during the write.
+func (s *Tracker) writePolledLocked(p *polling, bucket string, write func(extra ...store.Op) error, retry time.Time) bool {
+	extra := p.intentOps(bucket)
+	s.mu.Unlock()
+	err := write(extra...)
+	s.mu.Lock()
+	if err != nil {
+		p.retryWrite(err, retry)
+		return false
+	}
+	p.landed(extra)
+	return true
 }

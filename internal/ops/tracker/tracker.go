@@ -1,15 +1,17 @@
-// Package tracker follows Mintlify agent jobs to their end. It creates jobs
-// (for the gateway) and starts tracking jobs created elsewhere, polls every
-// active job, keeps each job's state crash-safely in its own record format
-// in a bbolt file (package store), and owns the mintlify_agent_* metrics
-// that describe what it sees. It knows no HTTP routes: internal/ops/gateway
-// serves it.
+// Package tracker is the engine that follows operations of every kind
+// (agent jobs, deployments: Kinds) to their end. It starts them (for the
+// gateway) and follows those started elsewhere, polls every one not final,
+// keeps each one's state crash-safely in its kind's record format in a
+// bbolt file (package store) or Redis, and owns the metrics that describe
+// what it sees. A kind's own code is in its kind_<name>*.go files; the
+// engine's (rounds, intents, state, limits, handover) names no kind. It
+// knows no HTTP routes: internal/ops/gateway serves it.
 //
 // Counting rules, which hold within a process and across restarts:
 //   - a create intent is written (fsync) before a create is sent upstream,
 //     so a create whose answer a crash hides is reported (UnknownCreates)
 //     rather than forgotten; an Idempotency-Key is kept with its job, so a
-//     retry with it never creates a second job (create.go);
+//     retry with it never creates a second job (kind_job.go);
 //   - a job's state is written (fsync) before Create returns it, so a job
 //     whose creation was acknowledged is never lost;
 //   - a terminal transition is written before it is counted, and the
@@ -38,7 +40,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 )
 
@@ -91,6 +92,8 @@ type Tracker struct {
 	// id); deployIntents the triggers under way or of unknown outcome.
 	deploys       map[string]*deployEntry
 	deployIntents map[string]*deployIntent
+	// kinds are the engine's parts of the kinds (Kinds), in order.
+	kinds []kindEngine
 
 	// wmu serializes the writes that derive a job's record from the one in
 	// memory (polls, follow-ups), so that none writes an older turn over a
@@ -153,6 +156,9 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 		deployIntents: map[string]*deployIntent{},
 	}
 	s.deployAPI, _ = api.(DeploymentUpstream)
+	for _, k := range Kinds() {
+		s.kinds = append(s.kinds, k.engine(s))
+	}
 	for _, p := range cfg.Projects {
 		s.projects[p] = true
 	}
@@ -178,101 +184,65 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 	return s, nil
 }
 
-// load reads every record of the projects want accepts into memory: at
-// start those configured, at a reload those it adds (AddProjects). The
-// state is read without holding mu, and merged under it.
+// load reads every record of the projects want accepts into memory, of
+// every kind (kindEngine.load): at start those configured, at a reload
+// those it adds (AddProjects). The state is read without holding mu, and
+// merged under it; everything is read before anything is merged, so a
+// load that fails leaves the tracker as it was.
 func (s *Tracker) load(want func(project string) bool) error {
 	now := s.cfg.Now()
-	l := &loadedState{entries: map[string]*entry{}, intents: map[string]*intent{}, keys: map[string]keyRef{},
-		deploys: map[string]*deployEntry{}, deployIntents: map[string]*deployIntent{}}
-	err := s.store.ForEachIn(store.Jobs, func(k, v []byte) error {
-		s.loadJob(l, want, now, k, v)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("agent state file %s: reading: %w", s.store.Path(), err)
-	}
-	maps.Copy(l.keys, idempotencyKeys(l.entries))
-	if err := s.loadDeployments(l, want); err != nil {
-		return fmt.Errorf("agent state file %s: reading deployments: %w", s.store.Path(), err)
-	}
-	err = s.store.ForEachIn(bucketIntents, func(k, v []byte) error {
-		s.loadCreateIntent(l, want, k, v)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("agent state file %s: reading create intents: %w", s.store.Path(), err)
-	}
-	// Everything is read before anything is merged: a load that fails
-	// leaves the tracker as it was.
-	messages, err := s.readMessageIntents(want)
-	if err != nil {
-		return err
+	l := &loadedState{keys: map[string]keyRef{}}
+	loaded := make([]loadedKind, 0, len(s.kinds))
+	for _, k := range s.kinds {
+		lk, err := k.load(l, want, now)
+		if err != nil {
+			return err
+		}
+		loaded = append(loaded, lk)
 	}
 	if len(l.resolved) > 0 {
 		if err := s.store.Apply(l.resolved...); err != nil {
-			level.Warn(s.logger).Log("msg", "could not delete create intents whose job is tracked; retried at the next start", "err", err)
+			level.Warn(s.logger).Log("msg", "could not delete intents whose operation is followed; retried at the next start", "err", err)
 		}
 	}
 	s.mu.Lock()
-	maps.Copy(s.entries, l.entries)
 	maps.Copy(s.keys, l.keys)
-	for k, in := range l.intents {
-		addIntentLocked(s, createIntents, k, in)
+	for _, lk := range loaded {
+		lk.mergeLocked()
 	}
-	s.mergeDeploymentsLocked(l)
 	s.mu.Unlock()
-	s.settleMessageIntents(messages)
-	s.logLoaded(l, len(messages))
+	kv := []any{"msg", "agent state loaded", "path", s.store.Path(), "other_projects", l.foreign, "unreadable", l.bad}
+	for _, lk := range loaded {
+		kv = append(kv, lk.logKV...)
+	}
+	level.Info(s.logger).Log(kv...)
+	for _, lk := range loaded {
+		if lk.after != nil {
+			lk.after()
+		}
+	}
 	return nil
 }
 
-// loadedState is what load read of the state file, before it is merged.
+// loadedState is what load read of the state, of every kind, before it is
+// merged: the idempotency keys, the intents to delete because their
+// operation is followed, and the counts logged.
 type loadedState struct {
-	entries map[string]*entry
-	keys    map[string]keyRef
-	intents map[string]*intent // creates of unknown outcome
-	// resolved deletes the create intents whose job is tracked.
+	keys map[string]keyRef
+	// resolved deletes the intents whose operation is followed.
 	resolved []store.Op
-	// deploys and deployIntents are the deployments and trigger intents.
-	deploys       map[string]*deployEntry
-	deployIntents map[string]*deployIntent
-	// The counts logged: unreadable records and intents, records of
-	// projects not wanted, active jobs and terminal ones watched.
-	bad, foreign, active, watched int
+	// bad and foreign count unreadable records and intents, and records
+	// of projects not wanted.
+	bad, foreign int
 }
 
-// loadJob reads the record under key k, unless unreadable or of a project
-// not wanted, and schedules its first poll.
-func (s *Tracker) loadJob(l *loadedState, want func(project string) bool, now time.Time, k, v []byte) {
-	rec, err := decodeRecord(v)
-	if err != nil {
-		s.skipUnreadable(l, "record", k, err)
-		return
-	}
-	if !want(rec.Project) {
-		l.foreign++
-		return
-	}
-	boundJob(&rec.Job)
-	e := &entry{rec: rec}
-	if e.polled(now, &s.cfg) {
-		if apiclient.IsTerminal(rec.Job.Status) {
-			// Spread the re-checks of watched jobs instead of
-			// re-checking them all at once after a restart.
-			iv := s.cfg.archiveCheckInterval(now.Sub(rec.TerminalAt))
-			e.nextPoll = now.Add(rand.N(iv))
-			l.watched++
-		} else {
-			l.active++
-		}
-	}
-	if _, ok := rec.pendingMessage(); ok {
-		// A follow-up of unknown outcome not yet re-checked (the
-		// process stopped first): at once.
-		e.recheck, e.nextPoll = true, time.Time{}
-	}
-	l.entries[string(k)] = e
+// loadedKind is what a kind read of the state (kindEngine.load): how to
+// merge it into memory (s.mu held), what it logs of it, and what it does
+// once it is merged (without s.mu).
+type loadedKind struct {
+	mergeLocked func()
+	logKV       []any
+	after       func()
 }
 
 // skipUnreadable counts and logs a record or intent (what) of the state
@@ -280,57 +250,6 @@ func (s *Tracker) loadJob(l *loadedState, want func(project string) bool, now ti
 func (s *Tracker) skipUnreadable(l *loadedState, what string, k []byte, err error) {
 	l.bad++
 	level.Warn(s.logger).Log("msg", "skipping unreadable "+what+" in the agent state file", "key", strings.ReplaceAll(string(k), "\x00", "/"), "err", err)
-}
-
-// idempotencyKeys are the keys of the creates and follow-ups of entries.
-func idempotencyKeys(entries map[string]*entry) map[string]keyRef {
-	keys := map[string]keyRef{}
-	for k, e := range entries {
-		if e.rec.IdemKey != "" {
-			keys[storeKey(e.rec.Project, e.rec.IdemKey)] = keyRef{job: k}
-		}
-		for _, m := range e.rec.Messages {
-			if m.IdemKey != "" {
-				keys[storeKey(e.rec.Project, m.IdemKey)] = keyRef{msgJob: k}
-			}
-		}
-	}
-	return keys
-}
-
-// loadCreateIntent reads the create intent under key k, unless unreadable
-// or of a project not wanted: a create of unknown outcome, or one to
-// delete when its job is tracked.
-func (s *Tracker) loadCreateIntent(l *loadedState, want func(project string) bool, k, v []byte) {
-	in, err := decodeIntent(v)
-	if err != nil {
-		s.skipUnreadable(l, "create intent", k, err)
-		return
-	}
-	if !want(in.Project) {
-		return
-	}
-	if ref, ok := l.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.job != "" &&
-		l.entries[ref.job].rec.RequestHash == in.RequestHash {
-		// Its job is tracked (a salvaged file can hold both): the
-		// outcome is known.
-		l.resolved = append(l.resolved, store.Op{Bucket: bucketIntents, Key: string(k)})
-		return
-	}
-	l.intents[string(k)] = &intent{rec: in}
-}
-
-// logLoaded says what load read, and warns of creates of unknown outcome.
-func (s *Tracker) logLoaded(l *loadedState, unknownMessages int) {
-	unknown := len(l.intents)
-	level.Info(s.logger).Log("msg", "agent state loaded", "path", s.store.Path(), "jobs", len(l.entries),
-		"active", l.active, "archive_watch", l.watched, "other_projects", l.foreign, "unreadable", l.bad, "unknown_creates", unknown,
-		"unknown_messages", unknownMessages, "deployments", len(l.deploys), "unknown_deploy_triggers", len(l.deployIntents))
-	if unknown > 0 {
-		level.Warn(s.logger).Log("msg", "creates of unknown outcome: sent upstream by an earlier run that stopped before recording the answer; "+
-			"the jobs may exist untracked. List them with GET /api/v2/agent/{project}/unknown-creates, then track or dismiss each (see alerts/RUNBOOK.md)",
-			"unknown_creates", unknown, "path", s.store.Path())
-	}
 }
 
 // Close waits for creates and tracks under way (each bounded by its
@@ -422,33 +341,31 @@ type pollTask struct {
 	key, project, id string
 	turn             int
 	due              time.Time
-	// deployment: a deployment's status, not a job.
-	deployment bool
+	// kind is the operation's kind.
+	kind kindEngine
 }
 
-// round forgets expired jobs and polls every due job, at most
-// MaxConcurrentPolls at a time, and returns when all polls are done.
+// round forgets what is past retention and polls every due operation, of
+// every kind, at most MaxConcurrentPolls at a time, and returns when all
+// polls are done.
 func (s *Tracker) round(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
 	s.checkStateFile()
 	now := s.cfg.Now()
-	s.forgetExpired(now)
-	s.forgetExpiredDeployments(now)
+	for _, k := range s.kinds {
+		k.forgetExpired(now)
+	}
 	tasks := s.due(now)
-	// A fixed pool of workers rather than a goroutine per job: cheaper
-	// with thousands of jobs, and the bound is the same.
+	// A fixed pool of workers rather than a goroutine per operation:
+	// cheaper with thousands of them, and the bound is the same.
 	work := make(chan pollTask)
 	var wg sync.WaitGroup
 	for range min(s.cfg.MaxConcurrentPolls, len(tasks)) {
 		wg.Go(func() {
 			for t := range work {
-				if t.deployment {
-					s.pollDeployment(ctx, t)
-				} else {
-					s.poll(ctx, t, now)
-				}
+				s.pollOne(ctx, t, now)
 			}
 		})
 	}
@@ -465,292 +382,26 @@ func (s *Tracker) round(ctx context.Context) {
 	if sent < len(tasks) {
 		s.mu.Lock()
 		for _, t := range tasks[sent:] {
-			if e := s.entries[t.key]; e != nil && !t.deployment {
-				e.pollPending = false
-			}
-			if e := s.deploys[t.key]; e != nil && t.deployment {
-				e.pollPending = false
+			if p := t.kind.pollingLocked(t.key); p != nil {
+				p.pollPending = false
 			}
 		}
 		s.mu.Unlock()
 	}
 }
 
-// due picks the jobs to poll in a round starting at now. Half a poll
-// interval of slack keeps a job scheduled for "next round" from slipping
-// one more round because the ticker fired a hair early.
+// due picks the operations to poll in a round starting at now. Half a
+// poll interval of slack keeps one scheduled for "next round" from
+// slipping one more round because the ticker fired a hair early.
 func (s *Tracker) due(now time.Time) []pollTask {
 	limit := now.Add(s.cfg.PollInterval / 2)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var tasks []pollTask
-	for k, e := range s.entries {
-		if e.pollPending || !e.polled(now, &s.cfg) || e.nextPoll.After(limit) {
-			continue
-		}
-		e.pollPending = true
-		tasks = append(tasks, pollTask{key: k, project: e.rec.Project, id: e.rec.Job.ID, turn: e.rec.turn(), due: e.nextPoll})
-	}
-	if s.deployAPI != nil {
-		tasks = append(tasks, s.dueDeploymentsLocked(limit)...)
+	for _, k := range s.kinds {
+		tasks = append(tasks, k.dueLocked(now, limit)...)
 	}
 	return tasks
-}
-
-// forgetExpired deletes jobs that have been terminal (or lost) for longer
-// than Retention: from the state file first, then from memory.
-func (s *Tracker) forgetExpired(now time.Time) {
-	s.mu.RLock()
-	var keys []string
-	for k, e := range s.entries {
-		r := &e.rec
-		if (r.Lost || apiclient.IsTerminal(r.Job.Status)) && !r.TerminalAt.IsZero() && now.Sub(r.TerminalAt) >= s.cfg.Retention {
-			keys = append(keys, k)
-		}
-	}
-	s.mu.RUnlock()
-	if len(keys) == 0 {
-		return
-	}
-	ops := make([]store.Op, len(keys))
-	for i, k := range keys {
-		ops[i] = store.Op{Bucket: store.Jobs, Key: k}
-	}
-	if err := s.store.Apply(ops...); err != nil {
-		s.writeFailed(err)
-		level.Error(s.logger).Log("msg", "could not forget expired agent jobs", "jobs", len(keys), "err", err)
-		return
-	}
-	s.mu.Lock()
-	for _, k := range keys {
-		if e := s.entries[k]; e != nil {
-			s.forgetKeysLocked(k, e)
-		}
-		delete(s.entries, k)
-	}
-	s.mu.Unlock()
-	level.Debug(s.logger).Log("msg", "forgot agent jobs past retention", "jobs", len(keys))
-}
-
-// poll reads one job and applies what it learned.
-func (s *Tracker) poll(ctx context.Context, t pollTask, roundStart time.Time) {
-	if until := s.api.ThrottledUntil(apiclient.EndpointGetJob); !until.IsZero() {
-		// The API asked for a pause (Retry-After): no request, and no
-		// worker blocked waiting for it.
-		s.mu.Lock()
-		if e := s.entries[t.key]; e != nil {
-			e.pollPending = false
-			e.nextPoll = until
-		}
-		s.mu.Unlock()
-		return
-	}
-	if !t.due.IsZero() {
-		s.metrics.pollDelay(s.cfg.Now().Sub(t.due))
-	}
-	pctx, cancel := context.WithTimeout(ctx, s.cfg.PollTimeout)
-	job, err := s.api.GetJob(pctx, t.project, t.id)
-	cancel()
-	at := s.cfg.Now()
-	if err != nil && ctx.Err() != nil {
-		// Shutting down: not the job's fault.
-		s.mu.Lock()
-		if e := s.entries[t.key]; e != nil {
-			e.pollPending = false
-		}
-		s.mu.Unlock()
-		return
-	}
-	if err != nil {
-		s.applyError(t, err, at)
-		return
-	}
-	s.applyJob(t, job, at, roundStart)
-}
-
-// applyJob records a successful poll.
-func (s *Tracker) applyJob(t pollTask, job *apiclient.Job, at, roundStart time.Time) {
-	j := *job
-	j.ID = t.id // the key is what we asked for
-	boundJob(&j)
-
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	e := s.entries[t.key]
-	if e == nil {
-		s.mu.Unlock()
-		return
-	}
-	e.pollPending = false
-	if e.rec.turn() != t.turn {
-		// A follow-up started a new turn while this poll was under way:
-		// what it read may predate the message.
-		e.nextPoll = roundStart.Add(s.cfg.PollInterval)
-		s.mu.Unlock()
-		return
-	}
-	e.polledOK(at)
-	changed := !sameJob(&e.rec.Job, &j)
-	// A follow-up of unknown outcome is settled by a poll sent after it:
-	// one that may have left before it read the job as it was.
-	sentAt, pending := e.rec.pendingMessage()
-	if !pending || sentAt.After(roundStart) {
-		sentAt = time.Time{}
-	}
-	how := seenLive
-	if e.rec.Job.Status == statusUnread {
-		// Rebuilt by state salvage: whatever it reached, this tracker
-		// may have counted it before.
-		how = seenAfterTheFact
-	}
-	rec, ev := transition(e.rec, j, at, how, sentAt)
-	_, e.recheck = rec.pendingMessage()
-	s.schedule(e, &rec, at, roundStart)
-	if e.recheck {
-		e.nextPoll = roundStart.Add(s.cfg.PollInterval)
-	}
-	if !changed && !e.dirty && !ev.newTurn && sentAt.IsZero() {
-		s.mu.Unlock()
-		return
-	}
-	var extra []store.Op
-	if e.intentKey != "" {
-		// The job's first write failed: its intent is still in the file.
-		extra = append(extra, store.Op{Bucket: bucketIntents, Key: e.intentKey})
-	}
-	s.mu.Unlock()
-
-	if err := s.persist(t.key, &rec, extra...); err != nil {
-		s.mu.Lock()
-		e.written(err)
-		// Retried at the next round, not at the schedule of the status
-		// that could not be written (5m and more for a completed job).
-		e.nextPoll = roundStart.Add(s.cfg.PollInterval)
-		_, e.recheck = e.rec.pendingMessage()
-		s.mu.Unlock()
-		return // memory unchanged: the next poll sees the change again
-	}
-	s.mu.Lock()
-	if e.rec.IdemKey != rec.IdemKey {
-		// Resolved with a key while this poll was writing: written again
-		// at the next poll.
-		rec.IdemKey, rec.RequestHash = e.rec.IdemKey, e.rec.RequestHash
-		e.rec, e.dirty = rec, true
-	} else {
-		e.rec, e.dirty = rec, false
-	}
-	if len(extra) > 0 {
-		e.intentKey = ""
-	}
-	// Counted with the state it belongs to, under the lock that shows
-	// it: whoever reads the job terminal (its view, the jobs gauge, the
-	// log line below) reads it counted. Still after the write: a crash
-	// between the two under-counts, never counts twice.
-	s.metrics.count(t.project, ev)
-	s.mu.Unlock()
-	switch {
-	case ev.inferred:
-		level.Info(s.logger).Log("msg", "agent job running after a follow-up of unknown outcome: following the turn it started", "project", t.project,
-			"job", t.id, "turn", rec.Turns, "turn_started_at", rec.TurnStartedAt)
-	case ev.newTurn:
-		level.Info(s.logger).Log("msg", "agent job active again: following its new turn (a follow-up sent elsewhere)", "project", t.project,
-			"job", t.id, "turn", rec.Turns)
-	}
-	s.logOutcome(&rec, ev)
-}
-
-// logOutcome logs, at info, a turn seen ending or a pull request seen
-// opened: what the audit trail of submissions does not show. Never the
-// prompt.
-func (s *Tracker) logOutcome(rec *record, ev events) {
-	if ev.finished == "" && !ev.pr {
-		return
-	}
-	msg := "agent job finished"
-	if ev.finished == "" {
-		msg = "agent job opened a pull request"
-	}
-	pr := "no"
-	if rec.PRCounted && rec.Job.PRLink != nil && *rec.Job.PRLink != "" {
-		pr = "yes"
-	}
-	kv := []any{"msg", msg, "project", rec.Project, "job", bounded.Label(rec.Job.ID), "status", bounded.Label(rec.viewStatus()), "turn", rec.turn(), "pr", pr}
-	if ev.observeDur {
-		kv = append(kv, "duration", ev.duration.Round(time.Millisecond))
-	}
-	level.Info(s.logger).Log(kv...)
-}
-
-// schedule sets e's next poll for a job whose record will be rec.
-func (s *Tracker) schedule(e *entry, rec *record, at, roundStart time.Time) {
-	switch {
-	case !apiclient.IsTerminal(rec.Job.Status):
-		e.nextPoll = roundStart.Add(s.cfg.PollInterval)
-	case rec.Job.Status == apiclient.StatusCompleted:
-		e.nextPoll = at.Add(s.cfg.archiveCheckInterval(at.Sub(rec.TerminalAt)))
-	default:
-		e.nextPoll = time.Time{}
-	}
-}
-
-func sameJob(a, b *apiclient.Job) bool {
-	return a.Status == b.Status && a.Model == b.Model && a.Source == b.Source &&
-		a.CreatedAt.Equal(b.CreatedAt) && sameString(a.PRLink, b.PRLink) && sameTime(a.ArchivedAt, b.ArchivedAt)
-}
-
-func sameString(a, b *string) bool {
-	return (a == nil) == (b == nil) && (a == nil || *a == *b)
-}
-
-func sameTime(a, b *time.Time) bool {
-	return (a == nil) == (b == nil) && (a == nil || a.Equal(*b))
-}
-
-// applyError records a failed poll: backoff, and after repeated 404s the
-// job is lost (or, for a completed job under archive watch, the watch
-// ends).
-func (s *Tracker) applyError(t pollTask, err error, at time.Time) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	e := s.entries[t.key]
-	if e == nil {
-		s.mu.Unlock()
-		return
-	}
-	_, e.recheck = e.rec.pendingMessage()
-	notFound, lost := s.pollFailed(&e.polling, err, at)
-
-	var rec record
-	var ev events
-	write := false
-	switch {
-	case notFound && apiclient.IsTerminal(e.rec.Job.Status):
-		rec, write = e.rec, true
-		rec.WatchEnded = true
-	case lost:
-		rec, write = e.rec, true
-		rec.Lost = true
-		rec.TerminalAt = at
-		ev.lost = true
-	}
-	nErrors := e.errors
-	s.mu.Unlock()
-	level.Debug(s.logger).Log("msg", "polling agent job failed", "project", t.project, "job", t.id, "consecutive_errors", nErrors, "err", err)
-	if !write {
-		return
-	}
-	if perr := s.persist(t.key, &rec); perr != nil {
-		return // retried at the next poll, which will 404 again
-	}
-	s.mu.Lock()
-	e.rec, e.dirty = rec, false
-	s.metrics.count(t.project, ev) // with the state it belongs to (applyJob)
-	s.mu.Unlock()
-	if ev.lost {
-		level.Warn(s.logger).Log("msg", "agent job lost: the API no longer knows it", "project", t.project, "job", bounded.Label(t.id), "last_status", bounded.Label(rec.Job.Status))
-	}
 }
 
 // pollErrorText is a poll error as a job's or deployment's lastError
@@ -783,19 +434,6 @@ func (s *Tracker) backoff(n int, err error, now time.Time) time.Duration {
 	return d
 }
 
-// persist writes rec durably, with extra in the same transaction.
-func (s *Tracker) persist(key string, rec *record, extra ...store.Op) error {
-	data, err := encodeRecord(rec)
-	if err == nil {
-		err = s.store.Apply(append([]store.Op{{Bucket: store.Jobs, Key: key, Value: data}}, extra...)...)
-	}
-	if err != nil {
-		s.writeFailed(err)
-		level.Error(s.logger).Log("msg", "could not write agent job to the state file", "project", rec.Project, "job", rec.Job.ID, "err", err)
-	}
-	return err
-}
-
 // snapshot is the metrics' view at scrape time.
 func (s *Tracker) snapshot() []projectJobs {
 	now := s.cfg.Now()
@@ -807,56 +445,8 @@ func (s *Tracker) snapshot() []projectJobs {
 		out[i] = projectJobs{project: p, byStatus: map[string]int{}}
 		by[p] = &out[i]
 	}
-	for _, e := range s.entries {
-		pj := by[e.rec.Project]
-		if pj == nil {
-			continue
-		}
-		st := e.rec.viewStatus()
-		pj.byStatus[st]++
-		if e.rec.Rebuilt {
-			pj.rebuilt++
-		}
-		if !e.rec.Lost && !apiclient.IsTerminal(st) {
-			c := e.rec.turnStart()
-			if c.IsZero() {
-				c = e.rec.TrackedAt
-			}
-			if pj.oldestActive.IsZero() || c.Before(pj.oldestActive) {
-				pj.oldestActive = c
-			}
-		}
-		// A poll picked by a round but not sent yet is late as well.
-		if !e.nextPoll.IsZero() && (e.pollPending || e.polled(now, &s.cfg)) {
-			pj.maxOverdue = max(pj.maxOverdue, now.Sub(e.nextPoll))
-		}
+	for _, k := range s.kinds {
+		k.snapshotLocked(by, now)
 	}
-	for _, in := range s.intents {
-		if pj := by[in.rec.Project]; pj != nil && !in.inFlight {
-			pj.unknownCreates++
-		}
-	}
-	s.snapshotDeploymentsLocked(by, now)
 	return out
-}
-
-// snapshotDeploymentsLocked adds the deployments and their triggers of
-// unknown outcome to the projects of by. s.mu is held.
-func (s *Tracker) snapshotDeploymentsLocked(by map[string]*projectJobs, now time.Time) {
-	for _, in := range s.deployIntents {
-		if pj := by[in.Project]; pj != nil && !in.inFlight {
-			if pj.unknownTriggers == nil {
-				pj.unknownTriggers = map[string]int{}
-			}
-			pj.unknownTriggers[in.Kind]++
-		}
-	}
-	for _, e := range s.deploys {
-		if pj := by[e.rec.Project]; pj != nil {
-			pj.addDeployment(e)
-			if !e.nextPoll.IsZero() && !e.rec.final() {
-				pj.maxOverdue = max(pj.maxOverdue, now.Sub(e.nextPoll))
-			}
-		}
-	}
 }

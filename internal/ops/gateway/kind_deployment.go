@@ -351,18 +351,15 @@ func (g *Gateway) trackDeployment(w http.ResponseWriter, r *http.Request, projec
 	id := r.PathValue("statusId")
 	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
-	var (
-		v   tracker.DeploymentView
-		res tracker.TrackResult
-		err error
-	)
 	intent := r.URL.Query().Get("intent")
-	if intent != "" {
+	v, res, err := followOrSettle(intent,
 		// The trigger's intent knows its kind: a body's kind is not needed.
-		v, res, err = g.deploy.dep.ResolveTrigger(ctx, project, intent, id)
-	} else {
-		v, res, err = g.deploy.dep.TrackDeployment(ctx, project, kind, id)
-	}
+		func() (tracker.DeploymentView, tracker.TrackResult, error) {
+			return g.deploy.dep.ResolveTrigger(ctx, project, intent, id)
+		},
+		func() (tracker.DeploymentView, tracker.TrackResult, error) {
+			return g.deploy.dep.TrackDeployment(ctx, project, kind, id)
+		})
 	switch {
 	case err == nil:
 	case errors.Is(err, tracker.ErrNoSuchIntent):

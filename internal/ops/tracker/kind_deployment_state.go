@@ -1,9 +1,6 @@
 package tracker
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
@@ -80,22 +77,14 @@ type deployRecordV4 struct {
 }
 
 func encodeDeployRecord(r *deployRecord) ([]byte, error) {
-	data, err := json.Marshal(deployRecordV4(*r))
-	if err != nil {
-		return nil, fmt.Errorf("encoding deployment %s/%s: %w", r.Project, r.ID, err)
-	}
-	return data, nil
+	return encodeState(deployRecordV4(*r), "deployment", r.Project, r.ID)
 }
 
 func decodeDeployRecord(data []byte) (deployRecord, error) {
-	var v deployRecordV4
-	if err := json.Unmarshal(data, &v); err != nil {
-		return deployRecord{}, fmt.Errorf("decoding deployment: %w", err)
-	}
-	if v.Project == "" || v.ID == "" || (v.Kind != KindUpdate && v.Kind != KindPreview) {
-		return deployRecord{}, errors.New("decoding deployment: no project, status id or kind")
-	}
-	return deployRecord(v), nil
+	v, err := decodeState(data, "deployment", func(v *deployRecordV4) bool {
+		return v.Project != "" && v.ID != "" && validDeployKind(v.Kind)
+	}, "project, status id or kind")
+	return deployRecord(v), err
 }
 
 // deployIntent is a trigger intent: written (fsync) before a trigger is
@@ -111,34 +100,29 @@ type deployIntent struct {
 	inFlight bool
 }
 
+// deployIntentV4 is the state's form of a trigger intent: the engine's
+// (intentV) and the deployment's kind.
 type deployIntentV4 struct {
-	ID          string    `json:"id"`
-	Project     string    `json:"project"`
-	Kind        string    `json:"kind"`
-	IdemKey     string    `json:"idempotencyKey,omitempty"`
-	RequestHash string    `json:"requestHash"`
-	StartedAt   time.Time `json:"startedAt"`
+	intentV
+	Kind string `json:"kind"`
 }
 
 func encodeDeployIntent(in *deployIntent) ([]byte, error) {
-	data, err := json.Marshal(deployIntentV4{ID: in.ID, Project: in.Project, Kind: in.Kind, IdemKey: in.IdemKey,
-		RequestHash: in.RequestHash, StartedAt: in.StartedAt})
-	if err != nil {
-		return nil, fmt.Errorf("encoding deployment intent %s/%s: %w", in.Project, in.ID, err)
-	}
-	return data, nil
+	return encodeState(deployIntentV4{intentForm(in), in.Kind}, "deployment intent", in.Project, in.ID)
 }
 
 func decodeDeployIntent(data []byte) (deployIntent, error) {
-	var v deployIntentV4
-	if err := json.Unmarshal(data, &v); err != nil {
-		return deployIntent{}, fmt.Errorf("decoding deployment intent: %w", err)
+	v, err := decodeState(data, "deployment intent", func(v *deployIntentV4) bool {
+		return v.whole() && validDeployKind(v.Kind)
+	}, "id, project, kind or request hash")
+	if err != nil {
+		return deployIntent{}, err
 	}
-	if v.ID == "" || v.Project == "" || v.RequestHash == "" || (v.Kind != KindUpdate && v.Kind != KindPreview) {
-		return deployIntent{}, errors.New("decoding deployment intent: no id, project, kind or request hash")
-	}
-	return deployIntent{ID: v.ID, Project: v.Project, Kind: v.Kind, IdemKey: v.IdemKey, RequestHash: v.RequestHash, StartedAt: v.StartedAt}, nil
+	return deployIntent{ID: v.ID, Project: v.Project, Kind: v.Kind, IdemKey: v.IdempotencyKey, RequestHash: v.RequestHash, StartedAt: v.StartedAt}, nil
 }
+
+// validDeployKind reports whether k is a kind of deployment the API has.
+func validDeployKind(k string) bool { return k == KindUpdate || k == KindPreview }
 
 // pickDeployment prefers, of two versions of a deployment, the final one
 // (its count is written with it), then the one read last.

@@ -2,7 +2,6 @@ package tracker
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -29,11 +28,9 @@ type UnknownTrigger struct {
 // UnknownTriggers lists project's deployment triggers of unknown outcome,
 // oldest first (triggers under way are not listed).
 func (s *Tracker) UnknownTriggers(project string) []UnknownTrigger {
-	out := []UnknownTrigger{}
-	for _, in := range unknownIntents(s, triggerIntents, project) {
-		out = append(out, UnknownTrigger{ID: in.ID, Project: in.Project, Kind: in.Kind, IdempotencyKey: in.IdemKey, StartedAt: in.StartedAt})
-	}
-	return out
+	return unknownIntents(s, triggerIntents, project, func(in *deployIntent) UnknownTrigger {
+		return UnknownTrigger{ID: in.ID, Project: in.Project, Kind: in.Kind, IdempotencyKey: in.IdemKey, StartedAt: in.StartedAt}
+	})
 }
 
 // DismissTrigger deletes a deployment trigger of unknown outcome: the
@@ -49,42 +46,44 @@ func (s *Tracker) DismissTrigger(project, id string) error {
 // Idempotency-Key, so that a retry with the key is answered with it, and
 // the intent is deleted, in one write.
 func (s *Tracker) ResolveTrigger(ctx context.Context, project, intentID, statusID string) (DeploymentView, TrackResult, error) {
-	ikey, in, err := unknownIntent(s, triggerIntents, project, intentID)
-	if err != nil {
-		return DeploymentView{}, NewlyTracked, err
-	}
 	// Triggered through the gateway and never counted: its final status
 	// is counted even when it is final at this first read.
-	v, res, err := s.trackDeployment(ctx, project, in.Kind, statusID, seenLive)
-	if err != nil {
-		return v, res, err
+	follow := func(in *deployIntent) (DeploymentView, TrackResult, error) {
+		return s.trackDeployment(ctx, project, in.Kind, statusID, seenLive)
 	}
-	dkey := storeKey(project, statusID)
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	e := s.deploys[dkey]
-	if e == nil || (e.rec.IdemKey != "" && e.rec.IdemKey != in.IdemKey) {
-		s.mu.Unlock()
-		return v, res, fmt.Errorf("deployment %s has another idempotency key already", statusID)
+	return settleIntent(s, triggerIntents, project, intentID, follow, func(ikey string, in *deployIntent) (DeploymentView, error) {
+		return s.adoptTriggerKey(ikey, in, intentID, statusID)
+	})
+}
+
+// adoptTriggerKey gives the deployment statusID, followed, the
+// Idempotency-Key of the trigger intent in (under ikey), and the answer
+// the trigger would have had, and writes it with the intent's deletion.
+// s.wmu is held (settleIntent).
+func (s *Tracker) adoptTriggerKey(ikey string, in *deployIntent, intentID, statusID string) (DeploymentView, error) {
+	dkey := storeKey(in.Project, statusID)
+	e := lockFollowed(s, s.deploys, dkey)
+	if e == nil {
+		return DeploymentView{}, errOtherKey("deployment", statusID)
 	}
 	rec := e.rec
+	if rec.IdemKey != "" && rec.IdemKey != in.IdemKey {
+		s.mu.Unlock()
+		return DeploymentView{}, errOtherKey("deployment", statusID)
+	}
 	rec.IdemKey, rec.RequestHash = in.IdemKey, in.RequestHash
 	if rec.Code == 0 {
 		rec.Code = http.StatusAccepted // what the trigger would have been answered
 	}
 	s.mu.Unlock()
 	if err := s.persistDeploy(dkey, &rec, store.Op{Bucket: bucketDeployIntents, Key: ikey}); err != nil {
-		return v, res, &StateError{JobID: statusID, Err: err, Deployment: true}
+		return DeploymentView{}, &StateError{JobID: statusID, Err: err, Deployment: true}
 	}
 	s.mu.Lock()
 	e.rec.IdemKey, e.rec.RequestHash, e.rec.Code = rec.IdemKey, rec.RequestHash, rec.Code
-	removeIntentLocked(s, triggerIntents, ikey, in)
-	if rec.IdemKey != "" {
-		s.keys[storeKey(project, rec.IdemKey)] = keyRef{deploy: dkey}
-	}
-	v = e.view()
+	settledLocked(s, triggerIntents, ikey, in, in.Project, rec.IdemKey, keyRef{deploy: dkey})
+	v := e.view()
 	s.mu.Unlock()
-	level.Info(s.logger).Log("msg", "deployment trigger of unknown outcome resolved", "project", project, "intent", intentID, "deployment", statusID)
-	return v, res, nil
+	level.Info(s.logger).Log("msg", "deployment trigger of unknown outcome resolved", "project", in.Project, "intent", intentID, "deployment", statusID)
+	return v, nil
 }

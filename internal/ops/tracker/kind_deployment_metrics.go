@@ -66,10 +66,10 @@ func newDeployMetrics(enabled bool) *deployMetrics {
 			"The API's endedAt of the latest successful deployment the exporter followed (absent until one is known).",
 			[]string{"project", "kind"}, nil),
 		oldestDesc: prometheus.NewDesc("mintlify_deployment_oldest_in_progress_age_seconds",
-			"Age (from createdAt) of the oldest deployment followed that is not final, 0 when none.",
+			"Age, from the API's createdAt, of the oldest followed deployment not yet final; 0 when there is none.",
 			[]string{"project", "kind"}, nil),
 		unknownDesc: prometheus.NewDesc("mintlify_deployment_unknown_outcomes",
-			"Deployment triggers perhaps sent, answer never recorded (GET .../unknown-triggers), waiting for an operator.",
+			"Deployment triggers perhaps sent, their answer never recorded (GET .../unknown-triggers), waiting for an operator.",
 			[]string{"project", "kind"}, nil),
 	}
 }

@@ -103,14 +103,10 @@ type OutcomeUnknownError struct {
 }
 
 func (e *OutcomeUnknownError) Error() string {
-	msg := fmt.Sprintf("the outcome of create %s (started %s) is unknown: the job may have been created upstream; "+
+	return withCause(fmt.Sprintf("the outcome of create %s (started %s) is unknown: the job may have been created upstream; "+
 		"find it in the Mintlify dashboard, then track it with POST /api/v2/agent/%s/job/{jobId}/track?intent=%s, "+
 		"or if no job was created dismiss the intent with DELETE /api/v2/agent/%s/unknown-creates/%s",
-		e.Intent.ID, e.Intent.StartedAt.UTC().Format(time.RFC3339), e.Intent.Project, e.Intent.ID, e.Intent.Project, e.Intent.ID)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
+		e.Intent.ID, e.Intent.StartedAt.UTC().Format(time.RFC3339), e.Intent.Project, e.Intent.ID, e.Intent.Project, e.Intent.ID), e.Err)
 }
 
 func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
@@ -377,11 +373,7 @@ var errNotWrittenYet = errors.New("its record is not written yet")
 // UnknownCreates lists the project's creates whose outcome is unknown,
 // oldest first.
 func (s *Tracker) UnknownCreates(project string) []UnknownCreate {
-	out := []UnknownCreate{}
-	for _, in := range unknownIntents(s, createIntents, project) {
-		out = append(out, in.view())
-	}
-	return out
+	return unknownIntents(s, createIntents, project, (*intent).view)
 }
 
 // DismissIntent deletes a create of unknown outcome: the operator found
@@ -396,40 +388,36 @@ func (s *Tracker) DismissIntent(project, id string) error {
 // intent's idempotency key, so that a retry with the key gets this job,
 // and the intent is deleted, in one write.
 func (s *Tracker) ResolveIntent(ctx context.Context, project, intentID, jobID string) (JobView, TrackResult, error) {
-	ikey, in, err := unknownIntent(s, createIntents, project, intentID)
-	if err != nil {
-		return JobView{}, NewlyTracked, err
-	}
 	// Created through the gateway and never counted: what it reached by
 	// now is counted.
-	v, res, err := s.track(ctx, project, jobID, seenLive)
-	if err != nil {
-		return v, res, err
-	}
+	follow := func(*intent) (JobView, TrackResult, error) { return s.track(ctx, project, jobID, seenLive) }
+	return settleIntent(s, createIntents, project, intentID, follow, func(ikey string, in *intent) (JobView, error) {
+		return s.adoptCreateKey(ikey, in, project, intentID, jobID)
+	})
+}
+
+// adoptCreateKey gives the job jobID, followed, the idempotency key of the
+// create intent in (under ikey) and writes it with the intent's deletion.
+// s.wmu is held (settleIntent).
+func (s *Tracker) adoptCreateKey(ikey string, in *intent, project, intentID, jobID string) (JobView, error) {
 	jkey := storeKey(project, jobID)
-	// A poll or a follow-up must not write an older record over this one.
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	s.mu.Lock()
 	e := s.entries[jkey]
 	if e == nil || (e.rec.IdemKey != "" && e.rec.IdemKey != in.rec.IdemKey) {
 		s.mu.Unlock()
-		return v, res, fmt.Errorf("job %s has another idempotency key already", jobID)
+		return JobView{}, errOtherKey("job", jobID)
 	}
 	rec := e.rec
 	rec.IdemKey, rec.RequestHash = in.rec.IdemKey, in.rec.RequestHash
 	s.mu.Unlock()
 	if err := s.persist(jkey, &rec, store.Op{Bucket: bucketIntents, Key: ikey}); err != nil {
-		return v, res, &StateError{JobID: jobID, Err: err}
+		return JobView{}, &StateError{JobID: jobID, Err: err}
 	}
 	s.mu.Lock()
 	e.rec.IdemKey, e.rec.RequestHash = rec.IdemKey, rec.RequestHash
-	removeIntentLocked(s, createIntents, ikey, in)
-	if rec.IdemKey != "" {
-		s.keys[storeKey(project, rec.IdemKey)] = keyRef{job: jkey}
-	}
-	v = e.view(s.cfg.Now(), &s.cfg)
+	settledLocked(s, createIntents, ikey, in, project, rec.IdemKey, keyRef{job: jkey})
+	v := e.view(s.cfg.Now(), &s.cfg)
 	s.mu.Unlock()
 	level.Info(s.logger).Log("msg", "create of unknown outcome resolved", "project", project, "intent", intentID, "job", jobID)
-	return v, res, nil
+	return v, nil
 }

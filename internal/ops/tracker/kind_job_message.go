@@ -61,13 +61,9 @@ type MessageOutcomeUnknownError struct {
 }
 
 func (e *MessageOutcomeUnknownError) Error() string {
-	msg := fmt.Sprintf("the outcome of the follow-up message to job %s sent at %s is unknown: it may have reached the job; "+
+	return withCause(fmt.Sprintf("the outcome of the follow-up message to job %s sent at %s is unknown: it may have reached the job; "+
 		"the job is re-checked, GET /api/v2/agent/%s/job/%s shows whether a new turn started (send again, with a new key, if not)",
-		e.JobID, e.At.UTC().Format(time.RFC3339), e.Project, e.JobID)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
+		e.JobID, e.At.UTC().Format(time.RFC3339), e.Project, e.JobID), e.Err)
 }
 
 func (e *MessageOutcomeUnknownError) Unwrap() error { return e.Err }
@@ -240,11 +236,8 @@ func (s *Tracker) recordMessage(ctx context.Context, mi *messageIntent, job *api
 	// status, not a job seen active again.
 	rec.Job = j
 	rec, ev := transition(rec, j, at, seenLive, time.Time{})
-	extra := []store.Op{{Bucket: bucketMessageIntents, Key: storeKey(project, mi.ID)}}
-	if e.intentKey != "" {
-		// The job's first write failed: its create intent is still there.
-		extra = append(extra, store.Op{Bucket: bucketIntents, Key: e.intentKey})
-	}
+	// With the job's create intent, when its first write failed.
+	extra := append([]store.Op{{Bucket: bucketMessageIntents, Key: storeKey(project, mi.ID)}}, e.intentOps(bucketIntents)...)
 	s.mu.Unlock()
 
 	perr := s.persist(jkey, &rec, extra...)

@@ -159,14 +159,10 @@ type DeployOutcomeUnknownError struct {
 }
 
 func (e *DeployOutcomeUnknownError) Error() string {
-	msg := fmt.Sprintf("the outcome of deployment trigger %s of project %s (started %s) is unknown: a deployment may have been started upstream; "+
+	return withCause(fmt.Sprintf("the outcome of deployment trigger %s of project %s (started %s) is unknown: a deployment may have been started upstream; "+
 		"find it in the Mintlify dashboard (there is no API that lists deployments) and, with its status id, follow it with POST "+
 		"/api/v1/project/%s/update-status/{statusId}/track?intent=%s, or if none was started dismiss the trigger with DELETE /api/v1/project/%s/unknown-triggers/%s",
-		e.Intent, e.Project, e.StartedAt.UTC().Format(time.RFC3339), e.Project, e.Intent, e.Project, e.Intent)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
+		e.Intent, e.Project, e.StartedAt.UTC().Format(time.RFC3339), e.Project, e.Intent, e.Project, e.Intent), e.Err)
 }
 
 func (e *DeployOutcomeUnknownError) Unwrap() error { return e.Err }

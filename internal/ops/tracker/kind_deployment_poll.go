@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"time"
 
@@ -76,61 +77,55 @@ func (s *Tracker) scheduleDeploy(e *deployEntry, at time.Time) {
 	e.nextPoll = at.Add(max(min(d, maxQueuedPollInterval), s.cfg.PollInterval))
 }
 
-// dueDeploymentsLocked picks the deployments to poll in a round starting at now
-// (limit: the round's slack, see due). s.mu is held.
-func (s *Tracker) dueDeploymentsLocked(limit time.Time) []pollTask {
+// deploymentKind is the deployments' part of the engine (kindEngine).
+type deploymentKind struct{ s *Tracker }
+
+// dueLocked picks the deployments to poll (none when the API client has
+// no deployment endpoints). s.mu is held.
+func (k deploymentKind) dueLocked(_, limit time.Time) []pollTask {
+	if k.s.deployAPI == nil {
+		return nil
+	}
 	var tasks []pollTask
-	for k, e := range s.deploys {
+	for key, e := range k.s.deploys {
 		if e.pollPending || e.rec.final() || e.nextPoll.After(limit) {
 			continue
 		}
 		e.pollPending = true
-		tasks = append(tasks, pollTask{key: k, project: e.rec.Project, id: e.rec.ID, due: e.nextPoll, deployment: true})
+		tasks = append(tasks, pollTask{kind: k, key: key, project: e.rec.Project, id: e.rec.ID, due: e.nextPoll})
 	}
 	return tasks
 }
 
-// pollDeployment reads one deployment and applies what it learned.
-func (s *Tracker) pollDeployment(ctx context.Context, t pollTask) {
-	release := func(next time.Time) {
-		s.mu.Lock()
-		if e := s.deploys[t.key]; e != nil {
-			e.pollPending = false
-			if !next.IsZero() {
-				e.nextPoll = next
-			}
-		}
-		s.mu.Unlock()
+func (k deploymentKind) pollingLocked(key string) *polling {
+	if e := k.s.deploys[key]; e != nil {
+		return &e.polling
 	}
-	if until := s.deployAPI.ThrottledUntil(apiclient.EndpointDeploymentStatus); !until.IsZero() {
-		release(until)
-		return
-	}
-	if !t.due.IsZero() {
-		s.metrics.pollDelay(s.cfg.Now().Sub(t.due))
-	}
-	pctx, cancel := context.WithTimeout(ctx, s.cfg.PollTimeout)
-	d, err := s.deployAPI.DeploymentStatus(pctx, t.project, t.id)
-	cancel()
-	at := s.cfg.Now()
-	switch {
-	case err != nil && ctx.Err() != nil:
-		release(time.Time{}) // shutting down: not the deployment's fault
-	case err != nil:
-		s.applyDeployError(t, err, at)
-	default:
-		s.applyDeployment(t, d, at)
-	}
+	return nil
 }
 
-// applyDeployment records a successful read.
+func (k deploymentKind) throttledUntil() time.Time {
+	return k.s.deployAPI.ThrottledUntil(apiclient.EndpointDeploymentStatus)
+}
+
+func (k deploymentKind) read(ctx context.Context, t pollTask) (func(at, roundStart time.Time), error) {
+	d, err := k.s.deployAPI.DeploymentStatus(ctx, t.project, t.id)
+	if err != nil {
+		return nil, err
+	}
+	return func(at, _ time.Time) { k.s.applyDeployment(t, d, at) }, nil
+}
+
+func (k deploymentKind) applyError(t pollTask, err error, at time.Time) {
+	k.s.applyDeployError(t, err, at)
+}
+
+func (k deploymentKind) forgetExpired(now time.Time) { k.s.forgetExpiredDeployments(now) }
+
+// applyDeployment records a successful read. s.wmu is held (pollOne).
 func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.Time) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	e := s.deploys[t.key]
+	e := lockFollowed(s, s.deploys, t.key)
 	if e == nil {
-		s.mu.Unlock()
 		return
 	}
 	e.polledOK(at)
@@ -144,23 +139,12 @@ func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.T
 		s.mu.Unlock()
 		return
 	}
-	var extra []store.Op
-	if e.intentKey != "" {
-		extra = append(extra, store.Op{Bucket: bucketDeployIntents, Key: e.intentKey})
-	}
-	s.mu.Unlock()
-	if err := s.persistDeploy(t.key, &rec, extra...); err != nil {
-		s.mu.Lock()
-		e.written(err)
-		e.nextPoll = at.Add(s.cfg.PollInterval) // retried, memory unchanged
+	write := func(extra ...store.Op) error { return s.persistDeploy(t.key, &rec, extra...) }
+	if !s.writePolledLocked(&e.polling, bucketDeployIntents, write, at.Add(s.cfg.PollInterval)) {
 		s.mu.Unlock()
-		return
+		return // memory unchanged
 	}
-	s.mu.Lock()
 	e.rec, e.dirty = rec, false
-	if len(extra) > 0 {
-		e.intentKey = ""
-	}
 	// Counted under the lock that shows it, after the write: a crash
 	// between the two under-counts, never counts twice (as applyJob).
 	s.metrics.deploy.count(s.metrics.has, rec.Project, rec.Kind, ev)
@@ -175,14 +159,10 @@ func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.T
 }
 
 // applyDeployError records a failed read: backoff as for jobs, and after
-// repeated 404s the deployment is lost.
+// repeated 404s the deployment is lost. s.wmu is held (pollOne).
 func (s *Tracker) applyDeployError(t pollTask, err error, at time.Time) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	e := s.deploys[t.key]
+	e := lockFollowed(s, s.deploys, t.key)
 	if e == nil {
-		s.mu.Unlock()
 		return
 	}
 	_, lost := s.pollFailed(&e.polling, err, at)
@@ -203,13 +183,15 @@ func (s *Tracker) applyDeployError(t pollTask, err error, at time.Time) {
 		"last_status", rec.Status)
 }
 
-// loadDeployments reads the deployments and trigger intents of the
-// projects want accepts into l.
-func (s *Tracker) loadDeployments(l *loadedState, want func(project string) bool) error {
-	err := s.store.ForEachIn(bucketDeployments, func(k, v []byte) error {
+// load reads the deployments and their trigger intents
+// (kindEngine.load).
+func (k deploymentKind) load(l *loadedState, want func(project string) bool, _ time.Time) (loadedKind, error) {
+	s := k.s
+	deploys, intents := map[string]*deployEntry{}, map[string]*deployIntent{}
+	err := s.store.ForEachIn(bucketDeployments, func(key, v []byte) error {
 		rec, err := decodeDeployRecord(v)
 		if err != nil {
-			s.skipUnreadable(l, "deployment", k, err)
+			s.skipUnreadable(l, "deployment", key, err)
 			return nil
 		}
 		if !want(rec.Project) {
@@ -217,42 +199,45 @@ func (s *Tracker) loadDeployments(l *loadedState, want func(project string) bool
 			return nil
 		}
 		rec.Status = intern(rec.Status)
-		l.deploys[string(k)] = &deployEntry{rec: rec}
+		deploys[string(key)] = &deployEntry{rec: rec}
 		if rec.IdemKey != "" {
-			l.keys[storeKey(rec.Project, rec.IdemKey)] = keyRef{deploy: string(k)}
+			l.keys[storeKey(rec.Project, rec.IdemKey)] = keyRef{deploy: string(key)}
 		}
 		return nil
 	})
+	if err == nil {
+		err = s.store.ForEachIn(bucketDeployIntents, func(key, v []byte) error {
+			in, err := decodeDeployIntent(v)
+			if err != nil {
+				s.skipUnreadable(l, "deployment intent", key, err)
+				return nil
+			}
+			if !want(in.Project) {
+				return nil
+			}
+			if ref, ok := l.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.deploy != "" &&
+				deploys[ref.deploy].rec.RequestHash == in.RequestHash {
+				// Its deployment is in the state (a later write landed
+				// without deleting it): the outcome is known.
+				l.resolved = append(l.resolved, store.Op{Bucket: bucketDeployIntents, Key: string(key)})
+				return nil
+			}
+			intents[string(key)] = &in
+			return nil
+		})
+	}
 	if err != nil {
-		return err
+		return loadedKind{}, fmt.Errorf("agent state file %s: reading deployments: %w", s.store.Path(), err)
 	}
-	return s.store.ForEachIn(bucketDeployIntents, func(k, v []byte) error {
-		in, err := decodeDeployIntent(v)
-		if err != nil {
-			s.skipUnreadable(l, "deployment intent", k, err)
-			return nil
-		}
-		if !want(in.Project) {
-			return nil
-		}
-		if ref, ok := l.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.deploy != "" &&
-			l.deploys[ref.deploy].rec.RequestHash == in.RequestHash {
-			// Its deployment is in the state (a later write landed
-			// without deleting it): the outcome is known.
-			l.resolved = append(l.resolved, store.Op{Bucket: bucketDeployIntents, Key: string(k)})
-			return nil
-		}
-		l.deployIntents[string(k)] = &in
-		return nil
-	})
-}
-
-// mergeDeploymentsLocked adds what loadDeployments read. s.mu is held.
-func (s *Tracker) mergeDeploymentsLocked(l *loadedState) {
-	maps.Copy(s.deploys, l.deploys)
-	for k, in := range l.deployIntents {
-		addIntentLocked(s, triggerIntents, k, in)
-	}
+	return loadedKind{
+		mergeLocked: func() {
+			maps.Copy(s.deploys, deploys)
+			for key, in := range intents {
+				addIntentLocked(s, triggerIntents, key, in)
+			}
+		},
+		logKV: []any{"deployments", len(deploys), "unknown_deploy_triggers", len(intents)},
+	}, nil
 }
 
 // forgetExpiredDeployments deletes deployments final (or lost) for longer
@@ -293,5 +278,27 @@ func (s *Tracker) forgetExpiredDeployments(now time.Time) {
 			delete(s.keys, storeKey(e.rec.Project, e.rec.IdemKey))
 		}
 		delete(s.deploys, op.Key)
+	}
+}
+
+// snapshotLocked adds the deployments and their triggers of
+// unknown outcome to the projects of by. s.mu is held.
+func (k deploymentKind) snapshotLocked(by map[string]*projectJobs, now time.Time) {
+	s := k.s
+	for _, in := range s.deployIntents {
+		if pj := by[in.Project]; pj != nil && !in.inFlight {
+			if pj.unknownTriggers == nil {
+				pj.unknownTriggers = map[string]int{}
+			}
+			pj.unknownTriggers[in.Kind]++
+		}
+	}
+	for _, e := range s.deploys {
+		if pj := by[e.rec.Project]; pj != nil {
+			pj.addDeployment(e)
+			if !e.nextPoll.IsZero() && !e.rec.final() {
+				pj.maxOverdue = max(pj.maxOverdue, now.Sub(e.nextPoll))
+			}
+		}
 	}
 }

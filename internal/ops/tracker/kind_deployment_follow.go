@@ -3,7 +3,6 @@ package tracker
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -151,6 +150,3 @@ func (s *Tracker) persistDeploy(key string, rec *deployRecord, extra ...store.Op
 	}
 	return err
 }
-
-// isNotFound: the API answered 404.
-func isNotFound(err error) bool { return apiclient.StatusCode(err) == http.StatusNotFound }
