@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -70,22 +69,7 @@ func kill9Operation(t *testing.T, k kill9Kind) {
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	call := func(x *testutil.Exporter, method, path, key, body string) (int, []byte, http.Header) {
-		req, err := http.NewRequest(method, x.Base+path, strings.NewReader(body))
-		if err != nil {
-			t.Error(err)
-			return 0, nil, nil
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if key != "" {
-			req.Header.Set("Idempotency-Key", key)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, nil, nil
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, data, resp.Header
+		return blackbox.Call(t, client, method, x.Base+path, key, body)
 	}
 	statusOf := func(x *testutil.Exporter, id string) string {
 		code, data, _ := call(x, "GET", k.view(id), "", "")

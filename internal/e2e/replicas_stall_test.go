@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -68,22 +67,7 @@ func redisStall(t *testing.T, k stallKind) {
 	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "stall:", lease, "--web.enable-agent-api", "--web.enable-deployment-api")
 	client := &http.Client{Timeout: 90 * time.Second}
 	call := func(x *testutil.Exporter, method, path, body, key string) (int, []byte, http.Header) {
-		req, err := http.NewRequest(method, x.Base+path, strings.NewReader(body))
-		if err != nil {
-			t.Error(err)
-			return 0, nil, nil
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if key != "" {
-			req.Header.Set("Idempotency-Key", key)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, nil, nil
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, data, resp.Header
+		return blackbox.Call(t, client, method, x.Base+path, key, body)
 	}
 	var holder string
 	blackbox.Eventually(t, 4*lease, "one replica running the gateway", func() bool {

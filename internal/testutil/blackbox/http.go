@@ -223,3 +223,27 @@ func GetBody(url string) ([]byte, int, error) {
 	b, err := io.ReadAll(resp.Body)
 	return b, resp.StatusCode, err
 }
+
+// Call sends method to url with an optional Idempotency-Key and a JSON
+// body, and returns the answer's status, body and headers; a request that
+// gets no answer (the exporter killed or stalled) returns status 0, which
+// the caller's condition treats as "not yet".
+func Call(t *testing.T, client *http.Client, method, url, key, body string) (int, []byte, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Error(err)
+		return 0, nil, nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, nil
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, resp.Header
+}
