@@ -361,3 +361,38 @@ func FuzzSnapshotFile(f *testing.F) {
 		}
 	})
 }
+
+// TestEncodedBlobs: the encoder's files are written whole, read back,
+// deleted, and Keep deletes all but the named (temporary files too).
+func TestEncodedBlobs(t *testing.T) {
+	state := t.TempDir()
+	b := snapstore.NewRoot(state, nil).Encoded()
+	if _, err := b.Load("a.enc"); !os.IsNotExist(err) {
+		t.Fatalf("Load before any Save: %v, want not exist", err)
+	}
+	for _, name := range []string{"a.enc", "b.enc", "c.enc"} {
+		if err := b.Save(context.Background(), name, []byte("data of "+name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := b.Load("b.enc"); err != nil || string(got) != "data of b.enc" {
+		t.Fatalf("Load: %q, %v", got, err)
+	}
+	if err := b.Save(context.Background(), "../x", nil); err == nil {
+		t.Error("Save of a name out of the directory succeeded")
+	}
+	dir := filepath.Join(state, snapstore.EncodedDirName)
+	if err := os.WriteFile(filepath.Join(dir, ".a.enc.1.tmp"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Remove("c.enc"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Keep([]string{"a.enc"}); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 || ents[0].Name() != "a.enc" {
+		t.Errorf("after Keep: %v, want a.enc alone", ents)
+	}
+}
