@@ -173,7 +173,7 @@ func TestDamagedSnapshotIsWalkedAgain(t *testing.T) {
 	}{
 		{"data cut", func(b []byte) []byte { return b[:len(b)-9] }},
 		{"checksum", func(b []byte) []byte { b = slices.Clone(b); b[len(b)-10] ^= 0xff; return b }},
-		{"format", func(b []byte) []byte { return bytes.Replace(b, []byte("snapshot 1\n"), []byte("snapshot 9\n"), 1) }},
+		{"format", func(b []byte) []byte { return bytes.Replace(b, []byte("snapshot 2\n"), []byte("snapshot 9\n"), 1) }},
 		{"version", func(b []byte) []byte { return append([]byte(nil), bytes.Replace(b, []byte("\n"), []byte("\nx"), 2)...) }},
 	} {
 		t.Run(damage.name, func(t *testing.T) {
@@ -343,6 +343,7 @@ func FuzzSnapshotFile(f *testing.F) {
 	f.Add(whole)
 	f.Add(whole[:len(whole)/2])
 	f.Add([]byte("mintlify_exporter analytics snapshot 1\nk\n3\n"))
+	f.Add([]byte("mintlify_exporter analytics snapshot 2\nk\n3\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
