@@ -105,6 +105,14 @@ func (s *Scheduler) Restore(ctx context.Context) {
 	}
 }
 
+// SplitFetcher is a Shared that keeps a snapshot apart from the rest of
+// what publish wrote (internal/snapstore): FetchSplit returns that rest
+// (head, as SplitPublished) and the snapshot, so that a restore decodes no
+// base64; head nil means body is the data as published.
+type SplitFetcher interface {
+	FetchSplit(ctx context.Context, key string) (head, body []byte, version int64, ok bool, err error)
+}
+
 // Published fields of what publish wrote, as json.Marshal writes them.
 const (
 	publishedStarted  = `{"started":"`

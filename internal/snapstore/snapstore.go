@@ -34,6 +34,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -156,8 +157,9 @@ type Dir struct {
 }
 
 var (
-	_ refresh.Shared    = (*Dir)(nil)
-	_ refresh.Forgetter = (*Dir)(nil)
+	_ refresh.Shared       = (*Dir)(nil)
+	_ refresh.Forgetter    = (*Dir)(nil)
+	_ refresh.SplitFetcher = (*Dir)(nil)
 )
 
 // Open reads the headers of the snapshots in dir (made if missing). A file
@@ -372,58 +374,85 @@ func (d *Dir) Versions(_ context.Context, keys []string) ([]int64, error) {
 // refresh.ErrUnreadableSnapshot with its version: the scheduler logs it,
 // does not read it again and walks the demand.
 func (d *Dir) Fetch(ctx context.Context, key string) ([]byte, int64, bool, error) {
-	d.mu.Lock()
-	version, ok := d.versions[key]
-	d.mu.Unlock()
-	if !ok {
-		return nil, 0, false, nil
+	head, body, version, ok, err := d.FetchSplit(ctx, key)
+	if head != nil {
+		body = refresh.JoinPublished(head, body)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, 0, false, err
-	}
-	data, err := d.read(key, version)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, false, nil
-	}
-	if err != nil {
-		return nil, version, false, fmt.Errorf("%w: %s: %w", refresh.ErrUnreadableSnapshot, filepath.Join(d.dir, fileName(key)), err)
-	}
-	return data, version, true, nil
+	return body, version, ok, err
 }
 
-// read reads key's file, which must hold version.
-func (d *Dir) read(key string, version int64) ([]byte, error) {
-	f, err := os.Open(filepath.Join(d.dir, fileName(key)))
-	if err != nil {
-		return nil, err
+// FetchSplit implements refresh.SplitFetcher: Fetch without putting a
+// file of format 2 back into the published envelope's base64 (head nil:
+// body is the data as published).
+func (d *Dir) FetchSplit(ctx context.Context, key string) (head, body []byte, version int64, ok bool, err error) {
+	d.mu.Lock()
+	version, ok = d.versions[key]
+	d.mu.Unlock()
+	if !ok {
+		return nil, nil, 0, false, nil
 	}
-	defer f.Close()
-	k, v, r, split, err := parseHeader(bufio.NewReaderSize(f, 64<<10))
+	if err := ctx.Err(); err != nil {
+		return nil, nil, 0, false, err
+	}
+	head, body, err = d.read(key, version)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, nil, version, false, fmt.Errorf("%w: %s: %w", refresh.ErrUnreadableSnapshot, filepath.Join(d.dir, fileName(key)), err)
+	}
+	return head, body, version, true, nil
+}
+
+// gzipReaders are reused across files: a restore reads thousands.
+var gzipReaders sync.Pool
+
+// read reads key's file, which must hold version: the published data
+// (head nil), or its head and snapshot (format 2).
+func (d *Dir) read(key string, version int64) (head, body []byte, _ error) {
+	raw, err := os.ReadFile(filepath.Join(d.dir, fileName(key)))
+	if err != nil {
+		return nil, nil, err
+	}
+	k, v, r, split, err := parseHeader(bufio.NewReaderSize(bytes.NewReader(raw), 512))
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case k != key || v != version:
-		return nil, fmt.Errorf("holds %s version %d, want version %d", k, v, version)
+		return nil, nil, fmt.Errorf("holds %s version %d, want version %d", k, v, version)
 	}
-	zr, err := gzip.NewReader(r)
+	zr, _ := gzipReaders.Get().(*gzip.Reader)
+	if zr == nil {
+		zr, err = gzip.NewReader(r)
+	} else {
+		err = zr.Reset(r)
+	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(zr, MaxBytes+1))
-	if err != nil {
-		return nil, err // a cut file, or a wrong checksum
+	defer gzipReaders.Put(zr)
+	// gzip's trailer holds the size unpacked (modulo 4 GiB): read into a
+	// buffer of that size rather than one grown by doubling.
+	size := 0
+	if len(raw) >= 4 {
+		size = int(min(binary.LittleEndian.Uint32(raw[len(raw)-4:]), MaxBytes))
 	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(zr, MaxBytes+1)); err != nil {
+		return nil, nil, err // a cut file, or a wrong checksum
+	}
+	data := buf.Bytes()
 	if len(data) > MaxBytes {
-		return nil, fmt.Errorf("unpacks to more than %d bytes", MaxBytes)
+		return nil, nil, fmt.Errorf("unpacks to more than %d bytes", MaxBytes)
 	}
 	if split {
 		head, snapshot, ok := bytes.Cut(data, []byte{'\n'})
 		if !ok {
-			return nil, errors.New("format 2 without its head")
+			return nil, nil, errors.New("format 2 without its head")
 		}
-		return refresh.JoinPublished(head, snapshot), nil
+		return head, snapshot, nil
 	}
-	return data, nil
+	return nil, data, nil
 }
 
 // Forget implements refresh.Forgetter: it deletes the snapshot files of
