@@ -1,11 +1,13 @@
 package sources
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestWirePathsAsEncodingJSON: the paths decode as encoding/json decodes
@@ -54,3 +56,54 @@ func TestWirePathsAsEncodingJSON(t *testing.T) {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// trafficSeed is a traffic snapshot as EncodeSnapshot writes it.
+func trafficSeed(t testing.TB, paths wirePaths) []byte {
+	w := &wireTraffic{Meta: wireMeta{At: time.Date(2026, 3, 10, 15, 0, 0, 123, time.UTC), DateFrom: "2026-03-03", DateTo: "2026-03-10", Requests: 2},
+		Site: wireCounts{Human: 3, AI: 1, Total: 4}, Paths: paths, Dropped: 1}
+	if paths == nil {
+		w.Meta.TotalsOnly, w.Dropped = true, 0
+	}
+	b, err := EncodeSnapshot(w.snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// FuzzFastTraffic: whatever fastTraffic reads, the envelope's decoder reads
+// the same; what EncodeSnapshot writes of traffic, fastTraffic reads.
+func FuzzFastTraffic(f *testing.F) {
+	for _, paths := range []wirePaths{nil, {}, {{Path: "/a", Human: 1, AI: 2, Total: 3}, {Path: "/b/ü", Human: 0.5, Total: 0.5}}} {
+		b := trafficSeed(f, paths)
+		if _, ok := fastTraffic(b); !ok {
+			f.Fatalf("fastTraffic does not read %s", b)
+		}
+		f.Add(b)
+		f.Add(bytes.Replace(b, []byte(`"dropped":`), []byte(`"dropped": `), 1))
+		f.Add(bytes.Replace(b, []byte(`"human":1`), []byte(`"human":01`), 1))
+		f.Add(bytes.Replace(b, []byte(`"requests":2`), []byte(`"requests":2,"x":1`), 1))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, ok := fastTraffic(b)
+		if !ok {
+			return
+		}
+		kind, slow, err := decodeEnvelope(b)
+		if err != nil || kind != kindTraffic {
+			t.Fatalf("fastTraffic read %s, decodeEnvelope: %q, %v", b, kind, err)
+		}
+		if !reflect.DeepEqual(any(fast), slow) {
+			t.Fatalf("fastTraffic read %s as %+v, decodeEnvelope as %+v", b, fast, slow)
+		}
+	})
+}
+
+func TestJSONNumber(t *testing.T) {
+	for in, want := range map[string]bool{"0": true, "-0": true, "1": true, "10.5": true, "1e5": true, "1E+5": true, "-2.5e-3": true,
+		"": false, "-": false, "01": false, "1.": false, ".5": false, "1e": false, "1e+": false, "+1": false, "1.e5": false, "0x1": false} {
+		if got := jsonNumber([]byte(in)); got != want {
+			t.Errorf("jsonNumber(%q) = %v", in, got)
+		}
+	}
+}
