@@ -268,7 +268,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 
 	// Web: the server, its routes and the status page.
 	srv, err := newServer(ctx, &wg, &web{o: o, reg: reg, client: client, front: front, reloader: reloader, set: set, jobs: jobs,
-		shared: shared, owner: owner, configFile: cfg.File, sandbox: sb != nil, started: time.Now()}, loggers)
+		shared: shared, owner: owner, configFile: cfg.File, sandbox: sb != nil, started: time.Now(), snaps: snaps}, loggers)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/snapstore"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
@@ -39,6 +40,9 @@ type web struct {
 	// encoded encodes the analytics for /metrics; the status page shows
 	// the views it published (set by newServer).
 	encoded *collector.Encoded
+	// snaps are the state directory's snapshots (nil: none are kept, as
+	// with replicas), where the encoder keeps what it encoded.
+	snaps *snapstore.Root
 }
 
 // newServer builds the server on w's routes; the metrics' encoder runs
@@ -51,6 +55,9 @@ func newServer(ctx context.Context, wg *sync.WaitGroup, w *web, loggers logging.
 		primary = w.shared.IsPrimary
 	}
 	w.encoded = collector.NewEncoded(w.set, loggers.Logger)
+	if w.snaps != nil {
+		w.encoded.SetStore(w.snaps.Encoded())
+	}
 	w.encoded.Prime() // before the server listens: see Prime
 	wg.Go(func() { w.encoded.Run(ctx, collector.DefaultEncodeInterval) })
 	return server.New(w.o.Server, server.Routes{

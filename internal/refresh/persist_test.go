@@ -47,3 +47,25 @@ func reorder(t *testing.T, data []byte) []byte {
 	}
 	return []byte(`{"snapshot":` + string(m["snapshot"]) + `,"duration_ns":` + string(m["duration_ns"]) + `,"started":` + string(m["started"]) + `}`)
 }
+
+// SplitPublished takes what publish writes apart and JoinPublished gives
+// it back byte for byte; any other layout is not split.
+func TestSplitPublished(t *testing.T) {
+	at := time.Date(2026, 3, 10, 15, 4, 5, 123456789, time.UTC)
+	for _, snap := range [][]byte{[]byte(`{"format":2,"kind":"traffic"}`), {}, {0, '\n', 0xff, '"'}} {
+		data, err := json.Marshal(published{Started: at, Duration: 7, Snapshot: snap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, got, ok := SplitPublished(data)
+		if !ok || string(got) != string(snap) || string(JoinPublished(head, got)) != string(data) {
+			t.Errorf("SplitPublished(%s) = %q, %q, %v", data, head, got, ok)
+		}
+		if _, _, ok := SplitPublished(reorder(t, data)); ok {
+			t.Errorf("SplitPublished split another layout: %s", reorder(t, data))
+		}
+	}
+	if _, _, ok := SplitPublished([]byte(`{"started":"x","duration_ns":1,"snapshot":"A!=="}`)); ok {
+		t.Error("SplitPublished split bad base64")
+	}
+}

@@ -221,7 +221,15 @@ type fetched struct {
 
 // fetch reads and decodes key's shared snapshot unless it is version have.
 func (s *Scheduler) fetch(ctx context.Context, key string, have int64) (f fetched) {
-	data, version, ok, err := s.cfg.Shared.Fetch(ctx, key)
+	var head, data []byte
+	var version int64
+	var ok bool
+	var err error
+	if sf, split := s.cfg.Shared.(SplitFetcher); split {
+		head, data, version, ok, err = sf.FetchSplit(ctx, key)
+	} else {
+		data, version, ok, err = s.cfg.Shared.Fetch(ctx, key)
+	}
 	f.version = version
 	if errors.Is(err, ErrUnreadableSnapshot) {
 		f.err = err
@@ -230,7 +238,14 @@ func (s *Scheduler) fetch(ctx context.Context, key string, have int64) (f fetche
 	if err != nil || !ok || version == have {
 		return f
 	}
-	if err := decodePublished(data, &f.p); err != nil {
+	if head != nil {
+		// The envelope without its snapshot, which is data as it is.
+		err = decodePublished(append(head[:len(head):len(head)], publishedEnd...), &f.p)
+		f.p.Snapshot = data
+	} else {
+		err = decodePublished(data, &f.p)
+	}
+	if err != nil {
 		f.err = err
 		return f
 	}

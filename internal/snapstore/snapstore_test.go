@@ -173,7 +173,7 @@ func TestDamagedSnapshotIsWalkedAgain(t *testing.T) {
 	}{
 		{"data cut", func(b []byte) []byte { return b[:len(b)-9] }},
 		{"checksum", func(b []byte) []byte { b = slices.Clone(b); b[len(b)-10] ^= 0xff; return b }},
-		{"format", func(b []byte) []byte { return bytes.Replace(b, []byte("snapshot 1\n"), []byte("snapshot 9\n"), 1) }},
+		{"format", func(b []byte) []byte { return bytes.Replace(b, []byte("snapshot 2\n"), []byte("snapshot 9\n"), 1) }},
 		{"version", func(b []byte) []byte { return append([]byte(nil), bytes.Replace(b, []byte("\n"), []byte("\nx"), 2)...) }},
 	} {
 		t.Run(damage.name, func(t *testing.T) {
@@ -343,6 +343,7 @@ func FuzzSnapshotFile(f *testing.F) {
 	f.Add(whole)
 	f.Add(whole[:len(whole)/2])
 	f.Add([]byte("mintlify_exporter analytics snapshot 1\nk\n3\n"))
+	f.Add([]byte("mintlify_exporter analytics snapshot 2\nk\n3\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
@@ -360,4 +361,39 @@ func FuzzSnapshotFile(f *testing.F) {
 			t.Fatalf("the file as written reads as %q, %v, %v", data, ok, err)
 		}
 	})
+}
+
+// TestEncodedBlobs: the encoder's files are written whole, read back,
+// deleted, and Keep deletes all but the named (temporary files too).
+func TestEncodedBlobs(t *testing.T) {
+	state := t.TempDir()
+	b := snapstore.NewRoot(state, nil).Encoded()
+	if _, err := b.Load("a.enc"); !os.IsNotExist(err) {
+		t.Fatalf("Load before any Save: %v, want not exist", err)
+	}
+	for _, name := range []string{"a.enc", "b.enc", "c.enc"} {
+		if err := b.Save(context.Background(), name, []byte("data of "+name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := b.Load("b.enc"); err != nil || string(got) != "data of b.enc" {
+		t.Fatalf("Load: %q, %v", got, err)
+	}
+	if err := b.Save(context.Background(), "../x", nil); err == nil {
+		t.Error("Save of a name out of the directory succeeded")
+	}
+	dir := filepath.Join(state, snapstore.EncodedDirName)
+	if err := os.WriteFile(filepath.Join(dir, ".a.enc.1.tmp"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Remove("c.enc"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Keep([]string{"a.enc"}); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 || ents[0].Name() != "a.enc" {
+		t.Errorf("after Keep: %v, want a.enc alone", ents)
+	}
 }

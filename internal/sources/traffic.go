@@ -110,8 +110,8 @@ type wireTraffic struct {
 	Meta wireMeta   `json:"meta"`
 	Site wireCounts `json:"site"`
 	// Paths: null in a totals-only snapshot, [] in a walk that kept none.
-	Paths   []wirePath `json:"paths"`
-	Dropped int        `json:"dropped"`
+	Paths   wirePaths `json:"paths"`
+	Dropped int       `json:"dropped"`
 }
 
 func (w *wireTraffic) validate() error {

@@ -65,7 +65,12 @@ func EncodeSnapshot(s Snapshot) ([]byte, error) {
 // input. Errors name rows by position, never by their text: paths and
 // queries may hold personal data.
 func DecodeSnapshot(b []byte) (Snapshot, error) {
-	kind, data, err := decodeEnvelope(b)
+	kind, data, err := kindTraffic, wireData(nil), error(nil)
+	if t, ok := fastTraffic(b); ok {
+		data = t
+	} else {
+		kind, data, err = decodeEnvelope(b)
+	}
 	if err != nil {
 		if kind != "" {
 			return nil, fmt.Errorf("decoding %s snapshot: %w", kind, err)
