@@ -18,7 +18,7 @@ import (
 // The wire form lets replicas share a walk (through Redis) instead of each
 // paying the analytics budget for it. It is an envelope
 //
-//	{"format":2,"kind":"traffic","data":{"meta":{...},...}}
+//	{"format":3,"kind":"traffic","data":{"meta":{...},...}}
 //
 // around one mirror struct per snapshot type. The mirrors, not the snapshot
 // types, fix the JSON names: the snapshots keep their unexported fields,

@@ -159,13 +159,18 @@ func digits(b []byte, i int) int {
 }
 
 // fastTraffic reads b when it is a traffic snapshot exactly as
-// EncodeSnapshot writes it, {"format":2,"kind":"traffic","data":{"meta":
+// EncodeSnapshot writes it, {"format":N,"kind":"traffic","data":{"meta":
 // {…},"site":{…},"paths":[…],"dropped":N}}, with paths fastPaths reads:
 // without encoding/json's two scans of the whole data (half a restore's
 // CPU). Anything else, ok false, goes through decodeEnvelope, which
 // decides as before; meta and site are read by encoding/json.
+// trafficPrefix starts a traffic snapshot in the layout EncodeSnapshot
+// writes, of this build's wire format (another format is not ours to read
+// fast, nor at all).
+var trafficPrefix = `{"format":` + strconv.Itoa(wireFormat) + `,"kind":"traffic","data":{"meta":`
+
 func fastTraffic(b []byte) (*wireTraffic, bool) {
-	rest, ok := cut(b, `{"format":2,"kind":"traffic","data":{"meta":`)
+	rest, ok := cut(b, trafficPrefix)
 	if !ok {
 		return nil, false
 	}
