@@ -359,7 +359,10 @@ func TestBackfillTotalsOnly(t *testing.T) {
 // quota, and it takes at least the windows the budget needs.
 func TestBackfillWaitsForBudget(t *testing.T) {
 	t.Parallel()
-	const window = 500 * time.Millisecond
+	// Long enough that four walks always fit in one window, so the budget
+	// does run out (at 500 ms a loaded machine's walks were slower than
+	// the budget, which then never ran out, and no line said it waited).
+	const window = 2 * time.Second
 	// The fake counts its quota on the real clock, as the service does, at
 	// arrival: over a window a little shorter than the budget's, so that a
 	// loaded test machine's latency cannot shift a request into the
