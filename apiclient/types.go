@@ -101,6 +101,22 @@ func readPathCounts(b []byte) (string, TrafficCounts, error) {
 	return *w.Path, w.counts(), nil
 }
 
+// pathRows makes the rows of a page of visitors or views, read as the
+// reference types them in the list's one pass (rowsOf of a type with no
+// UnmarshalJSON of its own: a row's own method read its bytes twice more),
+// into T with mk; a row without a path is skipped (SkipMalformed).
+func pathRows[T any](r rowsOf[pathCountsWire], mk func(path string, c TrafficCounts) T) ([]T, Skips) {
+	out, skipped := make([]T, 0, len(r.rows)), r.skipped
+	for _, w := range r.rows {
+		if w.Path == nil {
+			skipped = skipped.add(Skips{SkipMalformed: 1})
+			continue
+		}
+		out = append(out, mk(*w.Path, w.counts()))
+	}
+	return out, skipped
+}
+
 // UnmarshalJSON reads a row of /visitors (readPathCounts); without it the
 // embedded counts' method would read the counts alone.
 func (p *PathVisitors) UnmarshalJSON(b []byte) error {
@@ -131,14 +147,15 @@ type VisitorsPage struct {
 // UnmarshalJSON reads the rows one by one (rowsOf).
 func (p *VisitorsPage) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Totals  TrafficCounts        `json:"totals"`
-		Rows    rowsOf[PathVisitors] `json:"visitors"`
-		HasMore bool                 `json:"hasMore"`
+		Totals  TrafficCounts          `json:"totals"`
+		Rows    rowsOf[pathCountsWire] `json:"visitors"`
+		HasMore bool                   `json:"hasMore"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*p = VisitorsPage{Totals: w.Totals, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
+	rows, skipped := pathRows(w.Rows, func(path string, c TrafficCounts) PathVisitors { return PathVisitors{path, c} })
+	*p = VisitorsPage{Totals: w.Totals, Rows: rows, HasMore: w.HasMore, Skipped: skipped}
 	return nil
 }
 

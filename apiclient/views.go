@@ -37,14 +37,15 @@ type ViewsPage struct {
 // UnmarshalJSON reads the rows one by one (rowsOf).
 func (p *ViewsPage) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Totals  TrafficCounts     `json:"totals"`
-		Rows    rowsOf[PathViews] `json:"views"`
-		HasMore bool              `json:"hasMore"`
+		Totals  TrafficCounts          `json:"totals"`
+		Rows    rowsOf[pathCountsWire] `json:"views"`
+		HasMore bool                   `json:"hasMore"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*p = ViewsPage{Totals: w.Totals, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
+	rows, skipped := pathRows(w.Rows, func(path string, c TrafficCounts) PathViews { return PathViews{path, c} })
+	*p = ViewsPage{Totals: w.Totals, Rows: rows, HasMore: w.HasMore, Skipped: skipped}
 	return nil
 }
 
