@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 )
 
@@ -54,43 +53,45 @@ func (t Turn) Key() string {
 	return t.ID + "\x00" + t.Timestamp.UTC().Format(time.RFC3339Nano)
 }
 
-// UnmarshalJSON reads a row as the reference allows: any timestamp form
-// parseTime reads, null category; a row without id or time cannot be
-// counted and is skipped (rowsOf).
-func (t *Turn) UnmarshalJSON(b []byte) error {
-	var w struct {
-		ID               *string `json:"id"`
-		Timestamp        *string `json:"timestamp"`
-		ResponseType     *string `json:"responseType"`
-		ResolutionStatus *string `json:"resolutionStatus"`
-		QueryCategory    *string `json:"queryCategory"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
+// turnRow is a row of /assistant as the reference types it (rowsOf).
+type turnRow struct {
+	ID               *string `json:"id"`
+	Timestamp        *string `json:"timestamp"`
+	ResponseType     *string `json:"responseType"`
+	ResolutionStatus *string `json:"resolutionStatus"`
+	QueryCategory    *string `json:"queryCategory"`
+}
+
+// row reads a row as the reference allows: any timestamp form parseTime
+// reads, null category; a row without id or time cannot be counted and is
+// skipped.
+func (w turnRow) row() (Turn, error) {
 	id, err := requiredID(w.ID)
 	if err != nil {
-		return err
+		return Turn{}, err
 	}
 	at, err := requiredTime(w.Timestamp)
 	if err != nil {
-		return err
+		return Turn{}, err
 	}
-	*t = Turn{ID: id, Timestamp: at, ResponseType: ResponseTypeAnswer, QueryCategory: w.QueryCategory}
+	t := Turn{ID: id, Timestamp: at, ResponseType: ResponseTypeAnswer, QueryCategory: w.QueryCategory}
 	if w.ResponseType != nil && *w.ResponseType != "" {
 		t.ResponseType = *w.ResponseType
 	}
 	if w.ResolutionStatus != nil {
 		t.ResolutionStatus = *w.ResolutionStatus
 	}
-	return nil
+	return t, nil
 }
+
+// UnmarshalJSON reads a row as a page's rows are read (turnRow).
+func (t *Turn) UnmarshalJSON(b []byte) error { return unmarshalRow[Turn, turnRow](b, t) }
 
 // assistantPage is one page of /assistant as the client reads it.
 type assistantPage struct {
-	Turns      rowsOf[Turn] `json:"conversations"`
-	NextCursor *string      `json:"nextCursor"`
-	HasMore    bool         `json:"hasMore"`
+	Turns      rowsOf[Turn, turnRow] `json:"conversations"`
+	NextCursor *string               `json:"nextCursor"`
+	HasMore    bool                  `json:"hasMore"`
 }
 
 func (p *assistantPage) skippedRows() Skips { return p.Turns.skipped }

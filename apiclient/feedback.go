@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 )
 
@@ -49,26 +48,28 @@ type FeedbackItem struct {
 // time is skipped (rowsOf): it could be neither deduplicated nor placed in
 // a window.
 func (it *FeedbackItem) UnmarshalJSON(b []byte) error {
-	var w struct {
-		ID        *string `json:"id"`
-		Path      string  `json:"path"`
-		CreatedAt *string `json:"createdAt"`
-		Source    string  `json:"source"`
-		Status    string  `json:"status"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
+	return unmarshalRow[FeedbackItem, feedbackRow](b, it)
+}
+
+// feedbackRow is a feedback item as the reference types it (rowsOf).
+type feedbackRow struct {
+	ID        *string `json:"id"`
+	Path      string  `json:"path"`
+	CreatedAt *string `json:"createdAt"`
+	Source    string  `json:"source"`
+	Status    string  `json:"status"`
+}
+
+func (w feedbackRow) row() (FeedbackItem, error) {
 	id, err := requiredID(w.ID)
 	if err != nil {
-		return err
+		return FeedbackItem{}, err
 	}
 	at, err := requiredTime(w.CreatedAt)
 	if err != nil {
-		return err
+		return FeedbackItem{}, err
 	}
-	*it = FeedbackItem{ID: id, Path: w.Path, CreatedAt: at, Source: w.Source, Status: w.Status}
-	return nil
+	return FeedbackItem{ID: id, Path: w.Path, CreatedAt: at, Source: w.Source, Status: w.Status}, nil
 }
 
 // FeedbackReport is every feedback item of a date range.
@@ -85,9 +86,9 @@ type FeedbackReport struct {
 
 // feedbackPage is one page of /feedback as the client reads it.
 type feedbackPage struct {
-	Feedback   rowsOf[FeedbackItem] `json:"feedback"`
-	NextCursor *string              `json:"nextCursor"`
-	HasMore    bool                 `json:"hasMore"`
+	Feedback   rowsOf[FeedbackItem, feedbackRow] `json:"feedback"`
+	NextCursor *string                           `json:"nextCursor"`
+	HasMore    bool                              `json:"hasMore"`
 }
 
 func (p *feedbackPage) skippedRows() Skips { return p.Feedback.skipped }

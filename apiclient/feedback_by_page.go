@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -29,27 +28,30 @@ type PageFeedback struct {
 // UnmarshalJSON reads the counts as JSON numbers (Count); a row without a
 // path is skipped (rowsOf).
 func (p *PageFeedback) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Path       *string `json:"path"`
-		ThumbsUp   Count   `json:"thumbsUp"`
-		ThumbsDown Count   `json:"thumbsDown"`
-		Code       Count   `json:"code"`
-		Total      Count   `json:"total"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
+	return unmarshalRow[PageFeedback, pageFeedbackRow](b, p)
+}
+
+// pageFeedbackRow is a row of /feedback/by-page as the reference types it
+// (rowsOf).
+type pageFeedbackRow struct {
+	Path       *string `json:"path"`
+	ThumbsUp   Count   `json:"thumbsUp"`
+	ThumbsDown Count   `json:"thumbsDown"`
+	Code       Count   `json:"code"`
+	Total      Count   `json:"total"`
+}
+
+func (w pageFeedbackRow) row() (PageFeedback, error) {
 	if w.Path == nil {
-		return rowError(SkipMalformed)
+		return PageFeedback{}, rowError(SkipMalformed)
 	}
-	*p = PageFeedback{Path: *w.Path, ThumbsUp: int64(w.ThumbsUp), ThumbsDown: int64(w.ThumbsDown), Code: int64(w.Code), Total: int64(w.Total)}
-	return nil
+	return PageFeedback{Path: *w.Path, ThumbsUp: int64(w.ThumbsUp), ThumbsDown: int64(w.ThumbsDown), Code: int64(w.Code), Total: int64(w.Total)}, nil
 }
 
 // feedbackByPage is the answer of /feedback/by-page as the client reads it.
 type feedbackByPage struct {
-	Feedback rowsOf[PageFeedback] `json:"feedback"`
-	HasMore  bool                 `json:"hasMore"`
+	Feedback rowsOf[PageFeedback, pageFeedbackRow] `json:"feedback"`
+	HasMore  bool                                  `json:"hasMore"`
 }
 
 func (p *feedbackByPage) skippedRows() Skips { return p.Feedback.skipped }

@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -30,31 +29,34 @@ type SearchQuery struct {
 // UnmarshalJSON reads hits as a JSON number (Count); a row without its
 // query is skipped (rowsOf).
 func (q *SearchQuery) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Query          *string  `json:"searchQuery"`
-		Hits           Count    `json:"hits"`
-		CTR            *float64 `json:"ctr"`
-		TopClickedPage *string  `json:"topClickedPage"`
-		LastSearchedAt *string  `json:"lastSearchedAt"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
+	return unmarshalRow[SearchQuery, searchRow](b, q)
+}
+
+// searchRow is a row of /searches as the reference types it (rowsOf).
+type searchRow struct {
+	Query          *string  `json:"searchQuery"`
+	Hits           Count    `json:"hits"`
+	CTR            *float64 `json:"ctr"`
+	TopClickedPage *string  `json:"topClickedPage"`
+	LastSearchedAt *string  `json:"lastSearchedAt"`
+}
+
+func (w searchRow) row() (SearchQuery, error) {
 	if w.Query == nil {
-		return rowError(SkipMalformed)
+		return SearchQuery{}, rowError(SkipMalformed)
 	}
-	*q = SearchQuery{Query: *w.Query, Hits: int64(w.Hits), TopClickedPage: w.TopClickedPage, LastSearchedAt: optionalTime(w.LastSearchedAt)}
+	q := SearchQuery{Query: *w.Query, Hits: int64(w.Hits), TopClickedPage: w.TopClickedPage, LastSearchedAt: optionalTime(w.LastSearchedAt)}
 	if w.CTR != nil {
 		q.CTR = *w.CTR
 	}
-	return nil
+	return q, nil
 }
 
 // searchesPage is one page of /searches as the client reads it.
 type searchesPage struct {
-	Searches      rowsOf[SearchQuery] `json:"searches"`
-	TotalSearches Count               `json:"totalSearches"`
-	NextCursor    *string             `json:"nextCursor"`
+	Searches      rowsOf[SearchQuery, searchRow] `json:"searches"`
+	TotalSearches Count                          `json:"totalSearches"`
+	NextCursor    *string                        `json:"nextCursor"`
 }
 
 func (p *searchesPage) skippedRows() Skips { return p.Searches.skipped }

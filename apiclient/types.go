@@ -90,39 +90,27 @@ type pathCountsWire struct {
 	countsWire
 }
 
-func readPathCounts(b []byte) (string, TrafficCounts, error) {
-	var w pathCountsWire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return "", TrafficCounts{}, err
-	}
+// pathCounts is the row's path and counts; a row without a path is
+// skipped.
+func (w pathCountsWire) pathCounts() (string, TrafficCounts, error) {
 	if w.Path == nil {
 		return "", TrafficCounts{}, rowError(SkipMalformed)
 	}
 	return *w.Path, w.counts(), nil
 }
 
-// pathRows makes the rows of a page of visitors or views, read as the
-// reference types them in the list's one pass (rowsOf of a type with no
-// UnmarshalJSON of its own: a row's own method read its bytes twice more),
-// into T with mk; a row without a path is skipped (SkipMalformed).
-func pathRows[T any](r rowsOf[pathCountsWire], mk func(path string, c TrafficCounts) T) ([]T, Skips) {
-	out, skipped := make([]T, 0, len(r.rows)), r.skipped
-	for _, w := range r.rows {
-		if w.Path == nil {
-			skipped = skipped.add(Skips{SkipMalformed: 1})
-			continue
-		}
-		out = append(out, mk(*w.Path, w.counts()))
-	}
-	return out, skipped
+// visitorsRow is a row of /visitors as the reference types it (rowsOf).
+type visitorsRow struct{ pathCountsWire }
+
+func (w visitorsRow) row() (PathVisitors, error) {
+	path, c, err := w.pathCounts()
+	return PathVisitors{path, c}, err
 }
 
-// UnmarshalJSON reads a row of /visitors (readPathCounts); without it the
-// embedded counts' method would read the counts alone.
+// UnmarshalJSON reads a row of /visitors as a page's rows are read;
+// without it the embedded counts' method would read the counts alone.
 func (p *PathVisitors) UnmarshalJSON(b []byte) error {
-	var err error
-	p.Path, p.VisitorCounts, err = readPathCounts(b)
-	return err
+	return unmarshalRow[PathVisitors, visitorsRow](b, p)
 }
 
 // VisitorCounts are unique visitor counts. Total is deduplicated across
@@ -147,15 +135,14 @@ type VisitorsPage struct {
 // UnmarshalJSON reads the rows one by one (rowsOf).
 func (p *VisitorsPage) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Totals  TrafficCounts          `json:"totals"`
-		Rows    rowsOf[pathCountsWire] `json:"visitors"`
-		HasMore bool                   `json:"hasMore"`
+		Totals  TrafficCounts                     `json:"totals"`
+		Rows    rowsOf[PathVisitors, visitorsRow] `json:"visitors"`
+		HasMore bool                              `json:"hasMore"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	rows, skipped := pathRows(w.Rows, func(path string, c TrafficCounts) PathVisitors { return PathVisitors{path, c} })
-	*p = VisitorsPage{Totals: w.Totals, Rows: rows, HasMore: w.HasMore, Skipped: skipped}
+	*p = VisitorsPage{Totals: w.Totals, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
 	return nil
 }
 

@@ -16,11 +16,17 @@ type PathViews struct {
 	TrafficCounts
 }
 
-// UnmarshalJSON reads a row of /views (readPathCounts).
+// viewsRow is a row of /views as the reference types it (rowsOf).
+type viewsRow struct{ pathCountsWire }
+
+func (w viewsRow) row() (PathViews, error) {
+	path, c, err := w.pathCounts()
+	return PathViews{path, c}, err
+}
+
+// UnmarshalJSON reads a row of /views as a page's rows are read.
 func (p *PathViews) UnmarshalJSON(b []byte) error {
-	var err error
-	p.Path, p.TrafficCounts, err = readPathCounts(b)
-	return err
+	return unmarshalRow[PathViews, viewsRow](b, p)
 }
 
 func (p PathViews) pathAndCounts() (string, TrafficCounts) { return p.Path, p.TrafficCounts }
@@ -37,15 +43,14 @@ type ViewsPage struct {
 // UnmarshalJSON reads the rows one by one (rowsOf).
 func (p *ViewsPage) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Totals  TrafficCounts          `json:"totals"`
-		Rows    rowsOf[pathCountsWire] `json:"views"`
-		HasMore bool                   `json:"hasMore"`
+		Totals  TrafficCounts               `json:"totals"`
+		Rows    rowsOf[PathViews, viewsRow] `json:"views"`
+		HasMore bool                        `json:"hasMore"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	rows, skipped := pathRows(w.Rows, func(path string, c TrafficCounts) PathViews { return PathViews{path, c} })
-	*p = ViewsPage{Totals: w.Totals, Rows: rows, HasMore: w.HasMore, Skipped: skipped}
+	*p = ViewsPage{Totals: w.Totals, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
 	return nil
 }
 
