@@ -97,6 +97,10 @@ func (r StaticExportRequest) check() error {
 	return nil
 }
 
+// Check is check, for a gateway that refuses a body before it takes
+// anything of it further.
+func (r StaticExportRequest) Check() error { return r.check() }
+
 // checkText refuses a value over max bytes or with a character that is
 // not printable (a newline, a NUL).
 func checkText(what, s string, max int) error {

@@ -112,7 +112,12 @@ type Config struct {
 	// whose trigger limits it draws on (nil: one organization).
 	Deployments        bool
 	DeploymentProjects func() []string
-	Organization       func(project string) string
+	// StaticExports serves the static export routes (kind_export.go); the
+	// tracker must implement Exporter. ExportProjects are the projects
+	// that take them now, read per request.
+	StaticExports  bool
+	ExportProjects func() []string
+	Organization   func(project string) string
 }
 
 // Defaults returns the configuration the exporter's flags start from.
@@ -157,6 +162,8 @@ type Gateway struct {
 	mux         *http.ServeMux
 	// deploy are the deployment routes' state (nil: not served).
 	deploy *deployRoutes
+	// export is the static export routes' tracker (nil: not served).
+	export Exporter
 }
 
 // New validates cfg, seeds the create limit from the tracker's recent
@@ -199,6 +206,15 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 	} else {
 		g.mux.Handle("/api/v1/project/", Disabled())
 	}
+	if cfg.StaticExports {
+		x, ok := t.(Exporter)
+		if !ok {
+			return nil, errors.New("gateway: the tracker cannot follow static exports")
+		}
+		g.registerExports(x)
+	} else {
+		g.mux.Handle("/api/v1/static-export/", Disabled())
+	}
 	if cfg.NoAgentJobs {
 		g.mux.Handle("/api/v2/agent/", Disabled())
 		g.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
@@ -234,6 +250,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.Serv
 // JSON, saying how to enable it.
 func Disabled() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/v1/static-export/") {
+			writeError(w, http.StatusNotFound, "the static export routes are disabled; start the exporter with --web.enable-static-export-api")
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, "/api/v1/project/") {
 			writeError(w, http.StatusNotFound, "the deployment routes are disabled; start the exporter with --web.enable-deployment-api")
 			return

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -126,31 +125,12 @@ func (g *Gateway) deployGet(w http.ResponseWriter, r *http.Request) {
 }
 
 // deploymentProjects is the set of projects that take deployments now.
-func (g *Gateway) deploymentProjects() map[string]bool {
-	set := map[string]bool{}
-	if g.cfg.DeploymentProjects != nil {
-		for _, p := range g.cfg.DeploymentProjects() {
-			set[p] = true
-		}
-	}
-	return set
-}
+func (g *Gateway) deploymentProjects() map[string]bool { return projectSet(g.cfg.DeploymentProjects) }
 
 // deployProject wraps h behind the project check: 404 for a project not
 // configured, 403 for one without deployments.
 func (g *Gateway) deployProject(h func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		project := r.PathValue("projectId")
-		if !g.deploymentProjects()[project] {
-			refusedProject(w, g.cfg.Exported != nil && g.cfg.Exported(project), "deployments",
-				"set deployments: true on it in --config.file", "--mintlify.project, or projects: in --config.file")
-			return
-		}
-		if badIDs(w, r) {
-			return
-		}
-		h(w, r, project)
-	}
+	return g.kindProject(g.cfg.DeploymentProjects, "deployments", h)
 }
 
 // organization is the organization whose trigger limits project draws on.
@@ -202,7 +182,7 @@ func (g *Gateway) trigger(w http.ResponseWriter, r *http.Request, project, kind 
 	var body struct {
 		Branch json.RawMessage `json:"branch"`
 	}
-	if bad := readDeployBody(w, r, &body, kind == tracker.KindUpdate); bad != nil {
+	if bad := readBody(w, r, &body, kind == tracker.KindUpdate, maxDeployBodyBytes); bad != nil {
 		writeError(w, bad.status, bad.msg)
 		return
 	}
@@ -272,39 +252,6 @@ func (g *Gateway) triggerFailed(w http.ResponseWriter, project, kind string, err
 	}
 }
 
-// readDeployBody reads a deployment route's body into v: a JSON object
-// (an empty body too when emptyOK), at most maxDeployBodyBytes.
-func readDeployBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) *badRequest {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxDeployBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return &badRequest{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request too large: the body may be at most %d bytes", maxDeployBodyBytes)}
-		}
-		return badBody("reading the request body failed")
-	}
-	if len(strings.TrimSpace(string(data))) == 0 {
-		if emptyOK {
-			return nil
-		}
-		return badBody("request body is empty: want a JSON object")
-	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	if !strings.HasPrefix(strings.TrimSpace(string(data)), "{") {
-		if json.Valid(data) { // [1], "x", null: JSON, but not an object
-			return badBody("expected a JSON object")
-		}
-		return badBody("malformed JSON: want a JSON object")
-	}
-	if dec.Decode(v) != nil {
-		return badBody("malformed JSON: want a JSON object")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return badBody("malformed JSON: unexpected data after the request object")
-	}
-	return nil
-}
-
 // parseBranch validates a preview's branch: a string of 1 to
 // tracker.MaxBranchBytes bytes of UTF-8 without control characters.
 func parseBranch(raw json.RawMessage) (string, error) {
@@ -336,7 +283,7 @@ func (g *Gateway) trackDeployment(w http.ResponseWriter, r *http.Request, projec
 	var body struct {
 		Kind *string `json:"kind"`
 	}
-	if bad := readDeployBody(w, r, &body, true); bad != nil {
+	if bad := readBody(w, r, &body, true, maxDeployBodyBytes); bad != nil {
 		writeError(w, bad.status, bad.msg)
 		return
 	}

@@ -1,6 +1,10 @@
 package gateway
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -93,4 +97,37 @@ func followOrSettle[V any](intent string, settle, follow func() (V, tracker.Trac
 		return settle()
 	}
 	return follow()
+}
+
+// readBody reads the body of a route of any kind into v: a JSON object
+// (an empty body too when emptyOK), at most limit bytes.
+func readBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool, limit int64) *badRequest {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &badRequest{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request too large: the body may be at most %d bytes", limit)}
+		}
+		return badBody("reading the request body failed")
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		if emptyOK {
+			return nil
+		}
+		return badBody("request body is empty: want a JSON object")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	if !strings.HasPrefix(strings.TrimSpace(string(data)), "{") {
+		if json.Valid(data) { // [1], "x", null: JSON, but not an object
+			return badBody("expected a JSON object")
+		}
+		return badBody("malformed JSON: want a JSON object")
+	}
+	if dec.Decode(v) != nil {
+		return badBody("malformed JSON: want a JSON object")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badBody("malformed JSON: unexpected data after the request object")
+	}
+	return nil
 }

@@ -65,7 +65,7 @@ func rebuild(bucket string, k []byte) ([]byte, bool) {
 // create a second job.
 func refuseUnreadable(st stateStore) error {
 	n, first := 0, ""
-	for _, b := range []string{store.Jobs, bucketIntents, bucketMessageIntents, bucketDeployments, bucketDeployIntents} {
+	for _, b := range []string{store.Jobs, bucketIntents, bucketMessageIntents, bucketDeployments, bucketDeployIntents, bucketExports, bucketExportIntents} {
 		err := st.ForEachIn(b, func(k, v []byte) error {
 			if _, ok := classify(b, k, v); !ok {
 				if n++; first == "" {
@@ -107,34 +107,28 @@ func classify(bucket string, k, v []byte) (string, bool) {
 		in, err := decodeDeployIntent(v)
 		return err == nil && storeKey(in.Project, in.ID) == string(k)
 	}
-	switch bucket {
-	case bucketDeployments:
-		return bucketDeployments, isDeployment()
-	case bucketDeployIntents:
-		return bucketDeployIntents, isDeployIntent()
-	case store.Jobs:
-		return store.Jobs, isJob()
-	case bucketIntents:
-		return bucketIntents, isIntent()
-	case bucketMessageIntents:
-		return bucketMessageIntents, isMessageIntent()
-	case "":
-		if isJob() {
-			return store.Jobs, true
+	isExport := func() bool {
+		r, err := decodeExportRecord(v)
+		return err == nil && storeKey(r.Project, r.ID) == string(k)
+	}
+	isExportIntent := func() bool {
+		in, err := decodeExportIntent(v)
+		return err == nil && storeKey(in.Project, in.ID) == string(k)
+	}
+	tests := map[string]func() bool{store.Jobs: isJob, bucketIntents: isIntent, bucketMessageIntents: isMessageIntent,
+		bucketDeployments: isDeployment, bucketDeployIntents: isDeployIntent, bucketExports: isExport, bucketExportIntents: isExportIntent}
+	if bucket != "" {
+		if is, ok := tests[bucket]; ok {
+			return bucket, is()
 		}
-		if isDeployment() {
-			return bucketDeployments, true
-		}
-		// A deployment intent and a message intent also have what a
-		// create intent needs: try them first.
-		if isDeployIntent() {
-			return bucketDeployIntents, true
-		}
-		if isMessageIntent() {
-			return bucketMessageIntents, true
-		}
-		if isIntent() {
-			return bucketIntents, true
+		return "", false
+	}
+	// Without a bucket (a page the tree no longer reaches), in this order:
+	// a deployment intent, an export intent and a message intent also have
+	// what a create intent needs, so they are tried first.
+	for _, b := range []string{store.Jobs, bucketDeployments, bucketExports, bucketExportIntents, bucketDeployIntents, bucketMessageIntents, bucketIntents} {
+		if tests[b]() {
+			return b, true
 		}
 	}
 	return "", false
@@ -143,8 +137,11 @@ func classify(bucket string, k, v []byte) (string, bool) {
 // pick prefers, of two versions of a job or a deployment, the one that
 // got further: a version is only ever written after the ones it follows.
 func pick(bucket string, a, b []byte) []byte {
-	if bucket == bucketDeployments {
+	switch bucket {
+	case bucketDeployments:
 		return pickDeployment(a, b)
+	case bucketExports:
+		return pickExport(a, b)
 	}
 	if bucket != store.Jobs {
 		return a

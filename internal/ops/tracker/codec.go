@@ -56,3 +56,60 @@ func (v *intentV) whole() bool { return v.ID != "" && v.Project != "" && v.Reque
 func intentForm[I pending](in I) intentV {
 	return intentV{ID: in.intentID(), Project: in.intentProject(), IdempotencyKey: in.intentKey(), RequestHash: in.requestHash(), StartedAt: in.intentStart()}
 }
+
+// intentV's fields are what the engine needs of an intent (pending) for a
+// kind whose intent embeds it.
+func (v intentV) intentID() string       { return v.ID }
+func (v intentV) intentProject() string  { return v.Project }
+func (v intentV) intentStart() time.Time { return v.StartedAt }
+func (v intentV) intentKey() string      { return v.IdempotencyKey }
+func (v intentV) requestHash() string    { return v.RequestHash }
+
+// pickRecord prefers, of two versions a and b of a kind's record (decode
+// reads them), the readable one, then the final one (done: its count is
+// written with it), then b when further says it got further than a, else a.
+func pickRecord[R any](a, b []byte, decode func([]byte) (R, error), done func(R) bool, further func(a, b R) bool) []byte {
+	ra, errA := decode(a)
+	rb, errB := decode(b)
+	switch {
+	case errA != nil:
+		return b
+	case errB != nil || done(ra):
+		return a
+	case done(rb) || further(ra, rb):
+		return b
+	}
+	return a
+}
+
+// opState is the part of a followed operation's record the engine's
+// rules keep for a kind that embeds it (its fields are the record's own in
+// the JSON): when it was first seen final or declared lost, whether its
+// final status was counted (written with the status, so a restart never
+// counts it again), whether the API lost it, and its start's
+// Idempotency-Key, request hash, the API's answer and the gateway's user.
+type opState struct {
+	TerminalAt  time.Time `json:"terminalAt,omitzero"`
+	Counted     bool      `json:"counted,omitempty"`
+	Lost        bool      `json:"lost,omitempty"`
+	IdemKey     string    `json:"idempotencyKey,omitempty"`
+	RequestHash string    `json:"requestHash,omitempty"`
+	Code        int       `json:"code,omitempty"`
+	SubmittedBy string    `json:"submittedBy,omitempty"`
+}
+
+// sawFinal applies the engine's rule of counting to a record of any kind
+// that embeds opState, just read in status (final says whether that is a
+// final status) at at: a final status not counted yet is marked counted
+// (with when), and counted when seen live (the event returned), not when
+// seen after the fact.
+func (o *opState) sawFinal(final bool, status string, at time.Time, how sighting) finishEvent {
+	if !final || o.Counted {
+		return finishEvent{}
+	}
+	o.Counted, o.TerminalAt = true, at
+	if how != seenLive {
+		return finishEvent{}
+	}
+	return finishEvent{finished: status}
+}

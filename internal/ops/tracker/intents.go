@@ -242,7 +242,7 @@ func dismissIntent[I pending](s *Tracker, k intentKind[I], project, id string) e
 	return nil
 }
 
-// The two kinds' intents.
+// The kinds' intents.
 var (
 	createIntents = intentKind[*intent]{what: "create", bucket: bucketIntents,
 		all:    func(s *Tracker) map[string]*intent { return s.intents },
@@ -254,6 +254,11 @@ var (
 		ref:    func(in *deployIntent) keyRef { return keyRef{deployIntent: in} },
 		refers: func(ref keyRef, in *deployIntent) bool { return ref.deployIntent == in },
 		encode: encodeDeployIntent}
+	startIntents = intentKind[*exportIntent]{what: "static export start", bucket: bucketExportIntents,
+		all:    func(s *Tracker) map[string]*exportIntent { return s.exportIntents },
+		ref:    func(in *exportIntent) keyRef { return keyRef{exportIntent: in} },
+		refers: func(ref keyRef, in *exportIntent) bool { return ref.exportIntent == in },
+		encode: encodeExportIntent}
 )
 
 func (in *intent) intentID() string       { return in.rec.ID }
@@ -342,3 +347,15 @@ func settleIntent[I pending, V any](s *Tracker, k intentKind[I], project, intent
 	}
 	return settled, res, nil
 }
+
+// UnknownStart is what the unknown-outcome error of a kind embeds: the
+// project, the intent, when the request was sent, and the failure that
+// made its outcome unknown (nil when a retry met it again through its
+// key).
+type UnknownStart struct {
+	Project, Intent string
+	StartedAt       time.Time
+	Err             error
+}
+
+func (u *UnknownStart) Unwrap() error { return u.Err }

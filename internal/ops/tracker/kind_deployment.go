@@ -96,15 +96,7 @@ func (e *deployEntry) view() DeploymentView {
 	if r.Lost {
 		v.Status, v.Tracking.LastUpstreamStatus = StatusLost, r.Status
 	}
-	if t := e.lastPolled; !t.IsZero() {
-		v.Tracking.LastPolledAt = &t
-	}
-	if t := r.TerminalAt; !t.IsZero() {
-		v.Tracking.TerminalAt = &t
-	}
-	if t := e.nextPoll; !t.IsZero() && !r.final() {
-		v.Tracking.NextCheckAt = &t
-	}
+	v.Tracking = e.tracking(v.Tracking, r.TerminalAt, r.final())
 	return v
 }
 
@@ -227,48 +219,15 @@ func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, erro
 	rec := deployRecord{Project: req.Project, Kind: req.Kind, ID: t.StatusID, Origin: OriginGateway, TrackedAt: at,
 		Branch: bounded.Label(req.Branch), PreviewURL: bounded.Label(t.PreviewURL), IdemKey: key, RequestHash: in.RequestHash,
 		Code: t.Code, SubmittedBy: userFrom(ctx)}
-	v, err := s.followNew(&rec, ikey)
-	s.mu.Lock()
-	removeIntentLocked(s, triggerIntents, ikey, in)
-	var stateErr *StateError
-	if key != "" && (err == nil || errors.As(err, &stateErr)) {
-		// A deployment not written yet keeps its key too: a retry is
-		// answered as this trigger was, never sent again.
-		s.keys[storeKey(req.Project, key)] = keyRef{deploy: storeKey(rec.Project, rec.ID)}
-	}
-	s.mu.Unlock()
+	dkey := storeKey(rec.Project, rec.ID)
+	v, err := followStarted(s, startedOp[*deployEntry, DeploymentView, *deployIntent]{records: s.deploys, key: dkey, e: &deployEntry{rec: rec},
+		k: triggerIntents, in: in, ikey: ikey, idemKey: key, ref: keyRef{deploy: dkey},
+		persist:  func(extra ...store.Op) error { return s.persistDeploy(dkey, &rec, extra...) },
+		stateErr: func(err error) error { return &StateError{JobID: rec.ID, Err: err, Intent: ikey, Deployment: true} }})
 	if err != nil {
 		return Deployed{}, err
 	}
 	return Deployed{Deployment: v, Code: t.Code}, nil
-}
-
-// followNew writes a deployment just triggered, deleting its trigger
-// intent (ikey) in the same transaction, and follows it from the next poll
-// round.
-func (s *Tracker) followNew(rec *deployRecord, ikey string) (DeploymentView, error) {
-	dkey := storeKey(rec.Project, rec.ID)
-	e := &deployEntry{rec: *rec, polling: polling{pollPending: true}}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	if old := s.deploys[dkey]; old != nil {
-		// Followed already (handed over while the trigger was answered).
-		v := old.view()
-		s.mu.Unlock()
-		return v, nil
-	}
-	s.deploys[dkey] = e
-	s.mu.Unlock()
-	err := s.persistDeploy(dkey, rec, store.Op{Bucket: bucketDeployIntents, Key: ikey})
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e.pollPending, e.intentKey = false, ikey
-	e.written(err)
-	if err != nil {
-		return e.view(), &StateError{JobID: rec.ID, Err: err, Intent: ikey, Deployment: true}
-	}
-	return e.view(), nil
 }
 
 // replayDeployLocked answers a trigger whose key is known. s.mu is held.

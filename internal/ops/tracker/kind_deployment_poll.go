@@ -2,8 +2,6 @@ package tracker
 
 import (
 	"context"
-	"fmt"
-	"maps"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -13,14 +11,9 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 )
 
-// deployEvent is the metric update of one deployment's state change,
-// applied once the change is persisted.
-type deployEvent struct {
-	finished string // success or failure, seen live
-	// duration is the API's endedAt - createdAt, when both are known.
-	duration   time.Duration
-	observeDur bool
-}
+// deployEvent is the metric update of one deployment's state change
+// (the engine's finishEvent).
+type deployEvent = finishEvent
 
 // deployTransition computes the record after reading d at time at, and
 // the event to count: a final status not counted yet is counted when seen
@@ -86,23 +79,10 @@ func (k deploymentKind) dueLocked(_, limit time.Time) []pollTask {
 	if k.s.deployAPI == nil {
 		return nil
 	}
-	var tasks []pollTask
-	for key, e := range k.s.deploys {
-		if e.pollPending || e.rec.final() || e.nextPoll.After(limit) {
-			continue
-		}
-		e.pollPending = true
-		tasks = append(tasks, pollTask{kind: k, key: key, project: e.rec.Project, id: e.rec.ID, due: e.nextPoll})
-	}
-	return tasks
+	return dueOf(k, k.s.deploys, limit)
 }
 
-func (k deploymentKind) pollingLocked(key string) *polling {
-	if e := k.s.deploys[key]; e != nil {
-		return &e.polling
-	}
-	return nil
-}
+func (k deploymentKind) pollingLocked(key string) *polling { return pollingOf(k.s.deploys, key) }
 
 func (k deploymentKind) throttledUntil() time.Time {
 	return k.s.deployAPI.ThrottledUntil(apiclient.EndpointDeploymentStatus)
@@ -184,101 +164,28 @@ func (s *Tracker) applyDeployError(t pollTask, err error, at time.Time) {
 }
 
 // load reads the deployments and their trigger intents
-// (kindEngine.load).
+// (kindEngine.load, through the engine's loadOf).
 func (k deploymentKind) load(l *loadedState, want func(project string) bool, _ time.Time) (loadedKind, error) {
 	s := k.s
-	deploys, intents := map[string]*deployEntry{}, map[string]*deployIntent{}
-	err := s.store.ForEachIn(bucketDeployments, func(key, v []byte) error {
-		rec, err := decodeDeployRecord(v)
-		if err != nil {
-			s.skipUnreadable(l, "deployment", key, err)
-			return nil
-		}
-		if !want(rec.Project) {
-			l.foreign++
-			return nil
-		}
-		rec.Status = intern(rec.Status)
-		deploys[string(key)] = &deployEntry{rec: rec}
-		if rec.IdemKey != "" {
-			l.keys[storeKey(rec.Project, rec.IdemKey)] = keyRef{deploy: string(key)}
-		}
-		return nil
-	})
-	if err == nil {
-		err = s.store.ForEachIn(bucketDeployIntents, func(key, v []byte) error {
-			in, err := decodeDeployIntent(v)
-			if err != nil {
-				s.skipUnreadable(l, "deployment intent", key, err)
-				return nil
-			}
-			if !want(in.Project) {
-				return nil
-			}
-			if ref, ok := l.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.deploy != "" &&
-				deploys[ref.deploy].rec.RequestHash == in.RequestHash {
-				// Its deployment is in the state (a later write landed
-				// without deleting it): the outcome is known.
-				l.resolved = append(l.resolved, store.Op{Bucket: bucketDeployIntents, Key: string(key)})
-				return nil
-			}
-			intents[string(key)] = &in
-			return nil
-		})
-	}
-	if err != nil {
-		return loadedKind{}, fmt.Errorf("agent state file %s: reading deployments: %w", s.store.Path(), err)
-	}
-	return loadedKind{
-		mergeLocked: func() {
-			maps.Copy(s.deploys, deploys)
-			for key, in := range intents {
-				addIntentLocked(s, triggerIntents, key, in)
-			}
+	return loadOf(s, l, want, kindLoad[*deployEntry, *deployIntent]{what: "deployment", whatIntent: "deployment intent",
+		bucket: bucketDeployments, intents: triggerIntents,
+		decode: func(v []byte) (*deployEntry, error) {
+			rec, err := decodeDeployRecord(v)
+			rec.Status = intern(rec.Status)
+			return &deployEntry{rec: rec}, err
 		},
-		logKV: []any{"deployments", len(deploys), "unknown_deploy_triggers", len(intents)},
-	}, nil
+		decodeIntent: func(v []byte) (*deployIntent, error) { in, err := decodeDeployIntent(v); return &in, err },
+		ref:          func(key string) keyRef { return keyRef{deploy: key} },
+		recordOf:     func(ref keyRef) string { return ref.deploy },
+		into:         func() map[string]*deployEntry { return s.deploys },
+		logKeys:      [2]string{"deployments", "unknown_deploy_triggers"}})
 }
 
 // forgetExpiredDeployments deletes deployments final (or lost) for longer
-// than Retention, and trigger intents of unknown outcome as old: from the
-// state first, then from memory.
+// than Retention, and trigger intents of unknown outcome as old (the
+// engine's retention).
 func (s *Tracker) forgetExpiredDeployments(now time.Time) {
-	var ops []store.Op
-	s.mu.RLock()
-	for k, e := range s.deploys {
-		if e.rec.final() && !e.rec.TerminalAt.IsZero() && now.Sub(e.rec.TerminalAt) >= s.cfg.Retention {
-			ops = append(ops, store.Op{Bucket: bucketDeployments, Key: k})
-		}
-	}
-	for k, in := range s.deployIntents {
-		if !in.inFlight && now.Sub(in.StartedAt) >= s.cfg.Retention {
-			ops = append(ops, store.Op{Bucket: bucketDeployIntents, Key: k})
-		}
-	}
-	s.mu.RUnlock()
-	if len(ops) == 0 {
-		return
-	}
-	if err := s.store.Apply(ops...); err != nil {
-		s.writeFailed(err)
-		level.Error(s.logger).Log("msg", "could not forget expired deployments", "records", len(ops), "err", err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, op := range ops {
-		if op.Bucket == bucketDeployIntents {
-			if in := s.deployIntents[op.Key]; in != nil {
-				removeIntentLocked(s, triggerIntents, op.Key, in)
-			}
-			continue
-		}
-		if e := s.deploys[op.Key]; e != nil && e.rec.IdemKey != "" && s.keys[storeKey(e.rec.Project, e.rec.IdemKey)].deploy == op.Key {
-			delete(s.keys, storeKey(e.rec.Project, e.rec.IdemKey))
-		}
-		delete(s.deploys, op.Key)
-	}
+	forgetExpiredOf(s, s.deploys, bucketDeployments, triggerIntents, func(ref keyRef, key string) bool { return ref.deploy == key }, "deployments", now)
 }
 
 // snapshotLocked adds the deployments and their triggers of

@@ -125,17 +125,8 @@ func decodeDeployIntent(data []byte) (deployIntent, error) {
 func validDeployKind(k string) bool { return k == KindUpdate || k == KindPreview }
 
 // pickDeployment prefers, of two versions of a deployment, the final one
-// (its count is written with it), then the one read last.
+// (its count is written with it), then the one read last (pickRecord).
 func pickDeployment(a, b []byte) []byte {
-	ra, errA := decodeDeployRecord(a)
-	rb, errB := decodeDeployRecord(b)
-	switch {
-	case errA != nil:
-		return b
-	case errB != nil || ra.Counted || ra.Lost:
-		return a
-	case rb.Counted || rb.Lost:
-		return b
-	}
-	return a
+	return pickRecord(a, b, decodeDeployRecord, func(r deployRecord) bool { return r.Counted || r.Lost },
+		func(deployRecord, deployRecord) bool { return false })
 }

@@ -154,6 +154,11 @@ type keyRef struct {
 	// trigger under way or of unknown outcome.
 	deploy       string
 	deployIntent *deployIntent
+
+	// export is a followed static export (by storeKey), exportIntent a
+	// start under way or of unknown outcome.
+	export       string
+	exportIntent *exportIntent
 }
 
 func requestHash(prompt string) string {

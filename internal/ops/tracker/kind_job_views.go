@@ -100,6 +100,9 @@ type StateError struct {
 	// Deployment: JobID is a deployment's status id, triggered or handed
 	// over, that could not be written.
 	Deployment bool
+	// Export: JobID is a static export's job id, started or handed over,
+	// that could not be written.
+	Export bool
 }
 
 func (e *StateError) Error() string {
@@ -107,6 +110,10 @@ func (e *StateError) Error() string {
 		return fmt.Sprintf("deployment %s was started upstream but could not be saved to the state (it is followed, written again at its next poll, "+
 			"or handed with its id to the replica that runs the gateway next; a retry with its Idempotency-Key is never sent again, and is answered "+
 			"with this deployment once saved): %v", e.JobID, e.Err)
+	}
+	if e.Export {
+		return fmt.Sprintf("static export %s was started upstream but could not be saved to the state (it is followed, written again at its next poll, "+
+			"or handed with its id to the replica that runs the gateway next; a retry with its Idempotency-Key is never sent again): %v", e.JobID, e.Err)
 	}
 	if e.Message {
 		return fmt.Sprintf("job %s accepted the follow-up message upstream, but its new turn could not be saved to the state file "+

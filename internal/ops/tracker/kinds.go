@@ -33,5 +33,7 @@ func Kinds() []Kind {
 			engine: func(s *Tracker) kindEngine { return jobKind{s} }},
 		{Name: OpDeployment, Records: bucketDeployments, Intents: triggerIntents.bucket, UnknownGauge: "mintlify_deployment_unknown_outcomes", Doc: "deployments.md",
 			engine: func(s *Tracker) kindEngine { return deploymentKind{s} }},
+		{Name: OpExport, Records: bucketExports, Intents: startIntents.bucket, UnknownGauge: "mintlify_static_export_unknown_outcomes", Doc: "static-exports.md",
+			engine: func(s *Tracker) kindEngine { return exportKind{s} }},
 	}
 }

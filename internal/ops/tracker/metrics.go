@@ -60,6 +60,10 @@ type projectJobs struct {
 	// unknownTriggers counts its deployment triggers of unknown outcome,
 	// by kind.
 	unknownTriggers map[string]int
+	// export are its static exports (exportState.add), unknownExports its
+	// starts of unknown outcome.
+	export         exportState
+	unknownExports int
 }
 
 // metrics are the mintlify_agent_* metrics of the tracker. The gauges are
@@ -95,6 +99,8 @@ type metrics struct {
 	writeErrors prometheus.Counter
 	// deploy are the deployments' families (kind_deployment_metrics.go).
 	deploy *deployMetrics
+	// export are the static exports' families (kind_export_metrics.go).
+	export *exportMetrics
 }
 
 // PollDelayBuckets are the classic buckets of
@@ -177,6 +183,7 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 		}),
 	}
 	m.deploy = newDeployMetrics(false)
+	m.export = newExportMetrics(false)
 	m.projects.Store(&map[string]bool{})
 	m.addProjects(projects)
 	return m
@@ -187,6 +194,7 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 func (m *metrics) addProjects(projects []string) {
 	next := maps.Clone(*m.projects.Load())
 	m.deploy.addProjects(projects)
+	m.export.addProjects(projects)
 	for _, p := range projects {
 		next[p] = true
 		m.submitted.WithLabelValues(p)
@@ -206,6 +214,7 @@ func (m *metrics) addProjects(projects []string) {
 func (m *metrics) dropProjects(projects []string) {
 	next := maps.Clone(*m.projects.Load())
 	m.deploy.dropProjects(projects)
+	m.export.dropProjects(projects)
 	for _, p := range projects {
 		delete(next, p)
 		for _, v := range []*prometheus.CounterVec{m.submitted, m.prs, m.lost, m.messages} {
@@ -241,6 +250,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 		c.Describe(ch)
 	}
 	m.deploy.describe(ch)
+	m.export.describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -260,6 +270,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		c.Collect(ch)
 	}
 	m.deploy.collectVecs(ch)
+	m.export.collectVecs(ch)
 	projects := make([]string, 0, len(allowed))
 	for p := range allowed {
 		projects = append(projects, p)
@@ -281,6 +292,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.overdueDesc, prometheus.GaugeValue, max(pj.maxOverdue.Seconds(), 0), p)
 		ch <- prometheus.MustNewConstMetric(m.rebuiltDesc, prometheus.GaugeValue, float64(pj.rebuilt), p)
 		m.deploy.collectProject(ch, p, &pj, now)
+		m.export.collectProject(ch, p, &pj, now)
 	}
 	ch <- prometheus.MustNewConstMetric(m.intervalDesc, prometheus.GaugeValue, m.pollInterval.Seconds())
 	var h fileHealth

@@ -26,10 +26,15 @@ import "github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 // versions are read as they are (no deployment), and the file is
 // re-stamped "4": a release that does not know deployments refuses it
 // rather than leave a deployment in progress unfollowed and uncounted.
-const stateSchema = "4"
+//
+// Version 5 adds the static exports: a bucket of followed exports
+// (exportRecordV5) and one of start intents (exportIntentV5). Earlier
+// versions are read as they are (no export) and re-stamped "5", for the
+// same reason.
+const stateSchema = "5"
 
 // olderSchemas are the versions this tracker still reads.
-var olderSchemas = []string{"1", "2", "3"}
+var olderSchemas = []string{"1", "2", "3", "4"}
 
 // bucketIntents holds the create intents, keyed by storeKey(project, id).
 const bucketIntents = "intents"
@@ -48,6 +53,7 @@ func Layout() (schema string, upgrades, buckets []string) {
 }
 
 func storeOptions(cfg *Config) store.Options {
-	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents, bucketDeployments, bucketDeployIntents},
+	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents, bucketDeployments, bucketDeployIntents,
+		bucketExports, bucketExportIntents},
 		LockTimeout: cfg.LockTimeout, WriteTimeout: cfg.StateWriteTimeout, BeforeCommit: cfg.beforeStateWrite}
 }
