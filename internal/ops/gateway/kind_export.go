@@ -18,12 +18,10 @@ import (
 type Exporter interface {
 	StartExport(ctx context.Context, req tracker.ExportRequest) (tracker.Exported, error)
 	TrackExport(ctx context.Context, project, id string) (tracker.ExportView, tracker.TrackResult, error)
-	Export(project, id string) (tracker.ExportView, bool)
-	Exports(project string) []tracker.ExportView
 	BundleExport(ctx context.Context, project, id string) (apiclient.StaticExportBundle, error)
-	UnknownExportStarts(project string) []tracker.UnknownExportStart
-	ResolveExportStart(ctx context.Context, project, intentID, jobID string) (tracker.ExportView, tracker.TrackResult, error)
-	DismissExportStart(project, intentID string) error
+	// ExportOps reads the followed exports, and lists, settles and
+	// dismisses the starts of unknown outcome.
+	ExportOps() tracker.Ops[tracker.ExportView, tracker.UnknownExportStart]
 }
 
 // exportBase is the static export routes' prefix: the API's static
@@ -41,6 +39,9 @@ var exportListStatuses = []string{apiclient.StaticExportQueued, apiclient.Static
 // registerExports adds the static export routes to g's mux.
 func (g *Gateway) registerExports(x Exporter) {
 	g.export = x
+	ops := x.ExportOps()
+	unknown, dismiss := unknownRoutes(g, "static export start", ops.Unknown,
+		func(l []tracker.UnknownExportStart) any { return UnknownStartList{UnknownStarts: l} }, ops.Dismiss)
 	routes := []struct {
 		method, path string
 		h            func(http.ResponseWriter, *http.Request, string)
@@ -50,8 +51,8 @@ func (g *Gateway) registerExports(x Exporter) {
 		{"GET", "/jobs/{jobId}", g.getExport},
 		{"POST", "/jobs/{jobId}/track", g.trackExport},
 		{"POST", "/jobs/{jobId}/bundle", g.bundleExport},
-		{"GET", "/unknown-starts", g.unknownStarts},
-		{"DELETE", "/unknown-starts/{intentId}", g.dismissStart},
+		{"GET", "/unknown-starts", unknown},
+		{"DELETE", "/unknown-starts/{intentId}", dismiss},
 	}
 	for _, rt := range routes {
 		g.mux.HandleFunc(rt.method+" "+exportBase+rt.path, g.exportProject(rt.h))
@@ -69,13 +70,8 @@ func (g *Gateway) exportProject(h func(http.ResponseWriter, *http.Request, strin
 
 // startExport handles POST .../jobs: {"domain", "version"?, "paths"?}.
 func (g *Gateway) startExport(w http.ResponseWriter, r *http.Request, project string) {
-	if !jsonContentType(r) {
-		writeError(w, http.StatusUnsupportedMediaType, contentTypeMsg)
-		return
-	}
-	key, err := IdempotencyKey(r.Header)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	key, ok := startHeaders(w, r)
+	if !ok {
 		return
 	}
 	var body apiclient.StaticExportRequest
@@ -90,19 +86,13 @@ func (g *Gateway) startExport(w http.ResponseWriter, r *http.Request, project st
 	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
 	x, err := g.export.StartExport(ctx, tracker.ExportRequest{Project: project, Body: body, IdempotencyKey: key})
-	var unknown *tracker.ExportOutcomeUnknownError
-	switch {
-	case err == nil:
-	case errors.As(err, &unknown):
-		writeUnknown(w, err, unknown.Err == nil)
-		return
-	default:
+	if err != nil {
 		g.exportFailed(w, project, "start static export", err)
 		return
 	}
-	g.auditOp(r, "static export started", project, "export", x.Export.JobID, key, "domain", bounded.Label(body.Domain), "paths", len(body.Paths),
+	g.auditOp(r, "static export started", project, "export", x.Op.JobID, key, "domain", bounded.Label(body.Domain), "paths", len(body.Paths),
 		"replayed", x.Replayed)
-	writeStarted(w, x.Code, http.StatusAccepted, x.Replayed, x.Export)
+	writeStarted(w, x.Code, http.StatusAccepted, x.Replayed, x.Op)
 }
 
 // exportFailed answers a failed export call. The API's 403 on these
@@ -122,7 +112,7 @@ func (g *Gateway) exportFailed(w http.ResponseWriter, project, op string, err er
 
 // getExport handles GET .../jobs/{jobId}.
 func (g *Gateway) getExport(w http.ResponseWriter, r *http.Request, project string) {
-	v, ok := g.export.Export(project, r.PathValue("jobId"))
+	v, ok := g.export.ExportOps().One(project, r.PathValue("jobId"))
 	serveOne(w, v, ok, "static export not followed by this exporter (POST "+
 		"/api/v1/static-export/{projectId}/jobs/{jobId}/track follows one started elsewhere)")
 }
@@ -130,7 +120,7 @@ func (g *Gateway) getExport(w http.ResponseWriter, r *http.Request, project stri
 // listExports handles GET .../jobs?status=&limit=.
 func (g *Gateway) listExports(w http.ResponseWriter, r *http.Request, project string) {
 	serveList(w, r, "static export", exportListStatuses, func(status string) []tracker.ExportView {
-		return slices.DeleteFunc(g.export.Exports(project), func(v tracker.ExportView) bool { return status != "" && v.Status != status })
+		return slices.DeleteFunc(g.export.ExportOps().List(project), func(v tracker.ExportView) bool { return status != "" && v.Status != status })
 	}, func(l []tracker.ExportView) any { return ExportList{Exports: l} })
 }
 
@@ -146,27 +136,14 @@ func (g *Gateway) trackExport(w http.ResponseWriter, r *http.Request, project st
 	defer cancel()
 	v, res, err := followOrSettle(intent,
 		func() (tracker.ExportView, tracker.TrackResult, error) {
-			return g.export.ResolveExportStart(ctx, project, intent, id)
+			return g.export.ExportOps().Resolve(ctx, project, intent, id)
 		},
 		func() (tracker.ExportView, tracker.TrackResult, error) { return g.export.TrackExport(ctx, project, id) })
-	switch {
-	case err == nil:
-	case errors.Is(err, tracker.ErrNoSuchIntent):
-		writeError(w, http.StatusNotFound, "no static export start of unknown outcome with this intent id (GET .../unknown-starts lists them)")
-		return
-	case apiclient.StatusCode(err) == http.StatusNotFound:
-		writeError(w, http.StatusNotFound, "static export not found upstream")
-		return
-	default:
+	failed := func(w http.ResponseWriter, project string, err error) {
 		g.exportFailed(w, project, "track static export", err)
-		return
 	}
-	status := http.StatusOK
-	if res == tracker.NewlyTracked {
-		status = http.StatusCreated
-		g.auditOp(r, "static export followed", project, "export", id, "", "intent", intent)
-	}
-	writeJSON(w, status, v)
+	answerTrack(w, tracked{what: "static export", start: "static export start", unknown: "unknown-starts", failed: failed}, project, v, res, err,
+		func() { g.auditOp(r, "static export followed", project, "export", id, "", "intent", intent) })
 }
 
 // bundleExport handles POST .../jobs/{jobId}/bundle: the API's answer
@@ -189,15 +166,4 @@ func (g *Gateway) bundleExport(w http.ResponseWriter, r *http.Request, project s
 // UnknownStartList is the body of GET .../unknown-starts.
 type UnknownStartList struct {
 	UnknownStarts []tracker.UnknownExportStart `json:"unknownStarts"`
-}
-
-// unknownStarts handles GET .../unknown-starts: starts of unknown outcome,
-// oldest first, to follow (track?intent=) or dismiss.
-func (g *Gateway) unknownStarts(w http.ResponseWriter, _ *http.Request, project string) {
-	writeJSON(w, http.StatusOK, UnknownStartList{UnknownStarts: g.export.UnknownExportStarts(project)})
-}
-
-// dismissStart handles DELETE .../unknown-starts/{intentId}.
-func (g *Gateway) dismissStart(w http.ResponseWriter, r *http.Request, project string) {
-	g.dismissUnknown(w, r, project, "static export start", g.export.DismissExportStart)
 }

@@ -100,19 +100,19 @@ func classify(bucket string, k, v []byte) (string, bool) {
 		return err == nil && storeKey(in.Project, in.ID) == string(k)
 	}
 	isDeployment := func() bool {
-		r, err := decodeDeployRecord(v)
+		r, err := deploySpec.decode(v)
 		return err == nil && storeKey(r.Project, r.ID) == string(k)
 	}
 	isDeployIntent := func() bool {
-		in, err := decodeDeployIntent(v)
+		in, err := triggerCodec.decode(v)
 		return err == nil && storeKey(in.Project, in.ID) == string(k)
 	}
 	isExport := func() bool {
-		r, err := decodeExportRecord(v)
+		r, err := exportSpec.decode(v)
 		return err == nil && storeKey(r.Project, r.ID) == string(k)
 	}
 	isExportIntent := func() bool {
-		in, err := decodeExportIntent(v)
+		in, err := startCodec.decode(v)
 		return err == nil && storeKey(in.Project, in.ID) == string(k)
 	}
 	tests := map[string]func() bool{store.Jobs: isJob, bucketIntents: isIntent, bucketMessageIntents: isMessageIntent,

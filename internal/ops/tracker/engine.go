@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/go-kit/log/level"
-
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
@@ -51,6 +49,9 @@ type kindEngine interface {
 	// Retention, and the kind's intents as old: from the state first, then
 	// from memory.
 	forgetExpired(now time.Time)
+	// unsavedLocked adds to out the kind's operations acknowledged
+	// upstream whose record is not written yet (Unsaved). s.mu is held.
+	unsavedLocked(out []Unsaved) []Unsaved
 }
 
 // pollOne reads one operation of any kind and applies what it learned.
@@ -105,41 +106,6 @@ func lockFollowed[E any](s *Tracker, m map[string]*E, key string) *E {
 	return e
 }
 
-// followedOp is what the engine's round needs of a kind's followed
-// operation in memory.
-type followedOp interface {
-	pollState() *polling
-	// done: it will not change any more (final, or lost).
-	done() bool
-	// ids are its project and id upstream.
-	ids() (project, id string)
-}
-
-// dueOf marks pending and returns the operations of records due by limit,
-// as tasks of kind k (kindEngine.dueLocked of every kind). s.mu is held.
-func dueOf[E followedOp](k kindEngine, records map[string]E, limit time.Time) []pollTask {
-	var tasks []pollTask
-	for key, e := range records {
-		p := e.pollState()
-		if p.pollPending || e.done() || p.nextPoll.After(limit) {
-			continue
-		}
-		p.pollPending = true
-		project, id := e.ids()
-		tasks = append(tasks, pollTask{kind: k, key: key, project: project, id: id, due: p.nextPoll})
-	}
-	return tasks
-}
-
-// pollingOf is the polling state of the operation at key of records, nil
-// when it is no longer followed (kindEngine.pollingLocked).
-func pollingOf[E followedOp](records map[string]E, key string) *polling {
-	if e, ok := records[key]; ok {
-		return e.pollState()
-	}
-	return nil
-}
-
 // finishEvent is the metric update of one persisted change of an
 // operation of any kind, applied once the change is written.
 type finishEvent struct {
@@ -147,30 +113,4 @@ type finishEvent struct {
 	// duration is how long it took, when the API says.
 	duration   time.Duration
 	observeDur bool
-}
-
-func (e *deployEntry) done() bool            { return e.rec.final() }
-func (e *deployEntry) ids() (string, string) { return e.rec.Project, e.rec.ID }
-func (e *exportEntry) done() bool            { return e.rec.final() }
-func (e *exportEntry) ids() (string, string) { return e.rec.Project, e.rec.ID }
-
-// readFailedOf records a failed read of the operation of records at t (any
-// kind; idKey names its id in the log): the backoff, and after repeated
-// 404s lose, which marks it lost in the state and memory. s.wmu is held
-// (pollOne).
-func readFailedOf[E followedOp](s *Tracker, records map[string]E, t pollTask, err error, at time.Time, idKey string, lose func(e E)) {
-	s.mu.Lock()
-	e, ok := records[t.key]
-	if !ok {
-		s.mu.Unlock()
-		return
-	}
-	p := e.pollState()
-	_, lost := s.pollFailed(p, err, at)
-	n := p.errors
-	s.mu.Unlock()
-	level.Debug(s.logger).Log("msg", "polling failed", "project", t.project, idKey, t.id, "consecutive_errors", n, "err", err)
-	if lost {
-		lose(e)
-	}
 }

@@ -33,20 +33,8 @@ type Unsaved struct {
 func (s *Tracker) Unsaved() []Unsaved {
 	s.mu.RLock()
 	var out []Unsaved
-	for _, e := range s.entries {
-		if e.intentKey != "" {
-			out = append(out, Unsaved{Kind: OpJob, Project: e.rec.Project, ID: e.rec.Job.ID, Intent: intentID(e.rec.Project, e.intentKey)})
-		}
-	}
-	for _, e := range s.deploys {
-		if e.intentKey != "" {
-			out = append(out, Unsaved{Kind: OpDeployment, Project: e.rec.Project, ID: e.rec.ID, Intent: intentID(e.rec.Project, e.intentKey)})
-		}
-	}
-	for _, e := range s.exports {
-		if e.intentKey != "" {
-			out = append(out, Unsaved{Kind: OpExport, Project: e.rec.Project, ID: e.rec.ID, Intent: intentID(e.rec.Project, e.intentKey)})
-		}
+	for _, k := range s.kinds {
+		out = k.unsavedLocked(out)
 	}
 	s.mu.RUnlock()
 	slices.SortFunc(out, func(a, b Unsaved) int {

@@ -1,24 +1,21 @@
 package tracker
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
 // Static exports are the tracker's third kind of operation (issue 36,
 // section 3): an export of a project's documentation, started through the
 // gateway (StartExport) or handed over by its job id (TrackExport), followed
 // until completed or failed on the engine's poll rounds, intents and
-// state. The API is per organization (no project in its paths): the
-// gateway scopes each export to a configured project, whose
+// state (opKind). The API is per organization (no project in its paths):
+// the gateway scopes each export to a configured project, whose
 // organization's key starts and reads it.
 
 // ExportUpstream is the API of static exports, per project (its
@@ -30,49 +27,74 @@ type ExportUpstream interface {
 	ThrottledUntil(endpoint string) time.Time
 }
 
-// errNoExports is the error of an export call on a tracker whose upstream
-// has no static-export endpoints.
-var errNoExports = errors.New("tracker: the upstream has no static export endpoints")
-
 // exportEntry is a followed export in memory.
-type exportEntry struct {
-	rec exportRecord
-	polling
+type exportEntry = followed[exportRecord]
+
+// exports is the static exports in a tracker (the engine's opKind).
+type exports = opKind[exportRecord, *exportRecord, ExportView, *exportIntent]
+
+// exportSpec declares the static exports to the engine: the job id names
+// one, a start's domain is kept with it, progress and pages are its own
+// gauges, and the status page says when its bundle expires.
+var exportSpec = &opSpec[exportRecord, *exportRecord, ExportView, *exportIntent]{name: OpExport, what: "static export", idKey: "export",
+	idName: "job id", missing: "origin", bucket: bucketExports, intents: startIntents, decodeIntent: startCodec.decode,
+	endpoint: apiclient.EndpointStaticExportStatus, settle: "an export may have been started upstream; with its job id (from the Mintlify " +
+		"dashboard or the API's answer) follow it with POST /api/v1/static-export/%[1]s/jobs/{jobId}/track?intent=%[2]s, or if none was " +
+		"started dismiss the start with DELETE /api/v1/static-export/%[1]s/unknown-starts/%[2]s",
+	base:  func(_ *exportIntent, id string) exportRecord { return exportRecord{ID: id} },
+	adopt: func(r *exportRecord, in *exportIntent) { r.Domain = in.Domain },
+	schedule: func(cfg *Config, e *exportEntry, r *exportRecord, at time.Time) {
+		e.nextPoll = time.Time{}
+		if !r.final() {
+			e.nextPoll = at.Add(cfg.PollInterval) // every poll interval while it runs
+		}
+	},
+	metrics: func(m *metrics) *opMetrics { return m.export.opMetrics }, labels: func(*exportRecord) []string { return nil },
+	finishKV: func(r *exportRecord) []any { return []any{"pages", r.Pages} },
+	addTo:    func(pj *projectJobs, e *exportEntry) { pj.export.add(&e.rec) }, unknownTo: func(pj *projectJobs, _ *exportIntent) { pj.export.unknown++ },
+	rows: func(out *status.Jobs, newest []*exportEntry, now time.Time) {
+		out.StaticExports = exportRows(newest[:min(status.MaxStaticExports, len(newest))], now)
+	},
+}
+
+// newExports are the static exports of s, read with its upstream's
+// static export endpoints (none: it follows no export).
+func newExports(s *Tracker) *exports {
+	x := &exports{opSpec: exportSpec, s: s, records: s.exports}
+	api := s.exportAPI
+	x.on, x.throttled = func() bool { return api != nil }, func(endpoint string) time.Time { return api.ThrottledUntil(endpoint) }
+	x.get = func(ctx context.Context, project, id string) (seen[exportRecord], error) {
+		j, err := api.GetStaticExport(ctx, project, id)
+		return func(old exportRecord, at time.Time, how sighting) (exportRecord, finishEvent) {
+			return exportTransition(old, &j, at, how)
+		}, err
+	}
+	return x
 }
 
 // ExportView is a followed export as the gateway shows it: the API's
-// field names, plus the domain asked for and the tracking. A bundle's URL
-// is never part of it: only the bundle route answers it, to its caller.
+// field names (the engine's OpView, and the job id, progress, pages, last
+// update and error), plus the domain and version asked for. A bundle's
+// URL is never part of it: only the bundle route answers it, to its
+// caller; the view says until when the last bundle made is valid.
 type ExportView struct {
 	JobID           string            `json:"jobId"`
-	ProjectID       string            `json:"projectId"`
 	Domain          string            `json:"domain,omitempty"`
 	Version         string            `json:"version,omitempty"`
-	Status          string            `json:"status"`
 	Progress        float64           `json:"progress"`
 	PageCount       int64             `json:"pageCount"`
-	CreatedAt       apiclient.APITime `json:"createdAt"`
 	UpdatedAt       apiclient.APITime `json:"updatedAt"`
 	Error           string            `json:"error,omitempty"`
 	BundleExpiresAt *time.Time        `json:"bundleExpiresAt,omitempty"`
-	Tracking        Followed          `json:"tracking"`
+	OpView
 }
 
-func (e *exportEntry) view() ExportView {
-	r := &e.rec
-	v := ExportView{JobID: r.ID, ProjectID: r.Project, Domain: r.Domain, Version: r.Version, Status: r.Status, Progress: r.Progress,
-		PageCount: r.Pages, CreatedAt: apiclient.APITime{Time: r.CreatedAt}, UpdatedAt: apiclient.APITime{Time: r.UpdatedAt}, Error: r.Error,
-		Tracking: Followed{Origin: r.Origin, TrackedAt: r.TrackedAt, LastError: e.lastErr, SubmittedBy: r.SubmittedBy}}
-	if r.Status == "" {
-		v.Status = apiclient.StaticExportQueued
-	}
-	if r.Lost {
-		v.Status, v.Tracking.LastUpstreamStatus = StatusLost, r.Status
-	}
+func (r *exportRecord) view(p *polling) ExportView {
+	v := ExportView{JobID: r.ID, Domain: r.Domain, Version: r.Version, Progress: r.Progress, PageCount: r.Pages,
+		UpdatedAt: apiclient.APITime{Time: r.UpdatedAt}, Error: r.Error, OpView: opView(&r.opState, p, r.final(), apiclient.StaticExportQueued)}
 	if t := r.BundleExpiresAt; !t.IsZero() {
 		v.BundleExpiresAt = &t
 	}
-	v.Tracking = e.tracking(v.Tracking, r.TerminalAt, r.final())
 	return v
 }
 
@@ -86,100 +108,34 @@ type ExportRequest struct {
 	Admit          func() error
 }
 
-// Exported is the answer to a start.
-type Exported struct {
-	Export   ExportView
-	Code     int
-	Replayed bool
-}
-
-// ExportOutcomeUnknownError: a start was perhaps sent but its answer never
-// recorded. Its Idempotency-Key answers 409 until it is settled
-// (ResolveExport, DismissExport) or Retention has passed.
-type ExportOutcomeUnknownError struct{ UnknownStart }
-
-func (e *ExportOutcomeUnknownError) Error() string {
-	return withCause(fmt.Sprintf("the outcome of static export start %s of project %s (started %s) is unknown: an export may have been started upstream; "+
-		"with its job id (from the Mintlify dashboard or the API's answer) follow it with POST /api/v1/static-export/%s/jobs/{jobId}/track?intent=%s, "+
-		"or if none was started dismiss the start with DELETE /api/v1/static-export/%s/unknown-starts/%s",
-		e.Intent, e.Project, e.StartedAt.UTC().Format(time.RFC3339), e.Project, e.Intent, e.Project, e.Intent), e.Err)
-}
+// Exported is the answer to a start (the engine's Started).
+type Exported = Started[ExportView]
 
 // StartExport starts a static export upstream and follows it, with the
-// engine's guarantees: an intent written before the start leaves, the
-// export written (and the intent deleted) before it is acknowledged,
-// Idempotency-Key replays, and an outcome unknown listed for an operator.
+// engine's guarantees (opKind.start): an intent written before the start
+// leaves, the export written (and the intent deleted) before it is
+// acknowledged, Idempotency-Key replays, and an outcome unknown listed for
+// an operator.
 func (s *Tracker) StartExport(ctx context.Context, req ExportRequest) (Exported, error) {
-	s.inflight.Add(1)
-	defer s.inflight.Done()
-	if s.exportAPI == nil {
-		return Exported{}, errNoExports
-	}
 	if req.Project == "" {
-		return Exported{}, errors.New("static export: empty project")
+		return Exported{}, fmt.Errorf("static export: empty project")
 	}
-	key := req.IdempotencyKey
-	if key != "" && !ValidIdempotencyKey(key) {
-		return Exported{}, errors.New("invalid idempotency key: 1 to 255 printable ASCII characters")
-	}
-	in := &exportIntent{intentV: intentV{ID: "xi_" + strings.TrimPrefix(newIntentID(), "ci_"), Project: req.Project, IdempotencyKey: key,
-		RequestHash: exportRequestHash(req.Body), StartedAt: s.cfg.Now()}, Domain: bounded.Label(req.Body.Domain), inFlight: true}
-	ikey := storeKey(in.Project, in.ID)
-	replay := func(ref keyRef) (Exported, error) { return s.replayExportLocked(ref, in.RequestHash) }
-	if x, done, err := openIntent(s, startIntents, ikey, in, req.Admit, replay, s.exportAPI.ThrottledUntil, apiclient.EndpointStartStaticExport); done || err != nil {
-		return x, err
-	}
-	j, err := s.exportAPI.StartStaticExport(ctx, req.Project, req.Body)
-	if err = cmp.Or(err, unkeepableID("job id", j.JobID)); err != nil {
-		return Exported{}, s.exportNotStarted(req.Project, ikey, in, err)
-	}
-	return s.followExportStarted(ctx, req, ikey, in, &j)
-}
-
-// exportNotStarted is the error of a start that failed once sent: its
-// outcome unknown (the intent stays, listed), or nothing was started.
-func (s *Tracker) exportNotStarted(project, ikey string, in *exportIntent, err error) error {
-	if !sentFailed(s, startIntents, ikey, in, err, "domain", in.Domain) {
-		return fmt.Errorf("starting a static export of project %s: %w", project, err)
-	}
-	return &ExportOutcomeUnknownError{UnknownStart{Project: project, Intent: in.ID, StartedAt: in.StartedAt, Err: err}}
-}
-
-// followExportStarted follows the export j the API started for req
-// (followStarted).
-func (s *Tracker) followExportStarted(ctx context.Context, req ExportRequest, ikey string, in *exportIntent, j *apiclient.StaticExportJob) (Exported, error) {
-	at := s.cfg.Now()
-	rec, _ := exportTransition(exportRecord{Project: req.Project, ID: j.JobID, Origin: OriginGateway, TrackedAt: at, Domain: in.Domain,
-		Version: bounded.Label(req.Body.Version), opState: opState{IdemKey: req.IdempotencyKey, RequestHash: in.RequestHash, Code: j.Code,
-			SubmittedBy: userFrom(ctx)}}, j, at, seenLive)
-	xkey := storeKey(rec.Project, rec.ID)
-	v, err := followStarted(s, startedOp[*exportEntry, ExportView, *exportIntent]{records: s.exports, key: xkey, e: &exportEntry{rec: rec},
-		k: startIntents, in: in, ikey: ikey, idemKey: req.IdempotencyKey, ref: keyRef{export: xkey},
-		persist:  func(extra ...store.Op) error { return s.persistExport(xkey, &rec, extra...) },
-		stateErr: func(err error) error { return &StateError{JobID: rec.ID, Err: err, Intent: ikey, Export: true} }})
-	return Exported{Export: v, Code: j.Code}, err
-}
-
-// replayExportLocked answers a start whose key is known: through its
-// intent, else through its export (the engine's replayIntentLocked and
-// replayRecordLocked). s.mu is held.
-func (s *Tracker) replayExportLocked(ref keyRef, hash string) (Exported, error) {
-	if in := ref.exportIntent; in != nil {
-		unknown := &ExportOutcomeUnknownError{UnknownStart{Project: in.Project, Intent: in.ID, StartedAt: in.StartedAt}}
-		return Exported{}, replayIntentLocked(in, hash, func() error { return unknown })
-	}
-	e, mine := s.exports[ref.export], ref.export != ""
-	if !mine {
-		return Exported{}, ErrIdempotencyKeyReused // another kind's key
-	}
-	record := func() (string, string) { return e.rec.RequestHash, e.intentKey }
-	notWritten := func() error {
-		return &StateError{JobID: e.rec.ID, Err: errNotWrittenYet, Intent: e.intentKey, Export: true}
-	}
-	if err := replayRecordLocked(e != nil, record, hash, notWritten); err != nil {
+	if err := checkIdempotencyKey(req.IdempotencyKey); err != nil {
 		return Exported{}, err
 	}
-	return Exported{Export: e.view(), Code: e.rec.Code, Replayed: true}, nil
+	b := req.Body
+	in := &exportIntent{opIntent: newOpIntent(s, "xi_", req.Project, req.IdempotencyKey, append([]string{b.Domain, b.Version}, b.Paths...)...),
+		Domain: bounded.Label(b.Domain)}
+	send := func() (exportRecord, finishEvent, int, error) {
+		j, err := s.exportAPI.StartStaticExport(ctx, req.Project, b)
+		if err != nil {
+			return exportRecord{}, finishEvent{}, 0, err
+		}
+		rec, ev := exportTransition(exportRecord{ID: j.JobID, Domain: in.Domain, Version: bounded.Label(b.Version)}, &j, s.cfg.Now(), seenLive)
+		return rec, ev, j.Code, nil
+	}
+	return s.exportOps.start(ctx, startReq[exportRecord, *exportIntent]{in: in, admit: req.Admit, endpoint: apiclient.EndpointStartStaticExport,
+		send: send, verb: "starting a static export", kv: []any{"domain", in.Domain}})
 }
 
 // oneOrgExports is the API of static exports of one organization (an

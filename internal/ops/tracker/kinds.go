@@ -32,8 +32,8 @@ func Kinds() []Kind {
 		{Name: OpJob, Records: store.Jobs, Intents: createIntents.bucket, UnknownGauge: "mintlify_agent_create_unknown_outcomes", Doc: "agent-gateway.md",
 			engine: func(s *Tracker) kindEngine { return jobKind{s} }},
 		{Name: OpDeployment, Records: bucketDeployments, Intents: triggerIntents.bucket, UnknownGauge: "mintlify_deployment_unknown_outcomes", Doc: "deployments.md",
-			engine: func(s *Tracker) kindEngine { return deploymentKind{s} }},
+			engine: func(s *Tracker) kindEngine { return s.deployOps }},
 		{Name: OpExport, Records: bucketExports, Intents: startIntents.bucket, UnknownGauge: "mintlify_static_export_unknown_outcomes", Doc: "static-exports.md",
-			engine: func(s *Tracker) kindEngine { return exportKind{s} }},
+			engine: func(s *Tracker) kindEngine { return s.exportOps }},
 	}
 }

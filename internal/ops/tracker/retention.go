@@ -8,31 +8,21 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 )
 
-// expiring is what the engine's retention needs of a kind's followed
-// operation.
-type expiring interface {
-	// expiredBy: final (or lost) for retention or longer at now.
-	expiredBy(now time.Time, retention time.Duration) bool
-	// idemKey is its project and Idempotency-Key ("" without one).
-	idemKey() (project, key string)
-}
-
-// forgetExpiredOf deletes a kind's operations of records (in bucket)
-// final for longer than Retention, and its intents (k) as old: from the
-// state first, then from memory, with the Idempotency-Keys that refer to
-// them (owns). what names them in the log.
-func forgetExpiredOf[E expiring, I pending](s *Tracker, records map[string]E, bucket string, k intentKind[I],
-	owns func(ref keyRef, key string) bool, what string, now time.Time) {
+// forgetExpired deletes the kind's operations final (or lost) for longer
+// than Retention, and its intents as old: from the state first, then from
+// memory, with the Idempotency-Keys that refer to them (kindEngine).
+func (k *opKind[R, P, V, I]) forgetExpired(now time.Time) {
+	s := k.s
 	var ops []store.Op
 	s.mu.RLock()
-	for key, e := range records {
-		if e.expiredBy(now, s.cfg.Retention) {
-			ops = append(ops, store.Op{Bucket: bucket, Key: key})
+	for key, e := range k.records {
+		if op := k.op(&e.rec); k.final(&e.rec) && !op.TerminalAt.IsZero() && now.Sub(op.TerminalAt) >= s.cfg.Retention {
+			ops = append(ops, store.Op{Bucket: k.bucket, Key: key})
 		}
 	}
-	for key, in := range k.all(s) {
+	for key, in := range k.intents.all(s) {
 		if !in.sending() && now.Sub(in.intentStart()) >= s.cfg.Retention {
-			ops = append(ops, store.Op{Bucket: k.bucket, Key: key})
+			ops = append(ops, store.Op{Bucket: k.intents.bucket, Key: key})
 		}
 	}
 	s.mu.RUnlock()
@@ -41,35 +31,24 @@ func forgetExpiredOf[E expiring, I pending](s *Tracker, records map[string]E, bu
 	}
 	if err := s.store.Apply(ops...); err != nil {
 		s.writeFailed(err)
-		level.Error(s.logger).Log("msg", "could not forget expired "+what, "records", len(ops), "err", err)
+		level.Error(s.logger).Log("msg", "could not forget expired "+k.what+"s", "records", len(ops), "err", err)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, op := range ops {
-		if op.Bucket == k.bucket {
-			if in, ok := k.all(s)[op.Key]; ok {
-				removeIntentLocked(s, k, op.Key, in)
+		if op.Bucket == k.intents.bucket {
+			if in, ok := k.intents.all(s)[op.Key]; ok {
+				removeIntentLocked(s, k.intents, op.Key, in)
 			}
 			continue
 		}
-		if e, ok := records[op.Key]; ok {
-			if project, key := e.idemKey(); key != "" && owns(s.keys[storeKey(project, key)], op.Key) {
-				delete(s.keys, storeKey(project, key))
+		if e, ok := k.records[op.Key]; ok {
+			r := k.op(&e.rec)
+			if sk := storeKey(r.Project, r.IdemKey); r.IdemKey != "" && k.recordOf(s.keys[sk]) == op.Key {
+				delete(s.keys, sk)
 			}
 		}
-		delete(records, op.Key)
+		delete(k.records, op.Key)
 	}
 }
-
-func (e *deployEntry) expiredBy(now time.Time, retention time.Duration) bool {
-	return e.rec.final() && !e.rec.TerminalAt.IsZero() && now.Sub(e.rec.TerminalAt) >= retention
-}
-
-func (e *deployEntry) idemKey() (string, string) { return e.rec.Project, e.rec.IdemKey }
-
-func (e *exportEntry) expiredBy(now time.Time, retention time.Duration) bool {
-	return e.rec.final() && !e.rec.TerminalAt.IsZero() && now.Sub(e.rec.TerminalAt) >= retention
-}
-
-func (e *exportEntry) idemKey() (string, string) { return e.rec.Project, e.rec.IdemKey }
