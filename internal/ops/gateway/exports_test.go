@@ -116,3 +116,32 @@ func TestStaticExportFailedAndRefused(t *testing.T) {
 		t.Errorf("start with a URL for domain: HTTP %d %s, want 400", r.status, r.body)
 	}
 }
+
+// TestAKeyOfAnotherKindIsAnotherRequest: the Idempotency-Keys of a project
+// are one namespace for every kind, so a key that started a static export
+// answers a job create, a deployment trigger and a start of another
+// export as another request (422, nothing sent), and the export's own
+// retry as a replay. Before the engine's keys named the op kind, a job
+// create met an export's key as a request still under way (409).
+func TestAKeyOfAnotherKindIsAnotherRequest(t *testing.T) {
+	t.Parallel()
+	e := newDeployEnv(t, "d1")
+	key := []string{"Idempotency-Key", "shared-key"}
+	first := e.call("POST", "/api/v1/static-export/d1/jobs", `{"domain": "docs.example.com"}`, key...)
+	if first.status != http.StatusAccepted {
+		t.Fatalf("start: HTTP %d %s", first.status, first.body)
+	}
+	for _, c := range []struct{ name, path, body string }{
+		{"job create", "/api/v2/agent/d1/job", `{"prompt": "x"}`},
+		{"deployment trigger", "/api/v1/project/update/d1", `{}`},
+		{"another export", "/api/v1/static-export/d1/jobs", `{"domain": "other.example.com"}`},
+	} {
+		if r := e.call("POST", c.path, c.body, key...); r.status != http.StatusUnprocessableEntity {
+			t.Errorf("%s with the export's key: HTTP %d %s, want 422", c.name, r.status, r.body)
+		}
+	}
+	if r := e.call("POST", "/api/v1/static-export/d1/jobs", `{"domain": "docs.example.com"}`, key...); r.status != http.StatusAccepted ||
+		r.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("the export's retry: HTTP %d %s, want a replay", r.status, r.body)
+	}
+}
