@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
@@ -129,4 +130,30 @@ func kill9Operation(t *testing.T, k kill9Kind) {
 func withBody(k stallKind, body string) stallKind {
 	k.body = body
 	return k
+}
+
+// TestEveryKindRunsThroughTheTables: the kill -9, replicas and Redis
+// stall tables have a row for every kind the engine follows
+// (tracker.Kinds), so a kind added to the registry without its rows fails
+// here rather than going untested.
+func TestEveryKindRunsThroughTheTables(t *testing.T) {
+	t.Parallel()
+	stall, kill9 := map[string]bool{}, map[string]bool{}
+	for _, k := range stallKinds {
+		stall[k.name] = true
+	}
+	for _, k := range kill9Kinds {
+		kill9[k.name] = true
+	}
+	for _, k := range tracker.Kinds() {
+		if !stall[k.Name] {
+			t.Errorf("kind %s has no row in stallKinds (TestRedisStallKeepsAcknowledgedOperations)", k.Name)
+		}
+		if !kill9[k.Name] {
+			t.Errorf("kind %s has no row in kill9Kinds (TestKill9EveryKind, TestReplicasEveryKind)", k.Name)
+		}
+	}
+	if len(stall) != len(tracker.Kinds()) || len(kill9) != len(tracker.Kinds()) {
+		t.Errorf("%d stall rows and %d kill -9 rows for %d kinds: a row names no kind", len(stall), len(kill9), len(tracker.Kinds()))
+	}
 }
