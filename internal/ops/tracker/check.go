@@ -65,7 +65,7 @@ func rebuild(bucket string, k []byte) ([]byte, bool) {
 // create a second job.
 func refuseUnreadable(st stateStore) error {
 	n, first := 0, ""
-	for _, b := range []string{store.Jobs, bucketIntents, bucketMessageIntents, bucketDeployments, bucketDeployIntents, bucketExports, bucketExportIntents} {
+	for _, b := range append([]string{store.Jobs}, storeOptions(&Config{}).Buckets...) {
 		err := st.ForEachIn(b, func(k, v []byte) error {
 			if _, ok := classify(b, k, v); !ok {
 				if n++; first == "" {
@@ -99,24 +99,17 @@ func classify(bucket string, k, v []byte) (string, bool) {
 		in, err := decodeMessageIntent(v)
 		return err == nil && storeKey(in.Project, in.ID) == string(k)
 	}
-	isDeployment := func() bool {
-		r, err := deploySpec.decode(v)
-		return err == nil && storeKey(r.Project, r.ID) == string(k)
+	tests := map[string]func() bool{store.Jobs: isJob, bucketIntents: isIntent, bucketMessageIntents: isMessageIntent}
+	records, intents := []string{}, []string{}
+	for _, kind := range Kinds() {
+		if kind.state == nil {
+			continue
+		}
+		for b, is := range kind.state.forms() {
+			tests[b] = func() bool { return is(k, v) }
+		}
+		records, intents = append(records, kind.Records), append(intents, kind.Intents)
 	}
-	isDeployIntent := func() bool {
-		in, err := triggerCodec.decode(v)
-		return err == nil && storeKey(in.Project, in.ID) == string(k)
-	}
-	isExport := func() bool {
-		r, err := exportSpec.decode(v)
-		return err == nil && storeKey(r.Project, r.ID) == string(k)
-	}
-	isExportIntent := func() bool {
-		in, err := startCodec.decode(v)
-		return err == nil && storeKey(in.Project, in.ID) == string(k)
-	}
-	tests := map[string]func() bool{store.Jobs: isJob, bucketIntents: isIntent, bucketMessageIntents: isMessageIntent,
-		bucketDeployments: isDeployment, bucketDeployIntents: isDeployIntent, bucketExports: isExport, bucketExportIntents: isExportIntent}
 	if bucket != "" {
 		if is, ok := tests[bucket]; ok {
 			return bucket, is()
@@ -124,9 +117,10 @@ func classify(bucket string, k, v []byte) (string, bool) {
 		return "", false
 	}
 	// Without a bucket (a page the tree no longer reaches), in this order:
-	// a deployment intent, an export intent and a message intent also have
-	// what a create intent needs, so they are tried first.
-	for _, b := range []string{store.Jobs, bucketDeployments, bucketExports, bucketExportIntents, bucketDeployIntents, bucketMessageIntents, bucketIntents} {
+	// an op kind's intent and a message intent also have what a create
+	// intent needs, so they are tried first.
+	order := append(append(append([]string{store.Jobs}, records...), intents...), bucketMessageIntents, bucketIntents)
+	for _, b := range order {
 		if tests[b]() {
 			return b, true
 		}
@@ -137,11 +131,10 @@ func classify(bucket string, k, v []byte) (string, bool) {
 // pick prefers, of two versions of a job or a deployment, the one that
 // got further: a version is only ever written after the ones it follows.
 func pick(bucket string, a, b []byte) []byte {
-	switch bucket {
-	case bucketDeployments:
-		return pickDeployment(a, b)
-	case bucketExports:
-		return pickExport(a, b)
+	for _, kind := range Kinds() {
+		if kind.state != nil && bucket == kind.Records {
+			return kind.state.pick(a, b)
+		}
 	}
 	if bucket != store.Jobs {
 		return a

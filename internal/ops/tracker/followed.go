@@ -80,6 +80,9 @@ type opSpec[R comparable, P opRecord[R, V], V any, I pending] struct {
 	// it is settled.
 	base  func(in I, id string) R
 	adopt func(r *R, in I)
+	// further reports whether version b of a record got further than a
+	// (nil: neither does; the state tools' pick).
+	further func(a, b R) bool
 	// endpoint is the read's.
 	endpoint string
 	// schedule sets e's next poll after a read of rec at at.
@@ -137,10 +140,29 @@ func (k *opSpec[R, P, V, I]) decode(data []byte) (R, error) {
 }
 
 // pick prefers, of two versions of a record in the state, the readable
-// one, then the final one (its count is written with it), then b when
-// further says it got further than a (pickRecord).
-func (k *opSpec[R, P, V, I]) pick(a, b []byte, further func(a, b R) bool) []byte {
+// one, then the final one (its count is written with it), then the one
+// further along (further), else the first (pickRecord).
+func (k *opSpec[R, P, V, I]) pick(a, b []byte) []byte {
+	further := k.further
+	if further == nil {
+		further = func(R, R) bool { return false }
+	}
 	return pickRecord(a, b, k.decode, func(r R) bool { return k.op(&r).Counted || k.op(&r).Lost }, further)
+}
+
+// forms are the state tools' tests of the kind's values by bucket: a
+// record or an intent that decodes, under its own key.
+func (k *opSpec[R, P, V, I]) forms() map[string]func(key, value []byte) bool {
+	return map[string]func(key, value []byte) bool{
+		k.bucket: func(key, v []byte) bool {
+			r, err := k.decode(v)
+			return err == nil && storeKey(k.op(&r).Project, k.id(&r)) == string(key)
+		},
+		k.intents.bucket: func(key, v []byte) bool {
+			in, err := k.decodeIntent(v)
+			return err == nil && storeKey(in.intentProject(), in.intentID()) == string(key)
+		},
+	}
 }
 
 // count applies the event ev of a persisted change of rec to the kind's

@@ -51,9 +51,3 @@ var triggerCodec = opIntentCodec[deployIntent, *deployIntent]{what: "deployment 
 
 // validDeployKind reports whether k is a kind of deployment the API has.
 func validDeployKind(k string) bool { return k == KindUpdate || k == KindPreview }
-
-// pickDeployment prefers, of two versions of a deployment, the final one
-// (its count is written with it), then the one read last.
-func pickDeployment(a, b []byte) []byte {
-	return deploySpec.pick(a, b, func(deployRecord, deployRecord) bool { return false })
-}

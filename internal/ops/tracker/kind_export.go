@@ -43,6 +43,8 @@ var exportSpec = &opSpec[exportRecord, *exportRecord, ExportView, *exportIntent]
 		"started dismiss the start with DELETE /api/v1/static-export/%[1]s/unknown-starts/%[2]s",
 	base:  func(_ *exportIntent, id string) exportRecord { return exportRecord{ID: id} },
 	adopt: func(r *exportRecord, in *exportIntent) { r.Domain = in.Domain },
+	// Of two versions of one running, the one further along.
+	further: func(a, b exportRecord) bool { return b.Progress > a.Progress },
 	schedule: func(cfg *Config, e *exportEntry, r *exportRecord, at time.Time) {
 		e.nextPoll = time.Time{}
 		if !r.final() {

@@ -49,9 +49,3 @@ type exportIntent struct {
 // startCodec reads and writes the start intents.
 var startCodec = opIntentCodec[exportIntent, *exportIntent]{what: "static export intent", missing: "domain",
 	valid: func(in *exportIntent) bool { return in.Domain != "" }}
-
-// pickExport prefers, of two versions of an export, the final one, then
-// the one further along.
-func pickExport(a, b []byte) []byte {
-	return exportSpec.pick(a, b, func(x, y exportRecord) bool { return y.Progress > x.Progress })
-}
