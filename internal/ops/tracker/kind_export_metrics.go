@@ -21,7 +21,7 @@ type exportMetrics struct {
 
 func newExportMetrics() *exportMetrics {
 	m := newOpMetrics(opFamilies{stem: "mintlify_static_export", noun: "static export", requests: "static export starts", route: "unknown-starts",
-		ended: "last updatedAt", finals: []string{apiclient.StaticExportCompleted, apiclient.StaticExportFailed}, buckets: ExportDurationBuckets})
+		ended: "updatedAt", finals: []string{apiclient.StaticExportCompleted, apiclient.StaticExportFailed}, buckets: ExportDurationBuckets})
 	return &exportMetrics{opMetrics: m,
 		progress: prometheus.NewDesc("mintlify_static_export_progress_ratio",
 			"Progress (0-1) of the newest static export in progress; 0 when there is none.", []string{"project"}, nil),

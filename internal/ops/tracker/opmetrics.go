@@ -24,7 +24,9 @@ type opFamilies struct {
 	// ("deployment triggers"), and route the route listing those of
 	// unknown outcome ("unknown-triggers").
 	stem, noun, requests, route string
-	// ended is the API's field that says when one ended ("endedAt").
+	// ended is the API's field that says when one ended ("endedAt"). The
+	// families' HELP lines must stay within 160 characters
+	// (checkHelpLines in internal/e2e): keep the words short.
 	ended string
 	// labels are the kind's labels beside project (deployments: kind),
 	// values the label values each series is pre-created for (nil: none).
@@ -70,11 +72,11 @@ func newOpMetrics(f opFamilies) *opMetrics {
 			fmt.Sprintf("Time of each finished %s, from the API's createdAt to its %s, by final status.", f.noun, f.ended), f.buckets), final),
 		inProgress: desc("s_in_progress", fmt.Sprintf("%s followed by the exporter that are not final yet (queued ones included)%s.", nouns, by)),
 		oldest: desc("_oldest_in_progress_age_seconds",
-			fmt.Sprintf("Age, from the API's createdAt, of the oldest followed %s not yet final; 0 when there is none.", f.noun)),
-		unknown: desc("_unknown_outcomes", fmt.Sprintf("%s%s perhaps sent, their answer never recorded (GET .../%s), waiting for an operator.",
+			fmt.Sprintf("Age, from the API's createdAt, of the oldest %s followed and not final; 0 when none is.", f.noun)),
+		unknown: desc("_unknown_outcomes", fmt.Sprintf("%s%s perhaps sent, answer never recorded (GET .../%s), waiting for an operator.",
 			strings.ToUpper(f.requests[:1]), f.requests[1:], f.route)),
 		lastSuccess: desc("_last_success_timestamp_seconds",
-			fmt.Sprintf("The API's %s of the latest successful %s the exporter followed (absent until one is known).", f.ended, f.noun)),
+			fmt.Sprintf("The API's %s of the latest successful %s followed (absent until one is known).", f.ended, f.noun)),
 	}
 }
 
