@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"regexp"
 	"strings"
 	"unicode"
@@ -96,6 +97,10 @@ func (r StaticExportRequest) check() error {
 	}
 	return nil
 }
+
+// Check is check, for a gateway that refuses a body before it takes
+// anything of it further.
+func (r StaticExportRequest) Check() error { return r.check() }
 
 // checkText refuses a value over max bytes or with a character that is
 // not printable (a newline, a NUL).
@@ -288,10 +293,31 @@ func (c *Client) BundleStaticExport(ctx context.Context, jobID string) (StaticEx
 	if b.URL.IsZero() {
 		return StaticExportBundle{}, fmt.Errorf("mintlify API %s: response has no bundleUrl", EndpointStaticExportBundle)
 	}
+	if !usableBundleURL(b.URL.Reveal()) {
+		// Never quoted: a URL cut short may still grant the download.
+		return StaticExportBundle{}, fmt.Errorf("mintlify API %s: response has a bundleUrl that is not an https URL of at most %d printable bytes",
+			EndpointStaticExportBundle, maxBundleURLBytes)
+	}
 	if b.JobID = answeredID(b.JobID); b.JobID == "" {
 		b.JobID = jobID
 	}
 	return b, nil
+}
+
+// maxBundleURLBytes bounds the presigned URL of a bundle, which the gateway
+// answers as it is (it cannot be cut): a presigned S3 link is well under
+// 2 KiB; one of megabytes is a broken answer, not a link to pass on.
+const maxBundleURLBytes = 16 << 10
+
+// usableBundleURL reports whether u can be answered as a bundle's link:
+// an absolute https URL with a host, of at most maxBundleURLBytes bytes of
+// printable ASCII (a presigned link is percent-encoded).
+func usableBundleURL(u string) bool {
+	if len(u) > maxBundleURLBytes || strings.IndexFunc(u, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
+		return false
+	}
+	p, err := url.Parse(u)
+	return err == nil && p.Scheme == "https" && p.Host != ""
 }
 
 // boundExport bounds what an answer holds before anyone keeps it: an id

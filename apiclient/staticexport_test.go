@@ -272,6 +272,18 @@ func TestStaticExportBundleURLNeverInErrors(t *testing.T) {
 		"bad expiry": func(w http.ResponseWriter, _ *http.Request) {
 			writeJSONBody(w, 200, `{"bundleUrl": "`+secretURL+`", "expiresAt": "soon"}`)
 		},
+		// Issue 36 (4.4): every string from the API the gateway serves is
+		// bounded; a URL cannot be cut, so one that is no usable link is
+		// refused, unquoted.
+		"1 MB URL": func(w http.ResponseWriter, _ *http.Request) {
+			writeJSONBody(w, 200, `{"bundleUrl": "`+secretURL+strings.Repeat("a", 1<<20)+`"}`)
+		},
+		"http URL": func(w http.ResponseWriter, _ *http.Request) {
+			writeJSONBody(w, 200, `{"bundleUrl": "http`+strings.TrimPrefix(secretURL, "https")+`"}`)
+		},
+		"URL with a newline": func(w http.ResponseWriter, _ *http.Request) {
+			writeJSONBody(w, 200, `{"bundleUrl": "`+secretURL+`\nX-Injected: 1"}`)
+		},
 	} {
 		_, srv := serve(t, h)
 		_, err := newClient(t, srv.URL, func(cfg *apiclient.Config) { cfg.MaxRetries = 0 }).BundleStaticExport(ctx, "se_1")

@@ -85,6 +85,14 @@ var exporterMetrics = []string{
 	"mintlify_deployment_last_success_timestamp_seconds",
 	"mintlify_deployment_oldest_in_progress_age_seconds",
 	"mintlify_deployment_unknown_outcomes",
+	// Static exports.
+	"mintlify_static_exports_finished_total",
+	"mintlify_static_exports_in_progress",
+	"mintlify_static_export_progress_ratio",
+	"mintlify_static_export_pages_exported",
+	"mintlify_static_export_last_success_timestamp_seconds",
+	"mintlify_static_export_oldest_in_progress_age_seconds",
+	"mintlify_static_export_unknown_outcomes",
 	// Exporter.
 	"mintlify_exporter_build_info",
 	"mintlify_exporter_config_last_reload_successful",
@@ -103,6 +111,7 @@ var exporterHistograms = []string{
 	"mintlify_agent_job_duration_seconds",
 	"mintlify_agent_poll_delay_seconds",
 	"mintlify_deployment_duration_seconds",
+	"mintlify_static_export_duration_seconds",
 }
 
 // standardMetrics come from client_golang's Go and process collectors and from Prometheus itself

@@ -166,6 +166,19 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
     },
     {
       comment:: |||
+        The static exports' twin of mintlify:deployments_finished:seen_timestamp: the evaluation's time
+        while an export was seen ending (completed or failed) within 2m, per project and status, whichever
+        replica counted it.
+      |||,
+      record: 'mintlify:static_exports_finished:seen_timestamp',
+      expr: |||
+        timestamp(
+          sum without (%(replicas)s) (increase(mintlify_static_exports_finished_total[2m])) > 0
+        )
+      ||| % t,
+    },
+    {
+      comment:: |||
         Share of the AI assistant's turns (questions) left unanswered: unanswered / every resolution, per
         project and window. 0..1; only defined when there were turns. The denominator is the sum
         of the resolutions, so that a resolution the API adds later is counted rather than dropped.
@@ -582,6 +595,55 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
     },
     {
       comment:: |||
+        Static exports started or handed over through the gateway (issue 36): fires while the last export
+        of a project seen ending failed, until a completed one is seen after it or the lookback passes, as
+        MintlifyDeploymentFailed. for: 0m: a failed export is an event.
+      |||,
+      alert: 'MintlifyStaticExportFailed',
+      expr: |||
+        max without (status) (
+          max_over_time(mintlify:static_exports_finished:seen_timestamp{status="failed"}[%(staticExportFailedLookback)s]) # threshold
+        )
+          unless
+        max without (status) (
+          max_over_time(mintlify:static_exports_finished:seen_timestamp{status="completed"}[%(staticExportFailedLookback)s]) # threshold
+            > ignoring (status)
+          max_over_time(mintlify:static_exports_finished:seen_timestamp{status="failed"}[%(staticExportFailedLookback)s]) # threshold
+        )
+      ||| % t,
+      'for': '0m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'A static export of the documentation failed and none has completed since.',
+        description: oneLine(|||
+          The last static export of project {{ $labels.project }} followed by job {{ $labels.job }} failed
+          (seen by {{ $value | humanizeTimestamp }}) and none has completed since. Its error is in
+          GET /api/v1/static-export/{{ $labels.project }}/jobs?status=failed.
+        |||),
+      },
+    },
+    {
+      comment:: |||
+        The age of the oldest static export of a project queued or running (from the API's createdAt),
+        whichever replica follows it. The sandbox's take a minute; an hour is longer than a large site's
+        should. for: 5m: one that ended just past the threshold is seen at the next poll.
+      |||,
+      alert: 'MintlifyStaticExportStuck',
+      expr: |||
+        max without (%(replicas)s) (mintlify_static_export_oldest_in_progress_age_seconds) > %(staticExportStuckSeconds)s # threshold
+      ||| % t,
+      'for': t.staticExportStuckFor,
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'A static export has been queued or running for too long.',
+        description: oneLine(|||
+          The oldest static export of project {{ $labels.project }} followed by job {{ $labels.job }} has been
+          queued or running for {{ $value | humanizeDuration }}.
+        |||),
+      },
+    },
+    {
+      comment:: |||
         Both visitors comparisons below read mintlify:site_unique_visitors:ratio_1w's two kinds of series:
         live windows at the same time a week earlier, and window="yesterday", whole days, which works
         over backfilled history too (given the scrape target's job label: --backfill.label). Like the
@@ -750,6 +812,27 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
           {{ $value }} {{ $labels.kind }} trigger(s) of project {{ $labels.project }} (job {{ $labels.job }})
           were sent to the Mintlify API without a recorded answer: deployments may run unfollowed. List them
           with GET /api/v1/project/{{ $labels.project }}/unknown-triggers, then follow or dismiss each.
+        |||),
+      },
+    },
+    {
+      comment:: |||
+        The static exports' twin of MintlifyDeploymentOutcomeUnknown: starts that wait for an operator
+        (GET /api/v1/static-export/{project}/unknown-starts), resolved when each is followed (track
+        ?intent=) or dismissed.
+      |||,
+      alert: 'MintlifyStaticExportOutcomeUnknown',
+      expr: |||
+        max without (%(replicas)s) (mintlify_static_export_unknown_outcomes) > 0
+      ||| % t,
+      'for': t.staticExportUnknownFor,
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'Static export starts of unknown outcome may have started exports that nobody follows.',
+        description: oneLine(|||
+          {{ $value }} static export start(s) of project {{ $labels.project }} (job {{ $labels.job }}) were sent
+          to the Mintlify API without a recorded answer. List them with
+          GET /api/v1/static-export/{{ $labels.project }}/unknown-starts, then follow or dismiss each.
         |||),
       },
     },

@@ -74,6 +74,11 @@ type Project struct {
 	// Deployments: the gateway triggers and follows its deployments (with
 	// --web.enable-deployment-api).
 	Deployments bool
+	// StaticExports: the gateway starts and follows its static exports
+	// (with --web.enable-static-export-api). The API's exports are per
+	// organization: the project names which organization's key is used
+	// and which project label counts them.
+	StaticExports bool
 }
 
 // Organization returns the organization named name.
@@ -113,6 +118,18 @@ func (c *Config) DeploymentProjects() []string {
 	var out []string
 	for _, p := range c.Projects {
 		if p.Deployments {
+			out = append(out, p.ID)
+		}
+	}
+	return out
+}
+
+// ExportProjects are the ids of the projects whose static exports the
+// gateway starts and follows.
+func (c *Config) ExportProjects() []string {
+	var out []string
+	for _, p := range c.Projects {
+		if p.StaticExports {
 			out = append(out, p.ID)
 		}
 	}

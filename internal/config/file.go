@@ -47,6 +47,8 @@ type fileProject struct {
 	Paths        filePaths `yaml:"paths"`
 	AgentJobs    bool      `yaml:"agent_jobs"`
 	Deployments  bool      `yaml:"deployments"`
+	// StaticExports: the gateway starts and follows its static exports.
+	StaticExports bool `yaml:"static_exports"`
 	// Sources by name, or a list of names; left out: the default sources.
 	Sources sourcesEntry `yaml:"sources"`
 }
@@ -282,7 +284,7 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 	ids := map[string]int{}
 	for i, fp := range raw.Projects {
 		key := fmt.Sprintf("projects[%d]", i)
-		p := Project{Organization: fp.Organization, AgentJobs: fp.AgentJobs, Deployments: fp.Deployments}
+		p := Project{Organization: fp.Organization, AgentJobs: fp.AgentJobs, Deployments: fp.Deployments, StaticExports: fp.StaticExports}
 		p.ID = fp.ID
 		b.projectID(key, i, fp.ID, ids)
 		p.Organization = b.projectOrganization(key, fp.Organization, raw.Organizations, orgs)

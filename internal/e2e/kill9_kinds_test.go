@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
@@ -35,6 +36,9 @@ var kill9Kinds = []kill9Kind{
 	{stallKind: stallKinds[1], running: "in_progress", hold: (*fakeapi.Server).HoldDeployments,
 		unknown: "/api/v1/project/p1/unknown-triggers", gauge: "mintlify_deployment_unknown_outcomes{kind=update,project=p1}",
 		series: "mintlify_deployment", runningSeries: "mintlify_deployments_in_progress{kind=update,project=p1}"},
+	{stallKind: stallKinds[2], running: "running", hold: (*fakeapi.Server).HoldStaticExports,
+		unknown: "/api/v1/static-export/p1/unknown-starts", gauge: "mintlify_static_export_unknown_outcomes{project=p1}",
+		series: "mintlify_static_export", runningSeries: "mintlify_static_exports_in_progress{project=p1}"},
 }
 
 // TestKill9EveryKind, for every kind of operation, kills the built
@@ -56,13 +60,13 @@ func TestKill9EveryKind(t *testing.T) {
 }
 
 func kill9Operation(t *testing.T, k kill9Kind) {
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}})
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}, StaticExportDuration: e2eExportDuration})
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	statePath := filepath.Join(t.TempDir(), "agent.db")
 	start := func() *testutil.Exporter {
 		x := startExporter(t, []string{"MINTLIFY_API_KEY=mint_test"}, "--mintlify.api-url="+srv.URL, "--mintlify.project=p1",
-			"--web.enable-agent-api", "--web.enable-deployment-api", "--agent.state-file="+statePath, "--agent.poll-interval=200ms",
+			"--web.enable-agent-api", "--web.enable-deployment-api", "--web.enable-static-export-api", "--agent.state-file="+statePath, "--agent.poll-interval=200ms",
 			"--mintlify.max-retries=0")
 		testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
 		return x
@@ -126,4 +130,30 @@ func kill9Operation(t *testing.T, k kill9Kind) {
 func withBody(k stallKind, body string) stallKind {
 	k.body = body
 	return k
+}
+
+// TestEveryKindRunsThroughTheTables: the kill -9, replicas and Redis
+// stall tables have a row for every kind the engine follows
+// (tracker.Kinds), so a kind added to the registry without its rows fails
+// here rather than going untested.
+func TestEveryKindRunsThroughTheTables(t *testing.T) {
+	t.Parallel()
+	stall, kill9 := map[string]bool{}, map[string]bool{}
+	for _, k := range stallKinds {
+		stall[k.name] = true
+	}
+	for _, k := range kill9Kinds {
+		kill9[k.name] = true
+	}
+	for _, k := range tracker.Kinds() {
+		if !stall[k.Name] {
+			t.Errorf("kind %s has no row in stallKinds (TestRedisStallKeepsAcknowledgedOperations)", k.Name)
+		}
+		if !kill9[k.Name] {
+			t.Errorf("kind %s has no row in kill9Kinds (TestKill9EveryKind, TestReplicasEveryKind)", k.Name)
+		}
+	}
+	if len(stall) != len(tracker.Kinds()) || len(kill9) != len(tracker.Kinds()) {
+		t.Errorf("%d stall rows and %d kill -9 rows for %d kinds: a row names no kind", len(stall), len(kill9), len(tracker.Kinds()))
+	}
 }

@@ -36,7 +36,15 @@ var stallKinds = []stallKind{
 		ids:  func(f *fakeapi.Server) []string { return f.DeploymentIDs("p1", "update") },
 		view: func(id string) string { return "/api/v1/project/update-status/" + id }, final: "success",
 		finished: "mintlify_deployments_finished_total{kind=update,project=p1,status=success}"},
+	{name: "static_export", endpoint: apiclient.EndpointStartStaticExport, start: "/api/v1/static-export/p1/jobs", body: `{"domain":"docs.example.com"}`,
+		ids:  func(f *fakeapi.Server) []string { return f.StaticExportIDs() },
+		view: func(id string) string { return "/api/v1/static-export/p1/jobs/" + id }, final: "completed",
+		finished: "mintlify_static_exports_finished_total{project=p1,status=completed}"},
 }
+
+// e2eExportDuration is how long the fake's static exports take in these
+// tests (a minute by default: the sandbox's).
+const e2eExportDuration = 3 * time.Second
 
 // TestRedisStallKeepsAcknowledgedOperations (issue 36, 4.1), for every
 // kind: two replicas on a real redis-server; an operation is started
@@ -61,10 +69,11 @@ func TestRedisStallKeepsAcknowledgedOperations(t *testing.T) {
 func redisStall(t *testing.T, k stallKind) {
 	const lease = 3 * time.Second
 	redis := testutil.NewRedis(t)
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}, APIKey: "mint_test"})
+	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}, APIKey: "mint_test", StaticExportDuration: e2eExportDuration})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "stall:", lease, "--web.enable-agent-api", "--web.enable-deployment-api")
+	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "stall:", lease, "--web.enable-agent-api", "--web.enable-deployment-api",
+		"--web.enable-static-export-api")
 	client := &http.Client{Timeout: 90 * time.Second}
 	call := func(x *testutil.Exporter, method, path, body, key string) (int, []byte, http.Header) {
 		return blackbox.Call(t, client, method, x.Base+path, key, body)

@@ -253,7 +253,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	// flight finish and every job they acknowledge is recorded.
 	defer jobs.stop()
 	if o.Gateway.On() {
-		logGateway(logger, gatewayName(o.Gateway.Enabled, o.Gateway.Deployments), front.Protected(), o.Sandbox, *o.Server.Web.WebConfigFile)
+		logGateway(logger, gatewayName(o.Gateway.Enabled, o.Gateway.Deployments, o.Gateway.StaticExports), front.Protected(), o.Sandbox, *o.Server.Web.WebConfigFile)
 	}
 	// The jobs were built from cfg: at the start, the organizations apply it.
 	if err := set.Apply(cfg); err != nil {
@@ -299,8 +299,12 @@ func logGateway(logger log.Logger, name string, protected, sandbox bool, webConf
 }
 
 // gatewayName names what the gateway serves, for its log line.
-func gatewayName(agent, deployments bool) string {
+func gatewayName(agent, deployments, exports bool) string {
 	switch {
+	case exports && (agent || deployments):
+		return "operations gateway (agent jobs, deployments, static exports as enabled)"
+	case exports:
+		return "static export gateway"
 	case agent && deployments:
 		return "agent job and deployment gateway"
 	case deployments:
@@ -312,13 +316,16 @@ func gatewayName(agent, deployments bool) string {
 // links are the status page's: metrics, health, and the jobs of each
 // project that accepts them (agentProjects) and the deployments of each
 // that takes them (deployProjects), as the last reload left them.
-func links(telemetryPath string, agentProjects, deployProjects []string) []status.Link {
+func links(telemetryPath string, agentProjects, deployProjects []string, exportProjects ...string) []status.Link {
 	out := []status.Link{{Text: "Metrics", Href: telemetryPath}, {Text: "Health", Href: "/-/healthy"}}
 	for _, p := range agentProjects {
 		out = append(out, status.Link{Text: "Jobs of " + p, Href: "/api/v2/agent/" + url.PathEscape(p) + "/jobs"})
 	}
 	for _, p := range deployProjects {
 		out = append(out, status.Link{Text: "Deployments of " + p, Href: "/api/v1/project/" + url.PathEscape(p) + "/deployments"})
+	}
+	for _, p := range exportProjects {
+		out = append(out, status.Link{Text: "Static exports of " + p, Href: "/api/v1/static-export/" + url.PathEscape(p) + "/jobs"})
 	}
 	return out
 }

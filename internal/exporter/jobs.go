@@ -61,6 +61,9 @@ func newLocalJobs(api tracker.Upstream, reg prometheus.Registerer, trkCfg tracke
 	if gwCfg.DeploymentProjects != nil {
 		followed = append(slices.Clone(followed), gwCfg.DeploymentProjects()...)
 	}
+	if gwCfg.ExportProjects != nil {
+		followed = append(slices.Clone(followed), gwCfg.ExportProjects()...)
+	}
 	if err := trk.AddProjects(followed); err != nil {
 		_ = trk.Close()
 		return nil, err
@@ -170,14 +173,16 @@ type jobsPart struct {
 	// gateway's 404; deployProjects take deployments; orgOf names each
 	// project's organization. All as the last configuration applied left
 	// them.
-	agentProjects, exported, deployProjects *atomic.Pointer[[]string]
-	orgOf                                   *atomic.Pointer[map[string]string]
+	agentProjects, exported, deployProjects, exportProjects *atomic.Pointer[[]string]
+	orgOf                                                   *atomic.Pointer[map[string]string]
 	// closeIdle closes the local state when Run never took it over (an
 	// early return of Serve); stopRun ends Run once started.
 	closeIdle, stopRun func()
 	// agentOn and deploymentsOn: --web.enable-agent-api and
 	// --web.enable-deployment-api.
 	agentOn, deploymentsOn bool
+	// exportsOn: --web.enable-static-export-api.
+	exportsOn bool
 }
 
 // jobsSettings are what the jobs subsystem is built from.
@@ -196,9 +201,9 @@ type jobsSettings struct {
 // joins the election for the gateway; the gateway is off when not enabled.
 func newJobs(s jobsSettings) (*jobsPart, error) {
 	j := &jobsPart{agentProjects: &atomic.Pointer[[]string]{}, exported: &atomic.Pointer[[]string]{},
-		deployProjects: &atomic.Pointer[[]string]{}, orgOf: &atomic.Pointer[map[string]string]{},
+		deployProjects: &atomic.Pointer[[]string]{}, exportProjects: &atomic.Pointer[[]string]{}, orgOf: &atomic.Pointer[map[string]string]{},
 		closeIdle: func() {}, stopRun: func() {}}
-	j.agentOn, j.deploymentsOn = s.o.Gateway.Enabled, s.o.Gateway.Deployments
+	j.agentOn, j.deploymentsOn, j.exportsOn = s.o.Gateway.Enabled, s.o.Gateway.Deployments, s.o.Gateway.StaticExports
 	j.store(s.cfg)
 	if !s.o.Gateway.On() {
 		return j, nil
@@ -206,11 +211,14 @@ func newJobs(s jobsSettings) (*jobsPart, error) {
 	trkCfg := s.tracker
 	trkCfg.Projects = s.cfg.ProjectIDs()
 	trkCfg.Deployments = s.o.Gateway.Deployments
+	trkCfg.StaticExports = s.o.Gateway.StaticExports
 	gwCfg := s.o.Gateway.Config
 	gwCfg.Projects = *j.agentProjects.Load()
 	gwCfg.NoAgentJobs = !s.o.Gateway.Enabled
 	gwCfg.Deployments = s.o.Gateway.Deployments
 	gwCfg.DeploymentProjects = func() []string { return *j.deployProjects.Load() }
+	gwCfg.StaticExports = s.o.Gateway.StaticExports
+	gwCfg.ExportProjects = func() []string { return *j.exportProjects.Load() }
 	gwCfg.Organization = func(id string) string { return (*j.orgOf.Load())[id] }
 	gwCfg.Exported = func(id string) bool { return slices.Contains(*j.exported.Load(), id) }
 	if s.shared != nil {
@@ -250,6 +258,9 @@ func (j *jobsPart) prepare(cfg *config.Config) error {
 	if j.deploymentsOn {
 		follow = append(follow, cfg.DeploymentProjects()...)
 	}
+	if j.exportsOn {
+		follow = append(follow, cfg.ExportProjects()...)
+	}
 	return j.jobs.Follow(follow)
 }
 
@@ -277,6 +288,11 @@ func (j *jobsPart) store(cfg *config.Config) {
 		deploy = cfg.DeploymentProjects()
 	}
 	j.deployProjects.Store(&deploy)
+	var export []string
+	if j.exportsOn {
+		export = cfg.ExportProjects()
+	}
+	j.exportProjects.Store(&export)
 	orgs := make(map[string]string, len(cfg.Projects))
 	for _, p := range cfg.Projects {
 		orgs[p.ID] = p.Organization
@@ -308,6 +324,6 @@ func (j *jobsPart) report(r *status.Report, telemetryPath string) {
 	r.Links = links(telemetryPath, nil, nil)
 	if j.jobs != nil {
 		r.Jobs = j.jobs.Status()
-		r.Links = links(telemetryPath, *j.agentProjects.Load(), *j.deployProjects.Load())
+		r.Links = links(telemetryPath, *j.agentProjects.Load(), *j.deployProjects.Load(), *j.exportProjects.Load()...)
 	}
 }

@@ -43,7 +43,8 @@ func TestReloadAppliesDeployments(t *testing.T) {
 	next := parse(orgs + "projects: [{id: p1, organization: a}, {id: p2, organization: b, deployments: true}, {id: p3, organization: b, deployments: true}]\n")
 	fj := &followingJobs{}
 	j := &jobsPart{jobs: fj, agentProjects: &atomic.Pointer[[]string]{}, exported: &atomic.Pointer[[]string]{},
-		deployProjects: &atomic.Pointer[[]string]{}, orgOf: &atomic.Pointer[map[string]string]{}, deploymentsOn: true}
+		deployProjects: &atomic.Pointer[[]string]{}, exportProjects: &atomic.Pointer[[]string]{}, orgOf: &atomic.Pointer[map[string]string]{},
+		deploymentsOn: true}
 	j.store(first)
 	if got := *j.deployProjects.Load(); !slices.Equal(got, []string{"p1"}) || len(*j.agentProjects.Load()) != 0 {
 		t.Errorf("at start: deployments %v, agent jobs %v", got, *j.agentProjects.Load())

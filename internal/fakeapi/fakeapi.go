@@ -235,6 +235,8 @@ type Server struct {
 	updates, previews map[string][]time.Time
 	deployBranches    map[string]string
 	holdDeploys       bool
+	// holdExports: see HoldStaticExports.
+	holdExports bool
 	// updateCount counts the updates triggered per project, for
 	// FailEveryUpdate.
 	updateCount map[string]int

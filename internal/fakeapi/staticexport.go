@@ -208,7 +208,13 @@ func (s *Server) handleStaticExportStatus(w http.ResponseWriter, r *http.Request
 	if !ok {
 		return
 	}
-	body := e.view(s.exportDuration(), s.opts.Now())
+	d, now := s.exportDuration(), s.opts.Now()
+	s.mu.Lock()
+	if s.holdExports {
+		now = e.createdAt.Add(d / 4) // running, a quarter of the way
+	}
+	s.mu.Unlock()
+	body := e.view(d, now)
 	if f.UnknownEnum {
 		body.Status = UnknownEnumValue
 	}
@@ -258,4 +264,25 @@ func (s *Server) StaticExports() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.exports)
+}
+
+// HoldStaticExports keeps every export running (a quarter of the way) while
+// hold is true, whatever the clock says; released, each is where its time
+// puts it.
+func (s *Server) HoldStaticExports(hold bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holdExports = hold
+}
+
+// StaticExportIDs are the ids of the exports started, in order.
+func (s *Server) StaticExportIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.exports))
+	for id := range s.exports {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }

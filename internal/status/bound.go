@@ -45,6 +45,12 @@ func (r *Report) bound() {
 			Status: bounded.Label(v.Status), Branch: bounded.Label(v.Branch), SHA: bounded.Label(v.SHA), PreviewURL: bounded.Label(v.PreviewURL),
 			CreatedAt: v.CreatedAt, EndedAt: v.EndedAt}
 	}
+	x := r.Jobs.StaticExports[:min(len(r.Jobs.StaticExports), MaxStaticExports)]
+	r.Jobs.StaticExports = make([]StaticExport, len(x))
+	for i, v := range x {
+		r.Jobs.StaticExports[i] = StaticExport{Project: bounded.Label(v.Project), JobID: bounded.Label(v.JobID), Status: bounded.Label(v.Status),
+			Domain: bounded.Label(v.Domain), Progress: v.Progress, Pages: v.Pages, Bundle: bounded.Label(v.Bundle), CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+	}
 }
 
 func labels(in []string) []string {

@@ -102,6 +102,13 @@ type jobsView struct {
 	Rows        []jobRow
 	Poll        *pollView
 	Deployments []deploymentRow
+	Exports     []exportRow
+}
+
+type exportRow struct {
+	StaticExport
+	Created, Updated when
+	Level            string
 }
 
 type deploymentRow struct {
@@ -259,6 +266,13 @@ func newJobsView(j Jobs, w func(time.Time) when) *jobsView {
 			row.Level = levelWarn
 		}
 		v.Deployments = append(v.Deployments, row)
+	}
+	for _, x := range j.StaticExports {
+		row := exportRow{StaticExport: x, Created: w(x.CreatedAt), Updated: w(x.UpdatedAt)}
+		if x.Status == "failed" || x.Status == "lost" {
+			row.Level = levelWarn
+		}
+		v.Exports = append(v.Exports, row)
 	}
 	return v
 }

@@ -172,6 +172,27 @@ type Jobs struct {
 	// Deployments are the last few deployments followed (at most
 	// MaxDeployments), newest first; empty when none is.
 	Deployments []Deployment `json:"deployments"`
+	// StaticExports are the last few static exports followed (at most
+	// MaxStaticExports), newest first; empty when none is.
+	StaticExports []StaticExport `json:"static_exports"`
+}
+
+// MaxStaticExports is how many static exports the status page lists.
+const MaxStaticExports = 10
+
+// StaticExport is one static export followed by the tracker. A bundle's
+// URL is never here (it is a secret): Bundle says only "bundle ready,
+// expires at ...".
+type StaticExport struct {
+	Project   string    `json:"project"`
+	JobID     string    `json:"job_id"`
+	Status    string    `json:"status"`
+	Domain    string    `json:"domain,omitempty"`
+	Progress  float64   `json:"progress"`
+	Pages     int64     `json:"pages"`
+	Bundle    string    `json:"bundle,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // MaxDeployments is how many deployments the status page lists.

@@ -27,7 +27,7 @@ func FuzzPreviewBody(f *testing.F) {
 		var v struct {
 			Branch json.RawMessage `json:"branch"`
 		}
-		if bad := readDeployBody(rec, req, &v, false); bad != nil {
+		if bad := readBody(rec, req, &v, false, maxDeployBodyBytes); bad != nil {
 			if bad.status != 400 && bad.status != 413 {
 				t.Fatalf("refused %q with %d", body, bad.status)
 			}

@@ -55,6 +55,7 @@ func newDeployEnv(t *testing.T, jobProjects ...string) *deployEnv {
 	tcfg.Projects = []string{"d1", "d2", "d3", "jobs-only"}
 	tcfg.StatePath = filepath.Join(t.TempDir(), "agent.db")
 	tcfg.PollInterval = 10 * time.Millisecond
+	tcfg.StaticExports = true
 	tcfg.Deployments = true // on the wall clock, as its Run ticker: the fake moves by reads, not time
 	trk, err := tracker.New(client, reg, tcfg, nil)
 	if err != nil {
@@ -65,6 +66,8 @@ func newDeployEnv(t *testing.T, jobProjects ...string) *deployEnv {
 	gcfg.Now = clock.Now
 	gcfg.Deployments = true
 	gcfg.DeploymentProjects = func() []string { return []string{"d1", "d2", "d3"} }
+	gcfg.StaticExports = true
+	gcfg.ExportProjects = gcfg.DeploymentProjects
 	gcfg.Organization = func(p string) string { return map[string]string{"d1": "a", "d2": "a", "d3": "b"}[p] }
 	gcfg.Exported = func(p string) bool { return p == "jobs-only" || strings.HasPrefix(p, "d") }
 	logs := &testutil.SyncBuffer{}

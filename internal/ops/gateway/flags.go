@@ -11,17 +11,20 @@ type Flags struct {
 	Enabled bool
 	// Deployments: --web.enable-deployment-api.
 	Deployments bool
+	// StaticExports: --web.enable-static-export-api.
+	StaticExports bool
 }
 
 // On reports whether the gateway serves anything (agent jobs or
 // deployments): the tracker runs then.
-func (f *Flags) On() bool { return f.Enabled || f.Deployments }
+func (f *Flags) On() bool { return f.Enabled || f.Deployments || f.StaticExports }
 
 // RegisterFlags adds the gateway's flags to app, defaulting to Defaults().
 func RegisterFlags(app config.Flagger) *Flags {
 	f := &Flags{Config: Defaults()}
 	app.Flag("web.enable-agent-api", "Serve the agent job gateway under /api/. Anyone who can reach it can open pull requests: protect it with --web.config.file.").Default("false").BoolVar(&f.Enabled)
 	app.Flag("web.enable-deployment-api", "Serve the deployment routes under /api/v1/project/: trigger documentation updates and previews, follow each to its end. Anyone who can reach them can deploy your documentation: protect them with --web.config.file.").Default("false").BoolVar(&f.Deployments)
+	app.Flag("web.enable-static-export-api", "Serve the static export routes under /api/v1/static-export/: start exports of the projects with static_exports: true, follow each to its end, make bundles. Protect them with --web.config.file.").Default("false").BoolVar(&f.StaticExports)
 	config.BytesVar(app, "agent.max-prompt-bytes", "Largest request body (and so prompt) the gateway accepts for a job, e.g. 64KiB; larger ones get 413.", &f.Config.MaxPromptBytes)
 	return f
 }

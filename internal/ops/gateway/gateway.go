@@ -112,7 +112,12 @@ type Config struct {
 	// whose trigger limits it draws on (nil: one organization).
 	Deployments        bool
 	DeploymentProjects func() []string
-	Organization       func(project string) string
+	// StaticExports serves the static export routes (kind_export.go); the
+	// tracker must implement Exporter. ExportProjects are the projects
+	// that take them now, read per request.
+	StaticExports  bool
+	ExportProjects func() []string
+	Organization   func(project string) string
 }
 
 // Defaults returns the configuration the exporter's flags start from.
@@ -157,6 +162,8 @@ type Gateway struct {
 	mux         *http.ServeMux
 	// deploy are the deployment routes' state (nil: not served).
 	deploy *deployRoutes
+	// export is the static export routes' tracker (nil: not served).
+	export Exporter
 }
 
 // New validates cfg, seeds the create limit from the tracker's recent
@@ -199,6 +206,15 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 	} else {
 		g.mux.Handle("/api/v1/project/", Disabled())
 	}
+	if cfg.StaticExports {
+		x, ok := t.(Exporter)
+		if !ok {
+			return nil, errors.New("gateway: the tracker cannot follow static exports")
+		}
+		g.registerExports(x)
+	} else {
+		g.mux.Handle("/api/v1/static-export/", Disabled())
+	}
 	if cfg.NoAgentJobs {
 		g.mux.Handle("/api/v2/agent/", Disabled())
 		g.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
@@ -212,8 +228,10 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 	g.handle("GET "+base+"/jobs", g.list)
 	g.handle("POST "+base+"/job/{id}/track", g.track)
 	g.handle("POST "+base+"/job/{id}/message", g.message)
-	g.handle("GET "+base+"/unknown-creates", g.unknownCreates)
-	g.handle("DELETE "+base+"/unknown-creates/{intentId}", g.dismiss)
+	unknown, dismiss := unknownRoutes(g, "create", g.tracker.UnknownCreates,
+		func(l []tracker.UnknownCreate) any { return UnknownCreateList{UnknownCreates: l} }, g.tracker.DismissIntent)
+	g.handle("GET "+base+"/unknown-creates", unknown)
+	g.handle("DELETE "+base+"/unknown-creates/{intentId}", dismiss)
 	// Method-less fallbacks answer 405 in JSON; everything else 404 in JSON.
 	g.mux.HandleFunc(base+"/job", methodNotAllowed("POST"))
 	g.mux.HandleFunc(base+"/job/{id}", methodNotAllowed("GET, HEAD"))
@@ -234,6 +252,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.Serv
 // JSON, saying how to enable it.
 func Disabled() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/v1/static-export/") {
+			writeError(w, http.StatusNotFound, "the static export routes are disabled; start the exporter with --web.enable-static-export-api")
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, "/api/v1/project/") {
 			writeError(w, http.StatusNotFound, "the deployment routes are disabled; start the exporter with --web.enable-deployment-api")
 			return
@@ -302,15 +324,6 @@ func unknownStatus(err error, metAgain bool) int {
 		return http.StatusGatewayTimeout
 	}
 	return http.StatusBadGateway
-}
-
-// writeUnknown answers a request whose outcome is unknown (unknownStatus).
-func writeUnknown(w http.ResponseWriter, err error, metAgain bool) {
-	msg := err.Error()
-	if metAgain {
-		msg += "; nothing was sent"
-	}
-	writeError(w, unknownStatus(err, metAgain), msg)
 }
 
 // upstreamContext is the context of a call upstream for r: detached from
@@ -479,10 +492,12 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		apiErr    *apiclient.APIError
 		stateErr  *tracker.StateError
 		intentErr *tracker.IntentError
-		unknown   *tracker.OutcomeUnknownError
 		collision *tracker.IDCollisionError
 		badID     *tracker.BadIDError
 	)
+	if a, ok := g.unknownAnswer(project, op, err); ok {
+		return a
+	}
 	switch {
 	case errors.As(err, &badID):
 		return answer{status: http.StatusBadRequest, reason: reasonBadRequest, msg: err.Error() + "; nothing was sent"}
@@ -490,20 +505,17 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		return answer{status: http.StatusUnprocessableEntity, reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}
 	case errors.Is(err, tracker.ErrIdempotencyKeyInFlight):
 		return answer{status: http.StatusConflict, reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}
-	case errors.As(err, &unknown) && unknown.Err == nil:
-		// A retry with the key of a create whose outcome is unknown.
-		return answer{status: unknownStatus(err, true), reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}
-	case errors.As(err, &unknown):
-		level.Warn(g.logger).Log("msg", "create of unknown outcome", "op", op, "project", project, "intent", unknown.Intent.ID, "err", unknown.Err)
-		return answer{status: unknownStatus(err, false), reason: reasonUpstreamError, msg: err.Error()}
+	case errors.Is(err, apiclient.ErrOtherProject):
+		return answer{status: http.StatusConflict, reason: reasonUpstreamError, msg: "the API says this operation is another project's; nothing is followed"}
 	case errors.As(err, &collision):
 		return answer{status: http.StatusBadGateway, reason: reasonUpstreamError, msg: err.Error()}
 	case errors.As(err, &intentErr):
 		level.Error(g.logger).Log("msg", "create not sent: state file not writable", "op", op, "project", project, "err", intentErr.Err)
 		return answer{status: http.StatusServiceUnavailable, reason: reasonStateError, msg: err.Error()}
 	case errors.As(err, &stateErr):
-		level.Error(g.logger).Log("msg", "job not persisted", "op", op, "project", project, "job", stateErr.JobID, "err", stateErr.Err)
-		// Not a rejection: the job exists upstream and is tracked in memory.
+		level.Error(g.logger).Log("msg", "operation not persisted", "op", op, "project", project, "id", stateErr.JobID, "err", stateErr.Err)
+		// Not a rejection: the operation exists upstream and is followed
+		// in memory.
 		return answer{status: http.StatusInternalServerError, msg: stateErr.Error()}
 	case errors.As(err, &throttled):
 		setRetryAfter(w, throttled.Until.Sub(g.cfg.Now()))
@@ -527,6 +539,28 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 		level.Warn(g.logger).Log("msg", "upstream request failed", "op", op, "project", project, "err", err)
 		return answer{status: http.StatusBadGateway, reason: reasonUpstreamError, msg: "the Mintlify API could not be reached or gave an unreadable answer"}
 	}
+}
+
+// unknownAnswer is the answer to a request of unknown outcome of any kind
+// (a create, a start of an op kind), ok false for another error: met again
+// through its Idempotency-Key (409, nothing was sent), or sent and
+// unanswered (unknownStatus, logged).
+func (g *Gateway) unknownAnswer(project, op string, err error) (a answer, ok bool) {
+	var intent string
+	var cause error
+	if u, ok := errors.AsType[*tracker.OutcomeUnknownError](err); ok {
+		intent, cause = u.Intent.ID, u.Err
+	} else if u, ok := errors.AsType[*tracker.StartOutcomeUnknownError](err); ok {
+		intent, cause = u.Intent, u.Err
+	} else {
+		return answer{}, false
+	}
+	if cause == nil {
+		// A retry with the key of a request whose outcome is unknown.
+		return answer{status: unknownStatus(err, true), reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}, true
+	}
+	level.Warn(g.logger).Log("msg", "request of unknown outcome", "op", op, "project", project, "intent", intent, "err", cause)
+	return answer{status: unknownStatus(err, false), reason: reasonUpstreamError, msg: err.Error()}, true
 }
 
 // upstreamStatus maps the API's error answer to the gateway's status and

@@ -17,6 +17,7 @@ import (
 var idParams = []struct{ name, what string }{
 	{"id", "job id"},
 	{"statusId", "status id"},
+	{"jobId", "job id"},
 	{"intentId", "intent id"},
 }
 
@@ -60,6 +61,11 @@ var kindRoutes = map[string]kindRoute{
 			return "/api/v1/project/" + url.PathEscape(p) + "/update-status/" + url.PathEscape(id) + "/track"
 		},
 		unknown: func(p string) string { return "/api/v1/project/" + url.PathEscape(p) + "/unknown-triggers" }},
+	tracker.OpExport: {
+		track: func(p, id string) string {
+			return "/api/v1/static-export/" + url.PathEscape(p) + "/jobs/" + url.PathEscape(id) + "/track"
+		},
+		unknown: func(p string) string { return "/api/v1/static-export/" + url.PathEscape(p) + "/unknown-starts" }},
 }
 
 // HandoffRequest is the request that settles an operation acknowledged

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/go-kit/log/level"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
@@ -32,17 +29,12 @@ type Deployer interface {
 	TrackDeployment(ctx context.Context, project, kind, id string) (tracker.DeploymentView, tracker.TrackResult, error)
 	// Deployment returns a followed deployment of one of projects.
 	Deployment(id string, projects map[string]bool) (tracker.DeploymentView, bool)
-	// Deployments lists a project's followed deployments, newest first.
-	Deployments(project string) []tracker.DeploymentView
 	// RecentDeployments returns when triggers of kind were sent within
 	// window, per project, to seed the local limits after a restart.
 	RecentDeployments(kind string, window time.Duration) map[string][]time.Time
-	// UnknownTriggers lists a project's triggers of unknown outcome;
-	// ResolveTrigger follows the deployment one started, DismissTrigger
-	// forgets one that started none.
-	UnknownTriggers(project string) []tracker.UnknownTrigger
-	ResolveTrigger(ctx context.Context, project, intentID, statusID string) (tracker.DeploymentView, tracker.TrackResult, error)
-	DismissTrigger(project, intentID string) error
+	// DeploymentOps lists a project's followed deployments, and lists,
+	// settles and dismisses its triggers of unknown outcome.
+	DeploymentOps() tracker.Ops[tracker.DeploymentView, tracker.UnknownTrigger]
 }
 
 // The API's documented trigger limits, per organization, which the
@@ -66,6 +58,7 @@ const maxDeployBodyBytes = 4 << 10
 // seeded from the state.
 type deployRoutes struct {
 	dep               Deployer
+	unknown           http.HandlerFunc
 	updates, previews *limiter
 	seedMu            sync.Mutex
 	seeded            map[string]bool
@@ -84,8 +77,12 @@ func (g *Gateway) registerDeployments(dep Deployer) {
 	g.mux.HandleFunc("POST "+base+"/preview/{projectId}", g.deployProject(func(w http.ResponseWriter, r *http.Request, p string) {
 		g.trigger(w, r, p, tracker.KindPreview)
 	}))
+	ops := dep.DeploymentOps()
+	unknown, dismiss := unknownRoutes(g, "deployment trigger", ops.Unknown,
+		func(l []tracker.UnknownTrigger) any { return UnknownTriggerList{UnknownTriggers: l} }, ops.Dismiss)
+	g.deploy.unknown = g.deployProject(unknown)
 	g.mux.HandleFunc("POST "+base+"/{projectId}/update-status/{statusId}/track", g.deployProject(g.trackDeployment))
-	g.mux.HandleFunc("DELETE "+base+"/{projectId}/unknown-triggers/{intentId}", g.deployProject(g.dismissTrigger))
+	g.mux.HandleFunc("DELETE "+base+"/{projectId}/unknown-triggers/{intentId}", g.deployProject(dismiss))
 	g.mux.HandleFunc(base+"/{projectId}/unknown-triggers/{intentId}", methodNotAllowed("DELETE"))
 	g.mux.HandleFunc("GET "+base+"/{a}/{b}", g.deployGet)
 	g.mux.HandleFunc(base+"/{a}/{b}", func(w http.ResponseWriter, r *http.Request) {
@@ -117,7 +114,7 @@ func (g *Gateway) deployGet(w http.ResponseWriter, r *http.Request) {
 		g.deployProject(g.listDeployments)(w, r)
 	case b == "unknown-triggers":
 		r.SetPathValue("projectId", a)
-		g.deployProject(g.unknownTriggers)(w, r)
+		g.deploy.unknown(w, r)
 	case a == "update" || a == "preview":
 		methodNotAllowed("POST")(w, r)
 	default:
@@ -126,31 +123,12 @@ func (g *Gateway) deployGet(w http.ResponseWriter, r *http.Request) {
 }
 
 // deploymentProjects is the set of projects that take deployments now.
-func (g *Gateway) deploymentProjects() map[string]bool {
-	set := map[string]bool{}
-	if g.cfg.DeploymentProjects != nil {
-		for _, p := range g.cfg.DeploymentProjects() {
-			set[p] = true
-		}
-	}
-	return set
-}
+func (g *Gateway) deploymentProjects() map[string]bool { return projectSet(g.cfg.DeploymentProjects) }
 
 // deployProject wraps h behind the project check: 404 for a project not
 // configured, 403 for one without deployments.
 func (g *Gateway) deployProject(h func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		project := r.PathValue("projectId")
-		if !g.deploymentProjects()[project] {
-			refusedProject(w, g.cfg.Exported != nil && g.cfg.Exported(project), "deployments",
-				"set deployments: true on it in --config.file", "--mintlify.project, or projects: in --config.file")
-			return
-		}
-		if badIDs(w, r) {
-			return
-		}
-		h(w, r, project)
-	}
+	return g.kindProject(g.cfg.DeploymentProjects, "deployments", h)
 }
 
 // organization is the organization whose trigger limits project draws on.
@@ -190,24 +168,20 @@ func (g *Gateway) deployLimiter(kind, org string) *limiter {
 
 // trigger handles POST .../update/{projectId} and .../preview/{projectId}.
 func (g *Gateway) trigger(w http.ResponseWriter, r *http.Request, project, kind string) {
-	if !jsonContentType(r) {
-		writeError(w, http.StatusUnsupportedMediaType, contentTypeMsg)
-		return
-	}
-	key, err := IdempotencyKey(r.Header)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	key, ok := startHeaders(w, r)
+	if !ok {
 		return
 	}
 	var body struct {
 		Branch json.RawMessage `json:"branch"`
 	}
-	if bad := readDeployBody(w, r, &body, kind == tracker.KindUpdate); bad != nil {
+	if bad := readBody(w, r, &body, kind == tracker.KindUpdate, maxDeployBodyBytes); bad != nil {
 		writeError(w, bad.status, bad.msg)
 		return
 	}
 	branch := ""
 	if kind == tracker.KindPreview {
+		var err error
 		if branch, err = parseBranch(body.Branch); err != nil {
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
@@ -235,10 +209,10 @@ func (g *Gateway) trigger(w http.ResponseWriter, r *http.Request, project, kind 
 		})
 		return
 	}
-	g.auditOp(r, "deployment triggered", project, "deployment", d.Deployment.ID, key, "kind", kind, "branch", bounded.Label(branch), "replayed", d.Replayed)
-	out := map[string]string{"statusId": d.Deployment.ID}
+	g.auditOp(r, "deployment triggered", project, "deployment", d.Op.ID, key, "kind", kind, "branch", bounded.Label(branch), "replayed", d.Replayed)
+	out := map[string]string{"statusId": d.Op.ID}
 	if kind == tracker.KindPreview {
-		out["previewUrl"] = d.Deployment.PreviewURL
+		out["previewUrl"] = d.Op.PreviewURL
 	}
 	writeStarted(w, d.Code, http.StatusAccepted, d.Replayed, out)
 }
@@ -250,7 +224,6 @@ func (g *Gateway) triggerFailed(w http.ResponseWriter, project, kind string, err
 		limited   *limitError
 		throttled *apiclient.ThrottledError
 		intentErr *tracker.IntentError
-		unknown   *tracker.DeployOutcomeUnknownError
 	)
 	if errors.As(err, &throttled) || errors.As(err, &intentErr) {
 		release() // nothing was sent
@@ -264,45 +237,10 @@ func (g *Gateway) triggerFailed(w http.ResponseWriter, project, kind string, err
 		}
 		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%s limit reached: at most %d per %s per organization; nothing was sent; retry in %s",
 			kind, limit, window, limited.wait.Round(time.Second)))
-	case errors.As(err, &unknown):
-		writeUnknown(w, err, unknown.Err == nil)
 	default:
 		a := g.upstreamAnswer(w, project, "deploy", err)
 		writeError(w, a.status, a.msg)
 	}
-}
-
-// readDeployBody reads a deployment route's body into v: a JSON object
-// (an empty body too when emptyOK), at most maxDeployBodyBytes.
-func readDeployBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) *badRequest {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxDeployBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return &badRequest{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request too large: the body may be at most %d bytes", maxDeployBodyBytes)}
-		}
-		return badBody("reading the request body failed")
-	}
-	if len(strings.TrimSpace(string(data))) == 0 {
-		if emptyOK {
-			return nil
-		}
-		return badBody("request body is empty: want a JSON object")
-	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	if !strings.HasPrefix(strings.TrimSpace(string(data)), "{") {
-		if json.Valid(data) { // [1], "x", null: JSON, but not an object
-			return badBody("expected a JSON object")
-		}
-		return badBody("malformed JSON: want a JSON object")
-	}
-	if dec.Decode(v) != nil {
-		return badBody("malformed JSON: want a JSON object")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return badBody("malformed JSON: unexpected data after the request object")
-	}
-	return nil
 }
 
 // parseBranch validates a preview's branch: a string of 1 to
@@ -336,7 +274,7 @@ func (g *Gateway) trackDeployment(w http.ResponseWriter, r *http.Request, projec
 	var body struct {
 		Kind *string `json:"kind"`
 	}
-	if bad := readDeployBody(w, r, &body, true); bad != nil {
+	if bad := readBody(w, r, &body, true, maxDeployBodyBytes); bad != nil {
 		writeError(w, bad.status, bad.msg)
 		return
 	}
@@ -355,39 +293,15 @@ func (g *Gateway) trackDeployment(w http.ResponseWriter, r *http.Request, projec
 	v, res, err := followOrSettle(intent,
 		// The trigger's intent knows its kind: a body's kind is not needed.
 		func() (tracker.DeploymentView, tracker.TrackResult, error) {
-			return g.deploy.dep.ResolveTrigger(ctx, project, intent, id)
+			return g.deploy.dep.DeploymentOps().Resolve(ctx, project, intent, id)
 		},
 		func() (tracker.DeploymentView, tracker.TrackResult, error) {
 			return g.deploy.dep.TrackDeployment(ctx, project, kind, id)
 		})
-	switch {
-	case err == nil:
-	case errors.Is(err, tracker.ErrNoSuchIntent):
-		writeError(w, http.StatusNotFound, "no deployment trigger of unknown outcome with this intent id (GET .../unknown-triggers lists them)")
-		return
-	case apiclient.StatusCode(err) == http.StatusNotFound:
-		writeError(w, http.StatusNotFound, "deployment not found upstream")
-		return
-	case errors.Is(err, apiclient.ErrOtherProject):
-		writeError(w, http.StatusConflict, "the API says this deployment is another project's; nothing is followed")
-		return
-	default:
-		var stateErr *tracker.StateError
-		if !errors.As(err, &stateErr) {
-			a := g.upstreamAnswer(w, project, "track deployment", err)
-			writeError(w, a.status, a.msg)
-			return
-		}
-		level.Error(g.logger).Log("msg", "deployment not persisted", "project", project, "deployment", id, "err", err)
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	status := http.StatusOK
-	if res == tracker.NewlyTracked {
-		status = http.StatusCreated
-		g.auditOp(r, "deployment followed", project, "deployment", id, "", "kind", v.Kind, "intent", intent)
-	}
-	writeJSON(w, status, v)
+	answerTrack(w, tracked{what: "deployment", start: "deployment trigger", unknown: "unknown-triggers", failed: g.answerFailed("track deployment")},
+		project, v, res, err, func() {
+			g.auditOp(r, "deployment followed", project, "deployment", id, "", "kind", v.Kind, "intent", intent)
+		})
 }
 
 // deploymentStatus handles GET .../update-status/{statusId}.
@@ -404,26 +318,11 @@ type DeploymentList struct {
 // listDeployments handles GET .../{projectId}/deployments?status=&limit=.
 func (g *Gateway) listDeployments(w http.ResponseWriter, r *http.Request, project string) {
 	serveList(w, r, "deployment", deploymentListStatuses, func(status string) []tracker.DeploymentView {
-		return slices.DeleteFunc(g.deploy.dep.Deployments(project), func(v tracker.DeploymentView) bool { return status != "" && v.Status != status })
+		return slices.DeleteFunc(g.deploy.dep.DeploymentOps().List(project), func(v tracker.DeploymentView) bool { return status != "" && v.Status != status })
 	}, func(l []tracker.DeploymentView) any { return DeploymentList{Deployments: l} })
 }
 
 // UnknownTriggerList is the body of GET .../{projectId}/unknown-triggers.
 type UnknownTriggerList struct {
 	UnknownTriggers []tracker.UnknownTrigger `json:"unknownTriggers"`
-}
-
-// unknownTriggers handles GET .../{projectId}/unknown-triggers: the
-// triggers whose outcome is unknown, oldest first, for an operator to find
-// in the platform's dashboard and then follow (POST
-// .../update-status/{statusId}/track?intent=ID) or dismiss.
-func (g *Gateway) unknownTriggers(w http.ResponseWriter, _ *http.Request, project string) {
-	writeJSON(w, http.StatusOK, UnknownTriggerList{UnknownTriggers: g.deploy.dep.UnknownTriggers(project)})
-}
-
-// dismissTrigger handles DELETE .../{projectId}/unknown-triggers/{intentId}:
-// the operator found no deployment for it; its Idempotency-Key is free
-// again.
-func (g *Gateway) dismissTrigger(w http.ResponseWriter, r *http.Request, project string) {
-	g.dismissUnknown(w, r, project, "deployment trigger", g.deploy.dep.DismissTrigger)
 }

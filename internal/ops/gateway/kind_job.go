@@ -193,42 +193,11 @@ func (g *Gateway) track(w http.ResponseWriter, r *http.Request, project string) 
 			return g.tracker.ResolveIntent(ctx, project, intent, id)
 		},
 		func() (tracker.JobView, tracker.TrackResult, error) { return g.tracker.Track(ctx, project, id) })
-	if errors.Is(err, tracker.ErrNoSuchIntent) {
-		writeError(w, http.StatusNotFound, "no create of unknown outcome with this intent id (GET .../unknown-creates lists them)")
-		return
-	}
-	if err != nil {
-		var apiErr *apiclient.APIError
-		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
-			writeError(w, http.StatusNotFound, "job not found upstream")
-			return
-		}
-		a := g.upstreamAnswer(w, project, "track", err)
-		writeError(w, a.status, a.msg)
-		return
-	}
-	status := http.StatusOK
-	if result == tracker.NewlyTracked {
-		status = http.StatusCreated
-		g.audit(r, "agent job tracked", project, v.ID, "", "intent", intent)
-	}
-	writeJSON(w, status, v)
+	answerTrack(w, tracked{what: "job", start: "create", unknown: "unknown-creates", failed: g.answerFailed("track")}, project, v, result, err,
+		func() { g.audit(r, "agent job tracked", project, v.ID, "", "intent", intent) })
 }
 
 // UnknownCreateList is the body of GET .../unknown-creates.
 type UnknownCreateList struct {
 	UnknownCreates []tracker.UnknownCreate `json:"unknownCreates"`
-}
-
-// unknownCreates handles GET .../unknown-creates: the creates whose outcome
-// is unknown, oldest first, for an operator to find in the platform's
-// dashboard and then track (POST .../job/{id}/track?intent=ID) or dismiss.
-func (g *Gateway) unknownCreates(w http.ResponseWriter, _ *http.Request, project string) {
-	writeJSON(w, http.StatusOK, UnknownCreateList{UnknownCreates: g.tracker.UnknownCreates(project)})
-}
-
-// dismiss handles DELETE .../unknown-creates/{intentId}: the operator found
-// no job for it (or gives it up); its idempotency key is free again.
-func (g *Gateway) dismiss(w http.ResponseWriter, r *http.Request, project string) {
-	g.dismissUnknown(w, r, project, "create", g.tracker.DismissIntent)
 }

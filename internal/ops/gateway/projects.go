@@ -1,6 +1,9 @@
 package gateway
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
 // SetProjects makes ids the accepted projects, at start and for a
 // configuration reload: jobs of a project no longer accepted stay tracked
@@ -65,4 +68,34 @@ func refusedProject(w http.ResponseWriter, exported bool, what, setting, configu
 		return
 	}
 	writeError(w, http.StatusNotFound, "project not found: it is not configured in this exporter ("+configure+")")
+}
+
+// projectSet is the set of projects of list (nil: none).
+func projectSet(list func() []string) map[string]bool {
+	set := map[string]bool{}
+	if list != nil {
+		for _, p := range list() {
+			set[p] = true
+		}
+	}
+	return set
+}
+
+// kindProject wraps h, a route of a kind whose projects are those of
+// list (read per request) and set by the configuration key key, behind the
+// one rule for projects (refusedProject) and ids (badIDs).
+func (g *Gateway) kindProject(list func() []string, key string, h func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
+	what := strings.ReplaceAll(key, "_", " ")
+	return func(w http.ResponseWriter, r *http.Request) {
+		project := r.PathValue("projectId")
+		if !projectSet(list)[project] {
+			refusedProject(w, g.cfg.Exported != nil && g.cfg.Exported(project), what,
+				"set "+key+": true on it in --config.file", "--mintlify.project, or projects: in --config.file")
+			return
+		}
+		if badIDs(w, r) {
+			return
+		}
+		h(w, r, project)
+	}
 }

@@ -65,7 +65,7 @@ func rebuild(bucket string, k []byte) ([]byte, bool) {
 // create a second job.
 func refuseUnreadable(st stateStore) error {
 	n, first := 0, ""
-	for _, b := range []string{store.Jobs, bucketIntents, bucketMessageIntents, bucketDeployments, bucketDeployIntents} {
+	for _, b := range append([]string{store.Jobs}, storeOptions(&Config{}).Buckets...) {
 		err := st.ForEachIn(b, func(k, v []byte) error {
 			if _, ok := classify(b, k, v); !ok {
 				if n++; first == "" {
@@ -99,42 +99,30 @@ func classify(bucket string, k, v []byte) (string, bool) {
 		in, err := decodeMessageIntent(v)
 		return err == nil && storeKey(in.Project, in.ID) == string(k)
 	}
-	isDeployment := func() bool {
-		r, err := decodeDeployRecord(v)
-		return err == nil && storeKey(r.Project, r.ID) == string(k)
+	tests := map[string]func() bool{store.Jobs: isJob, bucketIntents: isIntent, bucketMessageIntents: isMessageIntent}
+	records, intents := []string{}, []string{}
+	for _, kind := range Kinds() {
+		if kind.state == nil {
+			continue
+		}
+		for b, is := range kind.state.forms() {
+			tests[b] = func() bool { return is(k, v) }
+		}
+		records, intents = append(records, kind.Records), append(intents, kind.Intents)
 	}
-	isDeployIntent := func() bool {
-		in, err := decodeDeployIntent(v)
-		return err == nil && storeKey(in.Project, in.ID) == string(k)
+	if bucket != "" {
+		if is, ok := tests[bucket]; ok {
+			return bucket, is()
+		}
+		return "", false
 	}
-	switch bucket {
-	case bucketDeployments:
-		return bucketDeployments, isDeployment()
-	case bucketDeployIntents:
-		return bucketDeployIntents, isDeployIntent()
-	case store.Jobs:
-		return store.Jobs, isJob()
-	case bucketIntents:
-		return bucketIntents, isIntent()
-	case bucketMessageIntents:
-		return bucketMessageIntents, isMessageIntent()
-	case "":
-		if isJob() {
-			return store.Jobs, true
-		}
-		if isDeployment() {
-			return bucketDeployments, true
-		}
-		// A deployment intent and a message intent also have what a
-		// create intent needs: try them first.
-		if isDeployIntent() {
-			return bucketDeployIntents, true
-		}
-		if isMessageIntent() {
-			return bucketMessageIntents, true
-		}
-		if isIntent() {
-			return bucketIntents, true
+	// Without a bucket (a page the tree no longer reaches), in this order:
+	// an op kind's intent and a message intent also have what a create
+	// intent needs, so they are tried first.
+	order := append(append(append([]string{store.Jobs}, records...), intents...), bucketMessageIntents, bucketIntents)
+	for _, b := range order {
+		if tests[b]() {
+			return b, true
 		}
 	}
 	return "", false
@@ -143,8 +131,10 @@ func classify(bucket string, k, v []byte) (string, bool) {
 // pick prefers, of two versions of a job or a deployment, the one that
 // got further: a version is only ever written after the ones it follows.
 func pick(bucket string, a, b []byte) []byte {
-	if bucket == bucketDeployments {
-		return pickDeployment(a, b)
+	for _, kind := range Kinds() {
+		if kind.state != nil && bucket == kind.Records {
+			return kind.state.pick(a, b)
+		}
 	}
 	if bucket != store.Jobs {
 		return a

@@ -63,6 +63,9 @@ type Config struct {
 	// series of every project are pre-created. Deployments are followed
 	// either way (those in the state are followed to their end).
 	Deployments bool
+	// StaticExports: the static export routes are on, so the exports'
+	// series of every project are pre-created.
+	StaticExports bool
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 

@@ -38,7 +38,7 @@ func BenchmarkDeploymentPollRound(b *testing.B) {
 	now := time.Now()
 	var ops []store.Op
 	for i := range running + finished {
-		rec := deployRecord{Project: "p1", Kind: KindPreview, Origin: OriginGateway, TrackedAt: now, Branch: fmt.Sprintf("branch-%d", i)}
+		rec := deployRecord{Kind: KindPreview, Branch: fmt.Sprintf("branch-%d", i), opState: opState{Project: "p1", Origin: OriginGateway, TrackedAt: now}}
 		if i < running {
 			t, err := client.TriggerPreview(context.Background(), "p1", rec.Branch)
 			if err != nil {
@@ -57,7 +57,7 @@ func BenchmarkDeploymentPollRound(b *testing.B) {
 		} else {
 			rec.ID, rec.Status, rec.Counted, rec.TerminalAt, rec.EndedAt = fmt.Sprintf("done_%d", i), "success", true, now, now
 		}
-		data, err := encodeDeployRecord(&rec)
+		data, err := deploySpec.encode(&rec)
 		if err != nil {
 			b.Fatal(err)
 		}

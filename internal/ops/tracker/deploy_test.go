@@ -57,14 +57,14 @@ func TestDeploymentsFollowedToTheirEnd(t *testing.T) {
 	}
 	created := e.clock.Now()
 	ok := e.deploy(KindUpdate, "")
-	if ok.Code != 202 || ok.Deployment.Status != apiclient.DeploymentQueued || ok.Deployment.Tracking.Origin != OriginGateway {
+	if ok.Code != 202 || ok.Op.Status != apiclient.DeploymentQueued || ok.Op.Tracking.Origin != OriginGateway {
 		t.Errorf("update answered %+v", ok)
 	}
 	e.fake.SetDeploymentBranch("p1", "fail-main")
 	bad := e.deploy(KindUpdate, "")
 	pv := e.deploy(KindPreview, "feature/x")
-	if pv.Deployment.PreviewURL != fakeapi.PreviewURL("p1", "feature/x") || pv.Deployment.Commit.Ref != "feature/x" {
-		t.Errorf("preview answered %+v", pv.Deployment)
+	if pv.Op.PreviewURL != fakeapi.PreviewURL("p1", "feature/x") || pv.Op.Commit.Ref != "feature/x" {
+		t.Errorf("preview answered %+v", pv.Op)
 	}
 	e.clock.Advance(30 * time.Second)
 	e.checkMetrics([]metricCase{
@@ -73,7 +73,7 @@ func TestDeploymentsFollowedToTheirEnd(t *testing.T) {
 		{"mintlify_deployment_oldest_in_progress_age_seconds", []string{"project", "p1", "kind", "update"}, 30},
 	})
 	e.tickUntil(10, "every deployment final", func() bool {
-		return e.deployStatus(ok.Deployment.ID) == "success" && e.deployStatus(bad.Deployment.ID) == "failure" && e.deployStatus(pv.Deployment.ID) == "success"
+		return e.deployStatus(ok.Op.ID) == "success" && e.deployStatus(bad.Op.ID) == "failure" && e.deployStatus(pv.Op.ID) == "success"
 	})
 	reads := e.fake.Requests(fakeapi.DeploymentStatus)
 	e.runFor(5 * time.Minute)
@@ -94,14 +94,14 @@ func TestDeploymentsFollowedToTheirEnd(t *testing.T) {
 	if got := e.histSum("mintlify_deployment_duration_seconds", "project", "p1", "kind", "update", "status", "success"); got != buildTime.Seconds() {
 		t.Errorf("update duration %vs, want the API's createdAt to endedAt, %vs", got, buildTime.Seconds())
 	}
-	v, _ := e.trk.Deployment(ok.Deployment.ID, nil)
+	v, _ := e.trk.Deployment(ok.Op.ID, nil)
 	if len(v.Commit.SHA) != 40 || v.Commit.Ref != "main" || v.Tracking.TerminalAt == nil || v.EndedAt.Sub(v.CreatedAt.Time) != buildTime {
 		t.Errorf("followed update %+v", v)
 	}
-	if list := e.trk.Deployments("p1"); len(list) != 3 {
+	if list := e.trk.DeploymentOps().List("p1"); len(list) != 3 {
 		t.Errorf("Deployments lists %d, want 3", len(list))
 	}
-	if st := e.trk.Status().Deployments; len(st) != 3 || st[0].StatusID != pv.Deployment.ID || st[0].PreviewURL != pv.Deployment.PreviewURL ||
+	if st := e.trk.Status().Deployments; len(st) != 3 || st[0].StatusID != pv.Op.ID || st[0].PreviewURL != pv.Op.PreviewURL ||
 		st[0].Branch != "feature/x" || len(st[0].SHA) != 40 {
 		t.Errorf("status page deployments: %+v", st)
 	}
@@ -117,13 +117,13 @@ func TestDeploymentSurvivesRestart(t *testing.T) {
 	e := newEnv(t, fakeapi.Options{})
 	e.open(deployConfig(e))
 	done := e.deploy(KindUpdate, "")
-	e.tickUntil(10, "first update final", func() bool { return e.deployStatus(done.Deployment.ID) == "success" })
+	e.tickUntil(10, "first update final", func() bool { return e.deployStatus(done.Op.ID) == "success" })
 	e.fake.HoldDeployments(true)
 	d, err := e.trk.Deploy(context.Background(), DeployRequest{Project: "p1", Kind: KindPreview, Branch: "b", IdempotencyKey: "ci-42"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.tickUntil(10, "preview in progress", func() bool { return e.deployStatus(d.Deployment.ID) == "in_progress" })
+	e.tickUntil(10, "preview in progress", func() bool { return e.deployStatus(d.Op.ID) == "in_progress" })
 
 	e.open(deployConfig(e)) // a new process on the same state
 	e.checkMetrics([]metricCase{
@@ -131,14 +131,14 @@ func TestDeploymentSurvivesRestart(t *testing.T) {
 		{"mintlify_deployments_in_progress", []string{"project", "p1", "kind", "preview"}, 1},
 	})
 	again, err := e.trk.Deploy(context.Background(), DeployRequest{Project: "p1", Kind: KindPreview, Branch: "b", IdempotencyKey: "ci-42"})
-	if err != nil || !again.Replayed || again.Deployment.ID != d.Deployment.ID || again.Code != 202 {
-		t.Errorf("retry with the key after a restart: %+v, %v; want a replay of %s", again, err, d.Deployment.ID)
+	if err != nil || !again.Replayed || again.Op.ID != d.Op.ID || again.Code != 202 {
+		t.Errorf("retry with the key after a restart: %+v, %v; want a replay of %s", again, err, d.Op.ID)
 	}
 	if n := e.fake.Deployments("p1", "preview"); n != 1 {
 		t.Errorf("%d previews upstream, want 1", n)
 	}
 	e.fake.HoldDeployments(false)
-	e.tickUntil(10, "preview final after the restart", func() bool { return e.deployStatus(d.Deployment.ID) == "success" })
+	e.tickUntil(10, "preview final after the restart", func() bool { return e.deployStatus(d.Op.ID) == "success" })
 	e.runFor(time.Minute)
 	e.checkMetrics([]metricCase{
 		{"mintlify_deployments_finished_total", []string{"project", "p1", "kind", "preview", "status", "success"}, 1},
@@ -191,7 +191,7 @@ func TestDeploymentHandedOver(t *testing.T) {
 	if _, _, err := e.trk.TrackDeployment(ctx, "p2", KindUpdate, old.StatusID); !errors.Is(err, apiclient.ErrOtherProject) {
 		t.Errorf("another project's status id: %v, want ErrOtherProject", err)
 	}
-	if n := len(e.trk.Deployments("p1")) + len(e.trk.Deployments("p2")); n != 2 {
+	if n := len(e.trk.DeploymentOps().List("p1")) + len(e.trk.DeploymentOps().List("p2")); n != 2 {
 		t.Errorf("%d deployments followed, want 2", n)
 	}
 }
@@ -213,22 +213,22 @@ func TestDeploymentPollingIsBounded(t *testing.T) {
 	if got := e.metric("mintlify_deployment_oldest_in_progress_age_seconds", "project", "p1", "kind", "preview"); got != 600 {
 		t.Errorf("oldest in progress %vs, want 600 (queued ones count)", got)
 	}
-	if e.deployStatus(stuck.Deployment.ID) != "queued" {
-		t.Errorf("stuck: %s", e.deployStatus(stuck.Deployment.ID))
+	if e.deployStatus(stuck.Op.ID) != "queued" {
+		t.Errorf("stuck: %s", e.deployStatus(stuck.Op.ID))
 	}
 	b := e.deploy(KindUpdate, "")
 	e.fake.SetDeploymentBranch("p1", "building-x")
 	unk := e.deploy(KindUpdate, "")
-	e.tickUntil(5, "undocumented status seen", func() bool { return e.deployStatus(unk.Deployment.ID) == "building" })
+	e.tickUntil(5, "undocumented status seen", func() bool { return e.deployStatus(unk.Op.ID) == "building" })
 	if got := e.metric("mintlify_deployments_in_progress", "project", "p1", "kind", "update"); got < 1 {
 		t.Errorf("in progress %v with a deployment building", got)
 	}
-	e.tickUntil(5, "building then success", func() bool { return e.deployStatus(unk.Deployment.ID) == "success" })
+	e.tickUntil(5, "building then success", func() bool { return e.deployStatus(unk.Op.ID) == "success" })
 	e.fake.SetFault(fakeapi.DeploymentStatus, fakeapi.Fault{Status: 404})
-	e.tickUntil(40, "an unknown deployment lost", func() bool { return e.deployStatus(stuck.Deployment.ID) == StatusLost })
+	e.tickUntil(40, "an unknown deployment lost", func() bool { return e.deployStatus(stuck.Op.ID) == StatusLost })
 	e.fake.ClearFaults()
 	if got := e.metric("mintlify_deployments_finished_total", "project", "p1", "kind", "update", "status", "success"); got != 2 {
-		t.Errorf("finished %v, want 2 (b %s)", got, e.deployStatus(b.Deployment.ID))
+		t.Errorf("finished %v, want 2 (b %s)", got, e.deployStatus(b.Op.ID))
 	}
 	if got := e.metric("mintlify_deployments_finished_total", "project", "p1", "kind", "preview", "status", "success"); got != 0 {
 		t.Errorf("a lost preview counted as finished: %v", got)
@@ -249,7 +249,7 @@ func TestDeployIdempotency(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := e.trk.Deploy(ctx, req)
-	if err != nil || !again.Replayed || again.Deployment.ID != first.Deployment.ID {
+	if err != nil || !again.Replayed || again.Op.ID != first.Op.ID {
 		t.Errorf("replay: %+v %v", again, err)
 	}
 	req.Branch = "b"
@@ -270,7 +270,7 @@ func TestDeployIdempotency(t *testing.T) {
 	}
 	e.fake.SetFault(fakeapi.TriggerUpdate, fakeapi.Fault{DropAnswer: true, Remaining: 1})
 	lost := DeployRequest{Project: "p1", Kind: KindUpdate, IdempotencyKey: "k2"}
-	var unknown *DeployOutcomeUnknownError
+	var unknown *StartOutcomeUnknownError
 	if _, err := e.trk.Deploy(ctx, lost); !errors.As(err, &unknown) || unknown.Err == nil {
 		t.Fatalf("dropped answer: %v, want an outcome unknown", err)
 	}
@@ -299,13 +299,13 @@ func TestDeploymentStateIsCheckedAndSalvaged(t *testing.T) {
 	e.open(deployConfig(e))
 	e.fake.HoldDeployments(true)
 	d := e.deploy(KindPreview, "b")
-	e.tickUntil(5, "in progress", func() bool { return e.deployStatus(d.Deployment.ID) == "in_progress" })
+	e.tickUntil(5, "in progress", func() bool { return e.deployStatus(d.Op.ID) == "in_progress" })
 	e.close()
 	rep, err := CheckState(e.statePath)
 	if err != nil || rep.Entries[bucketDeployments] != 1 || rep.Unreadable != 0 || rep.Schema != stateSchema {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
-	di, err := encodeDeployIntent(&deployIntent{ID: "di_1", Project: "p1", Kind: KindUpdate, RequestHash: "h", StartedAt: t0})
+	di, err := triggerCodec.encode(&deployIntent{opIntent: opIntent{intentV: intentV{ID: "di_1", Project: "p1", RequestHash: "h", StartedAt: t0}}, Kind: KindUpdate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,13 +316,13 @@ func TestDeploymentStateIsCheckedAndSalvaged(t *testing.T) {
 	if _, ok := classify(bucketDeployIntents, []byte(storeKey("p1", "ci_1")), ci); ok {
 		t.Error("a create intent accepted as a deployment intent")
 	}
-	running := deployRecord{Project: "p1", Kind: KindUpdate, ID: "x", Status: "in_progress"}
+	running := deployRecord{Kind: KindUpdate, ID: "x", opState: opState{Project: "p1", Status: "in_progress"}}
 	done := running
 	done.Status, done.Counted = "success", true
-	ra, _ := encodeDeployRecord(&running)
-	rb, _ := encodeDeployRecord(&done)
+	ra, _ := deploySpec.encode(&running)
+	rb, _ := deploySpec.encode(&done)
 	for _, pair := range [][2][]byte{{ra, rb}, {rb, ra}} {
-		if got, _ := decodeDeployRecord(pick(bucketDeployments, pair[0], pair[1])); !got.Counted {
+		if got, _ := deploySpec.decode(pick(bucketDeployments, pair[0], pair[1])); !got.Counted {
 			t.Errorf("picked %+v, want the final version", got)
 		}
 	}
@@ -333,7 +333,7 @@ func TestDeploymentStateIsCheckedAndSalvaged(t *testing.T) {
 	e.statePath = salvaged
 	e.open(deployConfig(e))
 	e.fake.HoldDeployments(false)
-	e.tickUntil(5, "followed on from the salvaged file", func() bool { return e.deployStatus(d.Deployment.ID) == "success" })
+	e.tickUntil(5, "followed on from the salvaged file", func() bool { return e.deployStatus(d.Op.ID) == "success" })
 }
 
 // TestDeploymentWriteFailure: a deployment triggered upstream whose write
@@ -350,7 +350,7 @@ func TestDeploymentWriteFailure(t *testing.T) {
 	fs.failDeployments.Store(true)
 	req := DeployRequest{Project: "p1", Kind: KindUpdate, IdempotencyKey: "k"}
 	var se *StateError
-	if _, err := trk.Deploy(context.Background(), req); !errors.As(err, &se) || !se.Deployment {
+	if _, err := trk.Deploy(context.Background(), req); !errors.As(err, &se) || se.Op != "deployment" {
 		t.Fatalf("write failure: %v, want a deployment's StateError", err)
 	}
 	if _, err := trk.Deploy(context.Background(), req); !errors.As(err, &se) {

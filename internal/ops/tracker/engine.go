@@ -49,6 +49,9 @@ type kindEngine interface {
 	// Retention, and the kind's intents as old: from the state first, then
 	// from memory.
 	forgetExpired(now time.Time)
+	// unsavedLocked adds to out the kind's operations acknowledged
+	// upstream whose record is not written yet (Unsaved). s.mu is held.
+	unsavedLocked(out []Unsaved) []Unsaved
 }
 
 // pollOne reads one operation of any kind and applies what it learned.
@@ -101,4 +104,13 @@ func lockFollowed[E any](s *Tracker, m map[string]*E, key string) *E {
 		s.mu.Unlock()
 	}
 	return e
+}
+
+// finishEvent is the metric update of one persisted change of an
+// operation of any kind, applied once the change is written.
+type finishEvent struct {
+	finished string // its final status, seen live
+	// duration is how long it took, when the API says.
+	duration   time.Duration
+	observeDur bool
 }

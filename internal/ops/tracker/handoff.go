@@ -9,6 +9,7 @@ import (
 const (
 	OpJob        = "job"
 	OpDeployment = "deployment"
+	OpExport     = "static_export"
 )
 
 // Unsaved is an operation the API acknowledged as started (a job created,
@@ -20,7 +21,7 @@ const (
 // operator uses (track ?intent=), so it is followed to its end, counted
 // once, and its Idempotency-Key answered with it.
 type Unsaved struct {
-	Kind    string // OpJob or OpDeployment
+	Kind    string // OpJob, OpDeployment or OpExport
 	Project string
 	ID      string // the job id or the status id
 	Intent  string // the intent id it settles
@@ -32,15 +33,8 @@ type Unsaved struct {
 func (s *Tracker) Unsaved() []Unsaved {
 	s.mu.RLock()
 	var out []Unsaved
-	for _, e := range s.entries {
-		if e.intentKey != "" {
-			out = append(out, Unsaved{Kind: OpJob, Project: e.rec.Project, ID: e.rec.Job.ID, Intent: intentID(e.rec.Project, e.intentKey)})
-		}
-	}
-	for _, e := range s.deploys {
-		if e.intentKey != "" {
-			out = append(out, Unsaved{Kind: OpDeployment, Project: e.rec.Project, ID: e.rec.ID, Intent: intentID(e.rec.Project, e.intentKey)})
-		}
+	for _, k := range s.kinds {
+		out = k.unsavedLocked(out)
 	}
 	s.mu.RUnlock()
 	slices.SortFunc(out, func(a, b Unsaved) int {

@@ -1,7 +1,12 @@
 package tracker
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
@@ -37,4 +42,52 @@ func unkeepableID(what, id string) error {
 		return &UnkeepableIDError{Err: fmt.Errorf("%w", err)}
 	}
 	return nil
+}
+
+// MaxIdempotencyKeyLen bounds an Idempotency-Key (the gateway checks it; the
+// tracker refuses longer ones too).
+const MaxIdempotencyKeyLen = 255
+
+// ValidIdempotencyKey reports whether key is acceptable: 1 to 255 printable
+// ASCII characters.
+func ValidIdempotencyKey(key string) bool {
+	if key == "" || len(key) > MaxIdempotencyKeyLen {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// errBadIdempotencyKey refuses a request of any kind whose Idempotency-Key
+// is not ValidIdempotencyKey: nothing is written or sent for it.
+var errBadIdempotencyKey = errors.New("invalid idempotency key: 1 to 255 printable ASCII characters")
+
+// checkIdempotencyKey is nil for no key ("") or a valid one, else
+// errBadIdempotencyKey.
+func checkIdempotencyKey(key string) error {
+	if key != "" && !ValidIdempotencyKey(key) {
+		return errBadIdempotencyKey
+	}
+	return nil
+}
+
+// newIntentID is a new intent's id, of any kind: its prefix (ci_ for
+// agent job creates and follow-ups, di_ for deployment triggers, xi_ for
+// static export starts) and 24 random hex digits.
+func newIntentID(prefix string) string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// requestHash is the hash of a request of any kind, for its
+// Idempotency-Key: what makes two requests the same (a prompt; a kind and
+// a branch; a domain, version and paths), joined by NULs.
+func requestHash(parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(sum[:])
 }

@@ -242,18 +242,17 @@ func dismissIntent[I pending](s *Tracker, k intentKind[I], project, id string) e
 	return nil
 }
 
-// The two kinds' intents.
+// The kinds' intents.
 var (
 	createIntents = intentKind[*intent]{what: "create", bucket: bucketIntents,
 		all:    func(s *Tracker) map[string]*intent { return s.intents },
 		ref:    func(in *intent) keyRef { return keyRef{intent: in} },
 		refers: func(ref keyRef, in *intent) bool { return ref.intent == in },
 		encode: func(in *intent) ([]byte, error) { return encodeIntent(&in.rec) }}
-	triggerIntents = intentKind[*deployIntent]{what: "deployment trigger", bucket: bucketDeployIntents,
-		all:    func(s *Tracker) map[string]*deployIntent { return s.deployIntents },
-		ref:    func(in *deployIntent) keyRef { return keyRef{deployIntent: in} },
-		refers: func(ref keyRef, in *deployIntent) bool { return ref.deployIntent == in },
-		encode: encodeDeployIntent}
+	triggerIntents = opIntents(OpDeployment, "deployment trigger", bucketDeployIntents,
+		func(s *Tracker) map[string]*deployIntent { return s.deployIntents }, triggerCodec.encode)
+	startIntents = opIntents(OpExport, "static export start", bucketExportIntents,
+		func(s *Tracker) map[string]*exportIntent { return s.exportIntents }, startCodec.encode)
 )
 
 func (in *intent) intentID() string       { return in.rec.ID }
@@ -264,13 +263,59 @@ func (in *intent) requestHash() string    { return in.rec.RequestHash }
 func (in *intent) sending() bool          { return in.inFlight }
 func (in *intent) sent()                  { in.inFlight = false }
 
-func (in *deployIntent) intentID() string       { return in.ID }
-func (in *deployIntent) intentProject() string  { return in.Project }
-func (in *deployIntent) intentStart() time.Time { return in.StartedAt }
-func (in *deployIntent) intentKey() string      { return in.IdemKey }
-func (in *deployIntent) requestHash() string    { return in.RequestHash }
-func (in *deployIntent) sending() bool          { return in.inFlight }
-func (in *deployIntent) sent()                  { in.inFlight = false }
+// opIntent is an intent of an op kind (opKind) as the engine keeps it:
+// its state form's engine part (intentV, whose methods it has) and whether
+// this process is sending it. The kind's intent embeds it and adds its
+// own fields.
+type opIntent struct {
+	intentV
+	// inFlight: this process is sending it (not persisted).
+	inFlight bool
+}
+
+// newOpIntent is a new intent, being sent, of an op kind whose intent ids
+// start with prefix: of project, with Idempotency-Key key, for the request
+// whose parts are request (requestHash).
+func newOpIntent(s *Tracker, prefix, project, key string, request ...string) opIntent {
+	return opIntent{intentV: intentV{ID: newIntentID(prefix), Project: project, IdempotencyKey: key, RequestHash: requestHash(request...),
+		StartedAt: s.cfg.Now()}, inFlight: true}
+}
+
+func (in *opIntent) sending() bool { return in.inFlight }
+func (in *opIntent) sent()         { in.inFlight = false }
+
+// UnknownIntent is what every op kind lists of an intent of unknown
+// outcome (the kind's listing embeds it and adds its own fields).
+type UnknownIntent struct {
+	ID             string    `json:"id"`
+	Project        string    `json:"project"`
+	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
+	StartedAt      time.Time `json:"startedAt"`
+}
+
+// unknownOf is the listing of in, an intent of unknown outcome.
+func unknownOf(in *opIntent) UnknownIntent {
+	return UnknownIntent{ID: in.ID, Project: in.Project, IdempotencyKey: in.IdempotencyKey, StartedAt: in.StartedAt}
+}
+
+// keyRef is what an idempotency key of a project refers to, of any kind:
+// a tracked job (by storeKey) or an intent of a create, or a follow-up: of
+// a tracked job (msgJob, by storeKey) or a message intent in flight; or an
+// operation or an intent of an op kind (kind, op, opIntent).
+type keyRef struct {
+	job    string
+	intent *intent
+
+	msgJob    string
+	msgIntent *messageIntent
+
+	// kind names the kind (opKind) of an operation followed (op, by
+	// storeKey) or of an intent under way or of unknown outcome
+	// (opIntent) that holds the key: a deployment, a static export.
+	kind     string
+	op       string
+	opIntent any
+}
 
 // readOnce reads an operation of any kind upstream once (to track it, or
 // to settle an outcome unknown with it), unless the endpoint's Retry-After
@@ -342,3 +387,25 @@ func settleIntent[I pending, V any](s *Tracker, k intentKind[I], project, intent
 	}
 	return settled, res, nil
 }
+
+// StartOutcomeUnknownError: a start of an op kind (a deployment trigger,
+// a static export start) was perhaps sent but its answer never recorded.
+// Err is the failure that made its outcome unknown, nil when a retry met
+// it again through its Idempotency-Key, which answers 409 until the start
+// is settled or dismissed (the kind's routes, which the text names) or
+// Retention has passed.
+type StartOutcomeUnknownError struct {
+	Project, Intent string
+	StartedAt       time.Time
+	Err             error
+	// what names the start ("deployment trigger"); settle says how to
+	// settle it, a format of the project (%[1]s) and the intent (%[2]s).
+	what, settle string
+}
+
+func (e *StartOutcomeUnknownError) Error() string {
+	return withCause(fmt.Sprintf("the outcome of %s %s of project %s (started %s) is unknown: ", e.what, e.Intent, e.Project,
+		e.StartedAt.UTC().Format(time.RFC3339))+fmt.Sprintf(e.settle, e.Project, e.Intent), e.Err)
+}
+
+func (e *StartOutcomeUnknownError) Unwrap() error { return e.Err }

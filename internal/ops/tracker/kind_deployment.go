@@ -2,8 +2,6 @@ package tracker
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,7 +9,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
 // Deployments are the tracker's second kind of operation: documentation
@@ -19,7 +17,9 @@ import (
 // status id (TrackDeployment), followed on the same poll rounds, state and
 // rules as agent jobs: intent written before a trigger leaves, the
 // deployment written before it is acknowledged, a final status written
-// before it is counted, counted once across kill -9 and takeovers.
+// before it is counted, counted once across kill -9 and takeovers. The
+// engine does all of that (opKind): this kind declares its record, its
+// calls and its metrics.
 
 // Kinds of deployment (the kind label).
 const (
@@ -40,42 +40,61 @@ type DeploymentUpstream interface {
 	ThrottledUntil(endpoint string) time.Time
 }
 
-// errNoDeployments is the error of a deployment call on a tracker whose
-// upstream has no deployment endpoints.
-var errNoDeployments = errors.New("tracker: the upstream has no deployment endpoints")
+// MaxBranchBytes bounds a preview's branch (the gateway refuses longer
+// ones; git refs are rarely longer than 100 bytes).
+const MaxBranchBytes = 255
 
-// Tuning of deployment polling that is not worth a flag.
-const (
-	// maxQueuedPollInterval caps the backoff of a deployment that stays
-	// queued: the poll interval doubles with each poll that finds it
-	// queued, up to this.
-	maxQueuedPollInterval = time.Minute
-	// MaxBranchBytes bounds a preview's branch (the gateway refuses longer
-	// ones; git refs are rarely longer than 100 bytes).
-	MaxBranchBytes = 255
-)
+// deployEntry is a followed deployment in memory.
+type deployEntry = followed[deployRecord]
 
-// deployEntry is a followed deployment in memory: its record and its
-// scheduling state.
-type deployEntry struct {
-	rec deployRecord
-	polling
-	queuedPolls int
+// deployments is the deployments in a tracker (the engine's opKind).
+type deployments = opKind[deployRecord, *deployRecord, DeploymentView, *deployIntent]
+
+// deploySpec declares the deployments to the engine.
+var deploySpec = &opSpec[deployRecord, *deployRecord, DeploymentView, *deployIntent]{
+	name: OpDeployment, what: "deployment", idKey: "deployment", idName: "status id", missing: "kind",
+	bucket: bucketDeployments, intents: triggerIntents, decodeIntent: triggerCodec.decode,
+	settle: "a deployment may have been started upstream; find it in the Mintlify dashboard (there is no API that lists deployments) " +
+		"and, with its status id, follow it with POST /api/v1/project/%[1]s/update-status/{statusId}/track?intent=%[2]s, " +
+		"or if none was started dismiss the trigger with DELETE /api/v1/project/%[1]s/unknown-triggers/%[2]s",
+	// The trigger's kind is the deployment's: its status does not say.
+	base:     func(in *deployIntent, id string) deployRecord { return deployRecord{Kind: in.Kind, ID: id} },
+	endpoint: apiclient.EndpointDeploymentStatus, schedule: scheduleDeploy,
+	metrics:   func(m *metrics) *opMetrics { return m.deploy },
+	labels:    func(r *deployRecord) []string { return []string{r.Kind} },
+	finishKV:  func(r *deployRecord) []any { return []any{"kind", r.Kind} },
+	addTo:     func(pj *projectJobs, e *deployEntry) { pj.addDeployment(&e.rec) },
+	unknownTo: func(pj *projectJobs, in *deployIntent) { pj.unknownDeploy(in.Kind) },
+	rows: func(out *status.Jobs, newest []*deployEntry, _ time.Time) {
+		out.Deployments = deploymentRows(newest[:min(status.MaxDeployments, len(newest))])
+	},
+}
+
+// newDeployments are the deployments of s, read with its upstream's
+// deployment endpoints (none: it follows no deployment).
+func newDeployments(s *Tracker) *deployments {
+	api := s.deployAPI
+	read := func(ctx context.Context, project, id string) (seen[deployRecord], error) {
+		d, err := api.DeploymentStatus(ctx, project, id)
+		return func(old deployRecord, at time.Time, how sighting) (deployRecord, finishEvent) {
+			return deployTransition(old, d, at, how)
+		}, err
+	}
+	return &deployments{opSpec: deploySpec, s: s, records: s.deploys, on: func() bool { return api != nil }, get: read,
+		throttled: func(endpoint string) time.Time { return api.ThrottledUntil(endpoint) }}
 }
 
 // DeploymentView is a followed deployment as the gateway shows it: the
-// API's update-status field names for what the exporter keeps, plus kind,
-// previewUrl and tracking.
+// API's update-status field names for what the exporter keeps (the
+// engine's OpView, and the status id, end and commit), plus kind and
+// previewUrl.
 type DeploymentView struct {
 	ID         string            `json:"_id"`
-	ProjectID  string            `json:"projectId"`
 	Kind       string            `json:"kind"`
-	Status     string            `json:"status"`
-	CreatedAt  apiclient.APITime `json:"createdAt"`
 	EndedAt    apiclient.APITime `json:"endedAt"`
 	Commit     DeploymentCommit  `json:"commit"`
 	PreviewURL string            `json:"previewUrl,omitempty"`
-	Tracking   Followed          `json:"tracking"`
+	OpView
 }
 
 // DeploymentCommit is the commit as far as it is kept.
@@ -84,28 +103,10 @@ type DeploymentCommit struct {
 	Ref string `json:"ref,omitempty"`
 }
 
-func (e *deployEntry) view() DeploymentView {
-	r := &e.rec
-	v := DeploymentView{ID: r.ID, ProjectID: r.Project, Kind: r.Kind, Status: r.Status,
-		CreatedAt: apiclient.APITime{Time: r.CreatedAt}, EndedAt: apiclient.APITime{Time: r.EndedAt},
-		Commit: DeploymentCommit{SHA: r.SHA, Ref: r.Branch}, PreviewURL: r.PreviewURL,
-		Tracking: Followed{Origin: r.Origin, TrackedAt: r.TrackedAt, LastError: e.lastErr, SubmittedBy: r.SubmittedBy}}
-	if r.Status == "" {
-		v.Status = apiclient.DeploymentQueued // triggered, not read yet
-	}
-	if r.Lost {
-		v.Status, v.Tracking.LastUpstreamStatus = StatusLost, r.Status
-	}
-	if t := e.lastPolled; !t.IsZero() {
-		v.Tracking.LastPolledAt = &t
-	}
-	if t := r.TerminalAt; !t.IsZero() {
-		v.Tracking.TerminalAt = &t
-	}
-	if t := e.nextPoll; !t.IsZero() && !r.final() {
-		v.Tracking.NextCheckAt = &t
-	}
-	return v
+func (r *deployRecord) view(p *polling) DeploymentView {
+	// Queued until the first read: the trigger's answer has no status.
+	return DeploymentView{ID: r.ID, Kind: r.Kind, EndedAt: apiclient.APITime{Time: r.EndedAt}, Commit: DeploymentCommit{SHA: r.SHA, Ref: r.Branch},
+		PreviewURL: r.PreviewURL, OpView: opView(&r.opState, p, r.final(), apiclient.DeploymentQueued)}
 }
 
 // DeployRequest is a deployment to trigger.
@@ -133,44 +134,14 @@ func (req *DeployRequest) validate() error {
 		return errors.New("deploy: an update deploys the project's configured branch; give no branch")
 	case req.Kind == KindPreview && (strings.TrimSpace(req.Branch) == "" || len(req.Branch) > MaxBranchBytes):
 		return fmt.Errorf("deploy: a preview needs a branch of 1 to %d bytes", MaxBranchBytes)
-	case req.Kind != KindUpdate && req.Kind != KindPreview:
+	case !validDeployKind(req.Kind):
 		return fmt.Errorf("deploy: unknown deployment kind %q", req.Kind)
 	}
-	return nil
+	return checkIdempotencyKey(req.IdempotencyKey)
 }
 
-// Deployed is the answer to a trigger.
-type Deployed struct {
-	Deployment DeploymentView
-	// Code is the HTTP status of the API's answer (for a replay, of the
-	// first answer).
-	Code     int
-	Replayed bool
-}
-
-// DeployOutcomeUnknownError: a trigger was perhaps sent but its answer
-// never recorded (Err is the failure, nil when met again through its
-// key). Its Idempotency-Key answers 409 until the trigger is settled
-// (ResolveTrigger, DismissTrigger) or Retention has passed.
-type DeployOutcomeUnknownError struct {
-	Project, Intent string
-	StartedAt       time.Time
-	Err             error
-}
-
-func (e *DeployOutcomeUnknownError) Error() string {
-	return withCause(fmt.Sprintf("the outcome of deployment trigger %s of project %s (started %s) is unknown: a deployment may have been started upstream; "+
-		"find it in the Mintlify dashboard (there is no API that lists deployments) and, with its status id, follow it with POST "+
-		"/api/v1/project/%s/update-status/{statusId}/track?intent=%s, or if none was started dismiss the trigger with DELETE /api/v1/project/%s/unknown-triggers/%s",
-		e.Intent, e.Project, e.StartedAt.UTC().Format(time.RFC3339), e.Project, e.Intent, e.Project, e.Intent), e.Err)
-}
-
-func (e *DeployOutcomeUnknownError) Unwrap() error { return e.Err }
-
-func deployRequestHash(kind, branch string) string {
-	sum := sha256.Sum256([]byte(kind + "\x00" + branch))
-	return hex.EncodeToString(sum[:])
-}
+// Deployed is the answer to a trigger (the engine's Started).
+type Deployed = Started[DeploymentView]
 
 func triggerEndpoint(kind string) string {
 	if kind == KindPreview {
@@ -179,115 +150,30 @@ func triggerEndpoint(kind string) string {
 	return apiclient.EndpointTriggerUpdate
 }
 
-// Deploy triggers a deployment upstream and follows it, crash-safely: an
-// intent is written before the trigger is sent, and the deployment (with
-// the intent deleted) before Deploy returns, so a 202 answered for it
-// means it survives kill -9. Idempotency keys work as for Create. A
-// trigger refused because the API's Retry-After still runs returns an
-// *apiclient.ThrottledError without sending anything.
+// Deploy triggers a deployment upstream and follows it, crash-safely (the
+// engine's start): an intent is written before the trigger is sent, and
+// the deployment (with the intent deleted) before Deploy returns, so a 202
+// answered for it means it survives kill -9. Idempotency keys work as for
+// Create. A trigger refused because the API's Retry-After still runs
+// returns an *apiclient.ThrottledError without sending anything.
 func (s *Tracker) Deploy(ctx context.Context, req DeployRequest) (Deployed, error) {
-	s.inflight.Add(1)
-	defer s.inflight.Done()
-	if s.deployAPI == nil {
-		return Deployed{}, errNoDeployments
-	}
 	if err := req.validate(); err != nil {
 		return Deployed{}, err
 	}
-	key := req.IdempotencyKey
-	if key != "" && !ValidIdempotencyKey(key) {
-		return Deployed{}, errors.New("invalid idempotency key: 1 to 255 printable ASCII characters")
-	}
-	in := &deployIntent{ID: "di_" + strings.TrimPrefix(newIntentID(), "ci_"), Project: req.Project, Kind: req.Kind, IdemKey: key,
-		RequestHash: deployRequestHash(req.Kind, req.Branch), StartedAt: s.cfg.Now(), inFlight: true}
-	ikey := storeKey(in.Project, in.ID)
-	replay := func(ref keyRef) (Deployed, error) { return s.replayDeployLocked(ref, in.RequestHash) }
-	if d, done, err := openIntent(s, triggerIntents, ikey, in, req.Admit, replay, s.deployAPI.ThrottledUntil, triggerEndpoint(req.Kind)); done || err != nil {
-		return d, err
-	}
-	var (
-		t   *apiclient.Triggered
-		err error
-	)
-	if req.Kind == KindPreview {
-		t, err = s.deployAPI.TriggerPreview(ctx, req.Project, req.Branch)
-	} else {
-		t, err = s.deployAPI.TriggerUpdate(ctx, req.Project)
-	}
-	if err == nil {
-		err = unkeepableID("status id", t.StatusID)
-	}
-	if err != nil {
-		if sentFailed(s, triggerIntents, ikey, in, err, "kind", req.Kind) {
-			return Deployed{}, &DeployOutcomeUnknownError{Project: req.Project, Intent: in.ID, StartedAt: in.StartedAt, Err: err}
+	in := &deployIntent{opIntent: newOpIntent(s, "di_", req.Project, req.IdempotencyKey, req.Kind, req.Branch), Kind: req.Kind}
+	send := func() (deployRecord, finishEvent, int, error) {
+		var t *apiclient.Triggered
+		var err error
+		if req.Kind == KindPreview {
+			t, err = s.deployAPI.TriggerPreview(ctx, req.Project, req.Branch)
+		} else {
+			t, err = s.deployAPI.TriggerUpdate(ctx, req.Project)
 		}
-		return Deployed{}, fmt.Errorf("triggering a deployment of project %s: %w", req.Project, err)
+		if err != nil {
+			return deployRecord{}, finishEvent{}, 0, err
+		}
+		return deployRecord{Kind: req.Kind, ID: t.StatusID, Branch: bounded.Label(req.Branch), PreviewURL: bounded.Label(t.PreviewURL)}, finishEvent{}, t.Code, nil
 	}
-	at := s.cfg.Now()
-	rec := deployRecord{Project: req.Project, Kind: req.Kind, ID: t.StatusID, Origin: OriginGateway, TrackedAt: at,
-		Branch: bounded.Label(req.Branch), PreviewURL: bounded.Label(t.PreviewURL), IdemKey: key, RequestHash: in.RequestHash,
-		Code: t.Code, SubmittedBy: userFrom(ctx)}
-	v, err := s.followNew(&rec, ikey)
-	s.mu.Lock()
-	removeIntentLocked(s, triggerIntents, ikey, in)
-	var stateErr *StateError
-	if key != "" && (err == nil || errors.As(err, &stateErr)) {
-		// A deployment not written yet keeps its key too: a retry is
-		// answered as this trigger was, never sent again.
-		s.keys[storeKey(req.Project, key)] = keyRef{deploy: storeKey(rec.Project, rec.ID)}
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return Deployed{}, err
-	}
-	return Deployed{Deployment: v, Code: t.Code}, nil
-}
-
-// followNew writes a deployment just triggered, deleting its trigger
-// intent (ikey) in the same transaction, and follows it from the next poll
-// round.
-func (s *Tracker) followNew(rec *deployRecord, ikey string) (DeploymentView, error) {
-	dkey := storeKey(rec.Project, rec.ID)
-	e := &deployEntry{rec: *rec, polling: polling{pollPending: true}}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	if old := s.deploys[dkey]; old != nil {
-		// Followed already (handed over while the trigger was answered).
-		v := old.view()
-		s.mu.Unlock()
-		return v, nil
-	}
-	s.deploys[dkey] = e
-	s.mu.Unlock()
-	err := s.persistDeploy(dkey, rec, store.Op{Bucket: bucketDeployIntents, Key: ikey})
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e.pollPending, e.intentKey = false, ikey
-	e.written(err)
-	if err != nil {
-		return e.view(), &StateError{JobID: rec.ID, Err: err, Intent: ikey, Deployment: true}
-	}
-	return e.view(), nil
-}
-
-// replayDeployLocked answers a trigger whose key is known. s.mu is held.
-func (s *Tracker) replayDeployLocked(ref keyRef, hash string) (Deployed, error) {
-	switch in := ref.deployIntent; {
-	case in != nil:
-		return Deployed{}, replayIntentLocked(in, hash, func() error {
-			return &DeployOutcomeUnknownError{Project: in.Project, Intent: in.ID, StartedAt: in.StartedAt}
-		})
-	case ref.deploy == "":
-		// The key of a job, a follow-up or their intents: another request.
-		return Deployed{}, ErrIdempotencyKeyReused
-	}
-	e := s.deploys[ref.deploy]
-	if err := replayRecordLocked(e != nil, func() (string, string) { return e.rec.RequestHash, e.intentKey }, hash,
-		func() error {
-			return &StateError{JobID: e.rec.ID, Err: errNotWrittenYet, Intent: e.intentKey, Deployment: true}
-		}); err != nil {
-		return Deployed{}, err
-	}
-	return Deployed{Deployment: e.view(), Code: e.rec.Code, Replayed: true}, nil
+	return s.deployOps.start(ctx, startReq[deployRecord, *deployIntent]{in: in, admit: req.Admit, endpoint: triggerEndpoint(req.Kind), send: send,
+		verb: "triggering a deployment", kv: []any{"kind", req.Kind}})
 }

@@ -1,31 +1,23 @@
 package tracker
 
 import (
-	"context"
-	"fmt"
-	"maps"
 	"time"
-
-	"github.com/go-kit/log/level"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 )
 
-// deployEvent is the metric update of one deployment's state change,
-// applied once the change is persisted.
-type deployEvent struct {
-	finished string // success or failure, seen live
-	// duration is the API's endedAt - createdAt, when both are known.
-	duration   time.Duration
-	observeDur bool
-}
+// What a read of a deployment changes, and when it is read again.
+
+// maxQueuedPollInterval caps the backoff of a deployment that stays
+// queued: the poll interval doubles with each poll that finds it queued,
+// up to this.
+const maxQueuedPollInterval = time.Minute
 
 // deployTransition computes the record after reading d at time at, and
-// the event to count: a final status not counted yet is counted when seen
-// live, recorded as counted without counting when seen after the fact.
-func deployTransition(old deployRecord, d *apiclient.Deployment, at time.Time, how sighting) (deployRecord, deployEvent) {
+// the event to count (the engine's rule, opState.sawFinal), with the
+// build's duration.
+func deployTransition(old deployRecord, d *apiclient.Deployment, at time.Time, how sighting) (deployRecord, finishEvent) {
 	rec := old
 	rec.Status = intern(bounded.Label(d.Status))
 	if !d.CreatedAt.IsZero() {
@@ -41,264 +33,30 @@ func deployTransition(old deployRecord, d *apiclient.Deployment, at time.Time, h
 		rec.Branch = bounded.Label(d.Commit.Ref)
 	}
 	rec.Lost = false
-	var ev deployEvent
-	if !apiclient.IsDeploymentFinal(rec.Status) || rec.Counted {
-		return rec, ev
-	}
-	rec.Counted, rec.TerminalAt = true, at
-	if how != seenLive {
-		return rec, ev
-	}
-	ev.finished = rec.Status
-	if !rec.CreatedAt.IsZero() && !rec.EndedAt.IsZero() {
+	ev := rec.sawFinal(apiclient.IsDeploymentFinal(rec.Status), rec.Status, at, how)
+	if ev.finished != "" && !rec.CreatedAt.IsZero() && !rec.EndedAt.IsZero() {
 		ev.observeDur, ev.duration = true, rec.EndedAt.Sub(rec.CreatedAt)
 	}
 	return rec, ev
 }
 
-// scheduleDeploy sets e's next poll after a read at: none once final, the
-// poll interval while it runs, and backing off while it stays queued (the
-// interval doubled per poll that found it queued, up to a minute), so that
-// one stuck in the queue costs a request a minute.
-func (s *Tracker) scheduleDeploy(e *deployEntry, at time.Time) {
+// scheduleDeploy sets e's next poll after a read of rec at at: none once
+// final, the poll interval while it runs, and backing off while it stays
+// queued (the interval doubled per poll that found it queued, up to a
+// minute), so that one stuck in the queue costs a request a minute.
+func scheduleDeploy(cfg *Config, e *deployEntry, rec *deployRecord, at time.Time) {
 	switch {
-	case e.rec.final():
+	case rec.final():
 		e.nextPoll = time.Time{}
 		return
-	case e.rec.Status == apiclient.DeploymentQueued:
+	case rec.Status == apiclient.DeploymentQueued:
 		e.queuedPolls++
 	default:
 		e.queuedPolls = 0
 	}
-	d := s.cfg.PollInterval
+	d := cfg.PollInterval
 	for i := 1; i < e.queuedPolls && d < maxQueuedPollInterval; i++ {
 		d *= 2
 	}
-	e.nextPoll = at.Add(max(min(d, maxQueuedPollInterval), s.cfg.PollInterval))
-}
-
-// deploymentKind is the deployments' part of the engine (kindEngine).
-type deploymentKind struct{ s *Tracker }
-
-// dueLocked picks the deployments to poll (none when the API client has
-// no deployment endpoints). s.mu is held.
-func (k deploymentKind) dueLocked(_, limit time.Time) []pollTask {
-	if k.s.deployAPI == nil {
-		return nil
-	}
-	var tasks []pollTask
-	for key, e := range k.s.deploys {
-		if e.pollPending || e.rec.final() || e.nextPoll.After(limit) {
-			continue
-		}
-		e.pollPending = true
-		tasks = append(tasks, pollTask{kind: k, key: key, project: e.rec.Project, id: e.rec.ID, due: e.nextPoll})
-	}
-	return tasks
-}
-
-func (k deploymentKind) pollingLocked(key string) *polling {
-	if e := k.s.deploys[key]; e != nil {
-		return &e.polling
-	}
-	return nil
-}
-
-func (k deploymentKind) throttledUntil() time.Time {
-	return k.s.deployAPI.ThrottledUntil(apiclient.EndpointDeploymentStatus)
-}
-
-func (k deploymentKind) read(ctx context.Context, t pollTask) (func(at, roundStart time.Time), error) {
-	d, err := k.s.deployAPI.DeploymentStatus(ctx, t.project, t.id)
-	if err != nil {
-		return nil, err
-	}
-	return func(at, _ time.Time) { k.s.applyDeployment(t, d, at) }, nil
-}
-
-func (k deploymentKind) applyError(t pollTask, err error, at time.Time) {
-	k.s.applyDeployError(t, err, at)
-}
-
-func (k deploymentKind) forgetExpired(now time.Time) { k.s.forgetExpiredDeployments(now) }
-
-// applyDeployment records a successful read. s.wmu is held (pollOne).
-func (s *Tracker) applyDeployment(t pollTask, d *apiclient.Deployment, at time.Time) {
-	e := lockFollowed(s, s.deploys, t.key)
-	if e == nil {
-		return
-	}
-	e.polledOK(at)
-	rec, ev := deployTransition(e.rec, d, at, seenLive)
-	changed := rec != e.rec
-	next := *e
-	next.rec = rec
-	s.scheduleDeploy(&next, at)
-	e.nextPoll, e.queuedPolls = next.nextPoll, next.queuedPolls
-	if !changed && !e.dirty {
-		s.mu.Unlock()
-		return
-	}
-	write := func(extra ...store.Op) error { return s.persistDeploy(t.key, &rec, extra...) }
-	if !s.writePolledLocked(&e.polling, bucketDeployIntents, write, at.Add(s.cfg.PollInterval)) {
-		s.mu.Unlock()
-		return // memory unchanged
-	}
-	e.rec, e.dirty = rec, false
-	// Counted under the lock that shows it, after the write: a crash
-	// between the two under-counts, never counts twice (as applyJob).
-	s.metrics.deploy.count(s.metrics.has, rec.Project, rec.Kind, ev)
-	s.mu.Unlock()
-	if ev.finished != "" {
-		kv := []any{"msg", "deployment finished", "project", rec.Project, "kind", rec.Kind, "deployment", bounded.Label(rec.ID), "status", ev.finished}
-		if ev.observeDur {
-			kv = append(kv, "duration", ev.duration)
-		}
-		level.Info(s.logger).Log(kv...)
-	}
-}
-
-// applyDeployError records a failed read: backoff as for jobs, and after
-// repeated 404s the deployment is lost. s.wmu is held (pollOne).
-func (s *Tracker) applyDeployError(t pollTask, err error, at time.Time) {
-	e := lockFollowed(s, s.deploys, t.key)
-	if e == nil {
-		return
-	}
-	_, lost := s.pollFailed(&e.polling, err, at)
-	rec, nErrors := e.rec, e.errors
-	s.mu.Unlock()
-	level.Debug(s.logger).Log("msg", "polling deployment failed", "project", t.project, "deployment", t.id, "consecutive_errors", nErrors, "err", err)
-	if !lost {
-		return
-	}
-	rec.Lost, rec.TerminalAt = true, at
-	if perr := s.persistDeploy(t.key, &rec); perr != nil {
-		return // retried at the next poll, which will 404 again
-	}
-	s.mu.Lock()
-	e.rec, e.dirty = rec, false
-	s.mu.Unlock()
-	level.Warn(s.logger).Log("msg", "deployment lost: the API no longer knows it", "project", t.project, "deployment", bounded.Label(t.id),
-		"last_status", rec.Status)
-}
-
-// load reads the deployments and their trigger intents
-// (kindEngine.load).
-func (k deploymentKind) load(l *loadedState, want func(project string) bool, _ time.Time) (loadedKind, error) {
-	s := k.s
-	deploys, intents := map[string]*deployEntry{}, map[string]*deployIntent{}
-	err := s.store.ForEachIn(bucketDeployments, func(key, v []byte) error {
-		rec, err := decodeDeployRecord(v)
-		if err != nil {
-			s.skipUnreadable(l, "deployment", key, err)
-			return nil
-		}
-		if !want(rec.Project) {
-			l.foreign++
-			return nil
-		}
-		rec.Status = intern(rec.Status)
-		deploys[string(key)] = &deployEntry{rec: rec}
-		if rec.IdemKey != "" {
-			l.keys[storeKey(rec.Project, rec.IdemKey)] = keyRef{deploy: string(key)}
-		}
-		return nil
-	})
-	if err == nil {
-		err = s.store.ForEachIn(bucketDeployIntents, func(key, v []byte) error {
-			in, err := decodeDeployIntent(v)
-			if err != nil {
-				s.skipUnreadable(l, "deployment intent", key, err)
-				return nil
-			}
-			if !want(in.Project) {
-				return nil
-			}
-			if ref, ok := l.keys[storeKey(in.Project, in.IdemKey)]; ok && in.IdemKey != "" && ref.deploy != "" &&
-				deploys[ref.deploy].rec.RequestHash == in.RequestHash {
-				// Its deployment is in the state (a later write landed
-				// without deleting it): the outcome is known.
-				l.resolved = append(l.resolved, store.Op{Bucket: bucketDeployIntents, Key: string(key)})
-				return nil
-			}
-			intents[string(key)] = &in
-			return nil
-		})
-	}
-	if err != nil {
-		return loadedKind{}, fmt.Errorf("agent state file %s: reading deployments: %w", s.store.Path(), err)
-	}
-	return loadedKind{
-		mergeLocked: func() {
-			maps.Copy(s.deploys, deploys)
-			for key, in := range intents {
-				addIntentLocked(s, triggerIntents, key, in)
-			}
-		},
-		logKV: []any{"deployments", len(deploys), "unknown_deploy_triggers", len(intents)},
-	}, nil
-}
-
-// forgetExpiredDeployments deletes deployments final (or lost) for longer
-// than Retention, and trigger intents of unknown outcome as old: from the
-// state first, then from memory.
-func (s *Tracker) forgetExpiredDeployments(now time.Time) {
-	var ops []store.Op
-	s.mu.RLock()
-	for k, e := range s.deploys {
-		if e.rec.final() && !e.rec.TerminalAt.IsZero() && now.Sub(e.rec.TerminalAt) >= s.cfg.Retention {
-			ops = append(ops, store.Op{Bucket: bucketDeployments, Key: k})
-		}
-	}
-	for k, in := range s.deployIntents {
-		if !in.inFlight && now.Sub(in.StartedAt) >= s.cfg.Retention {
-			ops = append(ops, store.Op{Bucket: bucketDeployIntents, Key: k})
-		}
-	}
-	s.mu.RUnlock()
-	if len(ops) == 0 {
-		return
-	}
-	if err := s.store.Apply(ops...); err != nil {
-		s.writeFailed(err)
-		level.Error(s.logger).Log("msg", "could not forget expired deployments", "records", len(ops), "err", err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, op := range ops {
-		if op.Bucket == bucketDeployIntents {
-			if in := s.deployIntents[op.Key]; in != nil {
-				removeIntentLocked(s, triggerIntents, op.Key, in)
-			}
-			continue
-		}
-		if e := s.deploys[op.Key]; e != nil && e.rec.IdemKey != "" && s.keys[storeKey(e.rec.Project, e.rec.IdemKey)].deploy == op.Key {
-			delete(s.keys, storeKey(e.rec.Project, e.rec.IdemKey))
-		}
-		delete(s.deploys, op.Key)
-	}
-}
-
-// snapshotLocked adds the deployments and their triggers of
-// unknown outcome to the projects of by. s.mu is held.
-func (k deploymentKind) snapshotLocked(by map[string]*projectJobs, now time.Time) {
-	s := k.s
-	for _, in := range s.deployIntents {
-		if pj := by[in.Project]; pj != nil && !in.inFlight {
-			if pj.unknownTriggers == nil {
-				pj.unknownTriggers = map[string]int{}
-			}
-			pj.unknownTriggers[in.Kind]++
-		}
-	}
-	for _, e := range s.deploys {
-		if pj := by[e.rec.Project]; pj != nil {
-			pj.addDeployment(e)
-			if !e.nextPoll.IsZero() && !e.rec.final() {
-				pj.maxOverdue = max(pj.maxOverdue, now.Sub(e.nextPoll))
-			}
-		}
-	}
+	e.nextPoll = at.Add(max(min(d, maxQueuedPollInterval), cfg.PollInterval))
 }

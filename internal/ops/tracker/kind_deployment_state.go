@@ -6,86 +6,31 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 )
 
-// The deployments' buckets of the state (schema version 4).
-const (
-	// bucketDeployments holds the followed deployments (deployRecordV4),
-	// keyed by storeKey(project, status id).
-	bucketDeployments = "deployments"
-	// bucketDeployIntents holds the deployment trigger intents
-	// (deployIntentV4), keyed by storeKey(project, intent id).
-	bucketDeployIntents = "deploy_intents"
-)
-
-// deployRecord is a followed deployment as the tracker works with it;
-// deployRecordV4 is its form in the state.
+// deployRecord is a followed deployment: its own state form (version
+// 4), the engine's part (opState) and the deployment's. Its field names
+// are the file format; they must not follow apiclient.Deployment.
 type deployRecord struct {
-	Project, Kind, ID string
-	// Origin is OriginGateway (triggered through the gateway) or
-	// OriginTrack (handed over with its status id).
-	Origin    string
-	TrackedAt time.Time
-	// Status is the API's latest status ("" before the first read of a
-	// triggered deployment: the trigger's answer has none).
-	Status string
-	// CreatedAt and EndedAt are the API's (zero until it gives them).
-	CreatedAt, EndedAt time.Time
+	Kind string `json:"kind"`
+	ID   string `json:"statusId"`
+	// EndedAt is the API's (zero until it gives it).
+	EndedAt time.Time `json:"endedAt,omitzero"`
 	// Branch and SHA are the commit's ref and sha, PreviewURL the
 	// preview's; each bounded (bounded.Label) when read.
-	Branch, SHA, PreviewURL string
-	// TerminalAt is when it was first seen final, or declared lost.
-	TerminalAt time.Time
-	// Counted: its final status was counted (or deliberately not: it was
-	// final when first seen). Written with the status, so a restart never
-	// counts it again.
-	Counted bool
-	// Lost: the API answered 404 repeatedly; no longer polled.
-	Lost bool
-	// IdemKey, RequestHash and Code: the trigger's Idempotency-Key, the
-	// hash of its request and the HTTP status of the API's answer, for a
-	// retry with the key.
-	IdemKey, RequestHash string
-	Code                 int
-	// SubmittedBy is the gateway's basic-auth user who triggered or handed
-	// it over.
-	SubmittedBy string
+	Branch     string `json:"branch,omitempty"`
+	SHA        string `json:"sha,omitempty"`
+	PreviewURL string `json:"previewUrl,omitempty"`
+	// opState is the engine's part: project, origin, status, createdAt,
+	// when it ended, whether it was counted or lost, and its trigger's
+	// Idempotency-Key, hash, answer and user.
+	opState
 }
 
 // final reports whether the deployment will not change any more.
 func (r *deployRecord) final() bool { return r.Lost || apiclient.IsDeploymentFinal(r.Status) }
 
-// deployRecordV4 is the state's form of a deployment. Its field names are
-// the file format; they must not follow apiclient.Deployment.
-type deployRecordV4 struct {
-	Project     string    `json:"project"`
-	Kind        string    `json:"kind"`
-	ID          string    `json:"statusId"`
-	Origin      string    `json:"origin"`
-	TrackedAt   time.Time `json:"trackedAt"`
-	Status      string    `json:"status,omitempty"`
-	CreatedAt   time.Time `json:"createdAt,omitzero"`
-	EndedAt     time.Time `json:"endedAt,omitzero"`
-	Branch      string    `json:"branch,omitempty"`
-	SHA         string    `json:"sha,omitempty"`
-	PreviewURL  string    `json:"previewUrl,omitempty"`
-	TerminalAt  time.Time `json:"terminalAt,omitzero"`
-	Counted     bool      `json:"counted,omitempty"`
-	Lost        bool      `json:"lost,omitempty"`
-	IdemKey     string    `json:"idempotencyKey,omitempty"`
-	RequestHash string    `json:"requestHash,omitempty"`
-	Code        int       `json:"code,omitempty"`
-	SubmittedBy string    `json:"submittedBy,omitempty"`
-}
-
-func encodeDeployRecord(r *deployRecord) ([]byte, error) {
-	return encodeState(deployRecordV4(*r), "deployment", r.Project, r.ID)
-}
-
-func decodeDeployRecord(data []byte) (deployRecord, error) {
-	v, err := decodeState(data, "deployment", func(v *deployRecordV4) bool {
-		return v.Project != "" && v.ID != "" && validDeployKind(v.Kind)
-	}, "project, status id or kind")
-	return deployRecord(v), err
-}
+// The deployment's part of opRecord.
+func (r *deployRecord) opID() string { return r.ID }
+func (r *deployRecord) valid() bool  { return validDeployKind(r.Kind) }
 
 // deployIntent is a trigger intent: written (fsync) before a trigger is
 // sent upstream, deleted in the transaction that writes the deployment,
@@ -93,49 +38,16 @@ func decodeDeployRecord(data []byte) (deployRecord, error) {
 // after a restart is a trigger of unknown outcome: its Idempotency-Key
 // answers 409 until it is forgotten, Retention after it was sent (a
 // deployment cannot be found by its branch: there is no list endpoint).
+// It is its own state form (version 4): the engine's intent (opIntent)
+// and the deployment's kind.
 type deployIntent struct {
-	ID, Project, Kind, IdemKey, RequestHash string
-	StartedAt                               time.Time
-	// inFlight: this process is sending it (not persisted).
-	inFlight bool
-}
-
-// deployIntentV4 is the state's form of a trigger intent: the engine's
-// (intentV) and the deployment's kind.
-type deployIntentV4 struct {
-	intentV
+	opIntent
 	Kind string `json:"kind"`
 }
 
-func encodeDeployIntent(in *deployIntent) ([]byte, error) {
-	return encodeState(deployIntentV4{intentForm(in), in.Kind}, "deployment intent", in.Project, in.ID)
-}
-
-func decodeDeployIntent(data []byte) (deployIntent, error) {
-	v, err := decodeState(data, "deployment intent", func(v *deployIntentV4) bool {
-		return v.whole() && validDeployKind(v.Kind)
-	}, "id, project, kind or request hash")
-	if err != nil {
-		return deployIntent{}, err
-	}
-	return deployIntent{ID: v.ID, Project: v.Project, Kind: v.Kind, IdemKey: v.IdempotencyKey, RequestHash: v.RequestHash, StartedAt: v.StartedAt}, nil
-}
+// triggerCodec reads and writes the trigger intents.
+var triggerCodec = opIntentCodec[deployIntent, *deployIntent]{what: "deployment intent", missing: "kind",
+	valid: func(in *deployIntent) bool { return validDeployKind(in.Kind) }}
 
 // validDeployKind reports whether k is a kind of deployment the API has.
 func validDeployKind(k string) bool { return k == KindUpdate || k == KindPreview }
-
-// pickDeployment prefers, of two versions of a deployment, the final one
-// (its count is written with it), then the one read last.
-func pickDeployment(a, b []byte) []byte {
-	ra, errA := decodeDeployRecord(a)
-	rb, errB := decodeDeployRecord(b)
-	switch {
-	case errA != nil:
-		return b
-	case errB != nil || ra.Counted || ra.Lost:
-		return a
-	case rb.Counted || rb.Lost:
-		return b
-	}
-	return a
-}

@@ -2,9 +2,6 @@ package tracker
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,10 +13,6 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 )
-
-// MaxIdempotencyKeyLen bounds an Idempotency-Key (the gateway checks it; the
-// tracker refuses longer ones too).
-const MaxIdempotencyKeyLen = 255
 
 // promptExcerptLen is how much of a prompt an intent keeps, in runes:
 // enough to find the job in the platform's dashboard.
@@ -140,27 +133,6 @@ func (in *intent) view() UnknownCreate {
 	return UnknownCreate{ID: r.ID, Project: r.Project, IdempotencyKey: r.IdemKey, PromptExcerpt: r.PromptExcerpt, StartedAt: r.StartedAt}
 }
 
-// keyRef is what an idempotency key of a project refers to: a tracked job
-// (by storeKey) or an intent of a create, or a follow-up: of a tracked job
-// (msgJob, by storeKey) or a message intent in flight.
-type keyRef struct {
-	job    string
-	intent *intent
-
-	msgJob    string
-	msgIntent *messageIntent
-
-	// deploy is a followed deployment (by storeKey), deployIntent a
-	// trigger under way or of unknown outcome.
-	deploy       string
-	deployIntent *deployIntent
-}
-
-func requestHash(prompt string) string {
-	sum := sha256.Sum256([]byte(prompt))
-	return hex.EncodeToString(sum[:])
-}
-
 func excerpt(prompt string) string {
 	prompt = strings.ToValidUTF8(strings.TrimSpace(prompt), "\uFFFD")
 	if utf8.RuneCountInString(prompt) <= promptExcerptLen {
@@ -168,26 +140,6 @@ func excerpt(prompt string) string {
 	}
 	r := []rune(prompt)
 	return string(r[:promptExcerptLen]) + "…"
-}
-
-func newIntentID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return "ci_" + hex.EncodeToString(b)
-}
-
-// ValidIdempotencyKey reports whether key is acceptable: 1 to 255 printable
-// ASCII characters.
-func ValidIdempotencyKey(key string) bool {
-	if key == "" || len(key) > MaxIdempotencyKeyLen {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		if key[i] < 0x20 || key[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // Create creates a job upstream and records it, crash-safely:
@@ -213,11 +165,11 @@ func (s *Tracker) Create(ctx context.Context, req CreateRequest) (Created, error
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	project, key := req.Project, req.IdempotencyKey
-	if key != "" && !ValidIdempotencyKey(key) {
-		return Created{}, errors.New("invalid idempotency key: 1 to 255 printable ASCII characters")
+	if err := checkIdempotencyKey(key); err != nil {
+		return Created{}, err
 	}
 	at := s.cfg.Now()
-	in := &intent{inFlight: true, rec: intentRecord{ID: newIntentID(), Project: project, IdemKey: key,
+	in := &intent{inFlight: true, rec: intentRecord{ID: newIntentID("ci_"), Project: project, IdemKey: key,
 		RequestHash: requestHash(req.Prompt), PromptExcerpt: excerpt(req.Prompt), StartedAt: at}}
 	ikey := storeKey(project, in.rec.ID)
 
@@ -351,8 +303,9 @@ func createNotDone(err error) bool {
 
 // replayLocked answers a create whose key is known. s.mu is held.
 func (s *Tracker) replayLocked(ref keyRef, hash string) (Created, error) {
-	if ref.msgJob != "" || ref.msgIntent != nil || ref.deploy != "" || ref.deployIntent != nil {
-		// The key of a follow-up or a deployment: another request.
+	if ref.msgJob != "" || ref.msgIntent != nil || ref.kind != "" {
+		// The key of a follow-up or of another kind's operation: another
+		// request.
 		return Created{}, ErrIdempotencyKeyReused
 	}
 	if ref.intent != nil {

@@ -81,7 +81,7 @@ type messageIntent struct {
 // so that a key reused for another job or another prompt is a conflict,
 // and never equal to a create's.
 func messageHash(jobID, prompt string) string {
-	return requestHash("message\x00" + jobID + "\x00" + prompt)
+	return requestHash("message", jobID, prompt)
 }
 
 // unkeyedMessagesKept is how long a message without a key stays on its
@@ -108,11 +108,11 @@ func (s *Tracker) Message(ctx context.Context, req MessageRequest) (Messaged, er
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	project, id, key := req.Project, req.JobID, req.IdempotencyKey
-	if key != "" && !ValidIdempotencyKey(key) {
-		return Messaged{}, &NotSentError{Err: errors.New("invalid idempotency key: 1 to 255 printable ASCII characters")}
+	if err := checkIdempotencyKey(key); err != nil {
+		return Messaged{}, &NotSentError{Err: err}
 	}
 	at := s.cfg.Now()
-	mi := &messageIntent{ID: newIntentID(), Project: project, JobID: id, IdemKey: key,
+	mi := &messageIntent{ID: newIntentID("ci_"), Project: project, JobID: id, IdemKey: key,
 		RequestHash: messageHash(id, req.Prompt), StartedAt: at, By: userFrom(ctx)}
 
 	s.mu.Lock()

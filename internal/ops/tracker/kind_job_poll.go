@@ -52,6 +52,17 @@ func (k jobKind) applyError(t pollTask, err error, at time.Time) { k.s.applyErro
 
 func (k jobKind) forgetExpired(now time.Time) { k.s.forgetExpired(now) }
 
+// unsavedLocked adds the jobs created upstream whose record is not
+// written yet. s.mu is held.
+func (k jobKind) unsavedLocked(out []Unsaved) []Unsaved {
+	for _, e := range k.s.entries {
+		if e.intentKey != "" {
+			out = append(out, Unsaved{Kind: OpJob, Project: e.rec.Project, ID: e.rec.Job.ID, Intent: intentID(e.rec.Project, e.intentKey)})
+		}
+	}
+	return out
+}
+
 // forgetExpired deletes jobs that have been terminal (or lost) for longer
 // than Retention: from the state file first, then from memory.
 func (s *Tracker) forgetExpired(now time.Time) {

@@ -97,16 +97,16 @@ type StateError struct {
 	// Intent is the create's intent, left in the state file until the
 	// job's write lands (empty for a track or a follow-up).
 	Intent string
-	// Deployment: JobID is a deployment's status id, triggered or handed
-	// over, that could not be written.
-	Deployment bool
+	// Op names the op kind (opKind) of JobID, an operation started or
+	// handed over that could not be written ("deployment"); "" for a job.
+	Op string
 }
 
 func (e *StateError) Error() string {
-	if e.Deployment {
-		return fmt.Sprintf("deployment %s was started upstream but could not be saved to the state (it is followed, written again at its next poll, "+
+	if e.Op != "" {
+		return fmt.Sprintf("%s %s was started upstream but could not be saved to the state (it is followed, written again at its next poll, "+
 			"or handed with its id to the replica that runs the gateway next; a retry with its Idempotency-Key is never sent again, and is answered "+
-			"with this deployment once saved): %v", e.JobID, e.Err)
+			"with this %s once saved): %v", e.Op, e.JobID, e.Op, e.Err)
 	}
 	if e.Message {
 		return fmt.Sprintf("job %s accepted the follow-up message upstream, but its new turn could not be saved to the state file "+

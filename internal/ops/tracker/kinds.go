@@ -24,6 +24,17 @@ type Kind struct {
 	Doc string
 	// engine is its part of the engine's poll rounds and retention.
 	engine func(*Tracker) kindEngine
+	// state is what the state tools (check, salvage) read of an op kind's
+	// buckets (its opSpec); nil for agent jobs, which check.go knows.
+	state stateForms
+}
+
+// stateForms is what the state tools need of an op kind's buckets:
+// whether a value is one of its records or intents under its own key
+// (forms, by bucket), and which of two versions of a record got further.
+type stateForms interface {
+	forms() map[string]func(key, value []byte) bool
+	pick(a, b []byte) []byte
 }
 
 // Kinds are the kinds the engine follows, in order.
@@ -32,6 +43,8 @@ func Kinds() []Kind {
 		{Name: OpJob, Records: store.Jobs, Intents: createIntents.bucket, UnknownGauge: "mintlify_agent_create_unknown_outcomes", Doc: "agent-gateway.md",
 			engine: func(s *Tracker) kindEngine { return jobKind{s} }},
 		{Name: OpDeployment, Records: bucketDeployments, Intents: triggerIntents.bucket, UnknownGauge: "mintlify_deployment_unknown_outcomes", Doc: "deployments.md",
-			engine: func(s *Tracker) kindEngine { return deploymentKind{s} }},
+			engine: func(s *Tracker) kindEngine { return s.deployOps }, state: deploySpec},
+		{Name: OpExport, Records: bucketExports, Intents: startIntents.bucket, UnknownGauge: "mintlify_static_export_unknown_outcomes", Doc: "static-exports.md",
+			engine: func(s *Tracker) kindEngine { return s.exportOps }, state: exportSpec},
 	}
 }

@@ -270,7 +270,7 @@ func TestFollowUpOfUnknownOutcome(t *testing.T) {
 // Message does before it sends, and returns it.
 func (e *env) writeMessageIntent(id, key, prompt string) *messageIntent {
 	e.t.Helper()
-	mi := &messageIntent{ID: newIntentID(), Project: "p1", JobID: id, IdemKey: key, RequestHash: messageHash(id, prompt), StartedAt: e.clock.Now()}
+	mi := &messageIntent{ID: newIntentID("ci_"), Project: "p1", JobID: id, IdemKey: key, RequestHash: messageHash(id, prompt), StartedAt: e.clock.Now()}
 	data, err := encodeMessageIntent(mi)
 	if err == nil {
 		err = e.trk.store.Apply(store.Op{Bucket: bucketMessageIntents, Key: storeKey("p1", mi.ID), Value: data})

@@ -55,11 +55,12 @@ type projectJobs struct {
 	// project's jobs and deployments has been due (0 or less: none is
 	// late).
 	maxOverdue time.Duration
-	// deploy are its deployments by kind (addDeployment).
-	deploy map[string]deployKindState
-	// unknownTriggers counts its deployment triggers of unknown outcome,
-	// by kind.
-	unknownTriggers map[string]int
+	// deploy are its deployments by kind (addDeployment), with their
+	// triggers of unknown outcome.
+	deploy map[string]*opGauges
+	// export are its static exports (exportGauges.add), with their starts
+	// of unknown outcome.
+	export exportGauges
 }
 
 // metrics are the mintlify_agent_* metrics of the tracker. The gauges are
@@ -94,7 +95,9 @@ type metrics struct {
 	delay       prometheus.Histogram
 	writeErrors prometheus.Counter
 	// deploy are the deployments' families (kind_deployment_metrics.go).
-	deploy *deployMetrics
+	deploy *opMetrics
+	// export are the static exports' families (kind_export_metrics.go).
+	export *exportMetrics
 }
 
 // PollDelayBuckets are the classic buckets of
@@ -143,14 +146,8 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 			Name: "mintlify_agent_jobs_finished_total",
 			Help: "Turns of tracked agent jobs seen reaching a terminal status, once per turn and status.",
 		}, []string{"project", "status"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:                            "mintlify_agent_job_duration_seconds",
-			Help:                            "Duration of each turn of an agent job until a poll saw it end, by its first terminal status.",
-			Buckets:                         DurationBuckets,
-			NativeHistogramBucketFactor:     1.1,
-			NativeHistogramMaxBucketNumber:  100,
-			NativeHistogramMinResetDuration: time.Hour,
-		}, []string{"project", "status"}),
+		duration: prometheus.NewHistogramVec(histogramOpts("mintlify_agent_job_duration_seconds",
+			"Duration of each turn of an agent job until a poll saw it end, by its first terminal status.", DurationBuckets), []string{"project", "status"}),
 		prs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mintlify_agent_job_pull_requests_total",
 			Help: "Completed agent jobs seen with a pull request (prLink), once per job.",
@@ -163,20 +160,15 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 			Name: "mintlify_agent_job_messages_total",
 			Help: "Follow-up messages sent to agent jobs through the gateway and accepted upstream; each starts a new turn of its job.",
 		}, []string{"project"}),
-		delay: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:                            "mintlify_agent_poll_delay_seconds",
-			Help:                            "How late each scheduled poll of a tracked job was sent against its schedule.",
-			Buckets:                         PollDelayBuckets,
-			NativeHistogramBucketFactor:     1.1,
-			NativeHistogramMaxBucketNumber:  100,
-			NativeHistogramMinResetDuration: time.Hour,
-		}),
+		delay: prometheus.NewHistogram(histogramOpts("mintlify_agent_poll_delay_seconds",
+			"How late each scheduled poll of a tracked job was sent against its schedule.", PollDelayBuckets)),
 		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mintlify_agent_state_write_errors_total",
 			Help: "Failed writes to the agent state file.",
 		}),
 	}
-	m.deploy = newDeployMetrics(false)
+	m.deploy = newDeployMetrics()
+	m.export = newExportMetrics()
 	m.projects.Store(&map[string]bool{})
 	m.addProjects(projects)
 	return m
@@ -187,6 +179,7 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 func (m *metrics) addProjects(projects []string) {
 	next := maps.Clone(*m.projects.Load())
 	m.deploy.addProjects(projects)
+	m.export.addProjects(projects)
 	for _, p := range projects {
 		next[p] = true
 		m.submitted.WithLabelValues(p)
@@ -206,6 +199,7 @@ func (m *metrics) addProjects(projects []string) {
 func (m *metrics) dropProjects(projects []string) {
 	next := maps.Clone(*m.projects.Load())
 	m.deploy.dropProjects(projects)
+	m.export.dropProjects(projects)
 	for _, p := range projects {
 		delete(next, p)
 		for _, v := range []*prometheus.CounterVec{m.submitted, m.prs, m.lost, m.messages} {
@@ -241,6 +235,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 		c.Describe(ch)
 	}
 	m.deploy.describe(ch)
+	m.export.describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -260,6 +255,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		c.Collect(ch)
 	}
 	m.deploy.collectVecs(ch)
+	m.export.collectVecs(ch)
 	projects := make([]string, 0, len(allowed))
 	for p := range allowed {
 		projects = append(projects, p)
@@ -280,7 +276,8 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.unknownDesc, prometheus.GaugeValue, float64(pj.unknownCreates), p)
 		ch <- prometheus.MustNewConstMetric(m.overdueDesc, prometheus.GaugeValue, max(pj.maxOverdue.Seconds(), 0), p)
 		ch <- prometheus.MustNewConstMetric(m.rebuiltDesc, prometheus.GaugeValue, float64(pj.rebuilt), p)
-		m.deploy.collectProject(ch, p, &pj, now)
+		m.collectDeployments(ch, p, &pj, now)
+		m.export.collectProject(ch, p, &pj.export, now)
 	}
 	ch <- prometheus.MustNewConstMetric(m.intervalDesc, prometheus.GaugeValue, m.pollInterval.Seconds())
 	var h fileHealth

@@ -109,3 +109,19 @@ func (s *Tracker) writePolledLocked(p *polling, bucket string, write func(extra 
 	p.landed(extra)
 	return true
 }
+
+// tracking completes f, the tracking of an operation of any kind, with
+// what its polling state knows: the last poll, when it ended
+// (terminalAt) and, while it is not final, the next check.
+func (p *polling) tracking(f Followed, terminalAt time.Time, final bool) Followed {
+	if t := p.lastPolled; !t.IsZero() {
+		f.LastPolledAt = &t
+	}
+	if !terminalAt.IsZero() {
+		f.TerminalAt = &terminalAt
+	}
+	if t := p.nextPoll; !t.IsZero() && !final {
+		f.NextCheckAt = &t
+	}
+	return f
+}

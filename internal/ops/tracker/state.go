@@ -22,21 +22,37 @@ import "github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 // turn in progress.
 //
 // Version 4 adds the deployments: a bucket of followed deployments
-// (deployRecordV4) and one of trigger intents (deployIntentV4). Earlier
+// (deployRecord) and one of trigger intents (deployIntent). Earlier
 // versions are read as they are (no deployment), and the file is
 // re-stamped "4": a release that does not know deployments refuses it
 // rather than leave a deployment in progress unfollowed and uncounted.
-const stateSchema = "4"
+//
+// Version 5 adds the static exports: a bucket of followed exports
+// (exportRecord) and one of start intents (exportIntent). Earlier
+// versions are read as they are (no export) and re-stamped "5", for the
+// same reason.
+const stateSchema = "5"
 
 // olderSchemas are the versions this tracker still reads.
-var olderSchemas = []string{"1", "2", "3"}
+var olderSchemas = []string{"1", "2", "3", "4"}
 
-// bucketIntents holds the create intents, keyed by storeKey(project, id).
-const bucketIntents = "intents"
-
-// bucketMessageIntents holds the message intents, keyed by
-// storeKey(project, id).
-const bucketMessageIntents = "message_intents"
+// The state's buckets beside store.Jobs (the agent jobs' records), of
+// every kind, each keyed by storeKey(project, id): the kind's id upstream
+// for its records, the intent's id for intents.
+const (
+	// bucketIntents and bucketMessageIntents hold the agent jobs' create
+	// and message intents (versions 2 and 3).
+	bucketIntents        = "intents"
+	bucketMessageIntents = "message_intents"
+	// bucketDeployments holds the followed deployments, bucketDeployIntents
+	// their trigger intents (version 4).
+	bucketDeployments   = "deployments"
+	bucketDeployIntents = "deploy_intents"
+	// bucketExports holds the followed static exports, bucketExportIntents
+	// their start intents (version 5).
+	bucketExports       = "static_exports"
+	bucketExportIntents = "static_export_intents"
+)
 
 // storeOptions are the state file's options for the tracker.
 // Layout is the state's schema, the older schemas it still reads, and its
@@ -48,6 +64,7 @@ func Layout() (schema string, upgrades, buckets []string) {
 }
 
 func storeOptions(cfg *Config) store.Options {
-	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents, bucketDeployments, bucketDeployIntents},
+	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents, bucketDeployments, bucketDeployIntents,
+		bucketExports, bucketExportIntents},
 		LockTimeout: cfg.LockTimeout, WriteTimeout: cfg.StateWriteTimeout, BeforeCommit: cfg.beforeStateWrite}
 }

@@ -9,7 +9,7 @@ func (s *Tracker) Status() *status.Jobs {
 	out := &status.Jobs{}
 	for _, pj := range s.snapshot() {
 		out.Projects = append(out.Projects, status.ProjectJobs{Project: pj.project, ByStatus: pj.byStatus,
-			UnknownCreates: pj.unknownCreates, UnknownTriggers: sumValues(pj.unknownTriggers), OldestActiveAt: pj.oldestActive})
+			UnknownCreates: pj.unknownCreates, UnknownTriggers: pj.unknownTriggers(), OldestActiveAt: pj.oldestActive})
 	}
 	now := s.cfg.Now()
 	s.mu.RLock()
@@ -20,12 +20,12 @@ func (s *Tracker) Status() *status.Jobs {
 	return out
 }
 
-// sumValues is the sum of m's values (deployment triggers of unknown
-// outcome of every kind of deployment).
-func sumValues(m map[string]int) int {
+// unknownTriggers counts the project's deployment triggers of unknown
+// outcome, of every kind of deployment.
+func (pj *projectJobs) unknownTriggers() int {
 	n := 0
-	for _, v := range m {
-		n += v
+	for _, g := range pj.deploy {
+		n += g.unknown
 	}
 	return n
 }

@@ -92,6 +92,14 @@ type Tracker struct {
 	// id); deployIntents the triggers under way or of unknown outcome.
 	deploys       map[string]*deployEntry
 	deployIntents map[string]*deployIntent
+	deployOps     *deployments
+	// exportAPI is api's static export endpoints (nil: it has none);
+	// exports the followed exports by storeKey(project, job id),
+	// exportIntents the starts under way or of unknown outcome.
+	exportAPI     ExportUpstream
+	exports       map[string]*exportEntry
+	exportIntents map[string]*exportIntent
+	exportOps     *exports
 	// kinds are the engine's parts of the kinds (Kinds), in order.
 	kinds []kindEngine
 
@@ -154,8 +162,12 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 
 		deploys:       map[string]*deployEntry{},
 		deployIntents: map[string]*deployIntent{},
+		exports:       map[string]*exportEntry{},
+		exportIntents: map[string]*exportIntent{},
 	}
 	s.deployAPI, _ = api.(DeploymentUpstream)
+	s.exportAPI = exportUpstream(api)
+	s.deployOps, s.exportOps = newDeployments(s), newExports(s)
 	for _, k := range Kinds() {
 		s.kinds = append(s.kinds, k.engine(s))
 	}
@@ -174,6 +186,8 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 	s.metrics = newMetrics(cfg.Projects, s.snapshot, cfg.Now, cfg.PollInterval)
 	s.metrics.deploy.enabled = cfg.Deployments
 	s.metrics.deploy.addProjects(cfg.Projects)
+	s.metrics.export.enabled = cfg.StaticExports
+	s.metrics.export.addProjects(cfg.Projects)
 	s.metrics.file = func() fileHealth { return fileHealth{replaced: st.Replaced(), stalled: st.Stalled()} }
 	if reg != nil {
 		if err := reg.Register(s.metrics); err != nil {
