@@ -66,6 +66,7 @@ func TestEndToEnd(t *testing.T) {
 		"--web.listen-address=" + exporterAddr,
 		"--web.enable-agent-api",
 		"--web.enable-deployment-api",
+		"--web.enable-static-export-api",
 		"--mintlify.api-url=" + apiURL,
 		"--config.file=" + configFile,
 		"--agent.state-file=" + filepath.Join(t.TempDir(), "agent.db"),
@@ -184,6 +185,18 @@ func TestEndToEnd(t *testing.T) {
 	eventuallyRunning(t, "deployments finished and scraped (update success, preview failure and success)", 30*time.Second, 250*time.Millisecond, procs,
 		expectCount(api, fmt.Sprintf(`mintlify_deployments_finished_total{project=%q} > 0`, jobProject), 3))
 
+	// 7a. A static export through the gateway, for the Static exports row:
+	// the fake completes it in a few seconds (fakeAndExporter), with
+	// progress on the way.
+	var export struct {
+		JobID string `json:"jobId"`
+	}
+	if err := postJSON(exporterURL+"/api/v1/static-export/"+jobProject+"/jobs", map[string]string{"domain": "docs.example.com"}, &export); err != nil || export.JobID == "" {
+		t.Fatalf("static export: %v (job id %q)", err, export.JobID)
+	}
+	eventuallyRunning(t, "static export completed and scraped", 30*time.Second, 250*time.Millisecond, procs,
+		expectCount(api, fmt.Sprintf(`mintlify_static_exports_finished_total{project=%q,status="completed"} > 0`, jobProject), 1))
+
 	// 8. The job-failed alert reaches the webhook with its labels and
 	// annotations.
 	target := map[string]string{"job": scrapeJob, "instance": exporterAddr}
@@ -269,6 +282,7 @@ projects:
     paths: {max: 30}
     agent_jobs: true
     deployments: true
+    static_exports: true
     sources:
       visitors: {}
       views: {}

@@ -403,7 +403,8 @@ func (r *receiver) alertnames(expected ...string) []string {
 func fakeAndExporter(t *testing.T, began time.Time) (fake *fakeapi.Server, apiURL, bin string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	fake = fakeapi.New(fakeapi.Options{Projects: projects, APIKey: apiKey, Paths: 40})
+	// An export takes seconds, not the sandbox's minute: the run waits for one to complete.
+	fake = fakeapi.New(fakeapi.Options{Projects: projects, APIKey: apiKey, Paths: 40, StaticExportDuration: 4 * time.Second})
 	apiURL, waitFake, err := fake.Serve(ctx, "127.0.0.1:0")
 	if err != nil {
 		cancel()
