@@ -833,6 +833,11 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
           {{ $value }} static export start(s) of project {{ $labels.project }} (job {{ $labels.job }}) were sent
           to the Mintlify API without a recorded answer. List them with
           GET /api/v1/static-export/{{ $labels.project }}/unknown-starts, then follow or dismiss each.
+        |||),
+      },
+    },
+    {
+      comment:: |||
         The automations' twin of MintlifyDeploymentOutcomeUnknown: automation triggers that wait for an
         operator (GET /api/v1/workflow/{project}/unknown-triggers); the gauge falls when each is settled
         (track ?intent=) or dismissed. Exported by the replica running the gateway only.
