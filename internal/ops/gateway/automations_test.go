@@ -2,11 +2,9 @@ package gateway
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
@@ -25,7 +23,7 @@ func (e *deployEnv) waitRun(project, id, status string) tracker.AutomationRunVie
 	testutil.Eventually(e.t, 0, "run "+id+" "+status, func() bool {
 		r := e.call("GET", "/api/v1/workflow/"+project+"/runs/"+id, "")
 		return r.status == http.StatusOK && json.Unmarshal(r.body, &v) == nil && v.Status == status
-	}, func() string { return fmt.Sprintf("%+v", v) })
+	}, func() string { b, _ := json.Marshal(v); return string(b) })
 	return v
 }
 
@@ -90,7 +88,7 @@ func TestAutomationRunFollowedAsAgentJob(t *testing.T) {
 	if v, ok := e.trk.AutomationOps().One("d3", jobID); !ok || v.JobID != jobID {
 		t.Fatalf("the run is not recorded before the answer: %+v", v)
 	}
-	e.clock.Advance(10 * time.Second) // past the sandbox run's 3 s
+	e.clock.Advance(UpdateWindow) // 10 s: past the sandbox run's 3 s
 	v := e.waitRun("d3", jobID, "completed")
 	if v.Follow != tracker.FollowAgentJob || v.SchemaID != fakeapi.AutomationAgentJob {
 		t.Errorf("run %+v, want followed as an agent job", v)

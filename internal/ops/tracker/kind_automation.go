@@ -46,13 +46,16 @@ type automations = opKind[autoRecord, *autoRecord, AutomationRunView, *autoInten
 var automationIntents = opIntents(OpAutomation, "automation trigger", bucketAutomationIntents,
 	func(s *Tracker) map[string]*autoIntent { return s.autoIntents }, runCodec.encode)
 
+// runSettle is how an operator settles a trigger of unknown outcome.
+const runSettle = "a run may have been queued upstream; find it among the project's agent jobs in the Mintlify dashboard and, " +
+	"with its job id, follow it with POST /api/v1/workflow/%[1]s/runs/{jobId}/track?intent=%[2]s, " +
+	"or if none was started dismiss the trigger with DELETE /api/v1/workflow/%[1]s/unknown-triggers/%[2]s"
+
 // autoSpec declares the automations to the engine.
 var autoSpec = &opSpec[autoRecord, *autoRecord, AutomationRunView, *autoIntent]{
 	name: OpAutomation, what: "automation run", idKey: "run", idName: "job id", missing: "automation or follow",
-	bucket: bucketAutomations, intents: automationIntents, decodeIntent: runCodec.decode,
-	settle: "a run may have been queued upstream; find it among the project's agent jobs in the Mintlify dashboard and, with its job id, " +
-		"follow it with POST /api/v1/workflow/%[1]s/runs/{jobId}/track?intent=%[2]s, " +
-		"or if none was started dismiss the trigger with DELETE /api/v1/workflow/%[1]s/unknown-triggers/%[2]s",
+	settle:  runSettle,
+	intents: automationIntents, decodeIntent: runCodec.decode, bucket: bucketAutomations,
 	base: func(in *autoIntent, id string) autoRecord {
 		return autoRecord{ID: id, JobID: id, Automation: in.Automation, opState: opState{Status: FollowPending}}
 	},
@@ -221,17 +224,8 @@ func (s *Tracker) RecentAutomationTriggers(window time.Duration) map[string][]ti
 	return s.autoOps.startedRecently(window, func(*autoRecord) bool { return true }, func(*autoIntent) bool { return true })
 }
 
-// UnknownAutomationTrigger is an automation trigger of unknown outcome,
-// as listed to operators: the engine's listing and the automation.
-type UnknownAutomationTrigger struct {
-	UnknownIntent
-	Automation string `json:"automation"`
-}
-
 // AutomationOps is the engine's part of the automation routes: the runs,
-// and the triggers of unknown outcome (settled with their automation).
+// and the triggers of unknown outcome (listed with their automation).
 func (s *Tracker) AutomationOps() Ops[AutomationRunView, UnknownAutomationTrigger] {
-	return routesOf(s.autoOps, func(in *autoIntent) UnknownAutomationTrigger {
-		return UnknownAutomationTrigger{unknownOf(&in.opIntent), in.Automation}
-	})
+	return routesOf(s.autoOps, (*autoIntent).listed)
 }

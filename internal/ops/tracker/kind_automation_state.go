@@ -61,6 +61,18 @@ type autoIntent struct {
 	Automation string `json:"automation"`
 }
 
+// UnknownAutomationTrigger is an automation trigger of unknown outcome,
+// as listed to operators: the engine's listing and the automation.
+type UnknownAutomationTrigger struct {
+	UnknownIntent
+	Automation string `json:"automation"`
+}
+
+// listed is in as listed to operators.
+func (in *autoIntent) listed() UnknownAutomationTrigger {
+	return UnknownAutomationTrigger{UnknownIntent: unknownOf(&in.opIntent), Automation: in.Automation}
+}
+
 // runCodec reads and writes the trigger intents.
 var runCodec = opIntentCodec[autoIntent, *autoIntent]{what: "automation intent", missing: "automation",
 	valid: func(in *autoIntent) bool { return in.Automation != "" }}
