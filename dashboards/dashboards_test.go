@@ -93,6 +93,11 @@ var exporterMetrics = []string{
 	"mintlify_static_export_last_success_timestamp_seconds",
 	"mintlify_static_export_oldest_in_progress_age_seconds",
 	"mintlify_static_export_unknown_outcomes",
+	// Automations (only with --web.enable-automation-api).
+	"mintlify_automation_triggers_total",
+	"mintlify_automation_runs_total",
+	"mintlify_automation_runs_pending",
+	"mintlify_automation_unknown_outcomes",
 	// Exporter.
 	"mintlify_exporter_build_info",
 	"mintlify_exporter_config_last_reload_successful",

@@ -838,6 +838,27 @@ local indent(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripCha
     },
     {
       comment:: |||
+        The automations' twin of MintlifyDeploymentOutcomeUnknown: automation triggers that wait for an
+        operator (GET /api/v1/workflow/{project}/unknown-triggers); the gauge falls when each is settled
+        (track ?intent=) or dismissed. Exported by the replica running the gateway only.
+      |||,
+      alert: 'MintlifyAutomationOutcomeUnknown',
+      expr: |||
+        max without (%(replicas)s) (mintlify_automation_unknown_outcomes) > 0
+      ||| % t,
+      'for': t.automationUnknownFor,
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'Automation triggers of unknown outcome may have queued runs that nobody follows.',
+        description: oneLine(|||
+          {{ $value }} automation trigger(s) of project {{ $labels.project }} (job {{ $labels.job }})
+          were sent to the Mintlify API without a recorded answer: runs may go unfollowed. List them
+          with GET /api/v1/workflow/{{ $labels.project }}/unknown-triggers, then follow or dismiss each.
+        |||),
+      },
+    },
+    {
+      comment:: |||
         Replicas sharing a Redis (the cluster: section). Without one, none of the
         mintlify_exporter_cluster_* series exist and none of these three alerts fires.
         mintlify_exporter_cluster_up is the result of the replica's last call to Redis (it also pings

@@ -79,6 +79,67 @@ type Project struct {
 	// organization: the project names which organization's key is used
 	// and which project label counts them.
 	StaticExports bool
+	// Automations are the automations the gateway triggers for it (with
+	// --web.enable-automation-api): ids named here are label values;
+	// AnyAutomation allows any other, counted as "other". Empty: none.
+	Automations []string
+}
+
+// Automations: what a project's automations: key may hold.
+const (
+	// MaxAutomations bounds the automations named per project: each is a
+	// label value of mintlify_automation_* series.
+	MaxAutomations = 20
+	// AnyAutomation, listed, allows triggering any automation of the
+	// project; those not named count as "other".
+	AnyAutomation = "*"
+	// OtherAutomation is the label value of automations not named.
+	OtherAutomation = "other"
+)
+
+// automationID is the shape of an automation id the configuration takes
+// (the API's ids are short tokens): 1 to 64 letters, digits, _ and -.
+var automationID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// CheckAutomationID refuses what cannot be an automation id (nor a label
+// value of one); "other" is refused too, being the label of the rest.
+func CheckAutomationID(id string) error {
+	switch {
+	case !automationID.MatchString(id):
+		return fmt.Errorf("automation id %q: want 1 to 64 letters, digits, _ or -", id)
+	case id == OtherAutomation:
+		return fmt.Errorf("automation id %q is the label of automations not named; it cannot be named", id)
+	}
+	return nil
+}
+
+// AutomationProjects are the ids of the projects that take automation
+// triggers: those that list automations.
+func (c *Config) AutomationProjects() []string {
+	var out []string
+	for _, p := range c.Projects {
+		if len(p.Automations) > 0 {
+			out = append(out, p.ID)
+		}
+	}
+	return out
+}
+
+// NamedAutomations are each project's automations named (label values),
+// and whether it allows any other (AnyAutomation), of projects that take
+// automation triggers.
+func (c *Config) NamedAutomations() (named map[string][]string, others map[string]bool) {
+	named, others = map[string][]string{}, map[string]bool{}
+	for _, p := range c.Projects {
+		for _, a := range p.Automations {
+			if a == AnyAutomation {
+				others[p.ID] = true
+			} else {
+				named[p.ID] = append(named[p.ID], a)
+			}
+		}
+	}
+	return named, others
 }
 
 // Organization returns the organization named name.

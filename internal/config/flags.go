@@ -166,7 +166,7 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 		windows = append(slices.Clone(windows), f.oldWindows...)
 	}
 	project := fileProject{Organization: DefaultOrganization, Windows: windows, Timezone: f.timezone, AgentJobs: true, Deployments: true, StaticExports: true,
-		Paths: filePaths{Include: f.include, Exclude: f.exclude, Max: &maxPaths}, Sources: f.sourcesEntry()}
+		Automations: []string{AnyAutomation}, Paths: filePaths{Include: f.include, Exclude: f.exclude, Max: &maxPaths}, Sources: f.sourcesEntry()}
 	ids := f.projects
 	if len(ids) == 0 {
 		ids = defaultProjects

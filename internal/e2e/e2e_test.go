@@ -67,6 +67,7 @@ func TestEndToEnd(t *testing.T) {
 		"--web.enable-agent-api",
 		"--web.enable-deployment-api",
 		"--web.enable-static-export-api",
+		"--web.enable-automation-api",
 		"--mintlify.api-url=" + apiURL,
 		"--config.file=" + configFile,
 		"--agent.state-file=" + filepath.Join(t.TempDir(), "agent.db"),
@@ -197,6 +198,20 @@ func TestEndToEnd(t *testing.T) {
 	eventuallyRunning(t, "static export completed and scraped", 30*time.Second, 250*time.Millisecond, procs,
 		expectCount(api, fmt.Sprintf(`mintlify_static_exports_finished_total{project=%q,status="completed"} > 0`, jobProject), 1))
 
+	// 7b. Automations through the gateway, for the dashboard's Automations
+	// row: a run that is an agent job (followed to its end) and one whose
+	// job get-job does not know (not followed).
+	for _, a := range []string{fakeapi.AutomationAgentJob, fakeapi.AutomationUnfollowed} {
+		var out struct {
+			JobID string `json:"jobId"`
+		}
+		if err := postJSON(exporterURL+"/api/v1/workflow/"+jobProject+"/"+a+"/trigger", map[string]string{}, &out); err != nil || out.JobID == "" {
+			t.Fatalf("automation %s: %v (job id %q)", a, err, out.JobID)
+		}
+	}
+	eventuallyRunning(t, "automation runs known and scraped (an agent job, one not followed)", 30*time.Second, 250*time.Millisecond, procs,
+		expectCount(api, fmt.Sprintf(`mintlify_automation_runs_total{project=%q} > 0`, jobProject), 2))
+
 	// 8. The job-failed alert reaches the webhook with its labels and
 	// annotations.
 	target := map[string]string{"job": scrapeJob, "instance": exporterAddr}
@@ -283,6 +298,7 @@ projects:
     agent_jobs: true
     deployments: true
     static_exports: true
+    automations: [%[4]s, %[5]s]
     sources:
       visitors: {}
       views: {}
@@ -290,7 +306,7 @@ projects:
       feedback_items: {windows: %[3]s}
       searches: {windows: %[3]s, top_queries: 20}
       assistant: {windows: %[3]s}
-`, p, list(trafficWindows), list(contentWindows))
+`, p, list(trafficWindows), list(contentWindows), fakeapi.AutomationAgentJob, fakeapi.AutomationUnfollowed)
 	}
 	return []byte(b.String())
 }

@@ -39,7 +39,19 @@ var kill9Kinds = []kill9Kind{
 	{stallKind: stallKinds[2], running: "running", hold: (*fakeapi.Server).HoldStaticExports,
 		unknown: "/api/v1/static-export/p1/unknown-starts", gauge: "mintlify_static_export_unknown_outcomes{project=p1}",
 		series: "mintlify_static_export", runningSeries: "mintlify_static_exports_in_progress{project=p1}"},
+	// A run of the sandbox's wf_docs_refresh is an agent job active for
+	// about 3 s: followed as one (its status is the job's), counted by the
+	// agent job series. hold keeps it active.
+	{stallKind: automationKind, running: "active", hold: (*fakeapi.Server).HoldAutomationRuns,
+		unknown: "/api/v1/workflow/p1/unknown-triggers", gauge: "mintlify_automation_unknown_outcomes{project=p1}",
+		series: "mintlify_automation", runningSeries: "mintlify_agent_jobs{project=p1,status=active}"},
 }
+
+// automationKind is the automations' row of the tables.
+var automationKind = stallKind{name: "automation", endpoint: fakeapi.TriggerAutomation, start: "/api/v1/workflow/p1/" + fakeapi.AutomationAgentJob + "/trigger",
+	ids:  func(f *fakeapi.Server) []string { return f.AutomationJobIDs("p1") },
+	view: func(id string) string { return "/api/v1/workflow/p1/runs/" + id }, final: "completed",
+	finished: "mintlify_agent_jobs_finished_total{project=p1,status=completed}"}
 
 // TestKill9EveryKind, for every kind of operation, kills the built
 // exporter with SIGKILL twice: while an operation it started runs (the
@@ -66,7 +78,7 @@ func kill9Operation(t *testing.T, k kill9Kind) {
 	statePath := filepath.Join(t.TempDir(), "agent.db")
 	start := func() *testutil.Exporter {
 		x := startExporter(t, []string{"MINTLIFY_API_KEY=mint_test"}, "--mintlify.api-url="+srv.URL, "--mintlify.project=p1",
-			"--web.enable-agent-api", "--web.enable-deployment-api", "--web.enable-static-export-api", "--agent.state-file="+statePath, "--agent.poll-interval=200ms",
+			"--web.enable-agent-api", "--web.enable-deployment-api", "--web.enable-static-export-api", "--web.enable-automation-api", "--agent.state-file="+statePath, "--agent.poll-interval=200ms",
 			"--mintlify.max-retries=0")
 		testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
 		return x

@@ -41,7 +41,7 @@ func replicasFollow(t *testing.T, k kill9Kind) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "kinds:", lease, "--web.enable-agent-api", "--web.enable-deployment-api",
-		"--web.enable-static-export-api")
+		"--web.enable-static-export-api", "--web.enable-automation-api")
 	holder := func() (string, string) {
 		t.Helper()
 		var name, other string
@@ -144,7 +144,7 @@ func startOpsReplicas(t *testing.T, addr, api, prefix string, lease time.Duratio
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared := strings.Replace(string(cfg), "    agent_jobs: true\n", "    agent_jobs: true\n    deployments: true\n    static_exports: true\n", 1)
+	shared := strings.Replace(string(cfg), "    agent_jobs: true\n", "    agent_jobs: true\n    deployments: true\n    static_exports: true\n    automations: [\"*\"]\n", 1)
 	replicas := map[string]*testutil.Exporter{}
 	for _, name := range []string{"a", "b"} {
 		fwd := testutil.FreeAddr(t)

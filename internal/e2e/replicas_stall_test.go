@@ -40,6 +40,7 @@ var stallKinds = []stallKind{
 		ids:  func(f *fakeapi.Server) []string { return f.StaticExportIDs() },
 		view: func(id string) string { return "/api/v1/static-export/p1/jobs/" + id }, final: "completed",
 		finished: "mintlify_static_exports_finished_total{project=p1,status=completed}"},
+	automationKind,
 }
 
 // e2eExportDuration is how long the fake's static exports take in these
@@ -73,7 +74,7 @@ func redisStall(t *testing.T, k stallKind) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "stall:", lease, "--web.enable-agent-api", "--web.enable-deployment-api",
-		"--web.enable-static-export-api")
+		"--web.enable-static-export-api", "--web.enable-automation-api")
 	client := &http.Client{Timeout: 90 * time.Second}
 	call := func(x *testutil.Exporter, method, path, body, key string) (int, []byte, http.Header) {
 		return blackbox.Call(t, client, method, x.Base+path, key, body)

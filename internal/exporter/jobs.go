@@ -64,6 +64,9 @@ func newLocalJobs(api tracker.Upstream, reg prometheus.Registerer, trkCfg tracke
 	if gwCfg.ExportProjects != nil {
 		followed = append(slices.Clone(followed), gwCfg.ExportProjects()...)
 	}
+	if gwCfg.AutomationProjects != nil {
+		followed = append(slices.Clone(followed), gwCfg.AutomationProjects()...)
+	}
 	if err := trk.AddProjects(followed); err != nil {
 		_ = trk.Close()
 		return nil, err
@@ -183,6 +186,13 @@ type jobsPart struct {
 	agentOn, deploymentsOn bool
 	// exportsOn: --web.enable-static-export-api.
 	exportsOn bool
+	// autoProjects take automation triggers; named are each project's
+	// automations named, others those that allow any other.
+	autoProjects atomic.Pointer[[]string]
+	named        atomic.Pointer[map[string][]string]
+	others       atomic.Pointer[map[string]bool]
+	// automationsOn: --web.enable-automation-api.
+	automationsOn bool
 }
 
 // jobsSettings are what the jobs subsystem is built from.
@@ -204,6 +214,7 @@ func newJobs(s jobsSettings) (*jobsPart, error) {
 		deployProjects: &atomic.Pointer[[]string]{}, exportProjects: &atomic.Pointer[[]string]{}, orgOf: &atomic.Pointer[map[string]string]{},
 		closeIdle: func() {}, stopRun: func() {}}
 	j.agentOn, j.deploymentsOn, j.exportsOn = s.o.Gateway.Enabled, s.o.Gateway.Deployments, s.o.Gateway.StaticExports
+	j.automationsOn = s.o.Gateway.Automations
 	j.store(s.cfg)
 	if !s.o.Gateway.On() {
 		return j, nil
@@ -212,6 +223,7 @@ func newJobs(s jobsSettings) (*jobsPart, error) {
 	trkCfg.Projects = s.cfg.ProjectIDs()
 	trkCfg.Deployments = s.o.Gateway.Deployments
 	trkCfg.StaticExports = s.o.Gateway.StaticExports
+	trkCfg.Automations = j.automations
 	gwCfg := s.o.Gateway.Config
 	gwCfg.Projects = *j.agentProjects.Load()
 	gwCfg.NoAgentJobs = !s.o.Gateway.Enabled
@@ -220,6 +232,9 @@ func newJobs(s jobsSettings) (*jobsPart, error) {
 	gwCfg.StaticExports = s.o.Gateway.StaticExports
 	gwCfg.ExportProjects = func() []string { return *j.exportProjects.Load() }
 	gwCfg.Organization = func(id string) string { return (*j.orgOf.Load())[id] }
+	gwCfg.Automations = s.o.Gateway.Automations
+	gwCfg.AutomationProjects = func() []string { return *j.autoProjects.Load() }
+	gwCfg.NamedAutomations = func(id string) ([]string, bool) { return (*j.named.Load())[id], (*j.others.Load())[id] }
 	gwCfg.Exported = func(id string) bool { return slices.Contains(*j.exported.Load(), id) }
 	if s.shared != nil {
 		listen := (*s.o.Server.Web.WebListenAddresses)[0]
@@ -261,6 +276,9 @@ func (j *jobsPart) prepare(cfg *config.Config) error {
 	if j.exportsOn {
 		follow = append(follow, cfg.ExportProjects()...)
 	}
+	if j.automationsOn {
+		follow = append(follow, cfg.AutomationProjects()...)
+	}
 	return j.jobs.Follow(follow)
 }
 
@@ -293,6 +311,14 @@ func (j *jobsPart) store(cfg *config.Config) {
 		export = cfg.ExportProjects()
 	}
 	j.exportProjects.Store(&export)
+	var auto []string
+	named, others := cfg.NamedAutomations()
+	if j.automationsOn {
+		auto = cfg.AutomationProjects()
+	}
+	j.autoProjects.Store(&auto)
+	j.named.Store(&named)
+	j.others.Store(&others)
 	orgs := make(map[string]string, len(cfg.Projects))
 	for _, p := range cfg.Projects {
 		orgs[p.ID] = p.Organization
@@ -326,4 +352,10 @@ func (j *jobsPart) report(r *status.Report, telemetryPath string) {
 		r.Jobs = j.jobs.Status()
 		r.Links = links(telemetryPath, *j.agentProjects.Load(), *j.deployProjects.Load(), *j.exportProjects.Load()...)
 	}
+}
+
+// automations is the tracker's view of the automations a project takes
+// (tracker.Config.Automations): those named, and whether it takes any.
+func (j *jobsPart) automations(project string) ([]string, bool) {
+	return (*j.named.Load())[project], slices.Contains(*j.autoProjects.Load(), project)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 )
@@ -28,6 +29,9 @@ type Automation struct {
 	// drawn from its id). Otherwise the run's jobId is a background job
 	// get-job answers 404 for: the run cannot be followed.
 	AgentJob bool
+	// Prompt is the prompt of its runs' agent jobs; a #fake: directive in
+	// it scripts them (empty: "automation ID run N", drawn from the id).
+	Prompt string
 }
 
 // The sandbox's automations (DefaultAutomations): every project has both.
@@ -43,7 +47,9 @@ const (
 
 // DefaultAutomations are the automations when Options.Automations is nil.
 var DefaultAutomations = []Automation{
-	{ID: AutomationAgentJob, AgentJob: true},
+	// Its runs open a pull request after about 3 s: a run seen going from
+	// active to completed, in the sandbox and the end-to-end tests.
+	{ID: AutomationAgentJob, AgentJob: true, Prompt: "Refresh the docs from the latest code #fake:pr:3s"},
 	{ID: AutomationUnfollowed},
 	{ID: AutomationInactive, Inactive: true},
 	{ID: AutomationOnPush, NotCustomSchedule: true},
@@ -105,15 +111,39 @@ func (s *Server) handleTriggerAutomation(w http.ResponseWriter, r *http.Request,
 	run := strings.TrimPrefix(s.opts.JobIDPrefix, "job_") + fmt.Sprintf("%06d", s.nextID.Add(1))
 	jobID := "bg_" + run
 	if a.AgentJob {
-		jobID = s.newJob(project, "automation "+a.ID+" run "+run, now, "").body.ID
+		prompt := a.Prompt
+		if prompt == "" {
+			prompt = "automation " + a.ID + " run " + run
+		}
+		j := s.newJob(project, prompt, now, "")
+		j.automation = true
+		jobID = j.body.ID
 	}
+	s.runJobs[project] = append(s.runJobs[project], jobID)
 	s.automationRuns++
 	s.mu.Unlock()
 	if f.DropAnswer {
 		dropAnswer(w)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"schemaId": a.ID, "instanceId": "wfi_" + run, "jobId": jobID})
+	writeJSON(w, http.StatusAccepted, map[string]string{"schemaId": a.ID, "instanceId": "wfi_" + run + f.IDSuffix, "jobId": jobID + f.IDSuffix})
+}
+
+// AutomationJobIDs are the jobIds of project's automation runs, in the
+// order they were triggered (agent jobs' and background jobs' alike).
+func (s *Server) AutomationJobIDs(project string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.runJobs[project])
+}
+
+// HoldAutomationRuns keeps the agent jobs of automation runs active
+// (true) until released (false): a run under way for as long as a test
+// needs; once released each ends as its course says.
+func (s *Server) HoldAutomationRuns(hold bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holdRuns = hold
 }
 
 // AutomationRuns is how many automation runs were triggered.

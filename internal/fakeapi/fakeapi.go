@@ -195,7 +195,7 @@ type Fault struct {
 	// closes the connection without answering: the client cannot know the
 	// outcome.
 	DropAnswer bool
-	// IDSuffix (create job, the deployment triggers) is appended to the id
+	// IDSuffix (create job, the deployment triggers, the automation trigger's ids, a static export's start) is appended to the id
 	// of what is created: an API that answers a 1 MB id, or one with a NUL
 	// or a newline, which the exporter must refuse to keep.
 	IDSuffix string
@@ -237,13 +237,17 @@ type Server struct {
 	holdDeploys       bool
 	// holdExports: see HoldStaticExports.
 	holdExports bool
+	// holdRuns: see HoldAutomationRuns.
+	holdRuns bool
 	// updateCount counts the updates triggered per project, for
 	// FailEveryUpdate.
 	updateCount map[string]int
 	// automationRuns counts the triggered runs; exports are the static
 	// exports by job id (made on the first start).
 	automationRuns int
-	exports        map[string]*staticExport
+	// runJobs are the jobIds of each project's automation runs.
+	runJobs map[string][]string
+	exports map[string]*staticExport
 }
 
 // New returns a fake API server.
@@ -291,6 +295,7 @@ func New(opts Options) *Server {
 		updateCount:    map[string]int{},
 		previews:       map[string][]time.Time{},
 		deployBranches: map[string]string{},
+		runJobs:        map[string][]string{},
 	}
 	for _, e := range []string{CreateJob, GetJob, SendMessage, TriggerUpdate, TriggerPreview, DeploymentStatus} {
 		s.requests[e] = &atomic.Int64{}

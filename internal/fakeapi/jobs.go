@@ -52,6 +52,8 @@ type job struct {
 	override string // status forced by SetJobStatus
 	// overrideAt is when the override was set.
 	overrideAt time.Time
+	// automation: the job is an automation's run (HoldAutomationRuns).
+	automation bool
 }
 
 // directive lets a test or a sandbox user script a job through its prompt:
@@ -92,6 +94,8 @@ func (s *Server) view(j *job, now time.Time) jobBody {
 	switch {
 	case j.override != "":
 		b.Status = j.override
+	case j.automation && s.holdRuns:
+		b.Status = "active"
 	case now.Before(end):
 		b.Status = "active"
 	case j.outcome == OutcomeFail:

@@ -167,7 +167,7 @@ func (s *Server) handleStartStaticExport(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	now := s.opts.Now().Truncate(time.Millisecond)
-	e := &staticExport{id: "se_" + strings.TrimPrefix(s.opts.JobIDPrefix, "job_") + fmt.Sprintf("%06d", s.nextID.Add(1)),
+	e := &staticExport{id: "se_" + strings.TrimPrefix(s.opts.JobIDPrefix, "job_") + fmt.Sprintf("%06d", s.nextID.Add(1)) + f.IDSuffix,
 		quota: s.quotaKey(org, token), domain: domain, pages: s.opts.Paths, fail: exportFails.MatchString(domain), createdAt: now}
 	if len(paths) > 0 {
 		e.pages = len(paths)

@@ -90,3 +90,13 @@ func (s *Set) SendMessage(ctx context.Context, project, id, prompt string) (*api
 // organization fails at once with an *apiclient.ThrottledError, no request
 // sent.
 func (s *Set) ThrottledUntil(string) time.Time { return time.Time{} }
+
+// TriggerAutomation triggers an automation run with project's
+// organization's key.
+func (s *Set) TriggerAutomation(ctx context.Context, project, automation string) (apiclient.AutomationTrigger, error) {
+	c, err := s.Client(project)
+	if err != nil {
+		return apiclient.AutomationTrigger{}, err
+	}
+	return c.TriggerAutomation(ctx, project, automation)
+}

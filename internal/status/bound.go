@@ -51,6 +51,16 @@ func (r *Report) bound() {
 		r.Jobs.StaticExports[i] = StaticExport{Project: bounded.Label(v.Project), JobID: bounded.Label(v.JobID), Status: bounded.Label(v.Status),
 			Domain: bounded.Label(v.Domain), Progress: v.Progress, Pages: v.Pages, Bundle: bounded.Label(v.Bundle), CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
 	}
+	boundAutomations(r)
+}
+
+func boundAutomations(r *Report) {
+	a := r.Jobs.Automations[:min(len(r.Jobs.Automations), MaxAutomationRuns)]
+	r.Jobs.Automations = make([]AutomationRun, len(a))
+	for i, v := range a {
+		r.Jobs.Automations[i] = AutomationRun{Project: bounded.Label(v.Project), Automation: bounded.Label(v.Automation), RunID: bounded.Label(v.RunID),
+			JobID: bounded.Label(v.JobID), Status: bounded.Label(v.Status), Follow: bounded.Label(v.Follow), TriggeredAt: v.TriggeredAt}
+	}
 }
 
 func labels(in []string) []string {

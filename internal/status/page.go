@@ -103,12 +103,19 @@ type jobsView struct {
 	Poll        *pollView
 	Deployments []deploymentRow
 	Exports     []exportRow
+	Automations []automationRow
 }
 
 type exportRow struct {
 	StaticExport
 	Created, Updated when
 	Level            string
+}
+
+type automationRow struct {
+	AutomationRun
+	Triggered when
+	Level     string
 }
 
 type deploymentRow struct {
@@ -273,6 +280,13 @@ func newJobsView(j Jobs, w func(time.Time) when) *jobsView {
 			row.Level = levelWarn
 		}
 		v.Exports = append(v.Exports, row)
+	}
+	for _, a := range j.Automations {
+		row := automationRow{AutomationRun: a, Triggered: w(a.TriggeredAt)}
+		if a.Follow == "not_followed" || a.Status == "failed" || a.Status == "lost" {
+			row.Level = levelWarn
+		}
+		v.Automations = append(v.Automations, row)
 	}
 	return v
 }

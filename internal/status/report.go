@@ -175,6 +175,9 @@ type Jobs struct {
 	// StaticExports are the last few static exports followed (at most
 	// MaxStaticExports), newest first; empty when none is.
 	StaticExports []StaticExport `json:"static_exports"`
+	// Automations are the last few automation runs triggered or handed
+	// over (at most MaxAutomationRuns), newest first.
+	Automations []AutomationRun `json:"automations"`
 }
 
 // MaxStaticExports is how many static exports the status page lists.
@@ -193,6 +196,23 @@ type StaticExport struct {
 	Bundle    string    `json:"bundle,omitempty"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// MaxAutomationRuns is how many automation runs the status page lists.
+const MaxAutomationRuns = 10
+
+// AutomationRun is one automation run: its ids (from the API, bounded),
+// its status (the agent job's while followed as one) and how it is
+// followed: agent_job, pending, or not_followed (get-job does not know
+// its job: the exporter cannot tell how it ends).
+type AutomationRun struct {
+	Project     string    `json:"project"`
+	Automation  string    `json:"automation"`
+	RunID       string    `json:"run_id"`
+	JobID       string    `json:"job_id,omitempty"`
+	Status      string    `json:"status"`
+	Follow      string    `json:"follow"`
+	TriggeredAt time.Time `json:"triggered_at,omitzero"`
 }
 
 // MaxDeployments is how many deployments the status page lists.

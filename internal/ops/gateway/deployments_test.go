@@ -39,11 +39,35 @@ type deployEnv struct {
 
 func newDeployEnv(t *testing.T, jobProjects ...string) *deployEnv {
 	t.Helper()
+	return newDeployEnvWith(t, func(o *fakeapi.Options) {
+		// No limit upstream: what is refused here, the gateway refused.
+		o.UpdateLimit, o.PreviewLimit = -1, -1
+	}, jobProjects...)
+}
+
+// automationsOf are the automations of newDeployEnvWith's projects: d1
+// names one, d2 allows any (none named), d3 names two.
+func automationsOf(p string) ([]string, bool) {
+	switch p {
+	case "d1":
+		return []string{fakeapi.AutomationAgentJob}, false
+	case "d2":
+		return nil, true
+	case "d3":
+		return []string{fakeapi.AutomationAgentJob, fakeapi.AutomationUnfollowed}, false
+	}
+	return nil, false
+}
+
+// newDeployEnvWith is newDeployEnv with the fake's options set by opts,
+// and the automation routes on for d1, d2 and d3 (automationsOf).
+func newDeployEnvWith(t *testing.T, opts func(*fakeapi.Options), jobProjects ...string) *deployEnv {
+	t.Helper()
 	const key = "mint_test_key_do_not_leak"
 	clock := testutil.NewClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
-	fake := fakeapi.New(fakeapi.Options{Projects: []string{"d1", "d2", "d3"}, APIKey: key, Now: clock.Now,
-		// No limit upstream: what is refused here, the gateway refused.
-		UpdateLimit: -1, PreviewLimit: -1})
+	fo := fakeapi.Options{Projects: []string{"d1", "d2", "d3"}, APIKey: key, Now: clock.Now}
+	opts(&fo)
+	fake := fakeapi.New(fo)
 	api := httptest.NewServer(fake)
 	t.Cleanup(api.Close)
 	client, err := apiclient.New(apiclient.Config{BaseURL: api.URL, APIKey: key, MaxRetries: 0, Now: clock.Now})
@@ -57,6 +81,10 @@ func newDeployEnv(t *testing.T, jobProjects ...string) *deployEnv {
 	tcfg.PollInterval = 10 * time.Millisecond
 	tcfg.StaticExports = true
 	tcfg.Deployments = true // on the wall clock, as its Run ticker: the fake moves by reads, not time
+	tcfg.Automations = func(p string) ([]string, bool) {
+		named, others := automationsOf(p)
+		return named, others || len(named) > 0
+	}
 	trk, err := tracker.New(client, reg, tcfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +98,9 @@ func newDeployEnv(t *testing.T, jobProjects ...string) *deployEnv {
 	gcfg.ExportProjects = gcfg.DeploymentProjects
 	gcfg.Organization = func(p string) string { return map[string]string{"d1": "a", "d2": "a", "d3": "b"}[p] }
 	gcfg.Exported = func(p string) bool { return p == "jobs-only" || strings.HasPrefix(p, "d") }
+	gcfg.Automations = true
+	gcfg.AutomationProjects = func() []string { return []string{"d1", "d2", "d3"} }
+	gcfg.NamedAutomations = automationsOf
 	logs := &testutil.SyncBuffer{}
 	g, err := New(trk, reg, gcfg, log.NewLogfmtLogger(logs))
 	if err != nil {

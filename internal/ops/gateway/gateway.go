@@ -118,6 +118,15 @@ type Config struct {
 	StaticExports  bool
 	ExportProjects func() []string
 	Organization   func(project string) string
+	// Automations serves the automation routes (kind_automation.go); the
+	// tracker must implement Automator. AutomationProjects are the
+	// projects that take automation triggers now, and NamedAutomations
+	// says of one the automations named (label values) and whether any
+	// other may be triggered too (counted as "other"); both read per
+	// request (a reload changes them).
+	Automations        bool
+	AutomationProjects func() []string
+	NamedAutomations   func(project string) (named []string, others bool)
 }
 
 // Defaults returns the configuration the exporter's flags start from.
@@ -164,6 +173,11 @@ type Gateway struct {
 	deploy *deployRoutes
 	// export is the static export routes' tracker (nil: not served).
 	export Exporter
+	// auto are the automation routes' state (nil: not served).
+	auto *autoRoutes
+	// limits are the organizations' trigger limits, shared by the kinds
+	// that draw on them (deployments, automations).
+	limits *orgLimits
 }
 
 // New validates cfg, seeds the create limit from the tracker's recent
@@ -188,6 +202,7 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 		msgRejected: newMessageRejected(cfg.Projects),
 		seeded:      map[string]bool{},
 		mux:         http.NewServeMux(),
+		limits:      newOrgLimits(),
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{g.rejected, g.msgRejected} {
@@ -214,6 +229,17 @@ func New(t Tracker, reg prometheus.Registerer, cfg Config, logger log.Logger) (*
 		g.registerExports(x)
 	} else {
 		g.mux.Handle("/api/v1/static-export/", Disabled())
+	}
+	if cfg.Automations {
+		auto, ok := t.(Automator)
+		if !ok {
+			return nil, errors.New("gateway: the tracker cannot follow automations")
+		}
+		if err := g.registerAutomations(auto, reg); err != nil {
+			return nil, err
+		}
+	} else {
+		g.mux.Handle("/api/v1/workflow/", Disabled())
 	}
 	if cfg.NoAgentJobs {
 		g.mux.Handle("/api/v2/agent/", Disabled())
@@ -252,6 +278,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.Serv
 // JSON, saying how to enable it.
 func Disabled() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/v1/workflow/") {
+			writeError(w, http.StatusNotFound, "the automation routes are disabled; start the exporter with --web.enable-automation-api")
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, "/api/v1/static-export/") {
 			writeError(w, http.StatusNotFound, "the static export routes are disabled; start the exporter with --web.enable-static-export-api")
 			return

@@ -19,6 +19,8 @@ var idParams = []struct{ name, what string }{
 	{"statusId", "status id"},
 	{"jobId", "job id"},
 	{"intentId", "intent id"},
+	{"jobId", "job id"},
+	{"workflowSchemaId", "automation id"},
 }
 
 // badIDs answers 400 and reports true when a path value or the ?intent=
@@ -66,6 +68,11 @@ var kindRoutes = map[string]kindRoute{
 			return "/api/v1/static-export/" + url.PathEscape(p) + "/jobs/" + url.PathEscape(id) + "/track"
 		},
 		unknown: func(p string) string { return "/api/v1/static-export/" + url.PathEscape(p) + "/unknown-starts" }},
+	tracker.OpAutomation: {
+		track: func(p, id string) string {
+			return "/api/v1/workflow/" + url.PathEscape(p) + "/runs/" + url.PathEscape(id) + "/track"
+		},
+		unknown: func(p string) string { return "/api/v1/workflow/" + url.PathEscape(p) + "/unknown-triggers" }},
 }
 
 // HandoffRequest is the request that settles an operation acknowledged

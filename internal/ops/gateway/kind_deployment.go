@@ -8,12 +8,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 )
@@ -40,8 +38,8 @@ type Deployer interface {
 // The API's documented trigger limits, per organization, which the
 // gateway applies before a trigger leaves.
 const (
-	// UpdateLimit update triggers per UpdateWindow (shared upstream with
-	// the automation trigger, which the exporter does not send).
+	// UpdateLimit update triggers per UpdateWindow, shared with the
+	// automation triggers (one limiter counts both: orgLimits).
 	UpdateLimit  = 10
 	UpdateWindow = 10 * time.Second
 	// PreviewLimit preview triggers per PreviewWindow.
@@ -53,23 +51,22 @@ const (
 // most tracker.MaxBranchBytes, JSON-escaped, fits many times over.
 const maxDeployBodyBytes = 4 << 10
 
-// deployRoutes are the deployment routes' state: the tracker, the
-// per-organization trigger limits, and which organizations' limits were
-// seeded from the state.
+// deployRoutes are the deployment routes' state: the tracker, and the
+// unknown-triggers list route. Their limits are the gateway's (orgLimits).
 type deployRoutes struct {
-	dep               Deployer
-	unknown           http.HandlerFunc
-	updates, previews *limiter
-	seedMu            sync.Mutex
-	seeded            map[string]bool
+	dep     Deployer
+	unknown http.HandlerFunc
 }
 
 // registerDeployments adds the deployment routes to g's mux. The update-
 // status path and the deployments list share one pattern (their paths
 // would otherwise conflict), dispatched by deployGet.
 func (g *Gateway) registerDeployments(dep Deployer) {
-	g.deploy = &deployRoutes{dep: dep, updates: newLimiter(UpdateLimit, UpdateWindow), previews: newLimiter(PreviewLimit, PreviewWindow),
-		seeded: map[string]bool{}}
+	g.deploy = &deployRoutes{dep: dep}
+	for _, k := range tracker.DeploymentKinds {
+		lim, window := g.limits.of(k)
+		g.limits.add(lim, window, func(window time.Duration) map[string][]time.Time { return dep.RecentDeployments(k, window) })
+	}
 	const base = "/api/v1/project"
 	g.mux.HandleFunc("POST "+base+"/update/{projectId}", g.deployProject(func(w http.ResponseWriter, r *http.Request, p string) {
 		g.trigger(w, r, p, tracker.KindUpdate)
@@ -139,33 +136,6 @@ func (g *Gateway) organization(project string) string {
 	return g.cfg.Organization(project)
 }
 
-// deployLimiter is kind's limiter, seeded for org from the tracker's
-// recent triggers the first time org is met.
-func (g *Gateway) deployLimiter(kind, org string) *limiter {
-	d := g.deploy
-	d.seedMu.Lock()
-	if !d.seeded[org] {
-		d.seeded[org] = true
-		now := g.cfg.Now()
-		for _, k := range tracker.DeploymentKinds {
-			l, window := d.updates, UpdateWindow
-			if k == tracker.KindPreview {
-				l, window = d.previews, PreviewWindow
-			}
-			for p, times := range d.dep.RecentDeployments(k, window) {
-				if g.organization(p) == org {
-					l.seed(org, times, now)
-				}
-			}
-		}
-	}
-	d.seedMu.Unlock()
-	if kind == tracker.KindPreview {
-		return d.previews
-	}
-	return d.updates
-}
-
 // trigger handles POST .../update/{projectId} and .../preview/{projectId}.
 func (g *Gateway) trigger(w http.ResponseWriter, r *http.Request, project, kind string) {
 	key, ok := startHeaders(w, r)
@@ -188,19 +158,13 @@ func (g *Gateway) trigger(w http.ResponseWriter, r *http.Request, project, kind 
 		}
 	}
 	org, at := g.organization(project), g.cfg.Now()
-	lim := g.deployLimiter(kind, org)
+	lim, _ := g.limits.of(kind)
+	lim = g.limits.seed(lim, org, g.organization, at)
 	admitted := false
 	ctx, cancel := g.upstreamContext(r)
 	defer cancel()
 	d, err := g.deploy.dep.Deploy(ctx, tracker.DeployRequest{Project: project, Kind: kind, Branch: branch, IdempotencyKey: key,
-		Admit: func() error {
-			ok, wait := lim.reserve(org, at)
-			if !ok {
-				return &limitError{wait: wait}
-			}
-			admitted = true
-			return nil
-		}})
+		Admit: admitTrigger(lim, org, at, &admitted)})
 	if err != nil {
 		g.triggerFailed(w, project, kind, err, func() {
 			if admitted {
@@ -220,23 +184,14 @@ func (g *Gateway) trigger(w http.ResponseWriter, r *http.Request, project, kind 
 // triggerFailed answers a failed trigger; release gives its limit slot
 // back, called when nothing was sent.
 func (g *Gateway) triggerFailed(w http.ResponseWriter, project, kind string, err error, release func()) {
-	var (
-		limited   *limitError
-		throttled *apiclient.ThrottledError
-		intentErr *tracker.IntentError
-	)
-	if errors.As(err, &throttled) || errors.As(err, &intentErr) {
-		release() // nothing was sent
+	var limited *limitError
+	if nothingSent(err) {
+		release()
 	}
 	switch {
 	case errors.As(err, &limited):
 		setRetryAfter(w, limited.wait)
-		limit, window := UpdateLimit, UpdateWindow
-		if kind == tracker.KindPreview {
-			limit, window = PreviewLimit, PreviewWindow
-		}
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%s limit reached: at most %d per %s per organization; nothing was sent; retry in %s",
-			kind, limit, window, limited.wait.Round(time.Second)))
+		writeError(w, http.StatusTooManyRequests, limitMsg(kind, limited.wait))
 	default:
 		a := g.upstreamAnswer(w, project, "deploy", err)
 		writeError(w, a.status, a.msg)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 )
 
 // TestOneRuleForEveryKind (issue 38, item 6), over HTTP on a real tracker
@@ -32,6 +34,14 @@ func TestOneRuleForEveryKind(t *testing.T) {
 		{"POST", "/api/v1/project/update/d1", `{"a":`, http.StatusBadRequest, "malformed JSON"},
 		{"GET", "/api/v1/project/d1/deployments?status=done", "", http.StatusBadRequest, "status must be one of"},
 		{"GET", "/api/v2/agent/d1/jobs?status=done", "", http.StatusBadRequest, "status must be one of"},
+		{"POST", "/api/v1/static-export/jobs-only/jobs", `{"domain":"docs.example.com"}`, http.StatusForbidden, "static_exports: true"},
+		{"POST", "/api/v1/static-export/nowhere/jobs", `{"domain":"docs.example.com"}`, http.StatusNotFound, "not configured"},
+		{"POST", "/api/v1/static-export/d1/jobs", `[1]`, http.StatusBadRequest, "expected a JSON object"},
+		{"GET", "/api/v1/static-export/d1/jobs?status=done", "", http.StatusBadRequest, "status must be one of"},
+		{"POST", triggerPath("jobs-only", fakeapi.AutomationAgentJob), "", http.StatusForbidden, "automations:"},
+		{"POST", triggerPath("nowhere", fakeapi.AutomationAgentJob), "", http.StatusNotFound, "not configured"},
+		{"POST", triggerPath("d1", fakeapi.AutomationAgentJob), `[1]`, http.StatusBadRequest, "expected a JSON object"},
+		{"GET", "/api/v1/workflow/d1/runs?status=done", "", http.StatusBadRequest, "status must be one of"},
 	} {
 		r := e.call(c.method, c.path, c.body)
 		var body struct{ Error string }

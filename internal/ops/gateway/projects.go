@@ -23,6 +23,7 @@ func (g *Gateway) SetProjects(ids []string) {
 		}
 	}
 	g.seed(ids)
+	g.precreateTriggers()
 	g.projects.Store(&set)
 }
 
@@ -85,12 +86,17 @@ func projectSet(list func() []string) map[string]bool {
 // list (read per request) and set by the configuration key key, behind the
 // one rule for projects (refusedProject) and ids (badIDs).
 func (g *Gateway) kindProject(list func() []string, key string, h func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
-	what := strings.ReplaceAll(key, "_", " ")
+	return g.kindProjectHint(list, strings.ReplaceAll(key, "_", " "), "set "+key+": true on it in --config.file", h)
+}
+
+// kindProjectHint is kindProject of a kind whose projects take it as hint
+// says (automations: listed under automations:), what naming the kind.
+func (g *Gateway) kindProjectHint(list func() []string, what, hint string, h func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		project := r.PathValue("projectId")
 		if !projectSet(list)[project] {
 			refusedProject(w, g.cfg.Exported != nil && g.cfg.Exported(project), what,
-				"set "+key+": true on it in --config.file", "--mintlify.project, or projects: in --config.file")
+				hint, "--mintlify.project, or projects: in --config.file")
 			return
 		}
 		if badIDs(w, r) {

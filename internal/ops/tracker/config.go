@@ -66,6 +66,10 @@ type Config struct {
 	// StaticExports: the static export routes are on, so the exports'
 	// series of every project are pre-created.
 	StaticExports bool
+	// Automations, when not nil, says of a project the automations the
+	// configuration names (label values) and whether it takes automation
+	// triggers; their series are then pre-created.
+	Automations func(project string) (named []string, on bool)
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 

@@ -87,10 +87,10 @@ type opSpec[R comparable, P opRecord[R, V], V any, I pending] struct {
 	endpoint string
 	// schedule sets e's next poll after a read of rec at at.
 	schedule func(cfg *Config, e *followed[R], rec *R, at time.Time)
-	// metrics are the kind's families, labels the values of its labels
-	// beside project of rec; finishKV adds to the log line of one
-	// finished.
-	metrics  func(m *metrics) *opMetrics
+	// metrics are the kind's counters of what finished (opMetrics, or a
+	// kind's own: automations), labels the values of its labels beside
+	// project of rec; finishKV adds to the log line of one finished.
+	metrics  func(m *metrics) opCounter
 	labels   func(rec *R) []string
 	finishKV func(rec *R) []any
 	// addTo adds a followed operation to its project's scrape-time state,
@@ -98,8 +98,38 @@ type opSpec[R comparable, P opRecord[R, V], V any, I pending] struct {
 	addTo     func(pj *projectJobs, e *followed[R])
 	unknownTo func(pj *projectJobs, in I)
 	// rows sets the kind's rows of the status page from newest, the
-	// operations of the followed projects, newest first.
-	rows func(out *status.Jobs, newest []*followed[R], now time.Time)
+	// operations of the followed projects, newest first (view is the
+	// engine's view of one, dressed).
+	rows func(out *status.Jobs, newest []*followed[R], now time.Time, view func(*followed[R]) V)
+	// gone, when not nil, is what the kind makes of an operation the API
+	// answered 404 for repeatedly, and the event it counts, instead of
+	// marking it lost (automations: a run get-job does not know is not
+	// followed, and counted so).
+	gone func(r *R, at time.Time) finishEvent
+	// dress, when not nil, completes a view with what the tracker knows
+	// beside the record (automations: the status of the agent job a run
+	// is). s.mu is held.
+	dress func(s *Tracker, v *V)
+}
+
+// opCounter counts what a kind's operations finished (event ev of one of
+// project, with the kind's label values lv); has says whether project is
+// a label value.
+type opCounter interface {
+	count(has func(string) bool, ev finishEvent, project string, lv ...string)
+}
+
+// everyInterval schedules an operation's next read a poll interval after
+// at while it is not final, the schedule of a kind with no backoff of its
+// own (static exports, automations).
+func everyInterval[R any, P interface {
+	*R
+	final() bool
+}](cfg *Config, e *followed[R], r *R, at time.Time) {
+	e.nextPoll = time.Time{}
+	if !P(r).final() {
+		e.nextPoll = at.Add(cfg.PollInterval)
+	}
 }
 
 // opKind is an op kind (its opSpec) in a tracker: its operations, and
@@ -115,13 +145,22 @@ type opKind[R comparable, P opRecord[R, V], V any, I pending] struct {
 	// throttled is the upstream's Retry-After of an endpoint; get reads
 	// one operation upstream.
 	throttled func(endpoint string) time.Time
-	get       func(ctx context.Context, project, id string) (seen[R], error)
+	get       func(ctx context.Context, project, id string, how sighting) (seen[R], error)
 }
 
 func (k *opSpec[R, P, V, I]) op(r *R) *opState      { return P(r).state() }
 func (k *opSpec[R, P, V, I]) id(r *R) string        { return P(r).opID() }
 func (k *opSpec[R, P, V, I]) final(r *R) bool       { return P(r).final() }
 func (k *opSpec[R, P, V, I]) view(e *followed[R]) V { return P(&e.rec).view(&e.polling) }
+
+// view is e's view, dressed by the kind (dress). s.mu is held.
+func (k *opKind[R, P, V, I]) view(e *followed[R]) V {
+	v := k.opSpec.view(e)
+	if k.dress != nil {
+		k.dress(k.s, &v)
+	}
+	return v
+}
 func (k *opSpec[R, P, V, I]) stateErr(id, intent string, err error) error {
 	return &StateError{JobID: id, Err: err, Intent: intent, Op: k.what}
 }
@@ -220,7 +259,7 @@ func (k *opKind[R, P, V, I]) pollingLocked(key string) *polling {
 func (k *opKind[R, P, V, I]) throttledUntil() time.Time { return k.throttled(k.endpoint) }
 
 func (k *opKind[R, P, V, I]) read(ctx context.Context, t pollTask) (func(at, roundStart time.Time), error) {
-	seen, err := k.get(ctx, t.project, t.id)
+	seen, err := k.get(ctx, t.project, t.id, seenLive)
 	if err != nil {
 		return nil, err
 	}
@@ -277,15 +316,22 @@ func (k *opKind[R, P, V, I]) applyError(t pollTask, err error, at time.Time) {
 		return
 	}
 	op := k.op(&rec)
-	op.Lost, op.TerminalAt = true, at
+	last := op.Status
+	var ev finishEvent
+	if k.gone != nil {
+		ev = k.gone(&rec, at)
+	} else {
+		op.Lost, op.TerminalAt = true, at
+	}
 	if k.persist(t.key, &rec) != nil {
 		return // retried at the next poll, which will 404 again
 	}
 	s.mu.Lock()
 	e.rec, e.dirty = rec, false
+	k.count(&rec, ev)
 	s.mu.Unlock()
-	level.Warn(s.logger).Log("msg", k.what+" lost: the API no longer knows it", "project", t.project, k.idKey, bounded.Label(t.id),
-		"last_status", op.Status)
+	level.Warn(s.logger).Log("msg", k.what+" "+cmp.Or(ev.finished, "lost")+": the API no longer knows it", "project", t.project, k.idKey, bounded.Label(t.id),
+		"last_status", last)
 }
 
 // snapshotLocked adds the operations and the intents of unknown outcome to
@@ -310,7 +356,7 @@ func (k *opKind[R, P, V, I]) snapshotLocked(by map[string]*projectJobs, now time
 
 // statusLocked adds the kind's rows to the status page. s.mu is held.
 func (k *opKind[R, P, V, I]) statusLocked(out *status.Jobs, now time.Time) {
-	k.rows(out, k.newestLocked(func(project string) bool { return k.s.projects[project] }), now)
+	k.rows(out, k.newestLocked(func(project string) bool { return k.s.projects[project] }), now, k.view)
 }
 
 // unsavedLocked adds the operations acknowledged upstream whose record is
@@ -349,7 +395,7 @@ func (k *opKind[R, P, V, I]) track(ctx context.Context, project, id string, base
 		return v, AlreadyTracked, nil
 	}
 	seen, err := readOnce(k.throttled, k.endpoint, k.what+" "+id+" of project "+project,
-		func() (seen[R], error) { return k.get(ctx, project, id) })
+		func() (seen[R], error) { return k.get(ctx, project, id, how) })
 	if err != nil {
 		return none, NewlyTracked, err
 	}

@@ -10,6 +10,7 @@ const (
 	OpJob        = "job"
 	OpDeployment = "deployment"
 	OpExport     = "static_export"
+	OpAutomation = "automation"
 )
 
 // Unsaved is an operation the API acknowledged as started (a job created,

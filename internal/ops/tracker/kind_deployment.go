@@ -60,12 +60,12 @@ var deploySpec = &opSpec[deployRecord, *deployRecord, DeploymentView, *deployInt
 	// The trigger's kind is the deployment's: its status does not say.
 	base:     func(in *deployIntent, id string) deployRecord { return deployRecord{Kind: in.Kind, ID: id} },
 	endpoint: apiclient.EndpointDeploymentStatus, schedule: scheduleDeploy,
-	metrics:   func(m *metrics) *opMetrics { return m.deploy },
+	metrics:   func(m *metrics) opCounter { return m.deploy },
 	labels:    func(r *deployRecord) []string { return []string{r.Kind} },
 	finishKV:  func(r *deployRecord) []any { return []any{"kind", r.Kind} },
 	addTo:     func(pj *projectJobs, e *deployEntry) { pj.addDeployment(&e.rec) },
 	unknownTo: func(pj *projectJobs, in *deployIntent) { pj.unknownDeploy(in.Kind) },
-	rows: func(out *status.Jobs, newest []*deployEntry, _ time.Time) {
+	rows: func(out *status.Jobs, newest []*deployEntry, _ time.Time, _ func(*deployEntry) DeploymentView) {
 		out.Deployments = deploymentRows(newest[:min(status.MaxDeployments, len(newest))])
 	},
 }
@@ -74,7 +74,7 @@ var deploySpec = &opSpec[deployRecord, *deployRecord, DeploymentView, *deployInt
 // deployment endpoints (none: it follows no deployment).
 func newDeployments(s *Tracker) *deployments {
 	api := s.deployAPI
-	read := func(ctx context.Context, project, id string) (seen[deployRecord], error) {
+	read := func(ctx context.Context, project, id string, _ sighting) (seen[deployRecord], error) {
 		d, err := api.DeploymentStatus(ctx, project, id)
 		return func(old deployRecord, at time.Time, how sighting) (deployRecord, finishEvent) {
 			return deployTransition(old, d, at, how)

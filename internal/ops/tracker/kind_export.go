@@ -44,17 +44,12 @@ var exportSpec = &opSpec[exportRecord, *exportRecord, ExportView, *exportIntent]
 	base:  func(_ *exportIntent, id string) exportRecord { return exportRecord{ID: id} },
 	adopt: func(r *exportRecord, in *exportIntent) { r.Domain = in.Domain },
 	// Of two versions of one running, the one further along.
-	further: func(a, b exportRecord) bool { return b.Progress > a.Progress },
-	schedule: func(cfg *Config, e *exportEntry, r *exportRecord, at time.Time) {
-		e.nextPoll = time.Time{}
-		if !r.final() {
-			e.nextPoll = at.Add(cfg.PollInterval) // every poll interval while it runs
-		}
-	},
-	metrics: func(m *metrics) *opMetrics { return m.export.opMetrics }, labels: func(*exportRecord) []string { return nil },
+	further:  func(a, b exportRecord) bool { return b.Progress > a.Progress },
+	schedule: everyInterval[exportRecord], // every poll interval while it runs
+	metrics:  func(m *metrics) opCounter { return m.export.opMetrics }, labels: func(*exportRecord) []string { return nil },
 	finishKV: func(r *exportRecord) []any { return []any{"pages", r.Pages} },
 	addTo:    func(pj *projectJobs, e *exportEntry) { pj.export.add(&e.rec) }, unknownTo: func(pj *projectJobs, _ *exportIntent) { pj.export.unknown++ },
-	rows: func(out *status.Jobs, newest []*exportEntry, now time.Time) {
+	rows: func(out *status.Jobs, newest []*exportEntry, now time.Time, _ func(*exportEntry) ExportView) {
 		out.StaticExports = exportRows(newest[:min(status.MaxStaticExports, len(newest))], now)
 	},
 }
@@ -65,7 +60,7 @@ func newExports(s *Tracker) *exports {
 	x := &exports{opSpec: exportSpec, s: s, records: s.exports}
 	api := s.exportAPI
 	x.on, x.throttled = func() bool { return api != nil }, func(endpoint string) time.Time { return api.ThrottledUntil(endpoint) }
-	x.get = func(ctx context.Context, project, id string) (seen[exportRecord], error) {
+	x.get = func(ctx context.Context, project, id string, _ sighting) (seen[exportRecord], error) {
 		j, err := api.GetStaticExport(ctx, project, id)
 		return func(old exportRecord, at time.Time, how sighting) (exportRecord, finishEvent) {
 			return exportTransition(old, &j, at, how)

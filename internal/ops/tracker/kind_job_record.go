@@ -13,6 +13,7 @@ import (
 const (
 	OriginGateway = "gateway" // created through the gateway (Create)
 	OriginTrack   = "track"   // created elsewhere, tracked with Track
+	// OriginAutomation (kind_automation.go): the run of an automation.
 )
 
 // counted is a bit set of the terminal statuses already counted for a job

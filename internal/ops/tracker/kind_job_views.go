@@ -186,8 +186,7 @@ func (s *Tracker) track(ctx context.Context, project, id string, how sighting) (
 	if err := bounded.CheckID("job id", id); err != nil {
 		return JobView{}, NewlyTracked, &BadIDError{Err: err}
 	}
-	key := storeKey(project, id)
-	if v, ok := s.recheckTracked(key); ok {
+	if v, ok := s.recheckTracked(storeKey(project, id)); ok {
 		return v, AlreadyTracked, nil
 	}
 	job, err := readOnce(s.api.ThrottledUntil, apiclient.EndpointGetJob, "job "+project+"/"+id,
@@ -195,11 +194,21 @@ func (s *Tracker) track(ctx context.Context, project, id string, how sighting) (
 	if err != nil {
 		return JobView{}, NewlyTracked, err
 	}
+	return s.adoptJob(project, id, job, how, OriginTrack, userFrom(ctx))
+}
+
+// adoptJob tracks job (id of project), just read upstream, from now on:
+// its record (of origin, by user) written before it is counted. One
+// tracked concurrently is returned as it is, AlreadyTracked. The job
+// kind's door for the operations of other kinds that are agent jobs (an
+// automation's run).
+func (s *Tracker) adoptJob(project, id string, job *apiclient.Job, how sighting, origin, user string) (JobView, TrackResult, error) {
+	key := storeKey(project, id)
 	at := s.cfg.Now()
 	j := *job
 	j.ID = id
 	boundJob(&j)
-	rec, ev := transition(record{Project: project, Origin: OriginTrack, TrackedAt: at, SubmittedBy: userFrom(ctx)}, j, at, how, time.Time{})
+	rec, ev := transition(record{Project: project, Origin: origin, TrackedAt: at, SubmittedBy: user}, j, at, how, time.Time{})
 	e := &entry{rec: rec, polling: polling{lastPolled: at}}
 	s.schedule(e, &rec, at, at)
 	if old := s.claim(key, e); old != nil { // tracked concurrently

@@ -9,7 +9,7 @@ import "github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 // kindEngine in engine.go). TestEveryKindIsWhole (gateway/kinds_test.go)
 // and TestEveryKindHasAnEnginePart fail when a kind is half added. Each
 // kind's own code is in the files named for it (kind_job*.go,
-// kind_deployment*.go): see docs/development.md, "Adding a kind of
+// kind_deployment*.go, kind_export*.go, kind_automation*.go): see docs/development.md, "Adding a kind of
 // operation". This is the one place that names every kind.
 
 // Kind is one kind of operation as the engine's common parts see it.
@@ -46,5 +46,7 @@ func Kinds() []Kind {
 			engine: func(s *Tracker) kindEngine { return s.deployOps }, state: deploySpec},
 		{Name: OpExport, Records: bucketExports, Intents: startIntents.bucket, UnknownGauge: "mintlify_static_export_unknown_outcomes", Doc: "static-exports.md",
 			engine: func(s *Tracker) kindEngine { return s.exportOps }, state: exportSpec},
+		{Name: OpAutomation, Records: bucketAutomations, Intents: automationIntents.bucket, UnknownGauge: "mintlify_automation_unknown_outcomes", Doc: "automations.md",
+			engine: func(s *Tracker) kindEngine { return s.autoOps }, state: autoSpec},
 	}
 }

@@ -61,6 +61,9 @@ type projectJobs struct {
 	// export are its static exports (exportGauges.add), with their starts
 	// of unknown outcome.
 	export exportGauges
+	// auto are its automation runs pending and its triggers of unknown
+	// outcome.
+	auto autoGauges
 }
 
 // metrics are the mintlify_agent_* metrics of the tracker. The gauges are
@@ -98,6 +101,8 @@ type metrics struct {
 	deploy *opMetrics
 	// export are the static exports' families (kind_export_metrics.go).
 	export *exportMetrics
+	// auto are the automations' families (kind_automation_metrics.go).
+	auto *autoMetrics
 }
 
 // PollDelayBuckets are the classic buckets of
@@ -169,6 +174,7 @@ func newMetrics(projects []string, state func() []projectJobs, now func() time.T
 	}
 	m.deploy = newDeployMetrics()
 	m.export = newExportMetrics()
+	m.auto = newAutoMetrics()
 	m.projects.Store(&map[string]bool{})
 	m.addProjects(projects)
 	return m
@@ -180,6 +186,7 @@ func (m *metrics) addProjects(projects []string) {
 	next := maps.Clone(*m.projects.Load())
 	m.deploy.addProjects(projects)
 	m.export.addProjects(projects)
+	m.auto.addProjects(projects)
 	for _, p := range projects {
 		next[p] = true
 		m.submitted.WithLabelValues(p)
@@ -200,6 +207,7 @@ func (m *metrics) dropProjects(projects []string) {
 	next := maps.Clone(*m.projects.Load())
 	m.deploy.dropProjects(projects)
 	m.export.dropProjects(projects)
+	m.auto.dropProjects(projects)
 	for _, p := range projects {
 		delete(next, p)
 		for _, v := range []*prometheus.CounterVec{m.submitted, m.prs, m.lost, m.messages} {
@@ -236,6 +244,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	}
 	m.deploy.describe(ch)
 	m.export.describe(ch)
+	m.auto.describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -256,6 +265,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	m.deploy.collectVecs(ch)
 	m.export.collectVecs(ch)
+	m.auto.runs.Collect(ch)
 	projects := make([]string, 0, len(allowed))
 	for p := range allowed {
 		projects = append(projects, p)
@@ -278,6 +288,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.rebuiltDesc, prometheus.GaugeValue, float64(pj.rebuilt), p)
 		m.collectDeployments(ch, p, &pj, now)
 		m.export.collectProject(ch, p, &pj.export, now)
+		m.auto.collectProject(ch, p, &pj.auto)
 	}
 	ch <- prometheus.MustNewConstMetric(m.intervalDesc, prometheus.GaugeValue, m.pollInterval.Seconds())
 	var h fileHealth

@@ -31,10 +31,18 @@ import "github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 // (exportRecord) and one of start intents (exportIntent). Earlier
 // versions are read as they are (no export) and re-stamped "5", for the
 // same reason.
-const stateSchema = "5"
+//
+// Version 6 adds the automations: a bucket of automation runs
+// (autoRecord) and one of their trigger intents (autoIntent), and agent
+// jobs of origin "automation". Versions 1 to 5 are read as they are (no
+// automation run) and re-stamped "6", for the same reason. (The
+// automation branch once stamped its layout "6" without the static
+// exports' buckets; the store creates missing buckets, so such a file
+// reads as version 6 with no export.)
+const stateSchema = "6"
 
 // olderSchemas are the versions this tracker still reads.
-var olderSchemas = []string{"1", "2", "3", "4"}
+var olderSchemas = []string{"1", "2", "3", "4", "5"}
 
 // The state's buckets beside store.Jobs (the agent jobs' records), of
 // every kind, each keyed by storeKey(project, id): the kind's id upstream
@@ -65,6 +73,6 @@ func Layout() (schema string, upgrades, buckets []string) {
 
 func storeOptions(cfg *Config) store.Options {
 	return store.Options{Schema: stateSchema, Upgrades: olderSchemas, Buckets: []string{bucketIntents, bucketMessageIntents, bucketDeployments, bucketDeployIntents,
-		bucketExports, bucketExportIntents},
+		bucketExports, bucketExportIntents, bucketAutomations, bucketAutomationIntents},
 		LockTimeout: cfg.LockTimeout, WriteTimeout: cfg.StateWriteTimeout, BeforeCommit: cfg.beforeStateWrite}
 }

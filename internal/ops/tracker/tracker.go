@@ -100,6 +100,13 @@ type Tracker struct {
 	exports       map[string]*exportEntry
 	exportIntents map[string]*exportIntent
 	exportOps     *exports
+	// autoAPI is api's automation trigger (nil: it has none); autos the
+	// automation runs by storeKey(project, run id), autoIntents the
+	// triggers under way or of unknown outcome.
+	autoAPI     AutomationUpstream
+	autos       map[string]*autoEntry
+	autoIntents map[string]*autoIntent
+	autoOps     *automations
 	// kinds are the engine's parts of the kinds (Kinds), in order.
 	kinds []kindEngine
 
@@ -164,10 +171,13 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 		deployIntents: map[string]*deployIntent{},
 		exports:       map[string]*exportEntry{},
 		exportIntents: map[string]*exportIntent{},
+		autos:         map[string]*autoEntry{},
+		autoIntents:   map[string]*autoIntent{},
 	}
 	s.deployAPI, _ = api.(DeploymentUpstream)
 	s.exportAPI = exportUpstream(api)
-	s.deployOps, s.exportOps = newDeployments(s), newExports(s)
+	s.autoAPI, _ = api.(AutomationUpstream)
+	s.deployOps, s.exportOps, s.autoOps = newDeployments(s), newExports(s), newAutomations(s)
 	for _, k := range Kinds() {
 		s.kinds = append(s.kinds, k.engine(s))
 	}
@@ -188,6 +198,8 @@ func newTracker(api upstream, reg prometheus.Registerer, cfg Config, logger log.
 	s.metrics.deploy.addProjects(cfg.Projects)
 	s.metrics.export.enabled = cfg.StaticExports
 	s.metrics.export.addProjects(cfg.Projects)
+	s.metrics.auto.configure(&cfg)
+	s.metrics.auto.addProjects(cfg.Projects)
 	s.metrics.file = func() fileHealth { return fileHealth{replaced: st.Replaced(), stalled: st.Stalled()} }
 	if reg != nil {
 		if err := reg.Register(s.metrics); err != nil {
