@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Automations are the engine's fourth kind of operation, an op kind: runs
@@ -229,3 +231,184 @@ func (s *Tracker) RecentAutomationTriggers(window time.Duration) map[string][]ti
 func (s *Tracker) AutomationOps() Ops[AutomationRunView, UnknownAutomationTrigger] {
 	return routesOf(s.autoOps, (*autoIntent).listed)
 }
+
+// OtherAutomation is the automation label of automations the
+// configuration does not name.
+const OtherAutomation = "other"
+
+// autoMetrics are the mintlify_automation* families of the engine: runs
+// by how they are followed (counted once each when written final: the
+// engine's count, an opCounter), and two gauges read at scrape time. The
+// trigger counter by result is the gateway's (it sees the requests it
+// refuses itself). A run's end is the agent job's, counted by the agent
+// job families.
+type autoMetrics struct {
+	// named are each project's automations named in the configuration
+	// (label values), nil: none; on reports whether a project takes
+	// automation triggers (its gauges are then exported at 0).
+	named func(project string) []string
+	on    func(project string) bool
+
+	runs        *prometheus.CounterVec
+	pendingDesc *prometheus.Desc
+	unknownDesc *prometheus.Desc
+}
+
+func newAutoMetrics() *autoMetrics {
+	byProject := []string{"project"}
+	return &autoMetrics{
+		named: func(string) []string { return nil },
+		on:    func(string) bool { return false },
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mintlify_automation_runs_total",
+			Help: "Automation runs triggered through the gateway, once each: followed as an agent job, or not (get-job does not know it).",
+		}, []string{"project", "automation", "follow"}),
+		pendingDesc: prometheus.NewDesc("mintlify_automation_runs_pending",
+			"Automation runs triggered whose jobId get-job has not answered yet (neither followed as an agent job nor given up).", byProject, nil),
+		unknownDesc: prometheus.NewDesc("mintlify_automation_unknown_outcomes",
+			"Automation triggers perhaps sent, their answer never recorded (GET .../unknown-triggers), waiting for an operator.", byProject, nil),
+	}
+}
+
+// configure takes the configuration's automations (Config.Automations).
+func (m *autoMetrics) configure(cfg *Config) {
+	if cfg.Automations == nil {
+		return
+	}
+	m.on = func(p string) bool { _, on := cfg.Automations(p); return on }
+	m.named = func(p string) []string { named, _ := cfg.Automations(p); return named }
+}
+
+// AutomationLabel is the automation label of automation in project: its
+// id when the configuration names it (named), else OtherAutomation.
+func AutomationLabel(named []string, automation string) string {
+	if slices.Contains(named, automation) {
+		return automation
+	}
+	return OtherAutomation
+}
+
+// addProjects pre-creates the runs series of the automations named.
+func (m *autoMetrics) addProjects(projects []string) {
+	for _, p := range projects {
+		for _, a := range m.named(p) {
+			for _, f := range autoFollows {
+				m.runs.WithLabelValues(p, a, f)
+			}
+		}
+	}
+}
+
+func (m *autoMetrics) dropProjects(projects []string) {
+	for _, p := range projects {
+		m.runs.DeletePartialMatch(prometheus.Labels{"project": p})
+	}
+}
+
+func (m *autoMetrics) describe(ch chan<- *prometheus.Desc) {
+	m.runs.Describe(ch)
+	ch <- m.pendingDesc
+	ch <- m.unknownDesc
+}
+
+// autoGauges are one project's runs at scrape time.
+type autoGauges struct {
+	pending, unknown int
+}
+
+// collectProject sends project p's gauges: always for a project that
+// takes automation triggers, else while it has a run pending or an
+// outcome unknown (one of a project a reload took them from).
+func (m *autoMetrics) collectProject(ch chan<- prometheus.Metric, p string, g *autoGauges) {
+	if !m.on(p) && g.pending == 0 && g.unknown == 0 {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(m.pendingDesc, prometheus.GaugeValue, float64(g.pending), p)
+	ch <- prometheus.MustNewConstMetric(m.unknownDesc, prometheus.GaugeValue, float64(g.unknown), p)
+}
+
+// count counts a run whose final follow (ev.finished) was just written;
+// lv is its automation id.
+func (m *autoMetrics) count(has func(string) bool, ev finishEvent, project string, lv ...string) {
+	if ev.finished == "" || !has(project) {
+		return
+	}
+	m.runs.WithLabelValues(project, AutomationLabel(m.named(project), lv[0]), ev.finished).Inc()
+}
+
+// The automations' buckets of the state (schema version 6).
+const (
+	// bucketAutomations holds the automation runs triggered or handed
+	// over (autoRecord), keyed by storeKey(project, run id).
+	bucketAutomations = "automations"
+	// bucketAutomationIntents holds the automation trigger intents
+	// (autoIntent), keyed by storeKey(project, intent id).
+	bucketAutomationIntents = "automation_intents"
+)
+
+// How an automation run is followed: its record's status (opState).
+const (
+	// FollowPending: triggered, get-job has not answered for its jobId yet.
+	FollowPending = "pending"
+	// FollowAgentJob: get-job knows its jobId: the run is followed as an
+	// agent job (the job kind's record, origin automation) to its end.
+	FollowAgentJob = "agent_job"
+	// FollowNone: not followed: the API answered no jobId, or get-job
+	// answered 404 for it repeatedly (a background job, not an agent job).
+	FollowNone = "not_followed"
+)
+
+// autoFollows are the final follow values, in label order.
+var autoFollows = []string{FollowAgentJob, FollowNone}
+
+// autoRecord is an automation run: its own state form (version 6), the
+// run's ids and the engine's part (opState), whose status is how the run
+// is followed (FollowPending, FollowAgentJob or FollowNone), final once
+// get-job has answered (counted once, written with it).
+type autoRecord struct {
+	// ID is the run's id: its jobId, else its instanceId, else the id of
+	// the trigger's intent (the API answered neither).
+	ID string `json:"runId"`
+	// Automation is the API's workflowSchemaId (schemaId).
+	Automation string `json:"automation"`
+	// JobID ("" when the API answered none) and InstanceID, the trigger's.
+	JobID      string `json:"jobId,omitempty"`
+	InstanceID string `json:"instanceId,omitempty"`
+	opState
+}
+
+// final reports whether get-job has answered for the run (or never can).
+func (r *autoRecord) final() bool {
+	return r.Lost || r.Status == FollowAgentJob || r.Status == FollowNone
+}
+
+// The run's part of opRecord: its id, and its automation and follow value.
+func (r *autoRecord) opID() string { return r.ID }
+func (r *autoRecord) valid() bool {
+	return r.Automation != "" && (r.Status == FollowPending || r.Status == FollowAgentJob || r.Status == FollowNone)
+}
+
+// autoIntent is an automation trigger intent: written before the trigger
+// is sent, deleted in the write of its run. One left after a restart is
+// a trigger of unknown outcome. It is its own state form (version 6): the
+// engine's intent (opIntent) and the automation.
+type autoIntent struct {
+	opIntent
+	Automation string `json:"automation"`
+}
+
+// UnknownAutomationTrigger is an automation trigger of unknown outcome,
+// as listed to operators: the engine's listing and the automation.
+type UnknownAutomationTrigger struct {
+	UnknownIntent
+	Automation string `json:"automation"`
+}
+
+// listed is in as listed to operators.
+func (in *autoIntent) listed() UnknownAutomationTrigger {
+	return UnknownAutomationTrigger{UnknownIntent: unknownOf(&in.opIntent), Automation: in.Automation}
+}
+
+// runCodec reads and writes the trigger intents.
+var runCodec = opIntentCodec[autoIntent, *autoIntent]{what: "automation intent", missing: "automation",
+	valid: func(in *autoIntent) bool { return in.Automation != "" }}

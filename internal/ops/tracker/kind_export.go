@@ -1,6 +1,7 @@
 package tracker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Static exports are the tracker's third kind of operation (issue 36,
@@ -169,4 +171,225 @@ func exportUpstream(api any) ExportUpstream {
 		return oneOrg{x}
 	}
 	return nil
+}
+
+// Following static exports: handing one over by its job id, reading
+// those followed (the engine's opKind), and their bundles.
+
+// TrackExport follows an export started elsewhere (its job id handed
+// over) after one read upstream with project's organization's key. One
+// final when first seen is kept, not counted. One followed already is
+// returned as it is, AlreadyTracked, without asking upstream.
+func (s *Tracker) TrackExport(ctx context.Context, project, id string) (ExportView, TrackResult, error) {
+	return s.exportOps.track(ctx, project, id, exportRecord{ID: id}, seenAfterTheFact)
+}
+
+// Export returns project's followed export with job id id.
+func (s *Tracker) Export(project, id string) (ExportView, bool) {
+	return s.exportOps.one(storeKey(project, id))
+}
+
+// Exports lists a project's followed exports, newest first.
+func (s *Tracker) Exports(project string) []ExportView { return s.exportOps.list(project) }
+
+// BundleExport asks the API for the bundle of project's export id (a 409
+// until it is completed, passed through as the API's error). The bundle's
+// URL is handed back to the caller only: what is kept of it, and shown on
+// the status page, is when it expires.
+func (s *Tracker) BundleExport(ctx context.Context, project, id string) (apiclient.StaticExportBundle, error) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	if !s.exportOps.on() {
+		return apiclient.StaticExportBundle{}, s.exportOps.off()
+	}
+	if err := bounded.CheckID("job id", id); err != nil {
+		return apiclient.StaticExportBundle{}, &BadIDError{Err: err}
+	}
+	b, err := s.exportAPI.BundleStaticExport(ctx, project, id)
+	if err != nil || b.ExpiresAt.IsZero() {
+		return b, err
+	}
+	xkey := storeKey(project, id)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	e := lockFollowed(s, s.exports, xkey)
+	if e == nil {
+		return b, nil
+	}
+	rec := e.rec
+	rec.BundleExpiresAt = b.ExpiresAt.UTC()
+	s.mu.Unlock()
+	if s.exportOps.persist(xkey, &rec) == nil {
+		s.mu.Lock()
+		e.rec.BundleExpiresAt = rec.BundleExpiresAt
+		s.mu.Unlock()
+	}
+	return b, nil
+}
+
+// ExportDurationBuckets are the classic buckets of
+// mintlify_static_export_duration_seconds: 10s to 2h.
+var ExportDurationBuckets = []float64{10, 30, 60, 90, 120, 180, 300, 600, 1200, 1800, 3600, 7200}
+
+// exportMetrics are the mintlify_static_export* families: the engine's
+// (opMetrics), and the progress and pages of the newest export running.
+type exportMetrics struct {
+	*opMetrics
+	progress, pages *prometheus.Desc
+}
+
+func newExportMetrics() *exportMetrics {
+	m := newOpMetrics(opFamilies{stem: "mintlify_static_export", noun: "static export", requests: "static export starts", route: "unknown-starts",
+		ended: "updatedAt", finals: []string{apiclient.StaticExportCompleted, apiclient.StaticExportFailed}, buckets: ExportDurationBuckets})
+	return &exportMetrics{opMetrics: m,
+		progress: prometheus.NewDesc("mintlify_static_export_progress_ratio",
+			"Progress (0-1) of the newest static export in progress; 0 when there is none.", []string{"project"}, nil),
+		pages: prometheus.NewDesc("mintlify_static_export_pages_exported",
+			"Pages exported so far by the newest static export in progress; 0 when there is none.", []string{"project"}, nil)}
+}
+
+func (m *exportMetrics) describe(ch chan<- *prometheus.Desc) {
+	m.opMetrics.describe(ch)
+	ch <- m.progress
+	ch <- m.pages
+}
+
+// exportGauges are one project's exports at scrape time: the engine's
+// gauges, and the newest running (its start, progress and pages).
+type exportGauges struct {
+	opGauges
+	newest   time.Time
+	progress float64
+	pages    int64
+}
+
+// add counts r.
+func (g *exportGauges) add(r *exportRecord) {
+	end := r.UpdatedAt
+	if end.IsZero() {
+		end = r.TerminalAt
+	}
+	started := g.opGauges.add(&r.opState, r.final(), r.Status == apiclient.StaticExportCompleted, end)
+	if !r.final() && !started.Before(g.newest) {
+		g.newest, g.progress, g.pages = started, r.Progress, r.Pages
+	}
+}
+
+// collectProject sends the gauges of project p as of now.
+func (m *exportMetrics) collectProject(ch chan<- prometheus.Metric, p string, g *exportGauges, now time.Time) {
+	if !m.shown(&g.opGauges) {
+		return
+	}
+	m.collect(ch, &g.opGauges, now, p)
+	ch <- prometheus.MustNewConstMetric(m.progress, prometheus.GaugeValue, g.progress/100, p)
+	ch <- prometheus.MustNewConstMetric(m.pages, prometheus.GaugeValue, float64(g.pages), p)
+}
+
+// What a read of a static export changes, and when it is read again.
+
+// exportTransition is the record after reading j at at, and what to
+// count: a final status is counted once, when seen live (the engine's
+// rule, opState.sawFinal), with the export's duration.
+func exportTransition(old exportRecord, j *apiclient.StaticExportJob, at time.Time, how sighting) (exportRecord, finishEvent) {
+	rec := old
+	rec.Status = intern(bounded.Label(j.Status))
+	rec.Progress, rec.Pages = j.Progress, j.PageCount
+	if !j.CreatedAt.IsZero() {
+		rec.CreatedAt = j.CreatedAt.UTC()
+	}
+	if !j.UpdatedAt.IsZero() {
+		rec.UpdatedAt = j.UpdatedAt.UTC()
+	}
+	rec.Error = bounded.Text(j.Error)
+	rec.Lost = false
+	ev := rec.sawFinal(apiclient.IsStaticExportFinal(rec.Status), rec.Status, at, how)
+	if ev.finished != "" && !rec.CreatedAt.IsZero() {
+		// From createdAt to its last updatedAt (else when seen final).
+		ev.observeDur, ev.duration = true, cmp.Or(rec.UpdatedAt, at).Sub(rec.CreatedAt)
+	}
+	return rec, ev
+}
+
+// exportRecord is a followed static export: its own state form (version
+// 5), the export's fields and the engine's part (opState). Every string
+// from a client or the API is bounded when read.
+type exportRecord struct {
+	ID string `json:"exportJobId"`
+	// Domain and Version are what the start asked for ("" when handed
+	// over).
+	Domain  string `json:"domain,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Progress (0-100) and Pages are the API's latest, UpdatedAt its last
+	// update (zero until it gives it).
+	Progress  float64   `json:"progress,omitempty"`
+	Pages     int64     `json:"pageCount,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+	// Error is a failed export's message, bounded.
+	Error string `json:"error,omitempty"`
+	// BundleExpiresAt is when the last bundle made of it expires (its URL
+	// is never kept: it is answered to the caller only).
+	BundleExpiresAt time.Time `json:"bundleExpiresAt,omitzero"`
+	opState
+}
+
+// final reports whether the export will not change any more.
+func (r *exportRecord) final() bool { return r.Lost || apiclient.IsStaticExportFinal(r.Status) }
+
+// The export's part of opRecord: its id, and an origin (every export
+// written has one).
+func (r *exportRecord) opID() string { return r.ID }
+func (r *exportRecord) valid() bool  { return r.Origin != "" }
+
+// exportIntent is a start intent: written before a start is sent,
+// deleted with the export's first write or once the API's answer says
+// nothing was started; one left is a start of unknown outcome. It is its
+// own state form (version 5): the engine's intent (opIntent) and the
+// domain.
+type exportIntent struct {
+	opIntent
+	Domain string `json:"exportDomain"`
+}
+
+// startCodec reads and writes the start intents.
+var startCodec = opIntentCodec[exportIntent, *exportIntent]{what: "static export intent", missing: "domain",
+	valid: func(in *exportIntent) bool { return in.Domain != "" }}
+
+// exportRows are the status page's rows of the static exports followed
+// last (newest first): a bundle said ready with when it expires, never
+// its URL (which is not kept).
+func exportRows(recent []*exportEntry, now time.Time) []status.StaticExport {
+	out := []status.StaticExport{}
+	for _, e := range recent {
+		v := e.rec.view(&e.polling)
+		row := status.StaticExport{Project: v.ProjectID, JobID: v.JobID, Status: v.Status, Domain: v.Domain, Progress: v.Progress,
+			Pages: v.PageCount, CreatedAt: v.CreatedAt.Time, UpdatedAt: v.UpdatedAt.Time}
+		switch exp := e.rec.BundleExpiresAt; {
+		case exp.IsZero():
+		case exp.After(now):
+			row.Bundle = "bundle ready, expires at " + exp.UTC().Format(time.RFC3339)
+		default:
+			row.Bundle = "bundle expired at " + exp.UTC().Format(time.RFC3339)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// Static export starts of unknown outcome: listed, settled and dismissed
+// through the engine's intents, as every kind's.
+
+// UnknownExportStart is a start whose outcome is unknown, as listed to
+// operators: the engine's listing and the domain asked for.
+type UnknownExportStart struct {
+	UnknownIntent
+	Domain string `json:"domain"`
+}
+
+// ExportOps is the engine's part of the static export routes: the
+// followed exports, and the starts of unknown outcome (settled with their
+// domain).
+func (s *Tracker) ExportOps() Ops[ExportView, UnknownExportStart] {
+	return routesOf(s.exportOps, func(in *exportIntent) UnknownExportStart {
+		return UnknownExportStart{unknownOf(&in.opIntent), in.Domain}
+	})
 }

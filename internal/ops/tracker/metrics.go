@@ -97,11 +97,11 @@ type metrics struct {
 	messages    *prometheus.CounterVec
 	delay       prometheus.Histogram
 	writeErrors prometheus.Counter
-	// deploy are the deployments' families (kind_deployment_metrics.go).
+	// deploy are the deployments' families (kind_deployment.go).
 	deploy *opMetrics
-	// export are the static exports' families (kind_export_metrics.go).
+	// export are the static exports' families (kind_export.go).
 	export *exportMetrics
-	// auto are the automations' families (kind_automation_metrics.go).
+	// auto are the automations' families (kind_automation.go).
 	auto *autoMetrics
 }
 
