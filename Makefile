@@ -83,7 +83,7 @@ cyclo:
 	  { echo "functions above cyclomatic $(CYCLO_OVER): split them (docs/development.md)"; exit 1; }
 
 run: build
-	./$(BIN) --mintlify.sandbox --web.enable-agent-api --web.enable-deployment-api --web.enable-static-export-api --web.listen-address=$(RUN_ADDR) \
+	./$(BIN) --mintlify.sandbox --web.enable-agent-api --web.enable-deployment-api --web.enable-static-export-api --web.enable-automation-api --web.listen-address=$(RUN_ADDR) \
 	  --analytics.window=1d --analytics.window=7d --analytics.window=30d
 
 bench:

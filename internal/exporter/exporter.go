@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -253,7 +254,7 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	// flight finish and every job they acknowledge is recorded.
 	defer jobs.stop()
 	if o.Gateway.On() {
-		logGateway(logger, gatewayName(o.Gateway.Enabled, o.Gateway.Deployments, o.Gateway.StaticExports), front.Protected(), o.Sandbox, *o.Server.Web.WebConfigFile)
+		logGateway(logger, gatewayName(o.Gateway.Enabled, o.Gateway.Deployments, o.Gateway.StaticExports, o.Gateway.Automations), front.Protected(), o.Sandbox, *o.Server.Web.WebConfigFile)
 	}
 	// The jobs were built from cfg: at the start, the organizations apply it.
 	if err := set.Apply(cfg); err != nil {
@@ -292,25 +293,28 @@ func logGateway(logger log.Logger, name string, protected, sandbox bool, webConf
 	case protected:
 		level.Info(logger).Log("msg", name+" enabled under /api/, behind the basic auth of --web.config.file")
 	case sandbox:
-		level.Info(logger).Log("msg", name+" enabled under /api/ without basic auth, on the sandbox: its jobs and deployments are simulated; with a real key set basic_auth_users in --web.config.file")
+		level.Info(logger).Log("msg", name+" enabled under /api/ without basic auth, on the sandbox: its operations are simulated; with a real key set basic_auth_users in --web.config.file")
 	default:
 		level.Warn(logger).Log("msg", name+" enabled under /api/ without basic auth: anyone who can reach it can open pull requests or deploy the documentation; set basic_auth_users in --web.config.file", "web_config_file", webConfig)
 	}
 }
 
-// gatewayName names what the gateway serves, for its log line.
-func gatewayName(agent, deployments, exports bool) string {
-	switch {
-	case exports && (agent || deployments):
-		return "operations gateway (agent jobs, deployments, static exports as enabled)"
-	case exports:
-		return "static export gateway"
-	case agent && deployments:
-		return "agent job and deployment gateway"
-	case deployments:
-		return "deployment gateway"
+// gatewayName names what the gateway serves, for its log line: the
+// kinds of operation enabled, e.g. "gateway of agent jobs and automations".
+func gatewayName(agent, deployments, exports, automations bool) string {
+	var kinds []string
+	for _, k := range []struct {
+		on   bool
+		name string
+	}{{agent, "agent jobs"}, {deployments, "deployments"}, {exports, "static exports"}, {automations, "automations"}} {
+		if k.on {
+			kinds = append(kinds, k.name)
+		}
 	}
-	return "agent job gateway"
+	if len(kinds) > 1 {
+		return "gateway of " + strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
+	}
+	return "gateway of " + strings.Join(kinds, "")
 }
 
 // links are the status page's: metrics, health, and the jobs of each

@@ -75,3 +75,23 @@ func TestReloadAppliesDeployments(t *testing.T) {
 		t.Errorf("links %v, want %v", hrefs, want)
 	}
 }
+
+// TestGatewayNameNamesEveryKindEnabled: the gateway's start line names the
+// kinds of operation it serves, each one enabled and no other (it once
+// named three kinds "as enabled" and left automations out).
+func TestGatewayNameNamesEveryKindEnabled(t *testing.T) {
+	for _, c := range []struct {
+		agent, deployments, exports, automations bool
+		want                                     string
+	}{
+		{true, false, false, false, "gateway of agent jobs"},
+		{false, false, false, true, "gateway of automations"},
+		{true, true, false, false, "gateway of agent jobs and deployments"},
+		{false, true, true, true, "gateway of deployments, static exports and automations"},
+		{true, true, true, true, "gateway of agent jobs, deployments, static exports and automations"},
+	} {
+		if got := gatewayName(c.agent, c.deployments, c.exports, c.automations); got != c.want {
+			t.Errorf("gatewayName(%v, %v, %v, %v) = %q, want %q", c.agent, c.deployments, c.exports, c.automations, got, c.want)
+		}
+	}
+}
