@@ -139,11 +139,13 @@ func (s *Server) AutomationJobIDs(project string) []string {
 
 // HoldAutomationRuns keeps the agent jobs of automation runs active
 // (true) until released (false): a run under way for as long as a test
-// needs; once released each ends as its course says.
+// needs; once released each ends as its course says. A run that had ended
+// when the hold began stays ended (seen active again, it would be a new
+// turn of its job).
 func (s *Server) HoldAutomationRuns(hold bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.holdRuns = hold
+	s.holdRuns, s.holdSince = hold, s.opts.Now()
 }
 
 // AutomationRuns is how many automation runs were triggered.

@@ -237,8 +237,9 @@ type Server struct {
 	holdDeploys       bool
 	// holdExports: see HoldStaticExports.
 	holdExports bool
-	// holdRuns: see HoldAutomationRuns.
-	holdRuns bool
+	// holdRuns: see HoldAutomationRuns, since when.
+	holdRuns  bool
+	holdSince time.Time
 	// updateCount counts the updates triggered per project, for
 	// FailEveryUpdate.
 	updateCount map[string]int

@@ -94,7 +94,7 @@ func (s *Server) view(j *job, now time.Time) jobBody {
 	switch {
 	case j.override != "":
 		b.Status = j.override
-	case j.automation && s.holdRuns:
+	case j.automation && s.holdRuns && end.After(s.holdSince):
 		b.Status = "active"
 	case now.Before(end):
 		b.Status = "active"
