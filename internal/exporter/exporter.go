@@ -300,21 +300,21 @@ func logGateway(logger log.Logger, name string, protected, sandbox bool, webConf
 }
 
 // gatewayName names what the gateway serves, for its log line: the
-// kinds of operation enabled, e.g. "gateway of agent jobs and automations".
+// kinds of operation enabled, e.g. "agent job and automation gateway".
 func gatewayName(agent, deployments, exports, automations bool) string {
 	var kinds []string
 	for _, k := range []struct {
 		on   bool
 		name string
-	}{{agent, "agent jobs"}, {deployments, "deployments"}, {exports, "static exports"}, {automations, "automations"}} {
+	}{{agent, "agent job"}, {deployments, "deployment"}, {exports, "static export"}, {automations, "automation"}} {
 		if k.on {
 			kinds = append(kinds, k.name)
 		}
 	}
 	if len(kinds) > 1 {
-		return "gateway of " + strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
+		return strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1] + " gateway"
 	}
-	return "gateway of " + strings.Join(kinds, "")
+	return strings.Join(kinds, "") + " gateway"
 }
 
 // links are the status page's: metrics, health, and the jobs of each

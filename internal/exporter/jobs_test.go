@@ -84,11 +84,11 @@ func TestGatewayNameNamesEveryKindEnabled(t *testing.T) {
 		agent, deployments, exports, automations bool
 		want                                     string
 	}{
-		{true, false, false, false, "gateway of agent jobs"},
-		{false, false, false, true, "gateway of automations"},
-		{true, true, false, false, "gateway of agent jobs and deployments"},
-		{false, true, true, true, "gateway of deployments, static exports and automations"},
-		{true, true, true, true, "gateway of agent jobs, deployments, static exports and automations"},
+		{true, false, false, false, "agent job gateway"},
+		{false, false, false, true, "automation gateway"},
+		{true, true, false, false, "agent job and deployment gateway"},
+		{false, true, true, true, "deployment, static export and automation gateway"},
+		{true, true, true, true, "agent job, deployment, static export and automation gateway"},
 	} {
 		if got := gatewayName(c.agent, c.deployments, c.exports, c.automations); got != c.want {
 			t.Errorf("gatewayName(%v, %v, %v, %v) = %q, want %q", c.agent, c.deployments, c.exports, c.automations, got, c.want)
