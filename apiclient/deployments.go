@@ -152,8 +152,9 @@ func (c *Client) trigger(ctx context.Context, endpoint, path string, body []byte
 
 // ErrOtherProject: the API answered a deployment status naming another
 // project than the one asked for (a status id handed over with the wrong
-// project).
-var ErrOtherProject = errors.New("the deployment belongs to another project")
+// project); the tracker says so too of a static export followed for
+// another project of the organization.
+var ErrOtherProject = errors.New("the operation belongs to another project")
 
 // DeploymentStatus reads a deployment's current state. projectID is the
 // project the caller holds it for: an answer naming another project is

@@ -210,3 +210,32 @@ func TestAutomationUnknownOutcome(t *testing.T) {
 		t.Errorf("%d runs upstream, want 1", n)
 	}
 }
+
+// TestAutomationUnknownOutcomeOfARunNotFollowed: settling a trigger whose
+// run get-job does not know (an automation that is no agent job) records
+// the run not_followed and counts it, as the trigger's own answer would
+// have, rather than answering 404: a replica handing such a run over
+// (handoff) would otherwise leave it an unknown outcome for good.
+func TestAutomationUnknownOutcomeOfARunNotFollowed(t *testing.T) {
+	t.Parallel()
+	e := newDeployEnv(t, "d3")
+	e.fake.SetFault(fakeapi.TriggerAutomation, fakeapi.Fault{DropAnswer: true, Remaining: 1})
+	if r := e.call("POST", triggerPath("d3", fakeapi.AutomationUnfollowed), "", "Idempotency-Key", "lost-2"); r.status != http.StatusBadGateway {
+		t.Fatalf("dropped answer: HTTP %d %s, want 502", r.status, r.body)
+	}
+	var list UnknownAutomationTriggerList
+	if r := e.call("GET", "/api/v1/workflow/d3/unknown-triggers", ""); json.Unmarshal(r.body, &list) != nil || len(list.UnknownTriggers) != 1 {
+		t.Fatalf("unknown-triggers: HTTP %d %s", r.status, r.body)
+	}
+	jobs := e.fake.AutomationJobIDs("d3")
+	r := e.call("POST", "/api/v1/workflow/d3/runs/"+jobs[0]+"/track?intent="+list.UnknownTriggers[0].ID, "")
+	if r.status != http.StatusCreated || !strings.Contains(string(r.body), "not_followed") {
+		t.Fatalf("settle of a run get-job does not know: HTTP %d %s, want 201 with the run not_followed", r.status, r.body)
+	}
+	if v, _ := e.value("mintlify_automation_unknown_outcomes", "project", "d3"); v != 0 {
+		t.Errorf("unknown outcomes gauge %v after the settle, want 0", v)
+	}
+	if v, _ := e.value("mintlify_automation_runs_total", "project", "d3", "automation", fakeapi.AutomationUnfollowed, "follow", "not_followed"); v != 1 {
+		t.Errorf("runs_total{follow=not_followed} = %v, want 1", v)
+	}
+}

@@ -145,3 +145,26 @@ func TestAKeyOfAnotherKindIsAnotherRequest(t *testing.T) {
 		t.Errorf("the export's retry: HTTP %d %s, want a replay", r.status, r.body)
 	}
 }
+
+// TestStaticExportFollowedForOneProject: the API's exports are the
+// organization's (its paths name no project), so an export started for d1
+// and then handed over for d2, a project of the same organization, is
+// refused (409) rather than followed and counted under both.
+func TestStaticExportFollowedForOneProject(t *testing.T) {
+	t.Parallel()
+	e := newDeployEnv(t, "d1")
+	v := e.startExport("docs.example.com")
+	r := e.call("POST", "/api/v1/static-export/d2/jobs/"+v.JobID+"/track", "")
+	if r.status != http.StatusConflict || !strings.Contains(string(r.body), "followed for project d1") {
+		t.Errorf("track of d1's export for d2: HTTP %d %s, want 409 naming d1", r.status, r.body)
+	}
+	var list struct {
+		Exports []tracker.ExportView `json:"exports"`
+	}
+	if r := e.call("GET", "/api/v1/static-export/d2/jobs", ""); r.status != http.StatusOK || json.Unmarshal(r.body, &list) != nil || len(list.Exports) != 0 {
+		t.Errorf("d2's exports: HTTP %d %s, want none", r.status, r.body)
+	}
+	if r := e.call("POST", "/api/v1/static-export/d1/jobs/"+v.JobID+"/track", ""); r.status != http.StatusOK {
+		t.Errorf("track for d1, which follows it: HTTP %d %s, want 200", r.status, r.body)
+	}
+}

@@ -536,7 +536,7 @@ func (g *Gateway) upstreamAnswer(w http.ResponseWriter, project, op string, err 
 	case errors.Is(err, tracker.ErrIdempotencyKeyInFlight):
 		return answer{status: http.StatusConflict, reason: reasonIdempotencyConflict, msg: err.Error() + "; nothing was sent"}
 	case errors.Is(err, apiclient.ErrOtherProject):
-		return answer{status: http.StatusConflict, reason: reasonUpstreamError, msg: "the API says this operation is another project's; nothing is followed"}
+		return answer{status: http.StatusConflict, reason: reasonUpstreamError, msg: err.Error() + "; nothing is followed"}
 	case errors.As(err, &collision):
 		return answer{status: http.StatusBadGateway, reason: reasonUpstreamError, msg: err.Error()}
 	case errors.As(err, &intentErr):

@@ -3,6 +3,7 @@ package tracker
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -34,6 +35,10 @@ type followed[R any] struct {
 	// queuedPolls counts the polls in a row that found it queued, for a
 	// kind whose schedule backs off while it is (deployments).
 	queuedPolls int
+	// unwritten is the event of the read that made the record, when its
+	// first write failed: counted once a write of the record lands (a
+	// record final at once is written again by the rounds for it: due).
+	unwritten finishEvent
 }
 
 // seen is what one read of an operation upstream makes of its record
@@ -70,6 +75,10 @@ type opSpec[R comparable, P opRecord[R, V], V any, I pending] struct {
 	// missing names what valid checks, in the error of a record read
 	// without it.
 	missing string
+	// orgWide: the API's ids are the organization's, not a project's (its
+	// paths name no project), so one id is followed for one project only:
+	// followed under two it would be counted twice.
+	orgWide bool
 	// settle says how an operator settles a start of unknown outcome: a
 	// format of the project (%[1]s) and the intent (%[2]s), for
 	// StartOutcomeUnknownError.
@@ -240,7 +249,9 @@ func (k *opKind[R, P, V, I]) dueLocked(_, limit time.Time) []pollTask {
 	}
 	var tasks []pollTask
 	for key, e := range k.records {
-		if e.pollPending || k.final(&e.rec) || e.nextPoll.After(limit) {
+		// A final record is not read again, unless its write failed: the
+		// round writes it (read) and counts it then.
+		if e.pollPending || (k.final(&e.rec) && !e.dirty) || e.nextPoll.After(limit) {
 			continue
 		}
 		e.pollPending = true
@@ -259,11 +270,26 @@ func (k *opKind[R, P, V, I]) pollingLocked(key string) *polling {
 func (k *opKind[R, P, V, I]) throttledUntil() time.Time { return k.throttled(k.endpoint) }
 
 func (k *opKind[R, P, V, I]) read(ctx context.Context, t pollTask) (func(at, roundStart time.Time), error) {
+	if k.finalUnwritten(t.key) {
+		// Nothing to ask upstream: write the record as it is.
+		return func(at, _ time.Time) {
+			k.applyRead(t, func(old R, _ time.Time, _ sighting) (R, finishEvent) { return old, finishEvent{} }, at)
+		}, nil
+	}
 	seen, err := k.get(ctx, t.project, t.id, seenLive)
 	if err != nil {
 		return nil, err
 	}
 	return func(at, _ time.Time) { k.applyRead(t, seen, at) }, nil
+}
+
+// finalUnwritten reports whether the operation at key is final in memory
+// and its write has not landed.
+func (k *opKind[R, P, V, I]) finalUnwritten(key string) bool {
+	k.s.mu.RLock()
+	defer k.s.mu.RUnlock()
+	e := k.records[key]
+	return e != nil && e.dirty && k.final(&e.rec)
 }
 
 // applyRead records a successful read: the record it makes written before
@@ -288,7 +314,9 @@ func (k *opKind[R, P, V, I]) applyRead(t pollTask, seen seen[R], at time.Time) {
 		return // memory unchanged
 	}
 	e.rec, e.dirty = rec, false
-	k.count(&rec, ev) // under the lock that shows it
+	k.count(&rec, e.unwritten) // the first read's, whose write failed
+	k.count(&rec, ev)          // under the lock that shows it
+	e.unwritten = finishEvent{}
 	s.mu.Unlock()
 	if ev.finished == "" {
 		return
@@ -310,6 +338,7 @@ func (k *opKind[R, P, V, I]) applyError(t pollTask, err error, at time.Time) {
 	}
 	_, lost := s.pollFailed(&e.polling, err, at)
 	rec, n := e.rec, e.errors
+	extra := e.intentOps(k.intents.bucket) // an intent whose record's first write failed goes with it
 	s.mu.Unlock()
 	level.Debug(s.logger).Log("msg", "polling "+k.what+" failed", "project", t.project, k.idKey, t.id, "consecutive_errors", n, "err", err)
 	if !lost {
@@ -323,12 +352,15 @@ func (k *opKind[R, P, V, I]) applyError(t pollTask, err error, at time.Time) {
 	} else {
 		op.Lost, op.TerminalAt = true, at
 	}
-	if k.persist(t.key, &rec) != nil {
+	if k.persist(t.key, &rec, extra...) != nil {
 		return // retried at the next poll, which will 404 again
 	}
 	s.mu.Lock()
 	e.rec, e.dirty = rec, false
+	e.landed(extra)
+	k.count(&rec, e.unwritten)
 	k.count(&rec, ev)
+	e.unwritten = finishEvent{}
 	s.mu.Unlock()
 	level.Warn(s.logger).Log("msg", k.what+" "+cmp.Or(ev.finished, "lost")+": the API no longer knows it", "project", t.project, k.idKey, bounded.Label(t.id),
 		"last_status", last)
@@ -396,6 +428,13 @@ func (k *opKind[R, P, V, I]) track(ctx context.Context, project, id string, base
 	}
 	seen, err := readOnce(k.throttled, k.endpoint, k.what+" "+id+" of project "+project,
 		func() (seen[R], error) { return k.get(ctx, project, id, how) })
+	if err != nil && k.gone != nil && how == seenLive && apiclient.StatusCode(err) == http.StatusNotFound {
+		// The settle of one started here that the API does not know (an
+		// automation run that is no agent job, or has no job): recorded as
+		// its kind records one gone, not refused, so that a handover
+		// between replicas does not leave it an unknown outcome.
+		seen, err = func(old R, at time.Time, _ sighting) (R, finishEvent) { return old, k.gone(&old, at) }, nil
+	}
 	if err != nil {
 		return none, NewlyTracked, err
 	}
@@ -441,6 +480,11 @@ func (k *opKind[R, P, V, I]) follow(key string, e *followed[R], ev finishEvent, 
 		s.mu.Unlock()
 		return v, true, nil
 	}
+	if other := k.followedElsewhereLocked(&e.rec); other != "" {
+		s.mu.Unlock()
+		var none V
+		return none, false, fmt.Errorf("%s %s is followed for project %s: %w", k.what, bounded.Label(k.id(&e.rec)), other, apiclient.ErrOtherProject)
+	}
 	e.pollPending = true
 	k.records[key] = e
 	rec := e.rec
@@ -455,10 +499,27 @@ func (k *opKind[R, P, V, I]) follow(key string, e *followed[R], ev finishEvent, 
 	e.pollPending, e.intentKey = false, ikey
 	e.written(err)
 	if err != nil {
+		e.unwritten = ev
 		return k.view(e), false, k.stateErr(k.id(&rec), ikey, err)
 	}
 	k.count(&rec, ev) // after the write, under the lock that shows it
 	return k.view(e), false, nil
+}
+
+// followedElsewhereLocked is the project under which an operation of an
+// orgWide kind with rec's id is followed already, other than rec's; "" for
+// none. s.mu is held.
+func (k *opKind[R, P, V, I]) followedElsewhereLocked(rec *R) string {
+	if !k.orgWide {
+		return ""
+	}
+	id, project := k.id(rec), k.op(rec).Project
+	for _, o := range k.records {
+		if p := k.op(&o.rec).Project; p != project && k.id(&o.rec) == id {
+			return p
+		}
+	}
+	return ""
 }
 
 // persist writes rec durably, with extra in the same transaction.

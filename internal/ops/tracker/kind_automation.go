@@ -3,7 +3,6 @@ package tracker
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -105,10 +104,15 @@ func newAutomations(s *Tracker) *automations {
 			return nil, err
 		}
 		// Handed to the job kind before the run is written final: a crash
-		// in between reads it again, and adoptJob finds it tracked.
-		var stateErr *StateError
-		if _, _, err := s.adoptJob(project, id, job, how, OriginAutomation, cmp.Or(userFrom(ctx), submittedBy(a, project, id))); err != nil && !errors.As(err, &stateErr) {
+		// in between reads it again, and adoptJob finds it tracked. Until
+		// the job's record is in the state (its write failed: a Redis
+		// stall), the run stays pending, so a replica taking over reads
+		// the run again rather than a final run whose job no state holds.
+		if _, _, err := s.adoptJob(project, id, job, how, OriginAutomation, cmp.Or(userFrom(ctx), submittedBy(a, project, id))); err != nil {
 			return nil, fmt.Errorf("automation run %s not handed to the agent jobs: %w", id, err)
+		}
+		if s.jobUnwritten(project, id) {
+			return nil, fmt.Errorf("automation run %s: its agent job is not in the state yet", id)
 		}
 		return func(old autoRecord, at time.Time, how sighting) (autoRecord, finishEvent) {
 			old.Lost = false
@@ -116,6 +120,15 @@ func newAutomations(s *Tracker) *automations {
 		}, nil
 	}
 	return a
+}
+
+// jobUnwritten reports whether the agent job id of project is followed in
+// memory only (its record's write has not landed).
+func (s *Tracker) jobUnwritten(project, id string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e := s.entries[storeKey(project, id)]
+	return e != nil && e.dirty
 }
 
 // submittedBy is who triggered run id of project, as its record says.

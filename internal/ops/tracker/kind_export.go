@@ -39,7 +39,7 @@ type exports = opKind[exportRecord, *exportRecord, ExportView, *exportIntent]
 // one, a start's domain is kept with it, progress and pages are its own
 // gauges, and the status page says when its bundle expires.
 var exportSpec = &opSpec[exportRecord, *exportRecord, ExportView, *exportIntent]{name: OpExport, what: "static export", idKey: "export",
-	idName: "job id", missing: "origin", bucket: bucketExports, intents: startIntents, decodeIntent: startCodec.decode,
+	idName: "job id", missing: "origin", orgWide: true, bucket: bucketExports, intents: startIntents, decodeIntent: startCodec.decode,
 	endpoint: apiclient.EndpointStaticExportStatus, settle: "an export may have been started upstream; with its job id (from the Mintlify " +
 		"dashboard or the API's answer) follow it with POST /api/v1/static-export/%[1]s/jobs/{jobId}/track?intent=%[2]s, or if none was " +
 		"started dismiss the start with DELETE /api/v1/static-export/%[1]s/unknown-starts/%[2]s",

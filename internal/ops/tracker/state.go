@@ -35,10 +35,9 @@ import "github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 // Version 6 adds the automations: a bucket of automation runs
 // (autoRecord) and one of their trigger intents (autoIntent), and agent
 // jobs of origin "automation". Versions 1 to 5 are read as they are (no
-// automation run) and re-stamped "6", for the same reason. (The
-// automation branch once stamped its layout "6" without the static
-// exports' buckets; the store creates missing buckets, so such a file
-// reads as version 6 with no export.)
+// automation run) and re-stamped "6", for the same reason. (A build of an
+// unreleased branch stamped another layout "6"; no release wrote it, and
+// this tracker does not read its runs.)
 const stateSchema = "6"
 
 // olderSchemas are the versions this tracker still reads.
