@@ -25,11 +25,11 @@ type Flags struct {
 func RegisterFlags(app config.Flagger) *Flags {
 	f := &Flags{Config: Defaults()}
 	c := &f.Config
-	config.DurationVar(app, "agent.poll-interval", "How often each active agent job, deployment and automation run is polled.", &c.PollInterval)
-	config.IntVar(app, "agent.max-concurrent-polls", "Maximum number of job, deployment and automation run polls in flight at once.", &c.MaxConcurrentPolls)
+	config.DurationVar(app, "agent.poll-interval", "How often each active agent job, deployment, static export and automation run is polled.", &c.PollInterval)
+	config.IntVar(app, "agent.max-concurrent-polls", "Maximum number of agent job, deployment, static export and automation run polls in flight at once.", &c.MaxConcurrentPolls)
 	config.DurationVar(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted. 0 disables the re-checks.", &c.ArchiveWatch)
-	config.DurationVar(app, "agent.retention", "How long finished jobs, deployments and automation runs are kept before they are forgotten.", &c.Retention)
-	app.Flag("agent.state-file", "File where tracked agent jobs, deployments and automation runs (and each organization's analytics ledger, beside it) are persisted across restarts, relative to the working directory; with --mintlify.sandbox the ledger is always temporary, and with no value the file too.").
+	config.DurationVar(app, "agent.retention", "How long finished agent jobs, deployments, static exports and automation runs are kept before they are forgotten.", &c.Retention)
+	app.Flag("agent.state-file", "File where tracked agent jobs, deployments, static exports and automation runs (and each organization's analytics ledger, beside it) are persisted across restarts, relative to the working directory; with --mintlify.sandbox the ledger is always temporary, and with no value the file too.").
 		Default(c.StatePath).IsSetByUser(&f.StateFileSet).StringVar(&c.StatePath)
 	return f
 }
