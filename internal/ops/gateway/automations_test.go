@@ -173,21 +173,30 @@ func TestAutomationRefusals(t *testing.T) {
 	}
 }
 
+// lostTrigger triggers automation of project with key, the fake dropping
+// its answer (502: an outcome unknown), and returns the project's
+// unknown-triggers, checked to list it alone.
+func (e *deployEnv) lostTrigger(project, automation, key string) UnknownAutomationTriggerList {
+	e.t.Helper()
+	e.fake.SetFault(fakeapi.TriggerAutomation, fakeapi.Fault{DropAnswer: true, Remaining: 1})
+	if r := e.call("POST", triggerPath(project, automation), "", "Idempotency-Key", key); r.status != http.StatusBadGateway {
+		e.t.Fatalf("dropped answer: HTTP %d %s, want 502", r.status, r.body)
+	}
+	var list UnknownAutomationTriggerList
+	r := e.call("GET", "/api/v1/workflow/"+project+"/unknown-triggers", "")
+	if json.Unmarshal(r.body, &list) != nil || len(list.UnknownTriggers) != 1 || list.UnknownTriggers[0].IdempotencyKey != key {
+		e.t.Fatalf("unknown-triggers: HTTP %d %s", r.status, r.body)
+	}
+	return list
+}
+
 // TestAutomationUnknownOutcome: a trigger whose answer is lost is listed
 // under unknown-triggers, counted in its gauge and answers 409 for its
 // key; settling it with the run's jobId follows the run and binds the key.
 func TestAutomationUnknownOutcome(t *testing.T) {
 	t.Parallel()
 	e := newDeployEnv(t, "d1")
-	e.fake.SetFault(fakeapi.TriggerAutomation, fakeapi.Fault{DropAnswer: true, Remaining: 1})
-	if r := e.call("POST", triggerPath("d1", fakeapi.AutomationAgentJob), "", "Idempotency-Key", "lost-1"); r.status != http.StatusBadGateway {
-		t.Fatalf("dropped answer: HTTP %d %s, want 502", r.status, r.body)
-	}
-	var list UnknownAutomationTriggerList
-	r := e.call("GET", "/api/v1/workflow/d1/unknown-triggers", "")
-	if json.Unmarshal(r.body, &list) != nil || len(list.UnknownTriggers) != 1 || list.UnknownTriggers[0].IdempotencyKey != "lost-1" {
-		t.Fatalf("unknown-triggers: HTTP %d %s", r.status, r.body)
-	}
+	list := e.lostTrigger("d1", fakeapi.AutomationAgentJob, "lost-1")
 	if v, _ := e.value("mintlify_automation_unknown_outcomes", "project", "d1"); v != 1 {
 		t.Errorf("unknown outcomes gauge %v, want 1", v)
 	}
@@ -202,7 +211,7 @@ func TestAutomationUnknownOutcome(t *testing.T) {
 	if v, _ := e.value("mintlify_automation_unknown_outcomes", "project", "d1"); v != 0 {
 		t.Errorf("unknown outcomes gauge %v after the settle, want 0", v)
 	}
-	r = e.call("POST", triggerPath("d1", fakeapi.AutomationAgentJob), "", "Idempotency-Key", "lost-1")
+	r := e.call("POST", triggerPath("d1", fakeapi.AutomationAgentJob), "", "Idempotency-Key", "lost-1")
 	if r.status != http.StatusAccepted || !strings.Contains(string(r.body), jobs[0]) {
 		t.Errorf("retry after the settle: HTTP %d %s, want the run", r.status, r.body)
 	}
@@ -219,14 +228,7 @@ func TestAutomationUnknownOutcome(t *testing.T) {
 func TestAutomationUnknownOutcomeOfARunNotFollowed(t *testing.T) {
 	t.Parallel()
 	e := newDeployEnv(t, "d3")
-	e.fake.SetFault(fakeapi.TriggerAutomation, fakeapi.Fault{DropAnswer: true, Remaining: 1})
-	if r := e.call("POST", triggerPath("d3", fakeapi.AutomationUnfollowed), "", "Idempotency-Key", "lost-2"); r.status != http.StatusBadGateway {
-		t.Fatalf("dropped answer: HTTP %d %s, want 502", r.status, r.body)
-	}
-	var list UnknownAutomationTriggerList
-	if r := e.call("GET", "/api/v1/workflow/d3/unknown-triggers", ""); json.Unmarshal(r.body, &list) != nil || len(list.UnknownTriggers) != 1 {
-		t.Fatalf("unknown-triggers: HTTP %d %s", r.status, r.body)
-	}
+	list := e.lostTrigger("d3", fakeapi.AutomationUnfollowed, "lost-2")
 	jobs := e.fake.AutomationJobIDs("d3")
 	r := e.call("POST", "/api/v1/workflow/d3/runs/"+jobs[0]+"/track?intent="+list.UnknownTriggers[0].ID, "")
 	if r.status != http.StatusCreated || !strings.Contains(string(r.body), "not_followed") {
