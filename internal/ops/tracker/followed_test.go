@@ -21,7 +21,7 @@ func TestAFinalRecordWhoseWriteFailedIsCounted(t *testing.T) {
 	defer fz.Thaw()
 	cfg := e.config()
 	cfg.Automations = func(string) ([]string, bool) { return []string{fakeapi.AutomationUnfollowed}, true }
-	cfg.StateWriteTimeout = 300 * time.Millisecond
+	cfg.StateWriteTimeout = 2 * time.Second // generous: the writes before the freeze sync on a loaded machine
 	cfg.beforeStateWrite = fz.Hook
 	trk := e.open(cfg)
 	ctx := context.Background()
