@@ -25,33 +25,42 @@ IMAGE_BASE ?= gcr.io/distroless/static-debian12:nonroot
 # Where `make run` listens: loopback only, since it enables the job gateway.
 RUN_ADDR ?= localhost:9871
 
-.PHONY: all build test test-race test-mixin reference test-loaded lint cyclo run bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check scale-bench
+.PHONY: all build test test-ops-race test-plain test-race reference test-loaded lint cyclo run bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check scale-bench
 
 all: lint test build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
 
-# -p 6: many packages mostly wait (on the binaries they run, Redis, leases,
-# fsync, promtool), so six at a time keep two cores busy: 51-54 s quiet, 59 s
-# with -p 4, 56 s with -p 8 (docs/development.md).
-# -vet=off: `make lint` runs go vet over every package; the tests do not
-# repeat it. The mixin (jsonnet evaluated into the rules and dashboards)
-# starts no goroutine of its own and -race makes its evaluation four times
-# slower, so it is tested without the race detector, beside the rest (its 2 s
-# of CPU fill the idle moments of the race run's start and end).
-# The packages whose tests take longest go first (the CPU-bound ones, then
-# those that wait on Redis, leases and fsync): go test starts packages in the
-# order given, and one long package started last runs alone at the end while
-# the other core idles.
-SLOW_PKGS = ./internal/e2e ./internal/refresh ./alerts ./internal/sources ./internal/ops/tracker ./internal/ops/leader ./internal/cluster ./internal/ops/store ./internal/history ./collector
-RACE_PKGS = $(SLOW_PKGS) $(shell $(GO) list ./... | grep -v '/mixin$$' | grep -vxF "$$($(GO) list $(SLOW_PKGS))")
+# make test runs two lanes at once (docs/development.md, "Where make test's time goes"):
+#  - test-ops-race: the operations engine, the gateway, the leader election, the state stores and
+#    the Redis cluster (internal/ops/..., internal/cluster) under the race detector: there goroutines
+#    of ours meet over shared state, and their tests wait on leases, Redis and fsync rather than
+#    compute, so the detector costs them little;
+#  - test-plain: every other package without it.
+# make test-race runs the race detector over every package (CI runs it beside make test): it
+# multiplies the CPU of the rest by about five (their JSON of thousands of rows, the simulated day of
+# the plan, promtool's and the exporters' processes aside), which on two cores would be 110 s of the
+# 60 s make test may take.
+# -p 6: many packages mostly wait (on Redis, leases, fsync), so six at a time keep two cores busy;
+# the packages whose tests take longest go first: go test starts packages in the order given, and
+# one long package started last runs alone at the end while the other core idles.
+# -vet=off: `make lint` runs go vet over every package; the tests do not repeat it.
+# -ldflags=-w: linking the test binaries (25-50 MB under -race) is a large part of the CPU of a run;
+# without DWARF it takes a third less (stack traces and race reports do not use DWARF).
+TEST_FLAGS = -count=1 -vet=off -ldflags=-w
+OPS_PKGS   = ./internal/ops/... ./internal/cluster
+SLOW_PKGS  = ./internal/e2e ./alerts ./internal/refresh ./internal/sources ./collector ./internal/history ./internal/status ./apiclient
+PLAIN_PKGS = $(SLOW_PKGS) $(shell $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_PKGS) $(OPS_PKGS))")
 test:
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-mixin
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ops-race test-plain
+test-ops-race:
+	$(GO) test -race $(TEST_FLAGS) -p 4 $(OPS_PKGS)
+test-plain:
+	$(GO) test $(TEST_FLAGS) -p 6 $(PLAIN_PKGS)
+# Every package under the race detector, the slowest first (CI runs it beside make test).
 test-race:
-	$(GO) test -race -count=1 -p 6 -vet=off $(RACE_PKGS)
-test-mixin:
-	$(GO) test -count=1 -vet=off ./mixin/
+	$(GO) test -race $(TEST_FLAGS) -p 6 $(SLOW_PKGS) $(shell $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_PKGS))")
 
 # The API's public reference as the judge (docs/development.md, "The API's
 # reference"): every answer the fake serves and every request the client
@@ -94,8 +103,8 @@ bench:
 scale-bench:
 	scripts/scale-bench.sh
 
-# The tests of the files tagged e2e (Prometheus, Alertmanager): the untagged
-# black-box tests beside them run with `make test`.
+# The tests of the files tagged e2e (Prometheus, Alertmanager, several replicas on a Redis,
+# Sentinel): the untagged black-box tests beside them run with `make test`.
 E2E_TESTS = $(shell grep -ho '^func Test[A-Za-z0-9_]*' $$(grep -l '^//go:build e2e' internal/e2e/*_test.go) | sed 's/^func //' | paste -sd'|')
 e2e:
 	$(GO) test -count=1 -tags e2e -timeout 10m -v -run '^($(E2E_TESTS))$$' ./internal/e2e/

@@ -7,10 +7,11 @@
 //
 // The untagged tests run with `go test ./...` (`make test`): the binary's
 // flags, commands and errors, configuration files and reloads, kill -9 and
-// state files, replicas on Redis, the sandbox, the documentation against
-// the binary, and the examples/ files themselves. The tests tagged e2e
-// (`make e2e`) add Debian's Prometheus, with the repository's rules, and
-// Alertmanager, both configured from examples/, and three replicas on one
-// Redis scraped by one Prometheus, which must answer every dashboard and
-// rule query as a single exporter does.
+// state files, the sandbox, the documentation against the binary, and the
+// examples/ files themselves. The tests tagged e2e (`make e2e`) run whole
+// deployments: Debian's Prometheus, with the repository's rules, and
+// Alertmanager, both configured from examples/; several replicas on one
+// Redis (replicas_*_test.go: real leases and intervals, tens of seconds
+// each), also scraped by one Prometheus, which must answer every dashboard
+// and rule query as a single exporter does; and Redis Sentinel.
 package e2e

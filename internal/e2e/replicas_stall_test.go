@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -8,44 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
-
-// stallKind is one kind of operation as the Redis stall test starts it,
-// reads it and counts it.
-type stallKind struct {
-	name     string
-	endpoint string // the fake's endpoint that starts one
-	start    string // the gateway route that starts one
-	body     string
-	ids      func(f *fakeapi.Server) []string
-	view     func(id string) string // the route that shows one
-	finished string                 // the series that counts its end
-	final    string                 // its final status in the fake's course
-}
-
-var stallKinds = []stallKind{
-	{name: "job", endpoint: fakeapi.CreateJob, start: "/api/v2/agent/p1/job", body: `{"prompt":"stall #fake:pr:1s"}`,
-		ids:  func(f *fakeapi.Server) []string { return f.JobIDs("p1") },
-		view: func(id string) string { return "/api/v2/agent/p1/job/" + id }, final: "completed",
-		finished: "mintlify_agent_jobs_finished_total{project=p1,status=completed}"},
-	{name: "deployment", endpoint: apiclient.EndpointTriggerUpdate, start: "/api/v1/project/update/p1",
-		ids:  func(f *fakeapi.Server) []string { return f.DeploymentIDs("p1", "update") },
-		view: func(id string) string { return "/api/v1/project/update-status/" + id }, final: "success",
-		finished: "mintlify_deployments_finished_total{kind=update,project=p1,status=success}"},
-	{name: "static_export", endpoint: apiclient.EndpointStartStaticExport, start: "/api/v1/static-export/p1/jobs", body: `{"domain":"docs.example.com"}`,
-		ids:  func(f *fakeapi.Server) []string { return f.StaticExportIDs() },
-		view: func(id string) string { return "/api/v1/static-export/p1/jobs/" + id }, final: "completed",
-		finished: "mintlify_static_exports_finished_total{project=p1,status=completed}"},
-	automationKind,
-}
-
-// e2eExportDuration is how long the fake's static exports take in these
-// tests (a minute by default: the sandbox's).
-const e2eExportDuration = 3 * time.Second
 
 // TestRedisStallKeepsAcknowledgedOperations (issue 36, 4.1), for every
 // kind: two replicas on a real redis-server; an operation is started
