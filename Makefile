@@ -38,10 +38,10 @@ build:
 #    of ours meet over shared state, and their tests wait on leases, Redis and fsync rather than
 #    compute, so the detector costs them little;
 #  - test-plain: every other package without it.
-# make test-race runs the race detector over every package (CI runs it beside make test): it
-# multiplies the CPU of the rest by about five (their JSON of thousands of rows, the simulated day of
-# the plan, promtool's and the exporters' processes aside), which on two cores would be 110 s of the
-# 60 s make test may take.
+# make test-race runs the race detector over every package (CI runs it beside make test): 197 s of
+# CPU where make test takes 83-92 s, since the detector checks every memory access of the rest's
+# JSON of thousands of rows, simulated days of the plan and snapshots' wire form (6-11 times their
+# CPU); on two cores that is 103 s, over the 60 s make test may take.
 # -p 6: many packages mostly wait (on Redis, leases, fsync), so six at a time keep two cores busy;
 # the packages whose tests take longest go first: go test starts packages in the order given, and
 # one long package started last runs alone at the end while the other core idles.

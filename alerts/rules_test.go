@@ -71,10 +71,10 @@ func TestPromtoolTestRules(t *testing.T) {
 var ruleRef = regexp.MustCompile(`Mintlify[A-Za-z0-9]+|mintlify:[a-z0-9_]+:[a-z0-9_]+`)
 
 // rulesFor writes, in a new directory, the unit test file testFile with its rule file replaced by
-// the rules it names and those their expressions use, in file order, and returns the directory.
-// promtool evaluates every rule of its rule files at every step of a test's range: with all 41 rules
-// over the week that the visitor tests need, alerts/ took 43 s of CPU; each file's own rules give the
-// same results, since a rule sees only the series and the recorded rules before it, which are kept.
+// the rules it names and the rules their expressions use (and so on), in file order, and returns the
+// directory. promtool evaluates every rule of its rule files at every step of a test's range: with all
+// 41 rules over the week that the visitor tests need, alerts/ took 43 s of CPU, 14 s this way. The
+// results are the same: a rule's value depends only on the input series and the rules it uses.
 // TestPromtoolCheckRules, TestEveryRuleIsUnitTested and the end-to-end test load the whole file.
 func rulesFor(t *testing.T, rules *File, testFile string) string {
 	t.Helper()
@@ -86,25 +86,27 @@ func rulesFor(t *testing.T, rules *File, testFile string) string {
 	for _, name := range ruleRef.FindAllString(string(text), -1) {
 		want[name] = true
 	}
-	// The rules the wanted ones use, then the rules those use: later rules may only use earlier
-	// ones, so one pass from the end takes every rule a wanted one depends on.
-	var keep []Group
-	for gi := len(rules.Groups) - 1; gi >= 0; gi-- {
-		g := rules.Groups[gi]
-		var kept []Rule
-		for ri := len(g.Rules) - 1; ri >= 0; ri-- {
-			r := g.Rules[ri]
-			if !want[r.Alert] && !want[r.Record] {
-				continue
-			}
-			kept = append([]Rule{r}, kept...)
-			for _, name := range ruleRef.FindAllString(r.Expr, -1) {
-				want[name] = true
+	name := func(r Rule) string { return r.Alert + r.Record }
+	for grew := true; grew; {
+		grew = false
+		for _, g := range rules.Groups {
+			for _, r := range g.Rules {
+				if !want[name(r)] {
+					continue
+				}
+				for _, used := range ruleRef.FindAllString(r.Expr, -1) {
+					grew = grew || !want[used]
+					want[used] = true
+				}
 			}
 		}
+	}
+	var keep []Group
+	for _, g := range rules.Groups {
+		kept := slices.DeleteFunc(slices.Clone(g.Rules), func(r Rule) bool { return !want[name(r)] })
 		if len(kept) > 0 {
 			g.Rules = kept
-			keep = append([]Group{g}, keep...)
+			keep = append(keep, g)
 		}
 	}
 	if len(keep) == 0 {
