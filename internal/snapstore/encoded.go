@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/statedir"
 )
 
 // EncodedDirName is the directory, in the state directory, of what the
@@ -28,7 +28,7 @@ const maxEncoded = 64 << 20
 // files hold and whether one is still good.
 type Blobs struct {
 	dir    string
-	writes bounded.Writes
+	writes statedir.Writes
 
 	once sync.Once
 	err  error // of making the directory
@@ -36,7 +36,7 @@ type Blobs struct {
 
 // Encoded is the state directory's encoded snapshots (EncodedDirName).
 func (r *Root) Encoded() *Blobs {
-	return &Blobs{dir: filepath.Join(filepath.Dir(r.dir), EncodedDirName), writes: bounded.Writes{Timeout: writeTimeout}}
+	return &Blobs{dir: filepath.Join(filepath.Dir(r.dir), EncodedDirName), writes: statedir.Writes{Timeout: writeTimeout}}
 }
 
 // validName refuses names that would leave the directory or collide with

@@ -49,8 +49,8 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/statedir"
 )
 
 // formatLine opens every file; a future format changes the number, and
@@ -144,7 +144,7 @@ func (r *Root) KeepOrgs(keep []string) error {
 type Dir struct {
 	dir    string
 	logger log.Logger
-	writes bounded.Writes
+	writes statedir.Writes
 	// broken: the directory could not be made or read; Publish fails.
 	broken error
 
@@ -169,7 +169,7 @@ func Open(dir string, logger log.Logger) (*Dir, error) {
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	d := &Dir{dir: dir, logger: logger, versions: map[string]int64{}, writes: bounded.Writes{Timeout: writeTimeout}}
+	d := &Dir{dir: dir, logger: logger, versions: map[string]int64{}, writes: statedir.Writes{Timeout: writeTimeout}}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		d.broken = fmt.Errorf("analytics snapshots: %w", err)
 		return d, d.broken
