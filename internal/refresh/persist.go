@@ -161,8 +161,10 @@ func decodePublished(data []byte, f *fetched) error {
 	}
 	defer gzipReaders.Put(zr)
 	// gzip's trailer holds the size unpacked (modulo 4 GiB): read into a
-	// buffer of that size rather than one grown by doubling.
-	size := min(int(binary.LittleEndian.Uint32(data[len(data)-4:])), maxSnapshotBytes)
+	// buffer of that size rather than one grown by doubling; not believed
+	// past 32 times the packed size (snapshots pack 6 to 1), so that a
+	// damaged trailer cannot make a restore allocate the bound for it.
+	size := min(int(binary.LittleEndian.Uint32(data[len(data)-4:])), maxSnapshotBytes, 32*len(data))
 	wire := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
 	if _, err := wire.ReadFrom(io.LimitReader(zr, maxSnapshotBytes+1)); err != nil {
 		return fmt.Errorf("shared snapshot: %w", err)

@@ -53,3 +53,25 @@ func TestPublishedRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPublished: whatever Redis or a file hands over (a cut, a flipped
+// bit, a gzip bomb, another version's JSON), decodePublished never panics
+// and gives a snapshot only without an error.
+func FuzzPublished(f *testing.F) {
+	h := newHarness(f, harnessOptions{})
+	h.refreshDue()
+	data, err := encodePublished(h.sched.Views()[0].Data, time.Unix(1, 2), 3)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add(data[:len(data)/2])
+	f.Add([]byte(`{"started":"2026-03-10T15:04:05Z","duration_ns":1,"snapshot":"e30="}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got fetched
+		err := decodePublished(b, &got)
+		if (err == nil) != (got.snap != nil) {
+			t.Fatalf("decodePublished = %v, %v", got.snap, err)
+		}
+	})
+}

@@ -16,8 +16,10 @@ import (
 	kitlog "github.com/go-kit/log"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/snapstore"
@@ -26,6 +28,21 @@ import (
 )
 
 const key = "mint_snapstore"
+
+// A directory is the plan's Shared for a process alone, and the
+// encoder's store.
+var (
+	_ refresh.Shared         = (*snapstore.Dir)(nil)
+	_ refresh.Forgetter      = (*snapstore.Dir)(nil)
+	_ collector.EncodedStore = (*snapstore.Blobs)(nil)
+)
+
+// A file holds what replicas share, with the same bound (issue 45, 2).
+func TestTheBoundIsRedis(t *testing.T) {
+	if snapstore.MaxBytes != cluster.MaxBlobBytes {
+		t.Errorf("snapstore.MaxBytes = %d, cluster.MaxBlobBytes = %d", snapstore.MaxBytes, cluster.MaxBlobBytes)
+	}
+}
 
 // start is 15:00 UTC, so that today's counts of the fake are not zero.
 var start = time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
