@@ -35,10 +35,11 @@ const magic = "mintlify_exporter snapshot 3 "
 // over this size (cluster.MaxBlobBytes), and so is a file here.
 const MaxBytes = 32 << 20
 
-// maxKey bounds a key; a file over maxFile is not read.
+// maxKey bounds a key; a file over maxFile (a body, a key and the rest
+// of the header) is not read.
 const (
 	maxKey  = 4 << 10
-	maxFile = MaxBytes + maxKey + 64
+	maxFile = MaxBytes + maxKey + 128
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -72,26 +73,25 @@ func (fs *files) read(name string) (key string, version int64, body []byte, err 
 	if !ok {
 		return "", 0, nil, fmt.Errorf("not a file of format 3 (it starts %.40q)", data)
 	}
-	var sum uint64
-	if len(rest) > 8 && rest[8] == ' ' {
-		sum, err = strconv.ParseUint(string(rest[:8]), 16, 32)
-		rest = rest[9:]
+	if len(rest) < 9 || rest[8] != ' ' {
+		return "", 0, nil, errors.New("damaged: its header is cut short")
 	}
-	if err != nil || crc32.Checksum(rest, castagnoli) != uint32(sum) {
+	sum, err := strconv.ParseUint(string(rest[:8]), 16, 32)
+	if rest = rest[9:]; err != nil || crc32.Checksum(rest, castagnoli) != uint32(sum) {
 		return "", 0, nil, errors.New("damaged: its checksum does not match")
 	}
 	line, body, _ := bytes.Cut(rest, []byte{'\n'})
 	f := strings.SplitN(string(line), " ", 3)
-	if len(f) == 3 {
-		version, err = strconv.ParseInt(f[0], 10, 64)
-		if n, nerr := strconv.Atoi(f[1]); err == nil && nerr == nil && n == len(body) && f[2] != "" {
-			if fs.name(f[2]) != name {
-				return "", 0, nil, errMoved
-			}
-			return f[2], version, body, nil
-		}
+	if len(f) != 3 || f[1] != strconv.Itoa(len(body)) || f[2] == "" {
+		return "", 0, nil, fmt.Errorf("header %.80q", line)
 	}
-	return "", 0, nil, fmt.Errorf("header %.80q", line)
+	if version, err = strconv.ParseInt(f[0], 10, 64); err != nil {
+		return "", 0, nil, fmt.Errorf("header %.80q", line)
+	}
+	if fs.name(f[2]) != name {
+		return "", 0, nil, errMoved
+	}
+	return f[2], version, body, nil
 }
 
 // write replaces key's file with version and body, atomically.

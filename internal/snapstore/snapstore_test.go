@@ -479,7 +479,7 @@ func TestEncodedBlobs(t *testing.T) {
 	}
 	dir := filepath.Join(state, snapstore.EncodedDirName)
 	file := func(key string) string {
-		for _, f := range encFiles(t, dir) {
+		for _, f := range glob(t, dir, "*.enc") {
 			if data, _ := os.ReadFile(f); strings.HasSuffix(string(data), "data of "+key) {
 				return f
 			}
@@ -530,19 +530,11 @@ func TestEncodedBlobs(t *testing.T) {
 }
 
 // snapFiles are the snapshot files in dir.
-func snapFiles(t *testing.T, dir string) []string {
-	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "*.snap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
+func snapFiles(t *testing.T, dir string) []string { return glob(t, dir, "*.snap") }
 
-// encFiles are the encoded snapshots' files in dir.
-func encFiles(t *testing.T, dir string) []string {
+func glob(t *testing.T, dir, pattern string) []string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "*.enc"))
+	m, err := filepath.Glob(filepath.Join(dir, pattern))
 	if err != nil {
 		t.Fatal(err)
 	}
