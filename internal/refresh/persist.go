@@ -134,7 +134,7 @@ func encodePublished(snap sources.Snapshot, start time.Time, took time.Duration)
 	b := bytes.NewBuffer(make([]byte, 0, publishedHead+len(wire)/4))
 	b.Write(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(start.UnixNano())), uint64(took)))
 	zw, _ := gzip.NewWriterLevel(b, gzip.BestSpeed) // a valid level: no error
-	_, _ = zw.Write(wire)                            // into a bytes.Buffer: cannot fail
+	_, _ = zw.Write(wire)                           // into a bytes.Buffer: cannot fail
 	_ = zw.Close()
 	return b.Bytes(), nil
 }
