@@ -101,7 +101,7 @@ func (k viewKey) with(scope string) viewKey { k.scope = scope; return k }
 // encodedView is the cache of one served snapshot.
 type encodedView struct {
 	key             viewKey
-	name            string // in the store: storedName(key)
+	name            string // its key in the store: storedKey(key)
 	project, window string
 	snap            sources.Snapshot
 	// fams are the indexes (into families) of its source's families.
@@ -351,7 +351,7 @@ func (e *Encoded) sync(xs []export) []liveView {
 		ev := e.entries[k]
 		if ev == nil || ev.snap != x.snap {
 			def, _ := sources.ByName(k.source)
-			ev = &encodedView{key: k, name: storedName(k), project: k.project, window: k.window, snap: x.snap}
+			ev = &encodedView{key: k, name: storedKey(k), project: k.project, window: k.window, snap: x.snap}
 			for _, f := range def.Families {
 				ev.fams = append(ev.fams, familyIndex[f])
 			}

@@ -5,10 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"hash/crc32"
-	"io/fs"
 	"runtime"
 	"strconv"
 	"strings"
@@ -23,36 +20,36 @@ import (
 
 // EncodedStore keeps what Encoded encoded across restarts: the gzipped
 // OpenMetrics chunks of each snapshot, one file a snapshot (the state
-// directory's, snapstore.Blobs). After a restart Prime serves the chunks
-// of every restored snapshot from it, as they are, instead of encoding 2
-// million series again before the exporter reports ready.
+// directory's, snapstore.Blobs, which checks each file is whole and is
+// the key's). After a restart Prime serves the chunks of every restored
+// snapshot from it, as they are, instead of encoding 2 million series
+// again before the exporter reports ready.
 type EncodedStore interface {
-	// Load returns name's data; an error wrapping fs.ErrNotExist when
-	// there is none.
-	Load(name string) ([]byte, error)
-	// Save replaces name's data, atomically.
-	Save(ctx context.Context, name string, data []byte) error
-	// Remove deletes name's data, if any.
-	Remove(name string) error
-	// Keep deletes the data of every name but keep's.
+	// Load returns key's data; nil when there is none, or none the store
+	// can vouch for (it logs why).
+	Load(key string) []byte
+	// Save replaces key's data, atomically.
+	Save(ctx context.Context, key string, data []byte) error
+	// Remove deletes key's data, if any.
+	Remove(key string) error
+	// Keep deletes the data of every key but keep's.
 	Keep(keep []string) error
 }
 
 // storedEncoding is the one encoding kept: what Prometheus asks for.
 var storedEncoding = Encoding{Format: OpenMetrics, Gzip: true}
 
-// storedFormat opens every stored file. Its fingerprint line tells
-// whether this build encodes as the one that wrote it: a build whose
-// encoding differs (another header, label order, number format, escaping)
-// ignores the file and encodes the snapshot itself.
+// storedFormat is the layout of what the store keeps of a snapshot: one
+// line that ties it to one walk's snapshot and this build's encoding, and
+// indexes its chunks, then the chunks (one gzip member each).
 //
-//	mintlify_exporter encoded snapshot 1\n
-//	FINGERPRINT\n                        (hex: storedFingerprint)
-//	KEY\n                                (quoted: project, source, window, scope)
-//	AT FROM TO REQUESTS TOTALSONLY\n     (the snapshot's Meta: which walk)
-//	CRC32 N NAME LEN ... NAME LEN\n      (of the body; per chunk its family and length)
-//	BODY                                 (the chunks, one gzip member each)
-const storedFormat = "mintlify_exporter encoded snapshot 1"
+//	FINGERPRINT AT FROM TO REQUESTS TOTALSONLY N NAME LEN ... NAME LEN\n
+//	CHUNKS
+//
+// A build whose encoding differs (another header, label order, number
+// format, escaping: another fingerprint) ignores the file and encodes the
+// snapshot itself, as it does one of another walk.
+const storedFormat = "mintlify_exporter encoded snapshot 2"
 
 // storedFingerprint digests how this build encodes every family: its
 // OpenMetrics header and sample lines for probe values. Gzip's level is
@@ -79,74 +76,41 @@ var storedFingerprint = func() string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }()
 
-// storedName is the file of the snapshots of k.
-func storedName(k viewKey) string {
-	sum := sha256.Sum256([]byte(storedKey(k)))
-	return hex.EncodeToString(sum[:16]) + ".enc"
-}
-
+// storedKey is the key of the snapshots of k in the store.
 func storedKey(k viewKey) string {
 	return strconv.Quote(k.project + "\x00" + k.source + "\x00" + k.window + "\x00" + k.scope)
 }
 
-// storedMeta is the line that ties a file to one walk's snapshot.
-func storedMeta(s sources.Snapshot) string {
+// storedWalk begins the line that ties a file to this build and to one
+// walk's snapshot (its Meta).
+func storedWalk(s sources.Snapshot) string {
 	m := s.Meta()
-	return fmt.Sprintf("%d %q %q %d %t", m.At.UnixNano(), m.DateFrom, m.DateTo, m.Requests, m.TotalsOnly)
+	return fmt.Sprintf("%s %d %q %q %d %t ", storedFingerprint, m.At.UnixNano(), m.DateFrom, m.DateTo, m.Requests, m.TotalsOnly)
 }
 
 // marshalStored is v's file, its chunks in storedEncoding.
-func marshalStored(k viewKey, v *encodedView, chunks [][]byte) []byte {
-	var body bytes.Buffer
-	var index strings.Builder
+func marshalStored(v *encodedView, chunks [][]byte) []byte {
+	line := fmt.Appendf(nil, "%s%d", storedWalk(v.snap), len(chunks))
 	for i, c := range chunks {
-		fmt.Fprintf(&index, " %s %d", allFamilies[v.fams[i]].Name, len(c))
-		body.Write(c)
+		line = fmt.Appendf(line, " %s %d", allFamilies[v.fams[i]].Name, len(c))
 	}
-	var b bytes.Buffer
-	b.Grow(body.Len() + 512)
-	fmt.Fprintf(&b, "%s\n%s\n%s\n%s\n%08x %d%s\n", storedFormat, storedFingerprint, storedKey(k), storedMeta(v.snap),
-		crc32.ChecksumIEEE(body.Bytes()), len(chunks), index.String())
-	b.Write(body.Bytes())
-	return b.Bytes()
+	return bytes.Join(append([][]byte{append(line, '\n')}, chunks...), nil)
 }
 
-// errStale: the file is of another walk, or of another build's encoding.
-var errStale = errors.New("of another snapshot or encoding")
-
-// unmarshalStored returns the chunks of v in data, when data holds them:
-// v's key and walk, this build's encoding, v's families in order, and a
-// body whose checksum matches.
-func unmarshalStored(data []byte, k viewKey, v *encodedView) ([][]byte, error) {
-	var lines [5]string
-	rest := data
-	for i := range lines {
-		line, after, ok := bytes.Cut(rest, []byte{'\n'})
-		if !ok {
-			return nil, errors.New("header cut short")
-		}
-		lines[i], rest = string(line), after
-	}
-	if lines[0] != storedFormat || lines[1] != storedFingerprint || lines[2] != storedKey(k) || lines[3] != storedMeta(v.snap) {
-		return nil, errStale
-	}
-	fields := strings.Fields(lines[4])
-	if len(fields) != 2+2*len(v.fams) || fields[1] != strconv.Itoa(len(v.fams)) {
-		return nil, errStale
-	}
-	sum, err := strconv.ParseUint(fields[0], 16, 32)
-	if err != nil {
-		return nil, fmt.Errorf("checksum %q", fields[0])
-	}
-	if crc32.ChecksumIEEE(rest) != uint32(sum) {
-		return nil, errors.New("checksum does not match: damaged")
+// unmarshalStored returns the chunks of v in data, or nil unless data
+// holds them: of v's walk, this build's encoding, v's families in order.
+func unmarshalStored(data []byte, v *encodedView) [][]byte {
+	line, rest, _ := bytes.Cut(data, []byte{'\n'})
+	index, ok := bytes.CutPrefix(line, []byte(storedWalk(v.snap)))
+	fields := strings.Fields(string(index))
+	if !ok || len(fields) != 1+2*len(v.fams) || fields[0] != strconv.Itoa(len(v.fams)) {
+		return nil
 	}
 	chunks := make([][]byte, len(v.fams))
 	for i, fi := range v.fams {
-		name, size := fields[2+2*i], fields[3+2*i]
-		n, err := strconv.Atoi(size)
-		if name != allFamilies[fi].Name || err != nil || n < 0 || n > len(rest) {
-			return nil, errStale
+		n, err := strconv.Atoi(fields[2+2*i])
+		if fields[1+2*i] != allFamilies[fi].Name || err != nil || n < 0 || n > len(rest) {
+			return nil
 		}
 		if n > 0 {
 			chunks[i] = rest[:n:n]
@@ -154,9 +118,9 @@ func unmarshalStored(data []byte, k viewKey, v *encodedView) ([][]byte, error) {
 		rest = rest[n:]
 	}
 	if len(rest) != 0 {
-		return nil, errors.New("trailing bytes")
+		return nil
 	}
-	return chunks, nil
+	return chunks
 }
 
 // restoreStored serves the chunks the store holds for the views of live
@@ -183,18 +147,8 @@ func (e *Encoded) restoreStored(live []liveView) {
 }
 
 func (e *Encoded) restoreOne(v *encodedView) {
-	data, err := e.store.Load(v.name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return
-	}
-	var chunks [][]byte
-	if err == nil {
-		chunks, err = unmarshalStored(data, v.key, v)
-	}
-	if err != nil {
-		if !errors.Is(err, errStale) {
-			level.Warn(e.logger).Log("msg", "encoded analytics snapshot not read: encoded again", "project", v.key.project, "source", v.key.source, "window", v.key.window, "err", err)
-		}
+	chunks := unmarshalStored(e.store.Load(v.name), v)
+	if chunks == nil {
 		return
 	}
 	c := &v.enc[storedEncoding.Index()]
@@ -272,7 +226,7 @@ func (e *Encoded) writeStored(ctx context.Context, keep []string) {
 				err = e.store.Remove(name)
 			} else {
 				wctx, cancel := context.WithTimeout(ctx, time.Minute)
-				err = e.store.Save(wctx, name, marshalStored(v.key, v, v.enc[storedEncoding.Index()].chunks))
+				err = e.store.Save(wctx, name, marshalStored(v, v.enc[storedEncoding.Index()].chunks))
 				cancel()
 			}
 			if err != nil && !warned && ctx.Err() == nil {

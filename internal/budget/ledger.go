@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/statedir"
 )
 
 // ledger keeps the send times of the last window on disk, so that a
@@ -33,7 +33,7 @@ type ledger struct {
 	f     *os.File
 	lines int
 
-	writes bounded.Writes
+	writes statedir.Writes
 }
 
 // ledgerWriteTimeout bounds a ledger write, as the agent state file's.
@@ -44,7 +44,7 @@ const ledgerWriteTimeout = 5 * time.Second
 // The request it was for was not sent.
 type StalledError struct {
 	Path string
-	Err  *bounded.TimeoutError
+	Err  *statedir.TimeoutError
 }
 
 func (e *StalledError) Error() string {
@@ -66,7 +66,7 @@ func openLedger(path string, now time.Time, hold time.Duration) (*ledger, []time
 	if err != nil {
 		return nil, nil, err
 	}
-	l := &ledger{path: path, sync: (*os.File).Sync, writes: bounded.Writes{Timeout: ledgerWriteTimeout}}
+	l := &ledger{path: path, sync: (*os.File).Sync, writes: statedir.Writes{Timeout: ledgerWriteTimeout}}
 	if err := l.rewrite(sent); err != nil {
 		return nil, nil, err
 	}
@@ -148,7 +148,7 @@ func (l *ledger) syncFile(path string) error {
 // caller must not hold what times locks.
 func (l *ledger) record(t time.Time, times func() []time.Time, limit int) error {
 	err := l.writes.Do(func() error { return l.write(t, times, limit) })
-	if timeout, ok := errors.AsType[*bounded.TimeoutError](err); ok {
+	if timeout, ok := errors.AsType[*statedir.TimeoutError](err); ok {
 		return &StalledError{Path: l.path, Err: timeout}
 	}
 	return err
@@ -178,7 +178,7 @@ func (l *ledger) close() error {
 		return nil
 	}
 	if !l.writes.Idle() {
-		return &StalledError{Path: l.path, Err: &bounded.TimeoutError{Timeout: l.writes.Timeout, Earlier: true}}
+		return &StalledError{Path: l.path, Err: &statedir.TimeoutError{Timeout: l.writes.Timeout, Earlier: true}}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

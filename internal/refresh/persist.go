@@ -7,18 +7,21 @@ package refresh
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
-	"encoding/base64"
-	"encoding/json"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
 // Forgetter is a Shared whose snapshots outlive the demands they are of
@@ -105,83 +108,70 @@ func (s *Scheduler) Restore(ctx context.Context) {
 	}
 }
 
-// SplitFetcher is a Shared that keeps a snapshot apart from the rest of
-// what publish wrote (internal/snapstore): FetchSplit returns that rest
-// (head, as SplitPublished) and the snapshot, so that a restore decodes no
-// base64; head nil means body is the data as published.
-type SplitFetcher interface {
-	FetchSplit(ctx context.Context, key string) (head, body []byte, version int64, ok bool, err error)
+// What Shared stores of a walk (in Redis for replicas, in a file of the
+// state directory for a restart), written by publish and read once by
+// fetch:
+//
+//	STARTED   8 bytes, big-endian: when the walk started, in Unix nanoseconds
+//	DURATION  8 bytes, big-endian: how long it took, in nanoseconds
+//	SNAPSHOT  its wire form (sources.EncodeSnapshot), one gzip member
+//
+// Gzipped at BestSpeed, a snapshot is about 3.5 bytes a series, a sixth of
+// its wire form: what Redis holds and sends each replica, and what the
+// state directory keeps.
+const publishedHead = 16
+
+// maxSnapshotBytes bounds what a shared snapshot unpacks to: a snapshot
+// of the exporter's bounded series is a few MB; more is not ours.
+const maxSnapshotBytes = 64 << 20
+
+// encodePublished is what publish stores of snap.
+func encodePublished(snap sources.Snapshot, start time.Time, took time.Duration) ([]byte, error) {
+	wire, err := sources.EncodeSnapshot(snap)
+	if err != nil {
+		return nil, err
+	}
+	b := bytes.NewBuffer(make([]byte, 0, publishedHead+len(wire)/4))
+	b.Write(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(start.UnixNano())), uint64(took)))
+	zw, _ := gzip.NewWriterLevel(b, gzip.BestSpeed) // a valid level: no error
+	_, _ = zw.Write(wire)                           // into a bytes.Buffer: cannot fail
+	_ = zw.Close()
+	return b.Bytes(), nil
 }
 
-// Published fields of what publish wrote, as json.Marshal writes them.
-const (
-	publishedStarted  = `{"started":"`
-	publishedDuration = `","duration_ns":`
-	publishedSnapshot = `,"snapshot":"`
-	publishedEnd      = `"}`
-)
+// gzipReaders are reused across snapshots: a restore reads thousands.
+var gzipReaders sync.Pool
 
-// SplitPublished splits what publish wrote into the JSON before the
-// snapshot (head) and the snapshot, out of its base64, for a store that
-// keeps the snapshot as it is (internal/snapstore: a quarter smaller, and
-// less to unpack). ok is false for anything but what json.Marshal wrote.
-// JoinPublished(head, snapshot) gives data back.
-func SplitPublished(data []byte) (head, snapshot []byte, ok bool) {
-	rest, ok := bytes.CutPrefix(data, []byte(publishedStarted))
-	_, rest, ok2 := bytes.Cut(rest, []byte(publishedDuration))
-	_, rest, ok3 := bytes.Cut(rest, []byte(publishedSnapshot))
-	b64, ok4 := bytes.CutSuffix(rest, []byte(publishedEnd))
-	if !ok || !ok2 || !ok3 || !ok4 || bytes.ContainsAny(b64, `"\`) || bytes.IndexByte(data, '\n') >= 0 {
-		return nil, nil, false
+// decodePublished reads what encodePublished wrote into f.
+func decodePublished(data []byte, f *fetched) error {
+	if len(data) < publishedHead+4 {
+		return errors.New("shared snapshot cut short")
 	}
-	snapshot = make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
-	n, err := base64.StdEncoding.Decode(snapshot, b64)
+	f.started = time.Unix(0, int64(binary.BigEndian.Uint64(data)))
+	f.took = time.Duration(binary.BigEndian.Uint64(data[8:]))
+	zr, _ := gzipReaders.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(bytes.NewReader(data[publishedHead:]))
+	} else {
+		err = zr.Reset(bytes.NewReader(data[publishedHead:]))
+	}
 	if err != nil {
-		return nil, nil, false
+		return fmt.Errorf("shared snapshot: %w", err)
 	}
-	if !bytes.Equal(JoinPublished(data[:len(data)-len(rest)], snapshot[:n]), data) {
-		return nil, nil, false // not base64 as json.Marshal writes it
+	defer gzipReaders.Put(zr)
+	// gzip's trailer holds the size unpacked (modulo 4 GiB): read into a
+	// buffer of that size rather than one grown by doubling; not believed
+	// past 32 times the packed size (snapshots pack 6 to 1), so that a
+	// damaged trailer cannot make a restore allocate the bound for it.
+	size := min(int(binary.LittleEndian.Uint32(data[len(data)-4:])), maxSnapshotBytes, 32*len(data))
+	wire := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := wire.ReadFrom(io.LimitReader(zr, maxSnapshotBytes+1)); err != nil {
+		return fmt.Errorf("shared snapshot: %w", err)
 	}
-	return data[:len(data)-len(rest)], snapshot[:n], true
-}
-
-// JoinPublished is what publish wrote, from SplitPublished's parts.
-func JoinPublished(head, snapshot []byte) []byte {
-	out := make([]byte, 0, len(head)+base64.StdEncoding.EncodedLen(len(snapshot))+len(publishedEnd))
-	out = append(out, head...)
-	out = base64.StdEncoding.AppendEncode(out, snapshot)
-	return append(out, publishedEnd...)
-}
-
-// decodePublished reads what publish wrote. The snapshot is base64 in the
-// JSON (a []byte field): encoding/json scans all of it twice and decodes
-// it byte by byte, 40% of a restore's CPU. What json.Marshal writes of a
-// published, {"started":"…","duration_ns":N,"snapshot":"…"}, is read
-// directly (base64 has no character JSON escapes); anything else, through
-// encoding/json.
-func decodePublished(data []byte, p *published) error {
-	rest, ok := bytes.CutPrefix(data, []byte(publishedStarted))
-	at, rest, ok2 := bytes.Cut(rest, []byte(publishedDuration))
-	ns, rest, ok3 := bytes.Cut(rest, []byte(publishedSnapshot))
-	b64, ok4 := bytes.CutSuffix(rest, []byte(publishedEnd))
-	if !ok || !ok2 || !ok3 || !ok4 || bytes.ContainsAny(b64, `"\`) {
-		return json.Unmarshal(data, p)
+	if wire.Len() > maxSnapshotBytes {
+		return fmt.Errorf("shared snapshot unpacks to more than %d bytes", maxSnapshotBytes)
 	}
-	var q published
-	if err := q.Started.UnmarshalText(at); err != nil {
-		return json.Unmarshal(data, p)
-	}
-	d, err := strconv.ParseInt(string(ns), 10, 64)
-	if err != nil {
-		return json.Unmarshal(data, p)
-	}
-	q.Duration = d
-	q.Snapshot = make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
-	n, err := base64.StdEncoding.Decode(q.Snapshot, b64)
-	if err != nil {
-		return fmt.Errorf("published snapshot: %w", err)
-	}
-	q.Snapshot = q.Snapshot[:n]
-	*p = q
-	return nil
+	f.snap, err = sources.DecodeSnapshot(wire.Bytes())
+	return err
 }

@@ -1,71 +1,77 @@
 package refresh
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
-// decodePublished reads what publish writes as encoding/json does, and
-// falls back to it for any other layout of the same JSON.
-func TestDecodePublished(t *testing.T) {
-	at := time.Date(2026, 3, 10, 15, 4, 5, 123456789, time.FixedZone("x", 3600))
-	for _, p := range []published{
-		{Started: at, Duration: 1234, Snapshot: []byte(`{"format":2}`)},
-		{Started: at.UTC(), Duration: 0, Snapshot: []byte{}},
-		{Started: at, Duration: -5, Snapshot: []byte{0, 1, 2, 0xff, '"', '\\'}},
-	} {
-		data, err := json.Marshal(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		inputs := [][]byte{data, []byte(" " + string(data)), reorder(t, data)}
-		for _, in := range inputs {
-			var want, got published
-			werr := json.Unmarshal(in, &want)
-			gerr := decodePublished(in, &got)
-			if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(want, got) || !got.Started.Equal(p.Started) {
-				t.Errorf("decodePublished(%s) = %+v, %v; encoding/json: %+v, %v", in, got, gerr, want, werr)
-			}
-		}
-	}
-	for _, bad := range []string{`{"started":"x","duration_ns":1,"snapshot":"AAA"}`, `{"started":"2026-03-10T15:04:05Z","duration_ns":1,"snapshot":"A!=="}`, `nope`} {
-		var p published
-		if err := decodePublished([]byte(bad), &p); err == nil {
-			t.Errorf("decodePublished(%s) took it", bad)
-		}
-	}
-}
-
-// reorder is data's fields in another order, as another writer might.
-func reorder(t *testing.T, data []byte) []byte {
-	t.Helper()
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+// What publish stores is read back as it was: the walk's start and
+// duration and the snapshot; anything cut, damaged or of the JSON envelope
+// earlier versions published is an error, never a snapshot; and what it
+// unpacks to is bounded.
+func TestPublishedRoundTrip(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	def, _ := sources.ByName(sources.NameVisitors)
+	snap := walkDirectly(t, h, def)
+	start := time.Date(2026, 3, 10, 15, 4, 5, 123456789, time.UTC)
+	data, err := encodePublished(snap, start, 1234*time.Millisecond)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return []byte(`{"snapshot":` + string(m["snapshot"]) + `,"duration_ns":` + string(m["duration_ns"]) + `,"started":` + string(m["started"]) + `}`)
+	var f fetched
+	if err := decodePublished(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	if !f.started.Equal(start) || f.took != 1234*time.Millisecond || !reflect.DeepEqual(samples(def, f.snap), samples(def, snap)) || f.snap.Meta() != snap.Meta() {
+		t.Errorf("read back: started %s, took %s, meta %+v; want %s, 1.234s, %+v", f.started, f.took, f.snap.Meta(), start, snap.Meta())
+	}
+	wire, _ := sources.EncodeSnapshot(snap)
+	old, _ := json.Marshal(map[string]any{"started": start, "duration_ns": 7, "snapshot": wire})
+	var bomb bytes.Buffer
+	bomb.Write(make([]byte, publishedHead))
+	zw := gzip.NewWriter(&bomb)
+	_, _ = zw.Write(make([]byte, maxSnapshotBytes+1))
+	_ = zw.Close()
+	flipped := bytes.Clone(data)
+	flipped[len(flipped)/2] ^= 0xff
+	for name, bad := range map[string][]byte{"cut": data[:len(data)-9], "short": data[:publishedHead], "flipped": flipped,
+		"the JSON envelope of earlier versions": old, "unpacks over the bound": bomb.Bytes()} {
+		var f fetched
+		err := decodePublished(bad, &f)
+		if err == nil || f.snap != nil {
+			t.Errorf("%s: read as %v, %v; want an error", name, f.snap, err)
+		}
+		if name == "unpacks over the bound" && !strings.Contains(err.Error(), "more than") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }
 
-// SplitPublished takes what publish writes apart and JoinPublished gives
-// it back byte for byte; any other layout is not split.
-func TestSplitPublished(t *testing.T) {
-	at := time.Date(2026, 3, 10, 15, 4, 5, 123456789, time.UTC)
-	for _, snap := range [][]byte{[]byte(`{"format":2,"kind":"traffic"}`), {}, {0, '\n', 0xff, '"'}} {
-		data, err := json.Marshal(published{Started: at, Duration: 7, Snapshot: snap})
-		if err != nil {
-			t.Fatal(err)
-		}
-		head, got, ok := SplitPublished(data)
-		if !ok || string(got) != string(snap) || string(JoinPublished(head, got)) != string(data) {
-			t.Errorf("SplitPublished(%s) = %q, %q, %v", data, head, got, ok)
-		}
-		if _, _, ok := SplitPublished(reorder(t, data)); ok {
-			t.Errorf("SplitPublished split another layout: %s", reorder(t, data))
-		}
+// FuzzPublished: whatever Redis or a file hands over (a cut, a flipped
+// bit, a gzip bomb, another version's JSON), decodePublished never panics
+// and gives a snapshot only without an error.
+func FuzzPublished(f *testing.F) {
+	h := newHarness(f, harnessOptions{})
+	h.refreshDue()
+	data, err := encodePublished(h.sched.Views()[0].Data, time.Unix(1, 2), 3)
+	if err != nil {
+		f.Fatal(err)
 	}
-	if _, _, ok := SplitPublished([]byte(`{"started":"x","duration_ns":1,"snapshot":"A!=="}`)); ok {
-		t.Error("SplitPublished split bad base64")
-	}
+	f.Add(data)
+	f.Add(data[:len(data)/2])
+	f.Add([]byte(`{"started":"2026-03-10T15:04:05Z","duration_ns":1,"snapshot":"e30="}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got fetched
+		err := decodePublished(b, &got)
+		if (err == nil) != (got.snap != nil) {
+			t.Fatalf("decodePublished = %v, %v", got.snap, err)
+		}
+	})
 }

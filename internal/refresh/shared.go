@@ -5,7 +5,6 @@ package refresh
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -57,15 +56,6 @@ const DefaultSyncInterval = 5 * time.Second
 // heldWait is how long a replica that lost a claim waits before it looks
 // again (the winner's snapshot usually arrives by the next sync).
 const heldWait = 15 * time.Second
-
-// published is a snapshot as replicas share it: when its walk started (a
-// replica that adopts it plans the next walk from there) and how long it
-// took.
-type published struct {
-	Started  time.Time `json:"started"`
-	Duration int64     `json:"duration_ns"`
-	Snapshot []byte    `json:"snapshot"`
-}
 
 // sharedKey is e's name in the shared store: the demand and a digest of how
 // it is walked, so that replicas that walk it differently (a rolling
@@ -124,10 +114,7 @@ const publishTimeout = 10 * time.Second
 
 // publish shares e's snapshot of a walk that started at start.
 func (s *Scheduler) publish(e *entry, key string, token int64, snap sources.Snapshot, start time.Time, took time.Duration) {
-	data, err := sources.EncodeSnapshot(snap)
-	if err == nil {
-		data, err = json.Marshal(published{Started: start, Duration: int64(took), Snapshot: data})
-	}
+	data, err := encodePublished(snap, start, took)
 	if err == nil {
 		s.mu.Lock()
 		// Kept past the plan's next walk and a budget window, so that a
@@ -213,7 +200,8 @@ func (s *Scheduler) adopt(ctx context.Context, e *entry, key string, have int64)
 // when there is none, or it is the version the entry has.
 type fetched struct {
 	snap      sources.Snapshot
-	p         published
+	started   time.Time     // of its walk
+	took      time.Duration // by its walk
 	version   int64
 	err       error // unreadable: the version is skipped
 	installed bool  // set by install
@@ -221,15 +209,7 @@ type fetched struct {
 
 // fetch reads and decodes key's shared snapshot unless it is version have.
 func (s *Scheduler) fetch(ctx context.Context, key string, have int64) (f fetched) {
-	var head, data []byte
-	var version int64
-	var ok bool
-	var err error
-	if sf, split := s.cfg.Shared.(SplitFetcher); split {
-		head, data, version, ok, err = sf.FetchSplit(ctx, key)
-	} else {
-		data, version, ok, err = s.cfg.Shared.Fetch(ctx, key)
-	}
+	data, version, ok, err := s.cfg.Shared.Fetch(ctx, key)
 	f.version = version
 	if errors.Is(err, ErrUnreadableSnapshot) {
 		f.err = err
@@ -238,18 +218,7 @@ func (s *Scheduler) fetch(ctx context.Context, key string, have int64) (f fetche
 	if err != nil || !ok || version == have {
 		return f
 	}
-	if head != nil {
-		// The envelope without its snapshot, which is data as it is.
-		err = decodePublished(append(head[:len(head):len(head)], publishedEnd...), &f.p)
-		f.p.Snapshot = data
-	} else {
-		err = decodePublished(data, &f.p)
-	}
-	if err != nil {
-		f.err = err
-		return f
-	}
-	f.snap, f.err = sources.DecodeSnapshot(f.p.Snapshot)
+	f.err = decodePublished(data, &f)
 	return f
 }
 
@@ -258,7 +227,7 @@ func (s *Scheduler) fetch(ctx context.Context, key string, have int64) (f fetche
 // must be made again (the caller does, once for many installs). Caller
 // holds mu.
 func (s *Scheduler) install(e *entry, f *fetched, have int64) (replan bool) {
-	snap, p, version := f.snap, f.p, f.version
+	snap, version := f.snap, f.version
 	if e.state.version != have || s.closed {
 		return false // walked or adopted meanwhile
 	}
@@ -267,11 +236,11 @@ func (s *Scheduler) install(e *entry, f *fetched, have int64) (replan bool) {
 		return false
 	}
 	old := e.state
-	e.state = &state{good: snap, attempted: true, ok: true, attemptEnd: snap.Meta().At, duration: time.Duration(p.Duration),
+	e.state = &state{good: snap, attempted: true, ok: true, attemptEnd: snap.Meta().At, duration: f.took,
 		failures: old.failures, version: version}
 	e.heldUntil = time.Time{}
 	if !e.final {
-		e.nextDue = p.Started.Add(e.interval)
+		e.nextDue = f.started.Add(e.interval)
 	}
 	f.installed = true
 	cost := max(snap.Meta().Requests, 1)

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
+	"github.com/go-kit/log/level"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/statedir"
 )
 
 // EncodedDirName is the directory, in the state directory, of what the
@@ -19,16 +20,11 @@ import (
 // being encoded again before the exporter reports ready.
 const EncodedDirName = "analytics-encoded"
 
-// maxEncoded bounds a file of Blobs that is read.
-const maxEncoded = 64 << 20
-
-// Blobs is a directory of files written whole and atomically, as the
-// snapshots are, and read whole: the collector's encoded snapshots. It
-// implements collector.EncodedStore; the collector decides what the
-// files hold and whether one is still good.
+// Blobs is a directory of files of the snapshots' format, one a key: the
+// collector's encoded snapshots. It implements collector.EncodedStore; the
+// collector decides what the files hold and whether one is still good.
 type Blobs struct {
-	dir    string
-	writes bounded.Writes
+	files
 
 	once sync.Once
 	err  error // of making the directory
@@ -36,60 +32,43 @@ type Blobs struct {
 
 // Encoded is the state directory's encoded snapshots (EncodedDirName).
 func (r *Root) Encoded() *Blobs {
-	return &Blobs{dir: filepath.Join(filepath.Dir(r.dir), EncodedDirName), writes: bounded.Writes{Timeout: writeTimeout}}
+	return &Blobs{files: files{dir: filepath.Join(filepath.Dir(r.dir), EncodedDirName), ext: ".enc",
+		logger: r.logger, writes: statedir.Writes{Timeout: writeTimeout}}}
 }
 
-// validName refuses names that would leave the directory or collide with
-// a temporary file.
-func validName(name string) error {
-	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".tmp") {
-		return fmt.Errorf("encoded snapshot: invalid name %q", name)
+// Load returns key's data, or nil when there is none or its file cannot be
+// used: logged, at info for a file of another key moved or copied here
+// (which costs an encoding), else as a warning.
+func (b *Blobs) Load(key string) []byte {
+	file := b.name(key)
+	_, _, body, err := b.read(file)
+	switch {
+	case err == nil:
+		return body
+	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, errMoved):
+		level.Info(b.logger).Log("msg", "encoded analytics snapshot of another snapshot: encoded again", "file", filepath.Join(b.dir, file), "err", err)
+	default:
+		level.Warn(b.logger).Log("msg", "encoded analytics snapshot skipped: encoded again", "file", filepath.Join(b.dir, file), "err", err)
 	}
 	return nil
 }
 
-// Load returns name's file (an error wrapping os.ErrNotExist when there
-// is none).
-func (b *Blobs) Load(name string) ([]byte, error) {
-	if err := validName(name); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(filepath.Join(b.dir, name))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxEncoded+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxEncoded {
-		return nil, fmt.Errorf("encoded snapshot %s: more than %d bytes", name, maxEncoded)
-	}
-	return data, nil
-}
-
-// Save replaces name's file with data, atomically (see writeAtomic).
-func (b *Blobs) Save(ctx context.Context, name string, data []byte) error {
-	if err := validName(name); err != nil {
-		return err
-	}
+// Save replaces key's file with data, atomically.
+func (b *Blobs) Save(ctx context.Context, key string, data []byte) error {
 	b.once.Do(func() { b.err = os.MkdirAll(b.dir, 0o750) })
 	if b.err != nil {
 		return fmt.Errorf("encoded snapshots: %w", b.err)
 	}
-	if err := b.writes.Do(func() error { return writeAtomic(ctx, b.dir, name, data) }); err != nil {
-		return fmt.Errorf("encoded snapshot %s: %w", name, err)
+	if err := b.write(ctx, key, 0, data); err != nil {
+		return fmt.Errorf("encoded snapshot: %w", err)
 	}
 	return nil
 }
 
-// Remove deletes name's file, if any.
-func (b *Blobs) Remove(name string) error {
-	if err := validName(name); err != nil {
-		return err
-	}
-	if err := os.Remove(filepath.Join(b.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+// Remove deletes key's file, if any.
+func (b *Blobs) Remove(key string) error {
+	if err := os.Remove(filepath.Join(b.dir, b.name(key))); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("encoded snapshots: %w", err)
 	}
 	return nil
@@ -98,24 +77,8 @@ func (b *Blobs) Remove(name string) error {
 // Keep deletes every file but keep's, temporary ones included: call it
 // when no Save runs.
 func (b *Blobs) Keep(keep []string) error {
-	ents, err := os.ReadDir(b.dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	if err := b.keep(keep, true); err != nil {
 		return fmt.Errorf("encoded snapshots: %w", err)
 	}
-	kept := make(map[string]bool, len(keep))
-	for _, k := range keep {
-		kept[k] = true
-	}
-	var errs []error
-	for _, e := range ents {
-		if !e.IsDir() && !kept[e.Name()] {
-			if err := os.Remove(filepath.Join(b.dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("encoded snapshots: %w", err))
-			}
-		}
-	}
-	return errors.Join(errs...)
+	return nil
 }

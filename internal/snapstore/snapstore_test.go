@@ -9,14 +9,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	kitlog "github.com/go-kit/log"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/snapstore"
@@ -25,6 +28,21 @@ import (
 )
 
 const key = "mint_snapstore"
+
+// A directory is the plan's Shared for a process alone, and the
+// encoder's store.
+var (
+	_ refresh.Shared         = (*snapstore.Dir)(nil)
+	_ refresh.Forgetter      = (*snapstore.Dir)(nil)
+	_ collector.EncodedStore = (*snapstore.Blobs)(nil)
+)
+
+// A file holds what replicas share, with the same bound (issue 45, 2).
+func TestTheBoundIsRedis(t *testing.T) {
+	if snapstore.MaxBytes != cluster.MaxBlobBytes {
+		t.Errorf("snapstore.MaxBytes = %d, cluster.MaxBlobBytes = %d", snapstore.MaxBytes, cluster.MaxBlobBytes)
+	}
+}
 
 // start is 15:00 UTC, so that today's counts of the fake are not zero.
 var start = time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
@@ -164,17 +182,67 @@ func TestRestartServesSnapshotsAndResumesThePlan(t *testing.T) {
 	}
 }
 
-// A damaged file (its data cut, or its header) is skipped with a warning,
-// its demand alone walked again, and then stored whole again.
+// What is not a whole file of this format under a demand's name (cut,
+// damaged, of an earlier format, another demand's file with its key
+// edited, or not a regular file at all: a FIFO, a socket, a symlink to a
+// device, a directory, a sparse file of 2 GiB) is skipped with a warning,
+// at once and without reading it whole, never served; its demand alone is
+// walked again, and then stored whole again. Before the checksum over key
+// and body, another demand's file with its key edited was served as this
+// one's (issue 45 item 5); before statedir.Open, the FIFO hung Open for
+// ever and the sparse file was read whole (items 1 and 2).
 func TestDamagedSnapshotIsWalkedAgain(t *testing.T) {
+	write := func(b []byte) func(*testing.T, string, []byte, []byte) {
+		return func(t *testing.T, path string, _, _ []byte) {
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	edit := func(f func(mine, other []byte) []byte) func(*testing.T, string, []byte, []byte) {
+		return func(t *testing.T, path string, mine, other []byte) { write(f(mine, other))(t, path, nil, nil) }
+	}
 	for _, damage := range []struct {
-		name string
-		cut  func([]byte) []byte
+		name  string
+		plant func(t *testing.T, path string, mine, other []byte)
 	}{
-		{"data cut", func(b []byte) []byte { return b[:len(b)-9] }},
-		{"checksum", func(b []byte) []byte { b = slices.Clone(b); b[len(b)-10] ^= 0xff; return b }},
-		{"format", func(b []byte) []byte { return bytes.Replace(b, []byte("snapshot 2\n"), []byte("snapshot 9\n"), 1) }},
-		{"version", func(b []byte) []byte { return append([]byte(nil), bytes.Replace(b, []byte("\n"), []byte("\nx"), 2)...) }},
+		{"body cut", edit(func(b, _ []byte) []byte { return b[:len(b)-9] })},
+		{"a bit flipped", edit(func(b, _ []byte) []byte { b = slices.Clone(b); b[len(b)-10] ^= 0x01; return b })},
+		{"version edited", edit(func(b, _ []byte) []byte {
+			f := bytes.SplitN(slices.Clone(b), []byte(" "), 6)
+			f[4][0] ^= 0x01 // a digit for another
+			return bytes.Join(f, []byte(" "))
+		})},
+		{"another demand's file, its key edited", edit(func(mine, other []byte) []byte {
+			return bytes.Replace(other, []byte(keyOf(t, other)), []byte(keyOf(t, mine)), 1)
+		})},
+		{"format 2 of earlier versions", write([]byte("mintlify_exporter analytics snapshot 2\nk\n3\n\x1f\x8b"))},
+		{"FIFO", func(t *testing.T, path string, _, _ []byte) {
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"socket", func(t *testing.T, path string, _, _ []byte) {
+			if err := syscall.Mknod(path, syscall.S_IFSOCK|0o600, 0); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"symlink to a device", func(t *testing.T, path string, _, _ []byte) {
+			if err := os.Symlink("/dev/zero", path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"directory", func(t *testing.T, path string, _, _ []byte) {
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"sparse file of 2 GiB", func(t *testing.T, path string, mine, _ []byte) {
+			write(mine)(t, path, nil, nil)
+			if err := os.Truncate(path, 2<<30); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	} {
 		t.Run(damage.name, func(t *testing.T) {
 			clk := testutil.NewClock(start)
@@ -183,41 +251,53 @@ func TestDamagedSnapshotIsWalkedAgain(t *testing.T) {
 			dir := t.TempDir()
 			first := newRun(t, dir, url, clk, "7d")
 			first.refreshDue(t)
-			before := served(first)
 			first.sched.Close()
 			files := snapFiles(t, dir)
 			if len(files) != 2 {
 				t.Fatalf("%d snapshot files for 2 demands: %v", len(files), files)
 			}
-			data, err := os.ReadFile(files[0])
+			mine, err := os.ReadFile(files[0])
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(files[0], damage.cut(data), 0o600); err != nil {
+			other, err := os.ReadFile(files[1])
+			if err != nil {
 				t.Fatal(err)
 			}
+			if err := os.Remove(files[0]); err != nil {
+				t.Fatal(err)
+			}
+			damage.plant(t, files[0], mine, other)
 
 			clk.Advance(time.Minute)
 			second := newRun(t, dir, url, clk, "7d")
 			second.sched.Restore(t.Context())
-			restored := 0
+			var restored []string
 			for _, v := range second.sched.Views() {
 				if v.Data != nil {
-					restored++
+					restored = append(restored, v.Source)
 				}
 			}
-			if restored != 1 {
-				t.Fatalf("%d demands restored, want the undamaged one", restored)
+			if want := keyOf(t, other); len(restored) != 1 || !strings.Contains(want, "/"+restored[0]+"/") {
+				t.Fatalf("restored %v, want the undamaged demand alone (%s)", restored, want)
 			}
-			if !strings.Contains(second.logs.String(), "level=warn") || !strings.Contains(second.logs.String(), "snapshot") {
-				t.Errorf("no warning about the damaged file:\n%s", second.logs)
+			if logs := second.logs.String(); !strings.Contains(logs, "level=warn") || !strings.Contains(logs, filepath.Base(files[0])) {
+				t.Errorf("no warning naming the damaged file:\n%s", logs)
 			}
 			walked := analyticsRequests(fake)
 			second.refreshDue(t)
 			if n := analyticsRequests(fake) - walked; n != 1 {
 				t.Errorf("%d requests after the restart, want one walk of the damaged demand", n)
 			}
+			for _, v := range second.sched.Views() {
+				if v.Data == nil {
+					t.Errorf("%s/%s not served after its walk", v.Source, v.Window)
+				}
+			}
 			second.sched.Close()
+			if damage.name == "directory" {
+				return // a walk cannot store over it: it is served from memory
+			}
 			third := newRun(t, dir, url, clk, "7d")
 			third.sched.Restore(t.Context())
 			for _, v := range third.sched.Views() {
@@ -225,11 +305,19 @@ func TestDamagedSnapshotIsWalkedAgain(t *testing.T) {
 					t.Errorf("%s/%s not restored after its walk stored it again", v.Source, v.Window)
 				}
 			}
-			if len(before) == 0 {
-				t.Fatal("nothing served")
-			}
 		})
 	}
+}
+
+// keyOf is the key in a file's header.
+func keyOf(t *testing.T, file []byte) string {
+	t.Helper()
+	line, _, _ := bytes.Cut(file, []byte("\n"))
+	f := strings.SplitN(string(line), " ", 7)
+	if len(f) != 7 || f[0]+" "+f[1]+" "+f[2] != "mintlify_exporter snapshot 3" {
+		t.Fatalf("not a file of format 3: %.80q", line)
+	}
+	return f[6]
 }
 
 // A demand the configuration no longer has loses its file, at the start
@@ -312,26 +400,17 @@ func TestPublishAndOpen(t *testing.T) {
 	}
 }
 
-// snapFiles are the snapshot files in dir.
-func snapFiles(t *testing.T, dir string) []string {
-	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "*.snap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// FuzzSnapshotFile: whatever a file holds (a cut, a flipped bit, another
-// program's file), Open and Fetch never panic nor read more than MaxBytes,
-// and the file as written gives back its data.
+// FuzzSnapshotFile: whatever a file holds (a cut, a flipped bit, an
+// edited key or version, another program's file), Open and Fetch never
+// panic nor hand over more than MaxBytes, and what they hand over is
+// exactly what Publish wrote: the file as written gives back its data.
 func FuzzSnapshotFile(f *testing.F) {
 	dir := f.TempDir()
 	d, err := snapstore.Open(dir, nil)
 	if err != nil {
 		f.Fatal(err)
 	}
-	if err := d.Publish(f.Context(), "k", 3, []byte(`{"published":true}`), time.Hour); err != nil {
+	if err := d.Publish(f.Context(), "k", 3, []byte("published data"), time.Hour); err != nil {
 		f.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.snap"))
@@ -342,8 +421,9 @@ func FuzzSnapshotFile(f *testing.F) {
 	name := filepath.Base(files[0])
 	f.Add(whole)
 	f.Add(whole[:len(whole)/2])
-	f.Add([]byte("mintlify_exporter analytics snapshot 1\nk\n3\n"))
+	f.Add(bytes.Replace(whole, []byte(" k\n"), []byte(" j\n"), 1))
 	f.Add([]byte("mintlify_exporter analytics snapshot 2\nk\n3\n"))
+	f.Add([]byte("mintlify_exporter snapshot 3 00000000 3 0 k\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
@@ -353,47 +433,110 @@ func FuzzSnapshotFile(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, _, ok, err := d.Fetch(t.Context(), "k")
-		if len(data) > snapstore.MaxBytes || (ok && err != nil) || (!ok && data != nil) {
+		data, v, ok, err := d.Fetch(t.Context(), "k")
+		if len(data) > snapstore.MaxBytes || err != nil || (!ok && data != nil) {
 			t.Fatalf("Fetch = %d bytes, %v, %v", len(data), ok, err)
 		}
-		if bytes.Equal(b, whole) && (!ok || err != nil || string(data) != `{"published":true}`) {
-			t.Fatalf("the file as written reads as %q, %v, %v", data, ok, err)
+		if bytes.Equal(b, whole) && (!ok || v != 3 || string(data) != "published data") {
+			t.Fatalf("the file as written reads as %q, %d, %v", data, v, ok)
+		}
+		if ok { // then b is what Publish writes of data
+			again := t.TempDir()
+			d, err := snapstore.Open(again, nil)
+			if err == nil {
+				err = d.Publish(t.Context(), "k", v, data, time.Hour)
+			}
+			written, _ := os.ReadFile(filepath.Join(again, name))
+			if err != nil || !bytes.Equal(written, b) {
+				t.Fatalf("read %q at version %d from a file Publish does not write: %q (%v)", data, v, b, err)
+			}
 		}
 	})
 }
 
-// TestEncodedBlobs: the encoder's files are written whole, read back,
-// deleted, and Keep deletes all but the named (temporary files too).
+// The encoder's files are written whole, read back by key, deleted, and
+// Keep deletes all but the named (temporary files too). What a key's file
+// cannot vouch for is not handed over: another key's file moved there
+// (logged at info: it costs an encoding), a damaged one or a FIFO
+// (warnings; the FIFO read without blocking).
 func TestEncodedBlobs(t *testing.T) {
 	state := t.TempDir()
-	b := snapstore.NewRoot(state, nil).Encoded()
-	if _, err := b.Load("a.enc"); !os.IsNotExist(err) {
-		t.Fatalf("Load before any Save: %v, want not exist", err)
+	var logs testutil.SyncBuffer
+	b := snapstore.NewRoot(state, kitlog.NewLogfmtLogger(&logs)).Encoded()
+	if got := b.Load("a"); got != nil {
+		t.Fatalf("Load before any Save: %q", got)
 	}
-	for _, name := range []string{"a.enc", "b.enc", "c.enc"} {
-		if err := b.Save(context.Background(), name, []byte("data of "+name)); err != nil {
+	for _, key := range []string{"a", "b", "c", "d", "e"} {
+		if err := b.Save(t.Context(), key, []byte("data of "+key)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got, err := b.Load("b.enc"); err != nil || string(got) != "data of b.enc" {
-		t.Fatalf("Load: %q, %v", got, err)
+	if got := b.Load("b"); string(got) != "data of b" {
+		t.Fatalf("Load: %q", got)
 	}
-	if err := b.Save(context.Background(), "../x", nil); err == nil {
-		t.Error("Save of a name out of the directory succeeded")
+	if logs.String() != "" {
+		t.Fatalf("logs of good files:\n%s", logs.String())
 	}
 	dir := filepath.Join(state, snapstore.EncodedDirName)
-	if err := os.WriteFile(filepath.Join(dir, ".a.enc.1.tmp"), nil, 0o600); err != nil {
+	file := func(key string) string {
+		for _, f := range glob(t, dir, "*.enc") {
+			if data, _ := os.ReadFile(f); strings.HasSuffix(string(data), "data of "+key) {
+				return f
+			}
+		}
+		t.Fatalf("no file of %s", key)
+		return ""
+	}
+	a, b2, c, d := file("a"), file("b"), file("c"), file("d")
+	if err := os.Rename(a, b2); err != nil { // a's file in b's place
 		t.Fatal(err)
 	}
-	if err := b.Remove("c.enc"); err != nil {
+	data, _ := os.ReadFile(c)
+	data[len(data)-1] ^= 0x01
+	if err := os.WriteFile(c, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Keep([]string{"a.enc"}); err != nil {
+	if err := os.Remove(d); err != nil {
 		t.Fatal(err)
 	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 || ents[0].Name() != "a.enc" {
-		t.Errorf("after Keep: %v, want a.enc alone", ents)
+	if err := syscall.Mkfifo(d, 0o600); err != nil {
+		t.Fatal(err)
 	}
+	for _, key := range []string{"a", "b", "c", "d"} {
+		if got := b.Load(key); got != nil {
+			t.Errorf("Load(%s) = %q, want nothing", key, got)
+		}
+	}
+	l := logs.String()
+	if !strings.Contains(l, `level=info msg="encoded analytics snapshot of another snapshot: encoded again" file=`+b2) ||
+		!strings.Contains(l, "level=warn") || !strings.Contains(l, c) || !strings.Contains(l, d+": not a regular file: a FIFO") {
+		t.Errorf("want the moved file at info, the damaged one and the FIFO as warnings:\n%s", l)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".x.enc.1.tmp"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Remove("e"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Save(t.Context(), "a", []byte("data of a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Keep([]string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 || string(b.Load("a")) != "data of a" {
+		t.Errorf("after Keep: %v, want a's file alone", ents)
+	}
+}
+
+// snapFiles are the snapshot files in dir.
+func snapFiles(t *testing.T, dir string) []string { return glob(t, dir, "*.snap") }
+
+func glob(t *testing.T, dir, pattern string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/statedir"
 )
 
 // Defaults of the assistant source.
@@ -122,7 +122,7 @@ var _ = register(&Def{
 		// Before the first walk: one read of new conversations and one of
 		// caller stats; the first walk of a window costs more (all of it).
 		return &assistantSource{base: newBase(def, func(Query) int { return 2 }), cfg: cfg, topCategories: topCategories, projects: map[string]*projectConversations{},
-			writes: bounded.Writes{Timeout: stateWriteTimeout}, syncFile: (*os.File).Sync}, nil
+			writes: statedir.Writes{Timeout: stateWriteTimeout}, syncFile: (*os.File).Sync}, nil
 	},
 })
 
@@ -141,7 +141,7 @@ type assistantSource struct {
 	projects map[string]*projectConversations
 	// writes bounds the state file writes: a frozen disk fails the walk
 	// within stateWriteTimeout instead of holding it (and shutdown) open.
-	writes bounded.Writes
+	writes statedir.Writes
 	// syncFile is (*os.File).Sync; tests replace it to freeze the disk.
 	syncFile func(*os.File) error
 }

@@ -11,7 +11,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/statedir"
 )
 
 // stateVersion changes when the file's meaning does; a file of another
@@ -120,7 +120,7 @@ func loadState(dir, project, location string) (*assistantState, error) {
 // the old state or the new one, never half of either. The state is encoded
 // before the write, which writes bounds: a write abandoned on a frozen disk
 // holds no reference to the state, which the next walk changes.
-func (st *assistantState) save(dir string, writes *bounded.Writes, syncFile func(*os.File) error) error {
+func (st *assistantState) save(dir string, writes *statedir.Writes, syncFile func(*os.File) error) error {
 	if dir == "" {
 		return nil
 	}

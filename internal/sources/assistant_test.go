@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/statedir"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
@@ -202,7 +202,7 @@ func TestAssistantStateOnAFrozenDisk(t *testing.T) {
 	t.Cleanup(func() { thawOnce.Do(func() { close(thaw) }) })
 	sources.SetAssistantDisk(src, 20*time.Millisecond, func(f *os.File) error { <-thaw; return f.Sync() })
 
-	var timeout *bounded.TimeoutError
+	var timeout *statedir.TimeoutError
 	if _, err := src.Walk(ctx(t), q); !errors.As(err, &timeout) || timeout.Earlier {
 		t.Fatalf("walk on a frozen disk = %v, want the write's own timeout", err)
 	}

@@ -31,7 +31,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/statedir"
 )
 
 // Jobs is the bucket of Put, Delete and ForEach, and the one every file
@@ -79,7 +79,7 @@ type Store struct {
 	replaced atomic.Bool
 	// writes bounds the write transactions (bbolt has one writer at a
 	// time: a write behind a blocked one fails at once).
-	writes bounded.Writes
+	writes statedir.Writes
 }
 
 // Open opens or creates the state file at path, creating its directory if
@@ -219,7 +219,7 @@ func (s *Store) Apply(ops ...Op) error {
 		return err
 	}
 	err := s.writes.Do(func() error { return s.db.Batch(s.apply(ops)) })
-	if timeout, ok := errors.AsType[*bounded.TimeoutError](err); ok {
+	if timeout, ok := errors.AsType[*statedir.TimeoutError](err); ok {
 		return &WriteTimeoutError{Path: s.path, Timeout: timeout.Timeout, Stalled: timeout.Earlier}
 	}
 	if err != nil {

@@ -1,11 +1,15 @@
-// This file bounds how long a caller waits for a write to disk.
+// Package statedir holds what every file of the state directory needs
+// (the ledger, the operations' state, the analytics snapshots and their
+// encodings): writes whose caller a frozen disk cannot hang (Writes), and
+// reads that neither a FIFO, a socket, a device nor a huge file can block
+// or blow up (Open, ReadDir).
+//
 // A frozen or hung filesystem blocks write and fsync indefinitely, and a
 // request, a refresh or a shutdown waiting on it would hang with it: each
 // write runs on a goroutine of its own, and the caller gives up after a
 // timeout. A write that outlives it counts as stalled until it returns, and
 // makes the writes after it fail at once rather than queue behind it.
-
-package bounded
+package statedir
 
 import (
 	"fmt"
