@@ -14,7 +14,7 @@ import (
 )
 
 // The cluster section: the settings of the Redis that replicas share, as
-// plain values. internal/cluster connects with the validated Cluster; the
+// plain values. internal/sharedredis connects with the validated Cluster; the
 // rules live here so that the flag route and the file check them once and
 // the configuration imports nothing that runs.
 
@@ -204,7 +204,7 @@ var ClusterFileKeys = map[string]string{
 
 // Validate reports the first invalid field as a *FieldError
 // (Rename with ClusterFlagNames or ClusterFileKeys names it for
-// the user). It reads no file: cluster.New does, so that a check of the
+// the user). It reads no file: sharedredis.New does, so that a check of the
 // configuration works where the secrets are not.
 func (c *Cluster) Validate() error {
 	s := c.Sentinel

@@ -1,4 +1,4 @@
-package cluster_test
+package sharedredis_test
 
 import (
 	"context"
