@@ -116,6 +116,9 @@ func New(cfg config.Cluster, reg prometheus.Registerer, logger log.Logger) (*Cli
 		logger = log.NewNopLogger()
 	}
 	redisLog.l.Store(&logger)
+	if n := cfg.Sentinel.Notice(); n != "" {
+		level.Warn(logger).Log("msg", n)
+	}
 	if _, err := password(&cfg); err != nil { // fail now, not at the first dial
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -128,7 +131,7 @@ func New(cfg config.Cluster, reg prometheus.Registerer, logger log.Logger) (*Cli
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	c := &Client{
-		pool:        newRedisConn(&cfg, tc, sentinelPassword),
+		pool:        newRedisConn(&cfg, tc, sentinelPassword, logger),
 		prefix:      cfg.KeyPrefix,
 		timeout:     cfg.Timeout,
 		interval:    cfg.HealthInterval,

@@ -26,8 +26,9 @@ import (
 // libLogger takes go-redis's own log lines (failed dials, a sentinel
 // switching the primary), which would otherwise go to stderr in another
 // format: at debug level, since Client.call already logs each change of
-// reachability once. go-redis has one logger per process, so the last
-// Client made names it.
+// reachability once, and the sentinels' dialer each change of the primary
+// it follows. go-redis has one logger per process, so the last Client
+// made names it.
 type libLogger struct{ l atomic.Pointer[log.Logger] }
 
 var redisLog = func() *libLogger {
@@ -39,14 +40,7 @@ var redisLog = func() *libLogger {
 }()
 
 func (l *libLogger) Printf(_ context.Context, format string, v ...any) {
-	logger := *l.l.Load()
-	if strings.HasPrefix(format, "sentinel: new master=") {
-		// The one line an operator wants at info: the primary the
-		// sentinels name changed (a failover, or the first lookup).
-		level.Info(logger).Log("msg", "Redis Sentinel names a new primary: the shared Redis is there now", "detail", fmt.Sprintf(format, v...))
-		return
-	}
-	level.Debug(logger).Log("msg", "go-redis", "detail", fmt.Sprintf(format, v...))
+	level.Debug(*l.l.Load()).Log("msg", "go-redis", "detail", fmt.Sprintf(format, v...))
 }
 
 // Nil is the null reply (a missing key or field, a script's false): not
@@ -57,6 +51,9 @@ var Nil = redis.Nil
 // one that follows the primary that Redis Sentinel names.
 type redisConn struct {
 	rdb *redis.Client
+	// sentinels, with Sentinel, is the dialer that checks the primary
+	// they name.
+	sentinels *sentinels
 }
 
 // Bounds of the retries go-redis makes on its own. One retry sends a
@@ -82,7 +79,7 @@ const (
 // RESP2 keeps the replies in the shapes the scripts answer (integers,
 // strings, arrays). The password file is read at every dial, so that a
 // rotated password applies to the next connection without a restart.
-func newRedisConn(cfg *config.Cluster, tc *tls.Config, sentinelPassword string) *redisConn {
+func newRedisConn(cfg *config.Cluster, tc *tls.Config, sentinelPassword string, logger log.Logger) *redisConn {
 	o := &redis.UniversalOptions{
 		Addrs: []string{cfg.Address},
 		CredentialsProviderContext: func(context.Context) (string, string, error) {
@@ -112,10 +109,18 @@ func newRedisConn(cfg *config.Cluster, tc *tls.Config, sentinelPassword string) 
 	o.Addrs = cfg.Sentinel.Addresses
 	o.MasterName = cfg.Sentinel.MasterName
 	o.SentinelUsername, o.SentinelPassword = cfg.Sentinel.Username, sentinelPassword
-	return &redisConn{rdb: redis.NewFailoverClient(o.Failover())}
+	s := newSentinels(o, logger)
+	fo := o.Failover()
+	fo.Dialer = s.dial
+	return &redisConn{rdb: redis.NewFailoverClient(fo), sentinels: s}
 }
 
-func (p *redisConn) close() error { return p.rdb.Close() }
+func (p *redisConn) close() error {
+	if p.sentinels != nil {
+		p.sentinels.close()
+	}
+	return p.rdb.Close()
+}
 
 // Do sends one command and returns its reply: Nil for a null. Callers
 // send it within Call, which bounds and counts it.
