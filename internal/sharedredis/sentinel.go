@@ -2,7 +2,6 @@ package sharedredis
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"slices"
@@ -27,10 +26,11 @@ import (
 type sentinels struct {
 	addrs  []string
 	name   string
-	voters []*redis.SentinelClient
+	voters []*redis.Client
 	// role is how to reach a named Redis to ask its ROLE: the options of
 	// the connections to the primary.
-	role   redis.UniversalOptions
+	role   redis.Options
+	dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 	logger log.Logger
 	// followed is the primary dialled last; quorumWarned: a quorum
 	// larger than the sentinels configured was reported, and said.
@@ -39,9 +39,10 @@ type sentinels struct {
 }
 
 func newSentinels(o *redis.UniversalOptions, logger log.Logger) *sentinels {
-	s := &sentinels{addrs: o.Addrs, name: o.MasterName, role: *o, logger: logger}
+	s := &sentinels{addrs: o.Addrs, name: o.MasterName, role: *o.Simple(), logger: logger}
+	s.dialer = redis.NewDialer(&s.role) // go-redis's own, TLS included
 	for _, a := range o.Addrs {
-		s.voters = append(s.voters, redis.NewSentinelClient(&redis.Options{Addr: a, Username: o.SentinelUsername, Password: o.SentinelPassword,
+		s.voters = append(s.voters, redis.NewClient(&redis.Options{Addr: a, Username: o.SentinelUsername, Password: o.SentinelPassword,
 			TLSConfig: o.TLSConfig, Protocol: 2, DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
 			ContextTimeoutEnabled: true, MaxRetries: -1, DisableIdentity: true, MaintNotificationsConfig: o.MaintNotificationsConfig}))
 	}
@@ -63,11 +64,7 @@ func (s *sentinels) dial(ctx context.Context, network, addr string) (net.Conn, e
 			return nil, fmt.Errorf("sentinel master %s: %w", s.name, err)
 		}
 	}
-	nd := &net.Dialer{Timeout: s.role.DialTimeout}
-	if s.role.TLSConfig == nil {
-		return nd.DialContext(ctx, network, addr)
-	}
-	return (&tls.Dialer{NetDialer: nd, Config: s.role.TLSConfig}).DialContext(ctx, network, addr)
+	return s.dialer(ctx, network, addr)
 }
 
 // primary is the address a majority of the sentinels name as the
@@ -84,7 +81,11 @@ func (s *sentinels) primary(ctx context.Context) (string, error) {
 	votes := make(chan vote, len(s.voters))
 	for _, v := range s.voters {
 		go func() {
-			m, err := v.Master(ctx, s.name).Result()
+			kv, err := v.Do(ctx, "SENTINEL", "MASTER", s.name).StringSlice()
+			m := map[string]string{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[kv[i]] = kv[i+1]
+			}
 			q, _ := strconv.Atoi(m["quorum"])
 			votes <- vote{net.JoinHostPort(m["ip"], m["port"]), q, err}
 		}()
@@ -110,8 +111,8 @@ func (s *sentinels) primary(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("no %d of the %d sentinels name the same primary (%v): not followed", need, len(s.voters), count)
 	}
 	o := s.role
-	o.Addrs = []string{primary}
-	c := redis.NewClient(o.Simple())
+	o.Addr = primary
+	c := redis.NewClient(&o)
 	defer c.Close()
 	role, err := c.Do(ctx, "ROLE").Slice()
 	if err == nil && (len(role) == 0 || role[0] != "master") {
