@@ -148,9 +148,9 @@ func CheckRedis(ctx context.Context, c *sharedredis.Client, known string) (strin
 }
 
 // OpenRedis checks and stamps the schema of the state in c, and its marker
-// against opts.Known. It fails when the state there is of
-// another schema than opts.Schema or opts.Upgrades, when it was lost (a
-// *LostStateError; see CheckRedis), or when Redis does not answer.
+// against opts.Known. It fails when the state there is of another schema
+// than opts.Schema or opts.Upgrades, when it was lost (a *LostStateError;
+// see CheckRedis), or when Redis does not answer.
 func OpenRedis(ctx context.Context, c *sharedredis.Client, opts RedisOptions) (*RedisStore, error) {
 	if opts.Schema == "" {
 		return nil, errors.New("agent state in Redis: a schema is required")
