@@ -34,7 +34,7 @@ build:
 
 # make test runs two lanes at once (docs/development.md, "Where make test's time goes"):
 #  - test-ops-race: the operations engine, the gateway, the leader election, the state stores and
-#    the Redis cluster (internal/ops/..., internal/cluster) under the race detector: there goroutines
+#    the Redis client (internal/ops/..., internal/sharedredis) under the race detector: there goroutines
 #    of ours meet over shared state, and their tests wait on leases, Redis and fsync rather than
 #    compute, so the detector costs them little;
 #  - test-plain: every other package without it.
@@ -49,7 +49,7 @@ build:
 # -ldflags=-w: linking the test binaries (25-50 MB under -race) is a large part of the CPU of a run;
 # without DWARF it takes a third less (stack traces and race reports do not use DWARF).
 TEST_FLAGS = -count=1 -vet=off -ldflags=-w
-OPS_PKGS   = ./internal/ops/... ./internal/cluster
+OPS_PKGS   = ./internal/ops/... ./internal/sharedredis
 SLOW_PKGS  = ./internal/e2e ./alerts ./internal/refresh ./internal/sources ./collector ./internal/history ./internal/status ./apiclient
 PLAIN_PKGS = $(SLOW_PKGS) $(shell $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_PKGS) $(OPS_PKGS))")
 test:

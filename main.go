@@ -212,6 +212,9 @@ func configCheck(f *flags) int {
 		fmt.Fprintf(os.Stderr, "%v\nFAILED: %s\n", err, f.config.File)
 		return 1
 	}
+	if n := cfg.Cluster.Sentinel.Notice(); n != "" {
+		fmt.Printf("\nnotice: %s\n", n)
+	}
 	fmt.Printf("\nSUCCESS: %s is valid\n", f.config.File)
 	return 0
 }

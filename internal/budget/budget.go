@@ -45,7 +45,7 @@ type Config struct {
 	// restart does not spend the window again.
 	LedgerPath string
 	// Shared, when set, keeps the ledger outside the process, shared by
-	// every replica (a Redis sorted set, internal/cluster): each request is
+	// every replica (a Redis sorted set, RedisLedger): each request is
 	// paid there before it leaves, and none leaves while it cannot be
 	// asked. Not with LedgerPath.
 	Shared SharedLedger

@@ -8,7 +8,7 @@ import (
 )
 
 // SharedLedger is a rolling-window ledger kept outside the process and
-// shared by every replica of the exporter (internal/cluster keeps one per
+// shared by every replica of the exporter (RedisLedger keeps one per
 // organization in Redis). It decides atomically and on its own clock, so
 // that replicas' clocks do not matter: the durations it returns count from
 // its own now.

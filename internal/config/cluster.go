@@ -14,7 +14,7 @@ import (
 )
 
 // The cluster section: the settings of the Redis that replicas share, as
-// plain values. internal/cluster connects with the validated Cluster; the
+// plain values. internal/sharedredis connects with the validated Cluster; the
 // rules live here so that the flag route and the file check them once and
 // the configuration imports nothing that runs.
 
@@ -116,6 +116,21 @@ type ClusterSentinel struct {
 // Enabled says whether Sentinel is configured.
 func (s *ClusterSentinel) Enabled() bool { return s.MasterName != "" }
 
+// MinSentinels is the fewest sentinels a configuration names without a
+// warning: the exporter follows a primary only when a majority of them
+// name it, and one or two sentinels cannot outvote one that is wrong.
+const MinSentinels = 3
+
+// Notice is the one-line warning of a configuration that names fewer
+// sentinels than a quorum ("" for none).
+func (s *ClusterSentinel) Notice() string {
+	if !s.Enabled() || len(s.Addresses) >= MinSentinels {
+		return ""
+	}
+	return fmt.Sprintf("cluster.sentinel.addresses (--cluster.redis-sentinel-address) names %d Redis Sentinel(s), fewer than a quorum of %d: "+
+		"a sentinel that names a wrong primary is not outvoted; give every sentinel", len(s.Addresses), MinSentinels)
+}
+
 // ClusterDefaults is the cluster section flags and files start from.
 func ClusterDefaults() Cluster {
 	return Cluster{KeyPrefix: DefaultClusterKeyPrefix, Timeout: DefaultClusterTimeout, HealthInterval: DefaultClusterHealthInterval,
@@ -204,7 +219,7 @@ var ClusterFileKeys = map[string]string{
 
 // Validate reports the first invalid field as a *FieldError
 // (Rename with ClusterFlagNames or ClusterFileKeys names it for
-// the user). It reads no file: cluster.New does, so that a check of the
+// the user). It reads no file: sharedredis.New does, so that a check of the
 // configuration works where the secrets are not.
 func (c *Cluster) Validate() error {
 	s := c.Sentinel

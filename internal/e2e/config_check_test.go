@@ -56,6 +56,28 @@ projects:
 	}
 }
 
+// TestConfigCheckWarnsOfTooFewSentinels: a Sentinel setup of one sentinel
+// is valid, with one notice line; one of three has none.
+func TestConfigCheckWarnsOfTooFewSentinels(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		sentinels string
+		notice    bool
+	}{{"[sentinel-0:26379]", true}, {"[sentinel-0:26379, sentinel-1:26379, sentinel-2:26379]", false}} {
+		file := filepath.Join(t.TempDir(), "mintlify.yml")
+		blackbox.WriteFile(t, file, "organizations: [{name: acme, api_key_file: /nonexistent/acme.key}]\nprojects: [{id: docs}]\n"+
+			"cluster: {sentinel: {master_name: mintlify, addresses: "+c.sentinels+"}}\n")
+		code, stdout, stderr := runExporter(t, "config", "check", "--config.file="+file)
+		if code != 0 || stderr != "" {
+			t.Fatalf("config check with sentinels %s: exit %d, stderr:\n%s", c.sentinels, code, stderr)
+		}
+		const want = "notice: cluster.sentinel.addresses (--cluster.redis-sentinel-address) names 1 Redis Sentinel(s), fewer than a quorum of 3"
+		if n := strings.Count(stdout, "notice: cluster.sentinel"); n > 1 || c.notice != (n == 1 && strings.Contains(stdout, want)) {
+			t.Errorf("config check with sentinels %s: want the notice %v, got:\n%s", c.sentinels, c.notice, stdout)
+		}
+	}
+}
+
 // TestConfigCheckOfABadFile: exit 1, one line per problem with file, line
 // and key, FAILED last; an inline key is refused with where to put it.
 func TestConfigCheckOfABadFile(t *testing.T) {

@@ -8,12 +8,12 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/snapstore"
 )
 
@@ -40,12 +40,12 @@ func stateDirs(o *Options, sb *fakeapi.Sandbox) (ledgerDir string, trkCfg tracke
 // across them, and one replica (the primary) export what they share (see
 // docs/operations.md): the election runs owned by wg until ctx ends. It
 // returns this replica's owner id ("" without replicas).
-func replicate(ctx context.Context, wg *sync.WaitGroup, shared *cluster.Client, settings *orgs.Settings) string {
+func replicate(ctx context.Context, wg *sync.WaitGroup, shared *sharedredis.Client, settings *orgs.Settings) string {
 	if shared == nil {
 		return ""
 	}
-	owner := cluster.NewOwnerID()
-	settings.Walks = func(org string) refresh.Shared { return shared.Walks(org, owner) }
+	owner := sharedredis.NewOwnerID()
+	settings.Walks = func(org string) refresh.Shared { return refresh.NewRedisWalks(shared, org, owner) }
 	wg.Go(func() { shared.RunPrimary(ctx, owner) })
 	return owner
 }

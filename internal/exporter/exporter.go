@@ -26,7 +26,6 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
@@ -37,6 +36,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
@@ -91,19 +91,19 @@ func loader(o *Options, sb *fakeapi.Sandbox, redactor *secrets.Redactor) func() 
 // upstream starts the sandbox when asked (owned by wg until ctx ends) and
 // returns the settings every organization's client and plan share, and the
 // shared Redis when the configuration has one (the caller closes it).
-func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, client *apiclient.Metrics, sb *fakeapi.Sandbox, wg *sync.WaitGroup) (orgs.Settings, *cluster.Client, error) {
+func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers logging.Loggers, reg prometheus.Registerer, client *apiclient.Metrics, sb *fakeapi.Sandbox, wg *sync.WaitGroup) (orgs.Settings, *sharedredis.Client, error) {
 	logger := loggers.Logger
 	s := orgs.Settings{Client: o.Client.Config, Refresh: o.Plan}
-	var c *cluster.Client
+	var c *sharedredis.Client
 	if cfg.Cluster.Enabled() {
 		// Replicas share each organization's budget in Redis: every
 		// request of every replica is paid there before it leaves.
 		var err error
-		if c, err = cluster.New(cfg.Cluster, reg, logger); err != nil {
+		if c, err = sharedredis.New(cfg.Cluster, reg, logger); err != nil {
 			return s, nil, fmt.Errorf("cluster: %w", err)
 		}
 		wg.Go(func() { c.Run(ctx) }) // the health loop, until ctx ends
-		s.Shared = func(org string) budget.SharedLedger { return c.Ledger(org) }
+		s.Shared = func(org string) budget.SharedLedger { return budget.NewRedisLedger(c, org) }
 	}
 	s.Client.Metrics, s.Client.Logger, s.Client.Redactor = client, loggers.Logger, loggers.Redactor
 	if sb == nil {
@@ -126,7 +126,7 @@ func upstream(ctx context.Context, o *Options, cfg *config.Config, loggers loggi
 // it is done or ctx ends.
 func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	var wg sync.WaitGroup
-	var shared *cluster.Client
+	var shared *sharedredis.Client
 	// The sandbox's state directory goes last of all, once every goroutine
 	// wg owns (the tracker's among them) has ended: a tracker still running
 	// would find its state file deleted.
@@ -179,7 +179,7 @@ func Backfill(ctx context.Context, o *Options, loggers logging.Loggers) error {
 // closeAfter waits for wg, then closes the shared Redis client, if any:
 // the goroutines wg owns (the plans releasing their leases among them)
 // use it until they end.
-func closeAfter(wg *sync.WaitGroup, shared **cluster.Client) {
+func closeAfter(wg *sync.WaitGroup, shared **sharedredis.Client) {
 	wg.Wait()
 	if *shared != nil {
 		_ = (*shared).Close()
@@ -200,7 +200,7 @@ func sandboxOf(o *Options) *fakeapi.Sandbox {
 func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	logger := loggers.Logger
 	var wg sync.WaitGroup
-	var shared *cluster.Client
+	var shared *sharedredis.Client
 	// The sandbox's state directory goes last of all, once every goroutine
 	// wg owns (the tracker's among them) has ended: a tracker still running
 	// would find its state file deleted.

@@ -14,11 +14,11 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/leader"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
@@ -109,7 +109,7 @@ func (j *localJobs) Close() {
 // replicatedJobs runs the gateway on the replica that holds it, with the
 // job state in the shared Redis; projects are the agent projects, kept
 // current by reloads for the terms that start later.
-func replicatedJobs(shared *cluster.Client, cc config.Cluster, owner, listen string, api tracker.Upstream, reg prometheus.Registerer,
+func replicatedJobs(shared *sharedredis.Client, cc config.Cluster, owner, listen string, api tracker.Upstream, reg prometheus.Registerer,
 	trkCfg tracker.Config, gwCfg gateway.Config, projects *atomic.Pointer[[]string], logger log.Logger) (*leader.Leader, error) {
 	advertise := cc.AdvertiseURL
 	if advertise == "" {
@@ -118,7 +118,7 @@ func replicatedJobs(shared *cluster.Client, cc config.Cluster, owner, listen str
 			return nil, fmt.Errorf("agent job gateway on replicas: %w; set --cluster.advertise-url (cluster.advertise_url)", err)
 		}
 	}
-	secret, err := cluster.ForwardSecret(&cc)
+	secret, err := sharedredis.ForwardSecret(&cc)
 	if err != nil {
 		return nil, fmt.Errorf("agent job gateway on replicas: %w", err)
 	}
@@ -200,7 +200,7 @@ type jobsSettings struct {
 	o       *Options
 	cfg     *config.Config
 	tracker tracker.Config // with the state path of this run
-	shared  *cluster.Client
+	shared  *sharedredis.Client
 	owner   string
 	api     tracker.Upstream
 	reg     prometheus.Registerer

@@ -14,8 +14,8 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 )
 
 // metricsOptions are what the /metrics handler serves beside reg.
@@ -122,7 +122,7 @@ func (s sharedAnalytics) roleGatherer(primary bool) prometheus.Gatherers {
 		return prometheus.Gatherers{}
 	}
 	return prometheus.Gatherers{prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
-		return []*dto.MetricFamily{cluster.PrimaryFamily(primary)}, nil
+		return []*dto.MetricFamily{sharedredis.PrimaryFamily(primary)}, nil
 	})}
 }
 

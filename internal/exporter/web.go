@@ -10,11 +10,11 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/snapstore"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
@@ -31,7 +31,7 @@ type web struct {
 	reloader *Reloader
 	set      *orgs.Set
 	jobs     *jobsPart
-	shared   *cluster.Client // nil without replicas
+	shared   *sharedredis.Client // nil without replicas
 	owner    string
 	// configFile is the configuration file ("" with flags alone).
 	configFile string

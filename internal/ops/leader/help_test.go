@@ -6,10 +6,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/leader"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestHelpTexts(t *testing.T) {
 	cfg := config.ClusterDefaults()
 	cfg.Address = "127.0.0.1:1" // never dialled: nothing here runs
-	c, err := cluster.New(cfg, nil, nil)
+	c, err := sharedredis.New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,9 +32,10 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
@@ -65,7 +66,7 @@ type Term struct {
 
 // Options configure a Leader.
 type Options struct {
-	Cluster *cluster.Client
+	Cluster *sharedredis.Client
 	// Owner is this replica's lease owner id; Advertise is the base URL
 	// (scheme://host:port) at which the other replicas reach its /api/.
 	Owner, Advertise string
@@ -94,7 +95,7 @@ type Leader struct {
 
 	// known is the marker of the shared state this replica saw last (Run's
 	// goroutine alone uses it): a state found with another marker, or none,
-	// was lost (cluster.CheckState).
+	// was lost (store.CheckRedis).
 	known string
 	// lost is the error that found the shared state lost, nil while it is
 	// not: no replica runs the gateway until an operator decides (stateLost
@@ -105,7 +106,7 @@ type Leader struct {
 	mu   sync.RWMutex
 	term *Term
 	// holderLease is the last holder read from Redis, kept for holderTTL.
-	holderLease cluster.Lease
+	holderLease sharedredis.Lease
 	holderAt    time.Time
 	// proven is the lease value whose holder proved it knows the forward
 	// secret.
@@ -166,7 +167,7 @@ func New(opts Options) (*Leader, error) {
 // any, and gives the lease up so that another replica takes over at once.
 func (l *Leader) Run(ctx context.Context) {
 	leases := l.opts.Cluster.Leases()
-	var lease cluster.Lease
+	var lease sharedredis.Lease
 	held := false
 	t := time.NewTicker(l.opts.LeaseDuration / 3)
 	defer t.Stop()
@@ -176,7 +177,7 @@ func (l *Leader) Run(ctx context.Context) {
 			switch {
 			case err == nil:
 				lease = next
-			case errors.Is(err, cluster.ErrLeaseLost), time.Now().After(lease.Deadline):
+			case errors.Is(err, sharedredis.ErrLeaseLost), time.Now().After(lease.Deadline):
 				// Another replica may hold it now: stop polling and
 				// answering before it starts (its writes would win anyway,
 				// ours are fenced).
@@ -213,14 +214,14 @@ func (l *Leader) Run(ctx context.Context) {
 
 // begin takes the lease if it is free and starts a term on the shared
 // state; it reports whether this replica now holds the gateway.
-func (l *Leader) begin(ctx context.Context, leases *cluster.Leases) (bool, cluster.Lease) {
-	lease, ok, err := leases.Acquire(ctx, cluster.AgentLease, l.owner, l.opts.LeaseDuration)
+func (l *Leader) begin(ctx context.Context, leases *sharedredis.Leases) (bool, sharedredis.Lease) {
+	lease, ok, err := leases.Acquire(ctx, store.AgentLease, l.owner, l.opts.LeaseDuration)
 	if err != nil || !ok {
 		return false, lease
 	}
 	schema, upgrades, buckets := tracker.Layout()
-	st, err := l.opts.Cluster.OpenStateStore(ctx, cluster.StateOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets, Fence: &lease, Known: l.known})
-	if errors.Is(err, cluster.ErrStateLost) {
+	st, err := store.OpenRedis(ctx, l.opts.Cluster, store.RedisOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets, Fence: &lease, Known: l.known})
+	if errors.Is(err, store.ErrStateLost) {
 		l.setLost(err)
 	}
 	var term *Term
@@ -247,9 +248,9 @@ func (l *Leader) begin(ctx context.Context, leases *cluster.Leases) (bool, clust
 // checkState compares the shared state's marker with the one this replica
 // knows, and reports whether the state is lost.
 func (l *Leader) checkState(ctx context.Context) bool {
-	known, err := l.opts.Cluster.CheckState(ctx, l.known)
+	known, err := store.CheckRedis(ctx, l.opts.Cluster, l.known)
 	switch {
-	case errors.Is(err, cluster.ErrStateLost):
+	case errors.Is(err, store.ErrStateLost):
 		l.setLost(err)
 	case err != nil:
 		// Redis unreachable: nothing is known, nothing changes (the lease
@@ -401,7 +402,7 @@ func (l *Leader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ensureProven probes the holder of lease at target once per lease value:
 // a lease rewritten in Redis is a new value, and its holder must prove
 // again that it knows the forward secret.
-func (l *Leader) ensureProven(ctx context.Context, target *url.URL, lease cluster.Lease) error {
+func (l *Leader) ensureProven(ctx context.Context, target *url.URL, lease sharedredis.Lease) error {
 	key := leaseKey(lease)
 	l.mu.RLock()
 	ok := l.proven == key
@@ -421,20 +422,20 @@ func (l *Leader) ensureProven(ctx context.Context, target *url.URL, lease cluste
 	return nil
 }
 
-func leaseKey(lease cluster.Lease) string {
+func leaseKey(lease sharedredis.Lease) string {
 	return strconv.FormatInt(lease.Token, 10) + " " + lease.Owner
 }
 
 // holderURL is the base URL of the replica that runs the gateway, and its
 // lease.
-func (l *Leader) holderURL(ctx context.Context) (*url.URL, cluster.Lease, bool) {
+func (l *Leader) holderURL(ctx context.Context) (*url.URL, sharedredis.Lease, bool) {
 	l.mu.RLock()
 	holder, at := l.holderLease, l.holderAt
 	l.mu.RUnlock()
 	if holder.Owner == "" || time.Since(at) > holderTTL {
-		lease, ok, err := l.opts.Cluster.Leases().Holder(ctx, cluster.AgentLease)
+		lease, ok, err := l.opts.Cluster.Leases().Holder(ctx, store.AgentLease)
 		if err != nil || !ok {
-			return nil, cluster.Lease{}, false
+			return nil, sharedredis.Lease{}, false
 		}
 		holder = lease
 		l.mu.Lock()
@@ -443,18 +444,18 @@ func (l *Leader) holderURL(ctx context.Context) (*url.URL, cluster.Lease, bool) 
 	}
 	_, base, ok := strings.Cut(holder.Owner, "@")
 	if !ok || holder.Owner == l.owner {
-		return nil, cluster.Lease{}, false
+		return nil, sharedredis.Lease{}, false
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, cluster.Lease{}, false
+		return nil, sharedredis.Lease{}, false
 	}
 	return u, holder, true
 }
 
 func (l *Leader) forgetHolder() {
 	l.mu.Lock()
-	l.holderLease = cluster.Lease{}
+	l.holderLease = sharedredis.Lease{}
 	l.mu.Unlock()
 }
 

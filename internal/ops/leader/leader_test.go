@@ -16,12 +16,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/leader"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
@@ -77,7 +77,7 @@ func newReplica(t *testing.T, name, addr string) *replica {
 	cfg := config.ClusterDefaults()
 	cfg.Address, cfg.Timeout = addr, 150*time.Millisecond
 	clusterReg := prometheus.NewRegistry()
-	c, err := cluster.New(cfg, clusterReg, nil)
+	c, err := sharedredis.New(cfg, clusterReg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,12 +244,12 @@ func holdAs(t *testing.T, addr, url string) {
 	t.Helper()
 	cfg := config.ClusterDefaults()
 	cfg.Address = addr
-	c, err := cluster.New(cfg, nil, nil)
+	c, err := sharedredis.New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	if _, ok, err := c.Leases().Acquire(context.Background(), cluster.AgentLease, "z@"+url, time.Minute); err != nil || !ok {
+	if _, ok, err := c.Leases().Acquire(context.Background(), store.AgentLease, "z@"+url, time.Minute); err != nil || !ok {
 		t.Fatalf("Acquire: %v %v", ok, err)
 	}
 }
@@ -385,12 +385,12 @@ func TestLostStateStopsTheGatewayUntilAccepted(t *testing.T) {
 
 	cfg := config.ClusterDefaults()
 	cfg.Address = srv.Addr
-	op, err := cluster.New(cfg, nil, nil)
+	op, err := sharedredis.New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer op.Close()
-	if ok, err := op.AcceptLostState(context.Background()); err != nil || !ok {
+	if ok, err := store.AcceptLostState(context.Background(), op); err != nil || !ok {
 		t.Fatalf("AcceptLostState = %v, %v", ok, err)
 	}
 	waitFor(t, "a replica running the gateway again", func() bool { return a.holds() || b.holds() })
@@ -521,7 +521,7 @@ func TestForwardSecretIsRequired(t *testing.T) {
 	t.Parallel()
 	cfg := config.ClusterDefaults()
 	cfg.Address = "127.0.0.1:1"
-	c, err := cluster.New(cfg, nil, nil)
+	c, err := sharedredis.New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,10 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 )
 
 // Command is the state command and its subcommands.
@@ -107,7 +107,7 @@ func (c *Command) runRedis(cmd string, out io.Writer) error {
 	if !c.Cluster.Enabled() {
 		return fmt.Errorf("%s: no shared Redis: give --config.file with a cluster: section, or --cluster.redis-address", cmd)
 	}
-	client, err := cluster.New(c.Cluster, nil, nil)
+	client, err := sharedredis.New(c.Cluster, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (c *Command) runRedis(cmd string, out io.Writer) error {
 	opts := store.Options{Schema: schema, Upgrades: upgrades, Buckets: buckets, LockTimeout: time.Second}
 	switch cmd {
 	case c.accept.FullCommand():
-		accepted, err := client.AcceptLostState(ctx)
+		accepted, err := store.AcceptLostState(ctx, client)
 		if err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ func (c *Command) runRedis(cmd string, out io.Writer) error {
 		} else if !st.Mode().IsRegular() {
 			return fmt.Errorf("import: %s is not a regular file", c.importFile)
 		}
-		counts, err := client.ImportState(ctx, c.importFile, opts)
+		counts, err := store.ImportState(ctx, client, c.importFile, opts)
 		if err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
@@ -142,7 +142,7 @@ func (c *Command) runRedis(cmd string, out io.Writer) error {
 			tracker.DescribeCounts(counts), c.importFile)
 		return nil
 	default:
-		counts, err := client.ExportState(ctx, c.exportFile, opts)
+		counts, err := store.ExportState(ctx, client, c.exportFile, opts)
 		if err != nil {
 			return fmt.Errorf("export: %w", err)
 		}

@@ -11,9 +11,10 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
@@ -153,13 +154,13 @@ func TestRedisCommands(t *testing.T) {
 		t.Errorf("import of a missing file created it: %v", err)
 	}
 	// The state in use (a replica opened it): import refuses it.
-	c, err := cluster.New(cc, nil, nil)
+	c, err := sharedredis.New(cc, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	schema, upgrades, buckets := tracker.Layout()
-	if _, err := c.OpenStateStore(t.Context(), cluster.StateOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets}); err != nil {
+	if _, err := store.OpenRedis(t.Context(), c, store.RedisOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := run(cc, "state", "import", backup); err == nil || !strings.Contains(err.Error(), "in use") {

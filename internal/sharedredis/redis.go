@@ -1,4 +1,4 @@
-package cluster
+package sharedredis
 
 import (
 	"context"
@@ -26,8 +26,9 @@ import (
 // libLogger takes go-redis's own log lines (failed dials, a sentinel
 // switching the primary), which would otherwise go to stderr in another
 // format: at debug level, since Client.call already logs each change of
-// reachability once. go-redis has one logger per process, so the last
-// Client made names it.
+// reachability once, and the sentinels' dialer each change of the primary
+// it follows. go-redis has one logger per process, so the last Client
+// made names it.
 type libLogger struct{ l atomic.Pointer[log.Logger] }
 
 var redisLog = func() *libLogger {
@@ -39,24 +40,20 @@ var redisLog = func() *libLogger {
 }()
 
 func (l *libLogger) Printf(_ context.Context, format string, v ...any) {
-	logger := *l.l.Load()
-	if strings.HasPrefix(format, "sentinel: new master=") {
-		// The one line an operator wants at info: the primary the
-		// sentinels name changed (a failover, or the first lookup).
-		level.Info(logger).Log("msg", "Redis Sentinel names a new primary: the shared Redis is there now", "detail", fmt.Sprintf(format, v...))
-		return
-	}
-	level.Debug(logger).Log("msg", "go-redis", "detail", fmt.Sprintf(format, v...))
+	level.Debug(*l.l.Load()).Log("msg", "go-redis", "detail", fmt.Sprintf(format, v...))
 }
 
-// errNil is the null reply (a missing key or field, a script's false): not
+// Nil is the null reply (a missing key or field, a script's false): not
 // a failure, callers test it with errors.Is.
-var errNil = redis.Nil
+var Nil = redis.Nil
 
 // redisConn is the client of one Redis: a plain one at cluster.address, or
 // one that follows the primary that Redis Sentinel names.
 type redisConn struct {
 	rdb *redis.Client
+	// sentinels, with Sentinel, is the dialer that checks the primary
+	// they name.
+	sentinels *sentinels
 }
 
 // Bounds of the retries go-redis makes on its own. One retry sends a
@@ -82,7 +79,7 @@ const (
 // RESP2 keeps the replies in the shapes the scripts answer (integers,
 // strings, arrays). The password file is read at every dial, so that a
 // rotated password applies to the next connection without a restart.
-func newRedisConn(cfg *config.Cluster, tc *tls.Config, sentinelPassword string) *redisConn {
+func newRedisConn(cfg *config.Cluster, tc *tls.Config, sentinelPassword string, logger log.Logger) *redisConn {
 	o := &redis.UniversalOptions{
 		Addrs: []string{cfg.Address},
 		CredentialsProviderContext: func(context.Context) (string, string, error) {
@@ -112,28 +109,37 @@ func newRedisConn(cfg *config.Cluster, tc *tls.Config, sentinelPassword string) 
 	o.Addrs = cfg.Sentinel.Addresses
 	o.MasterName = cfg.Sentinel.MasterName
 	o.SentinelUsername, o.SentinelPassword = cfg.Sentinel.Username, sentinelPassword
-	return &redisConn{rdb: redis.NewFailoverClient(o.Failover())}
+	s := newSentinels(o, logger)
+	fo := o.Failover()
+	fo.Dialer = s.dial
+	return &redisConn{rdb: redis.NewFailoverClient(fo), sentinels: s}
 }
 
-func (p *redisConn) close() error { return p.rdb.Close() }
-
-// do sends one command and returns its reply: errNil for a null.
-func (p *redisConn) do(ctx context.Context, args ...any) (any, error) {
-	return waitLoading(ctx, func() (any, error) { return p.rdb.Do(ctx, args...).Result() })
+func (p *redisConn) close() error {
+	if p.sentinels != nil {
+		p.sentinels.close()
+	}
+	return p.rdb.Close()
 }
 
-// reply is one command's answer in a pipeline: its value, or errNil, or
+// Do sends one command and returns its reply: Nil for a null. Callers
+// send it within Call, which bounds and counts it.
+func (c *Client) Do(ctx context.Context, args ...any) (any, error) {
+	return waitLoading(ctx, func() (any, error) { return c.pool.rdb.Do(ctx, args...).Result() })
+}
+
+// Reply is one command's answer in a pipeline: its value, or Nil, or
 // Redis's error.
-type reply struct {
-	val any
-	err error
+type Reply struct {
+	Val any
+	Err error
 }
 
-// pipeline sends cmds in one round trip. The error is the connection's;
-// each command's own (errNil, an error reply) is in its reply.
-func (p *redisConn) pipeline(ctx context.Context, cmds [][]any) ([]reply, error) {
-	return waitLoading(ctx, func() ([]reply, error) {
-		pipe := p.rdb.Pipeline()
+// Pipeline sends cmds in one round trip. The error is the connection's;
+// each command's own (Nil, an error reply) is in its Reply.
+func (c *Client) Pipeline(ctx context.Context, cmds [][]any) ([]Reply, error) {
+	return waitLoading(ctx, func() ([]Reply, error) {
+		pipe := c.pool.rdb.Pipeline()
 		out := make([]*redis.Cmd, len(cmds))
 		for i, c := range cmds {
 			out[i] = pipe.Do(ctx, c...)
@@ -142,14 +148,14 @@ func (p *redisConn) pipeline(ctx context.Context, cmds [][]any) ([]reply, error)
 		if err != nil && !isReplyError(err) {
 			return nil, err
 		}
-		r := make([]reply, len(out))
+		r := make([]Reply, len(out))
 		loadingAll := len(out) > 0
 		for i, c := range out {
-			r[i].val, r[i].err = c.Result()
-			loadingAll = loadingAll && isLoading(r[i].err)
+			r[i].Val, r[i].Err = c.Result()
+			loadingAll = loadingAll && isLoading(r[i].Err)
 		}
 		if loadingAll {
-			return nil, r[0].err
+			return nil, r[0].Err
 		}
 		return r, nil
 	})
@@ -198,22 +204,26 @@ func waitLoading[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	}
 }
 
-// script is a Lua script, run by its SHA-1 (EVALSHA) and sent in full
+// Script is a Lua script, run by its SHA-1 (EVALSHA) and sent in full
 // (EVAL) only when Redis does not know it yet (NOSCRIPT: a new or
-// restarted Redis, a promoted replica, SCRIPT FLUSH).
-type script struct{ s *redis.Script }
+// restarted Redis, a promoted replica, SCRIPT FLUSH). It is go-redis's
+// Script with our methods only: a wrapper holding a *redis.Script linked
+// every method of it into the binary (4 KB).
+type Script redis.Script
 
-func newScript(src string) *script { return &script{s: redis.NewScript(src)} }
+// NewScript is the script of source src.
+func NewScript(src string) *Script { return (*Script)(redis.NewScript(src)) }
 
-// run runs s with keys and args.
-func (s *script) run(ctx context.Context, p *redisConn, keys []string, args ...any) (any, error) {
-	return waitLoading(ctx, func() (any, error) { return s.s.Run(ctx, p.rdb, keys, args...).Result() })
+// Run runs s on c with keys and args, within Call.
+func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...any) (any, error) {
+	return waitLoading(ctx, func() (any, error) { return (*redis.Script)(s).Run(ctx, c.pool.rdb, keys, args...).Result() })
 }
 
 // The shapes of replies the callers expect; another shape is an error
 // that names what came.
 
-func asInt(v any, err error) (int64, error) {
+// AsInt is an integer reply.
+func AsInt(v any, err error) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
@@ -224,7 +234,8 @@ func asInt(v any, err error) (int64, error) {
 	return n, nil
 }
 
-func asString(v any, err error) (string, error) {
+// AsString is a string reply.
+func AsString(v any, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
@@ -235,7 +246,8 @@ func asString(v any, err error) (string, error) {
 	return s, nil
 }
 
-func asArray(v any, err error) ([]any, error) {
+// AsArray is an array reply.
+func AsArray(v any, err error) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -246,13 +258,15 @@ func asArray(v any, err error) ([]any, error) {
 	return a, nil
 }
 
-func asInts(v any, err error) ([]int64, error) { return asEach(v, err, asInt) }
+// AsInts is an array reply of integers.
+func AsInts(v any, err error) ([]int64, error) { return asEach(v, err, AsInt) }
 
-func asStrings(v any, err error) ([]string, error) { return asEach(v, err, asString) }
+// AsStrings is an array reply of strings.
+func AsStrings(v any, err error) ([]string, error) { return asEach(v, err, AsString) }
 
 // asEach is an array reply whose elements are each of one shape.
 func asEach[T any](v any, err error, as func(any, error) (T, error)) ([]T, error) {
-	a, err := asArray(v, err)
+	a, err := AsArray(v, err)
 	if err != nil {
 		return nil, err
 	}
@@ -271,11 +285,11 @@ func asEach[T any](v any, err error, as func(any, error) (T, error)) ([]T, error
 // through the pool on its own. It answers the script's reply and the
 // replicas that acknowledged: -1 when it did not wait, or when WAIT
 // failed (the script's write stands: its error is not the call's).
-func (s *script) runThenWait(ctx context.Context, p *redisConn, replicas int, timeout time.Duration, wait func(any) bool,
+func (s *Script) runThenWait(ctx context.Context, p *redisConn, replicas int, timeout time.Duration, wait func(any) bool,
 	keys []string, args ...any) (v any, acked int64, err error) {
 	conn := p.rdb.Conn()
 	defer conn.Close()
-	v, err = waitLoading(ctx, func() (any, error) { return s.s.Run(ctx, conn, keys, args...).Result() })
+	v, err = waitLoading(ctx, func() (any, error) { return (*redis.Script)(s).Run(ctx, conn, keys, args...).Result() })
 	if err != nil || !wait(v) {
 		return v, -1, err
 	}

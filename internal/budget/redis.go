@@ -1,32 +1,32 @@
-package cluster
+package budget
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 )
 
-// Ledger is one organization's rolling-window analytics ledger in Redis,
+// RedisLedger is one organization's rolling-window analytics ledger in Redis,
 // shared by every replica: a sorted set of send times (Redis's own clock,
 // in microseconds) that a Lua script prunes, counts and adds to in one
-// step, so that no two replicas can both take the last slot. It implements
-// budget.SharedLedger; a budget.Config with Shared set to it pays every
-// request here.
-type Ledger struct {
-	c *Client
+// step, so that no two replicas can both take the last slot. A Config with
+// Shared set to it pays every request here.
+type RedisLedger struct {
+	c *sharedredis.Client
 	// keys: the send times, the pause after a 429, the halving after one.
 	keys []string
 }
 
-var _ budget.SharedLedger = (*Ledger)(nil)
+var _ SharedLedger = (*RedisLedger)(nil)
 
-// Ledger returns organization's ledger. The organization name is part of
-// the keys (a hash tag, so that its keys stay together on a Redis Cluster).
-func (c *Client) Ledger(organization string) *Ledger {
+// NewRedisLedger is organization's ledger in c. The organization name is
+// part of the keys (a hash tag, so that its keys stay together on a Redis
+// Cluster).
+func NewRedisLedger(c *sharedredis.Client, organization string) *RedisLedger {
 	tag := "budget:{" + organization + "}"
-	return &Ledger{c: c, keys: []string{c.key(tag, "sent"), c.key(tag, "paused"), c.key(tag, "halved")}}
+	return &RedisLedger{c: c, keys: []string{c.Key(tag, "sent"), c.Key(tag, "paused"), c.Key(tag, "halved")}}
 }
 
 // ledgerScript prunes, counts and (ARGV[4] == "1") takes, on Redis's clock.
@@ -36,7 +36,7 @@ func (c *Client) Ledger(organization string) *Ledger {
 // Members are "seconds.micros-i" with i making them unique; the score is
 // the time. The set expires a hold after its last send, so an organization
 // that is gone leaves nothing behind.
-var ledgerScript = newScript(`
+var ledgerScript = sharedredis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local limit, hold, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -75,7 +75,7 @@ return {taken, spent, eff, at, paused, halved}
 
 // rejectScript extends the pause to ARGV[1] ms (never shortens it) and
 // restarts the halving for ARGV[2] ms, both with an expiry.
-var rejectScript = newScript(`
+var rejectScript = sharedredis.NewScript(`
 local p = tonumber(ARGV[1])
 if p > 0 and redis.call('PTTL', KEYS[1]) < p then redis.call('SET', KEYS[1], '1', 'PX', p) end
 local h = tonumber(ARGV[2])
@@ -83,18 +83,18 @@ if h > 0 then redis.call('SET', KEYS[2], '1', 'PX', h) end
 return 1
 `)
 
-// Take implements budget.SharedLedger.
-func (l *Ledger) Take(ctx context.Context, q budget.LedgerQuery) (budget.LedgerState, error) {
-	return l.run(ctx, opLedgerTake, q, true)
+// Take implements SharedLedger.
+func (l *RedisLedger) Take(ctx context.Context, q LedgerQuery) (LedgerState, error) {
+	return l.run(ctx, sharedredis.OpLedgerTake, q, true)
 }
 
-// Read implements budget.SharedLedger.
-func (l *Ledger) Read(ctx context.Context, q budget.LedgerQuery) (budget.LedgerState, error) {
-	return l.run(ctx, opLedgerRead, q, false)
+// Read implements SharedLedger.
+func (l *RedisLedger) Read(ctx context.Context, q LedgerQuery) (LedgerState, error) {
+	return l.run(ctx, sharedredis.OpLedgerRead, q, false)
 }
 
-func (l *Ledger) run(ctx context.Context, op string, q budget.LedgerQuery, take bool) (budget.LedgerState, error) {
-	var st budget.LedgerState
+func (l *RedisLedger) run(ctx context.Context, op string, q LedgerQuery, take bool) (LedgerState, error) {
+	var st LedgerState
 	if q.Limit < 1 || q.Hold <= 0 {
 		return st, fmt.Errorf("ledger: limit %d and hold %s must be positive", q.Limit, q.Hold)
 	}
@@ -102,8 +102,8 @@ func (l *Ledger) run(ctx context.Context, op string, q budget.LedgerQuery, take 
 	if take {
 		takeArg = "1"
 	}
-	err := l.c.call(ctx, op, func(ctx context.Context) (bool, error) {
-		v, err := asInts(ledgerScript.run(ctx, l.c.pool, l.keys, q.Limit, micros(q.Hold), max(q.N, 1), takeArg,
+	err := l.c.Call(ctx, op, func(ctx context.Context) (bool, error) {
+		v, err := sharedredis.AsInts(ledgerScript.Run(ctx, l.c, l.keys, q.Limit, micros(q.Hold), max(q.N, 1), takeArg,
 			micros(q.PausedFor), micros(q.HalvedFor)))
 		if err != nil {
 			return false, err
@@ -111,17 +111,17 @@ func (l *Ledger) run(ctx context.Context, op string, q budget.LedgerQuery, take 
 		if len(v) != 6 {
 			return false, fmt.Errorf("ledger script answered %d values, want 6", len(v))
 		}
-		st = budget.LedgerState{Taken: v[0] == 1, Spent: int(v[1]), Effective: int(v[2]),
+		st = LedgerState{Taken: v[0] == 1, Spent: int(v[1]), Effective: int(v[2]),
 			NextFree: fromMicros(v[3]), PausedFor: fromMicros(v[4]), HalvedFor: fromMicros(v[5])}
 		return take && !st.Taken, nil
 	})
 	return st, err
 }
 
-// Reject implements budget.SharedLedger.
-func (l *Ledger) Reject(ctx context.Context, pause, halve time.Duration) error {
-	return l.c.call(ctx, opLedgerReject, func(ctx context.Context) (bool, error) {
-		_, err := rejectScript.run(ctx, l.c.pool, l.keys[1:], pause.Milliseconds(), halve.Milliseconds())
+// Reject implements SharedLedger.
+func (l *RedisLedger) Reject(ctx context.Context, pause, halve time.Duration) error {
+	return l.c.Call(ctx, sharedredis.OpLedgerReject, func(ctx context.Context) (bool, error) {
+		_, err := rejectScript.Run(ctx, l.c, l.keys[1:], pause.Milliseconds(), halve.Milliseconds())
 		return false, err
 	})
 }

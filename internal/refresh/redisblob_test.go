@@ -1,4 +1,4 @@
-package cluster_test
+package refresh
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ func TestBlobsOnlyNewerVersions(t *testing.T) {
 	t.Parallel()
 	addr := testutil.StartRedis(t)
 	ctx := context.Background()
-	a, b := newReplica(t, addr).Blobs(), newReplica(t, addr).Blobs()
+	a, b := newRedisBlobs(testutil.NewSharedRedis(t, addr).Client), newRedisBlobs(testutil.NewSharedRedis(t, addr).Client)
 	if _, _, ok, err := a.Get(ctx, "snap"); ok || err != nil {
 		t.Fatalf("Get of nothing: %v %v", ok, err)
 	}
@@ -51,7 +51,7 @@ func TestBlobsExpire(t *testing.T) {
 	t.Parallel()
 	addr := testutil.StartRedis(t)
 	ctx := context.Background()
-	bl := newReplica(t, addr).Blobs()
+	bl := newRedisBlobs(testutil.NewSharedRedis(t, addr).Client)
 	if _, err := bl.Put(ctx, "short", 1, []byte("x"), 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,13 @@
-// Package cluster lets replicas of the exporter behave as one through a
-// shared Redis (or Valkey): a rolling-hour analytics ledger per
-// organization that every replica pays from before a request leaves
-// (Ledger), leases with an expiry and a fencing token so that one replica
-// does each piece of work (Leases), and versioned blobs for the data every
-// replica serves (Blobs).
+// Package sharedredis is the exporter's client of the Redis (or Valkey)
+// its replicas share, found directly or through Redis Sentinel: the
+// connection with its health and metrics, Lua scripts and the WAIT for
+// Redis replicas (Client), leases with an expiry and a fencing token so
+// that one replica does each piece of work (Leases), and the primary
+// replica's lease (RunPrimary). What replicas keep there is written by
+// adapters beside the seams they implement: the analytics ledger
+// (budget.RedisLedger), the walks and their snapshots (refresh.RedisWalks)
+// and the operations' state (store.RedisStore); this package knows none
+// of them.
 //
 // A Redis outage is never fatal: every call has a short timeout and returns
 // an error, which the caller turns into "not now" (the ledger pays for
@@ -11,7 +15,7 @@
 // itself when Redis answers again. Nothing here panics or exits on a Redis
 // error, and no key except a lease's fencing counter lives without an
 // expiry.
-package cluster
+package sharedredis
 
 import (
 	"cmp"
@@ -21,8 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,27 +38,28 @@ import (
 )
 
 // Operations are the values of the operation label of
-// mintlify_exporter_cluster_operations_total.
+// mintlify_exporter_cluster_operations_total: the adapters name theirs
+// here, so that every series reads 0 before its first call.
 const (
 	opPing         = "ping"
-	opLedgerTake   = "ledger_take"
-	opLedgerRead   = "ledger_read"
-	opLedgerReject = "ledger_reject"
+	OpLedgerTake   = "ledger_take"
+	OpLedgerRead   = "ledger_read"
+	OpLedgerReject = "ledger_reject"
 	opLeaseAcquire = "lease_acquire"
 	opLeaseRenew   = "lease_renew"
 	opLeaseRelease = "lease_release"
 	opLeaseHolder  = "lease_holder"
-	opBlobPut      = "blob_put"
-	opBlobGet      = "blob_get"
-	opStoreApply   = "store_apply"
-	opStoreRead    = "store_read"
-	// opStoreWait is the WAIT for the Redis replicas after a record's
-	// write: refused when fewer than asked acknowledged in time.
+	OpBlobPut      = "blob_put"
+	OpBlobGet      = "blob_get"
+	OpStoreApply   = "store_apply"
+	OpStoreRead    = "store_read"
+	// opStoreWait is the WAIT for the Redis replicas after a write
+	// (RunReplicated): refused when fewer than asked acknowledged in time.
 	opStoreWait = "store_wait"
 )
 
-var operations = []string{opPing, opLedgerTake, opLedgerRead, opLedgerReject, opLeaseAcquire, opLeaseRenew,
-	opLeaseRelease, opLeaseHolder, opBlobPut, opBlobGet, opStoreApply, opStoreRead, opStoreWait}
+var operations = []string{opPing, OpLedgerTake, OpLedgerRead, OpLedgerReject, opLeaseAcquire, opLeaseRenew,
+	opLeaseRelease, opLeaseHolder, OpBlobPut, OpBlobGet, OpStoreApply, OpStoreRead, opStoreWait}
 
 // Results of an operation: done, refused by the rules it enforces (budget
 // spent, lease held by another, an older version), or failed.
@@ -77,7 +82,7 @@ type Client struct {
 	db     int
 	logger log.Logger
 	// replicas and waitTimeout: the WAIT before a record's
-	// acknowledgement (see StateStore.Apply); 0 replicas: none.
+	// acknowledgement (see RunReplicated); 0 replicas: none.
 	replicas    int
 	waitTimeout time.Duration
 	// unreplicated: the last WAIT fell short (logged once until one does not).
@@ -90,13 +95,11 @@ type Client struct {
 	state atomic.Int32
 	up    prometheus.Gauge
 	ops   *prometheus.CounterVec
-	// walksHeld counts the walk leases held; primary is whether this
-	// process holds the primary lease (see RunPrimary).
-	walksHeld atomic.Int64
-	primary   atomic.Bool
-	// badVersions are the blob versions of another program seen, by key,
-	// so that each is logged once.
-	badVersions sync.Map
+	// held counts the leases held through Leases.Hold (the walks');
+	// primary is whether this process holds the primary lease (see
+	// RunPrimary).
+	held    atomic.Int64
+	primary atomic.Bool
 }
 
 // New validates cfg, reads its password and TLS files and returns a Client
@@ -113,6 +116,9 @@ func New(cfg config.Cluster, reg prometheus.Registerer, logger log.Logger) (*Cli
 		logger = log.NewNopLogger()
 	}
 	redisLog.l.Store(&logger)
+	if n := cfg.Sentinel.Notice(); n != "" {
+		level.Warn(logger).Log("msg", n)
+	}
 	if _, err := password(&cfg); err != nil { // fail now, not at the first dial
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -125,7 +131,7 @@ func New(cfg config.Cluster, reg prometheus.Registerer, logger log.Logger) (*Cli
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	c := &Client{
-		pool:        newRedisConn(&cfg, tc, sentinelPassword),
+		pool:        newRedisConn(&cfg, tc, sentinelPassword, logger),
 		prefix:      cfg.KeyPrefix,
 		timeout:     cfg.Timeout,
 		interval:    cfg.HealthInterval,
@@ -155,7 +161,7 @@ func New(cfg config.Cluster, reg prometheus.Registerer, logger log.Logger) (*Cli
 	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "mintlify_exporter_cluster_walk_leases_held",
 		Help: "Analytics walks this replica holds the lease of now.",
-	}, func() float64 { return float64(c.walksHeld.Load()) })
+	}, func() float64 { return float64(c.held.Load()) })
 	// mintlify_exporter_cluster_primary is not registered here: a scrape
 	// gathers it (PrimaryFamily) from the same read of the role that
 	// decides whether it exports the shared data.
@@ -203,20 +209,20 @@ func (c *Client) Run(ctx context.Context) {
 
 // Ping asks Redis whether it is there.
 func (c *Client) Ping(ctx context.Context) error {
-	return c.call(ctx, opPing, func(ctx context.Context) (bool, error) {
-		_, err := c.pool.do(ctx, "PING")
+	return c.Call(ctx, opPing, func(ctx context.Context) (bool, error) {
+		_, err := c.Do(ctx, "PING")
 		return false, err
 	})
 }
 
-// call runs fn with the client's timeout and records its result; fn says
-// whether Redis refused what was asked (not an error). Errors name the
-// operation; Redis's error texts hold no secrets.
-func (c *Client) call(ctx context.Context, op string, fn func(ctx context.Context) (refused bool, err error)) error {
+// Call runs fn with the client's timeout and records its result as
+// operation op; fn says whether Redis refused what was asked (not an
+// error). Errors name the operation; Redis's error texts hold no secrets.
+func (c *Client) Call(ctx context.Context, op string, fn func(ctx context.Context) (refused bool, err error)) error {
 	return c.callFor(ctx, op, c.timeout, fn)
 }
 
-// callFor is call with a timeout of its own (a write that also waits for
+// callFor is Call with a timeout of its own (a write that also waits for
 // the replicas).
 func (c *Client) callFor(ctx context.Context, op string, timeout time.Duration, fn func(ctx context.Context) (refused bool, err error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -256,14 +262,38 @@ func (c *Client) setUp(up bool, err error) {
 	level.Warn(c.logger).Log("msg", "shared Redis unreachable: no analytics request is sent until it answers again", "address", c.addr, "err", err)
 }
 
-// waited records a WAIT after a record's write that acknowledged acked
-// replicas (-1: WAIT itself failed). A record the replicas do not hold
-// yet is acknowledged all the same, with a warning: it is in the primary
-// (Apply's all-or-nothing contract holds, an error would say it is not),
-// and refusing every job while a replica is away would turn the loss of
-// a replica into the loss of the gateway. It is lost only if the primary
-// dies before a replica copies it. Redis's own min-replicas-to-write
-// refuses the write itself, for those who want that instead.
+// RunReplicated runs s as operation op and, when written says its reply
+// wrote something and replicas are asked for, waits for them (WAIT) before
+// it returns; the call's deadline leaves the WAIT its own time beside the
+// write's. A reply that wrote nothing counts as refused.
+func (c *Client) RunReplicated(ctx context.Context, op string, s *Script, written func(reply any) bool, keys []string, args ...any) (any, error) {
+	var v any
+	acked := int64(-1)
+	timeout := c.timeout
+	if c.replicas > 0 {
+		timeout += c.waitTimeout
+	}
+	wait := func(v any) bool { return c.replicas > 0 && written(v) }
+	err := c.callFor(ctx, op, timeout, func(ctx context.Context) (bool, error) {
+		var err error
+		v, acked, err = s.runThenWait(ctx, c.pool, c.replicas, c.waitTimeout, wait, keys, args...)
+		return err == nil && !written(v), err
+	})
+	if err == nil && wait(v) {
+		c.waited(acked)
+	}
+	return v, err
+}
+
+// waited records a WAIT after a write that acknowledged acked replicas
+// (-1: WAIT itself failed). A record the replicas do not hold yet is
+// acknowledged all the same, with a warning: it is in the primary (the
+// write's all-or-nothing contract holds, an error would say it is not),
+// and refusing every operation while a replica is away would turn the loss
+// of a replica into the loss of the gateway. It is lost only if the
+// primary dies before a replica copies it. Redis's own
+// min-replicas-to-write refuses the write itself, for those who want that
+// instead.
 func (c *Client) waited(acked int64) {
 	switch {
 	case acked >= int64(c.replicas):
@@ -287,10 +317,19 @@ func (c *Client) waited(acked int64) {
 	}
 }
 
-// key is the prefixed key of parts joined by ':'.
-func (c *Client) key(parts ...string) string {
+// Key is the prefixed key of parts joined by ':'.
+func (c *Client) Key(parts ...string) string {
 	return c.prefix + strings.Join(parts, ":")
 }
+
+// Name names key in this Redis for logs and errors: the Redis, its
+// database and the key.
+func (c *Client) Name(key string) string {
+	return "redis://" + c.addr + "/" + strconv.Itoa(c.db) + " " + key
+}
+
+// Logger is the client's logger, for what an adapter reports once.
+func (c *Client) Logger() log.Logger { return c.logger }
 
 // NewOwnerID returns an id for this process as a lease owner: the host
 // name (a pod's name in Kubernetes, for people reading the holder) and a

@@ -1,10 +1,8 @@
-package cluster_test
+package store_test
 
 import (
 	"context"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +24,8 @@ func TestRecordsWaitForAReplica(t *testing.T) {
 		return strings.Contains(testutil.RedisCLI(t, primary.Addr, nil, "INFO", "replication"), ",state=online,") &&
 			strings.Contains(testutil.RedisCLI(t, replica.Addr, nil, "INFO", "replication"), "master_link_status:up")
 	})
-	r := newReplica(t, primary.Addr, func(c *config.Cluster) { c.WaitReplicas, c.WaitTimeout = 1, time.Second })
-	s, err := r.OpenStateStore(context.Background(), stateOpts)
+	r := testutil.NewSharedRedis(t, primary.Addr, func(c *config.Cluster) { c.WaitReplicas, c.WaitTimeout = 1, time.Second })
+	s, err := store.OpenRedis(context.Background(), r.Client, stateOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +35,7 @@ func TestRecordsWaitForAReplica(t *testing.T) {
 	if got := testutil.RedisCLI(t, replica.Addr, nil, "HGET", "mintlify_exporter:state:{agent}:bucket:jobs", "j1"); got != "acknowledged" {
 		t.Errorf("the replica holds %q once the write is acknowledged, want the record", got)
 	}
-	if n := r.metric(t, "mintlify_exporter_cluster_operations_total", "operation", "store_wait", "result", "ok"); n != 1 {
+	if n := r.Calls("store_wait", "ok"); n != 1 {
 		t.Errorf("store_wait ok = %v, want 1", n)
 	}
 
@@ -49,7 +47,7 @@ func TestRecordsWaitForAReplica(t *testing.T) {
 	if d := time.Since(start); d < time.Second {
 		t.Errorf("Apply without a replica returned after %s, before the wait timeout of 1s", d)
 	}
-	if n := r.metric(t, "mintlify_exporter_cluster_operations_total", "operation", "store_wait", "result", "refused"); n != 1 {
+	if n := r.Calls("store_wait", "refused"); n != 1 {
 		t.Errorf("store_wait refused = %v, want 1", n)
 	}
 }
@@ -60,20 +58,20 @@ func TestRecordsWaitForAReplica(t *testing.T) {
 func TestSentinelFailoverIsFollowed(t *testing.T) {
 	t.Parallel()
 	setup := testutil.NewSentinelSetup(t, "mintlify", 5*time.Second)
-	r := newReplica(t, "", func(c *config.Cluster) {
+	r := testutil.NewSharedRedis(t, "", func(c *config.Cluster) {
 		c.Address = ""
 		c.Sentinel = config.ClusterSentinel{MasterName: "mintlify", Addresses: setup.Sentinels}
 		c.WaitTimeout = 2 * time.Second
 	})
 	ctx := context.Background()
-	s, err := r.OpenStateStore(ctx, stateOpts)
+	s, err := store.OpenRedis(ctx, r.Client, stateOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Apply(store.Op{Bucket: store.Jobs, Key: "before", Value: []byte("1")}); err != nil {
 		t.Fatal(err)
 	}
-	if n := r.metric(t, "mintlify_exporter_cluster_operations_total", "operation", "store_wait", "result", "ok"); n != 1 {
+	if n := r.Calls("store_wait", "ok"); n != 1 {
 		t.Errorf("store_wait ok = %v, want 1 (one replica by default with Sentinel)", n)
 	}
 	// A failover the sentinels start at once (no down-after wait).
@@ -93,35 +91,7 @@ func TestSentinelFailoverIsFollowed(t *testing.T) {
 		}
 	}
 	// The leases and the marker came along: the state is not taken as lost.
-	if _, err := r.CheckState(ctx, s.Marker()); err != nil {
+	if _, err := store.CheckRedis(ctx, r.Client, s.Marker()); err != nil {
 		t.Errorf("CheckState after the failover: %v", err)
-	}
-}
-
-// The sentinels' password comes from its file; a wrong one is refused
-// without showing in the error.
-func TestSentinelPasswordFile(t *testing.T) {
-	t.Parallel()
-	primary := testutil.NewRedis(t)
-	sentinel := testutil.StartSentinel(t, "mintlify", primary.Addr, "requirepass sentinel-s3cret")
-	dir := t.TempDir()
-	for _, c := range []struct {
-		pw string
-		ok bool
-	}{{"sentinel-s3cret", true}, {"wrong-pw-9", false}} {
-		file := filepath.Join(dir, c.pw)
-		if err := os.WriteFile(file, []byte(c.pw+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		r := newReplica(t, "", func(cfg *config.Cluster) {
-			cfg.Sentinel = config.ClusterSentinel{MasterName: "mintlify", Addresses: []string{sentinel}, PasswordFile: file}
-		})
-		err := r.Ping(context.Background())
-		switch {
-		case c.ok && err != nil:
-			t.Errorf("with the sentinels' password: %v", err)
-		case !c.ok && (err == nil || strings.Contains(err.Error(), c.pw) || strings.Contains(err.Error(), "sentinel-s3cret")):
-			t.Errorf("with a wrong sentinel password: %v; want an error without the password", err)
-		}
 	}
 }

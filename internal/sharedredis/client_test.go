@@ -1,4 +1,4 @@
-package cluster_test
+package sharedredis_test
 
 import (
 	"bufio"
@@ -17,8 +17,8 @@ import (
 
 	"github.com/go-kit/log"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
@@ -223,11 +223,11 @@ func TestAuthAndSelect(t *testing.T) {
 	}
 	ctx := context.Background()
 	r := newReplica(t, srv.Addr, func(c *config.Cluster) { c.Username, c.PasswordFile, c.DB = "alice", pwFile("alice-s3cret"), 3 })
-	if _, err := r.Blobs().Put(ctx, "in-db-3", 1, []byte("yes"), time.Minute); err != nil {
-		t.Fatalf("as alice: %v", err)
+	if _, ok, err := r.Leases().Acquire(ctx, "in-db-3", "alice-owner", time.Minute); err != nil || !ok {
+		t.Fatalf("as alice: %v %v", ok, err)
 	}
-	if got := testutil.RedisCLI(t, srv.Addr, nil, "--user", "alice", "--pass", "alice-s3cret", "--no-auth-warning", "-n", "3", "HGET", "mintlify_exporter:blob:in-db-3", "d"); got != "yes" {
-		t.Errorf("the blob in database 3 reads %q, want yes: SELECT was not sent", got)
+	if got := testutil.RedisCLI(t, srv.Addr, nil, "--user", "alice", "--pass", "alice-s3cret", "--no-auth-warning", "-n", "3", "GET", "mintlify_exporter:lease:{in-db-3}"); !strings.HasSuffix(got, " alice-owner") {
+		t.Errorf("the lease in database 3 reads %q, want alice-owner's: SELECT was not sent", got)
 	}
 	for _, c := range []struct{ user, pw string }{{"alice", "wrong-pw-7"}, {"", "alice-s3cret"}, {"mallory", "alice-s3cret"}} {
 		bad := newReplica(t, srv.Addr, func(cfg *config.Cluster) { cfg.Username, cfg.PasswordFile = c.user, pwFile(c.pw) })
@@ -238,22 +238,23 @@ func TestAuthAndSelect(t *testing.T) {
 	}
 }
 
-// go-redis's own log lines go to the client's logger: at debug, but the
-// sentinels naming a new primary at info.
+// go-redis's own log lines go to the client's logger, at debug: its
+// sentinel's pick of a primary too, which the dialer checks, and which
+// logs the primary it follows itself.
 func TestLibraryLogLines(t *testing.T) {
 	var buf testutil.SyncBuffer
 	logger := log.NewLogfmtLogger(&buf)
 	cfg := config.ClusterDefaults()
 	cfg.Address = "127.0.0.1:1"
-	c, err := cluster.New(cfg, nil, logger)
+	c, err := sharedredis.New(cfg, nil, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	cluster.LibraryLog(`sentinel: new master=%q addr=%q`, "mintlify", "127.0.0.1:6380")
-	cluster.LibraryLog("redis: connection pool: failed to dial after %d attempts", 5)
+	sharedredis.LibraryLog(`sentinel: new master=%q addr=%q`, "mintlify", "127.0.0.1:6380")
+	sharedredis.LibraryLog("redis: connection pool: failed to dial after %d attempts", 5)
 	out := buf.String()
-	if !strings.Contains(out, `level=info msg="Redis Sentinel names a new primary`) || !strings.Contains(out, `level=debug msg=go-redis detail="redis: connection pool: failed to dial after 5 attempts"`) {
+	if !strings.Contains(out, `level=debug msg=go-redis detail="sentinel: new master=`) || !strings.Contains(out, `level=debug msg=go-redis detail="redis: connection pool: failed to dial after 5 attempts"`) {
 		t.Errorf("go-redis's lines logged as:\n%s", out)
 	}
 }

@@ -1,31 +1,36 @@
-package cluster
+package refresh
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-kit/log/level"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 )
 
-// MaxBlobBytes bounds a blob: Put refuses a larger one and Get does not
+// MaxRedisBlobBytes bounds a blob: Put refuses a larger one and Get does not
 // read one (a snapshot of the exporter's bounded series is a few MB; a
 // larger value is not one of ours, and would be read again and again).
-const MaxBlobBytes = 32 << 20
+const MaxRedisBlobBytes = 32 << 20
 
-// Blobs are versioned values in Redis, for what every replica serves (a
+// redisBlobs are versioned values in Redis, for what every replica serves (a
 // snapshot of a source): a write only lands when its version is newer than
 // the stored one, so a replica that lost a lease mid-walk cannot put an
 // older snapshot over a newer one. Each blob expires (a snapshot nobody
 // refreshes any more should not be served forever).
-type Blobs struct{ c *Client }
+type redisBlobs struct {
+	c *sharedredis.Client
+	// badVersions are the blob versions of another program seen, by key,
+	// so that each is logged once.
+	badVersions sync.Map
+}
 
-// Blobs returns the client's blobs.
-func (c *Client) Blobs() *Blobs { return &Blobs{c: c} }
+func newRedisBlobs(c *sharedredis.Client) *redisBlobs { return &redisBlobs{c: c} }
 
 // putScript writes the hash KEYS[1] {v = ARGV[1], d = ARGV[2]} with an
 // expiry of ARGV[3] ms unless it holds a version at least as new.
@@ -33,7 +38,7 @@ func (c *Client) Blobs() *Blobs { return &Blobs{c: c} }
 // doubles and would round a nanosecond timestamp. A stored version that is
 // not one this exporter writes (20 digits, at most int64's largest: so a
 // leading 0) is overwritten: it must not block the demand until it expires.
-var putScript = newScript(`
+var putScript = sharedredis.NewScript(`
 local cur = redis.call('HGET', KEYS[1], 'v')
 if cur and #cur == 20 and string.match(cur, '^0%d+$') and cur >= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'v', ARGV[1], 'd', ARGV[2])
@@ -43,7 +48,7 @@ return 1
 
 // Put stores data under key as version (at least 0) for ttl, unless the
 // stored version is the same or newer; written says which.
-func (b *Blobs) Put(ctx context.Context, key string, version int64, data []byte, ttl time.Duration) (written bool, err error) {
+func (b *redisBlobs) Put(ctx context.Context, key string, version int64, data []byte, ttl time.Duration) (written bool, err error) {
 	switch {
 	case key == "":
 		return false, errors.New("blob: empty key")
@@ -51,11 +56,11 @@ func (b *Blobs) Put(ctx context.Context, key string, version int64, data []byte,
 		return false, fmt.Errorf("blob %s: version must not be negative, got %d", key, version)
 	case ttl < time.Millisecond:
 		return false, fmt.Errorf("blob %s: needs an expiry of at least 1ms, got %s", key, ttl)
-	case len(data) > MaxBlobBytes:
-		return false, fmt.Errorf("blob %s: %d bytes, more than the %d bytes the replicas read", key, len(data), MaxBlobBytes)
+	case len(data) > MaxRedisBlobBytes:
+		return false, fmt.Errorf("blob %s: %d bytes, more than the %d bytes the replicas read", key, len(data), MaxRedisBlobBytes)
 	}
-	err = b.c.call(ctx, opBlobPut, func(ctx context.Context) (bool, error) {
-		n, err := asInt(putScript.run(ctx, b.c.pool, []string{b.c.key("blob", key)}, versionString(version), data, ttl.Milliseconds()))
+	err = b.c.Call(ctx, sharedredis.OpBlobPut, func(ctx context.Context) (bool, error) {
+		n, err := sharedredis.AsInt(putScript.Run(ctx, b.c, []string{b.c.Key("blob", key)}, versionString(version), data, ttl.Milliseconds()))
 		written = n == 1
 		return !written, err
 	})
@@ -67,7 +72,7 @@ func (b *Blobs) Put(ctx context.Context, key string, version int64, data []byte,
 // ARGV[1] bytes. One step, so that the size checked is the size of the
 // data read; and a blob over the bound never crosses the wire (go-redis
 // reads a reply whole, with no bound of its own).
-var getScript = newScript(`
+var getScript = sharedredis.NewScript(`
 local v = redis.call('HGET', KEYS[1], 'v')
 if not v then return false end
 local n = redis.call('HSTRLEN', KEYS[1], 'd')
@@ -77,14 +82,14 @@ return {v, n, redis.call('HGET', KEYS[1], 'd') or ''}
 
 // Get reads key's data and version; ok is false when there is none. A blob
 // that is not one of ours (a version that is not a number of ours, data
-// larger than MaxBlobBytes, which is not read) is an error that wraps
-// refresh.ErrUnreadableSnapshot, with its version when it has one: Redis
+// larger than MaxRedisBlobBytes, which is not read) is an error that wraps
+// ErrUnreadableSnapshot, with its version when it has one: Redis
 // answered, so it does not count as unreachable.
-func (b *Blobs) Get(ctx context.Context, key string) (data []byte, version int64, ok bool, err error) {
+func (b *redisBlobs) Get(ctx context.Context, key string) (data []byte, version int64, ok bool, err error) {
 	var bad error
-	err = b.c.call(ctx, opBlobGet, func(ctx context.Context) (bool, error) {
-		r, err := asArray(getScript.run(ctx, b.c.pool, []string{b.c.key("blob", key)}, MaxBlobBytes))
-		if errors.Is(err, errNil) {
+	err = b.c.Call(ctx, sharedredis.OpBlobGet, func(ctx context.Context) (bool, error) {
+		r, err := sharedredis.AsArray(getScript.Run(ctx, b.c, []string{b.c.Key("blob", key)}, MaxRedisBlobBytes))
+		if errors.Is(err, sharedredis.Nil) {
 			return false, nil
 		}
 		if err != nil {
@@ -98,8 +103,8 @@ func (b *Blobs) Get(ctx context.Context, key string) (data []byte, version int64
 		if version, bad = b.parseVersion(key, v); bad != nil {
 			return true, nil
 		}
-		if n > MaxBlobBytes || len(r) < 3 {
-			bad = fmt.Errorf("blob %s version %d: %d bytes, more than the %d bytes a replica reads: not read (%w)", key, version, n, MaxBlobBytes, refresh.ErrUnreadableSnapshot)
+		if n > MaxRedisBlobBytes || len(r) < 3 {
+			bad = fmt.Errorf("blob %s version %d: %d bytes, more than the %d bytes a replica reads: not read (%w)", key, version, n, MaxRedisBlobBytes, ErrUnreadableSnapshot)
 			return true, nil
 		}
 		d, _ := r[2].(string)
@@ -115,7 +120,7 @@ func (b *Blobs) Get(ctx context.Context, key string) (data []byte, version int64
 // parseVersion reads a stored version; one that is not a number this
 // exporter writes (it overflows int64, say) is an error that says so,
 // logged once per key and value.
-func (b *Blobs) parseVersion(key, v string) (int64, error) {
+func (b *redisBlobs) parseVersion(key, v string) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err == nil && n >= 0 {
 		return n, nil
@@ -124,9 +129,9 @@ func (b *Blobs) parseVersion(key, v string) (int64, error) {
 		v = v[:40] + "…"
 	}
 	err = fmt.Errorf("blob %s: version %q in Redis is not a version this exporter writes (a non-negative int64): ignored, and overwritten by the next publish (%w)",
-		key, v, refresh.ErrUnreadableSnapshot)
-	if old, loaded := b.c.badVersions.Swap(key, v); !loaded || old != v {
-		level.Warn(b.c.logger).Log("msg", "shared snapshot with a version of another program: ignored", "err", err)
+		key, v, ErrUnreadableSnapshot)
+	if old, loaded := b.badVersions.Swap(key, v); !loaded || old != v {
+		level.Warn(b.c.Logger()).Log("msg", "shared snapshot with a version of another program: ignored", "err", err)
 	}
 	return 0, err
 }
@@ -136,23 +141,23 @@ func versionString(v int64) string { return fmt.Sprintf("%020d", v) }
 // Versions reads the versions of keys in one round trip, 0 where a key has
 // none: replicas poll them to learn which snapshots changed, and fetch only
 // those.
-func (b *Blobs) Versions(ctx context.Context, keys []string) ([]int64, error) {
+func (b *redisBlobs) Versions(ctx context.Context, keys []string) ([]int64, error) {
 	out := make([]int64, len(keys))
-	err := b.c.call(ctx, opBlobGet, func(ctx context.Context) (bool, error) {
+	err := b.c.Call(ctx, sharedredis.OpBlobGet, func(ctx context.Context) (bool, error) {
 		if len(keys) == 0 {
 			return false, nil
 		}
 		cmds := make([][]any, len(keys))
 		for i, k := range keys {
-			cmds[i] = []any{"HGET", b.c.key("blob", k), "v"}
+			cmds[i] = []any{"HGET", b.c.Key("blob", k), "v"}
 		}
-		r, err := b.c.pool.pipeline(ctx, cmds)
+		r, err := b.c.Pipeline(ctx, cmds)
 		if err != nil {
 			return false, err
 		}
 		for i := range r {
-			v, err := asString(r[i].val, r[i].err)
-			if errors.Is(err, errNil) {
+			v, err := sharedredis.AsString(r[i].Val, r[i].Err)
+			if errors.Is(err, sharedredis.Nil) {
 				continue
 			}
 			if err != nil {

@@ -1,4 +1,4 @@
-package cluster_test
+package store_test
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
@@ -29,11 +28,11 @@ func TestLostStateIsNoticedAndRefusedUntilAccepted(t *testing.T) {
 	t.Parallel()
 	addr := testutil.StartRedis(t)
 	ctx := context.Background()
-	a, b, fresh := newReplica(t, addr), newReplica(t, addr), newReplica(t, addr)
-	if m, err := b.CheckState(ctx, ""); err != nil || m != "" {
+	a, b, fresh := testutil.NewSharedRedis(t, addr), testutil.NewSharedRedis(t, addr), testutil.NewSharedRedis(t, addr)
+	if m, err := store.CheckRedis(ctx, b.Client, ""); err != nil || m != "" {
 		t.Fatalf("CheckState of a new Redis = %q, %v; want no marker", m, err)
 	}
-	sa, err := a.OpenStateStore(ctx, stateOpts)
+	sa, err := store.OpenRedis(ctx, a.Client, stateOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,38 +40,38 @@ func TestLostStateIsNoticedAndRefusedUntilAccepted(t *testing.T) {
 	if err := sa.Apply(store.Op{Bucket: store.Jobs, Key: "j1", Value: []byte("acknowledged")}); err != nil {
 		t.Fatal(err)
 	}
-	if m, err := b.CheckState(ctx, ""); err != nil || m != marker {
+	if m, err := store.CheckRedis(ctx, b.Client, ""); err != nil || m != marker {
 		t.Fatalf("b's CheckState = %q, %v; want the marker %q", m, err, marker)
 	}
 
 	flushAll(t, addr)
 	err = sa.Apply(store.Op{Bucket: store.Jobs, Key: "j2", Value: []byte("after the loss")})
-	if !errors.Is(err, cluster.ErrStateLost) || !strings.Contains(err.Error(), "state accept-empty") {
+	if !errors.Is(err, store.ErrStateLost) || !strings.Contains(err.Error(), "state accept-empty") {
 		t.Fatalf("a write after FLUSHALL: %v, want a lost state naming what to do", err)
 	}
-	if _, err := b.CheckState(ctx, marker); !errors.Is(err, cluster.ErrStateLost) {
+	if _, err := store.CheckRedis(ctx, b.Client, marker); !errors.Is(err, store.ErrStateLost) {
 		t.Fatalf("CheckState by a replica that knew the marker: %v, want ErrStateLost", err)
 	}
 	// Marked lost in Redis: a replica that never saw the marker refuses it
 	// too, and cannot start a fresh state over it.
-	if _, err := fresh.CheckState(ctx, ""); !errors.Is(err, cluster.ErrStateLost) {
+	if _, err := store.CheckRedis(ctx, fresh.Client, ""); !errors.Is(err, store.ErrStateLost) {
 		t.Errorf("CheckState by a new replica: %v, want ErrStateLost", err)
 	}
-	if _, err := fresh.OpenStateStore(ctx, stateOpts); !errors.Is(err, cluster.ErrStateLost) {
+	if _, err := store.OpenRedis(ctx, fresh.Client, stateOpts); !errors.Is(err, store.ErrStateLost) {
 		t.Errorf("OpenStateStore by a new replica: %v, want ErrStateLost", err)
 	}
 
-	if ok, err := fresh.AcceptLostState(ctx); err != nil || !ok {
+	if ok, err := store.AcceptLostState(ctx, fresh.Client); err != nil || !ok {
 		t.Fatalf("AcceptLostState = %v, %v", ok, err)
 	}
-	if ok, err := fresh.AcceptLostState(ctx); err != nil || ok {
+	if ok, err := store.AcceptLostState(ctx, fresh.Client); err != nil || ok {
 		t.Errorf("AcceptLostState of a state not lost = %v, %v; want false", ok, err)
 	}
-	next, err := b.CheckState(ctx, marker)
+	next, err := store.CheckRedis(ctx, b.Client, marker)
 	if err != nil || next == "" || next == marker {
 		t.Fatalf("CheckState after the accept = %q, %v; want a new marker", next, err)
 	}
-	sb, err := b.OpenStateStore(ctx, cluster.StateOptions{Schema: stateOpts.Schema, Buckets: stateOpts.Buckets, Known: marker})
+	sb, err := store.OpenRedis(ctx, b.Client, store.RedisOptions{Schema: stateOpts.Schema, Buckets: stateOpts.Buckets, Known: marker})
 	if err != nil {
 		t.Fatalf("OpenStateStore after the accept by a replica that knew the lost marker: %v", err)
 	}
@@ -82,7 +81,7 @@ func TestLostStateIsNoticedAndRefusedUntilAccepted(t *testing.T) {
 	if err := sb.Apply(store.Op{Bucket: store.Jobs, Key: "j3", Value: []byte("x")}); err != nil {
 		t.Errorf("a write on the accepted state: %v", err)
 	}
-	if err := sa.Apply(store.Op{Bucket: store.Jobs, Key: "j4", Value: []byte("x")}); !errors.Is(err, cluster.ErrStateLost) {
+	if err := sa.Apply(store.Op{Bucket: store.Jobs, Key: "j4", Value: []byte("x")}); !errors.Is(err, store.ErrStateLost) {
 		t.Errorf("a write through the store opened on the lost state: %v, want ErrStateLost", err)
 	}
 }
@@ -94,9 +93,9 @@ func TestLostStateIsImportedFromABackup(t *testing.T) {
 	t.Parallel()
 	srv := testutil.NewRedis(t)
 	ctx := context.Background()
-	a := newReplica(t, srv.Addr, func(c *config.Cluster) { c.Timeout = 2 * time.Second })
+	a := testutil.NewSharedRedis(t, srv.Addr, func(c *config.Cluster) { c.Timeout = 2 * time.Second })
 	opts := store.Options{Schema: stateOpts.Schema, Buckets: stateOpts.Buckets, LockTimeout: time.Second}
-	sa, err := a.OpenStateStore(ctx, stateOpts)
+	sa, err := store.OpenRedis(ctx, a.Client, stateOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,27 +104,27 @@ func TestLostStateIsImportedFromABackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	backup := filepath.Join(t.TempDir(), "backup.db")
-	if counts, err := a.ExportState(ctx, backup, opts); err != nil || counts[store.Jobs] != 1 || counts["intents"] != 1 {
+	if counts, err := store.ExportState(ctx, a.Client, backup, opts); err != nil || counts[store.Jobs] != 1 || counts["intents"] != 1 {
 		t.Fatalf("ExportState = %v, %v", counts, err)
 	}
-	if _, err := a.ExportState(ctx, backup, opts); err == nil {
+	if _, err := store.ExportState(ctx, a.Client, backup, opts); err == nil {
 		t.Error("ExportState over an existing file succeeded")
 	}
-	if _, err := a.ImportState(ctx, backup, opts); err == nil || !strings.Contains(err.Error(), "in use") {
+	if _, err := store.ImportState(ctx, a.Client, backup, opts); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Errorf("ImportState into a state in use: %v, want a refusal", err)
 	}
 
 	srv.Stop()
 	srv.Start()
 	testutil.Eventually(t, 0, "CheckState after Redis restarted empty answers ErrStateLost", func() bool {
-		_, err = a.CheckState(ctx, marker)
-		return errors.Is(err, cluster.ErrStateLost)
+		_, err = store.CheckRedis(ctx, a.Client, marker)
+		return errors.Is(err, store.ErrStateLost)
 	}, func() string { return fmt.Sprint(err) })
-	counts, err := a.ImportState(ctx, backup, opts)
+	counts, err := store.ImportState(ctx, a.Client, backup, opts)
 	if err != nil || counts[store.Jobs] != 1 || counts["intents"] != 1 {
 		t.Fatalf("ImportState = %v, %v", counts, err)
 	}
-	s, err := a.OpenStateStore(ctx, cluster.StateOptions{Schema: stateOpts.Schema, Buckets: stateOpts.Buckets, Known: marker})
+	s, err := store.OpenRedis(ctx, a.Client, store.RedisOptions{Schema: stateOpts.Schema, Buckets: stateOpts.Buckets, Known: marker})
 	if err != nil {
 		t.Fatalf("OpenStateStore after the import: %v", err)
 	}

@@ -1,10 +1,10 @@
-package cluster_test
+package sharedredis_test
 
 import (
 	"testing"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
@@ -14,7 +14,7 @@ func TestHelpTexts(t *testing.T) {
 	cfg := config.ClusterDefaults()
 	cfg.Address = "127.0.0.1:1"
 	var reg tu.Registered
-	c, err := cluster.New(cfg, &reg, nil)
+	c, err := sharedredis.New(cfg, &reg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

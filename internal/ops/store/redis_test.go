@@ -1,4 +1,4 @@
-package cluster_test
+package store_test
 
 import (
 	"context"
@@ -9,22 +9,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // stateStore is the tracker's interface, which the Redis store implements.
 type stateStore = tracker.StateStore
 
-var _ stateStore = (*cluster.StateStore)(nil)
+var _ stateStore = (*store.RedisStore)(nil)
 
-var stateOpts = cluster.StateOptions{Schema: "1", Buckets: []string{"intents"}}
+var stateOpts = store.RedisOptions{Schema: "1", Buckets: []string{"intents"}}
 
-func openState(t *testing.T, addr string, opts cluster.StateOptions) (stateStore, error) {
+func openState(t *testing.T, addr string, opts store.RedisOptions) (stateStore, error) {
 	t.Helper()
-	return newReplica(t, addr).OpenStateStore(context.Background(), opts)
+	return store.OpenRedis(context.Background(), testutil.NewSharedRedis(t, addr).Client, opts)
 }
 
 func readAll(t *testing.T, s stateStore, bucket string) (map[string]string, []string) {
@@ -104,20 +104,20 @@ func TestStateStoreRefusesUnknownBucket(t *testing.T) {
 func TestStateStoreSchema(t *testing.T) {
 	t.Parallel()
 	addr := testutil.StartRedis(t)
-	if _, err := openState(t, addr, cluster.StateOptions{Schema: "1"}); err != nil {
+	if _, err := openState(t, addr, store.RedisOptions{Schema: "1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openState(t, addr, cluster.StateOptions{Schema: "2"}); err == nil || !strings.Contains(err.Error(), `schema version "1"`) {
+	if _, err := openState(t, addr, store.RedisOptions{Schema: "2"}); err == nil || !strings.Contains(err.Error(), `schema version "1"`) {
 		t.Errorf("Open as schema 2 of schema 1 state: %v", err)
 	}
 	// An upgrade re-stamps it; then schema 1 is refused.
-	if _, err := openState(t, addr, cluster.StateOptions{Schema: "2", Upgrades: []string{"1"}}); err != nil {
+	if _, err := openState(t, addr, store.RedisOptions{Schema: "2", Upgrades: []string{"1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openState(t, addr, cluster.StateOptions{Schema: "1"}); err == nil {
+	if _, err := openState(t, addr, store.RedisOptions{Schema: "1"}); err == nil {
 		t.Error("Open as schema 1 after the upgrade to 2 succeeded")
 	}
-	if _, err := openState(t, addr, cluster.StateOptions{}); err == nil {
+	if _, err := openState(t, addr, store.RedisOptions{}); err == nil {
 		t.Error("Open without a schema succeeded")
 	}
 }
@@ -156,17 +156,17 @@ func TestFencedStateStoreRefusesADeposedWriter(t *testing.T) {
 	t.Parallel()
 	addr := testutil.StartRedis(t)
 	ctx := context.Background()
-	a, b := newReplica(t, addr), newReplica(t, addr)
+	a, b := testutil.NewSharedRedis(t, addr), testutil.NewSharedRedis(t, addr)
 	// A holds the lease for as long as any check of its writes may take on
 	// a busy machine; then its last renewal is short (it stops renewing).
 	const ttl = time.Minute
-	la, ok, err := a.Leases().Acquire(ctx, cluster.AgentLease, "replica-a", ttl)
+	la, ok, err := a.Leases().Acquire(ctx, store.AgentLease, "replica-a", ttl)
 	if err != nil || !ok {
 		t.Fatalf("Acquire: %v %v", ok, err)
 	}
 	opts := stateOpts
 	opts.Fence = &la
-	sa, err := a.OpenStateStore(ctx, opts)
+	sa, err := store.OpenRedis(ctx, a.Client, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,15 +190,15 @@ func TestFencedStateStoreRefusesADeposedWriter(t *testing.T) {
 	if la, err = a.Leases().Renew(ctx, la, 300*time.Millisecond); err != nil {
 		t.Fatalf("last Renew: %v", err)
 	}
-	var lb cluster.Lease
+	var lb sharedredis.Lease
 	testutil.Eventually(t, 0, "B taking over the lease A stopped renewing", func() bool {
-		if lb, ok, err = b.Leases().Acquire(ctx, cluster.AgentLease, "replica-b", ttl); err != nil {
+		if lb, ok, err = b.Leases().Acquire(ctx, store.AgentLease, "replica-b", ttl); err != nil {
 			t.Fatal(err)
 		}
 		return ok
 	})
 	opts.Fence = &lb
-	sb, err := b.OpenStateStore(ctx, opts)
+	sb, err := store.OpenRedis(ctx, b.Client, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,13 +206,13 @@ func TestFencedStateStoreRefusesADeposedWriter(t *testing.T) {
 		t.Fatalf("the new holder's write: %v", err)
 	}
 	err = sa.Apply(store.Op{Bucket: store.Jobs, Key: "j1", Value: []byte("a's, stale")})
-	if !errors.Is(err, cluster.ErrLeaseLost) {
+	if !errors.Is(err, sharedredis.ErrLeaseLost) {
 		t.Errorf("the deposed holder's write: %v, want ErrLeaseLost", err)
 	}
 	if got, _ := readAll(t, sb, store.Jobs); got["j1"] != "b's" {
 		t.Errorf("j1 = %q after the deposed holder's write, want the new holder's", got["j1"])
 	}
-	if _, err := a.OpenStateStore(ctx, cluster.StateOptions{Schema: "1", Fence: &cluster.Lease{Name: "primary"}}); err == nil {
+	if _, err := store.OpenRedis(ctx, a.Client, store.RedisOptions{Schema: "1", Fence: &sharedredis.Lease{Name: "primary"}}); err == nil {
 		t.Error("a store fenced by another lease than the agent lease opened")
 	}
 }

@@ -1,4 +1,4 @@
-package cluster_test
+package sharedredis_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
@@ -49,7 +49,7 @@ func TestNewReadsSecretsAtOnce(t *testing.T) {
 		cfg := config.ClusterDefaults()
 		cfg.Address = "127.0.0.1:1"
 		c.edit(&cfg)
-		if _, err := cluster.New(cfg, nil, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := sharedredis.New(cfg, nil, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
@@ -78,5 +78,5 @@ func TestPasswordFile(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "wrong-two") || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("with a wrong password: %v", err)
 	}
-	fresh.waitUp(t, 0)
+	fresh.WaitUp(t, false)
 }

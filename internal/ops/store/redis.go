@@ -1,4 +1,4 @@
-package cluster
+package store
 
 import (
 	"context"
@@ -7,29 +7,28 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 )
 
-// StateStore keeps the agent job tracker's state in Redis, with the same
-// buckets, keys and versioned record bytes as its bbolt file: one hash per
-// bucket and the schema in a meta hash, all under one hash tag so that an
-// Apply is one MULTI/EXEC even on a Redis Cluster. It has the methods of
-// the tracker's state store. Records have no expiry: the tracker deletes
-// them after their retention, as it does in its file.
-type StateStore struct {
-	c       *Client
+// RedisStore keeps the operations' state in the Redis replicas share,
+// with the same buckets, keys and versioned record bytes as the bbolt file
+// (Store): one hash per bucket and the schema in a meta hash, all under
+// one hash tag so that an Apply is one script even on a Redis Cluster. It
+// has the methods of the tracker's state store. Records have no expiry:
+// the tracker deletes them after their retention, as it does in its file.
+type RedisStore struct {
+	c       *sharedredis.Client
 	buckets map[string]bool
-	// fence, when set, is the lease every write requires (see StateOptions).
-	fence *Lease
+	// fence, when set, is the lease every write requires (see RedisOptions).
+	fence *sharedredis.Lease
 	// marker is the state's marker at the open: every write requires it
 	// (see openScript).
 	marker string
 }
 
-// StateOptions configure OpenStateStore; they mean what store.Options do.
-type StateOptions struct {
+// RedisOptions configure OpenRedis; they mean what Options do.
+type RedisOptions struct {
 	Schema   string
 	Upgrades []string
 	Buckets  []string
@@ -38,7 +37,7 @@ type StateOptions struct {
 	// so a replica that lost it (cut off from Redis, paused) cannot write
 	// over its successor's state. Its name must be "agent", whose key
 	// shares the state's hash slot.
-	Fence *Lease
+	Fence *sharedredis.Lease
 	// Known is the state's marker this replica saw last ("" none): a state
 	// whose marker is another one, or that has none, was lost
 	// (*LostStateError).
@@ -62,7 +61,7 @@ const AgentLease = "agent"
 // never saw the old marker) until an operator accepts or re-imports it
 // (AcceptLostState, ImportState), which writes a new marker that
 // "supersedes" the lost one.
-var openScript = newScript(`
+var openScript = sharedredis.NewScript(`
 local m = redis.call('HMGET', KEYS[1], 'id', 'lost', 'supersedes', 'schema')
 local id, lost, sup, cur = m[1], m[2], m[3], m[4]
 if lost then return {'lost', lost} end
@@ -86,7 +85,7 @@ return {'ok', id}
 // its data, or was flushed. Acknowledged jobs and Idempotency-Keys are
 // gone, so the gateway must not run on it until an operator decides.
 type LostStateError struct {
-	// Where names the state (StateStore.Path).
+	// Where names the state (RedisStore.Path).
 	Where string
 }
 
@@ -110,14 +109,14 @@ func newMarker() string {
 }
 
 // runOpen runs openScript; stamp is false to look only.
-func (c *Client) runOpen(ctx context.Context, known string, stamp bool, schema string, upgrades []string) (kind, value string, err error) {
+func runOpen(ctx context.Context, c *sharedredis.Client, known string, stamp bool, schema string, upgrades []string) (kind, value string, err error) {
 	fresh := ""
 	if stamp {
 		fresh = newMarker()
 	}
-	err = c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
+	err = c.Call(ctx, sharedredis.OpStoreApply, func(ctx context.Context) (bool, error) {
 		args := append([]any{known, fresh, schema}, anySlice(upgrades)...)
-		v, err := asStrings(openScript.run(ctx, c.pool, []string{c.stateMetaKey()}, args...))
+		v, err := sharedredis.AsStrings(openScript.Run(ctx, c, []string{metaKey(c)}, args...))
 		if err != nil {
 			return false, err
 		}
@@ -130,40 +129,40 @@ func (c *Client) runOpen(ctx context.Context, known string, stamp bool, schema s
 	return kind, value, err
 }
 
-// CheckState compares the marker of the agent state in Redis with known,
+// CheckRedis compares the marker of the agent state in Redis with known,
 // the one this replica last saw ("" none), without stamping anything. It
 // answers the marker to remember ("" when there is no state yet), or a
 // *LostStateError when the state is marked lost, or is found lost now (it
 // is then marked lost for every replica). Every replica calls it on every
 // round of the lease, so the loss is noticed even by replicas that do not
 // run the gateway.
-func (c *Client) CheckState(ctx context.Context, known string) (string, error) {
-	kind, value, err := c.runOpen(ctx, known, false, "", nil)
+func CheckRedis(ctx context.Context, c *sharedredis.Client, known string) (string, error) {
+	kind, value, err := runOpen(ctx, c, known, false, "", nil)
 	if err != nil {
 		return known, fmt.Errorf("agent state in Redis: %w", err)
 	}
 	if kind == "lost" {
-		return known, &LostStateError{Where: c.statePath()}
+		return known, &LostStateError{Where: statePath(c)}
 	}
 	return value, nil
 }
 
-// OpenStateStore checks and stamps the schema of the state in Redis, and
-// its marker against opts.Known. It fails when the state there is of
-// another schema than opts.Schema or opts.Upgrades, when it was lost (a
-// *LostStateError; see CheckState), or when Redis does not answer.
-func (c *Client) OpenStateStore(ctx context.Context, opts StateOptions) (*StateStore, error) {
+// OpenRedis checks and stamps the schema of the state in c, and its marker
+// against opts.Known. It fails when the state there is of another schema
+// than opts.Schema or opts.Upgrades, when it was lost (a *LostStateError;
+// see CheckRedis), or when Redis does not answer.
+func OpenRedis(ctx context.Context, c *sharedredis.Client, opts RedisOptions) (*RedisStore, error) {
 	if opts.Schema == "" {
 		return nil, errors.New("agent state in Redis: a schema is required")
 	}
 	if opts.Fence != nil && opts.Fence.Name != AgentLease {
 		return nil, fmt.Errorf("agent state in Redis: fenced by lease %q, want %q", opts.Fence.Name, AgentLease)
 	}
-	s := &StateStore{c: c, buckets: map[string]bool{store.Jobs: true}, fence: opts.Fence}
+	s := &RedisStore{c: c, buckets: map[string]bool{Jobs: true}, fence: opts.Fence}
 	for _, b := range opts.Buckets {
 		s.buckets[b] = true
 	}
-	kind, value, err := c.runOpen(ctx, opts.Known, true, opts.Schema, opts.Upgrades)
+	kind, value, err := runOpen(ctx, c, opts.Known, true, opts.Schema, opts.Upgrades)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("agent state in Redis: %w", err)
@@ -177,8 +176,8 @@ func (c *Client) OpenStateStore(ctx context.Context, opts StateOptions) (*StateS
 }
 
 // Marker is the state's marker this store was opened with: a replica
-// remembers it, to notice a loss at its next CheckState or OpenStateStore.
-func (s *StateStore) Marker() string { return s.marker }
+// remembers it, to notice a loss at its next CheckRedis or OpenRedis.
+func (s *RedisStore) Marker() string { return s.marker }
 
 func anySlice(ss []string) []any {
 	out := make([]any, len(ss))
@@ -188,20 +187,16 @@ func anySlice(ss []string) []any {
 	return out
 }
 
-func (s *StateStore) metaKey() string { return s.c.stateMetaKey() }
+func metaKey(c *sharedredis.Client) string { return c.Key("state:{agent}", "meta") }
 
-func (c *Client) stateMetaKey() string { return c.key("state:{agent}", "meta") }
-
-func (s *StateStore) bucketKey(bucket string) string {
-	return s.c.key("state:{agent}", "bucket", bucket)
+func bucketKey(c *sharedredis.Client, bucket string) string {
+	return c.Key("state:{agent}", "bucket", bucket)
 }
 
 // Path names the state for logs and errors: the Redis and the key prefix.
-func (s *StateStore) Path() string { return s.c.statePath() }
+func (s *RedisStore) Path() string { return statePath(s.c) }
 
-func (c *Client) statePath() string {
-	return "redis://" + c.addr + "/" + strconv.Itoa(c.db) + " " + c.key("state:{agent}")
-}
+func statePath(c *sharedredis.Client) string { return c.Name(c.Key("state:{agent}")) }
 
 // Apply makes the changes atomically (one script, run as one step): when it
 // returns nil they are all in Redis; when it fails they are either all
@@ -211,7 +206,7 @@ func (c *Client) statePath() string {
 // once the state's marker is no longer the one it was opened with (the
 // state was lost under it), and with ErrLeaseLost once its fence lease is
 // gone.
-func (s *StateStore) Apply(ops ...store.Op) error {
+func (s *RedisStore) Apply(ops ...Op) error {
 	for _, op := range ops {
 		if !s.buckets[op.Bucket] {
 			return fmt.Errorf("agent state in Redis: no bucket %q", op.Bucket)
@@ -225,7 +220,7 @@ func (s *StateStore) Apply(ops ...store.Op) error {
 // meta hash KEYS[1] holds marker ARGV[1] and is not marked lost (else -1),
 // and if the fence lease KEYS[2] holds ARGV[2] (ARGV[3] "1": fenced; else
 // 0).
-var applyScript = newScript(`
+var applyScript = sharedredis.NewScript(`
 local m = redis.call('HMGET', KEYS[1], 'id', 'lost')
 if m[1] ~= ARGV[1] or m[2] then return -1 end
 if ARGV[3] == '1' and redis.call('GET', KEYS[2]) ~= ARGV[2] then return 0 end
@@ -236,18 +231,18 @@ end
 return 1
 `)
 
-func (s *StateStore) apply(ops []store.Op) error {
-	keys := []string{s.metaKey(), s.metaKey()}
+func (s *RedisStore) apply(ops []Op) error {
+	keys := []string{metaKey(s.c), metaKey(s.c)}
 	args := []any{s.marker, "", "0"}
 	if s.fence != nil {
-		keys[1] = s.c.Leases().keys(s.fence.Name)[0]
-		args[1], args[2] = s.fence.value(), "1"
+		keys[1], args[1] = s.c.Leases().Fence(*s.fence)
+		args[2] = "1"
 	}
 	index := map[string]int{}
 	for _, op := range ops {
 		i, ok := index[op.Bucket]
 		if !ok {
-			keys = append(keys, s.bucketKey(op.Bucket))
+			keys = append(keys, bucketKey(s.c, op.Bucket))
 			i = len(keys)
 			index[op.Bucket] = i
 		}
@@ -257,45 +252,28 @@ func (s *StateStore) apply(ops []store.Op) error {
 		}
 		args = append(args, i, kind, op.Key, value)
 	}
-	var n int
-	var acked int64 = -1
-	written := func(v any) bool { return s.c.replicas > 0 && v == int64(1) }
-	// The call's deadline leaves the WAIT its own time beside the write's.
-	timeout := s.c.timeout
-	if s.c.replicas > 0 {
-		timeout += s.c.waitTimeout
-	}
-	err := s.c.callFor(context.Background(), opStoreApply, timeout, func(ctx context.Context) (bool, error) {
-		var err error
-		var n64 int64
-		v, a, err := applyScript.runThenWait(ctx, s.c.pool, s.c.replicas, s.c.waitTimeout, written, keys, args...)
-		n64, err = asInt(v, err)
-		n, acked = int(n64), a
-		return n != 1, err
-	})
-	if err == nil && n == 1 && s.c.replicas > 0 {
-		s.c.waited(acked)
-	}
+	written := func(v any) bool { return v == int64(1) }
+	n, err := sharedredis.AsInt(s.c.RunReplicated(context.Background(), sharedredis.OpStoreApply, applyScript, written, keys, args...))
 	switch {
 	case err != nil:
 		return err
 	case n == -1:
 		return &LostStateError{Where: s.Path()}
 	case n == 0:
-		return fmt.Errorf("agent state in Redis: lease %s (token %d): %w: another replica runs the gateway now", s.fence.Name, s.fence.Token, ErrLeaseLost)
+		return fmt.Errorf("agent state in Redis: lease %s (token %d): %w: another replica runs the gateway now", s.fence.Name, s.fence.Token, sharedredis.ErrLeaseLost)
 	}
 	return nil
 }
 
 // ForEachIn calls fn for every entry of bucket in key order, as the bbolt
 // store does.
-func (s *StateStore) ForEachIn(bucket string, fn func(key, value []byte) error) error {
+func (s *RedisStore) ForEachIn(bucket string, fn func(key, value []byte) error) error {
 	if !s.buckets[bucket] {
 		return fmt.Errorf("agent state in Redis: no bucket %q", bucket)
 	}
 	all := map[string]string{}
-	err := s.c.call(context.Background(), opStoreRead, func(ctx context.Context) (bool, error) {
-		kv, err := asStrings(s.c.pool.do(ctx, "HGETALL", s.bucketKey(bucket)))
+	err := s.c.Call(context.Background(), sharedredis.OpStoreRead, func(ctx context.Context) (bool, error) {
+		kv, err := sharedredis.AsStrings(s.c.Do(ctx, "HGETALL", bucketKey(s.c, bucket)))
 		if err != nil {
 			return false, err
 		}
@@ -324,25 +302,25 @@ func (s *StateStore) ForEachIn(bucket string, fn func(key, value []byte) error) 
 }
 
 // Len is the number of entries of the jobs bucket.
-func (s *StateStore) Len() (int, error) {
+func (s *RedisStore) Len() (int, error) {
 	var n int64
-	err := s.c.call(context.Background(), opStoreRead, func(ctx context.Context) (bool, error) {
+	err := s.c.Call(context.Background(), sharedredis.OpStoreRead, func(ctx context.Context) (bool, error) {
 		var err error
-		n, err = asInt(s.c.pool.do(ctx, "HLEN", s.bucketKey(store.Jobs)))
+		n, err = sharedredis.AsInt(s.c.Do(ctx, "HLEN", bucketKey(s.c, Jobs)))
 		return false, err
 	})
 	return int(n), err
 }
 
 // Close does nothing: the Client belongs to the caller.
-func (s *StateStore) Close() error { return nil }
+func (s *RedisStore) Close() error { return nil }
 
 // CheckFile is nil: there is no file that could be replaced under the
 // store.
-func (s *StateStore) CheckFile() error { return nil }
+func (s *RedisStore) CheckFile() error { return nil }
 
 // Replaced is false, for the same reason.
-func (s *StateStore) Replaced() bool { return false }
+func (s *RedisStore) Replaced() bool { return false }
 
 // Stalled is false: every call to Redis ends within the client's timeout.
-func (s *StateStore) Stalled() bool { return false }
+func (s *RedisStore) Stalled() bool { return false }

@@ -1,4 +1,4 @@
-package cluster
+package store
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"os"
 	"slices"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 )
 
-// What an operator does about agent state lost in Redis (see CheckState):
+// What an operator does about agent state lost in Redis (see CheckRedis):
 // accept it as it is now (AcceptLostState), or copy a state file into it
 // (ImportState), from a backup that ExportState wrote or a single
 // exporter's --agent.state-file. Both end with a new marker that
@@ -21,7 +21,7 @@ import (
 // acceptScript clears the lost mark of meta KEYS[1] and writes marker
 // ARGV[1], superseding the lost one, and schema ARGV[2] when given; it
 // answers the lost marker, or false when the state was not marked lost.
-var acceptScript = newScript(`
+var acceptScript = sharedredis.NewScript(`
 local lost = redis.call('HGET', KEYS[1], 'lost')
 if not lost then return false end
 redis.call('HDEL', KEYS[1], 'lost')
@@ -35,22 +35,22 @@ return lost
 // is gone (the jobs are no longer followed, a retry with an old
 // Idempotency-Key creates a new job). It reports false, and changes
 // nothing, when the state is not marked lost.
-func (c *Client) AcceptLostState(ctx context.Context) (bool, error) {
-	return c.accept(ctx, "")
+func AcceptLostState(ctx context.Context, c *sharedredis.Client) (bool, error) {
+	return accept(ctx, c, "")
 }
 
-func (c *Client) accept(ctx context.Context, schema string) (bool, error) {
+func accept(ctx context.Context, c *sharedredis.Client, schema string) (bool, error) {
 	var accepted bool
-	err := c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
-		_, err := acceptScript.run(ctx, c.pool, []string{c.stateMetaKey()}, newMarker(), schema)
-		if errors.Is(err, errNil) {
+	err := c.Call(ctx, sharedredis.OpStoreApply, func(ctx context.Context) (bool, error) {
+		_, err := acceptScript.Run(ctx, c, []string{metaKey(c)}, newMarker(), schema)
+		if errors.Is(err, sharedredis.Nil) {
 			return true, nil
 		}
 		accepted = err == nil
 		return false, err
 	})
 	if err != nil {
-		return false, fmt.Errorf("agent state in Redis %s: %w", c.statePath(), err)
+		return false, fmt.Errorf("agent state in Redis %s: %w", statePath(c), err)
 	}
 	return accepted, nil
 }
@@ -59,7 +59,7 @@ func (c *Client) accept(ctx context.Context, schema string) (bool, error) {
 // already, so that no replica starts the gateway while an import writes;
 // it refuses (answers the marker) a state in use: one with a marker, not
 // marked lost. It answers "" when the import may go on.
-var holdScript = newScript(`
+var holdScript = sharedredis.NewScript(`
 local m = redis.call('HMGET', KEYS[1], 'id', 'lost')
 if m[2] then return '' end
 if m[1] then return m[1] end
@@ -73,26 +73,26 @@ return ''
 // in use (one that is not marked lost and has a marker): import into a
 // lost state, or into a Redis no replica has used yet. It answers the
 // number of entries copied by bucket.
-func (c *Client) ImportState(ctx context.Context, path string, opts store.Options) (map[string]int, error) {
-	src, err := store.Open(path, opts)
+func ImportState(ctx context.Context, c *sharedredis.Client, path string, opts Options) (map[string]int, error) {
+	src, err := Open(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
 	var inUse string
-	err = c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
+	err = c.Call(ctx, sharedredis.OpStoreApply, func(ctx context.Context) (bool, error) {
 		var err error
-		inUse, err = asString(holdScript.run(ctx, c.pool, []string{c.stateMetaKey()}))
+		inUse, err = sharedredis.AsString(holdScript.Run(ctx, c, []string{metaKey(c)}))
 		return inUse != "", err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("agent state in Redis %s: %w", c.statePath(), err)
+		return nil, fmt.Errorf("agent state in Redis %s: %w", statePath(c), err)
 	}
 	if inUse != "" {
-		return nil, fmt.Errorf("agent state in Redis %s is in use (not marked lost): import only into a lost state or a Redis no replica has used yet", c.statePath())
+		return nil, fmt.Errorf("agent state in Redis %s is in use (not marked lost): import only into a lost state or a Redis no replica has used yet", statePath(c))
 	}
 	counts := map[string]int{}
-	for _, b := range append([]string{store.Jobs}, opts.Buckets...) {
+	for _, b := range append([]string{Jobs}, opts.Buckets...) {
 		fields := map[string]any{}
 		if err := src.ForEachIn(b, func(k, v []byte) error {
 			fields[string(k)] = slices.Clone(v)
@@ -100,32 +100,32 @@ func (c *Client) ImportState(ctx context.Context, path string, opts store.Option
 		}); err != nil {
 			return counts, fmt.Errorf("state file %s: reading %s: %w", path, b, err)
 		}
-		if err := c.writeBucket(ctx, b, fields); err != nil {
+		if err := writeBucket(ctx, c, b, fields); err != nil {
 			return counts, err
 		}
 		counts[b] = len(fields)
 	}
-	if _, err := c.accept(ctx, opts.Schema); err != nil {
+	if _, err := accept(ctx, c, opts.Schema); err != nil {
 		return counts, err
 	}
 	return counts, nil
 }
 
 // writeBucket sets fields of bucket, a bounded number per call.
-func (c *Client) writeBucket(ctx context.Context, bucket string, fields map[string]any) error {
+func writeBucket(ctx context.Context, c *sharedredis.Client, bucket string, fields map[string]any) error {
 	keys := slices.Sorted(maps.Keys(fields))
 	for chunk := range slices.Chunk(keys, 500) {
 		args := make([]any, 0, 2+2*len(chunk))
-		args = append(args, "HSET", c.key("state:{agent}", "bucket", bucket))
+		args = append(args, "HSET", bucketKey(c, bucket))
 		for _, k := range chunk {
 			args = append(args, k, fields[k])
 		}
-		err := c.call(ctx, opStoreApply, func(ctx context.Context) (bool, error) {
-			_, err := c.pool.do(ctx, args...)
+		err := c.Call(ctx, sharedredis.OpStoreApply, func(ctx context.Context) (bool, error) {
+			_, err := c.Do(ctx, args...)
 			return false, err
 		})
 		if err != nil {
-			return fmt.Errorf("agent state in Redis %s: writing %s: %w", c.statePath(), bucket, err)
+			return fmt.Errorf("agent state in Redis %s: writing %s: %w", statePath(c), bucket, err)
 		}
 	}
 	return nil
@@ -134,23 +134,23 @@ func (c *Client) writeBucket(ctx context.Context, bucket string, fields map[stri
 // ExportState copies the agent state in Redis into a new state file at
 // path (which must not exist), a backup that ImportState takes back. It
 // answers the number of entries copied by bucket.
-func (c *Client) ExportState(ctx context.Context, path string, opts store.Options) (map[string]int, error) {
+func ExportState(ctx context.Context, c *sharedredis.Client, path string, opts Options) (map[string]int, error) {
 	if err := refuseExisting(path); err != nil {
 		return nil, err
 	}
-	src := &StateStore{c: c, buckets: map[string]bool{store.Jobs: true}}
+	src := &RedisStore{c: c, buckets: map[string]bool{Jobs: true}}
 	for _, b := range opts.Buckets {
 		src.buckets[b] = true
 	}
-	dst, err := store.Open(path, opts)
+	dst, err := Open(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	counts := map[string]int{}
 	for b := range src.buckets {
-		var ops []store.Op
+		var ops []Op
 		if err := src.ForEachIn(b, func(k, v []byte) error {
-			ops = append(ops, store.Op{Bucket: b, Key: string(k), Value: slices.Clone(v)})
+			ops = append(ops, Op{Bucket: b, Key: string(k), Value: slices.Clone(v)})
 			return nil
 		}); err != nil {
 			_ = dst.Close()

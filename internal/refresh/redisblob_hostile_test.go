@@ -1,4 +1,4 @@
-package cluster_test
+package refresh
 
 import (
 	"context"
@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
@@ -29,25 +27,25 @@ func netOut(t *testing.T, addr string) int64 {
 	return 0
 }
 
-// Blobs that are not ours: one larger than MaxBlobBytes is not read (Redis
-// sends a few bytes, not the blob), a version that overflows int64 is
+// Blobs that are not ours: one larger than MaxRedisBlobBytes is not read
+// (Redis sends a few bytes, not the blob), a version that overflows int64 is
 // reported as what it is, neither counts as Redis unreachable, and the
 // overflowing version does not block the next publish.
 func TestHostileBlobs(t *testing.T) {
 	t.Parallel()
 	addr := testutil.StartRedis(t)
 	ctx := context.Background()
-	r := newReplica(t, addr)
-	bl := r.Blobs()
-	big := strings.Repeat("x", cluster.MaxBlobBytes+1)
+	r := testutil.NewSharedRedis(t, addr)
+	bl := newRedisBlobs(r.Client)
+	big := strings.Repeat("x", MaxRedisBlobBytes+1)
 	testutil.RedisCLI(t, addr, []byte(big), "HSET", "mintlify_exporter:blob:big", "v", "00000000000000000007", "d")
 	testutil.RedisCLI(t, addr, nil, "HSET", "mintlify_exporter:blob:over", "v", "99999999999999999999", "d", "x")
-	r.waitUp(t, 1)
+	r.WaitUp(t, true)
 
 	before := netOut(t, addr)
 	for range 3 {
 		_, v, ok, err := bl.Get(ctx, "big")
-		if !errors.Is(err, refresh.ErrUnreadableSnapshot) || ok || v != 7 || !strings.Contains(err.Error(), "more than") {
+		if !errors.Is(err, ErrUnreadableSnapshot) || ok || v != 7 || !strings.Contains(err.Error(), "more than") {
 			t.Fatalf("Get of a blob over the bound: v %d ok %v err %v; want version 7 and an error saying it is too large", v, ok, err)
 		}
 	}
@@ -59,15 +57,15 @@ func TestHostileBlobs(t *testing.T) {
 	}
 
 	_, _, _, err := bl.Get(ctx, "over")
-	if !errors.Is(err, refresh.ErrUnreadableSnapshot) || !strings.Contains(err.Error(), `"99999999999999999999"`) {
+	if !errors.Is(err, ErrUnreadableSnapshot) || !strings.Contains(err.Error(), `"99999999999999999999"`) {
 		t.Errorf("Get of an overflowing version: %v, want an error naming the version", err)
 	}
 	vs, err := bl.Versions(ctx, []string{"over", "big"})
 	if err != nil || vs[0] != 0 || vs[1] != 7 {
 		t.Errorf("Versions = %v, %v; want [0 7]: an overflowing version reads as none", vs, err)
 	}
-	if up := r.metric(t, "mintlify_exporter_cluster_up"); up != 1 {
-		t.Errorf("mintlify_exporter_cluster_up %v after blobs that are not ours: Redis answered, want 1", up)
+	if !r.Up() {
+		t.Error("mintlify_exporter_cluster_up 0 after blobs that are not ours: Redis answered, want 1")
 	}
 	if written, err := bl.Put(ctx, "over", 5, []byte("ours"), time.Minute); err != nil || !written {
 		t.Errorf("Put over an overflowing version: %v %v, want written", written, err)
@@ -102,7 +100,7 @@ func TestUnreadableSnapshotIsNotFetchedAgain(t *testing.T) {
 	}
 	b := newPlanReplica(t, addr, "replica-b", srv.URL, clk)
 	gets := func() float64 {
-		return b.metric(t, "mintlify_exporter_cluster_operations_total", "operation", "blob_get", "result", "ok")
+		return b.Calls("blob_get", "ok")
 	}
 	b.sched.Sync(ctx)
 	first := gets()

@@ -1,4 +1,4 @@
-package cluster_test
+package refresh
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
@@ -26,8 +26,8 @@ const walksKey = "mint_walks"
 // the shared ledger) and scheduler, sharing walks through its own
 // connection to Redis.
 type planReplica struct {
-	sched *refresh.Scheduler
-	*replica
+	sched *Scheduler
+	*testutil.SharedRedis
 }
 
 // clock is a test clock the plans share (leases keep Redis's own time).
@@ -36,10 +36,14 @@ type clock struct{ ns atomic.Int64 }
 func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
-func newPlanReplica(t *testing.T, addr, owner, apiURL string, clk *clock, edit ...func(*refresh.Config)) *planReplica {
+func newPlanReplica(t *testing.T, addr, owner, apiURL string, clk *clock, edit ...func(*Config)) *planReplica {
 	t.Helper()
-	r := newReplica(t, addr)
-	b := newBudget(t, r.Ledger("acme"), 1000, time.Hour)
+	r := testutil.NewSharedRedis(t, addr)
+	b, err := budget.New(budget.Config{Limit: 1000, Window: time.Hour, Organization: "acme", Shared: budget.NewRedisLedger(r.Client, "acme")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
 	client, err := apiclient.New(apiclient.Config{BaseURL: apiURL, APIKey: walksKey, AnalyticsBudget: b, MaxRetries: 0, Now: clk.now})
 	if err != nil {
 		t.Fatal(err)
@@ -49,23 +53,23 @@ func newPlanReplica(t *testing.T, addr, owner, apiURL string, clk *clock, edit .
 		win, _ := analytics.ParseWindow(w)
 		windows = append(windows, win)
 	}
-	cfg := refresh.Config{
-		Projects: []refresh.Project{{
+	cfg := Config{
+		Projects: []Project{{
 			Project: analytics.Project{ID: "docs", Windows: windows, Location: time.UTC},
 			Sources: []sources.Spec{{Name: sources.NameVisitors}, {Name: sources.NameFeedback}, {Name: sources.NameSearches, Settings: map[string]int{"top_queries": 3}}},
 		}},
 		PageSize: apiclient.MaxPageSize, MinInterval: time.Minute, FinalDayDelay: -1, SiteInterval: -1, Now: clk.now,
-		Shared: r.Walks("acme", owner),
+		Shared: NewRedisWalks(r.Client, "acme", owner),
 	}
 	for _, e := range edit {
 		e(&cfg)
 	}
-	s, err := refresh.New(client, b, cfg, nil)
+	s, err := New(client, b, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return &planReplica{sched: s, replica: r}
+	return &planReplica{sched: s, SharedRedis: r}
 }
 
 // samples are every sample of the replica's data, as text, sorted.

@@ -1,4 +1,4 @@
-package cluster
+package sharedredis
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -44,7 +45,7 @@ func (c *Client) Leases() *Leases { return &Leases{c: c, now: time.Now} }
 
 func (l *Leases) keys(name string) []string {
 	tag := "lease:{" + name + "}"
-	return []string{l.c.key(tag), l.c.key(tag, "token")}
+	return []string{l.c.Key(tag), l.c.Key(tag, "token")}
 }
 
 // acquireScript: when nobody holds KEYS[1], the next token and a lease of
@@ -54,7 +55,7 @@ func (l *Leases) keys(name string) []string {
 // without its data starts the counter again, and tokens counted from 1
 // would repeat ones that replicas still hold (as the versions of their
 // snapshots); the clock keeps them growing across such a loss.
-var acquireScript = newScript(`
+var acquireScript = NewScript(`
 local v = redis.call('GET', KEYS[1])
 if v then return {0, v, redis.call('PTTL', KEYS[1])} end
 local tok = redis.call('INCR', KEYS[2])
@@ -70,7 +71,7 @@ return {1, v, tonumber(ARGV[2])}
 `)
 
 // renewScript extends KEYS[1] to ARGV[2] ms if it still holds ARGV[1].
-var renewScript = newScript(`
+var renewScript = NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
@@ -79,7 +80,7 @@ return 0
 `)
 
 // releaseScript deletes KEYS[1] if it still holds ARGV[1].
-var releaseScript = newScript(`
+var releaseScript = NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `)
@@ -104,8 +105,8 @@ func (l *Leases) Acquire(ctx context.Context, name, owner string, ttl time.Durat
 		return Lease{}, false, err
 	}
 	start := l.now()
-	err = l.c.call(ctx, opLeaseAcquire, func(ctx context.Context) (bool, error) {
-		v, err := asArray(acquireScript.run(ctx, l.c.pool, l.keys(name), owner, ttl.Milliseconds()))
+	err = l.c.Call(ctx, opLeaseAcquire, func(ctx context.Context) (bool, error) {
+		v, err := AsArray(acquireScript.Run(ctx, l.c, l.keys(name), owner, ttl.Milliseconds()))
 		if err != nil {
 			return false, err
 		}
@@ -135,8 +136,8 @@ func (l *Leases) Renew(ctx context.Context, lease Lease, ttl time.Duration) (Lea
 	}
 	start := l.now()
 	var held bool
-	err := l.c.call(ctx, opLeaseRenew, func(ctx context.Context) (bool, error) {
-		n, err := asInt(renewScript.run(ctx, l.c.pool, l.keys(lease.Name)[:1], lease.value(), ttl.Milliseconds()))
+	err := l.c.Call(ctx, opLeaseRenew, func(ctx context.Context) (bool, error) {
+		n, err := AsInt(renewScript.Run(ctx, l.c, l.keys(lease.Name)[:1], lease.value(), ttl.Milliseconds()))
 		held = n == 1
 		return !held, err
 	})
@@ -155,8 +156,8 @@ func (l *Leases) Renew(ctx context.Context, lease Lease, ttl time.Duration) (Lea
 // the caller's (nothing is released then).
 func (l *Leases) Release(ctx context.Context, lease Lease) error {
 	var held bool
-	err := l.c.call(ctx, opLeaseRelease, func(ctx context.Context) (bool, error) {
-		n, err := asInt(releaseScript.run(ctx, l.c.pool, l.keys(lease.Name)[:1], lease.value()))
+	err := l.c.Call(ctx, opLeaseRelease, func(ctx context.Context) (bool, error) {
+		n, err := AsInt(releaseScript.Run(ctx, l.c, l.keys(lease.Name)[:1], lease.value()))
 		held = n == 1
 		return !held, err
 	})
@@ -173,20 +174,20 @@ func (l *Leases) Release(ctx context.Context, lease Lease) error {
 // page; ok is false when nobody holds it.
 func (l *Leases) Holder(ctx context.Context, name string) (lease Lease, ok bool, err error) {
 	start := l.now()
-	err = l.c.call(ctx, opLeaseHolder, func(ctx context.Context) (bool, error) {
+	err = l.c.Call(ctx, opLeaseHolder, func(ctx context.Context) (bool, error) {
 		key := l.keys(name)[0]
-		r, err := l.c.pool.pipeline(ctx, [][]any{{"GET", key}, {"PTTL", key}})
+		r, err := l.c.Pipeline(ctx, [][]any{{"GET", key}, {"PTTL", key}})
 		if err != nil {
 			return false, err
 		}
-		v, err := asString(r[0].val, r[0].err)
-		if errors.Is(err, errNil) {
+		v, err := AsString(r[0].Val, r[0].Err)
+		if errors.Is(err, Nil) {
 			return false, nil
 		}
 		if err != nil {
 			return false, fmt.Errorf("GET: %w", err)
 		}
-		pttl, err := asInt(r[1].val, r[1].err)
+		pttl, err := AsInt(r[1].Val, r[1].Err)
 		if err != nil {
 			return false, fmt.Errorf("PTTL: %w", err)
 		}
@@ -200,6 +201,72 @@ func (l *Leases) Holder(ctx context.Context, name string) (lease Lease, ok bool,
 	})
 	return lease, ok, err
 }
+
+// Hold acquires the lease name for owner for the client's lease duration
+// and keeps it renewed, every third of it, until release: a holder that
+// dies frees it within one lease duration of its last renewal, and one
+// failed renewal loses nothing. The returned context ends when a renewal
+// finds the lease lost, or when its deadline passes without a renewal
+// (Redis away): the holder must stop then, since another replica may take
+// it. When someone else holds it, ok is false and lease is the holder's.
+// mintlify_exporter_cluster_walk_leases_held counts the leases held so
+// (the analytics walks take theirs here).
+func (l *Leases) Hold(ctx context.Context, name, owner string) (held context.Context, lease Lease, release func(), ok bool, err error) {
+	ttl := l.c.lease
+	lease, ok, err = l.Acquire(ctx, name, owner, ttl)
+	if err != nil || !ok {
+		return nil, lease, nil, false, err
+	}
+	l.c.held.Add(1)
+	held, cancel := context.WithCancelCause(ctx)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { // owned by the hold: release stops and waits for it
+		deadline := time.NewTimer(time.Until(lease.Deadline))
+		defer deadline.Stop()
+		renew := time.NewTicker(ttl / 3)
+		defer renew.Stop()
+		current := lease
+		for {
+			select {
+			case <-stop:
+				return
+			case <-deadline.C:
+				cancel(fmt.Errorf("lease %s expired without a renewal: another replica may take it", name))
+				return
+			case <-renew.C:
+				next, err := l.Renew(held, current, ttl)
+				if errors.Is(err, ErrLeaseLost) {
+					cancel(err)
+					return
+				}
+				if err == nil {
+					current = next
+					deadline.Reset(time.Until(current.Deadline))
+				}
+			}
+		}
+	})
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			close(stop)
+			wg.Wait()
+			cancel(nil)
+			l.c.held.Add(-1)
+			// Released at once so that the next holder need not wait for
+			// the expiry; a failure only means it expires by itself.
+			rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.timeout)
+			defer rcancel()
+			_ = l.Release(rctx, lease)
+		})
+	}
+	return held, lease, release, true, nil
+}
+
+// Fence is what a write fenced by lease checks, in the same atomic step:
+// that the key holds the value (see Lease.Token).
+func (l *Leases) Fence(lease Lease) (key, value string) { return l.keys(lease.Name)[0], lease.value() }
 
 func (lease Lease) value() string { return strconv.FormatInt(lease.Token, 10) + " " + lease.Owner }
 

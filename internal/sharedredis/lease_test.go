@@ -1,4 +1,4 @@
-package cluster_test
+package sharedredis_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
@@ -41,7 +41,7 @@ func TestLeaseExpiryTakeoverAndFencing(t *testing.T) {
 	if la, err = a.Renew(ctx, la, dying); err != nil {
 		t.Fatalf("last Renew: %v", err)
 	}
-	var lb cluster.Lease
+	var lb sharedredis.Lease
 	testutil.Eventually(t, 0, "B taking over the lease A stopped renewing", func() bool {
 		if lb, ok, err = b.Acquire(ctx, "refresh/p1/visitors/7d", "replica-b", ttl); err != nil {
 			t.Fatal(err)
@@ -53,10 +53,10 @@ func TestLeaseExpiryTakeoverAndFencing(t *testing.T) {
 	}
 
 	// A comes back: it can neither renew nor release what it lost.
-	if _, err := a.Renew(ctx, la, ttl); !errors.Is(err, cluster.ErrLeaseLost) {
+	if _, err := a.Renew(ctx, la, ttl); !errors.Is(err, sharedredis.ErrLeaseLost) {
 		t.Errorf("stale Renew: %v, want ErrLeaseLost", err)
 	}
-	if err := a.Release(ctx, la); !errors.Is(err, cluster.ErrLeaseLost) {
+	if err := a.Release(ctx, la); !errors.Is(err, sharedredis.ErrLeaseLost) {
 		t.Errorf("stale Release: %v, want ErrLeaseLost", err)
 	}
 	if h, ok, _ := a.Holder(ctx, "refresh/p1/visitors/7d"); !ok || h.Owner != "replica-b" || h.Token != lb.Token {
@@ -84,7 +84,7 @@ func TestLeaseExpiryTakeoverAndFencing(t *testing.T) {
 		t.Fatalf("Acquire after Release: %+v %v %v", la2, ok, err)
 	}
 	// The same owner's older lease is not its newer one.
-	if _, err := a.Renew(ctx, la, ttl); !errors.Is(err, cluster.ErrLeaseLost) {
+	if _, err := a.Renew(ctx, la, ttl); !errors.Is(err, sharedredis.ErrLeaseLost) {
 		t.Errorf("Renew of the owner's older lease: %v, want ErrLeaseLost", err)
 	}
 	if _, ok, _ := a.Holder(ctx, "another"); ok {
@@ -130,7 +130,7 @@ func TestLeaseRefusesNoExpiry(t *testing.T) {
 			t.Errorf("Acquire(%q, %q, %s) succeeded", c.name, c.owner, c.ttl)
 		}
 	}
-	if _, err := l.Renew(ctx, cluster.Lease{Name: "x", Owner: "a", Token: 1}, 0); err == nil {
+	if _, err := l.Renew(ctx, sharedredis.Lease{Name: "x", Owner: "a", Token: 1}, 0); err == nil {
 		t.Error("Renew without an expiry succeeded")
 	}
 }
@@ -159,7 +159,7 @@ func TestLeaseTokensGrowAcrossRedisDataLoss(t *testing.T) {
 	}
 	r.Stop()
 	r.Start() // no persistence: every key is gone
-	var l cluster.Lease
+	var l sharedredis.Lease
 	var err error
 	testutil.Eventually(t, 0, "a lease after Redis came back", func() bool {
 		var ok bool
