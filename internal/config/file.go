@@ -24,7 +24,7 @@ import (
 type fileConfig struct {
 	Organizations []fileOrganization `yaml:"organizations"`
 	Projects      []fileProject      `yaml:"projects"`
-	// Cluster: replicas sharing one state in Redis (internal/cluster).
+	// Cluster: replicas sharing one state in Redis (internal/sharedredis).
 	Cluster *Cluster `yaml:"cluster"`
 }
 

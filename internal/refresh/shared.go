@@ -1,5 +1,5 @@
 // The scheduler's replicas: sharing walks and their snapshots with the other
-// replicas of the exporter through Shared (internal/cluster on Redis).
+// replicas of the exporter through Shared (RedisWalks, redis.go).
 
 package refresh
 
@@ -20,7 +20,7 @@ import (
 
 // Shared is how replicas of the exporter share one plan: each demand is
 // walked by one replica at a time, under a lease, and every replica serves
-// the snapshot it published. internal/cluster implements it on Redis.
+// the snapshot it published. RedisWalks (redis.go) implements it on Redis.
 //
 // Every replica keeps planning all demands, on the same budget: when a
 // demand falls due, a replica first looks for a newer snapshot another

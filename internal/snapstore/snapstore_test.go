@@ -19,7 +19,6 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/snapstore"
@@ -39,8 +38,8 @@ var (
 
 // A file holds what replicas share, with the same bound (issue 45, 2).
 func TestTheBoundIsRedis(t *testing.T) {
-	if snapstore.MaxBytes != cluster.MaxBlobBytes {
-		t.Errorf("snapstore.MaxBytes = %d, cluster.MaxBlobBytes = %d", snapstore.MaxBytes, cluster.MaxBlobBytes)
+	if snapstore.MaxBytes != refresh.MaxRedisBlobBytes {
+		t.Errorf("snapstore.MaxBytes = %d, refresh.MaxRedisBlobBytes = %d", snapstore.MaxBytes, refresh.MaxRedisBlobBytes)
 	}
 }
 
