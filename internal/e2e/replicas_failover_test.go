@@ -30,7 +30,7 @@ import (
 // sentinels' judgement (down-after 1 s, an election) and on jobs of
 // seconds, 30-40 s of wall clock, and three exporters, five Redis
 // processes and the clients would take a large share of make test's 60 s
-// on two cores. internal/sharedredis' TestSentinelFailoverIsFollowed checks
+// on two cores. internal/ops/store's TestSentinelFailoverIsFollowed checks
 // the client's part of it in make test, with a failover the sentinels
 // start at once.
 func TestReplicasFollowASentinelFailover(t *testing.T) {
