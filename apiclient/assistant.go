@@ -94,8 +94,6 @@ type assistantPage struct {
 	HasMore    bool                  `json:"hasMore"`
 }
 
-func (p *assistantPage) skippedRows() Skips { return p.Turns.skipped }
-
 // AssistantPage fetches one page of turns; cursor "" is the first. The API
 // does not promise any order.
 func (c *Client) AssistantPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (turns []Turn, next *string, hasMore bool, err error) {
@@ -144,7 +142,7 @@ func (c *Client) AllTurns(ctx context.Context, projectID string, r DateRange, pa
 		func(ctx context.Context, cursor string) (cursorPage[Turn], error) {
 			return c.assistantPage(ctx, projectID, r, pageSize, cursor)
 		}, Turn.Key)
-	c.warnSkipped(EndpointAssistant, projectID, w.skipped)
+	c.reportSkipped(EndpointAssistant, projectID, w.skipped)
 	if err != nil {
 		return nil, err
 	}

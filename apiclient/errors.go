@@ -57,11 +57,6 @@ func (e *ThrottledError) Error() string {
 // incomplete.
 var ErrTooManyPages = errors.New("pagination did not end within the page cap")
 
-// ErrBadCursor means a cursor walk cannot go on: the API handed back a
-// cursor it had already given in this walk (a loop), or said hasMore
-// without a cursor to follow.
-var ErrBadCursor = errors.New("pagination cursor cannot continue the walk")
-
 // StatusCode returns the HTTP status of an APIError anywhere in err's chain,
 // or 0.
 func StatusCode(err error) int {

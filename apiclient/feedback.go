@@ -91,8 +91,6 @@ type feedbackPage struct {
 	HasMore    bool                              `json:"hasMore"`
 }
 
-func (p *feedbackPage) skippedRows() Skips { return p.Feedback.skipped }
-
 // FeedbackPage fetches one page of feedback items; cursor "" is the first.
 func (c *Client) FeedbackPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (items []FeedbackItem, next *string, hasMore bool, err error) {
 	page, err := c.feedbackPage(ctx, projectID, r, limit, cursor)
@@ -126,7 +124,7 @@ func (c *Client) AllFeedback(ctx context.Context, projectID string, r DateRange,
 			return c.feedbackPage(ctx, projectID, r, pageSize, cursor)
 		},
 		func(it FeedbackItem) string { return it.ID })
-	c.warnSkipped(EndpointFeedback, projectID, w.skipped)
+	c.reportSkipped(EndpointFeedback, projectID, w.skipped)
 	if err != nil {
 		return nil, err
 	}

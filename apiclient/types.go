@@ -125,28 +125,29 @@ type PathVisitors struct {
 
 // VisitorsPage is one page of the unique visitors endpoint.
 type VisitorsPage struct {
-	Totals  VisitorCounts  `json:"totals"`
-	Rows    []PathVisitors `json:"visitors"`
-	HasMore bool           `json:"hasMore"`
+	Totals VisitorCounts `json:"totals"`
+	// TotalsSkipped is why the totals could not be read ("": they were).
+	TotalsSkipped string         `json:"-"`
+	Rows          []PathVisitors `json:"visitors"`
+	HasMore       bool           `json:"hasMore"`
 	// Skipped counts the rows that could not be read, by reason.
 	Skipped Skips `json:"-"`
 }
 
-// UnmarshalJSON reads the rows one by one (rowsOf).
+// UnmarshalJSON reads the rows one by one (rowsOf), and the totals as
+// lenient.
 func (p *VisitorsPage) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Totals  TrafficCounts                     `json:"totals"`
+		Totals  lenient[TrafficCounts]            `json:"totals"`
 		Rows    rowsOf[PathVisitors, visitorsRow] `json:"visitors"`
 		HasMore bool                              `json:"hasMore"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*p = VisitorsPage{Totals: w.Totals, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
+	*p = VisitorsPage{Totals: w.Totals.v, TotalsSkipped: w.Totals.skip, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
 	return nil
 }
-
-func (p *VisitorsPage) skippedRows() Skips { return p.Skipped }
 
 // VisitorsQuery selects the date range and page of a visitors request.
 type VisitorsQuery struct {

@@ -29,7 +29,6 @@ func TestVisitorsFaults(t *testing.T) {
 		{name: "latency beyond the client timeout", fault: fakeapi.Fault{Latency: 5 * time.Second}, code: "error", requests: 1, clientTimeout: 500 * time.Millisecond},
 		{name: "malformed JSON", fault: fakeapi.Fault{MalformedJSON: true}, code: "200", requests: 1},
 		{name: "endless hasMore", fault: fakeapi.Fault{EndlessHasMore: true}, code: "200", requests: 10}, // MaxPages 10
-		{name: "negative counts", fault: fakeapi.Fault{NegativeCounts: true}, code: "200", requests: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
