@@ -261,6 +261,9 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 		// deadline falls before the gate opens, or its context is done.
 		return 0, false, err
 	}
+	if err := takeRequest(ctx, req.endpoint); err != nil {
+		return 0, false, err
+	}
 	analytics := c.analytics != nil && isAnalytics(req.endpoint)
 	if analytics {
 		if err := c.analytics.Wait(ctx); err != nil {
