@@ -142,7 +142,9 @@ func prism(t *testing.T, args ...string) string {
 }
 
 // reference is the vendored reference's directory.
-func reference() string { return filepath.Join(testutil.ModuleRoot(), "internal", "apiref", "reference") }
+func reference() string {
+	return filepath.Join(testutil.ModuleRoot(), "internal", "apiref", "reference")
+}
 
 // rootedSpec writes the reference file into dir with its paths from the
 // API's root, so that every file shares one base URL: a server URL ending
