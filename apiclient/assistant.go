@@ -84,9 +84,6 @@ func (w turnRow) row() (Turn, error) {
 	return t, nil
 }
 
-// UnmarshalJSON reads a row as a page's rows are read (turnRow).
-func (t *Turn) UnmarshalJSON(b []byte) error { return unmarshalRow[Turn, turnRow](b, t) }
-
 // assistantPage is one page of /assistant as the client reads it.
 type assistantPage struct {
 	Turns      rowsOf[Turn, turnRow] `json:"conversations"`

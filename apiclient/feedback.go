@@ -43,14 +43,6 @@ type FeedbackItem struct {
 	Status string
 }
 
-// UnmarshalJSON reads an item as the reference allows: createdAt is
-// "string or null" in any form parseTime reads. An item without an id or a
-// time is skipped (rowsOf): it could be neither deduplicated nor placed in
-// a window.
-func (it *FeedbackItem) UnmarshalJSON(b []byte) error {
-	return unmarshalRow[FeedbackItem, feedbackRow](b, it)
-}
-
 // feedbackRow is a feedback item as the reference types it (rowsOf).
 type feedbackRow struct {
 	ID        *string `json:"id"`

@@ -23,12 +23,6 @@ type PageFeedback struct {
 	Total      int64
 }
 
-// UnmarshalJSON reads the counts as JSON numbers (Count); a row without a
-// path, or with a count no answer can mean, is skipped (rowsOf).
-func (p *PageFeedback) UnmarshalJSON(b []byte) error {
-	return unmarshalRow[PageFeedback, pageFeedbackRow](b, p)
-}
-
 // pageFeedbackRow is a row of /feedback/by-page as the reference types it
 // (rowsOf).
 type pageFeedbackRow struct {

@@ -167,21 +167,6 @@ func (r *rowsOf[T, W]) add(w *W, err error) {
 	r.rows = append(r.rows, v)
 }
 
-// unmarshalRow reads one row alone as rowsOf reads each row of a list:
-// the UnmarshalJSON of a row type.
-func unmarshalRow[T any, W wireRow[T]](b []byte, v *T) error {
-	var w W
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	r, err := w.row()
-	if err != nil {
-		return err
-	}
-	*v = r
-	return nil
-}
-
 // lenient is a value of a page beside its rows (site totals, a total of
 // searches) read as the rows are: one that no answer can mean (a negative
 // count, a string where a count is) is skipped, its reason kept, and the

@@ -26,13 +26,6 @@ type SearchQuery struct {
 	LastSearchedAt *time.Time
 }
 
-// UnmarshalJSON reads hits as a JSON number (Count) and the ratio as a
-// Ratio; a row without its query, or with a value no answer can mean, is
-// skipped (rowsOf).
-func (q *SearchQuery) UnmarshalJSON(b []byte) error {
-	return unmarshalRow[SearchQuery, searchRow](b, q)
-}
-
 // searchRow is a row of /searches as the reference types it (rowsOf).
 type searchRow struct {
 	Query          *string `json:"searchQuery"`

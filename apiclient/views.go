@@ -24,11 +24,6 @@ func (w viewsRow) row() (PathViews, error) {
 	return PathViews{path, c}, err
 }
 
-// UnmarshalJSON reads a row of /views as a page's rows are read.
-func (p *PathViews) UnmarshalJSON(b []byte) error {
-	return unmarshalRow[PathViews, viewsRow](b, p)
-}
-
 func (p PathViews) pathAndCounts() (string, TrafficCounts) { return p.Path, p.TrafficCounts }
 
 // ViewsPage is one page of the views endpoint.
@@ -46,28 +41,15 @@ type ViewsPage struct {
 // lenient.
 func (p *ViewsPage) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Totals  lenient[TrafficCounts]      `json:"totals"`
+		Totals  lenient[countsWire]         `json:"totals"`
 		Rows    rowsOf[PathViews, viewsRow] `json:"views"`
 		HasMore bool                        `json:"hasMore"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*p = ViewsPage{Totals: w.Totals.v, TotalsSkipped: w.Totals.skip, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
+	*p = ViewsPage{Totals: w.Totals.v.counts(), TotalsSkipped: w.Totals.skip, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
 	return nil
-}
-
-// ViewsReport is the result of walking every page of the views endpoint.
-type ViewsReport struct {
-	Totals TrafficCounts
-	// Paths has one entry per distinct path, in the order first seen.
-	Paths []PathViews
-	// Requests is how many pages were fetched.
-	Requests int
-	// DuplicatePaths counts rows dropped because their path was already seen.
-	DuplicatePaths int
-	// Skipped counts the rows that could not be read, by reason.
-	Skipped Skips
 }
 
 // ViewsPageAt fetches one page of page views: limit 1..MaxPageSize (0 is
@@ -88,16 +70,6 @@ func (c *Client) ViewsPageAt(ctx context.Context, projectID string, r DateRange,
 		return nil, err
 	}
 	return &page, nil
-}
-
-// AllViews walks every page of the views endpoint, as AllVisitors does.
-func (c *Client) AllViews(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int) (*ViewsReport, error) {
-	rep := &offsetReport[PathViews]{}
-	w, err := c.ViewsPages(ctx, projectID, r, pageSize, maxPages, rep.collectRows)
-	if err != nil {
-		return nil, err
-	}
-	return &ViewsReport{Totals: w.Totals, Paths: rep.rows, Requests: w.Requests, DuplicatePaths: rep.duplicates, Skipped: w.Skipped}, nil
 }
 
 // ViewsPages walks every page of the views endpoint, handing each page's

@@ -150,17 +150,6 @@ func (w *wireTraffic) snapshot() Snapshot {
 	return &TrafficSnapshot{Snapshot: s, totalsOnly: m.TotalsOnly, skipped: m.Skipped, totalsSkipped: m.TotalsSkipped}
 }
 
-// buildTraffic reduces a whole API result to a snapshot: paths made bounded,
-// valid label values (bounded.Label) and merged (first row wins, as in
-// apiclient), filtered, ranked and capped. A walk hands its pages to a
-// pathBuilder as they arrive instead, which gives the same snapshot without
-// holding the site.
-func buildTraffic(p analytics.PathPolicy, res *apiclient.VisitorsReport, from, to string, at time.Time) *analytics.Snapshot {
-	b := newPathBuilder(p)
-	b.Add(res.Paths)
-	return b.Snapshot(res.Totals, res.Requests, from, to, at)
-}
-
 // totalsOnlyTraffic is a snapshot of site totals without paths.
 func totalsOnlyTraffic(totals apiclient.VisitorCounts, from, to string, at time.Time) *analytics.Snapshot {
 	return &analytics.Snapshot{At: at, DateFrom: from, DateTo: to, Site: countsOf(totals), Requests: 1}
