@@ -74,7 +74,7 @@ reference:
 # vendored reference (docs/development.md, "The API's reference"): Prism's
 # mock and validating proxy, Portman and Newman, installed pinned from npm
 # into .build/npm. Without node it skips with a message, except under
-# CI=true. A few minutes.
+# CI=true. Under a minute once the tools are installed.
 .PHONY: conformance
 conformance:
 	scripts/conformance.sh
