@@ -70,6 +70,15 @@ test-race:
 reference:
 	$(GO) test -count=1 -run 'Reference|APIRef|TolerantReader' ./internal/apiref/ ./internal/fakeapi/ ./apiclient/
 
+# Tools nobody here wrote judge the exporter and its gateway against the
+# vendored reference (docs/development.md, "The API's reference"): Prism's
+# mock and validating proxy, Portman and Newman, installed pinned from npm
+# into .build/npm. Without node it skips with a message, except under
+# CI=true. Under a minute once the tools are installed.
+.PHONY: conformance
+conformance:
+	scripts/conformance.sh
+
 # make test while two busy processes keep every core at 100% (BUSY=n for
 # another count): the tests must pass on a busy machine, not only a quiet one.
 test-loaded:

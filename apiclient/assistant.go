@@ -84,17 +84,12 @@ func (w turnRow) row() (Turn, error) {
 	return t, nil
 }
 
-// UnmarshalJSON reads a row as a page's rows are read (turnRow).
-func (t *Turn) UnmarshalJSON(b []byte) error { return unmarshalRow[Turn, turnRow](b, t) }
-
 // assistantPage is one page of /assistant as the client reads it.
 type assistantPage struct {
 	Turns      rowsOf[Turn, turnRow] `json:"conversations"`
 	NextCursor *string               `json:"nextCursor"`
 	HasMore    bool                  `json:"hasMore"`
 }
-
-func (p *assistantPage) skippedRows() Skips { return p.Turns.skipped }
 
 // AssistantPage fetches one page of turns; cursor "" is the first. The API
 // does not promise any order.
@@ -144,7 +139,7 @@ func (c *Client) AllTurns(ctx context.Context, projectID string, r DateRange, pa
 		func(ctx context.Context, cursor string) (cursorPage[Turn], error) {
 			return c.assistantPage(ctx, projectID, r, pageSize, cursor)
 		}, Turn.Key)
-	c.warnSkipped(EndpointAssistant, projectID, w.skipped)
+	c.reportSkipped(EndpointAssistant, projectID, w.skipped)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
+	"slices"
 )
 
 // EndpointAssistantCallerStats is /assistant/caller-stats.
@@ -28,13 +26,19 @@ type CallerStats struct {
 	// ByCaller holds every caller the API named (web, api, other, and any
 	// it adds later), never "total".
 	ByCaller map[string]int64
-	// Total is the API's own total.
-	Total int64
+	// Total is the API's own total; TotalSkipped: it was absent or none an
+	// answer can mean (counted in Skipped), and is not to be exported.
+	Total        int64
+	TotalSkipped bool
+	// Skipped counts the values that could not be read, by reason.
+	Skipped Skips
 }
 
 // AssistantCallerStats reads the conversations of a date range by caller:
 // one request. Every numeric field but total is a caller, so a caller the
-// API adds is counted, not dropped.
+// API adds is counted, not dropped; a key of another type is not a caller
+// (the reference allows keys it does not name). A count no answer can mean
+// is skipped and counted, as a row's is, and the answer stands.
 func (c *Client) AssistantCallerStats(ctx context.Context, projectID string, r DateRange) (*CallerStats, error) {
 	const what = "assistant caller stats"
 	path, err := analyticsPath(what, projectID, "/assistant/caller-stats")
@@ -45,26 +49,26 @@ func (c *Client) AssistantCallerStats(ctx context.Context, projectID string, r D
 	if err := c.do(ctx, request{endpoint: EndpointAssistantCallerStats, method: "GET", path: path, query: r.values(), idempotent: true}, &body); err != nil {
 		return nil, fmt.Errorf("%s for project %s: %w", what, projectID, err)
 	}
-	out := &CallerStats{ByCaller: make(map[string]int64, len(body))}
-	hasTotal := false
+	out := &CallerStats{ByCaller: make(map[string]int64, len(body)), TotalSkipped: true}
 	for k, raw := range body {
-		var c Count
-		if err := json.Unmarshal(raw, &c); err != nil || string(raw) == "null" {
-			// Not a count (a nested object, a string): not a caller.
+		var n Count
+		err := json.Unmarshal(raw, &n)
+		null := string(raw) == "null"
+		if err != nil || null {
+			if k == "total" || slices.Contains(Callers, k) || (jsonKind(raw) == "number" && !null) {
+				out.Skipped = out.Skipped.one(skipReason(err), 1) // null: malformed
+			}
 			continue
-		}
-		n := int64(c)
-		if n < 0 {
-			return nil, fmt.Errorf("%s for project %s: negative count for %s (%d)", what, projectID, strconv.Quote(bounded.Label(k)), n)
 		}
 		if k == "total" {
-			out.Total, hasTotal = n, true
+			out.Total, out.TotalSkipped = int64(n), false
 			continue
 		}
-		out.ByCaller[k] = n
+		out.ByCaller[k] = int64(n)
 	}
-	if !hasTotal {
-		return nil, fmt.Errorf("%s for project %s: the answer has no total", what, projectID)
+	if _, ok := body["total"]; !ok {
+		out.Skipped = out.Skipped.one(SkipMalformed, 1)
 	}
+	c.reportSkipped(EndpointAssistantCallerStats, projectID, out.Skipped)
 	return out, nil
 }

@@ -261,6 +261,9 @@ func (c *Client) attempt(ctx context.Context, req request, out any) (int, bool, 
 		// deadline falls before the gate opens, or its context is done.
 		return 0, false, err
 	}
+	if err := takeRequest(ctx, req.endpoint); err != nil {
+		return 0, false, err
+	}
 	analytics := c.analytics != nil && isAnalytics(req.endpoint)
 	if analytics {
 		if err := c.analytics.Wait(ctx); err != nil {
@@ -373,18 +376,17 @@ func (c *Client) decodeBody(req request, status int, data []byte, readErr error,
 		return false, c.redactor.Error(fmt.Errorf("mintlify API %s: decoding response (HTTP %d, body %q): %w",
 			req.endpoint, status, truncate(c.redactor.String(string(data)), 128), err))
 	}
-	if sk, ok := out.(skipper); ok {
-		c.metrics.skipped(req.endpoint, sk.skippedRows())
-	}
 	return false, nil
 }
 
-// warnSkipped logs, once per walk, the rows the walk could not read (the
-// counter has them by page): a row is skipped and the walk stands, but an
-// operator hears of it. Only the reasons and counts: never a row's text.
-func (c *Client) warnSkipped(endpoint, projectID string, skipped Skips) {
+// reportSkipped counts what a walk (or one answer read alone) skipped in
+// mintlify_api_rows_skipped_total and logs it once: a row is skipped and
+// the walk stands, but an operator hears of it. Only the reasons and
+// counts: never a row's text.
+func (c *Client) reportSkipped(endpoint, projectID string, skipped Skips) {
 	if n := skipped.Total(); n > 0 {
-		level.Warn(c.logger).Log("msg", "rows the API sent could not be read: skipped, the walk's other rows stand",
+		c.metrics.skipped(endpoint, skipped)
+		level.Warn(c.logger).Log("msg", "values the API sent could not be read: skipped, the walk's other rows stand",
 			"endpoint", endpoint, "project", projectID, "skipped", n, "reasons", skipped.String())
 	}
 }

@@ -1,10 +1,12 @@
 package apiclient
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -57,10 +59,31 @@ func (e *ThrottledError) Error() string {
 // incomplete.
 var ErrTooManyPages = errors.New("pagination did not end within the page cap")
 
-// ErrBadCursor means a cursor walk cannot go on: the API handed back a
-// cursor it had already given in this walk (a loop), or said hasMore
-// without a cursor to follow.
-var ErrBadCursor = errors.New("pagination cursor cannot continue the walk")
+// requestCap is what WithRequestCap allows a context.
+type requestCap struct {
+	max  int64
+	sent atomic.Int64
+}
+
+type requestCapKey struct{}
+
+// WithRequestCap returns ctx under which at most n analytics requests are
+// sent, retries included (each spends quota): the next one fails unsent
+// with ErrTooManyPages. The plan gives each walk a few times its planned
+// cost, so that pages that never end spend a bounded share of the
+// organization's budget.
+func WithRequestCap(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, requestCapKey{}, &requestCap{max: int64(n)})
+}
+
+// takeRequest counts one analytics request against ctx's cap, if any.
+func takeRequest(ctx context.Context, endpoint string) error {
+	c, _ := ctx.Value(requestCapKey{}).(*requestCap)
+	if c == nil || !isAnalytics(endpoint) || c.sent.Add(1) <= c.max {
+		return nil
+	}
+	return fmt.Errorf("mintlify API %s: the walk's cap of %d requests is spent: %w", endpoint, c.max, ErrTooManyPages)
+}
 
 // StatusCode returns the HTTP status of an APIError anywhere in err's chain,
 // or 0.

@@ -43,14 +43,6 @@ type FeedbackItem struct {
 	Status string
 }
 
-// UnmarshalJSON reads an item as the reference allows: createdAt is
-// "string or null" in any form parseTime reads. An item without an id or a
-// time is skipped (rowsOf): it could be neither deduplicated nor placed in
-// a window.
-func (it *FeedbackItem) UnmarshalJSON(b []byte) error {
-	return unmarshalRow[FeedbackItem, feedbackRow](b, it)
-}
-
 // feedbackRow is a feedback item as the reference types it (rowsOf).
 type feedbackRow struct {
 	ID        *string `json:"id"`
@@ -91,8 +83,6 @@ type feedbackPage struct {
 	HasMore    bool                              `json:"hasMore"`
 }
 
-func (p *feedbackPage) skippedRows() Skips { return p.Feedback.skipped }
-
 // FeedbackPage fetches one page of feedback items; cursor "" is the first.
 func (c *Client) FeedbackPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (items []FeedbackItem, next *string, hasMore bool, err error) {
 	page, err := c.feedbackPage(ctx, projectID, r, limit, cursor)
@@ -126,7 +116,7 @@ func (c *Client) AllFeedback(ctx context.Context, projectID string, r DateRange,
 			return c.feedbackPage(ctx, projectID, r, pageSize, cursor)
 		},
 		func(it FeedbackItem) string { return it.ID })
-	c.warnSkipped(EndpointFeedback, projectID, w.skipped)
+	c.reportSkipped(EndpointFeedback, projectID, w.skipped)
 	if err != nil {
 		return nil, err
 	}

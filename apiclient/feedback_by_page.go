@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // EndpointFeedbackByPage is /feedback/by-page: feedback counts per page.
@@ -23,12 +21,6 @@ type PageFeedback struct {
 	ThumbsDown int64
 	Code       int64
 	Total      int64
-}
-
-// UnmarshalJSON reads the counts as JSON numbers (Count); a row without a
-// path is skipped (rowsOf).
-func (p *PageFeedback) UnmarshalJSON(b []byte) error {
-	return unmarshalRow[PageFeedback, pageFeedbackRow](b, p)
 }
 
 // pageFeedbackRow is a row of /feedback/by-page as the reference types it
@@ -53,8 +45,6 @@ type feedbackByPage struct {
 	Feedback rowsOf[PageFeedback, pageFeedbackRow] `json:"feedback"`
 	HasMore  bool                                  `json:"hasMore"`
 }
-
-func (p *feedbackByPage) skippedRows() Skips { return p.Feedback.skipped }
 
 // FeedbackByPageQuery selects what /feedback/by-page counts.
 type FeedbackByPageQuery struct {
@@ -103,15 +93,11 @@ func (c *Client) FeedbackByPage(ctx context.Context, projectID string, q Feedbac
 	if err := c.do(ctx, request{endpoint: EndpointFeedbackByPage, method: "GET", path: path, query: v, idempotent: true}, &page); err != nil {
 		return nil, fmt.Errorf("%s for project %s: %w", what, projectID, err)
 	}
-	c.warnSkipped(EndpointFeedbackByPage, projectID, page.Feedback.skipped)
+	c.reportSkipped(EndpointFeedbackByPage, projectID, page.Feedback.skipped)
 	rows := page.Feedback.rows
 	out := &FeedbackByPageReport{HasMore: page.HasMore, Requests: 1, Pages: make([]PageFeedback, 0, len(rows)), Skipped: page.Feedback.skipped}
 	seen := make(map[string]struct{}, len(rows))
 	for _, p := range rows {
-		if checkNonNegative("", p.ThumbsUp, p.ThumbsDown, p.Code, p.Total) != nil {
-			err := checkNonNegative("path "+strconv.Quote(bounded.Label(p.Path)), p.ThumbsUp, p.ThumbsDown, p.Code, p.Total)
-			return nil, fmt.Errorf("%s for project %s: %w", what, projectID, err)
-		}
 		if _, dup := seen[p.Path]; dup {
 			out.DuplicatePaths++
 			continue

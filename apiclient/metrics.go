@@ -83,7 +83,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"endpoint"}),
 		rowsSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mintlify_api_rows_skipped_total",
-			Help: "Rows of Mintlify API answers that could not be read and were skipped (the walk stands), by endpoint and reason.",
+			Help: "Rows and values of Mintlify API answers that could not be read, skipped (the walk stands), by endpoint and reason.",
 		}, []string{"endpoint", "reason"}),
 	}
 	for _, e := range rowEndpoints {
@@ -116,9 +116,9 @@ func (m *Metrics) observe(endpoint string, status int, d time.Duration) {
 	m.version.Add(1) // after the change: a reader of the new version sees it
 }
 
-// rowEndpoints are the endpoints whose answers are lists of rows read one
-// by one (rowsOf): their skipped-row counts are pre-created.
-var rowEndpoints = []string{EndpointAssistant, EndpointFeedback, EndpointFeedbackByPage, EndpointSearches, EndpointViews, EndpointVisitors}
+// rowEndpoints are the endpoints whose answers hold values read one by
+// one (rows, totals, callers): their skipped counts are pre-created.
+var rowEndpoints = []string{EndpointAssistant, EndpointAssistantCallerStats, EndpointFeedback, EndpointFeedbackByPage, EndpointSearches, EndpointViews, EndpointVisitors}
 
 func (m *Metrics) skipped(endpoint string, s Skips) {
 	if m == nil || len(s) == 0 {

@@ -6,8 +6,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
 )
 
 // DateRange is the date range of an analytics request: YYYY-MM-DD or ISO
@@ -99,62 +97,73 @@ func (out *offsetReport[R]) collectRows(rows []R) {
 // walkOffset walks an offset-paged endpoint (visitors, views): limit =
 // pageSize, offset += limit while hasMore, handing each page's rows to
 // visit as it arrives (so that a caller keeping only the top paths holds
-// one page at a time, not the site). It fails rather than end early:
-// after maxPages pages (ErrTooManyPages), on a negative count, or on an
-// empty page that still claims hasMore; a caller then drops what visit
-// gathered.
+// one page at a time, not the site). Rows and site totals no answer can
+// mean were skipped by the pages' decoding; an empty page that still
+// claims hasMore ends the walk (SkipNoNextPage). It fails rather than end
+// early after maxPages pages (ErrTooManyPages); a caller then drops what
+// visit gathered.
 func walkOffset[R pathRow](ctx context.Context, what, projectID string, pageSize, maxPages int,
-	fetch func(ctx context.Context, offset int) (offsetPage[R], error),
-	visit func(rows []R)) (siteTotals TrafficCounts, requests int, skipped Skips, err error) {
+	fetch func(ctx context.Context, limit, offset int) (offsetPage[R], error),
+	visit func(rows []R)) (w OffsetWalk, err error) {
 	if err := checkLimit(what, pageSize, MaxPageSize); err != nil {
-		return TrafficCounts{}, 0, nil, err
+		return w, err
 	}
 	if maxPages <= 0 {
 		maxPages = DefaultMaxPages
 	}
 	for offset := 0; ; offset += pageSize {
-		if requests >= maxPages {
-			return TrafficCounts{}, requests, skipped, fmt.Errorf("%s for project %s: %w (%d pages of %d)", what, projectID, ErrTooManyPages, maxPages, pageSize)
+		if w.Requests >= maxPages {
+			return w, fmt.Errorf("%s for project %s: %w (%d pages of %d)", what, projectID, ErrTooManyPages, maxPages, pageSize)
 		}
-		page, err := fetch(ctx, offset)
+		page, err := fetch(ctx, pageSize, offset)
 		if err != nil {
-			return TrafficCounts{}, requests, skipped, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
+			return w, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
 		}
-		requests++
-		skipped = skipped.add(page.skipped)
-		if requests == 1 {
-			if err := checkCounts("site totals", page.totals); err != nil {
-				return TrafficCounts{}, requests, skipped, fmt.Errorf("%s for project %s: %w", what, projectID, err)
-			}
-			siteTotals = page.totals
-		}
-		for _, r := range page.rows {
-			path, c := r.pathAndCounts()
-			if checkCounts("", c) != nil {
-				// The path, named only now and bounded: a 70 KB path makes
-				// no 70 KB error.
-				err := checkCounts("path "+strconv.Quote(bounded.Label(path)), c)
-				return TrafficCounts{}, requests, skipped, fmt.Errorf("%s for project %s, offset %d: %w", what, projectID, offset, err)
-			}
+		w.Requests++
+		w.Skipped = w.Skipped.add(page.skipped)
+		if w.Requests == 1 {
+			w.setTotals(page.totals, page.totalsSkip)
 		}
 		visit(page.rows)
 		if !page.hasMore {
-			return siteTotals, requests, skipped, nil
+			return w, nil
 		}
 		// A page whose rows were all skipped still moved the offset: only
 		// a page that sent no row at all cannot go on.
 		if len(page.rows)+page.skipped.Total() == 0 {
-			return TrafficCounts{}, requests, skipped, fmt.Errorf("%s for project %s: empty page at offset %d says hasMore", what, projectID, offset)
+			w.Skipped = w.Skipped.one(SkipNoNextPage, 1)
+			return w, nil
 		}
 	}
 }
 
+// offsetTotals reads the site totals of an offset endpoint alone: its
+// first page of one row.
+func offsetTotals[R pathRow](ctx context.Context, fetch func(ctx context.Context, limit, offset int) (offsetPage[R], error)) (OffsetWalk, error) {
+	page, err := fetch(ctx, 1, 0)
+	if err != nil {
+		return OffsetWalk{}, err
+	}
+	w := OffsetWalk{Requests: 1}
+	w.setTotals(page.totals, page.totalsSkip)
+	return w, nil
+}
+
+// setTotals keeps the site totals of the first page, or counts why they
+// were skipped.
+func (w *OffsetWalk) setTotals(totals TrafficCounts, skip string) {
+	w.Totals, w.TotalsSkipped = totals, skip != ""
+	w.Skipped = w.Skipped.one(skip, 1)
+}
+
 // offsetPage is one page of an offset-paged endpoint.
 type offsetPage[R pathRow] struct {
-	totals  TrafficCounts
-	rows    []R
-	hasMore bool
-	skipped Skips
+	totals TrafficCounts
+	// totalsSkip is why the totals were skipped ("": read).
+	totalsSkip string
+	rows       []R
+	hasMore    bool
+	skipped    Skips
 }
 
 // DefaultMaxCursorPages caps a cursor walk when the caller gives no cap:
@@ -177,40 +186,39 @@ type cursorPage[T any] struct {
 // walkCursor follows an endpoint's cursors from the first page (cursor "")
 // and hands every page's items to visit, until the API says there is no
 // more or visit says it has enough. Every loop ends: a cursor handed back
-// twice in one walk, or hasMore without a cursor, is ErrBadCursor; more
-// than maxPages pages is ErrTooManyPages. It returns the requests sent.
+// twice in one walk, or hasMore without a cursor, ends the walk with what
+// it read (SkipNoNextPage, in the skips it returns with the pages');
+// more than maxPages pages is ErrTooManyPages. It returns the requests
+// sent.
 func walkCursor[T any](ctx context.Context, what, projectID string, maxPages int,
 	fetch func(ctx context.Context, cursor string) (cursorPage[T], error),
-	visit func(items []T) (enough bool, err error)) (int, error) {
+	visit func(items []T) (enough bool)) (requests int, skipped Skips, err error) {
 	if maxPages <= 0 {
 		maxPages = DefaultMaxCursorPages
 	}
 	seen := map[string]struct{}{}
 	cursor := ""
-	for requests := 0; ; {
+	for {
 		if requests >= maxPages {
-			return requests, fmt.Errorf("%s for project %s: %w (%d pages)", what, projectID, ErrTooManyPages, maxPages)
+			return requests, skipped, fmt.Errorf("%s for project %s: %w (%d pages)", what, projectID, ErrTooManyPages, maxPages)
 		}
 		page, err := fetch(ctx, cursor)
 		if err != nil {
-			return requests, fmt.Errorf("%s for project %s, page %d: %w", what, projectID, requests+1, err)
+			return requests, skipped, fmt.Errorf("%s for project %s, page %d: %w", what, projectID, requests+1, err)
 		}
 		requests++
-		enough, err := visit(page.items)
-		if err != nil {
-			return requests, fmt.Errorf("%s for project %s, page %d: %w", what, projectID, requests, err)
+		skipped = skipped.add(page.skipped)
+		if visit(page.items) || !page.hasMore {
+			return requests, skipped, nil
 		}
-		if enough || !page.hasMore {
-			return requests, nil
-		}
+		// The cursor itself is opaque and never quoted: it might encode
+		// anything.
 		if page.next == nil || *page.next == "" {
-			return requests, fmt.Errorf("%s for project %s: page %d says hasMore without a next cursor: %w", what, projectID, requests, ErrBadCursor)
+			return requests, skipped.one(SkipNoNextPage, 1), nil
 		}
 		cursor = cursorParam(*page.next)
 		if _, again := seen[cursor]; again {
-			// The cursor itself is opaque and not quoted: it might encode
-			// anything.
-			return requests, fmt.Errorf("%s for project %s: page %d repeats the cursor of an earlier page: %w", what, projectID, requests, ErrBadCursor)
+			return requests, skipped.one(SkipNoNextPage, 1), nil
 		}
 		seen[cursor] = struct{}{}
 	}
@@ -233,13 +241,8 @@ func walkDistinct[T any](ctx context.Context, what, projectID string, maxPages i
 	var w distinctWalk[T]
 	seen := map[string]struct{}{}
 	var err error
-	w.requests, err = walkCursor(ctx, what, projectID, maxPages,
-		func(ctx context.Context, cursor string) (cursorPage[T], error) {
-			page, err := fetch(ctx, cursor)
-			w.skipped = w.skipped.add(page.skipped)
-			return page, err
-		},
-		func(page []T) (bool, error) {
+	w.requests, w.skipped, err = walkCursor(ctx, what, projectID, maxPages, fetch,
+		func(page []T) bool {
 			for _, it := range page {
 				k := key(it)
 				if _, dup := seen[k]; dup {
@@ -249,7 +252,7 @@ func walkDistinct[T any](ctx context.Context, what, projectID string, maxPages i
 				seen[k] = struct{}{}
 				w.items = append(w.items, it)
 			}
-			return false, nil
+			return false
 		})
 	return w, err
 }
@@ -272,22 +275,4 @@ func cursorParam(next string) string {
 		return c
 	}
 	return next
-}
-
-func checkCounts(what string, c TrafficCounts) error {
-	if c.Human < 0 || c.AI < 0 || c.Total < 0 {
-		return fmt.Errorf("%s: negative count (human=%d ai=%d total=%d)", what, c.Human, c.AI, c.Total)
-	}
-	return nil
-}
-
-// checkNonNegative refuses a negative count; what names the row (never its
-// free text).
-func checkNonNegative(what string, counts ...int64) error {
-	for _, n := range counts {
-		if n < 0 {
-			return fmt.Errorf("%s: negative count (%d)", what, n)
-		}
-	}
-	return nil
 }

@@ -30,12 +30,23 @@ const (
 	// (parseTime).
 	SkipBadTime = "bad_time"
 	// SkipMalformed: the row is not an object of the documented types (a
-	// string where a count is, a null row).
+	// string where a count is, a null row), or holds a count beyond 2^53
+	// (no float64 holds it exactly; no site counts that many).
 	SkipMalformed = "malformed"
+	// SkipNegative: the row holds a negative count: nothing is counted
+	// below zero.
+	SkipNegative = "negative"
+	// SkipOutOfRange: the row holds a ratio outside 0..1.
+	SkipOutOfRange = "out_of_range"
+	// SkipNoNextPage is not a row: the answer said there was more but gave
+	// no way to it (hasMore with a null or empty cursor, a cursor handed
+	// back twice in one walk, an empty page that says hasMore). The walk
+	// ends there with what it read, and counts it once.
+	SkipNoNextPage = "no_next_page"
 )
 
 // SkipReasons lists every reason a row is skipped.
-var SkipReasons = []string{SkipBadTime, SkipMalformed, SkipNoID, SkipNoTime}
+var SkipReasons = []string{SkipBadTime, SkipMalformed, SkipNegative, SkipNoID, SkipNoNextPage, SkipNoTime, SkipOutOfRange}
 
 // Skips counts skipped rows by reason.
 type Skips map[string]int
@@ -51,15 +62,22 @@ func (s Skips) Total() int {
 
 // add merges o into s (allocating s when needed) and returns it.
 func (s Skips) add(o Skips) Skips {
-	if len(o) == 0 {
+	for k, v := range o {
+		s = s.one(k, v)
+	}
+	return s
+}
+
+// one adds n skips of reason (none for "") to s (allocating s when
+// needed) and returns it.
+func (s Skips) one(reason string, n int) Skips {
+	if reason == "" || n == 0 {
 		return s
 	}
 	if s == nil {
 		s = Skips{}
 	}
-	for k, v := range o {
-		s[k] += v
-	}
+	s[reason] += n
 	return s
 }
 
@@ -143,33 +161,27 @@ func (r *rowsOf[T, W]) add(w *W, err error) {
 		v, err = (*w).row()
 	}
 	if err != nil {
-		if r.skipped == nil {
-			r.skipped = Skips{}
-		}
-		r.skipped[skipReason(err)]++
+		r.skipped = r.skipped.one(skipReason(err), 1)
 		return
 	}
 	r.rows = append(r.rows, v)
 }
 
-// unmarshalRow reads one row alone as rowsOf reads each row of a list:
-// the UnmarshalJSON of a row type.
-func unmarshalRow[T any, W wireRow[T]](b []byte, v *T) error {
-	var w W
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	r, err := w.row()
-	if err != nil {
-		return err
-	}
-	*v = r
-	return nil
+// lenient is a value of a page beside its rows (site totals, a total of
+// searches) read as the rows are: one that no answer can mean (a negative
+// count, a string where a count is) is skipped, its reason kept, and the
+// page stands without it.
+type lenient[T any] struct {
+	v    T
+	skip string
 }
 
-// skipper is an answer that skipped rows: the client counts them in
-// mintlify_api_rows_skipped_total under the request's endpoint.
-type skipper interface{ skippedRows() Skips }
+func (l *lenient[T]) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &l.v); err != nil {
+		l.v, l.skip = *new(T), skipReason(err)
+	}
+	return nil
+}
 
 // maxExactCount is the largest count a float64 holds exactly (2^53).
 const maxExactCount = 1 << 53
@@ -177,27 +189,58 @@ const maxExactCount = 1 << 53
 // Count is a count as the reference types it: a JSON number, so 10.0 is
 // read as 10. A fraction is rounded to the nearest count (the API has no
 // fractional events; a fraction is a number written by a float encoder).
-// A negative count is read as it is: the walks refuse it, naming the row.
+// A count no real answer can mean is refused with the reason of the row
+// (rowsOf) or value (lenient) that holds it: below zero (SkipNegative),
+// beyond 2^53 (SkipMalformed).
 type Count int64
 
-// UnmarshalJSON reads any JSON number within ±2^53; null leaves the count
-// as it is (an absent optional count is 0).
+// UnmarshalJSON reads a JSON number in 0..2^53; null leaves the count as
+// it is (an absent optional count is 0).
 func (n *Count) UnmarshalJSON(b []byte) error {
-	if bytes.Equal(b, []byte("null")) {
-		return nil
-	}
-	// b is one JSON value (the decoder checked it), so ParseFloat sees a
-	// JSON number or fails on a string, bool, object or list; calling
-	// json.Unmarshal here read each count twice more.
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[Count]()}
-	}
-	if math.Abs(f) > maxExactCount {
+	f, null, err := jsonNumber[Count](b)
+	switch {
+	case err != nil || null:
+		return err
+	case math.Round(f) < 0:
+		return rowError(SkipNegative)
+	case f > maxExactCount:
 		return rowError(SkipMalformed)
 	}
 	*n = Count(math.Round(f))
 	return nil
+}
+
+// Ratio is a share as the reference types it (a JSON number): one outside
+// 0..1 means nothing and is refused (SkipOutOfRange).
+type Ratio float64
+
+// UnmarshalJSON reads a JSON number in 0..1; null leaves the ratio as it
+// is.
+func (r *Ratio) UnmarshalJSON(b []byte) error {
+	f, null, err := jsonNumber[Ratio](b)
+	switch {
+	case err != nil || null:
+		return err
+	case !(f >= 0 && f <= 1):
+		return rowError(SkipOutOfRange)
+	}
+	*r = Ratio(f)
+	return nil
+}
+
+// jsonNumber reads the JSON value b as a number of type T (named in a type
+// error), or reports null.
+func jsonNumber[T any](b []byte) (f float64, null bool, err error) {
+	if bytes.Equal(b, []byte("null")) {
+		return 0, true, nil
+	}
+	// b is one JSON value (the decoder checked it), so ParseFloat sees a
+	// JSON number or fails on a string, bool, object or list; calling
+	// json.Unmarshal here read each count twice more.
+	if f, err = strconv.ParseFloat(string(b), 64); err != nil {
+		return 0, false, &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[T]()}
+	}
+	return f, false, nil
 }
 
 // jsonKind names the kind of the JSON value b for an error, as

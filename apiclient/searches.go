@@ -26,45 +26,36 @@ type SearchQuery struct {
 	LastSearchedAt *time.Time
 }
 
-// UnmarshalJSON reads hits as a JSON number (Count); a row without its
-// query is skipped (rowsOf).
-func (q *SearchQuery) UnmarshalJSON(b []byte) error {
-	return unmarshalRow[SearchQuery, searchRow](b, q)
-}
-
 // searchRow is a row of /searches as the reference types it (rowsOf).
 type searchRow struct {
-	Query          *string  `json:"searchQuery"`
-	Hits           Count    `json:"hits"`
-	CTR            *float64 `json:"ctr"`
-	TopClickedPage *string  `json:"topClickedPage"`
-	LastSearchedAt *string  `json:"lastSearchedAt"`
+	Query          *string `json:"searchQuery"`
+	Hits           Count   `json:"hits"`
+	CTR            Ratio   `json:"ctr"`
+	TopClickedPage *string `json:"topClickedPage"`
+	LastSearchedAt *string `json:"lastSearchedAt"`
 }
 
 func (w searchRow) row() (SearchQuery, error) {
 	if w.Query == nil {
 		return SearchQuery{}, rowError(SkipMalformed)
 	}
-	q := SearchQuery{Query: *w.Query, Hits: int64(w.Hits), TopClickedPage: w.TopClickedPage, LastSearchedAt: optionalTime(w.LastSearchedAt)}
-	if w.CTR != nil {
-		q.CTR = *w.CTR
-	}
-	return q, nil
+	return SearchQuery{Query: *w.Query, Hits: int64(w.Hits), CTR: float64(w.CTR), TopClickedPage: w.TopClickedPage, LastSearchedAt: optionalTime(w.LastSearchedAt)}, nil
 }
 
 // searchesPage is one page of /searches as the client reads it.
 type searchesPage struct {
 	Searches      rowsOf[SearchQuery, searchRow] `json:"searches"`
-	TotalSearches Count                          `json:"totalSearches"`
+	TotalSearches lenient[Count]                 `json:"totalSearches"`
 	NextCursor    *string                        `json:"nextCursor"`
 }
-
-func (p *searchesPage) skippedRows() Skips { return p.Searches.skipped }
 
 // SearchesReport is the searches of a date range.
 type SearchesReport struct {
 	// TotalSearches is the API's own count of searches in the range.
 	TotalSearches int64
+	// TotalSkipped: totalSearches was none an answer can mean (counted in
+	// Skipped): it is not to be exported; the queries stand.
+	TotalSkipped bool
 	// Queries are the most searched queries, distinct (first copy wins), in
 	// the API's order: hits descending. At most the top asked for.
 	Queries []SearchQuery
@@ -83,7 +74,7 @@ func (c *Client) SearchesPage(ctx context.Context, projectID string, r DateRange
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	return page.Searches.rows, int64(page.TotalSearches), page.NextCursor, nil
+	return page.Searches.rows, int64(page.TotalSearches.v), page.NextCursor, nil
 }
 
 func (c *Client) searchesPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (*searchesPage, error) {
@@ -109,7 +100,8 @@ func (c *Client) TopSearches(ctx context.Context, projectID string, r DateRange,
 	limit := min(max(top, 1), MaxSearchesLimit)
 	out := &SearchesReport{}
 	seen := map[string]struct{}{}
-	requests, err := walkCursor(ctx, "searches", projectID, maxPages,
+	var err error
+	out.Requests, out.Skipped, err = walkCursor(ctx, "searches", projectID, maxPages,
 		func(ctx context.Context, cursor string) (cursorPage[SearchQuery], error) {
 			// The last page asks only for what is still missing.
 			n := limit
@@ -120,22 +112,16 @@ func (c *Client) TopSearches(ctx context.Context, projectID string, r DateRange,
 			if err != nil {
 				return cursorPage[SearchQuery]{}, err
 			}
+			skipped := page.Searches.skipped
 			if cursor == "" {
-				out.TotalSearches = int64(page.TotalSearches)
+				out.TotalSearches, out.TotalSkipped = int64(page.TotalSearches.v), page.TotalSearches.skip != ""
+				skipped = skipped.one(page.TotalSearches.skip, 1)
 			}
-			out.Skipped = out.Skipped.add(page.Searches.skipped)
 			next := page.NextCursor
-			return cursorPage[SearchQuery]{items: page.Searches.rows, next: next, hasMore: next != nil && *next != ""}, nil
+			return cursorPage[SearchQuery]{items: page.Searches.rows, next: next, hasMore: next != nil && *next != "", skipped: skipped}, nil
 		},
-		func(qs []SearchQuery) (bool, error) {
-			if out.TotalSearches < 0 {
-				return false, fmt.Errorf("negative totalSearches (%d)", out.TotalSearches)
-			}
-			for i, q := range qs {
-				// The row is named by its rank, never by its text.
-				if q.Hits < 0 || q.CTR < 0 {
-					return false, fmt.Errorf("query %d of the page: negative hits or click-through", i+1)
-				}
+		func(qs []SearchQuery) bool {
+			for _, q := range qs {
 				if len(out.Queries) == top {
 					break
 				}
@@ -146,10 +132,9 @@ func (c *Client) TopSearches(ctx context.Context, projectID string, r DateRange,
 				seen[q.Query] = struct{}{}
 				out.Queries = append(out.Queries, q)
 			}
-			return len(out.Queries) >= top, nil
+			return len(out.Queries) >= top
 		})
-	out.Requests = requests
-	c.warnSkipped(EndpointSearches, projectID, out.Skipped)
+	c.reportSkipped(EndpointSearches, projectID, out.Skipped)
 	if err != nil {
 		return nil, err
 	}

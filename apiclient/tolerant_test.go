@@ -146,7 +146,8 @@ func TestTolerantReaderFractionalCounts(t *testing.T) {
 	read := func() []any {
 		ctx := testCtx(t)
 		v, err1 := c.AllVisitors(ctx, testProject, apiclient.VisitorsQuery{DateFrom: week.DateFrom, DateTo: week.DateTo}, 250, 0)
-		w, err2 := c.AllViews(ctx, testProject, week, 250, 0)
+		var w []apiclient.PathViews
+		_, err2 := c.ViewsPages(ctx, testProject, week, 250, 0, func(p []apiclient.PathViews) { w = append(w, p...) })
 		f, err3 := c.FeedbackByPage(ctx, testProject, apiclient.FeedbackByPageQuery{DateRange: week, Limit: 100})
 		s, err4 := c.TopSearches(ctx, testProject, week, 20, 0)
 		cs, err5 := c.AssistantCallerStats(ctx, testProject, week)
@@ -214,7 +215,7 @@ func TestTolerantReaderErrorDetails(t *testing.T) {
 	t.Parallel()
 	_, _, srv := startFake(t, fakeapi.Options{Paths: 30})
 	c := newClient(t, srv.URL, nil)
-	_, err := c.AllViews(testCtx(t), testProject, apiclient.DateRange{DateFrom: "2025-03-14", DateTo: "2025-03-01"}, 10, 0)
+	_, err := c.ViewsPages(testCtx(t), testProject, apiclient.DateRange{DateFrom: "2025-03-14", DateTo: "2025-03-01"}, 10, 0, func([]apiclient.PathViews) {})
 	var apiErr *apiclient.APIError
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
 		t.Fatalf("err %v, want an HTTP 400", err)

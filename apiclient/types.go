@@ -62,16 +62,6 @@ type TrafficCounts struct {
 	Total int64 `json:"total"`
 }
 
-// UnmarshalJSON reads the counts as JSON numbers (Count): 10.0 is 10.
-func (c *TrafficCounts) UnmarshalJSON(b []byte) error {
-	var w countsWire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*c = w.counts()
-	return nil
-}
-
 // countsWire is TrafficCounts as the reference types them.
 type countsWire struct {
 	Human Count `json:"human"`
@@ -107,12 +97,6 @@ func (w visitorsRow) row() (PathVisitors, error) {
 	return PathVisitors{path, c}, err
 }
 
-// UnmarshalJSON reads a row of /visitors as a page's rows are read;
-// without it the embedded counts' method would read the counts alone.
-func (p *PathVisitors) UnmarshalJSON(b []byte) error {
-	return unmarshalRow[PathVisitors, visitorsRow](b, p)
-}
-
 // VisitorCounts are unique visitor counts. Total is deduplicated across
 // human and AI traffic, so it is not necessarily Human+AI.
 type VisitorCounts = TrafficCounts
@@ -125,28 +109,29 @@ type PathVisitors struct {
 
 // VisitorsPage is one page of the unique visitors endpoint.
 type VisitorsPage struct {
-	Totals  VisitorCounts  `json:"totals"`
-	Rows    []PathVisitors `json:"visitors"`
-	HasMore bool           `json:"hasMore"`
+	Totals VisitorCounts `json:"totals"`
+	// TotalsSkipped is why the totals could not be read ("": they were).
+	TotalsSkipped string         `json:"-"`
+	Rows          []PathVisitors `json:"visitors"`
+	HasMore       bool           `json:"hasMore"`
 	// Skipped counts the rows that could not be read, by reason.
 	Skipped Skips `json:"-"`
 }
 
-// UnmarshalJSON reads the rows one by one (rowsOf).
+// UnmarshalJSON reads the rows one by one (rowsOf), and the totals as
+// lenient.
 func (p *VisitorsPage) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Totals  TrafficCounts                     `json:"totals"`
+		Totals  lenient[countsWire]               `json:"totals"`
 		Rows    rowsOf[PathVisitors, visitorsRow] `json:"visitors"`
 		HasMore bool                              `json:"hasMore"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*p = VisitorsPage{Totals: w.Totals, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
+	*p = VisitorsPage{Totals: w.Totals.v.counts(), TotalsSkipped: w.Totals.skip, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
 	return nil
 }
-
-func (p *VisitorsPage) skippedRows() Skips { return p.Skipped }
 
 // VisitorsQuery selects the date range and page of a visitors request.
 type VisitorsQuery struct {

@@ -24,49 +24,32 @@ func (w viewsRow) row() (PathViews, error) {
 	return PathViews{path, c}, err
 }
 
-// UnmarshalJSON reads a row of /views as a page's rows are read.
-func (p *PathViews) UnmarshalJSON(b []byte) error {
-	return unmarshalRow[PathViews, viewsRow](b, p)
-}
-
 func (p PathViews) pathAndCounts() (string, TrafficCounts) { return p.Path, p.TrafficCounts }
 
 // ViewsPage is one page of the views endpoint.
 type ViewsPage struct {
-	Totals  TrafficCounts `json:"totals"`
-	Rows    []PathViews   `json:"views"`
-	HasMore bool          `json:"hasMore"`
+	Totals TrafficCounts `json:"totals"`
+	// TotalsSkipped is why the totals could not be read ("": they were).
+	TotalsSkipped string      `json:"-"`
+	Rows          []PathViews `json:"views"`
+	HasMore       bool        `json:"hasMore"`
 	// Skipped counts the rows that could not be read, by reason.
 	Skipped Skips `json:"-"`
 }
 
-// UnmarshalJSON reads the rows one by one (rowsOf).
+// UnmarshalJSON reads the rows one by one (rowsOf), and the totals as
+// lenient.
 func (p *ViewsPage) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Totals  TrafficCounts               `json:"totals"`
+		Totals  lenient[countsWire]         `json:"totals"`
 		Rows    rowsOf[PathViews, viewsRow] `json:"views"`
 		HasMore bool                        `json:"hasMore"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*p = ViewsPage{Totals: w.Totals, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
+	*p = ViewsPage{Totals: w.Totals.v.counts(), TotalsSkipped: w.Totals.skip, Rows: w.Rows.rows, HasMore: w.HasMore, Skipped: w.Rows.skipped}
 	return nil
-}
-
-func (p *ViewsPage) skippedRows() Skips { return p.Skipped }
-
-// ViewsReport is the result of walking every page of the views endpoint.
-type ViewsReport struct {
-	Totals TrafficCounts
-	// Paths has one entry per distinct path, in the order first seen.
-	Paths []PathViews
-	// Requests is how many pages were fetched.
-	Requests int
-	// DuplicatePaths counts rows dropped because their path was already seen.
-	DuplicatePaths int
-	// Skipped counts the rows that could not be read, by reason.
-	Skipped Skips
 }
 
 // ViewsPageAt fetches one page of page views: limit 1..MaxPageSize (0 is
@@ -89,39 +72,31 @@ func (c *Client) ViewsPageAt(ctx context.Context, projectID string, r DateRange,
 	return &page, nil
 }
 
-// AllViews walks every page of the views endpoint, as AllVisitors does.
-func (c *Client) AllViews(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int) (*ViewsReport, error) {
-	rep := &offsetReport[PathViews]{}
-	w, err := c.ViewsPages(ctx, projectID, r, pageSize, maxPages, rep.collectRows)
-	if err != nil {
-		return nil, err
-	}
-	return &ViewsReport{Totals: w.Totals, Paths: rep.rows, Requests: w.Requests, DuplicatePaths: rep.duplicates, Skipped: w.Skipped}, nil
-}
-
 // ViewsPages walks every page of the views endpoint, handing each page's
 // rows to visit as VisitorsPages does.
 func (c *Client) ViewsPages(ctx context.Context, projectID string, r DateRange, pageSize, maxPages int, visit func([]PathViews)) (OffsetWalk, error) {
-	totals, requests, skipped, err := walkOffset(ctx, "views", projectID, pageSize, maxPages,
-		func(ctx context.Context, offset int) (offsetPage[PathViews], error) {
-			page, err := c.ViewsPageAt(ctx, projectID, r, pageSize, offset)
-			if err != nil {
-				return offsetPage[PathViews]{}, err
-			}
-			return offsetPage[PathViews]{totals: page.Totals, rows: page.Rows, hasMore: page.HasMore, skipped: page.Skipped}, nil
-		}, visit)
-	c.warnSkipped(EndpointViews, projectID, skipped)
-	return OffsetWalk{Totals: totals, Requests: requests, Skipped: skipped}, err
+	w, err := walkOffset(ctx, "views", projectID, pageSize, maxPages, c.viewsFetch(projectID, r), visit)
+	c.reportSkipped(EndpointViews, projectID, w.Skipped)
+	return w, err
+}
+
+// viewsFetch fetches the page of limit rows at offset of r.
+func (c *Client) viewsFetch(projectID string, r DateRange) func(ctx context.Context, limit, offset int) (offsetPage[PathViews], error) {
+	return func(ctx context.Context, limit, offset int) (offsetPage[PathViews], error) {
+		page, err := c.ViewsPageAt(ctx, projectID, r, limit, offset)
+		if err != nil {
+			return offsetPage[PathViews]{}, err
+		}
+		return offsetPage[PathViews]{page.Totals, page.TotalsSkipped, page.Rows, page.HasMore, page.Skipped}, nil
+	}
 }
 
 // ViewsTotals fetches only the site totals of a date range: one request.
-func (c *Client) ViewsTotals(ctx context.Context, projectID string, r DateRange) (TrafficCounts, error) {
-	page, err := c.ViewsPageAt(ctx, projectID, r, 1, 0)
+func (c *Client) ViewsTotals(ctx context.Context, projectID string, r DateRange) (OffsetWalk, error) {
+	w, err := offsetTotals(ctx, c.viewsFetch(projectID, r))
+	c.reportSkipped(EndpointViews, projectID, w.Skipped)
 	if err != nil {
-		return TrafficCounts{}, fmt.Errorf("view totals for project %s: %w", projectID, err)
+		return w, fmt.Errorf("view totals for project %s: %w", projectID, err)
 	}
-	if err := checkCounts("site totals", page.Totals); err != nil {
-		return TrafficCounts{}, fmt.Errorf("view totals for project %s: %w", projectID, err)
-	}
-	return page.Totals, nil
+	return w, nil
 }

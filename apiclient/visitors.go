@@ -54,40 +54,44 @@ func (c *Client) AllVisitors(ctx context.Context, projectID string, q VisitorsQu
 // included: a caller that keeps only what it exports holds one page at a
 // time. On an error, what visit saw is to be dropped.
 func (c *Client) VisitorsPages(ctx context.Context, projectID string, q VisitorsQuery, pageSize, maxPages int, visit func([]PathVisitors)) (OffsetWalk, error) {
-	totals, requests, skipped, err := walkOffset(ctx, "visitors", projectID, pageSize, maxPages,
-		func(ctx context.Context, offset int) (offsetPage[PathVisitors], error) {
-			q.Limit, q.Offset = pageSize, offset
-			page, err := c.VisitorsPage(ctx, projectID, q)
-			if err != nil {
-				return offsetPage[PathVisitors]{}, err
-			}
-			return offsetPage[PathVisitors]{totals: page.Totals, rows: page.Rows, hasMore: page.HasMore, skipped: page.Skipped}, nil
-		}, visit)
-	c.warnSkipped(EndpointVisitors, projectID, skipped)
-	return OffsetWalk{Totals: totals, Requests: requests, Skipped: skipped}, err
+	w, err := walkOffset(ctx, "visitors", projectID, pageSize, maxPages, c.visitorsFetch(projectID, q), visit)
+	c.reportSkipped(EndpointVisitors, projectID, w.Skipped)
+	return w, err
+}
+
+// visitorsFetch fetches the page of limit rows at offset of q's range.
+func (c *Client) visitorsFetch(projectID string, q VisitorsQuery) func(ctx context.Context, limit, offset int) (offsetPage[PathVisitors], error) {
+	return func(ctx context.Context, limit, offset int) (offsetPage[PathVisitors], error) {
+		q.Limit, q.Offset = limit, offset
+		page, err := c.VisitorsPage(ctx, projectID, q)
+		if err != nil {
+			return offsetPage[PathVisitors]{}, err
+		}
+		return offsetPage[PathVisitors]{page.Totals, page.TotalsSkipped, page.Rows, page.HasMore, page.Skipped}, nil
+	}
 }
 
 // OffsetWalk is what a walk of offset pages (visitors, views) read besides
 // the rows it handed on: the site totals, the requests sent and the rows
 // skipped.
 type OffsetWalk struct {
-	Totals   TrafficCounts
-	Requests int
-	Skipped  Skips
+	Totals TrafficCounts
+	// TotalsSkipped: the site totals were none an answer can mean (counted
+	// in Skipped): they are not to be exported; the paths stand.
+	TotalsSkipped bool
+	Requests      int
+	Skipped       Skips
 }
 
 // VisitorsTotals fetches only the site totals of a date range: one request
 // (a page of one row), whatever the number of paths.
-func (c *Client) VisitorsTotals(ctx context.Context, projectID string, q VisitorsQuery) (VisitorCounts, error) {
-	q.Limit, q.Offset = 1, 0
-	page, err := c.VisitorsPage(ctx, projectID, q)
+func (c *Client) VisitorsTotals(ctx context.Context, projectID string, q VisitorsQuery) (OffsetWalk, error) {
+	w, err := offsetTotals(ctx, c.visitorsFetch(projectID, q))
+	c.reportSkipped(EndpointVisitors, projectID, w.Skipped)
 	if err != nil {
-		return VisitorCounts{}, fmt.Errorf("visitor totals for project %s: %w", projectID, err)
+		return w, fmt.Errorf("visitor totals for project %s: %w", projectID, err)
 	}
-	if err := checkCounts("site totals", page.Totals); err != nil {
-		return VisitorCounts{}, fmt.Errorf("visitor totals for project %s: %w", projectID, err)
-	}
-	return page.Totals, nil
+	return w, nil
 }
 
 // offsetValues are the query of an offset-paged request; zero limit and

@@ -126,6 +126,13 @@ func specFor(path string) (spec, string, bool) {
 	return spec{}, "", false
 }
 
+// FileOf is the reference file describing a request path (from the API's
+// root), and that file's server path ("/v1": its paths are relative to it).
+func FileOf(path string) (file, base string, ok bool) {
+	s, _, ok := specFor(path)
+	return s.file, s.base, ok
+}
+
 // Covers reports whether the reference describes a request path (from the
 // API's root).
 func Covers(path string) bool {
@@ -193,9 +200,9 @@ func (r *Reference) Documented(file string, opPaths ...string) ([]string, error)
 	return out, nil
 }
 
-// operation is "METHOD /path" of a request, the path as its file writes
+// Operation is "METHOD /path" of a request, the path as its file writes
 // it (empty when the reference describes no such operation).
-func (r *Reference) operation(req *http.Request) string {
+func (r *Reference) Operation(req *http.Request) string {
 	s, _, ok := specFor(req.URL.Path)
 	if !ok {
 		return ""
@@ -309,7 +316,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := t.Ref.CheckResponse(req, resp.StatusCode, resp.Header, data); err != nil {
 		t.Fail("%v", err)
 	}
-	op := t.Ref.operation(req)
+	op := t.Ref.Operation(req)
 	t.mu.Lock()
 	t.exchanges++
 	if op != "" {

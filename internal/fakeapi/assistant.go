@@ -275,5 +275,8 @@ func (s *Server) handleCallerStats(w http.ResponseWriter, r *http.Request, proje
 	if f.NegativeCounts {
 		body["web"] = -1
 	}
+	if f.NegativeTotals {
+		body["total"] = -1
+	}
 	writeJSON(w, http.StatusOK, body)
 }

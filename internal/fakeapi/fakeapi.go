@@ -181,6 +181,9 @@ type Fault struct {
 	DuplicatePath bool
 	// NegativeCounts puts a negative count in the first row of a page.
 	NegativeCounts bool
+	// NegativeTotals makes the site totals negative: visitors' and views'
+	// human count, totalSearches, the caller stats' total.
+	NegativeTotals bool
 	// FractionalCounts writes every whole number of a successful answer
 	// with a fraction (10 as 10.0): the reference types counts as JSON
 	// numbers, so a reader must take it.

@@ -117,7 +117,7 @@ func TestReferenceAnalytics(t *testing.T) {
 		if _, err := e.client.AllVisitors(ctx, "docs", apiclient.VisitorsQuery{DateFrom: week.DateFrom, DateTo: week.DateTo}, 10, 0); err != nil {
 			t.Errorf("%s: visitors: %v", what, err)
 		}
-		if _, err := e.client.AllViews(ctx, "docs", week, 10, 0); err != nil {
+		if _, err := e.client.ViewsPages(ctx, "docs", week, 10, 0, func([]apiclient.PathViews) {}); err != nil {
 			t.Errorf("%s: views: %v", what, err)
 		}
 		if _, err := e.client.FeedbackByPage(ctx, "docs", apiclient.FeedbackByPageQuery{DateRange: week, Limit: 5, Source: "contextual", Status: "pending"}); err != nil {

@@ -150,6 +150,9 @@ func (s *Server) handleSearches(w http.ResponseWriter, r *http.Request, project 
 	if f.NegativeCounts && len(rows) > 0 {
 		rows[0].Hits = -1
 	}
+	if f.NegativeTotals {
+		total = -1
+	}
 	// No hasMore: the end is a null nextCursor.
 	writeJSON(w, http.StatusOK, map[string]any{"searches": rows, "totalSearches": total, "nextCursor": cursorFor(offset, limit, more, f)})
 }

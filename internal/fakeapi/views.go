@@ -145,5 +145,8 @@ func (s *Server) handleViews(w http.ResponseWriter, r *http.Request, project str
 	if f.NegativeCounts && len(body.Views) > 0 {
 		body.Views[0].AI = -3
 	}
+	if f.NegativeTotals {
+		body.Totals.Human = -1
+	}
 	writeJSON(w, http.StatusOK, body)
 }

@@ -297,4 +297,7 @@ func visitorsFaults(body *visitorsBody, f Fault, rows []pageRow, offset, limit i
 	if f.NegativeCounts && len(body.Visitors) > 0 {
 		body.Visitors[0].Human = -5
 	}
+	if f.NegativeTotals {
+		body.Totals.Human = -1
+	}
 }

@@ -44,7 +44,7 @@ func (s *Set) Status(published []refresh.View) ([]status.Organization, []status.
 				d.Result = status.Classify(v.Err)
 			}
 			if v.Data != nil {
-				d.SkippedRows = v.Data.Meta().Skipped
+				d.SkippedRows, d.TotalsSkipped = v.Data.Meta().Skipped, v.Data.Meta().TotalsSkipped
 			}
 			demands = append(demands, d)
 		}

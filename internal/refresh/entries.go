@@ -53,10 +53,13 @@ type entry struct {
 
 // state is an entry's outcome so far. It is immutable.
 type state struct {
-	good       sources.Snapshot
-	attempted  bool
-	ok         bool
-	failures   int   // walks that failed since the entry was made
+	good      sources.Snapshot
+	attempted bool
+	ok        bool
+	failures  int // walks that failed since the entry was made
+	// capped counts the walks in a row whose pages did not end within
+	// their cap (walkCap, retryInterval).
+	capped     int
 	err        error // of the last walk, when it failed
 	attemptEnd time.Time
 	duration   time.Duration

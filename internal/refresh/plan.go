@@ -62,7 +62,9 @@ func Intervals(perWindow float64, window time.Duration, ds []Demand) []time.Dura
 	}
 	if spend(0) > perWindow {
 		lo, hi := 0.0, 1.0
-		for spend(hi) > perWindow {
+		// Beyond a factor of 10^9 s (decades) nothing is walked anyway,
+		// and the intervals would overflow.
+		for spend(hi) > perWindow && hi < 1e9 {
 			hi *= 2
 		}
 		for hi-lo > 0.5 {
@@ -198,7 +200,7 @@ func (s *Scheduler) replan() {
 	// floor(limit/c) of them, so a budget of 60 carries one walk of 40 an
 	// hour, not one and a half.
 	if len(pages) > 0 {
-		if maxCost := slices.MaxFunc(pages, func(a, b Demand) int { return cmp.Compare(a.Cost, b.Cost) }).Cost; maxCost > 0 {
+		if maxCost := slices.MaxFunc(pages, func(a, b Demand) int { return cmp.Compare(a.Cost, b.Cost) }).Cost; maxCost > 0 && maxCost <= limit {
 			perWindow = min(perWindow, float64(limit/maxCost*maxCost))
 		}
 	}
@@ -351,6 +353,16 @@ func (s *Scheduler) dueFinalDay(e *entry, now, retryAt time.Time) (bool, time.Ti
 
 // retryInterval is how long after a failed walk of e the next may start.
 func (s *Scheduler) retryInterval(e *entry) time.Duration {
+	// Pages that did not end are no passing fault: the next walk waits a
+	// budget window, twice as long after each such walk in a row (at most
+	// a day), or its planned interval if longer; a final day's, till the
+	// next day.
+	if n := e.state.capped; n > 0 && e.state.err != nil {
+		if e.final {
+			return FinalDayExport
+		}
+		return max(e.interval, s.cfg.RetryInterval, min(s.budget.Window()<<min(n-1, 5), 24*time.Hour))
+	}
 	if s.cfg.RetryInterval > 0 {
 		return s.cfg.RetryInterval
 	}

@@ -9,10 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/go-kit/log/level"
 
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/human"
@@ -45,6 +47,9 @@ func (s *Scheduler) startDue() time.Time {
 			continue
 		}
 		need := min(e.cost, s.budget.Effective())
+		if e.state.capped > 0 {
+			need = min(s.walkCap(e), s.budget.Effective())
+		}
 		if s.wait(e, &r, need) {
 			continue
 		}
@@ -64,6 +69,16 @@ func (s *Scheduler) startDue() time.Time {
 // in round r rather than start, and if so sets when it is expected to
 // start. Caller holds mu.
 func (s *Scheduler) wait(e *entry, r *round, need int) bool {
+	if e.state.capped > 0 {
+		// A walk past pages that did not end goes on what the budget has
+		// spare: it starts when nothing waits ahead of it and the budget
+		// pays all it may send, and no other walk waits for it.
+		if r.blocked || !r.paused.IsZero() || s.running >= s.cfg.Concurrency || (r.probing && !e.costKnown) || r.free < need {
+			e.expected = s.expectedStart(e, r, need)
+			return true
+		}
+		return false
+	}
 	page := e.scope != ScopeSite
 	blocked := r.blocked || (page && r.pagesBlocked)
 	if !blocked && !r.paused.IsZero() {
@@ -239,7 +254,7 @@ func (s *Scheduler) start(e *entry, now time.Time) {
 func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 	defer s.wg.Done()
 	s.mu.Lock()
-	cost, effective := e.cost, s.budget.Effective()
+	cost, effective, walkCap := e.cost, s.budget.Effective(), s.walkCap(e)
 	key := ""
 	if s.cfg.Shared != nil {
 		key = sharedKey(e)
@@ -247,6 +262,7 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 	s.mu.Unlock()
 	ctx, cancel := s.walkContext(cost, effective)
 	defer cancel()
+	ctx = apiclient.WithRequestCap(ctx, walkCap)
 
 	day := analytics.Today(start, e.proj.Loc())
 	if e.final {
@@ -299,6 +315,39 @@ func (s *Scheduler) walk(e *entry, start time.Time, done chan struct{}) {
 	s.wake()
 }
 
+// A walk sends at most walkCapFactor times its planned cost, and never
+// fewer than minWalkCap requests: pages that never end (an API that says
+// hasMore for ever) end as a pagination error rather than spend the
+// organization's hour, and the other walks go on. After such a walk the
+// next may go walkCapFactor times further each time (a site that outgrew
+// its cost is read whole within a walk or two), but only as far as what
+// the plan leaves of the budget, and it waits ever longer (retryInterval):
+// pages that never end never take what the other walks need.
+const (
+	walkCapFactor = 3
+	minWalkCap    = 20
+)
+
+// walkCap is the requests e's next walk may send. Caller holds mu.
+func (s *Scheduler) walkCap(e *entry) int {
+	c := max(minWalkCap, walkCapFactor*e.cost)
+	if e.state.capped == 0 {
+		return c
+	}
+	// What the plan leaves of the budget: the limit less what the other
+	// walks of known cost spend per window on their intervals.
+	spare := float64(s.budget.Limit())
+	for _, o := range s.entries {
+		if o != e && o.costKnown && o.interval > 0 {
+			spare -= float64(o.cost) * math.Ceil(s.budget.Window().Seconds()/o.interval.Seconds())
+		}
+	}
+	for range e.state.capped {
+		c = max(c, min(c*walkCapFactor, int(spare)))
+	}
+	return c
+}
+
 // walkContext bounds a walk of cost requests under a budget of effective
 // requests a window: by the refresh timeout, and for a walk larger than
 // the whole budget by the windows it waits for it between pages. A walk
@@ -334,7 +383,12 @@ func (s *Scheduler) ended(e *entry, q sources.Query, start, end time.Time, snap 
 	}
 	next.failures++
 	var exhausted *budget.ExhaustedError
-	if errors.As(err, &exhausted) {
+	switch exhaustedErr := errors.As(err, &exhausted); {
+	case errors.Is(err, apiclient.ErrTooManyPages) || (exhaustedErr && old.capped > 0):
+		// Pages that did not end within the cap, or a walk past its cost
+		// that the budget could not finish: the plan's cost stands.
+		next.capped = old.capped + 1
+	case exhaustedErr:
 		// The site outgrew the requests reserved for it: reserve more.
 		e.cost = min(e.cost*2, max(e.cost+1, s.budget.Limit()))
 	}

@@ -90,7 +90,7 @@ var _ = register(&Def{
 		family("mintlify_assistant_turns_by_caller", "Turns (questions) asked of the AI assistant in the window, by caller (web, api, other), from the API's caller stats.",
 			familyFlags{additive: true}, assistantEmit(func(s *AssistantSnapshot) []labelCount { return s.callers }), "caller"),
 		family("mintlify_assistant_turns_combined", "The Mintlify API's own total of turns (questions) asked of the AI assistant in the window (caller stats).",
-			familyFlags{additive: true}, assistantEmitOne(func(s *AssistantSnapshot) float64 { return s.combined })),
+			familyFlags{additive: true, totals: true}, assistantEmitOne(func(s *AssistantSnapshot) float64 { return s.combined })),
 		family("mintlify_assistant_conversations", "Distinct conversations (thread ids) with the AI assistant with a turn in the window, counted once per day they had one.",
 			familyFlags{additive: true}, assistantEmitOne(func(s *AssistantSnapshot) float64 { return s.conversations })),
 		family("mintlify_assistant_turns_by_resolution", "Turns of conversations with the AI assistant in the window by resolution status (answered, unanswered).",
@@ -434,7 +434,8 @@ func (s *assistantSource) snapshot(st *assistantState, q Query, stats *apiclient
 		}
 	}
 	snap := &AssistantSnapshot{
-		meta:          Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: requests, Skipped: skipped},
+		meta: Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: requests,
+			Skipped: skipped + stats.Skipped.Total(), TotalsSkipped: stats.TotalSkipped},
 		combined:      float64(stats.Total),
 		conversations: conversations,
 	}

@@ -78,3 +78,14 @@ func TestBuildSnapshot(t *testing.T) {
 		t.Errorf("snapshot %s..%s at %s, %d requests", s.DateFrom, s.DateTo, s.At, s.Requests)
 	}
 }
+
+// buildTraffic reduces a whole API result to a snapshot: paths made bounded,
+// valid label values (bounded.Label) and merged (first row wins, as in
+// apiclient), filtered, ranked and capped. A walk hands its pages to a
+// pathBuilder as they arrive instead, which gives the same snapshot without
+// holding the site.
+func buildTraffic(p analytics.PathPolicy, res *apiclient.VisitorsReport, from, to string, at time.Time) *analytics.Snapshot {
+	b := newPathBuilder(p)
+	b.Add(res.Paths)
+	return b.Snapshot(res.Totals, res.Requests, from, to, at)
+}

@@ -49,7 +49,7 @@ var _ = register(&Def{
 		Help: "Export the N most searched queries with their text as a label (0: none; queries may hold personal data)."}},
 	Families: []*Family{
 		family("mintlify_searches", "Searches made on the site in the window, the Mintlify API's totalSearches; searches are events and add up across days.",
-			familyFlags{additive: true}, searchesEmit(func(s *SearchesSnapshot, project, window string, emit Emit) {
+			familyFlags{additive: true, totals: true}, searchesEmit(func(s *SearchesSnapshot, project, window string, emit Emit) {
 				emit(s.total, project, window)
 			})),
 		family("mintlify_search_query_hits", "Times one of the most searched queries was searched in the window (only with top queries configured).",
@@ -91,7 +91,7 @@ func (s *searchesSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 		return nil, err
 	}
 	snap := &SearchesSnapshot{
-		meta:    Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests, TotalsOnly: top == 0, Skipped: res.Skipped.Total()},
+		meta:    Meta{At: s.cfg.now(), DateFrom: q.DateFrom, DateTo: q.DateTo, Requests: res.Requests, TotalsOnly: top == 0, Skipped: res.Skipped.Total(), TotalsSkipped: res.TotalSkipped},
 		total:   float64(res.TotalSearches),
 		queries: make([]searchQuery, 0, len(res.Queries)),
 	}

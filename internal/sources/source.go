@@ -45,6 +45,9 @@ type Meta struct {
 	// Skipped is how many rows of the API's answers could not be read and
 	// were skipped (apiclient.Skips): the walk and its other rows stand.
 	Skipped int
+	// TotalsSkipped: the API's own site-wide totals were none an answer
+	// can mean; the families of them (Family.Totals) emit nothing.
+	TotalsSkipped bool
 }
 
 // Snapshot is the result of one walk, reduced to what is exported. It is
@@ -75,6 +78,9 @@ type Family struct {
 	// derived from daily counts (views and conversations are events; unique
 	// visitors, top-N lists and triage states are not).
 	Additive bool
+	// Totals: the family is the API's own site-wide totals, which a walk
+	// may have skipped (Meta.TotalsSkipped).
+	Totals bool
 
 	emit func(s Snapshot, project, window string, emit Emit)
 	desc *prometheus.Desc
@@ -83,7 +89,7 @@ type Family struct {
 // Emit calls emit once per sample of the family in s, label values in the
 // order of Labels. A snapshot of another source emits nothing.
 func (f *Family) Emit(s Snapshot, project, window string, emit Emit) {
-	if s == nil {
+	if s == nil || (f.Totals && s.Meta().TotalsSkipped) {
 		return
 	}
 	f.emit(s, project, window, emit)
@@ -101,12 +107,12 @@ func family(name, help string, flags familyFlags, emit func(s Snapshot, project,
 	labels = append(labels, extra...)
 	return &Family{
 		Name: name, Help: help, Labels: labels,
-		Pages: flags.pages, PerProject: flags.perProject, Additive: flags.additive,
+		Pages: flags.pages, PerProject: flags.perProject, Additive: flags.additive, Totals: flags.totals,
 		emit: emit, desc: prometheus.NewDesc(name, help, labels, nil),
 	}
 }
 
-type familyFlags struct{ pages, perProject, additive bool }
+type familyFlags struct{ pages, perProject, additive, totals bool }
 
 // Source is one analytics source. Implementations are safe for concurrent
 // walks.

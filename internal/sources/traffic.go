@@ -20,13 +20,15 @@ const (
 type TrafficSnapshot struct {
 	*analytics.Snapshot
 	totalsOnly bool
-	// skipped is how many rows the walk could not read.
-	skipped int
+	// skipped is how many rows the walk could not read; totalsSkipped: the
+	// site totals were among them.
+	skipped       int
+	totalsSkipped bool
 }
 
 // Meta implements Snapshot.
 func (s *TrafficSnapshot) Meta() Meta {
-	return Meta{At: s.At, DateFrom: s.DateFrom, DateTo: s.DateTo, Requests: s.Requests, TotalsOnly: s.totalsOnly, Skipped: s.skipped}
+	return Meta{At: s.At, DateFrom: s.DateFrom, DateTo: s.DateTo, Requests: s.Requests, TotalsOnly: s.totalsOnly, Skipped: s.skipped, TotalsSkipped: s.totalsSkipped}
 }
 
 // trafficFamilies are the four families of visitors or views: site by
@@ -57,8 +59,8 @@ func trafficFamilies(additive bool, site, siteTotal, page, pageTotal [2]string) 
 		}
 	}
 	return []*Family{
-		family(site[0], site[1], familyFlags{additive: additive}, counts(false, true), "traffic"),
-		family(siteTotal[0], siteTotal[1], familyFlags{additive: additive}, counts(false, false)),
+		family(site[0], site[1], familyFlags{additive: additive, totals: true}, counts(false, true), "traffic"),
+		family(siteTotal[0], siteTotal[1], familyFlags{additive: additive, totals: true}, counts(false, false)),
 		family(page[0], page[1], familyFlags{pages: true, additive: additive}, counts(true, true), "path", "traffic"),
 		family(pageTotal[0], pageTotal[1], familyFlags{pages: true, additive: additive}, counts(true, false), "path"),
 	}
@@ -145,18 +147,7 @@ func (w *wireTraffic) snapshot() Snapshot {
 			s.Paths[i] = analytics.PathCounts{Path: p.Path, Counts: analytics.Counts{Human: p.Human, AI: p.AI, Total: p.Total}}
 		}
 	}
-	return &TrafficSnapshot{Snapshot: s, totalsOnly: m.TotalsOnly, skipped: m.Skipped}
-}
-
-// buildTraffic reduces a whole API result to a snapshot: paths made bounded,
-// valid label values (bounded.Label) and merged (first row wins, as in
-// apiclient), filtered, ranked and capped. A walk hands its pages to a
-// pathBuilder as they arrive instead, which gives the same snapshot without
-// holding the site.
-func buildTraffic(p analytics.PathPolicy, res *apiclient.VisitorsReport, from, to string, at time.Time) *analytics.Snapshot {
-	b := newPathBuilder(p)
-	b.Add(res.Paths)
-	return b.Snapshot(res.Totals, res.Requests, from, to, at)
+	return &TrafficSnapshot{Snapshot: s, totalsOnly: m.TotalsOnly, skipped: m.Skipped, totalsSkipped: m.TotalsSkipped}
 }
 
 // totalsOnlyTraffic is a snapshot of site totals without paths.

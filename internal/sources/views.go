@@ -25,7 +25,7 @@ var _ = register(&Def{
 	),
 	make: func(def *Def, cfg Config) (Source, error) {
 		return &trafficSource{base: newBase(def, trafficGuess), cfg: cfg,
-			totals: func(ctx context.Context, q Query) (apiclient.TrafficCounts, error) {
+			totals: func(ctx context.Context, q Query) (apiclient.OffsetWalk, error) {
 				return cfg.Client.ViewsTotals(ctx, q.Project, apiclient.DateRange{DateFrom: q.DateFrom, DateTo: q.DateTo})
 			},
 			walk: func(ctx context.Context, q Query, pageSize int, visit func([]apiclient.PathVisitors)) (apiclient.OffsetWalk, error) {

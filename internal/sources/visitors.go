@@ -1,10 +1,12 @@
 package sources
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 )
 
 // NameVisitors is the visitors source: unique visitors per page, /visitors.
@@ -29,7 +31,7 @@ var _ = register(&Def{
 	),
 	make: func(def *Def, cfg Config) (Source, error) {
 		return &trafficSource{base: newBase(def, trafficGuess), cfg: cfg,
-			totals: func(ctx context.Context, q Query) (apiclient.TrafficCounts, error) {
+			totals: func(ctx context.Context, q Query) (apiclient.OffsetWalk, error) {
 				return cfg.Client.VisitorsTotals(ctx, q.Project, apiclient.VisitorsQuery{DateFrom: q.DateFrom, DateTo: q.DateTo})
 			},
 			walk: func(ctx context.Context, q Query, pageSize int, visit func([]apiclient.PathVisitors)) (apiclient.OffsetWalk, error) {
@@ -44,7 +46,7 @@ var _ = register(&Def{
 type trafficSource struct {
 	base
 	cfg    Config
-	totals func(ctx context.Context, q Query) (apiclient.TrafficCounts, error)
+	totals func(ctx context.Context, q Query) (apiclient.OffsetWalk, error)
 	// walk hands every page of paths to visit as it arrives, and returns
 	// the site totals, the requests sent and the rows skipped; views
 	// convert their rows to the visitors' so that one path policy ranks
@@ -59,27 +61,26 @@ func (s *trafficSource) Walk(ctx context.Context, q Query) (Snapshot, error) {
 	if s.cfg.Client == nil {
 		return nil, fmt.Errorf("%s: no API client", s.Name())
 	}
-	var snap *TrafficSnapshot
+	var (
+		w    apiclient.OffsetWalk
+		err  error
+		data *analytics.Snapshot
+	)
 	if q.TotalsOnly {
-		totals, err := s.totals(ctx, q)
-		if err != nil {
-			return nil, err
+		if w, err = s.totals(ctx, q); err == nil {
+			data = totalsOnlyTraffic(w.Totals, q.DateFrom, q.DateTo, s.cfg.now())
 		}
-		snap = &TrafficSnapshot{Snapshot: totalsOnlyTraffic(totals, q.DateFrom, q.DateTo, s.cfg.now()), totalsOnly: true}
 	} else {
-		pageSize := s.cfg.PageSize
-		if pageSize == 0 {
-			pageSize = apiclient.MaxPageSize
-		}
 		// Only the paths to export are kept as the pages arrive: the
 		// walk's memory follows paths.max, not the site.
 		b := newPathBuilder(s.cfg.Paths)
-		w, err := s.walk(ctx, q, pageSize, b.Add)
-		if err != nil {
-			return nil, err
+		if w, err = s.walk(ctx, q, cmp.Or(s.cfg.PageSize, apiclient.MaxPageSize), b.Add); err == nil {
+			data = b.Snapshot(w.Totals, w.Requests, q.DateFrom, q.DateTo, s.cfg.now())
 		}
-		snap = &TrafficSnapshot{Snapshot: b.Snapshot(w.Totals, w.Requests, q.DateFrom, q.DateTo, s.cfg.now()), skipped: w.Skipped.Total()}
 	}
-	s.learn(q, snap.Requests)
-	return snap, nil
+	if err != nil {
+		return nil, err
+	}
+	s.learn(q, w.Requests)
+	return &TrafficSnapshot{Snapshot: data, totalsOnly: q.TotalsOnly, skipped: w.Skipped.Total(), totalsSkipped: w.TotalsSkipped}, nil
 }

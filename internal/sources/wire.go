@@ -316,14 +316,23 @@ type wireMeta struct {
 	Requests   int       `json:"requests"`
 	TotalsOnly bool      `json:"totalsOnly"`
 	Skipped    int       `json:"skipped"`
+	// TotalsSkipped is omitted when false, as every snapshot written
+	// before it was.
+	TotalsSkipped bool `json:"totalsSkipped,omitempty"`
 }
 
+// metaToWire converts: the two have the same fields, so a field added to
+// Meta and not here fails to compile.
 func metaToWire(m Meta) wireMeta {
-	return wireMeta{At: m.At.UTC(), DateFrom: m.DateFrom, DateTo: m.DateTo, Requests: m.Requests, TotalsOnly: m.TotalsOnly, Skipped: m.Skipped}
+	w := wireMeta(m)
+	w.At = m.At.UTC()
+	return w
 }
 
 func (m wireMeta) meta() Meta {
-	return Meta{At: m.At.UTC(), DateFrom: m.DateFrom, DateTo: m.DateTo, Requests: m.Requests, TotalsOnly: m.TotalsOnly, Skipped: m.Skipped}
+	out := Meta(m)
+	out.At = m.At.UTC()
+	return out
 }
 
 // validate checks Meta as a walk sets it; pages is how many per-page rows

@@ -161,6 +161,9 @@ type Demand struct {
 	// SkippedRows is how many rows of the API's answers the refresh of the
 	// data exported could not read and skipped (0: none, or no data).
 	SkippedRows int `json:"skipped_rows,omitempty"`
+	// TotalsSkipped: the API's site totals in that refresh were none an
+	// answer can mean, and are not exported (its pages are).
+	TotalsSkipped bool `json:"totals_skipped,omitempty"`
 }
 
 // Jobs are the agent jobs the gateway tracks.
