@@ -34,12 +34,12 @@ func TestFirstBackfillExampleOnSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	today := time.Now().UTC().Truncate(24 * time.Hour)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Slack(3*time.Minute))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", example)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + filepath.Dir(promtool) + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + dir}
-	out, err := cmd.CombinedOutput()
+	out, err := testutil.CombinedOutput(cmd)
 	if err != nil {
 		t.Fatalf("the first example of docs/history.md: %v (deadline: %v)\n%s\n%s", err, ctx.Err(), example, out)
 	}

@@ -92,7 +92,7 @@ func buildShared() (string, error) {
 	tmp := bin + ".tmp"
 	cmd := exec.Command("go", "build", "-o", tmp, ".")
 	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := CombinedOutput(cmd); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
@@ -151,7 +151,7 @@ func sourceFiles(root string) ([]string, error) {
 	cmd := exec.Command("go", "list", "-deps", "-f", listFormat, ".")
 	cmd.Dir = root
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	out, err := Output(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("go list: %w", err)
 	}

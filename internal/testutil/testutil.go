@@ -158,7 +158,7 @@ func CheckMetrics(t testing.TB, exposition string) {
 	t.Helper()
 	cmd := exec.Command(Promtool(t), "check", "metrics")
 	cmd.Stdin = strings.NewReader(exposition)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := CombinedOutput(cmd); err != nil {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	}
 }
