@@ -25,7 +25,7 @@ IMAGE_BASE ?= gcr.io/distroless/static-debian12:nonroot
 # Where `make run` listens: loopback only, since it enables the job gateway.
 RUN_ADDR ?= localhost:9871
 
-.PHONY: all build test test-bin test-ops-race test-plain test-race reference test-loaded lint cyclo run bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check scale-bench
+.PHONY: all build test test-bin test-ops-race test-plain test-race reference test-loaded lint cyclo run run-replicas run-sentinel bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check scale-bench
 
 all: lint test build
 
@@ -100,9 +100,20 @@ cyclo:
 	  $(GO) tool gocyclo -over $(CYCLO_OVER) $$files || \
 	  { echo "functions above cyclomatic $(CYCLO_OVER): split them (docs/development.md)"; exit 1; }
 
+# make run's flags (the tests of the quick start and of the docs' recipes run these): the sandbox,
+# the gateway of every kind, three windows.
+RUN_FLAGS = --mintlify.sandbox --web.enable-agent-api --web.enable-deployment-api --web.enable-static-export-api \
+	--web.enable-automation-api --analytics.window=1d --analytics.window=7d --analytics.window=30d
 run: build
-	./$(BIN) --mintlify.sandbox --web.enable-agent-api --web.enable-deployment-api --web.enable-static-export-api --web.enable-automation-api --web.listen-address=$(RUN_ADDR) \
-	  --analytics.window=1d --analytics.window=7d --analytics.window=30d
+	./$(BIN) $(RUN_FLAGS) --web.listen-address=$(RUN_ADDR)
+
+# Two replicas of make run on localhost:9871 and :9872 sharing a redis-server (run-replicas), or a
+# Redis primary, its replica and three sentinels (run-sentinel); Ctrl-C stops every process
+# (scripts/run-ha.sh, docs/operations.md "Try it locally").
+run-replicas: build
+	scripts/run-ha.sh ./$(BIN) replicas $(RUN_FLAGS)
+run-sentinel: build
+	scripts/run-ha.sh ./$(BIN) sentinel $(RUN_FLAGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/ops/... ./internal/history/ ./internal/sources/ ./internal/server/

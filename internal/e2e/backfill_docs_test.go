@@ -20,7 +20,7 @@ import (
 // with the built binary as ./mintlify_exporter and promtool on PATH. It
 // must finish (the deadline is generous, not a measure: on the sandbox it
 // takes seconds), within the backfill's budget without ever waiting for
-// it, and leave a week of the project's days as OpenMetrics and as the
+// it, and leave eight of the project's days as OpenMetrics and as the
 // blocks promtool made of them.
 func TestFirstBackfillExampleOnSandbox(t *testing.T) {
 	t.Parallel()
@@ -60,18 +60,19 @@ func TestFirstBackfillExampleOnSandbox(t *testing.T) {
 		t.Fatalf("history.om does not end with # EOF")
 	}
 	// One human visitors sample per day, stamped at the (UTC) midnight
-	// that ends it: the seven days before today.
+	// that ends it: the eight days before today, what the week-over-week
+	// panel needs.
 	human := regexp.MustCompile(`(?m)^mintlify_site_unique_visitors\{project="acme-docs",window="yesterday",traffic="human"\} \S+ (\d+)$`)
 	var got, want []int64
 	for _, m := range human.FindAllStringSubmatch(text, -1) {
 		ts, _ := strconv.ParseInt(m[1], 10, 64)
 		got = append(got, ts)
 	}
-	for d := 6; d >= 0; d-- {
+	for d := 7; d >= 0; d-- {
 		want = append(want, today.AddDate(0, 0, -d).Unix())
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("days of human visitors in history.om: %v, want the midnights ending the last 7 days %v", got, want)
+		t.Errorf("days of human visitors in history.om: %v, want the midnights ending the last 8 days %v", got, want)
 	}
 	for _, family := range []string{"mintlify_site_page_views_combined", "mintlify_searches"} {
 		if !strings.Contains(text, "\n# TYPE "+family+" gauge\n") {
