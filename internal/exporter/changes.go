@@ -11,8 +11,9 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/human"
 )
 
-// levels of what a configuration walks, each within the one before it.
-var levels = []string{"projects", "sources", "windows"}
+// levels of what a configuration walks, each within the one before it but
+// organizations, which hold no project by name.
+var levels = []string{"organizations", "projects", "sources", "windows"}
 
 // changes is what a reload changed, as log key-value pairs: organizations,
 // projects, sources (project/source) and windows (project/source/window)
@@ -27,15 +28,9 @@ var levels = []string{"projects", "sources", "windows"}
 func changes(old, next *config.Config, plannedBefore, plannedAfter float64) []any {
 	before, after := demandsOf(old), demandsOf(next)
 	var kv []any
-	if added := minus(orgsOf(next), orgsOf(old), nil); len(added) > 0 {
-		kv = append(kv, "organizations_added", strings.Join(added, ","))
-	}
-	if removed := minus(orgsOf(old), orgsOf(next), nil); len(removed) > 0 {
-		kv = append(kv, "organizations_removed", strings.Join(removed, ","))
-	}
 	for i, level := range levels {
 		var parentBefore, parentAfter map[string]bool
-		if i > 0 {
+		if i > 1 {
 			parentBefore, parentAfter = before[levels[i-1]], after[levels[i-1]]
 		}
 		if added := minus(after[level], before[level], parentBefore); len(added) > 0 {
@@ -57,8 +52,8 @@ func changes(old, next *config.Config, plannedBefore, plannedAfter float64) []an
 	return kv
 }
 
-// demandsOf is cfg's projects, sources and windows, each level a set of
-// names (project, project/source, project/source/window).
+// demandsOf is cfg's organizations, projects, sources and windows, each
+// level a set of names (project, project/source, project/source/window).
 func demandsOf(cfg *config.Config) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	for _, l := range levels {
@@ -66,6 +61,9 @@ func demandsOf(cfg *config.Config) map[string]map[string]bool {
 	}
 	if cfg == nil {
 		return out
+	}
+	for _, o := range cfg.Organizations {
+		out["organizations"][o.Name] = true
 	}
 	for _, p := range cfg.Projects {
 		out["projects"][p.ID] = true
@@ -94,16 +92,6 @@ func minus(a, b, parents map[string]bool) []string {
 		out = append(out, name)
 	}
 	slices.Sort(out)
-	return out
-}
-
-func orgsOf(cfg *config.Config) map[string]bool {
-	out := map[string]bool{}
-	if cfg != nil {
-		for _, o := range cfg.Organizations {
-			out[o.Name] = true
-		}
-	}
 	return out
 }
 
@@ -148,7 +136,7 @@ func settingsOf(cfg *config.Config) map[string]string {
 }
 
 // changedSettings is "where setting old -> new" for every setting of a
-// place kept that differs (one not given reads "default"), sorted.
+// place kept that differs (one not given reads "none"), sorted.
 func changedSettings(before, after map[string]string) []string {
 	var out []string
 	for _, m := range []map[string]string{before, after} {

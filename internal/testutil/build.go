@@ -18,14 +18,6 @@ import (
 // instead of building one (a CI step that built it once, or a debugger's).
 const BinEnv = "MINTLIFY_EXPORTER_TEST_BIN"
 
-// BuildExporter returns the path of the exporter binary built from this
-// checkout. dir is no longer used: every package and test of a `go test` run
-// shares one binary (see ExporterBinary), rather than each linking its own.
-func BuildExporter(dir string) (string, error) {
-	_ = dir
-	return ExporterBinary()
-}
-
 var shared struct {
 	once sync.Once
 	bin  string
