@@ -42,13 +42,16 @@ func WaitUntil(timeout time.Duration, cond func() bool) bool {
 }
 
 // Slack is d stretched by how busy the machine is: d times the load average
-// of the last minute per core, when that is over one (at most ten times d).
+// of the last minute per core, when that is over one (at most five times d,
+// so that Slack(Patience) ends well within go test's default -timeout of
+// 10 minutes: a wait that never ends fails with what it waited for, not
+// with the package's timeout panic).
 // The deadline of a wait on a real process (Redis, chromium, a TLS
 // handshake, an exporter's start) is a hang guard, not a bound a test
 // asserts; a fixed number of seconds that a quiet machine meets fails on a
 // contributor's busy one, where every process runs that many times slower.
 func Slack(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * min(max(loadPerCore(), 1), 10))
+	return time.Duration(float64(d) * min(max(loadPerCore(), 1), 5))
 }
 
 // loadPerCore is the load average of the last minute over the cores this
