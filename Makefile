@@ -25,7 +25,7 @@ IMAGE_BASE ?= gcr.io/distroless/static-debian12:nonroot
 # Where `make run` listens: loopback only, since it enables the job gateway.
 RUN_ADDR ?= localhost:9871
 
-.PHONY: all build test test-ops-race test-plain test-race reference test-loaded lint cyclo run bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check scale-bench
+.PHONY: all build test test-bin test-ops-race test-plain test-race reference test-loaded lint cyclo run run-replicas run-sentinel bench e2e fuzz soak clean image-binary image image-check release-check mixin chart-files chart-check scale-bench
 
 all: lint test build
 
@@ -49,18 +49,26 @@ build:
 # -ldflags=-w: linking the test binaries (25-50 MB under -race) is a large part of the CPU of a run;
 # without DWARF it takes a third less (stack traces and race reports do not use DWARF).
 TEST_FLAGS = -count=1 -vet=off -ldflags=-w
+# The exporter binary the black-box tests run (internal/e2e, internal/testutil), built before the
+# tests' clock starts: built in a TestMain it counted against go test's -timeout, which a cold
+# build on a busy machine spent (go build relinks nothing when the sources did not change).
+# `go test` by hand builds it itself (testutil.ExporterBinary).
+TEST_BIN   = $(CURDIR)/.build/test/$(BIN)
+TEST_ENV   = MINTLIFY_EXPORTER_TEST_BIN=$(TEST_BIN)
 OPS_PKGS   = ./internal/ops/... ./internal/sharedredis
 SLOW_PKGS  = ./internal/e2e ./alerts ./internal/refresh ./internal/sources ./collector ./internal/history ./internal/status ./apiclient
 PLAIN_PKGS = $(SLOW_PKGS) $(shell $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_PKGS) $(OPS_PKGS))")
 test:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ops-race test-plain
-test-ops-race:
-	$(GO) test -race $(TEST_FLAGS) -p 4 $(OPS_PKGS)
-test-plain:
-	$(GO) test $(TEST_FLAGS) -p 6 $(PLAIN_PKGS)
+test-bin:
+	$(GO) build -o $(TEST_BIN) .
+test-ops-race: test-bin
+	$(TEST_ENV) $(GO) test -race $(TEST_FLAGS) -p 4 $(OPS_PKGS)
+test-plain: test-bin
+	$(TEST_ENV) $(GO) test $(TEST_FLAGS) -p 6 $(PLAIN_PKGS)
 # Every package under the race detector, the slowest first (CI runs it beside make test).
-test-race:
-	$(GO) test -race $(TEST_FLAGS) -p 6 $(SLOW_PKGS) $(shell $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_PKGS))")
+test-race: test-bin
+	$(TEST_ENV) $(GO) test -race $(TEST_FLAGS) -p 6 $(SLOW_PKGS) $(shell $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_PKGS))")
 
 # The API's public reference as the judge (docs/development.md, "The API's
 # reference"): every answer the fake serves and every request the client
@@ -79,8 +87,9 @@ reference:
 conformance:
 	scripts/conformance.sh
 
-# make test while two busy processes keep every core at 100% (BUSY=n for
-# another count): the tests must pass on a busy machine, not only a quiet one.
+# make test while two busy processes per core (4 on two cores) keep every core
+# busy twice over (BUSY=n for another count): the tests must pass on a busy
+# machine, not only a quiet one.
 test-loaded:
 	MAKE='$(MAKE)' scripts/test-loaded.sh
 
@@ -100,9 +109,20 @@ cyclo:
 	  $(GO) tool gocyclo -over $(CYCLO_OVER) $$files || \
 	  { echo "functions above cyclomatic $(CYCLO_OVER): split them (docs/development.md)"; exit 1; }
 
+# make run's flags (the tests of the quick start and of the docs' recipes run these): the sandbox,
+# the gateway of every kind, three windows.
+RUN_FLAGS = --mintlify.sandbox --web.enable-agent-api --web.enable-deployment-api --web.enable-static-export-api \
+	--web.enable-automation-api --analytics.window=1d --analytics.window=7d --analytics.window=30d
 run: build
-	./$(BIN) --mintlify.sandbox --web.enable-agent-api --web.enable-deployment-api --web.enable-static-export-api --web.enable-automation-api --web.listen-address=$(RUN_ADDR) \
-	  --analytics.window=1d --analytics.window=7d --analytics.window=30d
+	./$(BIN) $(RUN_FLAGS) --web.listen-address=$(RUN_ADDR)
+
+# Two replicas of make run on localhost:9871 and :9872 sharing a redis-server (run-replicas), or a
+# Redis primary, its replica and three sentinels (run-sentinel); Ctrl-C stops every process
+# (scripts/run-ha.sh, docs/operations.md "Try it locally").
+run-replicas: build
+	scripts/run-ha.sh ./$(BIN) replicas $(RUN_FLAGS)
+run-sentinel: build
+	scripts/run-ha.sh ./$(BIN) sentinel $(RUN_FLAGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./collector/ ./internal/ops/... ./internal/history/ ./internal/sources/ ./internal/server/
@@ -115,8 +135,8 @@ scale-bench:
 # The tests of the files tagged e2e (Prometheus, Alertmanager, several replicas on a Redis,
 # Sentinel): the untagged black-box tests beside them run with `make test`.
 E2E_TESTS = $(shell grep -ho '^func Test[A-Za-z0-9_]*' $$(grep -l '^//go:build e2e' internal/e2e/*_test.go) | sed 's/^func //' | paste -sd'|')
-e2e:
-	$(GO) test -count=1 -tags e2e -timeout 10m -v -run '^($(E2E_TESTS))$$' ./internal/e2e/
+e2e: test-bin
+	$(TEST_ENV) $(GO) test -count=1 -tags e2e -timeout 10m -v -run '^($(E2E_TESTS))$$' ./internal/e2e/
 
 image-binary:
 	mkdir -p .build/state

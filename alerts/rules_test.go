@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v2"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // promtool returns the path of promtool, skipping the test when it is missing outside CI and failing
@@ -39,7 +41,7 @@ func run(t *testing.T, name string, args ...string) {
 	cmd.Dir = Dir()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
+	if err := testutil.Run(cmd); err != nil {
 		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out.String())
 	}
 }

@@ -189,9 +189,10 @@ var allowedRanges = map[string]bool{"$__rate_interval": true, "$__range": true, 
 const DayOffsetVariable = "day_offset"
 
 // dailyRanges are the ranges a daily query (one that uses $day_offset) may use besides allowedRanges:
-// a calendar day, whatever the zoom, and subqueries stepping one day (aligned to UTC midnights, like
-// the panels' 1d steps).
-var dailyRanges = map[string]bool{"1d": true, "1h:1d": true, "$__range:1d": true}
+// a calendar day, whatever the zoom, subqueries stepping one day (aligned to UTC midnights, like
+// the panels' 1d steps), and the end of a day (its last hour, or seconds in summer time, and the next
+// day's first: whether the day is over).
+var dailyRanges = map[string]bool{"1d": true, "1h:1d": true, "$__range:1d": true, "2h2s": true}
 
 // Lint checks a dashboard against the conventions and returns every violation found.
 func Lint(data []byte) []error {

@@ -10,7 +10,8 @@
 # chromium captures the window, not the whole page: give a height that holds
 # the page. CHROMIUM overrides the browser's path. The browser runs without its
 # sandbox (it refuses to start as root otherwise): point it only at a page you
-# trust, such as your own exporter.
+# trust, such as your own exporter. CHROMIUM_TIMEOUT (seconds, default 60) is
+# how long the browser may take before it is killed.
 set -euo pipefail
 name=status-screenshot
 . "$(dirname "$0")/lib.sh"
@@ -31,8 +32,14 @@ fi
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
 rm -f "$out"
-if ! timeout 60 "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
-	--no-first-run --no-default-browser-check --hide-scrollbars --user-data-dir="$profile" \
+# Where setpriv (util-linux) is, the browser and its timeout die with this
+# script, also when it is killed (a test that runs it and is killed leaves no
+# browser behind).
+guard=()
+if command -v setpriv >/dev/null; then guard=(setpriv --pdeathsig KILL); fi
+if ! "${guard[@]}" timeout "${CHROMIUM_TIMEOUT:-60}" "${guard[@]}" "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+	--no-first-run --no-default-browser-check --hide-scrollbars --disable-background-networking \
+	--disable-component-update --disable-sync --user-data-dir="$profile" \
 	--window-size="${size/x/,}" --screenshot="$out" "$url" >"$profile/log" 2>&1; then
 	cat "$profile/log" >&2
 	fail "chromium failed"

@@ -1,12 +1,13 @@
 package e2e
 
 import (
-	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
 // TestConfigCheckOfAGoodFile: exit 0, what is exported and each

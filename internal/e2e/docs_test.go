@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // docPages are the README and every page of docs/, the documentation a
@@ -188,7 +190,7 @@ var helpFlag = regexp.MustCompile(`(?m)^(?:  -\w, |      |    )--(?:\[no-\])?([a
 // lists them, is in docs/configuration.md.
 func TestEveryFlagIsDocumented(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command(exporterBin, "--help-long").CombinedOutput()
+	out, err := testutil.CombinedOutput(exec.Command(exporterBin, "--help-long"))
 	if err != nil {
 		t.Fatalf("--help-long: %v\n%s", err, out)
 	}

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	yaml "go.yaml.in/yaml/v2"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // testServices stands in for the compose services when a rewritten
@@ -32,7 +34,7 @@ func readExample(t *testing.T, name string) []byte {
 
 func runTool(t *testing.T, bin string, args ...string) {
 	t.Helper()
-	out, err := exec.Command(bin, args...).CombinedOutput()
+	out, err := testutil.CombinedOutput(exec.Command(bin, args...))
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out)
 	}
@@ -387,7 +389,7 @@ func checkCompose(t *testing.T, c composeFile, promFile string) map[string]compo
 			}
 		}
 		if config != "" {
-			if out, err := exec.Command(bin, "config", "check", "--config.file="+config).CombinedOutput(); err != nil {
+			if out, err := testutil.CombinedOutput(exec.Command(bin, "config", "check", "--config.file="+config)); err != nil {
 				t.Errorf("service %s: config check %s: %v\n%s", name, config, err, out)
 			}
 			var f struct {
@@ -553,7 +555,7 @@ func checkCompose(t *testing.T, c composeFile, promFile string) map[string]compo
 // default command, which the compose services run) from its --help.
 func exporterFlags(t *testing.T, bin string) map[string]bool {
 	t.Helper()
-	out, err := exec.Command(bin, "serve", "--help").CombinedOutput()
+	out, err := testutil.CombinedOutput(exec.Command(bin, "serve", "--help"))
 	if err != nil {
 		t.Fatalf("mintlify_exporter serve --help: %v\n%s", err, out)
 	}

@@ -87,7 +87,7 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), testutil.Slack(20*time.Second))
 			defer cancel()
 			args := tc.args
 			if !slices.Contains(args, "backfill") { // a serve flag: the backfill command has none
@@ -97,7 +97,7 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, tc.env...)
 			var stderr, stdout bytes.Buffer
 			cmd.Stderr, cmd.Stdout = &stderr, &stdout
-			err := cmd.Run()
+			err := testutil.Run(cmd)
 			if ctx.Err() != nil {
 				t.Fatalf("exporter kept running with %v", tc.args)
 			}
@@ -256,7 +256,7 @@ func TestEmptyKeyFileIsRefused(t *testing.T) {
 	// The environment's key must not stand in for a broken file.
 	cmd := exec.Command(exporterBin, "--web.listen-address=127.0.0.1:0", "--mintlify.project=p", "--mintlify.api-key-file="+keyFile)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MINTLIFY_API_KEY=mint_from_env"}
-	out, err := cmd.CombinedOutput()
+	out, err := testutil.CombinedOutput(cmd)
 	if err == nil {
 		t.Fatalf("exporter started with an empty key file:\n%s", out)
 	}
@@ -280,7 +280,7 @@ func TestBackfillCommandOnSandbox(t *testing.T) {
 		cmd := exec.Command(exporterBin, append([]string{"backfill", "--mintlify.sandbox", "--mintlify.project=acme-docs",
 			"--from=" + from, "--to=" + to, "--output=" + out}, args...)...)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-		b, err := cmd.CombinedOutput()
+		b, err := testutil.CombinedOutput(cmd)
 		if err != nil {
 			t.Fatalf("backfill: %v\n%s", err, b)
 		}
@@ -379,7 +379,7 @@ func TestHashPasswordCommand(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(exporterBin, "hash-password")
 	cmd.Stdin = strings.NewReader("correct horse\n")
-	out, err := cmd.Output()
+	out, err := testutil.Output(cmd)
 	if err != nil {
 		t.Fatalf("hash-password: %v", err)
 	}
@@ -398,13 +398,13 @@ func TestBackfillOfSeveralOrganizations(t *testing.T) {
 	args := []string{"backfill", "--mintlify.sandbox", "--config.file=" + filepath.Join(examplesDir(), "mintlify.yml"), "--from=" + day, "--to=" + day, "--backfill.source=visitors"}
 	cmd := exec.Command(exporterBin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "--output: the configuration has several organizations") {
+	if b, err := testutil.CombinedOutput(cmd); err == nil || !strings.Contains(string(b), "--output: the configuration has several organizations") {
 		t.Errorf("backfill of two organizations to standard output: %v\n%s", err, b)
 	}
 	out := filepath.Join(dir, "history.om")
 	cmd = exec.Command(exporterBin, append(args, "--output="+out)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-	if b, err := cmd.CombinedOutput(); err != nil {
+	if b, err := testutil.CombinedOutput(cmd); err != nil {
 		t.Fatalf("backfill: %v\n%s", err, b)
 	}
 	for org, project := range map[string]string{"acme": "acme-docs", "globex": "globex-docs"} {
@@ -424,7 +424,7 @@ func TestBackfillOfSeveralOrganizations(t *testing.T) {
 // command.
 func TestCommandHelpListsItsOwnFlagsFirst(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command(exporterBin, "backfill", "--help").CombinedOutput()
+	out, err := testutil.CombinedOutput(exec.Command(exporterBin, "backfill", "--help"))
 	if err != nil {
 		t.Fatalf("backfill --help: %v\n%s", err, out)
 	}
@@ -446,7 +446,7 @@ func TestCommandHelpListsItsOwnFlagsFirst(t *testing.T) {
 	if lines := strings.Count(help[:shared], "\n"); lines > 50 {
 		t.Errorf("backfill --help: %d lines before the shared flags", lines)
 	}
-	out, err = exec.Command(exporterBin, "--help").CombinedOutput()
+	out, err = testutil.CombinedOutput(exec.Command(exporterBin, "--help"))
 	// The default command's flags are not in it: it says where they are.
 	if err != nil || !strings.Contains(string(out), "\nFlags:\n") || !strings.Contains(string(out), "\nCommands:\n") ||
 		strings.Contains(string(out), "Flags of") || !strings.Contains(string(out), "listed by serve --help") {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // proc is a program the test started. Its output goes to a file that is
@@ -51,7 +52,7 @@ func startProc(t *testing.T, name, bin string, args, env []string) *proc {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(os.Environ(), env...)
-	if err := cmd.Start(); err != nil {
+	if err := testutil.Start(cmd); err != nil {
 		f.Close()
 		t.Fatalf("starting %s: %v", name, err)
 	}

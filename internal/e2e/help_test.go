@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // TestTopLevelHelpIsShortAndShowsTheAddress: the top-level --help (158
@@ -14,7 +16,7 @@ import (
 // fits a screen or two, and says where every other flag is.
 func TestTopLevelHelpIsShortAndShowsTheAddress(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command(exporterBin, "--help").CombinedOutput()
+	out, err := testutil.CombinedOutput(exec.Command(exporterBin, "--help"))
 	help := string(out)
 	if err != nil {
 		t.Fatalf("--help: %v\n%s", err, help)
@@ -38,7 +40,7 @@ func TestEveryFlagHasAShortPlaceholder(t *testing.T) {
 	flag := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z][a-z0-9.-]*)=([^\s]+)`)
 	seen := 0
 	for _, cmd := range [][]string{{"serve"}, {"backfill"}, {"config", "check"}} {
-		out, err := exec.Command(exporterBin, append(cmd, "--help")...).CombinedOutput()
+		out, err := testutil.CombinedOutput(exec.Command(exporterBin, append(cmd, "--help")...))
 		if err != nil {
 			t.Fatalf("%v --help: %v\n%s", cmd, err, out)
 		}
@@ -64,7 +66,7 @@ func TestEveryFlagHasAShortPlaceholder(t *testing.T) {
 func TestFlagAndStartErrorsHaveOneForm(t *testing.T) {
 	t.Parallel()
 	form := regexp.MustCompile(`^mintlify_exporter: error: \S.*$`)
-	out, err := exec.Command(exporterBin, "--mintlify.sandbox", "--log.level=loud").CombinedOutput()
+	out, err := testutil.CombinedOutput(exec.Command(exporterBin, "--mintlify.sandbox", "--log.level=loud"))
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if err == nil || len(lines) != 1 || !form.MatchString(lines[0]) {
 		t.Errorf("flag error: %v, want one line %s:\n%s", err, form, out)
@@ -78,12 +80,12 @@ func TestFlagAndStartErrorsHaveOneForm(t *testing.T) {
 	cmd := exec.Command(exporterBin, "--mintlify.sandbox", "--web.listen-address="+l.Addr().String())
 	cmd.Dir = t.TempDir()
 	done := make(chan []byte, 1)
-	go func() { out, _ := cmd.CombinedOutput(); done <- out }()
+	go func() { out, _ := testutil.CombinedOutput(cmd); done <- out }()
 	select {
 	case out = <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(testutil.Slack(30 * time.Second)):
 		_ = cmd.Process.Kill()
-		t.Fatalf("the exporter did not exit within 30s with its port taken:\n%s", <-done)
+		t.Fatalf("the exporter did not exit within %s with its port taken:\n%s", testutil.Slack(30*time.Second), <-done)
 	}
 	if cmd.ProcessState.ExitCode() != 1 {
 		t.Errorf("port taken: exit code %d, want 1", cmd.ProcessState.ExitCode())
@@ -108,7 +110,7 @@ func TestPortInUseNamesTheFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	out, err := exec.Command(exporterBin, "--mintlify.sandbox", "--web.listen-address="+l.Addr().String()).CombinedOutput()
+	out, err := testutil.CombinedOutput(exec.Command(exporterBin, "--mintlify.sandbox", "--web.listen-address="+l.Addr().String()))
 	if err == nil {
 		t.Fatalf("started on an address in use:\n%s", out)
 	}

@@ -190,7 +190,7 @@ func runBackfill(t *testing.T, bin string, env []string, args ...string) string 
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	out, err := cmd.CombinedOutput()
+	out, err := testutil.CombinedOutput(cmd)
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
@@ -343,7 +343,7 @@ func TestDailyHistory(t *testing.T) {
 		step := testutil.PromtoolStep(t, out, omFile)
 		step[0], step[len(step)-1] = promtool, dataDir
 		before, _ := os.ReadDir(dataDir)
-		if out, err := exec.Command(step[0], step[1:]...).CombinedOutput(); err != nil {
+		if out, err := testutil.CombinedOutput(exec.Command(step[0], step[1:]...)); err != nil {
 			t.Fatalf("%s: %v\n%s", strings.Join(step, " "), err, out)
 		}
 		if after, _ := os.ReadDir(dataDir); len(after)-len(before) > 3 {

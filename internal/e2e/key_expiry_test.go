@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
@@ -85,13 +86,13 @@ func TestKeyExpiryFlag(t *testing.T) {
 	blackbox.WaitMetrics(t, x.Base, 20*time.Second, map[string]float64{expiry("default"): 1803461400}) // date -u -d 2027-02-24T09:30:00Z +%s
 	x.Stop(t)
 
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), testutil.Slack(time.Minute))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exporterBin, "--web.listen-address=127.0.0.1:0", "--mintlify.sandbox", "--mintlify.api-key-expires=in 90 days")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	err := testutil.Run(cmd)
 	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 	if err == nil || len(lines) != 1 || !strings.Contains(lines[0], `--mintlify.api-key-expires: invalid expiry "in 90 days"`) {
 		t.Errorf("bad --mintlify.api-key-expires: %v, stderr:\n%s", err, stderr.String())

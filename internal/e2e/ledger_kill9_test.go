@@ -1,12 +1,13 @@
 package e2e
 
 import (
-	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 )

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
 
@@ -104,7 +105,7 @@ func TestSIGTERMDrainsCreatesBeforeTheTrackerCloses(t *testing.T) {
 	if fake.JobCount() != n {
 		t.Errorf("%d jobs upstream, want %d", fake.JobCount(), n)
 	}
-	out, err := exec.Command(exporterBin, "state", "check", statePath).CombinedOutput()
+	out, err := testutil.CombinedOutput(exec.Command(exporterBin, "state", "check", statePath))
 	if err != nil {
 		t.Errorf("state check after SIGTERM: %v\n%s", err, out)
 	}

@@ -127,13 +127,13 @@ func TestKill9WithIdempotencyKeys(t *testing.T) {
 // exit code and output.
 func runExporter(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Slack(30*time.Second))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exporterBin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MINTLIFY_API_KEY=mint_test"}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	_ = cmd.Run()
+	_ = testutil.Run(cmd)
 	if ctx.Err() != nil {
 		t.Fatalf("%v kept running", args)
 	}
@@ -306,13 +306,13 @@ func TestSecondExporterOnALockedStateFile(t *testing.T) {
 	t.Parallel()
 	_, _, statePath, first := startFakeAndExporter(t)
 	api := blackbox.NewRecordingAPI(t, fakeapi.Options{Projects: []string{"p1"}})
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), testutil.Slack(30*time.Second))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exporterBin, "--web.listen-address="+testutil.FreeAddr(t), "--mintlify.api-url="+api.URL,
 		"--mintlify.project=p1", "--web.enable-agent-api", "--agent.state-file="+statePath)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MINTLIFY_API_KEY=mint_test"}
 	cmd.Dir = t.TempDir()
-	out, err := cmd.CombinedOutput()
+	out, err := testutil.CombinedOutput(cmd)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "locked by another process") {
 		t.Errorf("second exporter on %s: %v, want exit 1 naming the lock:\n%s", statePath, err, out)

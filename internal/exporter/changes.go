@@ -4,26 +4,33 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/human"
 )
 
-// levels of what a configuration walks, each within the one before it.
-var levels = []string{"projects", "sources", "windows"}
+// levels of what a configuration walks, each within the one before it but
+// organizations, which hold no project by name.
+var levels = []string{"organizations", "projects", "sources", "windows"}
 
-// changes is what a reload changed of the analytics, as log key-value
-// pairs: projects, sources (project/source) and windows
-// (project/source/window) added or removed, each told at the highest level
-// (a new project's sources are the project), and the plan's requests per
-// hour when it moved; "changed", "nothing" when nothing did. A reload that
-// only says that it happened leaves the reader to diff two files.
+// changes is what a reload changed, as log key-value pairs: organizations,
+// projects, sources (project/source) and windows (project/source/window)
+// added or removed, each told at the highest level (a new project's sources
+// are the project); every setting changed of one kept (a window's interval,
+// a source's settings, a project's time zone, paths, organization and kinds,
+// an organization's budget and key's place and expiry), as "where setting
+// old -> new"; and the plan's requests per hour when it moved; "changed",
+// "nothing" when nothing did. A reload that only says that it happened, or
+// says some of what it did (30d:6h to 30d:30h logged nothing, issue 46),
+// leaves the reader to diff two files.
 func changes(old, next *config.Config, plannedBefore, plannedAfter float64) []any {
 	before, after := demandsOf(old), demandsOf(next)
 	var kv []any
 	for i, level := range levels {
 		var parentBefore, parentAfter map[string]bool
-		if i > 0 {
+		if i > 1 {
 			parentBefore, parentAfter = before[levels[i-1]], after[levels[i-1]]
 		}
 		if added := minus(after[level], before[level], parentBefore); len(added) > 0 {
@@ -32,6 +39,9 @@ func changes(old, next *config.Config, plannedBefore, plannedAfter float64) []an
 		if removed := minus(before[level], after[level], parentAfter); len(removed) > 0 {
 			kv = append(kv, level+"_removed", strings.Join(removed, ","))
 		}
+	}
+	if changed := changedSettings(settingsOf(old), settingsOf(next)); len(changed) > 0 {
+		kv = append(kv, "settings_changed", strings.Join(changed, "; "))
 	}
 	if math.Abs(plannedAfter-plannedBefore) >= 0.05 {
 		kv = append(kv, "planned_requests_per_hour", fmt.Sprintf("%.1f -> %.1f", plannedBefore, plannedAfter))
@@ -42,8 +52,8 @@ func changes(old, next *config.Config, plannedBefore, plannedAfter float64) []an
 	return kv
 }
 
-// demandsOf is cfg's projects, sources and windows, each level a set of
-// names (project, project/source, project/source/window).
+// demandsOf is cfg's organizations, projects, sources and windows, each
+// level a set of names (project, project/source, project/source/window).
 func demandsOf(cfg *config.Config) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	for _, l := range levels {
@@ -51,6 +61,9 @@ func demandsOf(cfg *config.Config) map[string]map[string]bool {
 	}
 	if cfg == nil {
 		return out
+	}
+	for _, o := range cfg.Organizations {
+		out["organizations"][o.Name] = true
 	}
 	for _, p := range cfg.Projects {
 		out["projects"][p.ID] = true
@@ -80,4 +93,72 @@ func minus(a, b, parents map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// settingsOf is every setting cfg applies, by where (an organization, a
+// project, project/source, project/source/window) and then "\x00" and the
+// setting's name; each place also holds "" under its own name, so that a
+// setting is compared only where the place is kept.
+func settingsOf(cfg *config.Config) map[string]string {
+	out := map[string]string{}
+	set := func(where, name, value string) {
+		out[where] = ""
+		out[where+"\x00"+name] = value
+	}
+	if cfg == nil {
+		return out
+	}
+	for _, o := range cfg.Organizations {
+		where := "organization " + o.Name
+		set(where, "analytics_budget", strconv.Itoa(o.AnalyticsBudget))
+		set(where, "api_key", "file "+o.APIKeyFile+" env "+o.APIKeyEnv) // where it is read, never the key
+		set(where, "api_key_expires", orNone(!o.APIKeyExpires.IsZero(), o.APIKeyExpires.Format("2006-01-02")))
+	}
+	for _, p := range cfg.Projects {
+		set(p.ID, "organization", p.Organization)
+		set(p.ID, "timezone", p.Loc().String())
+		set(p.ID, "paths", p.Paths.Key())
+		set(p.ID, "agent_jobs", strconv.FormatBool(p.AgentJobs))
+		set(p.ID, "deployments", strconv.FormatBool(p.Deployments))
+		set(p.ID, "static_exports", strconv.FormatBool(p.StaticExports))
+		set(p.ID, "automations", "["+strings.Join(p.Automations, ",")+"]")
+		for _, sp := range p.Specs() {
+			out[p.ID+"/"+sp.Name] = "" // kept: a setting given anew is a change
+			for k, v := range sp.Settings {
+				set(p.ID+"/"+sp.Name, k, strconv.Itoa(v))
+			}
+			for _, w := range sp.Windows {
+				set(p.ID+"/"+sp.Name+"/"+w.Name, "interval", orNone(w.Interval > 0, human.Duration(w.Interval)))
+			}
+		}
+	}
+	return out
+}
+
+// changedSettings is "where setting old -> new" for every setting of a
+// place kept that differs (one not given reads "none"), sorted.
+func changedSettings(before, after map[string]string) []string {
+	var out []string
+	for _, m := range []map[string]string{before, after} {
+		for key := range m {
+			where, name, ok := strings.Cut(key, "\x00")
+			_, keptBefore := before[where]
+			_, keptAfter := after[where]
+			was, was2 := before[key]
+			is, is2 := after[key]
+			if ok && keptBefore && keptAfter && (was != is || was2 != is2) {
+				out = append(out, fmt.Sprintf("%s %s %s -> %s", where, name, orNone(was2, was), orNone(is2, is)))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// orNone is v, or "none" when not given.
+func orNone(given bool, v string) string {
+	if given {
+		return v
+	}
+	return "none"
 }

@@ -2,7 +2,9 @@ package exporter
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
@@ -51,5 +53,31 @@ func TestReloadSaysWhatChanged(t *testing.T) {
 	}
 	if got := fmt.Sprint(changes(old, old, 41, 41)); got != "[changed nothing]" {
 		t.Errorf("a reload that changed nothing: %s", got)
+	}
+
+	// Every setting applied, of what is kept (issue 46: 30d:6h to 30d:30h
+	// logged only the project removed beside it).
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := project("docs", win("1d", "30d:6h"), "visitors", "searches")
+	old = &config.Config{Organizations: []config.Organization{{Name: "acme", AnalyticsBudget: 60, APIKeyFile: "/k"}}, Projects: []config.Project{docs}}
+	docs = project("docs", win("1d", "30d:30h"), "visitors", "searches")
+	docs.Location, docs.Deployments, docs.Automations = berlin, true, []string{"wf_a"}
+	docs.Sources[1].Settings = map[string]int{"top_queries": 20}
+	next = &config.Config{Organizations: []config.Organization{{Name: "acme", AnalyticsBudget: 90, APIKeyFile: "/k"}, {Name: "globex"}}, Projects: []config.Project{docs}}
+	got = fmt.Sprint(changes(old, next, 41, 41))
+	want = fmt.Sprint([]any{"organizations_added", "globex", "settings_changed", strings.Join([]string{
+		"docs automations [] -> [wf_a]",
+		"docs deployments false -> true",
+		"docs timezone UTC -> Europe/Berlin",
+		"docs/searches top_queries none -> 20",
+		"docs/searches/30d interval 6h -> 30h",
+		"docs/visitors/30d interval 6h -> 30h",
+		"organization acme analytics_budget 60 -> 90",
+	}, "; ")})
+	if got != want {
+		t.Errorf("changes of settings\n%s\nwant\n%s", got, want)
 	}
 }

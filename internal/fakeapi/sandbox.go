@@ -46,7 +46,7 @@ var SandboxSettings = map[string]int{"analytics.search-top-queries": 20}
 // --mintlify.analytics-budget is not given: 90 of the simulated API's 100
 // requests per hour, not the default 60, because no other tool of an
 // organization shares the simulated quota, and the first walk of every
-// source and window of its two projects (about 64 requests with the site
+// source and window of its two projects (82 requests with the site
 // totals) must fit at once, so that every demand has data within a minute
 // of start (TestSandboxFirstRoundWithinAMinute).
 const SandboxBudget = 90

@@ -242,7 +242,7 @@ func checkBlocks(t *testing.T, out string) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(testutil.Promtool(t), "tsdb", "create-blocks-from", "openmetrics", file, filepath.Join(dir, "data"))
-	if b, err := cmd.CombinedOutput(); err != nil {
+	if b, err := testutil.CombinedOutput(cmd); err != nil {
 		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, b)
 	}
 }

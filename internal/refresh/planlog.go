@@ -105,7 +105,10 @@ func unmetNotice(window time.Duration, current []*entry, demands []Demand, limit
 	if len(unmet) == 0 {
 		return "", ""
 	}
-	need = max(need, budgetFor(spendAt(window, demands, wanted)))
+	// The budget the asked intervals take, as the fill plans them (on
+	// fillShare of it); never the one in force or less: advice to lower a
+	// number is no advice (issue 46: "from 60 to about 59").
+	need = max(need, budgetFor(spendAt(window, demands, wanted)/fillShare), limit+1)
 	advice := fmt.Sprintf("raise the organization's analytics budget (analytics_budget, or --mintlify.analytics-budget) from %d to about %d requests per hour", limit, need)
 	if len(own) > 0 {
 		advice += fmt.Sprintf(", or give window %s a longer interval (such as %s:%s)", own[0], own[0], ownIntervalHint(current, own[0]))

@@ -113,9 +113,12 @@ func TestPlanLoggedAtStartAndOnChange(t *testing.T) {
 }
 
 // TestNoticeOnlyWhenADemandCannotBeMet: the plan tells a notice only when
-// it cannot meet a demand, a window with an interval of its own (30d:2h)
+// it cannot meet a demand, a window with an interval of its own (30d:30m)
 // planned less often, and says what to change in one sentence: the budget
-// it would take, or a longer interval of its own; windows that ask for no
+// it would take (above the one in force), or a longer interval of its own.
+// An interval of its own the budget pays for is met before today's window
+// is walked more often (30d:2h: issue 46, where the README's 30d:6h got a
+// notice advising a budget of 59 in place of 60); windows that ask for no
 // interval get what the budget pays, with no notice (issue 38, item 3: 8 of
 // 16 refreshes were "planned less often than --analytics.max-staleness"
 // while nothing was wrong). `config check` (Preview) tells the same notice
@@ -127,7 +130,8 @@ func TestNoticeOnlyWhenADemandCannotBeMet(t *testing.T) {
 		notice  bool
 	}{
 		{[]string{"1d", "7d", "30d"}, false},
-		{[]string{"1d", "7d", "30d:2h"}, true},
+		{[]string{"1d", "7d", "30d:2h"}, false},
+		{[]string{"1d", "7d", "30d:30m"}, true},
 	} {
 		clock := testutil.NewClock(time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC))
 		fake := fakeapi.New(fakeapi.Options{APIKey: simKey, Paths: 600, Now: clock.Now})
@@ -172,7 +176,7 @@ func TestNoticeOnlyWhenADemandCannotBeMet(t *testing.T) {
 		if got := regexp.MustCompile(`to about (\d+) requests per hour`).FindStringSubmatch(notice); got == nil || len(got[1]) < 2 || got[1] <= "12" && len(got[1]) == 2 {
 			t.Errorf("%v: the notice names no budget above today's 12: %q", tc.windows, notice)
 		}
-		if !regexp.MustCompile(`give window 30d a longer interval \(such as 30d:\d+h\)`).MatchString(notice) || !strings.Contains(notice, "(asks 2h)") {
+		if !regexp.MustCompile(`give window 30d a longer interval \(such as 30d:\d+h\)`).MatchString(notice) || !strings.Contains(notice, "(asks 30m)") {
 			t.Errorf("%v: the notice does not say which window asks what, and the interval to give it: %q", tc.windows, notice)
 		}
 		if s.PlanNotice() != notice {

@@ -40,6 +40,14 @@ type Flags struct {
 	AllowedHosts []string
 }
 
+// MaxHeaderBytes bounds a request's headers (Go's default is 1 MiB; a
+// larger request gets 431). The gateway takes requests from CI pipelines
+// and browsers, the other routes from Prometheus and probes: none sends more
+// than a few KiB (basic auth, an Idempotency-Key, cookies of a status page),
+// so every route has the bound, not only the gateway's, which the server
+// cannot tell apart before the headers are read.
+const MaxHeaderBytes = 64 << 10
+
 // DefaultPort is the exporter's default listen port (see the README).
 const DefaultPort = ":9871"
 
@@ -128,6 +136,7 @@ func New(flags Flags, r Routes, logger log.Logger, slogger *slog.Logger) (*Serve
 	s.srv = &http.Server{
 		Handler:           sameOrigin(handler, logger),
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		// Bound everything so slow clients cannot pin goroutines.
 		ReadTimeout:  30 * time.Second,
 		WriteTimeout: 2 * time.Minute,

@@ -2,6 +2,7 @@ package server
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -155,5 +156,48 @@ func TestAllowedHostFlagIsValidated(t *testing.T) {
 		if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "--web.agent-api-allowed-host") {
 			t.Errorf("%q: %v", h, err)
 		}
+	}
+}
+
+// TestLargeHeadersAreRefused: a request whose headers pass MaxHeaderBytes
+// (64 KiB; Go's default is 1 MiB) gets 431 before any route sees it; one
+// of 16 KiB is served.
+func TestLargeHeadersAreRefused(t *testing.T) {
+	front, err := NewAuthFront(AuthOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = front.Close() })
+	c := &reached{n: map[string]int{}}
+	s, err := New(Flags{TelemetryPath: "/metrics"}, Routes{
+		Metrics: c.handler("metrics"), API: c.handler("api"), Reload: c.handler("reload"), Status: c.handler("status"), Front: front,
+	}, log.NewNopLogger(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.srv.Serve(ln) }()
+	t.Cleanup(func() { _ = s.srv.Close() })
+	for _, tc := range []struct {
+		size int
+		want int
+	}{{16 << 10, http.StatusOK}, {100 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/api/v2/agent/p/job", strings.NewReader(`{"prompt":"x"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Padding", strings.Repeat("a", tc.size))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%d bytes of headers: %v", tc.size, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%d bytes of headers: %d, want %d", tc.size, resp.StatusCode, tc.want)
+		}
+	}
+	if c.n["api"] != 1 {
+		t.Errorf("the gateway served %d requests, want 1 (the small one)", c.n["api"])
 	}
 }

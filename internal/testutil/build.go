@@ -18,14 +18,6 @@ import (
 // instead of building one (a CI step that built it once, or a debugger's).
 const BinEnv = "MINTLIFY_EXPORTER_TEST_BIN"
 
-// BuildExporter returns the path of the exporter binary built from this
-// checkout. dir is no longer used: every package and test of a `go test` run
-// shares one binary (see ExporterBinary), rather than each linking its own.
-func BuildExporter(dir string) (string, error) {
-	_ = dir
-	return ExporterBinary()
-}
-
 var shared struct {
 	once sync.Once
 	bin  string
@@ -92,7 +84,7 @@ func buildShared() (string, error) {
 	tmp := bin + ".tmp"
 	cmd := exec.Command("go", "build", "-o", tmp, ".")
 	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := CombinedOutput(cmd); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
@@ -151,7 +143,7 @@ func sourceFiles(root string) ([]string, error) {
 	cmd := exec.Command("go", "list", "-deps", "-f", listFormat, ".")
 	cmd.Dir = root
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	out, err := Output(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("go list: %w", err)
 	}

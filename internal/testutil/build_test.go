@@ -54,7 +54,7 @@ func TestExporterBinaryIsBuiltOnceAndRuns(t *testing.T) {
 	if os.Getenv(BinEnv) == "" && filepath.Base(filepath.Dir(a)) != key[:16] {
 		t.Errorf("binary %s is not keyed by the sources' hash %s", a, key[:16])
 	}
-	out, err := exec.Command(a, "--version").CombinedOutput()
+	out, err := CombinedOutput(exec.Command(a, "--version"))
 	if err != nil || !strings.Contains(string(out), "mintlify_exporter") {
 		t.Fatalf("%s --version: %v\n%s", a, err, out)
 	}

@@ -34,12 +34,12 @@ func StartExporterAt(t *testing.T, bin, addr string, env []string, args ...strin
 	cmd.Dir = t.TempDir()
 	e := &Exporter{Cmd: cmd, Base: "http://" + addr, Stderr: &SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = e.Stderr
-	if err := cmd.Start(); err != nil {
+	if err := Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = cmd.Wait(); close(e.done) }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		_ = KillGroup(cmd)
 		<-e.done
 		if t.Failed() {
 			t.Logf("exporter %s stderr:\n%s", addr, e.Stderr.String())
@@ -58,7 +58,7 @@ func (e *Exporter) Kill(t *testing.T) {
 }
 
 // Stop sends SIGTERM and fails the test unless the exporter exits 0 within
-// 15 seconds.
+// Slack(15 seconds).
 func (e *Exporter) Stop(t *testing.T) {
 	t.Helper()
 	if err := e.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -68,13 +68,14 @@ func (e *Exporter) Stop(t *testing.T) {
 }
 
 // WaitExit fails the test unless the exporter, already told to stop,
-// exits 0 within 15 seconds.
+// exits 0 within Slack(15 seconds).
 func (e *Exporter) WaitExit(t *testing.T) {
 	t.Helper()
+	limit := Slack(15 * time.Second)
 	select {
 	case <-e.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("exporter did not exit within 15s of SIGTERM")
+	case <-time.After(limit):
+		t.Fatalf("exporter did not exit within %s of SIGTERM", limit)
 	}
 	if code := e.Cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit code after SIGTERM = %d, want 0", code)

@@ -6,27 +6,26 @@ import (
 	"testing"
 )
 
-// MakeRunArgs returns the exporter's arguments in the run target of
-// makefile, without its --web.listen-address: the tests of the quick start
-// run what `make run` runs.
+// MakeRunArgs returns the exporter's arguments of the run target of
+// makefile (its RUN_FLAGS), without a --web.listen-address: the tests of
+// the quick start run what `make run` runs.
 func MakeRunArgs(t testing.TB, makefile string) []string {
 	t.Helper()
 	data, err := os.ReadFile(makefile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, recipe, ok := strings.Cut(string(data), "\nrun: build\n")
+	text := strings.ReplaceAll(string(data), "\\\n", " ")
+	if !strings.Contains(text, "\nrun: build\n\t./$(BIN) $(RUN_FLAGS) ") {
+		t.Fatalf("%s: the run target does not run ./$(BIN) $(RUN_FLAGS)", makefile)
+	}
+	_, flags, ok := strings.Cut(text, "\nRUN_FLAGS = ")
 	if !ok {
-		t.Fatalf("%s: no run target", makefile)
+		t.Fatalf("%s: no RUN_FLAGS", makefile)
 	}
-	recipe = strings.ReplaceAll(recipe, "\\\n", " ")
-	recipe, _, _ = strings.Cut(recipe, "\n")
-	fields := strings.Fields(recipe)
-	if len(fields) < 2 || fields[0] != "./$(BIN)" {
-		t.Fatalf("%s: run target %q does not run ./$(BIN)", makefile, recipe)
-	}
+	flags, _, _ = strings.Cut(flags, "\n")
 	var args []string
-	for _, f := range fields[1:] {
+	for _, f := range strings.Fields(flags) {
 		if !strings.HasPrefix(f, "--web.listen-address=") {
 			args = append(args, f)
 		}

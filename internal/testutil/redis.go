@@ -3,6 +3,7 @@ package testutil
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -27,8 +28,9 @@ type RedisServer struct {
 	dir  string
 	args []string
 
-	mu  sync.Mutex
-	cmd *exec.Cmd
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd has exited
 }
 
 // StartRedis starts a redis-server for the test and returns its address.
@@ -79,75 +81,73 @@ func (r *RedisServer) start() error {
 	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", r.dir, "--daemonize", "no", "--logfile", ""}, r.args...)
 	cmd := exec.Command(r.bin, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	out := &SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := Start(cmd); err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		// The PID tells this server from another test's that got the
-		// same port a moment earlier (this one then exits).
-		if pid, ok := redisPID(r.Addr); ok && (pid == cmd.Process.Pid || pid == 0) {
-			r.mu.Lock()
-			r.cmd = cmd
-			r.mu.Unlock()
-			go func() { <-exited }() // reaped by Wait above
-			return nil
-		}
-		select {
-		case err := <-exited:
-			return &redisExit{err: err, out: out.String()}
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			<-exited
-			return &redisExit{out: "no PONG within 10s\n" + out.String()}
-		}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	// The PID tells this server from another test's that got the same port
+	// a moment earlier (this one then exits).
+	limit := Slack(10 * time.Second)
+	if !WaitUntil(limit, func() bool { return isChannelClosed(exited) || answersAs(r.Addr, cmd) }) || isChannelClosed(exited) {
+		_ = KillGroup(cmd)
+		<-exited
+		return &redisExit{out: fmt.Sprintf("no answer within %s\n%s", limit, out.String())}
+	}
+	r.mu.Lock()
+	r.cmd, r.exited = cmd, exited
+	r.mu.Unlock()
+	return nil
+}
+
+// answersAs reports whether the Redis at addr is cmd's process (or will not
+// say: a password-protected one answers NOAUTH).
+func answersAs(addr string, cmd *exec.Cmd) bool {
+	pid, ok := redisPID(addr)
+	return ok && (pid == cmd.Process.Pid || pid == 0)
+}
+
+// isChannelClosed reports whether c is closed.
+func isChannelClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
-type redisExit struct {
-	err error
-	out string
-}
+type redisExit struct{ out string }
 
 func (e *redisExit) Error() string {
 	return "redis-server did not start: " + strings.TrimSpace(e.out)
 }
 
-// Stop kills the server (by its PID) and waits until its port is closed.
+// Stop kills the server (its process group) and waits until it has exited,
+// its port closed.
 func (r *RedisServer) Stop() {
 	r.mu.Lock()
-	cmd := r.cmd
+	cmd, exited := r.cmd, r.exited
 	r.cmd = nil
 	r.mu.Unlock()
 	if cmd == nil {
 		return
 	}
-	_ = cmd.Process.Kill()
-	for i := 0; i < 500; i++ {
-		c, err := net.DialTimeout("tcp", r.Addr, 100*time.Millisecond)
-		if err != nil {
-			return
-		}
-		_ = c.Close()
-		time.Sleep(10 * time.Millisecond)
-	}
+	_ = KillGroup(cmd)
+	<-exited
 }
 
 // redisPID asks the Redis at addr for its process id; 0 when it answers
 // but will not say (a password-protected one answers NOAUTH).
 func redisPID(addr string) (int, bool) {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	c, err := net.DialTimeout("tcp", addr, Slack(time.Second))
 	if err != nil {
 		return 0, false
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
+	_ = c.SetDeadline(time.Now().Add(Slack(time.Second)))
 	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
 		return 0, false
 	}
@@ -192,7 +192,7 @@ func RedisCLI(t testing.TB, addr string, stdin []byte, args ...string) string {
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	out, err := cmd.Output()
+	out, err := Output(cmd)
 	s := strings.TrimSuffix(string(out), "\n")
 	if err != nil || strings.HasPrefix(s, "ERR") || strings.HasPrefix(s, "WRONGTYPE") || strings.HasPrefix(s, "(error)") {
 		t.Fatalf("redis-cli %s: %v: %.200s", args[0], err, s)

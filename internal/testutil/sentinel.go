@@ -100,22 +100,20 @@ func startSentinel(t testing.TB, bin, masterName, masterAddr string, downAfter t
 		cmd := exec.Command(bin, conf)
 		out := &SyncBuffer{}
 		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
+		if err := Start(cmd); err != nil {
 			t.Fatalf("redis-sentinel: %v", err)
 		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
 		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
+			_ = KillGroup(cmd)
 			<-exited
 		})
 		// The PID tells this sentinel from another test's process that
 		// took the port a moment earlier (this one then exits).
-		started := WaitUntil(10*time.Second, func() bool {
-			pid, ok := redisPID(addr)
-			// 0: it answers NOAUTH (requirepass) and will not say.
-			return ok && (pid == cmd.Process.Pid || pid == 0) || len(exited) > 0
-		}) && len(exited) == 0
+		started := WaitUntil(Slack(10*time.Second), func() bool {
+			return isChannelClosed(exited) || answersAs(addr, cmd)
+		}) && !isChannelClosed(exited)
 		if started {
 			return addr
 		}
@@ -155,6 +153,6 @@ func redisCLI(addr string, args ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := exec.Command("redis-cli", append([]string{"-h", host, "-p", port}, args...)...).Output()
+	out, err := Output(exec.Command("redis-cli", append([]string{"-h", host, "-p", port}, args...)...))
 	return strings.TrimSpace(string(out)), err
 }

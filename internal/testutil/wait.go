@@ -1,6 +1,10 @@
 package testutil
 
 import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -37,13 +41,41 @@ func WaitUntil(timeout time.Duration, cond func() bool) bool {
 	return true
 }
 
-// Eventually fails t unless cond holds within timeout (Patience when 0).
+// Slack is d stretched by how busy the machine is: d times the load average
+// of the last minute per core, when that is over one (at most five times d,
+// so that Slack(Patience) ends well within go test's default -timeout of
+// 10 minutes: a wait that never ends fails with what it waited for, not
+// with the package's timeout panic).
+// The deadline of a wait on a real process (Redis, chromium, a TLS
+// handshake, an exporter's start) is a hang guard, not a bound a test
+// asserts; a fixed number of seconds that a quiet machine meets fails on a
+// contributor's busy one, where every process runs that many times slower.
+func Slack(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * min(max(loadPerCore(), 1), 5))
+}
+
+// loadPerCore is the load average of the last minute over the cores this
+// process may use (0 when unknown).
+func loadPerCore() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	load, _ := strconv.ParseFloat(f[0], 64)
+	return load / float64(runtime.NumCPU())
+}
+
+// Eventually fails t unless cond holds within timeout (Slack(Patience) when 0).
 // what says what was awaited; seen, when given, what was last seen, for the
 // failure message.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool, seen ...func() string) {
 	t.Helper()
 	if timeout == 0 {
-		timeout = Patience
+		timeout = Slack(Patience)
 	}
 	if WaitUntil(timeout, cond) {
 		return

@@ -23,10 +23,10 @@ import (
 // Eventually polls cond until it holds or timeout passes. The timeout is a
 // hang guard for a test of a running exporter, not a bound the test
 // asserts: never shorter than testutil.Patience, which a busy machine
-// needs.
+// needs, stretched by the load (testutil.Slack).
 func Eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	testutil.Eventually(t, max(timeout, testutil.Patience), what, cond)
+	testutil.Eventually(t, testutil.Slack(max(timeout, testutil.Patience)), what, cond)
 }
 
 // WriteFile writes content to path (0600), failing the test on error.
