@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
-// stateStore is the tracker's interface, which the Redis store implements.
-type stateStore = tracker.StateStore
+// stateStore is the engine's interface, which the Redis store implements.
+type stateStore = engine.Store
 
 var _ stateStore = (*cluster.StateStore)(nil)
 

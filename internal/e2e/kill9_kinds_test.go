@@ -11,7 +11,8 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
+	_ "github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
@@ -180,7 +181,7 @@ func withBody(k stallKind, body string) stallKind {
 
 // TestEveryKindRunsThroughTheTables: the kill -9, replicas and Redis
 // stall tables have a row for every kind the engine follows
-// (tracker.Kinds), so a kind added to the registry without its rows fails
+// (engine.Kinds), so a kind added to the registry without its rows fails
 // here rather than going untested.
 func TestEveryKindRunsThroughTheTables(t *testing.T) {
 	t.Parallel()
@@ -191,15 +192,16 @@ func TestEveryKindRunsThroughTheTables(t *testing.T) {
 	for _, k := range kill9Kinds {
 		kill9[k.name] = true
 	}
-	for _, k := range tracker.Kinds() {
-		if !stall[k.Name] {
-			t.Errorf("kind %s has no row in stallKinds (TestRedisStallKeepsAcknowledgedOperations)", k.Name)
+	for _, k := range engine.Kinds() {
+		name := k.Declare().Name
+		if !stall[name] {
+			t.Errorf("kind %s has no row in stallKinds (TestRedisStallKeepsAcknowledgedOperations)", name)
 		}
-		if !kill9[k.Name] {
-			t.Errorf("kind %s has no row in kill9Kinds (TestKill9EveryKind, TestReplicasEveryKind)", k.Name)
+		if !kill9[name] {
+			t.Errorf("kind %s has no row in kill9Kinds (TestKill9EveryKind, TestReplicasEveryKind)", name)
 		}
 	}
-	if len(stall) != len(tracker.Kinds()) || len(kill9) != len(tracker.Kinds()) {
-		t.Errorf("%d stall rows and %d kill -9 rows for %d kinds: a row names no kind", len(stall), len(kill9), len(tracker.Kinds()))
+	if len(stall) != len(engine.Kinds()) || len(kill9) != len(engine.Kinds()) {
+		t.Errorf("%d stall rows and %d kill -9 rows for %d kinds: a row names no kind", len(stall), len(kill9), len(engine.Kinds()))
 	}
 }

@@ -1,16 +1,17 @@
-// Package leader runs the agent job gateway on one replica at a time
-// when replicas share a Redis. The replica holding the "agent" lease opens
-// the job state in Redis (fenced by that lease: a replica that lost it
-// cannot write), polls every active job and answers /api/; every other
-// replica forwards its /api/ requests there. When the holder dies, another
-// replica takes the lease within one lease duration and resumes from the
-// shared state: the same jobs, create intents and Idempotency-Keys, and the
-// create and message limits seeded from the jobs of the last hour.
+// Package leader runs the gateway and its engine (the operations of every
+// kind) on one replica at a time when replicas share a Redis. The replica
+// holding the "agent" lease opens the operations' state in Redis (fenced
+// by that lease: a replica that lost it cannot write), polls every
+// operation not final and answers /api/; every other replica forwards its
+// /api/ requests there. When the holder dies, another replica takes the
+// lease within one lease duration and resumes from the shared state: the
+// same operations, intents and Idempotency-Keys, and the local limits
+// seeded from what was started within their windows.
 //
-// One process runs the jobs at a time because the tracker's counting rules
-// (write before count, an idempotency key reserved before its create) are
-// those of one writer; a takeover is what a restart of a single exporter
-// is, with the state in Redis instead of a file.
+// One process runs the operations at a time because the engine's counting
+// rules (write before count, an idempotency key reserved before its start)
+// are those of one writer; a takeover is what a restart of a single
+// exporter is, with the state in Redis instead of a file.
 package leader
 
 import (
@@ -33,8 +34,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
@@ -54,13 +55,13 @@ type Term struct {
 	Follow func(ids []string) error
 	// SetProjects changes the projects that accept jobs (a reload).
 	SetProjects func(ids []string)
-	// Stop ends the term: polling stops, creates under way are recorded,
-	// the tracker is closed.
+	// Stop ends the term: polling stops, starts under way are recorded,
+	// the engine is closed.
 	Stop func()
 	// Unsaved lists, once the term is stopped, the operations the API
 	// acknowledged whose record the term could not save (nil: none): the
 	// leader hands each to whoever runs the gateway next (handoff.go).
-	Unsaved func() []tracker.Unsaved
+	Unsaved func() []engine.Unsaved
 }
 
 // Options configure a Leader.
@@ -74,7 +75,7 @@ type Options struct {
 	LeaseDuration time.Duration
 	// Start opens a term on the shared state st; the term's metrics
 	// register with reg (they are exported while the term lasts).
-	Start func(ctx context.Context, st tracker.StateStore, reg prometheus.Registerer) (*Term, error)
+	Start func(ctx context.Context, st engine.Store, reg prometheus.Registerer) (*Term, error)
 	// ForwardSecret is the secret the replicas share outside Redis
 	// (--cluster.forward-secret-file): forwarded requests are signed with
 	// it and forwarded only to a holder that proves it knows it (see
@@ -119,7 +120,7 @@ type Leader struct {
 	// handoffs are the operations ended terms could not save, until the
 	// replica running the gateway took each over (Run's goroutine alone
 	// uses them).
-	handoffs []tracker.Unsaved
+	handoffs []engine.Unsaved
 }
 
 // holderTTL is how long a replica reuses the holder it read.
@@ -218,7 +219,7 @@ func (l *Leader) begin(ctx context.Context, leases *cluster.Leases) (bool, clust
 	if err != nil || !ok {
 		return false, lease
 	}
-	schema, upgrades, buckets := tracker.Layout()
+	schema, upgrades, buckets := engine.Layout()
 	st, err := l.opts.Cluster.OpenStateStore(ctx, cluster.StateOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets, Fence: &lease, Known: l.known})
 	if errors.Is(err, cluster.ErrStateLost) {
 		l.setLost(err)

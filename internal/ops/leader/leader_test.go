@@ -18,10 +18,10 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/cluster"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/leader"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
@@ -87,7 +87,7 @@ func newReplica(t *testing.T, name, addr string) *replica {
 	var h atomic.Pointer[leader.Leader]
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { serve(h.Load(), w, req) }))
 	t.Cleanup(r.srv.Close)
-	start := func(_ context.Context, st tracker.StateStore, treg prometheus.Registerer) (*leader.Term, error) {
+	start := func(_ context.Context, st engine.Store, treg prometheus.Registerer) (*leader.Term, error) {
 		served := prometheus.NewCounter(prometheus.CounterOpts{Name: "test_term_requests_total", Help: "Requests the term served."})
 		treg.MustRegister(served)
 		return &leader.Term{
@@ -526,7 +526,7 @@ func TestForwardSecretIsRequired(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	start := func(context.Context, tracker.StateStore, prometheus.Registerer) (*leader.Term, error) {
+	start := func(context.Context, engine.Store, prometheus.Registerer) (*leader.Term, error) {
 		return nil, nil
 	}
 	for _, s := range [][]byte{nil, []byte("short")} {
