@@ -47,7 +47,10 @@ func newEnv(t *testing.T, fo fakeapi.Options) *env {
 	fake := fakeapi.New(fo)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	client, err := apiclient.New(apiclient.Config{BaseURL: srv.URL, APIKey: testKey, Timeout: 5 * time.Second, MaxRetries: 0})
+	// The client's timeout is a guard against a hung fake, not a speed the
+	// tests expect: 200 creates at once on a loaded machine (race detector,
+	// busy cores) once took more than a fixed 5 s (TestConcurrentCreates).
+	client, err := apiclient.New(apiclient.Config{BaseURL: srv.URL, APIKey: testKey, Timeout: testutil.Patience, MaxRetries: 0})
 	if err != nil {
 		t.Fatal(err)
 	}

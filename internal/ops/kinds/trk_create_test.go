@@ -372,6 +372,11 @@ func TestWriteErrorsKeepJobsAndRetry(t *testing.T) {
 	if !errors.As(err, &ie) || e.fake.Requests(fakeapi.CreateJob) != before {
 		t.Fatalf("intent write failed: %v, %d sent", err, e.fake.Requests(fakeapi.CreateJob)-before)
 	}
+	// It names the store that refused (a file, or the shared Redis), not
+	// "the state file" whatever the store (issue 46 §3).
+	if ie.Store != fs.Path() || !strings.Contains(err.Error(), "the state "+fs.Path()) {
+		t.Errorf("intent write failed: %q names store %q, want %q", err, ie.Store, fs.Path())
+	}
 	if c, err := e.keyed("p1", "k", "other"); err == nil || errors.Is(err, ErrIdempotencyKeyReused) {
 		t.Fatalf("the key was kept after a refused create: %+v %v", c, err)
 	}

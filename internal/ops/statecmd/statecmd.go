@@ -129,7 +129,7 @@ func (c *Command) runRedis(cmd string, out io.Writer) error {
 			fmt.Fprintln(out, "the agent state in Redis is not marked lost: nothing to accept")
 			return nil
 		}
-		fmt.Fprintln(out, "accepted the agent state in Redis as it is: the replicas run the agent job gateway on it again within a lease round")
+		fmt.Fprintln(out, "accepted the agent state in Redis as it is: the replicas run the gateway on it again within a lease round")
 		return nil
 	case c.imp.FullCommand():
 		if st, err := os.Stat(c.importFile); err != nil {
@@ -141,7 +141,7 @@ func (c *Command) runRedis(cmd string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
-		fmt.Fprintf(out, "imported %s from %s into the agent state in Redis: the replicas run the agent job gateway on it within a lease round\n",
+		fmt.Fprintf(out, "imported %s from %s into the agent state in Redis: the replicas run the gateway on it within a lease round\n",
 			engine.DescribeCounts(counts), c.importFile)
 		return nil
 	default:
