@@ -20,7 +20,7 @@ import (
 type Op struct {
 	Project string `json:"project"`
 	// Origin is OriginGateway (started through the gateway), OriginTrack
-	// (handed over with its id) or a kind's own (OriginAutomation).
+	// (handed over with its id) or a kind's own (automation.Origin).
 	Origin    string    `json:"origin"`
 	TrackedAt time.Time `json:"trackedAt"`
 	// Status is the API's latest ("" before the first read of one whose

@@ -161,7 +161,7 @@ type (
 const (
 	OriginGateway    = engine.OriginGateway
 	OriginTrack      = engine.OriginTrack
-	OriginAutomation = job.OriginAutomation
+	OriginAutomation = automation.Origin
 	StatusLost       = engine.StatusLost
 	NewlyTracked     = engine.NewlyTracked
 	AlreadyTracked   = engine.AlreadyTracked

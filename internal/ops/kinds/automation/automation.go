@@ -29,8 +29,12 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds/job"
 )
 
-// Name is the kind's name.
-const Name = "automation"
+// Name is the kind's name; Origin is the origin of the agent job a run
+// is (engine.Followed.Origin).
+const (
+	Name   = "automation"
+	Origin = "automation"
+)
 
 func init() { engine.Register(&Kind{}) }
 
@@ -69,6 +73,10 @@ const (
 
 // follows are the final follow values, in label order.
 var follows = []string{FollowAgentJob, FollowNone}
+
+// listStatuses are the statuses a list of runs filters on: how a run is
+// followed, and its agent job's.
+func listStatuses() []string { return append([]string{FollowPending, FollowNone}, job.ListStatuses()...) }
 
 // Record is an automation run: its own state form (version 6), the run's
 // ids and the engine's part, whose status is how the run is followed,
@@ -214,7 +222,7 @@ func (k *Kind) Read(ctx context.Context, rec engine.Record, how engine.Sighting)
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := jobs.Adopt(r.Project, r.RunID, j, how, job.OriginAutomation, cmp.Or(engine.UserFrom(ctx), r.SubmittedBy)); err != nil {
+	if _, _, err := jobs.Adopt(r.Project, r.RunID, j, how, Origin, cmp.Or(engine.UserFrom(ctx), r.SubmittedBy)); err != nil {
 		return nil, fmt.Errorf("automation run %s not handed to the agent jobs: %w", r.RunID, err)
 	}
 	if jobs.Unwritten(r.Project, r.RunID) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds/job"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
@@ -225,7 +224,7 @@ func (r *routes) list(w http.ResponseWriter, req *http.Request, project string) 
 	for _, it := range r.ops.List(project) {
 		views = append(views, r.View(it))
 	}
-	gateway.ServeList(w, req, "run", append([]string{FollowPending, FollowNone}, job.ListStatuses()...), views, func(v View) string { return v.Status }, "runs")
+	gateway.ServeList(w, req, "run", listStatuses(), views, func(v View) string { return v.Status }, "runs")
 }
 
 // row is a run as the status page's JSON shows it.

@@ -48,10 +48,6 @@ const (
 	bucketMessageIntents = "message_intents"
 )
 
-// OriginAutomation is the origin of an agent job that is the run of an
-// automation (engine.Followed.Origin).
-const OriginAutomation = "automation"
-
 // statusUnread is the status of a job rebuilt from its id by state
 // salvage, until its first poll reads it.
 const statusUnread = "unread"
