@@ -1,12 +1,13 @@
 package engine
 
-import "github.com/mintlify-exporter/mintlify_exporter/apiclient"
+import (
+	"errors"
+
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+)
 
 // Clients is an upstream of several organizations (orgs.Set): each kind
-// calls a project's operations with its organization's client. A kind
-// takes the endpoints it needs of the engine's upstream (Engine.API): an
-// *apiclient.Client of one organization has them all, and for Clients a
-// kind goes through Call.
+// calls a project's operations with its organization's client.
 type Clients interface {
 	// Client is the client of project's organization, to start an
 	// operation.
@@ -17,16 +18,27 @@ type Clients interface {
 	FollowClient(project string) (*apiclient.Client, error)
 }
 
-// Call calls fn with the client of project's organization (follow: the
-// one that reads its operations).
-func Call[T any](c Clients, project string, follow bool, fn func(*apiclient.Client) (T, error)) (T, error) {
-	client, err := c.Client(project)
-	if follow {
-		client, err = c.FollowClient(project)
+// ErrNoClient: the engine's upstream has no client for the kind's calls
+// (a test's stub of another kind's API).
+var ErrNoClient = errors.New("the upstream has no client for these calls")
+
+// ClientOf is the client of api (an *apiclient.Client, or Clients) that
+// calls project's operations (follow: reads them).
+func ClientOf(api any, project string, follow bool) (*apiclient.Client, error) {
+	switch a := api.(type) {
+	case *apiclient.Client:
+		return a, nil
+	case Clients:
+		if follow {
+			return a.FollowClient(project)
+		}
+		return a.Client(project)
 	}
-	if err != nil {
-		var none T
-		return none, err
-	}
-	return fn(client)
+	return nil, ErrNoClient
+}
+
+// Client is the client of the engine's upstream that calls project's
+// operations (follow: reads them).
+func (e *Engine) Client(project string, follow bool) (*apiclient.Client, error) {
+	return ClientOf(e.api, project, follow)
 }

@@ -15,7 +15,6 @@ package automation
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -149,31 +148,12 @@ func (in *Intent) Record(id string) engine.Record {
 	return &Record{RunID: id, JobID: id, Automation: in.Automation, Op: engine.Op{Status: FollowPending}}
 }
 
-// API is the automation trigger, and get-job: an *apiclient.Client, or
-// one per project's organization.
-type API interface {
-	TriggerAutomation(ctx context.Context, project, automation string) (apiclient.AutomationTrigger, error)
-}
-
-// perOrg triggers with the project's organization's client.
-type perOrg struct{ engine.Clients }
-
-func (o perOrg) TriggerAutomation(ctx context.Context, project, automation string) (apiclient.AutomationTrigger, error) {
-	return engine.Call(o, project, false, func(c *apiclient.Client) (apiclient.AutomationTrigger, error) {
-		return c.TriggerAutomation(ctx, project, automation)
-	})
-}
-
-// errNoEndpoints: the engine's upstream has no automation trigger.
-var errNoEndpoints = errors.New("the upstream has no automation trigger")
-
 // Kind is the automations' part of an engine: the runs by how they are
 // followed (counted once each when written final), and two gauges read at
 // scrape time. The trigger counter by result is the routes'. A run's end
 // is the agent job's, counted by the agent job families.
 type Kind struct {
 	ops     *engine.Ops
-	api     API
 	jobs    job.API
 	runs    *prometheus.CounterVec
 	pending *prometheus.Desc
@@ -191,12 +171,6 @@ func (*Kind) Open(ops *engine.Ops) engine.Kind {
 			"Automation runs triggered whose jobId get-job has not answered yet (neither followed as an agent job nor given up).", []string{"project"}, nil),
 		unknown: prometheus.NewDesc("mintlify_automation_unknown_outcomes",
 			"Automation triggers perhaps sent, their answer never recorded (GET .../unknown-triggers), waiting for an operator.", []string{"project"}, nil)}
-	switch a := ops.Engine().API().(type) {
-	case API:
-		k.api = a
-	case engine.Clients:
-		k.api = perOrg{a}
-	}
 	return k
 }
 
@@ -215,7 +189,7 @@ func (*Kind) NewIntent() engine.Intent { return &Intent{} }
 func (k *Kind) Read(ctx context.Context, rec engine.Record, how engine.Sighting) (any, error) {
 	jobs := job.Of(k.ops.Engine())
 	if k.jobs == nil || jobs == nil {
-		return nil, errNoEndpoints
+		return nil, engine.ErrNoClient
 	}
 	r := rec.(*Record)
 	j, err := k.jobs.GetJob(ctx, r.Project, r.RunID)
@@ -318,12 +292,13 @@ func (k *Kind) Trigger(ctx context.Context, req Request) (engine.Started, error)
 	if err := bounded.CheckID("automation id", req.Automation); req.Project == "" || err != nil {
 		return engine.Started{}, fmt.Errorf("trigger automation: project %q, automation: %v", req.Project, err)
 	}
-	if k.api == nil {
-		return engine.Started{}, errNoEndpoints
+	c, err := k.ops.Engine().Client(req.Project, false)
+	if err != nil {
+		return engine.Started{}, err
 	}
 	in := &Intent{IntentBase: k.ops.NewIntent(req.Project, req.IdempotencyKey, "automation", req.Automation), Automation: req.Automation}
 	send := func() (engine.Record, engine.Event, int, error) {
-		t, err := k.api.TriggerAutomation(ctx, req.Project, req.Automation)
+		t, err := c.TriggerAutomation(ctx, req.Project, req.Automation)
 		if err != nil {
 			return nil, engine.Event{}, 0, err
 		}

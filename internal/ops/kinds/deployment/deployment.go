@@ -141,53 +141,9 @@ func (r *Record) Next(at, _ time.Time, cfg *engine.Config) time.Time {
 	return at.Add(max(min(d, maxQueuedPollInterval), cfg.PollInterval))
 }
 
-// API is the API of deployments: an *apiclient.Client, or one per
-// project's organization (perOrg).
-type API interface {
-	TriggerUpdate(ctx context.Context, project string) (*apiclient.Triggered, error)
-	TriggerPreview(ctx context.Context, project, branch string) (*apiclient.Triggered, error)
-	DeploymentStatus(ctx context.Context, project, statusID string) (*apiclient.Deployment, error)
-	ThrottledUntil(endpoint string) time.Time
-}
-
-// perOrg is the API of several organizations: every call with the
-// project's organization's client.
-type perOrg struct{ engine.Clients }
-
-func (o perOrg) TriggerUpdate(ctx context.Context, project string) (*apiclient.Triggered, error) {
-	return engine.Call(o, project, false, func(c *apiclient.Client) (*apiclient.Triggered, error) { return c.TriggerUpdate(ctx, project) })
-}
-
-func (o perOrg) TriggerPreview(ctx context.Context, project, branch string) (*apiclient.Triggered, error) {
-	return engine.Call(o, project, false, func(c *apiclient.Client) (*apiclient.Triggered, error) { return c.TriggerPreview(ctx, project, branch) })
-}
-
-func (o perOrg) DeploymentStatus(ctx context.Context, project, id string) (*apiclient.Deployment, error) {
-	return engine.Call(o, project, true, func(c *apiclient.Client) (*apiclient.Deployment, error) { return c.DeploymentStatus(ctx, project, id) })
-}
-
-// ThrottledUntil is zero: each organization's client keeps its own pause
-// (a call to a paused one fails at once, nothing sent).
-func (perOrg) ThrottledUntil(string) time.Time { return time.Time{} }
-
-// apiOf is api's deployment endpoints (nil: it has none).
-func apiOf(api any) API {
-	switch a := api.(type) {
-	case API:
-		return a
-	case engine.Clients:
-		return perOrg{a}
-	}
-	return nil
-}
-
-// errNoEndpoints: the engine's upstream has no deployment endpoints.
-var errNoEndpoints = errors.New("the upstream has no deployment endpoints")
-
 // Kind is the deployments' part of an engine.
 type Kind struct {
 	ops *engine.Ops
-	api API
 	fam *engine.Families
 }
 
@@ -198,7 +154,7 @@ var DurationBuckets = []float64{10, 20, 30, 45, 60, 90, 120, 180, 300, 600, 1200
 func (*Kind) Declare() *engine.Decl { return decl }
 
 func (*Kind) Open(ops *engine.Ops) engine.Kind {
-	return &Kind{ops: ops, api: apiOf(ops.Engine().API()), fam: engine.NewFamilies(engine.Names{Stem: "mintlify_deployment", Noun: "deployment",
+	return &Kind{ops: ops, fam: engine.NewFamilies(engine.Names{Stem: "mintlify_deployment", Noun: "deployment",
 		Requests: "deployment triggers", Route: "unknown-triggers", Ended: "endedAt", Labels: []string{"kind"}, Values: [][]string{{KindUpdate}, {KindPreview}},
 		Finals: []string{apiclient.DeploymentSuccess, apiclient.DeploymentFailure}, Buckets: DurationBuckets})}
 }
@@ -210,11 +166,12 @@ func (*Kind) NewRecord() engine.Record { return &Record{} }
 func (*Kind) NewIntent() engine.Intent { return &Intent{} }
 
 func (k *Kind) Read(ctx context.Context, rec engine.Record, _ engine.Sighting) (any, error) {
-	if k.api == nil {
-		return nil, errNoEndpoints
-	}
 	r := rec.(*Record)
-	return k.api.DeploymentStatus(ctx, r.Project, r.StatusID)
+	c, err := k.ops.Engine().Client(r.Project, true)
+	if err != nil {
+		return nil, err
+	}
+	return c.DeploymentStatus(ctx, r.Project, r.StatusID)
 }
 
 func (k *Kind) Count(rec engine.Record, ev engine.Event) []any {
@@ -295,24 +252,25 @@ func (k *Kind) Deploy(ctx context.Context, req Request) (engine.Started, error) 
 	if err := req.validate(); err != nil {
 		return engine.Started{}, err
 	}
-	if k.api == nil {
-		return engine.Started{}, errNoEndpoints
+	c, err := k.ops.Engine().Client(req.Project, false)
+	if err != nil {
+		return engine.Started{}, err
 	}
 	in := &Intent{IntentBase: k.ops.NewIntent(req.Project, req.IdempotencyKey, req.Kind, req.Branch), Kind: req.Kind}
 	send := func() (engine.Record, engine.Event, int, error) {
 		var t *apiclient.Triggered
 		var err error
 		if req.Kind == KindPreview {
-			t, err = k.api.TriggerPreview(ctx, req.Project, req.Branch)
+			t, err = c.TriggerPreview(ctx, req.Project, req.Branch)
 		} else {
-			t, err = k.api.TriggerUpdate(ctx, req.Project)
+			t, err = c.TriggerUpdate(ctx, req.Project)
 		}
 		if err != nil {
 			return nil, engine.Event{}, 0, err
 		}
 		return &Record{Kind: req.Kind, StatusID: t.StatusID, Branch: bounded.Label(req.Branch), PreviewURL: bounded.Label(t.PreviewURL)}, engine.Event{}, t.Code, nil
 	}
-	return k.ops.Start(ctx, engine.Start{In: in, Admit: req.Admit, Endpoint: endpoint(req.Kind), Until: k.api.ThrottledUntil(endpoint(req.Kind)),
+	return k.ops.Start(ctx, engine.Start{In: in, Admit: req.Admit, Endpoint: endpoint(req.Kind), Until: c.ThrottledUntil(endpoint(req.Kind)),
 		Send: send, Verb: "triggering a deployment", KV: []any{"kind", req.Kind}})
 }
 

@@ -9,7 +9,6 @@ package job
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -438,29 +437,28 @@ type API interface {
 // the project).
 type perOrg struct{ engine.Clients }
 
-type jobAnswer struct {
-	job  *apiclient.Job
-	code int
-}
-
 func (o perOrg) CreateJobWithStatus(ctx context.Context, project, prompt string) (*apiclient.Job, int, error) {
-	a, err := engine.Call(o, project, false, func(c *apiclient.Client) (jobAnswer, error) {
-		j, code, err := c.CreateJobWithStatus(ctx, project, prompt)
-		return jobAnswer{j, code}, err
-	})
-	return a.job, a.code, err
+	c, err := engine.ClientOf(o.Clients, project, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c.CreateJobWithStatus(ctx, project, prompt)
 }
 
 func (o perOrg) GetJob(ctx context.Context, project, id string) (*apiclient.Job, error) {
-	return engine.Call(o, project, true, func(c *apiclient.Client) (*apiclient.Job, error) { return c.GetJob(ctx, project, id) })
+	c, err := engine.ClientOf(o.Clients, project, true)
+	if err != nil {
+		return nil, err
+	}
+	return c.GetJob(ctx, project, id)
 }
 
 func (o perOrg) SendMessage(ctx context.Context, project, id, prompt string) (*apiclient.Job, int, error) {
-	a, err := engine.Call(o, project, false, func(c *apiclient.Client) (jobAnswer, error) {
-		j, code, err := c.SendMessage(ctx, project, id, prompt)
-		return jobAnswer{j, code}, err
-	})
-	return a.job, a.code, err
+	c, err := engine.ClientOf(o.Clients, project, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c.SendMessage(ctx, project, id, prompt)
 }
 
 // ThrottledUntil is zero: each organization's client keeps its own pause
@@ -478,5 +476,3 @@ func APIOf(api any) API {
 	return nil
 }
 
-// errNoEndpoints: the engine's upstream has no agent job endpoints.
-var errNoEndpoints = errors.New("the upstream has no agent job endpoints")

@@ -35,7 +35,7 @@ func (*Kind) NewIntent() engine.Intent { return &Intent{} }
 
 func (k *Kind) Read(ctx context.Context, rec engine.Record, _ engine.Sighting) (any, error) {
 	if k.api == nil {
-		return nil, errNoEndpoints
+		return nil, engine.ErrNoClient
 	}
 	return k.api.GetJob(ctx, rec.Base().Project, rec.ID())
 }
@@ -104,7 +104,7 @@ type CreateRequest struct {
 // running gets an *engine.CollisionError.
 func (k *Kind) Create(ctx context.Context, req CreateRequest) (Created, error) {
 	if k.api == nil {
-		return Created{}, errNoEndpoints
+		return Created{}, engine.ErrNoClient
 	}
 	in := &Intent{IntentBase: k.ops.NewIntent(req.Project, req.IdempotencyKey, req.Prompt), PromptExcerpt: excerpt(req.Prompt)}
 	send := func() (engine.Record, engine.Event, int, error) {

@@ -118,7 +118,7 @@ const unkeyedMessagesKept = time.Hour
 func (k *Kind) Message(ctx context.Context, req MessageRequest) (Messaged, error) {
 	e := k.ops.Engine()
 	if k.api == nil {
-		return Messaged{}, &NotSentError{Err: errNoEndpoints}
+		return Messaged{}, &NotSentError{Err: engine.ErrNoClient}
 	}
 	if req.IdempotencyKey != "" && !engine.ValidIdempotencyKey(req.IdempotencyKey) {
 		return Messaged{}, &NotSentError{Err: errors.New("invalid idempotency key: 1 to 255 printable ASCII characters")}

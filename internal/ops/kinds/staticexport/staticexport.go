@@ -10,7 +10,6 @@ package staticexport
 import (
 	"cmp"
 	"context"
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -125,85 +124,6 @@ func (in *Intent) Listed() any {
 	}{b.ID, b.Project, b.IdempotencyKey, b.StartedAt, in.Domain}
 }
 
-// API is the API of static exports, per project (its organization's key).
-type API interface {
-	StartStaticExport(ctx context.Context, project string, req apiclient.StaticExportRequest) (apiclient.StaticExportJob, error)
-	GetStaticExport(ctx context.Context, project, jobID string) (apiclient.StaticExportJob, error)
-	BundleStaticExport(ctx context.Context, project, jobID string) (apiclient.StaticExportBundle, error)
-	ThrottledUntil(endpoint string) time.Time
-}
-
-// oneOrgAPI is the API of static exports of one organization (an
-// *apiclient.Client): its paths name no project.
-type oneOrgAPI interface {
-	StartStaticExport(ctx context.Context, req apiclient.StaticExportRequest) (apiclient.StaticExportJob, error)
-	GetStaticExport(ctx context.Context, jobID string) (apiclient.StaticExportJob, error)
-	BundleStaticExport(ctx context.Context, jobID string) (apiclient.StaticExportBundle, error)
-	ThrottledUntil(endpoint string) time.Time
-}
-
-// byProject is the API of a client, or of several organizations: every
-// project's exports go out with its organization's client.
-type byProject struct {
-	one  oneOrgAPI
-	orgs engine.Clients
-}
-
-func (b byProject) client(project string, follow bool) (oneOrgAPI, error) {
-	if b.one != nil {
-		return b.one, nil
-	}
-	return engine.Call(b.orgs, project, follow, func(c *apiclient.Client) (oneOrgAPI, error) { return c, nil })
-}
-
-func (b byProject) StartStaticExport(ctx context.Context, project string, req apiclient.StaticExportRequest) (apiclient.StaticExportJob, error) {
-	c, err := b.client(project, false)
-	if err != nil {
-		return apiclient.StaticExportJob{}, err
-	}
-	return c.StartStaticExport(ctx, req)
-}
-
-func (b byProject) GetStaticExport(ctx context.Context, project, id string) (apiclient.StaticExportJob, error) {
-	c, err := b.client(project, true)
-	if err != nil {
-		return apiclient.StaticExportJob{}, err
-	}
-	return c.GetStaticExport(ctx, id)
-}
-
-func (b byProject) BundleStaticExport(ctx context.Context, project, id string) (apiclient.StaticExportBundle, error) {
-	c, err := b.client(project, false)
-	if err != nil {
-		return apiclient.StaticExportBundle{}, err
-	}
-	return c.BundleStaticExport(ctx, id)
-}
-
-// ThrottledUntil is the client's pause; each organization's keeps its own.
-func (b byProject) ThrottledUntil(endpoint string) time.Time {
-	if b.one != nil {
-		return b.one.ThrottledUntil(endpoint)
-	}
-	return time.Time{}
-}
-
-// apiOf is api's static export endpoints (nil: it has none).
-func apiOf(api any) API {
-	switch a := api.(type) {
-	case API:
-		return a
-	case oneOrgAPI:
-		return byProject{one: a}
-	case engine.Clients:
-		return byProject{orgs: a}
-	}
-	return nil
-}
-
-// errNoEndpoints: the engine's upstream has no static export endpoints.
-var errNoEndpoints = errors.New("the upstream has no static export endpoints")
-
 // DurationBuckets are the classic buckets of
 // mintlify_static_export_duration_seconds: 10s to 2h.
 var DurationBuckets = []float64{10, 30, 60, 90, 120, 180, 300, 600, 1200, 1800, 3600, 7200}
@@ -213,7 +133,6 @@ var DurationBuckets = []float64{10, 30, 60, 90, 120, 180, 300, 600, 1200, 1800, 
 // running.
 type Kind struct {
 	ops             *engine.Ops
-	api             API
 	fam             *engine.Families
 	progress, pages *prometheus.Desc
 }
@@ -221,7 +140,7 @@ type Kind struct {
 func (*Kind) Declare() *engine.Decl { return decl }
 
 func (*Kind) Open(ops *engine.Ops) engine.Kind {
-	return &Kind{ops: ops, api: apiOf(ops.Engine().API()),
+	return &Kind{ops: ops,
 		fam: engine.NewFamilies(engine.Names{Stem: "mintlify_static_export", Noun: "static export", Requests: "static export starts", Route: "unknown-starts",
 			Ended: "updatedAt", Finals: []string{apiclient.StaticExportCompleted, apiclient.StaticExportFailed}, Buckets: DurationBuckets}),
 		progress: prometheus.NewDesc("mintlify_static_export_progress_ratio",
@@ -237,10 +156,11 @@ func (*Kind) NewRecord() engine.Record { return &Record{} }
 func (*Kind) NewIntent() engine.Intent { return &Intent{} }
 
 func (k *Kind) Read(ctx context.Context, rec engine.Record, _ engine.Sighting) (any, error) {
-	if k.api == nil {
-		return nil, errNoEndpoints
+	c, err := k.ops.Engine().Client(rec.Base().Project, true)
+	if err != nil {
+		return nil, err
 	}
-	return k.api.GetStaticExport(ctx, rec.Base().Project, rec.ID())
+	return c.GetStaticExport(ctx, rec.ID())
 }
 
 func (k *Kind) Count(rec engine.Record, ev engine.Event) []any {
@@ -306,14 +226,15 @@ type Request struct {
 // Start starts a static export upstream and follows it, with the
 // engine's guarantees (engine.Ops.Start).
 func (k *Kind) Start(ctx context.Context, req Request) (engine.Started, error) {
-	if k.api == nil {
-		return engine.Started{}, errNoEndpoints
+	c, err := k.ops.Engine().Client(req.Project, false)
+	if err != nil {
+		return engine.Started{}, err
 	}
 	b := req.Body
 	in := &Intent{IntentBase: k.ops.NewIntent(req.Project, req.IdempotencyKey, append([]string{b.Domain, b.Version}, b.Paths...)...),
 		Domain: bounded.Label(b.Domain)}
 	send := func() (engine.Record, engine.Event, int, error) {
-		j, err := k.api.StartStaticExport(ctx, req.Project, b)
+		j, err := c.StartStaticExport(ctx, b)
 		if err != nil {
 			return nil, engine.Event{}, 0, err
 		}
@@ -322,7 +243,7 @@ func (k *Kind) Start(ctx context.Context, req Request) (engine.Started, error) {
 		return rec, ev, j.Code, nil
 	}
 	return k.ops.Start(ctx, engine.Start{In: in, Admit: req.Admit, Endpoint: apiclient.EndpointStartStaticExport,
-		Until: k.api.ThrottledUntil(apiclient.EndpointStartStaticExport), Send: send, Verb: "starting a static export", KV: []any{"domain", in.Domain}})
+		Until: c.ThrottledUntil(apiclient.EndpointStartStaticExport), Send: send, Verb: "starting a static export", KV: []any{"domain", in.Domain}})
 }
 
 // Track follows an export started elsewhere (its job id handed over)
@@ -336,13 +257,14 @@ func (k *Kind) Track(ctx context.Context, project, id string) (engine.Item, engi
 // handed back to the caller only: what is kept of it, and shown on the
 // status page, is when it expires.
 func (k *Kind) Bundle(ctx context.Context, project, id string) (apiclient.StaticExportBundle, error) {
-	if k.api == nil {
-		return apiclient.StaticExportBundle{}, errNoEndpoints
-	}
 	if err := bounded.CheckID(decl.IDName, id); err != nil {
 		return apiclient.StaticExportBundle{}, &engine.BadIDError{Err: err}
 	}
-	b, err := k.api.BundleStaticExport(ctx, project, id)
+	c, err := k.ops.Engine().Client(project, false)
+	if err != nil {
+		return apiclient.StaticExportBundle{}, err
+	}
+	b, err := c.BundleStaticExport(ctx, id)
 	if err != nil || b.ExpiresAt.IsZero() {
 		return b, err
 	}
