@@ -20,7 +20,10 @@ import (
 // stallKind is one kind of operation as the Redis stall test starts it,
 // reads it and counts it.
 type stallKind struct {
-	name     string
+	name string
+	// toy: the row of testdata/toy, run by the exporter built with it
+	// (toyBinary).
+	toy      bool
 	endpoint string // the fake's endpoint that starts one
 	start    string // the gateway route that starts one
 	body     string
@@ -44,6 +47,7 @@ var stallKinds = []stallKind{
 		view: func(id string) string { return "/api/v1/static-export/p1/jobs/" + id }, final: "completed",
 		finished: "mintlify_static_exports_finished_total{project=p1,status=completed}"},
 	automationKind,
+	toyKind.stallKind,
 }
 
 // e2eExportDuration is how long the fake's static exports take in these
@@ -80,6 +84,7 @@ var kill9Kinds = []kill9Kind{
 	{stallKind: automationKind, running: "active", hold: (*fakeapi.Server).HoldAutomationRuns,
 		unknown: "/api/v1/workflow/p1/unknown-triggers", gauge: "mintlify_automation_unknown_outcomes{project=p1}",
 		series: "mintlify_automation", runningSeries: "mintlify_agent_jobs{project=p1,status=active}"},
+	toyKind,
 }
 
 // automationKind is the automations' row of the tables.
@@ -112,9 +117,8 @@ func kill9Operation(t *testing.T, k kill9Kind) {
 	t.Cleanup(srv.Close)
 	statePath := filepath.Join(t.TempDir(), "agent.db")
 	start := func() *testutil.Exporter {
-		x := startExporter(t, []string{"MINTLIFY_API_KEY=mint_test"}, "--mintlify.api-url="+srv.URL, "--mintlify.project=p1",
-			"--web.enable-agent-api", "--web.enable-deployment-api", "--web.enable-static-export-api", "--web.enable-automation-api", "--agent.state-file="+statePath, "--agent.poll-interval=200ms",
-			"--mintlify.max-retries=0")
+		x := testutil.StartExporter(t, k.binary(t), []string{"MINTLIFY_API_KEY=mint_test"}, append(k.flags(), "--mintlify.api-url="+srv.URL,
+			"--mintlify.project=p1", "--agent.state-file="+statePath, "--agent.poll-interval=200ms", "--mintlify.max-retries=0")...)
 		testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
 		return x
 	}
@@ -192,6 +196,8 @@ func TestEveryKindRunsThroughTheTables(t *testing.T) {
 	for _, k := range kill9Kinds {
 		kill9[k.name] = true
 	}
+	delete(stall, "toy") // testdata/toy's, not the registry's
+	delete(kill9, "toy")
 	for _, k := range engine.Kinds() {
 		name := k.Declare().Name
 		if !stall[name] {
