@@ -52,8 +52,12 @@ func toyBinary(t *testing.T) string {
 			toyBuild.err = err
 			return
 		}
+		// The toy's package is a file of the tests (toy_test.go, so that
+		// nothing but this build compiles it), built as toy.go.
+		toy := filepath.Join(repoRoot(), "internal", "e2e", "testdata", "toy")
 		kinds, overlay := filepath.Join(dir, "kinds.go"), filepath.Join(dir, "overlay.json")
-		replace, _ := json.Marshal(map[string]map[string]string{"Replace": {registry: kinds}})
+		replace, _ := json.Marshal(map[string]map[string]string{"Replace": {registry: kinds,
+			filepath.Join(toy, "toy.go"): filepath.Join(toy, "toy_test.go"), filepath.Join(toy, "toy_test.go"): ""}})
 		if err := os.WriteFile(kinds, append(data, "\n"+toyRegistryLine+"\n"...), 0o600); err != nil {
 			toyBuild.err = err
 			return
