@@ -363,6 +363,13 @@ func (o *Ops) List(project string) []Item {
 	return out
 }
 
+// Newest are the n operations followed last of the projects that are
+// label values (Labelled), newest first: a status page section's rows.
+func (o *Ops) Newest(n int) []Item {
+	out := slices.DeleteFunc(o.List(""), func(it Item) bool { return !o.Labelled(it.Rec.Base().Project) })
+	return out[:min(n, len(out))]
+}
+
 // Each calls fn with every followed operation of a followed project and
 // its polling state, under the engine's read lock (fn must not call the
 // engine): what the metrics read at scrape time.

@@ -135,8 +135,15 @@ type Decl struct {
 	// Routes are where the gateway serves it.
 	Routes Routes
 	// Setting is its key in a project of the configuration.
-	Setting config.KindSetting
+	Setting Setting
 }
+
+// Setting and IDList are a kind's key in the configuration (which the
+// engine declares to it: Register), for the kinds' declarations.
+type (
+	Setting = config.KindSetting
+	IDList  = config.IDList
+)
 
 // Routes are where the gateway serves a kind (the kind's package
 // registers the handlers): what the gateway, the status page and the

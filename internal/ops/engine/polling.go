@@ -93,3 +93,12 @@ func (p *Polling) landed(extra []store.Op) {
 		p.intentKey = ""
 	}
 }
+
+// EveryInterval is Record.Next of a kind read every poll interval until
+// it is final.
+func EveryInterval(final bool, at time.Time, cfg *Config) time.Time {
+	if final {
+		return time.Time{}
+	}
+	return at.Add(cfg.PollInterval)
+}

@@ -247,8 +247,22 @@ func WriteBadGateway(w http.ResponseWriter, msg string) {
 // Allow answers 405 in JSON for a known path whose method is not one of
 // allow (the mux's own 405 is not JSON).
 func (g *Gateway) Allow(path, allow string) {
-	g.mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Allow", allow)
-		WriteError(w, http.StatusMethodNotAllowed, "method not allowed")
-	})
+	g.mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) { NotAllowed(w, allow) })
+}
+
+// Fallback answers the paths of pattern (its {a} and {b}) that no route of
+// their method took, as allow names their methods (a kind's paths that the
+// mux cannot tell apart): 405 with them, 404 for none.
+func (g *Gateway) Fallback(pattern string, allow func(a, b string) string) {
+	g.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { NotAllowed(w, allow(r.PathValue("a"), r.PathValue("b"))) })
+}
+
+// NotAllowed answers 405 in JSON naming the methods allow (404 for "").
+func NotAllowed(w http.ResponseWriter, allow string) {
+	if allow == "" {
+		WriteError(w, http.StatusNotFound, "not found")
+		return
+	}
+	w.Header().Set("Allow", allow)
+	WriteError(w, http.StatusMethodNotAllowed, "method not allowed")
 }

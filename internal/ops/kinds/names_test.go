@@ -27,7 +27,7 @@ var kindFiles = map[string]struct {
 	metrics, ident string
 	// plain: its name is also another word ("job" is Prometheus's label
 	// and a log key), not checked as a string.
-	plain          bool
+	plain           bool
 	apiclient, fake string
 	// elsewhere are the files outside those that may name it, each with
 	// its reason (at most 2: issue 43).

@@ -422,7 +422,6 @@ func (t *Tracker) AutomationOps() Ops[AutomationRunView, UnknownAutomationTrigge
 		}}
 }
 
-
 // The names of the tracker's tests for the engine's parts.
 type (
 	stateStore = engine.Store

@@ -17,7 +17,6 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
@@ -31,7 +30,7 @@ var decl = &engine.Decl{Order: 50, Name: "toy", What: "toy", Request: "toy start
 	UnknownGauge: "mintlify_toy_unknown_outcomes", Doc: "development.md",
 	Routes: engine.Routes{Prefix: "/api/v1/toy/", Track: "/api/v1/toy/%[1]s/ops/%[2]s/track", List: "/api/v1/toy/%[1]s/ops",
 		Unknown: "/api/v1/toy/%[1]s/unknown-starts", Flag: "web.enable-toy-api", Title: "Toys", Help: "Serve the toy routes under /api/v1/toy/."},
-	Setting: config.KindSetting{Key: "toys", Noun: "toys"},
+	Setting: engine.Setting{Key: "toys", Noun: "toys"},
 }
 
 var finals = []string{apiclient.StatusCompleted, apiclient.StatusFailed, apiclient.StatusArchived}
@@ -49,10 +48,7 @@ func (r *Record) Polled(time.Time, *engine.Config) bool { return !r.Final() }
 func (r *Record) Clone() engine.Record                  { c := *r; return &c }
 
 func (r *Record) Next(at, _ time.Time, cfg *engine.Config) time.Time {
-	if r.Final() {
-		return time.Time{}
-	}
-	return at.Add(cfg.PollInterval)
+	return engine.EveryInterval(r.Final(), at, cfg)
 }
 
 func (r *Record) Saw(read any, at, _ time.Time, how engine.Sighting) (engine.Event, bool) {

@@ -16,14 +16,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds/job"
 )
@@ -35,8 +33,6 @@ const (
 	Origin = "automation"
 )
 
-func init() { engine.Register(&Kind{}) }
-
 // Any and Other are what a project's automations: may list to allow any
 // automation, and the label of those not named.
 const (
@@ -44,18 +40,20 @@ const (
 	Other = "other"
 )
 
+// settle says how an operator settles a trigger of unknown outcome.
+const settle = "a run may have been queued upstream; find it among the project's agent jobs in the Mintlify dashboard and, " +
+	"with its job id, follow it with POST /api/v1/workflow/%[1]s/runs/{jobId}/track?intent=%[2]s, " +
+	"or if none was started dismiss the trigger with DELETE /api/v1/workflow/%[1]s/unknown-triggers/%[2]s"
+
 // decl declares the automation runs.
 var decl = &engine.Decl{Order: 40, Name: Name, What: "automation run", Request: "automation trigger", IDKey: "run", IDName: "job id",
 	Records: "automations", Intents: "automation_intents", IntentPrefix: "ai_", ReadEndpoint: apiclient.EndpointGetJob, SettleGone: true,
-	Settle: "a run may have been queued upstream; find it among the project's agent jobs in the Mintlify dashboard and, " +
-		"with its job id, follow it with POST /api/v1/workflow/%[1]s/runs/{jobId}/track?intent=%[2]s, " +
-		"or if none was started dismiss the trigger with DELETE /api/v1/workflow/%[1]s/unknown-triggers/%[2]s",
-	UnknownGauge: "mintlify_automation_unknown_outcomes", Doc: "automations.md",
+	Settle: settle, UnknownGauge: "mintlify_automation_unknown_outcomes", Doc: "automations.md",
 	Routes: engine.Routes{Prefix: "/api/v1/workflow/", Track: "/api/v1/workflow/%[1]s/runs/%[2]s/track", List: "/api/v1/workflow/%[1]s/runs",
 		Unknown: "/api/v1/workflow/%[1]s/unknown-triggers", Flag: "web.enable-automation-api", Title: "Automation runs",
 		Help: "Serve the automation routes under /api/v1/workflow/: trigger the runs of the automations a project lists (automations: in --config.file; any on the flag route), follow each as an agent job where the API knows its job. They share the organization's 10 triggers per 10 s with deployment updates. Protect them with --web.config.file."},
-	Setting: config.KindSetting{Key: "automations", Noun: "automations",
-		IDs: &config.IDList{What: "automation id", Max: 20, Any: Any, Other: Other}},
+	Setting: engine.Setting{Key: "automations", Noun: "automations",
+		IDs: &engine.IDList{What: "automation id", Max: 20, Any: Any, Other: Other}},
 }
 
 // How a run is followed: its record's status.
@@ -75,7 +73,9 @@ var follows = []string{FollowAgentJob, FollowNone}
 
 // listStatuses are the statuses a list of runs filters on: how a run is
 // followed, and its agent job's.
-func listStatuses() []string { return append([]string{FollowPending, FollowNone}, job.ListStatuses()...) }
+func listStatuses() []string {
+	return append([]string{FollowPending, FollowNone}, job.ListStatuses()...)
+}
 
 // Record is an automation run: its own state form (version 6), the run's
 // ids and the engine's part, whose status is how the run is followed,
@@ -101,10 +101,7 @@ func (r *Record) Polled(time.Time, *engine.Config) bool { return !r.Final() }
 func (r *Record) Clone() engine.Record                  { c := *r; return &c }
 
 func (r *Record) Next(at, _ time.Time, cfg *engine.Config) time.Time {
-	if r.Final() {
-		return time.Time{}
-	}
-	return at.Add(cfg.PollInterval)
+	return engine.EveryInterval(r.Final(), at, cfg)
 }
 
 // Saw: get-job answered (Kind.Read handed the job over): followed as an
@@ -160,6 +157,8 @@ type Kind struct {
 	unknown *prometheus.Desc
 }
 
+func init() { engine.Register(&Kind{}) }
+
 func (*Kind) Declare() *engine.Decl { return decl }
 
 func (*Kind) Open(ops *engine.Ops) engine.Kind {
@@ -203,29 +202,6 @@ func (k *Kind) Read(ctx context.Context, rec engine.Record, how engine.Sighting)
 		return nil, fmt.Errorf("automation run %s: its agent job is not in the state yet", r.RunID)
 	}
 	return j, nil
-}
-
-// Label is the automation label of automation in project: its id when the
-// configuration names it, else Other.
-func (k *Kind) Label(project, automation string) string {
-	if named, _ := k.named(project); slices.Contains(named, automation) {
-		return automation
-	}
-	return Other
-}
-
-// named are the automations project names (label values), and whether it
-// allows any other.
-func (k *Kind) named(project string) (named []string, others bool) {
-	ids, _ := k.ops.Engine().Takes(Name, project)
-	for _, id := range ids {
-		if id == Any {
-			others = true
-		} else {
-			named = append(named, id)
-		}
-	}
-	return named, others
 }
 
 func (k *Kind) Count(rec engine.Record, ev engine.Event) []any {

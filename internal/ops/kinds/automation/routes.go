@@ -78,32 +78,28 @@ func (k *Kind) Routes(g *gateway.Gateway) error {
 	g.Handle(decl, "GET "+base+"/runs/{jobId}", r.one)
 	g.Handle(decl, "POST "+base+"/runs/{jobId}/track", r.track)
 	g.Unknown(decl, base+"/unknown-triggers", "unknownTriggers", false)
-	// Method-less fallbacks: 405 in JSON for a known path, else 404 (the
-	// trigger's path and a run's would conflict as patterns).
-	g.HandleFunc(base+"/{a}", func(w http.ResponseWriter, req *http.Request) {
-		if a := req.PathValue("a"); a != "runs" && a != "unknown-triggers" {
-			gateway.WriteError(w, http.StatusNotFound, "not found")
-			return
-		}
-		w.Header().Set("Allow", "GET, HEAD")
-		gateway.WriteError(w, http.StatusMethodNotAllowed, "method not allowed")
-	})
-	g.HandleFunc(base+"/{a}/{b}", func(w http.ResponseWriter, req *http.Request) {
-		switch a, b := req.PathValue("a"), req.PathValue("b"); {
-		case b == "trigger":
-			w.Header().Set("Allow", "POST")
-		case a == "runs":
-			w.Header().Set("Allow", "GET, HEAD")
-		case a == "unknown-triggers":
-			w.Header().Set("Allow", "DELETE")
-		default:
-			gateway.WriteError(w, http.StatusNotFound, "not found")
-			return
-		}
-		gateway.WriteError(w, http.StatusMethodNotAllowed, "method not allowed")
-	})
+	// The trigger's path and a run's would conflict as patterns: 405s and
+	// 404s by hand.
+	g.Fallback(base+"/{a}", allowed)
+	g.Fallback(base+"/{a}/{b}", allowed)
 	g.Allow(base+"/runs/{jobId}/track", "POST")
 	return nil
+}
+
+// allowed are the methods of the paths /api/v1/workflow/{projectId}/{a}
+// and .../{a}/{b}.
+func allowed(a, b string) string {
+	switch {
+	case b == "" && (a == "runs" || a == "unknown-triggers"):
+		return "GET, HEAD"
+	case b == "trigger":
+		return "POST"
+	case b != "" && a == "runs":
+		return "GET, HEAD"
+	case b != "" && a == "unknown-triggers":
+		return "DELETE"
+	}
+	return ""
 }
 
 // trigger handles POST .../{projectId}/{workflowSchemaId}/trigger: the
@@ -246,13 +242,7 @@ func (k *Kind) Section(time.Time) status.Section {
 		Columns: []status.Column{{Name: "Project"}, {Name: "Automation"}, {Name: "Run"}, {Name: "Job"}, {Name: "Followed"}, {Name: "Status"},
 			{Name: "Triggered"}}}
 	rows := []row{}
-	for _, it := range k.ops.List("") {
-		if len(rows) == status.MaxRows {
-			break
-		}
-		if !k.ops.Labelled(it.Rec.Base().Project) {
-			continue
-		}
+	for _, it := range k.ops.Newest(status.MaxRows) {
 		v := k.View(it)
 		level := ""
 		if v.Follow == FollowNone || v.Status == "failed" || v.Status == engine.StatusLost {
@@ -266,4 +256,27 @@ func (k *Kind) Section(time.Time) status.Section {
 	}
 	s.JSON = rows
 	return s
+}
+
+// Label is the automation label of automation in project: its id when the
+// configuration names it, else Other.
+func (k *Kind) Label(project, automation string) string {
+	if named, _ := k.named(project); slices.Contains(named, automation) {
+		return automation
+	}
+	return Other
+}
+
+// named are the automations project names (label values), and whether it
+// allows any other.
+func (k *Kind) named(project string) (named []string, others bool) {
+	ids, _ := k.ops.Engine().Takes(Name, project)
+	for _, id := range ids {
+		if id == Any {
+			others = true
+		} else {
+			named = append(named, id)
+		}
+	}
+	return named, others
 }

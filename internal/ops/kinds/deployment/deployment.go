@@ -18,28 +18,8 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 )
-
-// Name is the kind's name.
-const Name = "deployment"
-
-func init() { engine.Register(&Kind{}) }
-
-// decl declares the deployments.
-var decl = &engine.Decl{Order: 20, Name: Name, What: "deployment", Request: "deployment trigger", IDKey: "deployment", IDName: "status id",
-	Records: "deployments", Intents: "deploy_intents", IntentPrefix: "di_", ReadEndpoint: apiclient.EndpointDeploymentStatus,
-	Settle: "a deployment may have been started upstream; find it in the Mintlify dashboard (there is no API that lists deployments) " +
-		"and, with its status id, follow it with POST /api/v1/project/%[1]s/update-status/{statusId}/track?intent=%[2]s, " +
-		"or if none was started dismiss the trigger with DELETE /api/v1/project/%[1]s/unknown-triggers/%[2]s",
-	UnknownGauge: "mintlify_deployment_unknown_outcomes", Doc: "deployments.md",
-	Routes: engine.Routes{Prefix: "/api/v1/project/", Track: "/api/v1/project/%[1]s/update-status/%[2]s/track", List: "/api/v1/project/%[1]s/deployments",
-		Unknown: "/api/v1/project/%[1]s/unknown-triggers",
-		Flag:    "web.enable-deployment-api", Title: "Deployments",
-		Help: "Serve the deployment routes under /api/v1/project/: trigger documentation updates and previews, follow each to its end. Anyone who can reach them can deploy your documentation: protect them with --web.config.file."},
-	Setting: config.KindSetting{Key: "deployments", Noun: "deployments"},
-}
 
 // Kinds of deployment (the kind label).
 const (
@@ -141,11 +121,30 @@ func (r *Record) Next(at, _ time.Time, cfg *engine.Config) time.Time {
 	return at.Add(max(min(d, maxQueuedPollInterval), cfg.PollInterval))
 }
 
+// Name is the name of the deployments (engine.Decl.Name).
+const Name = "deployment"
+
+// decl declares the deployments.
+var decl = &engine.Decl{Order: 20, Name: Name, What: "deployment", Request: "deployment trigger", IDKey: "deployment", IDName: "status id",
+	Records: "deployments", Intents: "deploy_intents", IntentPrefix: "di_", ReadEndpoint: apiclient.EndpointDeploymentStatus,
+	Settle: "a deployment may have been started upstream; find it in the Mintlify dashboard (there is no API that lists deployments) " +
+		"and, with its status id, follow it with POST /api/v1/project/%[1]s/update-status/{statusId}/track?intent=%[2]s, " +
+		"or if none was started dismiss the trigger with DELETE /api/v1/project/%[1]s/unknown-triggers/%[2]s",
+	UnknownGauge: "mintlify_deployment_unknown_outcomes", Doc: "deployments.md",
+	Routes: engine.Routes{Prefix: "/api/v1/project/", Track: "/api/v1/project/%[1]s/update-status/%[2]s/track", List: "/api/v1/project/%[1]s/deployments",
+		Unknown: "/api/v1/project/%[1]s/unknown-triggers",
+		Flag:    "web.enable-deployment-api", Title: "Deployments",
+		Help: "Serve the deployment routes under /api/v1/project/: trigger documentation updates and previews, follow each to its end. Anyone who can reach them can deploy your documentation: protect them with --web.config.file."},
+	Setting: engine.Setting{Key: "deployments", Noun: "deployments"},
+}
+
 // Kind is the deployments' part of an engine.
 type Kind struct {
 	ops *engine.Ops
 	fam *engine.Families
 }
+
+func init() { engine.Register(&Kind{}) }
 
 // DurationBuckets are the classic buckets of
 // mintlify_deployment_duration_seconds: 10s to 1h.

@@ -57,18 +57,7 @@ func (k *Kind) Routes(g *gateway.Gateway) error {
 	g.Handle(decl, "DELETE "+base+"/{projectId}/unknown-triggers/{intentId}", g.UnknownDismiss(decl))
 	g.Allow(base+"/{projectId}/unknown-triggers/{intentId}", "DELETE")
 	g.HandleFunc("GET "+base+"/{a}/{b}", r.get)
-	g.HandleFunc(base+"/{a}/{b}", func(w http.ResponseWriter, req *http.Request) {
-		switch a, b := req.PathValue("a"), req.PathValue("b"); {
-		case a == KindUpdate || a == KindPreview:
-			w.Header().Set("Allow", "POST")
-		case a == "update-status" || b == "deployments" || b == "unknown-triggers":
-			w.Header().Set("Allow", "GET, HEAD")
-		default:
-			gateway.WriteError(w, http.StatusNotFound, "not found")
-			return
-		}
-		gateway.WriteError(w, http.StatusMethodNotAllowed, "method not allowed")
-	})
+	g.Fallback(base+"/{a}/{b}", allowed)
 	g.Allow(base+"/{projectId}/update-status/{statusId}/track", "POST")
 	return nil
 }
@@ -99,12 +88,20 @@ func (r *routes) get(w http.ResponseWriter, req *http.Request) {
 	case list[b] != nil:
 		req.SetPathValue("projectId", a)
 		r.g.Guard(decl, list[b])(w, req)
-	case a == KindUpdate || a == KindPreview:
-		w.Header().Set("Allow", "POST")
-		gateway.WriteError(w, http.StatusMethodNotAllowed, "method not allowed")
 	default:
-		gateway.WriteError(w, http.StatusNotFound, "not found")
+		gateway.NotAllowed(w, allowed(a, b))
 	}
+}
+
+// allowed are the methods of the paths /api/v1/project/{a}/{b}.
+func allowed(a, b string) string {
+	switch {
+	case a == KindUpdate || a == KindPreview:
+		return "POST"
+	case a == "update-status" || b == "deployments" || b == "unknown-triggers":
+		return "GET, HEAD"
+	}
+	return ""
 }
 
 // trigger handles POST .../update/{projectId} and .../preview/{projectId}.
@@ -222,15 +219,21 @@ func (r *routes) list(w http.ResponseWriter, req *http.Request, project string) 
 
 // row is a deployment as the status page's JSON shows it.
 type row struct {
-	Project    string    `json:"project"`
-	Kind       string    `json:"kind"`
-	StatusID   string    `json:"status_id"`
-	Status     string    `json:"status"`
-	Branch     string    `json:"branch,omitempty"`
-	SHA        string    `json:"sha,omitempty"`
-	PreviewURL string    `json:"preview_url,omitempty"`
-	CreatedAt  time.Time `json:"created_at,omitzero"`
-	EndedAt    time.Time `json:"ended_at,omitzero"`
+	Project string `json:"project"`
+	// Kind is update or preview, StatusID the API's id of it.
+	Kind     string `json:"kind"`
+	StatusID string `json:"status_id"`
+	Status   string `json:"status"`
+	span
+	Branch     string `json:"branch,omitempty"`
+	SHA        string `json:"sha,omitempty"`
+	PreviewURL string `json:"preview_url,omitempty"`
+}
+
+// span is when a deployment was created and ended.
+type span struct {
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
 }
 
 // Section is the status page's section of the deployments followed last
@@ -240,20 +243,14 @@ func (k *Kind) Section(time.Time) status.Section {
 		Columns: []status.Column{{Name: "Project"}, {Name: "Kind"}, {Name: "Status"}, {Name: "Branch"}, {Name: "Commit"}, {Name: "Preview"},
 			{Name: "Created"}, {Name: "Ended"}}}
 	rows := []row{}
-	for _, it := range k.ops.List("") {
-		if len(rows) == status.MaxRows {
-			break
-		}
-		if !k.ops.Labelled(it.Rec.Base().Project) {
-			continue
-		}
+	for _, it := range k.ops.Newest(status.MaxRows) {
 		v := ViewOf(it)
 		level := ""
 		if v.Status == apiclient.DeploymentFailure || v.Status == engine.StatusLost {
 			level = status.LevelWarn
 		}
 		rows = append(rows, row{Project: v.ProjectID, Kind: v.Kind, StatusID: v.ID, Status: v.Status, Branch: v.Commit.Ref, SHA: v.Commit.SHA,
-			PreviewURL: v.PreviewURL, CreatedAt: v.CreatedAt.Time, EndedAt: v.EndedAt.Time})
+			PreviewURL: v.PreviewURL, span: span{v.CreatedAt.Time, v.EndedAt.Time}})
 		s.Rows = append(s.Rows, status.Row{Project: v.ProjectID, Cells: []status.Cell{{Text: v.ProjectID}, {Text: v.Kind},
 			{Text: v.Status, Code: true, Level: level}, {Text: v.Commit.Ref, Code: true}, {Text: v.Commit.SHA, Code: true}, {Text: v.PreviewURL},
 			{Time: true, At: v.CreatedAt.Time}, {Time: true, At: v.EndedAt.Time}}})

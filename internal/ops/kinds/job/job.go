@@ -16,15 +16,12 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
 )
 
-// Name is the kind's name.
+// Name is the name of the agent jobs (engine.Decl.Name).
 const Name = "job"
-
-func init() { engine.Register(&Kind{}) }
 
 // decl declares the agent jobs. Their records are in the bucket every
 // state has (store.Jobs), their follow-ups' intents in their own.
@@ -37,7 +34,7 @@ var decl = &engine.Decl{Order: 10, Name: Name, What: "agent job", Request: "crea
 	Routes: engine.Routes{Prefix: "/api/v2/agent/", Track: "/api/v2/agent/%[1]s/job/%[2]s/track", List: "/api/v2/agent/%[1]s/jobs",
 		Unknown: "/api/v2/agent/%[1]s/unknown-creates", Flag: "web.enable-agent-api", Title: "Agent jobs",
 		Help: "Serve the agent job gateway under /api/. Anyone who can reach it can open pull requests: protect it with --web.config.file."},
-	Setting: config.KindSetting{Key: "agent_jobs", Noun: "agent jobs"},
+	Setting: engine.Setting{Key: "agent_jobs", Noun: "agent jobs"},
 }
 
 // The agent jobs' buckets beside store.Jobs (state schema versions 2 and
@@ -475,4 +472,3 @@ func APIOf(api any) API {
 	}
 	return nil
 }
-

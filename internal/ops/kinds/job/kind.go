@@ -21,6 +21,8 @@ type Kind struct {
 	m   *metrics
 }
 
+func init() { engine.Register(&Kind{}) }
+
 func (*Kind) Declare() *engine.Decl { return decl }
 
 func (*Kind) Open(ops *engine.Ops) engine.Kind {

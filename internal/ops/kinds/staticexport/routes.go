@@ -160,11 +160,11 @@ func (r *routes) bundle(w http.ResponseWriter, req *http.Request, project string
 // said ready with when it expires, never its URL (which is not kept).
 type row struct {
 	Project   string    `json:"project"`
+	Progress  float64   `json:"progress"`
 	JobID     string    `json:"job_id"`
+	Pages     int64     `json:"pages"`
 	Status    string    `json:"status"`
 	Domain    string    `json:"domain,omitempty"`
-	Progress  float64   `json:"progress"`
-	Pages     int64     `json:"pages"`
 	Bundle    string    `json:"bundle,omitempty"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
@@ -177,13 +177,7 @@ func (k *Kind) Section(now time.Time) status.Section {
 		Columns: []status.Column{{Name: "Project"}, {Name: "Job"}, {Name: "Status"}, {Name: "Domain"}, {Name: "Progress", Num: true},
 			{Name: "Pages", Num: true}, {Name: "Bundle"}, {Name: "Created"}, {Name: "Updated"}}}
 	rows := []row{}
-	for _, it := range k.ops.List("") {
-		if len(rows) == status.MaxRows {
-			break
-		}
-		if !k.ops.Labelled(it.Rec.Base().Project) {
-			continue
-		}
+	for _, it := range k.ops.Newest(status.MaxRows) {
 		v, rec := ViewOf(it), it.Rec.(*Record)
 		x := row{Project: v.ProjectID, JobID: v.JobID, Status: v.Status, Domain: v.Domain, Progress: v.Progress, Pages: v.PageCount,
 			CreatedAt: v.CreatedAt.Time, UpdatedAt: v.UpdatedAt.Time}

@@ -16,28 +16,8 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/bounded"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 )
-
-// Name is the kind's name.
-const Name = "static_export"
-
-func init() { engine.Register(&Kind{}) }
-
-// decl declares the static exports.
-var decl = &engine.Decl{Order: 30, Name: Name, What: "static export", Request: "static export start", IDKey: "export", IDName: "job id",
-	Records: "static_exports", Intents: "static_export_intents", IntentPrefix: "xi_", ReadEndpoint: apiclient.EndpointStaticExportStatus, OrgWide: true,
-	Settle: "an export may have been started upstream; with its job id (from the Mintlify dashboard or the API's answer) follow it with " +
-		"POST /api/v1/static-export/%[1]s/jobs/{jobId}/track?intent=%[2]s, or if none was started dismiss the start with " +
-		"DELETE /api/v1/static-export/%[1]s/unknown-starts/%[2]s",
-	UnknownGauge: "mintlify_static_export_unknown_outcomes", Doc: "static-exports.md",
-	Routes: engine.Routes{Prefix: "/api/v1/static-export/", Track: "/api/v1/static-export/%[1]s/jobs/%[2]s/track",
-		List: "/api/v1/static-export/%[1]s/jobs", Unknown: "/api/v1/static-export/%[1]s/unknown-starts", Flag: "web.enable-static-export-api",
-		Title: "Static exports",
-		Help:  "Serve the static export routes under /api/v1/static-export/: start exports of the projects with static_exports: true, follow each to its end, make bundles. Protect them with --web.config.file."},
-	Setting: config.KindSetting{Key: "static_exports", Noun: "static exports"},
-}
 
 // Record is a followed static export: its own state form (schema version
 // 5), the export's fields and the engine's part (engine.Op). Every string
@@ -70,12 +50,8 @@ func (r *Record) Clone() engine.Record                  { c := *r; return &c }
 // Reached: of two versions of one running, the one further along.
 func (r *Record) Reached() int { return r.Op.Reached() + int(r.Progress*100) }
 
-// Next is every poll interval while it runs.
 func (r *Record) Next(at, _ time.Time, cfg *engine.Config) time.Time {
-	if r.Final() {
-		return time.Time{}
-	}
-	return at.Add(cfg.PollInterval)
+	return engine.EveryInterval(r.Final(), at, cfg)
 }
 
 // Saw is the record after reading j: a final status is counted once,
@@ -128,6 +104,23 @@ func (in *Intent) Listed() any {
 // mintlify_static_export_duration_seconds: 10s to 2h.
 var DurationBuckets = []float64{10, 30, 60, 90, 120, 180, 300, 600, 1200, 1800, 3600, 7200}
 
+// Name is the name of the static exports (engine.Decl.Name).
+const Name = "static_export"
+
+// decl declares the static exports.
+var decl = &engine.Decl{Order: 30, Name: Name, What: "static export", Request: "static export start", IDKey: "export", IDName: "job id",
+	Records: "static_exports", Intents: "static_export_intents", IntentPrefix: "xi_", ReadEndpoint: apiclient.EndpointStaticExportStatus, OrgWide: true,
+	Settle: "an export may have been started upstream; with its job id (from the Mintlify dashboard or the API's answer) follow it with " +
+		"POST /api/v1/static-export/%[1]s/jobs/{jobId}/track?intent=%[2]s, or if none was started dismiss the start with " +
+		"DELETE /api/v1/static-export/%[1]s/unknown-starts/%[2]s",
+	UnknownGauge: "mintlify_static_export_unknown_outcomes", Doc: "static-exports.md",
+	Routes: engine.Routes{Prefix: "/api/v1/static-export/", Track: "/api/v1/static-export/%[1]s/jobs/%[2]s/track",
+		List: "/api/v1/static-export/%[1]s/jobs", Unknown: "/api/v1/static-export/%[1]s/unknown-starts", Flag: "web.enable-static-export-api",
+		Title: "Static exports",
+		Help:  "Serve the static export routes under /api/v1/static-export/: start exports of the projects with static_exports: true, follow each to its end, make bundles. Protect them with --web.config.file."},
+	Setting: engine.Setting{Key: "static_exports", Noun: "static exports"},
+}
+
 // Kind is the static exports' part of an engine: the engine's families
 // (engine.Families), and the progress and pages of the newest export
 // running.
@@ -136,6 +129,8 @@ type Kind struct {
 	fam             *engine.Families
 	progress, pages *prometheus.Desc
 }
+
+func init() { engine.Register(&Kind{}) }
 
 func (*Kind) Declare() *engine.Decl { return decl }
 
