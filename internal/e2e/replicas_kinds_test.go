@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
@@ -158,4 +159,21 @@ func startOpsReplicas(t *testing.T, addr, api, prefix string, lease time.Duratio
 		replicas[name] = x
 	}
 	return replicas
+}
+
+// keys are a project's keys of every kind (the toy's too, for its row).
+func (k stallKind) keys() string {
+	out := ""
+	for _, kind := range engine.Kinds() {
+		s := kind.Declare().Setting
+		if s.IDs != nil {
+			out += "    " + s.Key + ": [\"" + s.IDs.Any + "\"]\n"
+		} else {
+			out += "    " + s.Key + ": true\n"
+		}
+	}
+	if k.toy {
+		out += "    toys: true\n"
+	}
+	return out
 }

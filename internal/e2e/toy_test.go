@@ -116,23 +116,6 @@ func (k stallKind) flags() []string {
 	return out
 }
 
-// keys are a project's keys of every kind (the toy's too, for its row).
-func (k stallKind) keys() string {
-	out := ""
-	for _, kind := range engine.Kinds() {
-		s := kind.Declare().Setting
-		if s.IDs != nil {
-			out += "    " + s.Key + ": [\"" + s.IDs.Any + "\"]\n"
-		} else {
-			out += "    " + s.Key + ": true\n"
-		}
-	}
-	if k.toy {
-		out += "    toys: true\n"
-	}
-	return out
-}
-
 // TestToyKind: the exporter with the toy's registry line takes toys: its
 // routes start and follow one to its end, /metrics counts it, the status
 // page shows its section (a heading, a link in the header, its row), the
