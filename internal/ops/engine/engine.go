@@ -23,6 +23,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -540,7 +541,7 @@ func (o *Ops) load(l *loading, now time.Time) (*loadedKind, error) {
 			if _, err := decodeState(v, b, in); err != nil {
 				e.skipUnreadable(l, b, k, err)
 			} else if l.want(in.Base().Project) {
-				lk.extra = append(lk.extra, extraValue{bucket: b, key: string(k), value: v})
+				lk.extra = append(lk.extra, extraValue{bucket: b, key: string(k), value: bytes.Clone(v)}) // v is the store's until ForEachIn returns
 			}
 			return nil
 		})

@@ -41,7 +41,7 @@ type metrics struct {
 func newMetrics(e *Engine) *metrics {
 	m := &metrics{e: e,
 		overdue: prometheus.NewDesc("mintlify_agent_poll_max_overdue_seconds",
-			"How long the most overdue scheduled poll of the project's operations (of every kind) has been due, 0 when none is late.", []string{"project"}, nil),
+			"How long the most overdue scheduled poll of the project's operations has been due, 0 when none is late.", []string{"project"}, nil),
 		interval: prometheus.NewDesc("mintlify_agent_poll_interval_seconds", "The configured poll interval of the operations followed (--agent.poll-interval).", nil, nil),
 		replaced: prometheus.NewDesc("mintlify_agent_state_file_replaced",
 			"1 while the state file's path no longer names the file the exporter has open (deleted or replaced), else 0.", nil, nil),

@@ -271,7 +271,11 @@ func pick(bucket string, a, b []byte) []byte {
 func DescribeCounts(m map[string]int) string {
 	var parts []string
 	for _, b := range append([]string{store.Jobs}, buckets(Kinds())...) {
-		parts = append(parts, fmt.Sprintf("%d %s", m[b], strings.ReplaceAll(b, "_", " ")))
+		what := strings.ReplaceAll(b, "_", " ")
+		if m[b] == 1 {
+			what = strings.TrimSuffix(what, "s")
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", m[b], what))
 	}
 	return strings.Join(parts, ", ")
 }

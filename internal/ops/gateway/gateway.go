@@ -219,7 +219,7 @@ func (g *Gateway) Guard(kind *engine.Decl, h func(w http.ResponseWriter, r *http
 func (g *Gateway) refuse(w http.ResponseWriter, kind *engine.Decl, project string) {
 	s := kind.Setting
 	if g.cfg.Exported != nil && g.cfg.Exported(project) {
-		how := "set " + s.Key + ": true on it in --config.file"
+		how := s.Key + ": false in --config.file; set " + s.Key + ": true on it, as every --mintlify.project of the flags has"
 		if s.IDs != nil {
 			how = "list them under " + s.Key + ": on it in --config.file"
 		}

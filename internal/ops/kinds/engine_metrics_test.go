@@ -32,7 +32,7 @@ func TestEngineMetricsGolden(t *testing.T) {
 # HELP mintlify_agent_poll_interval_seconds The configured poll interval of the operations followed (--agent.poll-interval).
 # TYPE mintlify_agent_poll_interval_seconds gauge
 mintlify_agent_poll_interval_seconds 10
-# HELP mintlify_agent_poll_max_overdue_seconds How long the most overdue scheduled poll of the project's operations (of every kind) has been due, 0 when none is late.
+# HELP mintlify_agent_poll_max_overdue_seconds How long the most overdue scheduled poll of the project's operations has been due, 0 when none is late.
 # TYPE mintlify_agent_poll_max_overdue_seconds gauge
 mintlify_agent_poll_max_overdue_seconds{project="p1"} 25
 mintlify_agent_poll_max_overdue_seconds{project="p2"} 0

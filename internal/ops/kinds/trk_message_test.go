@@ -3,6 +3,7 @@ package kinds_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -527,5 +528,34 @@ func TestTrackAgainRechecks(t *testing.T) {
 	// (The completed job's next archive re-check is minutes away.)
 	if d := e.fake.Requests(fakeapi.GetJob) - gets; d != 1 {
 		t.Errorf("%d polls after tracking a failed job again, want 1", d)
+	}
+}
+
+// TestManyFollowUpsOfUnknownOutcomeResumeAfterARestart: ten follow-ups'
+// intents left by a crash are each settled at the next start (a message
+// of unknown outcome on its job, re-checked), not the first few: the
+// values the engine reads from the state at load are its own copies (the
+// store's bytes change under them once the first settle writes; the
+// restart of TestAgentKill9DuringFollowUpAfterAnUnseenEnd resumed 2 of
+// 10).
+func TestManyFollowUpsOfUnknownOutcomeResumeAfterARestart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Options{})
+	e.open(e.config())
+	var ids []string
+	for i := range 10 {
+		id := e.create("p1", fmt.Sprintf("job %d #fake:nopr:1h", i)).ID
+		e.writeMessageIntent(id, fmt.Sprintf("key-%d", i), "again")
+		ids = append(ids, id)
+	}
+	e.open(e.config())
+	for i, id := range ids {
+		if _, err := e.message("p1", id, fmt.Sprintf("key-%d", i), "again"); !errors.As(err, new(*MessageOutcomeUnknownError)) {
+			t.Errorf("job %s: a retry with its crashed follow-up's key: %v, want its outcome unknown", id, err)
+		}
+	}
+	n := 0
+	if err := e.trk.store.ForEachIn(bucketMessageIntents, func(_, _ []byte) error { n++; return nil }); err != nil || n != 0 {
+		t.Errorf("%d message intents left (%v)", n, err)
 	}
 }
