@@ -406,9 +406,11 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Go(func() {
-			// Killed under it: no answer. The second turn (5 s)
-			// outlasts the kill and the restart on a busy machine.
-			_, _, _ = blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:5s")
+			// Killed under it: no answer. The second turn (12 s)
+			// outlasts the kill and the restart on a busy machine (5 s
+			// did not under make test's two lanes: the restart's first
+			// poll came 6 s after the kill).
+			_, _, _ = blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:12s")
 		})
 	}
 	waitFollowUpsRan(t, fake, ids)
@@ -429,12 +431,12 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 		return true
 	})
 	for i, id := range ids {
-		status, msg, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:5s")
+		status, msg, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:12s")
 		if err != nil || status != http.StatusConflict || !strings.Contains(msg, "unknown") {
 			t.Errorf("retry of follow-up %d: HTTP %d %v %s", i, status, err, msg)
 		}
 	}
-	blackbox.Eventually(t, 20*time.Second, "every second turn completed", func() bool {
+	blackbox.Eventually(t, 30*time.Second, "every second turn completed", func() bool {
 		for _, v := range x.jobs(t) {
 			if v.Status != "completed" {
 				return false
@@ -529,7 +531,9 @@ func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 	}
 	x := start("30s")
 
-	const n, secondTurn = 10, 6 * time.Second
+	// The second turn outlasts the kill and the restart on a busy machine
+	// (6 s did not under make test's two lanes).
+	const n, secondTurn = 10, 12 * time.Second
 	var ids []string
 	for i := range n {
 		status, id, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("create-%d", i), fmt.Sprintf("first turn %d #fake:nopr:2s", i))
