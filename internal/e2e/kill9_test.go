@@ -284,9 +284,10 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	}
 	blackbox.Eventually(t, 10*time.Second, "the first turn completed", func() bool { return job().Status == "completed" })
 	msgPath := "/api/v2/agent/p1/job/" + created.ID + "/message"
-	// 6 s: the turn outlasts the kill and the restart below on a busy
-	// machine (3 s did not, with the root tests run side by side).
-	status, v, _ := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:6s"}`)
+	// 12 s: the turn outlasts the kill and the restart below on a busy
+	// machine (3 s did not, with the root tests run side by side; 6 s did
+	// not under make test's two lanes).
+	status, v, _ := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:12s"}`)
 	if status != 200 || v.Status != "active" || v.Tracking.Turn != 2 {
 		t.Fatalf("message: HTTP %d %+v", status, v)
 	}
@@ -299,7 +300,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	if v := job(); v.Status != "active" || v.Tracking.Turn != 2 {
 		t.Fatalf("after kill -9 and restart: %+v, want turn 2 active", v)
 	}
-	status, v, h := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:6s"}`)
+	status, v, h := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:12s"}`)
 	if status != 200 || h.Get("Idempotent-Replayed") != "true" || v.Tracking.Turn != 2 {
 		t.Errorf("retry after the restart: HTTP %d %+v", status, v)
 	}
