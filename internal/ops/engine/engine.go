@@ -1,6 +1,5 @@
-// Package engine follows operations of every kind (agent jobs,
-// deployments, static exports, automations: each a plug-in, Kind, in its
-// own package under internal/ops/kinds) to their end. It starts them (for
+// Package engine follows operations of every kind (each a plug-in, Kind,
+// in its own package under internal/ops/kinds) to their end. It starts them (for
 // the gateway's routes) and follows those started elsewhere, polls every
 // one not final, keeps each one's record crash-safely in a bbolt file
 // (package store) or the replicas' Redis, and owns the metrics common to

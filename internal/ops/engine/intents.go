@@ -37,10 +37,6 @@ type IntentBase struct {
 // Base is the intent's engine part (Intent.Base).
 func (b *IntentBase) Base() *IntentBase { return b }
 
-// Sending reports whether this process is sending it (else its outcome is
-// unknown).
-func (b *IntentBase) Sending() bool { return b.inFlight }
-
 // whole reports whether the intent has what every kind's needs.
 func (b *IntentBase) whole() bool { return b.ID != "" && b.Project != "" && b.RequestHash != "" }
 

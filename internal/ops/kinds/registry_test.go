@@ -2,7 +2,11 @@ package kinds_test
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -64,5 +68,52 @@ func TestStatusJSONIsDocumented(t *testing.T) {
 				t.Errorf("docs/operations.md's Status page does not document jobs.%s[].%s", s.Key, name)
 			}
 		}
+	}
+}
+
+// TestKindsArePlainDataAndInterfaces: a kind declares itself as plain data
+// (no func-typed field in engine.Decl, at any depth) behind the named
+// methods of engine.Kind, and no type or function of the engine has more
+// than two type parameters (its generic code is compiled once, not once
+// per kind's struct).
+func TestKindsArePlainDataAndInterfaces(t *testing.T) {
+	t.Parallel()
+	var walk func(reflect.Type, string)
+	walk = func(typ reflect.Type, at string) {
+		switch typ.Kind() {
+		case reflect.Func:
+			t.Errorf("engine.Decl%s is a func: declare data, and methods on the kind", at)
+		case reflect.Pointer, reflect.Slice, reflect.Map:
+			walk(typ.Elem(), at)
+		case reflect.Struct:
+			for f := range typ.Fields() {
+				walk(f.Type, at+"."+f.Name)
+			}
+		}
+	}
+	walk(reflect.TypeFor[engine.Decl](), "")
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("../engine/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the engine's files: %v %v", files, err)
+	}
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			var params *ast.FieldList
+			switch n := n.(type) {
+			case *ast.TypeSpec:
+				params = n.TypeParams
+			case *ast.FuncType:
+				params = n.TypeParams
+			}
+			if params != nil && params.NumFields() > 2 {
+				t.Errorf("%s: %d type parameters, at most 2", fset.Position(n.Pos()), params.NumFields())
+			}
+			return true
+		})
 	}
 }
