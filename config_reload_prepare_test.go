@@ -49,7 +49,7 @@ func serveInProcess(t *testing.T, args ...string) string {
 
 // TestFailedReloadChangesNoSubsystem: a reload whose later organization
 // cannot be prepared (its ledger cannot be opened) fails with 500 and
-// changes nothing in any subsystem: the tracker does not follow the agent
+// changes nothing in any subsystem: the engine does not follow the agent
 // project the reload adds to the earlier organization (no series, no
 // jobs on the status page, no job accepted), the organizations and their
 // projects are the old ones, the reload metric is 0. Every subsystem
@@ -101,9 +101,13 @@ func TestFailedReloadChangesNoSubsystem(t *testing.T) {
 	if r.Jobs == nil {
 		t.Fatal("no jobs on the status page")
 	}
-	for _, p := range r.Jobs.Projects {
+	var followed []struct{ Project string }
+	if err := r.Jobs.Rows("projects", &followed); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range followed {
 		if p.Project != "docs" {
-			t.Errorf("the tracker follows %s after the failed reload", p.Project)
+			t.Errorf("the engine follows %s after the failed reload", p.Project)
 		}
 	}
 	if code, _ := blackbox.PostJob(t, base, "blog", "#fake:pr:1h"); code != http.StatusNotFound {

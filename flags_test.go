@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 )
 
@@ -34,7 +35,7 @@ func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 	}
 	org := cfg.Organizations[0]
 	if len(cfg.Organizations) != 1 || org.AnalyticsBudget != 60 || org.APIKeyEnv != "MINTLIFY_API_KEY" || cfg.Projects[0].Paths.MaxPaths != 1000 ||
-		cfg.Projects[0].Loc() != time.UTC || !cfg.Projects[1].AgentJobs {
+		cfg.Projects[0].Loc() != time.UTC || len(cfg.Projects[1].Kinds) != len(config.KindSettings()) {
 		t.Errorf("unexpected configuration: %+v", cfg)
 	}
 	if c.plan.PageSize != 250 || c.plan.MinInterval != 5*time.Minute || c.client.Config.Timeout != 30*time.Second || c.client.Config.MaxRetries != 2 ||
@@ -42,18 +43,18 @@ func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 		t.Errorf("unexpected defaults: %+v %+v", c.plan, c.client.Config)
 	}
 	// The flags' defaults are the packages' own.
-	wantTracker, wantGateway := tracker.Defaults(), gateway.Defaults()
-	tc := c.tracker.Config
+	wantTracker, wantGateway := engine.Defaults(), gateway.Defaults()
+	tc := c.engine.Config
 	if tc.Retention != 7*24*time.Hour || tc.PollInterval != 10*time.Second || tc.ArchiveWatch != 24*time.Hour ||
-		tc.MaxConcurrentPolls != wantTracker.MaxConcurrentPolls || tc.StatePath != wantTracker.StatePath || c.tracker.StateFileSet {
-		t.Errorf("unexpected tracker defaults: %+v", tc)
+		tc.MaxConcurrentPolls != wantTracker.MaxConcurrentPolls || tc.StatePath != wantTracker.StatePath || c.engine.StateFileSet {
+		t.Errorf("unexpected engine defaults: %+v", tc)
 	}
 	if gc := c.gateway.Config; gc.MaxPromptBytes != 64<<10 || gc.CreateLimitPerHour != wantGateway.CreateLimitPerHour {
 		t.Errorf("unexpected gateway defaults: %+v", gc)
 	}
 	off, err := parseFlags([]string{"--mintlify.project=a", "--agent.archive-watch=0s", "--agent.state-file=x.db"})
-	if err != nil || off.tracker.Config.ArchiveWatch != 0 || !off.tracker.StateFileSet || off.tracker.Config.StatePath != "x.db" {
-		t.Errorf("--agent.archive-watch=0s --agent.state-file=x.db gave %+v, %v; want 0 (tracker.Config's 'off') and the file", off.tracker, err)
+	if err != nil || off.engine.Config.ArchiveWatch != 0 || !off.engine.StateFileSet || off.engine.Config.StatePath != "x.db" {
+		t.Errorf("--agent.archive-watch=0s --agent.state-file=x.db gave %+v, %v; want 0 (engine.Config's 'off') and the file", off.engine, err)
 	}
 	if (*c.server.Web.WebListenAddresses)[0] != server.DefaultPort {
 		t.Errorf("listen address default = %v", *c.server.Web.WebListenAddresses)

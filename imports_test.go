@@ -15,12 +15,12 @@ func TestImportsRunOneWay(t *testing.T) {
 	const mod = "github.com/mintlify-exporter/mintlify_exporter/"
 	const anything = "*" // no package of this module
 	forbidden := map[string][]string{
-		"collector":            {"internal/refresh", "internal/ops/tracker", "internal/ops/gateway", "internal/orgs"},
-		"internal/sources":     {"internal/refresh", "collector", "internal/ops/tracker", "internal/ops/gateway"},
-		"internal/refresh":     {"collector", "internal/ops/tracker", "internal/ops/gateway"},
+		"collector":            {"internal/refresh", "internal/ops/engine", "internal/ops/gateway", "internal/orgs"},
+		"internal/sources":     {"internal/refresh", "collector", "internal/ops/engine", "internal/ops/gateway"},
+		"internal/refresh":     {"collector", "internal/ops/engine", "internal/ops/gateway"},
 		"internal/ops/gateway": {"internal/sources", "internal/refresh", "collector"},
-		"internal/ops/tracker": {"internal/sources", "internal/refresh", "collector", "internal/ops/gateway"},
-		"internal/ops/store":   {"internal/ops/tracker"},
+		"internal/ops/engine":  {"internal/sources", "internal/refresh", "collector", "internal/ops/gateway", "internal/status", "internal/ops/kinds"},
+		"internal/ops/store":   {"internal/ops/engine"},
 		"internal/bounded":     {anything},
 		"internal/secrets":     {anything},
 		// The plain types the configuration and the analytics share.

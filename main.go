@@ -25,9 +25,9 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/statecmd"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
@@ -55,7 +55,7 @@ type flags struct {
 	config   *config.Flags
 	client   *orgs.ClientFlags
 	refresh  *refresh.Flags
-	tracker  *tracker.Flags
+	engine   *engine.Flags
 	gateway  *gateway.Flags
 	backfill *history.Flags
 	state    *statecmd.Command
@@ -88,7 +88,7 @@ func parseFlags(args []string) (*flags, error) {
 
 	serve := app.Command(cmdServe, "Serve metrics (the default). Its own flags (--web.listen-address, the job gateway's --web.enable-agent-api and --agent.*) are listed by serve --help.").Default()
 	f.server = server.RegisterFlags(serve)
-	f.tracker = tracker.RegisterFlags(serve)
+	f.engine = engine.RegisterFlags(serve)
 	f.gateway = gateway.RegisterFlags(serve)
 
 	f.backfill = history.RegisterFlags(app.Command(cmdBackfill, "Write the history of past days as TSDB blocks for Prometheus, or as OpenMetrics for promtool tsdb create-blocks-from openmetrics."))
@@ -118,7 +118,7 @@ func parseFlags(args []string) (*flags, error) {
 	if f.plan, f.notice, err = f.refresh.Config(); err != nil {
 		return nil, err
 	}
-	checks := []error{f.client.Validate(), f.tracker.ValidateFlags(), f.gateway.ValidateFlags()}
+	checks := []error{f.client.Validate(), f.engine.ValidateFlags(), f.gateway.ValidateFlags()}
 	if cmd == cmdServe {
 		checks = append(checks, f.server.Validate())
 	}
@@ -223,6 +223,6 @@ func configCheck(f *flags) int {
 func (f *flags) options() *exporter.Options {
 	return &exporter.Options{
 		Config: f.config, Analytics: f.analytics, Plan: f.plan, Sandbox: f.sandbox, Client: f.client,
-		Server: *f.server, Tracker: f.tracker, Gateway: f.gateway, Backfill: f.backfill,
+		Server: *f.server, Engine: f.engine, Gateway: f.gateway, Backfill: f.backfill,
 	}
 }

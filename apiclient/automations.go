@@ -10,7 +10,7 @@ import (
 // It shares the organization's 10 requests per 10 s with
 // EndpointTriggerUpdate, which the gateway enforces before a request
 // leaves; it does not draw on the analytics quota.
-const EndpointTriggerAutomation = "trigger_automation"
+var EndpointTriggerAutomation = operationEndpoint("trigger_automation")
 
 // AutomationTrigger is the API's answer to a trigger: the automation, the
 // queued run (instanceId) and the background job processing it (jobId),

@@ -16,10 +16,10 @@ import (
 // organization-wide limits of their own (10 per 10 s shared by updates
 // with the automation trigger, 5 previews a minute), which the gateway
 // enforces before a request leaves.
-const (
-	EndpointTriggerUpdate    = "trigger_update"
-	EndpointTriggerPreview   = "trigger_preview"
-	EndpointDeploymentStatus = "deployment_status"
+var (
+	EndpointTriggerUpdate    = operationEndpoint("trigger_update")
+	EndpointTriggerPreview   = operationEndpoint("trigger_preview")
+	EndpointDeploymentStatus = operationEndpoint("deployment_status")
 )
 
 // Deployment statuses the API documents. Any other value is not final

@@ -6,6 +6,14 @@ import (
 	"fmt"
 )
 
+// The agent job endpoints.
+var (
+	EndpointCreateJob = operationEndpoint("create_job")
+	EndpointGetJob    = operationEndpoint("get_job")
+	// EndpointSendMessage is the follow-up message to an existing job.
+	EndpointSendMessage = operationEndpoint("send_message")
+)
+
 // CreateJob starts an agent job. It is not idempotent, so it is retried
 // only when the request certainly did not reach the server.
 func (c *Client) CreateJob(ctx context.Context, projectID, prompt string) (*Job, error) {

@@ -10,23 +10,22 @@ import (
 )
 
 // Endpoint names are used in metric labels and errors (README, Metrics,
-// lists them as values of the endpoint label). Each analytics endpoint is
-// declared in its own file with analyticsEndpoint; the agent job endpoints
-// are these.
-const (
-	EndpointCreateJob = "create_job"
-	EndpointGetJob    = "get_job"
-	// EndpointSendMessage is the follow-up message to an existing job.
-	EndpointSendMessage = "send_message"
-)
+// lists them as values of the endpoint label). Each endpoint is declared
+// in its own file: an analytics one with analyticsEndpoint, an operation's
+// with operationEndpoint.
 
 // operationEndpoints are the endpoints that do not draw on the analytics
-// quota: the agent job, deployment, automation and static export
-// endpoints, which have limits of their own.
-var operationEndpoints = []string{EndpointCreateJob, EndpointGetJob, EndpointSendMessage,
-	EndpointTriggerUpdate, EndpointTriggerPreview, EndpointDeploymentStatus,
-	EndpointTriggerAutomation,
-	EndpointStartStaticExport, EndpointStaticExportStatus, EndpointStaticExportBundle}
+// quota, sorted: those of the kinds of operation, which have limits of
+// their own.
+var operationEndpoints []string
+
+// operationEndpoint declares an endpoint of an operation: its requests
+// do not pay the analytics budget.
+func operationEndpoint(name string) string {
+	i, _ := slices.BinarySearch(operationEndpoints, name)
+	operationEndpoints = slices.Insert(operationEndpoints, i, name)
+	return name
+}
 
 // AnalyticsEndpoints are the endpoints that draw on the organization's one
 // analytics quota, sorted. Each endpoint file adds its own

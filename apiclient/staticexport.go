@@ -18,10 +18,10 @@ import (
 // bundle behind a presigned URL. None draws on the analytics quota, and
 // the reference states no limit for them. An organization without static
 // export answers 403 to a start (an *APIError with StatusCode 403).
-const (
-	EndpointStartStaticExport  = "start_static_export"
-	EndpointStaticExportStatus = "static_export_status"
-	EndpointStaticExportBundle = "static_export_bundle"
+var (
+	EndpointStartStaticExport  = operationEndpoint("start_static_export")
+	EndpointStaticExportStatus = operationEndpoint("static_export_status")
+	EndpointStaticExportBundle = operationEndpoint("static_export_bundle")
 )
 
 // Static export statuses the reference documents. Any other value is not

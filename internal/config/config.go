@@ -1,6 +1,7 @@
 // Package config is the exporter's configuration of what it exports: the
 // organizations (one admin key, one analytics budget each) and their
-// projects (windows, time zone, paths, agent jobs). It comes from a YAML
+// projects (windows, time zone, paths, sources, the kinds of operation
+// they take). It comes from a YAML
 // file (--config.file, reloadable) or, for one organization, from flags;
 // both routes produce the same validated Config, so everything after
 // parsing has one code path. Process settings (listen address, logging,
@@ -69,77 +70,10 @@ type Project struct {
 	analytics.PlanProject
 	// Organization is the name of the organization whose key reads it.
 	Organization string
-	// AgentJobs: the gateway accepts agent jobs for it.
-	AgentJobs bool
-	// Deployments: the gateway triggers and follows its deployments (with
-	// --web.enable-deployment-api).
-	Deployments bool
-	// StaticExports: the gateway starts and follows its static exports
-	// (with --web.enable-static-export-api). The API's exports are per
-	// organization: the project names which organization's key is used
-	// and which project label counts them.
-	StaticExports bool
-	// Automations are the automations the gateway triggers for it (with
-	// --web.enable-automation-api): ids named here are label values;
-	// AnyAutomation allows any other, counted as "other". Empty: none.
-	Automations []string
-}
-
-// Automations: what a project's automations: key may hold.
-const (
-	// MaxAutomations bounds the automations named per project: each is a
-	// label value of mintlify_automation_* series.
-	MaxAutomations = 20
-	// AnyAutomation, listed, allows triggering any automation of the
-	// project; those not named count as "other".
-	AnyAutomation = "*"
-	// OtherAutomation is the label value of automations not named.
-	OtherAutomation = "other"
-)
-
-// automationID is the shape of an automation id the configuration takes
-// (the API's ids are short tokens): 1 to 64 letters, digits, _ and -.
-var automationID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-// CheckAutomationID refuses what cannot be an automation id (nor a label
-// value of one); "other" is refused too, being the label of the rest.
-func CheckAutomationID(id string) error {
-	switch {
-	case !automationID.MatchString(id):
-		return fmt.Errorf("automation id %q: want 1 to 64 letters, digits, _ or -", id)
-	case id == OtherAutomation:
-		return fmt.Errorf("automation id %q is the label of automations not named; it cannot be named", id)
-	}
-	return nil
-}
-
-// AutomationProjects are the ids of the projects that take automation
-// triggers: those that list automations.
-func (c *Config) AutomationProjects() []string {
-	var out []string
-	for _, p := range c.Projects {
-		if len(p.Automations) > 0 {
-			out = append(out, p.ID)
-		}
-	}
-	return out
-}
-
-// NamedAutomations are each project's automations named (label values),
-// and whether it allows any other (AnyAutomation), of projects that take
-// automation triggers.
-func (c *Config) NamedAutomations() (named map[string][]string, others map[string]bool) {
-	named, others = map[string][]string{}, map[string]bool{}
-	for _, p := range c.Projects {
-		for _, a := range p.Automations {
-			if a == AnyAutomation {
-				others[p.ID] = true
-			} else {
-				named[p.ID] = append(named[p.ID], a)
-			}
-		}
-	}
-	return named, others
+	// Kinds are the kinds of operation the project takes (its keys of
+	// the kinds, KindSetting), by kind name: present when it takes the
+	// kind, with the ids the key lists (none for a key that is true).
+	Kinds map[string][]string
 }
 
 // Organization returns the organization named name.
@@ -162,41 +96,6 @@ func (c *Config) ProjectsOf(org string) []analytics.PlanProject {
 	return out
 }
 
-// AgentProjects are the ids of the projects that accept agent jobs.
-func (c *Config) AgentProjects() []string {
-	var out []string
-	for _, p := range c.Projects {
-		if p.AgentJobs {
-			out = append(out, p.ID)
-		}
-	}
-	return out
-}
-
-// DeploymentProjects are the ids of the projects whose deployments the
-// gateway triggers and follows.
-func (c *Config) DeploymentProjects() []string {
-	var out []string
-	for _, p := range c.Projects {
-		if p.Deployments {
-			out = append(out, p.ID)
-		}
-	}
-	return out
-}
-
-// ExportProjects are the ids of the projects whose static exports the
-// gateway starts and follows.
-func (c *Config) ExportProjects() []string {
-	var out []string
-	for _, p := range c.Projects {
-		if p.StaticExports {
-			out = append(out, p.ID)
-		}
-	}
-	return out
-}
-
 // ProjectIDs are every project's id, in configuration order.
 func (c *Config) ProjectIDs() []string {
 	out := make([]string, len(c.Projects))
@@ -208,12 +107,19 @@ func (c *Config) ProjectIDs() []string {
 
 // OrganizationOf is the organization of project id ("" when unknown).
 func (c *Config) OrganizationOf(id string) string {
-	for _, p := range c.Projects {
-		if p.ID == id {
-			return p.Organization
-		}
+	if p, ok := c.Project(id); ok {
+		return p.Organization
 	}
 	return ""
+}
+
+// Project is the project id.
+func (c *Config) Project(id string) (*Project, bool) {
+	i := slices.IndexFunc(c.Projects, func(p Project) bool { return p.ID == id })
+	if i < 0 {
+		return nil, false
+	}
+	return &c.Projects[i], true
 }
 
 // LoadKeys reads every organization's key from its file or environment

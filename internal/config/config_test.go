@@ -1,8 +1,10 @@
 package config
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,17 +41,17 @@ func TestParseGoodFile(t *testing.T) {
 	}
 	p := cfg.Projects[0]
 	if p.ID != "acme-docs" || len(p.Windows) != 3 || p.Windows[2].Interval != 6*time.Hour || p.Loc().String() != "Europe/Berlin" ||
-		p.Paths.Include.String() != "^/guides/" || p.Paths.Exclude != nil || p.Paths.MaxPaths != 100 || !p.AgentJobs {
+		p.Paths.Include.String() != "^/guides/" || p.Paths.Exclude != nil || p.Paths.MaxPaths != 100 || !on(p, "job") {
 		t.Errorf("project = %+v", p)
 	}
 	q := cfg.Projects[1]
-	if q.Organization != "beta" || len(q.Windows) != 1 || q.Windows[0].Name != "1d" || q.Loc() != time.UTC || q.Paths.MaxPaths != DefaultMaxPaths || q.AgentJobs {
+	if q.Organization != "beta" || len(q.Windows) != 1 || q.Windows[0].Name != "1d" || q.Loc() != time.UTC || q.Paths.MaxPaths != DefaultMaxPaths || on(q, "job") {
 		t.Errorf("defaults of a bare project = %+v", q)
 	}
-	if got := cfg.AgentProjects(); len(got) != 1 || got[0] != "acme-docs" {
+	if got := cfg.Taking("job"); len(got) != 1 || got[0] != "acme-docs" {
 		t.Errorf("agent projects = %v", got)
 	}
-	if got := cfg.DeploymentProjects(); len(got) != 1 || got[0] != "beta-docs" || p.Deployments {
+	if got := cfg.Taking("deployment"); len(got) != 1 || got[0] != "beta-docs" || on(p, "deployment") {
 		t.Errorf("deployment projects = %v", got)
 	}
 	if got := cfg.ProjectsOf("beta"); len(got) != 1 || got[0].ID != "beta-docs" {
@@ -195,18 +197,24 @@ func TestFlagsAndFileAgree(t *testing.T) {
 	}
 	fromFile, err := Parse("c.yml", []byte(`organizations: [{name: default, api_key_file: /k, analytics_budget: 40}]
 projects:
-  - {id: p, windows: [1d, 7d], timezone: Asia/Kolkata, paths: {exclude: "^/x", max: 10}, agent_jobs: true, deployments: true}
+  - {id: p, windows: [1d, 7d], timezone: Asia/Kolkata, paths: {exclude: "^/x", max: 10}, agent_jobs: true, deployments: true, static_exports: true, automations: ["*"]}
 `), 5*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b := fromFlags.Projects[0], fromFile.Projects[0]
-	if !a.SameWalks(&b.PlanProject.Project) || a.Organization != b.Organization || a.AgentJobs != b.AgentJobs ||
-		a.Deployments != b.Deployments || !a.Deployments {
+	if !a.SameWalks(&b.PlanProject.Project) || a.Organization != b.Organization || !maps.EqualFunc(a.Kinds, b.Kinds, slices.Equal) ||
+		!on(a, "deployment") {
 		t.Errorf("flags %+v\nfile  %+v", a, b)
 	}
 	oa, ob := fromFlags.Organizations[0], fromFile.Organizations[0]
 	if oa.Name != ob.Name || oa.APIKeyFile != ob.APIKeyFile || oa.AnalyticsBudget != ob.AnalyticsBudget {
 		t.Errorf("organizations differ: %+v %+v", oa, ob)
 	}
+}
+
+// on reports whether p takes kind's operations.
+func on(p Project, kind string) bool {
+	_, ok := p.Takes(kind)
+	return ok
 }

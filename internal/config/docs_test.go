@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// TestEveryKeyIsDocumented: every key the file accepts (and api_key, which
-// it refuses with a message) is in docs/configuration.md.
+// TestEveryKeyIsDocumented: every key the file accepts (the kinds' keys
+// too, and api_key, which it refuses with a message) is in
+// docs/configuration.md.
 func TestEveryKeyIsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
@@ -24,6 +25,12 @@ func TestEveryKeyIsDocumented(t *testing.T) {
 			return
 		}
 		for f := range typ.Fields() {
+			if f.Type == reflect.TypeFor[kindKeys]() {
+				for _, s := range kindSettings {
+					keys = append(keys, s.Key)
+				}
+				continue
+			}
 			if key, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); key != "" && key != "-" {
 				keys = append(keys, key)
 			}

@@ -45,14 +45,8 @@ type fileProject struct {
 	Windows      []string  `yaml:"windows"`
 	Timezone     string    `yaml:"timezone"`
 	Paths        filePaths `yaml:"paths"`
-	AgentJobs    bool      `yaml:"agent_jobs"`
-	Deployments  bool      `yaml:"deployments"`
-	// StaticExports: the gateway starts and follows its static exports.
-	StaticExports bool `yaml:"static_exports"`
-	// Automations are the automations the gateway may trigger for the
-	// project (with --web.enable-automation-api), each one a label value;
-	// "*" allows any other too, counted as "other".
-	Automations []string `yaml:"automations"`
+	// Kinds are its keys of the kinds of operation (KindSetting).
+	Kinds kindKeys `yaml:",inline"`
 	// Sources by name, or a list of names; left out: the default sources.
 	Sources sourcesEntry `yaml:"sources"`
 }
@@ -288,7 +282,7 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 	ids := map[string]int{}
 	for i, fp := range raw.Projects {
 		key := fmt.Sprintf("projects[%d]", i)
-		p := Project{Organization: fp.Organization, AgentJobs: fp.AgentJobs, Deployments: fp.Deployments, StaticExports: fp.StaticExports}
+		p := Project{Organization: fp.Organization}
 		p.ID = fp.ID
 		b.projectID(key, i, fp.ID, ids)
 		p.Organization = b.projectOrganization(key, fp.Organization, raw.Organizations, orgs)
@@ -303,7 +297,7 @@ func (b *builder) build(raw *fileConfig, minInterval time.Duration) *Config {
 		}
 		p.Paths = b.paths(key+".paths", fp.Paths)
 		p.Sources = b.sources(key, fp, minInterval)
-		p.Automations = b.automations(key+".automations", fp.Automations)
+		p.Kinds = b.kinds(key, fp.Kinds)
 		cfg.Projects = append(cfg.Projects, p)
 	}
 	return cfg
@@ -366,25 +360,6 @@ func (b *builder) projectOrganization(key, given string, all []fileOrganization,
 		b.problem(key+".organization", "unknown organization %q", given)
 	}
 	return given
-}
-
-// automations reads a project's automations (at key): distinct, at most
-// MaxAutomations, each an id the API can have or AnyAutomation.
-func (b *builder) automations(key string, ids []string) []string {
-	if len(ids) > MaxAutomations {
-		b.problem(key, "at most %d automations per project (each is a label value), got %d; list \"*\" to allow the others, counted as \"other\"", MaxAutomations, len(ids))
-		return nil
-	}
-	seen := map[string]bool{}
-	for i, id := range ids {
-		if err := CheckAutomationID(id); err != nil && id != AnyAutomation {
-			b.problem(fmt.Sprintf("%s[%d]", key, i), "%v", err)
-		} else if seen[id] {
-			b.problem(fmt.Sprintf("%s[%d]", key, i), "automation %q given twice", id)
-		}
-		seen[id] = true
-	}
-	return slices.Clone(ids)
 }
 
 // paths reads a project's path policy (at key).

@@ -165,8 +165,11 @@ func (f *Flags) Build(minInterval time.Duration, defaultProjects []string) (*Con
 		}
 		windows = append(slices.Clone(windows), f.oldWindows...)
 	}
-	project := fileProject{Organization: DefaultOrganization, Windows: windows, Timezone: f.timezone, AgentJobs: true, Deployments: true, StaticExports: true,
-		Automations: []string{AnyAutomation}, Paths: filePaths{Include: f.include, Exclude: f.exclude, Max: &maxPaths}, Sources: f.sourcesEntry()}
+	project := fileProject{Organization: DefaultOrganization, Windows: windows, Timezone: f.timezone, Kinds: kindKeys{},
+		Paths: filePaths{Include: f.include, Exclude: f.exclude, Max: &maxPaths}, Sources: f.sourcesEntry()}
+	for _, s := range kindSettings { // the flag route's projects take every kind
+		project.Kinds[s.Key] = s.flagValue()
+	}
 	ids := f.projects
 	if len(ids) == 0 {
 		ids = defaultProjects

@@ -80,6 +80,10 @@ func yamlFields(t reflect.Type) (fields map[string]reflect.Type, inline bool) {
 		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		switch {
 		case name == "-" || !f.IsExported():
+		case f.Type == reflect.TypeFor[kindKeys]():
+			for _, s := range kindSettings {
+				fields[s.Key] = s.valueType()
+			}
 		case strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Map:
 			inline = true
 		case strings.Contains(opts, "inline"):

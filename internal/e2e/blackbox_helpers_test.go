@@ -38,7 +38,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeToyBinary()
+	os.Exit(code)
 }
 
 // rootParallel is how many of this package's tests run at once unless

@@ -41,7 +41,7 @@ func TestStatusPageLinksFollowReloads(t *testing.T) {
 	blackbox.WriteFile(t, f.Path, f.AgentProjects("docs", "blog"))
 	x := startExporter(t, nil, blackbox.ConfigArgs(api.URL, f.Path, "--web.enable-agent-api", "--agent.state-file="+t.TempDir()+"/agent.db")...)
 	testutil.WaitHTTP(t, x.Base+"/-/ready", 10*time.Second, nil)
-	jobs := func(p string) string { return "Jobs of " + p + " /api/v2/agent/" + p + "/jobs" }
+	jobs := func(p string) string { return "Agent jobs of " + p + " /api/v2/agent/" + p + "/jobs" }
 	fixed := []string{"Metrics /metrics", "Health /-/healthy"}
 	if got, want := statusLinks(t, x.Base), append(fixed, jobs("docs"), jobs("blog")); !slices.Equal(got, want) {
 		t.Fatalf("links at start %q, want %q", got, want)
@@ -113,7 +113,7 @@ func TestReloadFailsWhenAnAddedAgentProjectCannotBeRead(t *testing.T) {
 	if code, _ := blackbox.PostJob(t, x.Base, "blog", "#fake:pr:1h"); code/100 != 2 {
 		t.Errorf("job for blog after the reload: HTTP %d", code)
 	}
-	if links := statusLinks(t, x.Base); !slices.Contains(links, "Jobs of blog /api/v2/agent/blog/jobs") {
+	if links := statusLinks(t, x.Base); !slices.Contains(links, "Agent jobs of blog /api/v2/agent/blog/jobs") {
 		t.Errorf("links %q lack blog's jobs", links)
 	}
 	blackbox.WaitMetrics(t, x.Base, 10*time.Second, map[string]float64{

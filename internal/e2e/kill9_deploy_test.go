@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds/deployment"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
@@ -65,7 +65,7 @@ func TestDeploymentKill9InProgress(t *testing.T) {
 	}
 	statusOf := func(x *testutil.Exporter, id string) string {
 		status, data, _ := call(x, "GET", "/api/v1/project/update-status/"+id, "", "")
-		var v tracker.DeploymentView
+		var v deployment.View
 		if status != http.StatusOK || json.Unmarshal(data, &v) != nil {
 			return ""
 		}
@@ -84,7 +84,7 @@ func TestDeploymentKill9InProgress(t *testing.T) {
 	if got, want := statusLinks(t, x.Base), []string{"Metrics /metrics", "Health /-/healthy", "Deployments of p1 /api/v1/project/p1/deployments"}; !slices.Equal(got, want) {
 		t.Errorf("status page links %q, want %q", got, want)
 	}
-	if d := blackbox.StatusReport(t, x.Base).Jobs.Deployments; len(d) != 1 || d[0].StatusID != preview || d[0].Branch != "docs-pr" || d[0].Status != "success" {
+	if d := statusRows[deploymentRow](t, blackbox.StatusReport(t, x.Base), "deployments"); len(d) != 1 || d[0].StatusID != preview || d[0].Branch != "docs-pr" || d[0].Status != "success" {
 		t.Errorf("status page deployments: %+v", d)
 	}
 	blackbox.WaitMetrics(t, x.Base, 0, map[string]float64{finished("preview", "success"): 1})

@@ -11,7 +11,8 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
+	_ "github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
@@ -19,7 +20,10 @@ import (
 // stallKind is one kind of operation as the Redis stall test starts it,
 // reads it and counts it.
 type stallKind struct {
-	name     string
+	name string
+	// toy: the row of testdata/toy, run by the exporter built with it
+	// (toyBinary).
+	toy      bool
 	endpoint string // the fake's endpoint that starts one
 	start    string // the gateway route that starts one
 	body     string
@@ -43,6 +47,7 @@ var stallKinds = []stallKind{
 		view: func(id string) string { return "/api/v1/static-export/p1/jobs/" + id }, final: "completed",
 		finished: "mintlify_static_exports_finished_total{project=p1,status=completed}"},
 	automationKind,
+	toyKind.stallKind,
 }
 
 // e2eExportDuration is how long the fake's static exports take in these
@@ -79,6 +84,7 @@ var kill9Kinds = []kill9Kind{
 	{stallKind: automationKind, running: "active", hold: (*fakeapi.Server).HoldAutomationRuns,
 		unknown: "/api/v1/workflow/p1/unknown-triggers", gauge: "mintlify_automation_unknown_outcomes{project=p1}",
 		series: "mintlify_automation", runningSeries: "mintlify_agent_jobs{project=p1,status=active}"},
+	toyKind,
 }
 
 // automationKind is the automations' row of the tables.
@@ -111,9 +117,8 @@ func kill9Operation(t *testing.T, k kill9Kind) {
 	t.Cleanup(srv.Close)
 	statePath := filepath.Join(t.TempDir(), "agent.db")
 	start := func() *testutil.Exporter {
-		x := startExporter(t, []string{"MINTLIFY_API_KEY=mint_test"}, "--mintlify.api-url="+srv.URL, "--mintlify.project=p1",
-			"--web.enable-agent-api", "--web.enable-deployment-api", "--web.enable-static-export-api", "--web.enable-automation-api", "--agent.state-file="+statePath, "--agent.poll-interval=200ms",
-			"--mintlify.max-retries=0")
+		x := testutil.StartExporter(t, k.binary(t), []string{"MINTLIFY_API_KEY=mint_test"}, append(k.flags(), "--mintlify.api-url="+srv.URL,
+			"--mintlify.project=p1", "--agent.state-file="+statePath, "--agent.poll-interval=200ms", "--mintlify.max-retries=0")...)
 		testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
 		return x
 	}
@@ -180,7 +185,7 @@ func withBody(k stallKind, body string) stallKind {
 
 // TestEveryKindRunsThroughTheTables: the kill -9, replicas and Redis
 // stall tables have a row for every kind the engine follows
-// (tracker.Kinds), so a kind added to the registry without its rows fails
+// (engine.Kinds), so a kind added to the registry without its rows fails
 // here rather than going untested.
 func TestEveryKindRunsThroughTheTables(t *testing.T) {
 	t.Parallel()
@@ -191,15 +196,18 @@ func TestEveryKindRunsThroughTheTables(t *testing.T) {
 	for _, k := range kill9Kinds {
 		kill9[k.name] = true
 	}
-	for _, k := range tracker.Kinds() {
-		if !stall[k.Name] {
-			t.Errorf("kind %s has no row in stallKinds (TestRedisStallKeepsAcknowledgedOperations)", k.Name)
+	delete(stall, "toy") // testdata/toy's, not the registry's
+	delete(kill9, "toy")
+	for _, k := range engine.Kinds() {
+		name := k.Declare().Name
+		if !stall[name] {
+			t.Errorf("kind %s has no row in stallKinds (TestRedisStallKeepsAcknowledgedOperations)", name)
 		}
-		if !kill9[k.Name] {
-			t.Errorf("kind %s has no row in kill9Kinds (TestKill9EveryKind, TestReplicasEveryKind)", k.Name)
+		if !kill9[name] {
+			t.Errorf("kind %s has no row in kill9Kinds (TestKill9EveryKind, TestReplicasEveryKind)", name)
 		}
 	}
-	if len(stall) != len(tracker.Kinds()) || len(kill9) != len(tracker.Kinds()) {
-		t.Errorf("%d stall rows and %d kill -9 rows for %d kinds: a row names no kind", len(stall), len(kill9), len(tracker.Kinds()))
+	if len(stall) != len(engine.Kinds()) || len(kill9) != len(engine.Kinds()) {
+		t.Errorf("%d stall rows and %d kill -9 rows for %d kinds: a row names no kind", len(stall), len(kill9), len(engine.Kinds()))
 	}
 }

@@ -18,8 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds/job"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
@@ -51,13 +50,13 @@ func startFakeAndExporter(t *testing.T) (fake *fakeapi.Server, apiURL, statePath
 	return fake, srv.URL, statePath, startAgentExporter(t, srv.URL, statePath)
 }
 
-func (x *agentExporter) jobs(t *testing.T) []tracker.JobView {
+func (x *agentExporter) jobs(t *testing.T) []job.View {
 	t.Helper()
 	body, status, err := testutil.Get(t.Context(), x.Base+"/api/v2/agent/p1/jobs")
 	if err != nil || status != 200 {
 		t.Fatalf("list jobs: HTTP %d %v: %s", status, err, body)
 	}
-	var l gateway.JobList
+	var l jobList
 	if err := json.Unmarshal([]byte(body), &l); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +132,7 @@ func TestAgentKill9DuringSubmissionBurst(t *testing.T) {
 
 	// Restart on the same state file.
 	x = startAgentExporter(t, apiURL, statePath)
-	tracked := map[string]tracker.JobView{}
+	tracked := map[string]job.View{}
 	for _, v := range x.jobs(t) {
 		tracked[v.ID] = v
 	}
@@ -246,7 +245,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	t.Parallel()
 	fake, apiURL, statePath, x := startFakeAndExporter(t)
 	client := &http.Client{Timeout: 10 * time.Second}
-	post := func(path, key, body string) (int, tracker.JobView, http.Header) {
+	post := func(path, key, body string) (int, job.View, http.Header) {
 		t.Helper()
 		req, err := http.NewRequest("POST", x.Base+path, strings.NewReader(body))
 		if err != nil {
@@ -261,7 +260,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var v tracker.JobView
+		var v job.View
 		data, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode/100 == 2 {
 			if err := json.Unmarshal(data, &v); err != nil {
@@ -270,7 +269,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 		}
 		return resp.StatusCode, v, resp.Header
 	}
-	job := func() tracker.JobView {
+	job := func() job.View {
 		t.Helper()
 		js := x.jobs(t)
 		if len(js) != 1 {
@@ -285,9 +284,10 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	}
 	blackbox.Eventually(t, 10*time.Second, "the first turn completed", func() bool { return job().Status == "completed" })
 	msgPath := "/api/v2/agent/p1/job/" + created.ID + "/message"
-	// 6 s: the turn outlasts the kill and the restart below on a busy
-	// machine (3 s did not, with the root tests run side by side).
-	status, v, _ := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:6s"}`)
+	// 12 s: the turn outlasts the kill and the restart below on a busy
+	// machine (3 s did not, with the root tests run side by side; 6 s did
+	// not under make test's two lanes).
+	status, v, _ := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:12s"}`)
 	if status != 200 || v.Status != "active" || v.Tracking.Turn != 2 {
 		t.Fatalf("message: HTTP %d %+v", status, v)
 	}
@@ -300,7 +300,7 @@ func TestAgentKill9DuringSecondTurn(t *testing.T) {
 	if v := job(); v.Status != "active" || v.Tracking.Turn != 2 {
 		t.Fatalf("after kill -9 and restart: %+v, want turn 2 active", v)
 	}
-	status, v, h := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:6s"}`)
+	status, v, h := post(msgPath, "turn-2", `{"prompt":"second turn #fake:fail:12s"}`)
 	if status != 200 || h.Get("Idempotent-Replayed") != "true" || v.Tracking.Turn != 2 {
 		t.Errorf("retry after the restart: HTTP %d %+v", status, v)
 	}
@@ -434,7 +434,7 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 		return true
 	})
 	for i, id := range ids {
-		status, msg, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:5s")
+		status, msg, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:12s")
 		if err != nil || status != http.StatusConflict || !strings.Contains(msg, "unknown") {
 			t.Errorf("retry of follow-up %d: HTTP %d %v %s", i, status, err, msg)
 		}
@@ -527,8 +527,8 @@ func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 		})
 		return x
 	}
-	jobs := func(x *testutil.Exporter) []tracker.JobView {
-		var l gateway.JobList
+	jobs := func(x *testutil.Exporter) []job.View {
+		var l jobList
 		if err := json.Unmarshal([]byte(authGet(t, client, x.Base+"/api/v2/agent/p1/jobs")), &l); err != nil {
 			t.Fatal(err)
 		}
@@ -536,7 +536,9 @@ func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 	}
 	x := start("30s")
 
-	const n, secondTurn = 10, 6 * time.Second
+	// The second turn outlasts the kill and the restart on a busy machine
+	// (6 s did not under make test's two lanes).
+	const n, secondTurn = 10, 12 * time.Second
 	var ids []string
 	for i := range n {
 		status, id, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("create-%d", i), fmt.Sprintf("first turn %d #fake:nopr:2s", i))

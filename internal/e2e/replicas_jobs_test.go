@@ -19,8 +19,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds/job"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
@@ -198,7 +197,7 @@ func TestReplicasShareAgentJobs(t *testing.T) {
 	}
 
 	// Every job reaches its end, through any replica.
-	var jobs []tracker.JobView
+	var jobs []job.View
 	blackbox.Eventually(t, 60*time.Second, "every tracked job terminal", func() bool {
 		var err error
 		if jobs, err = listJobs(bases()[0]); err != nil {
@@ -328,16 +327,24 @@ func submit(client *http.Client, base, prompt, key string) (id string, answered,
 	return j.ID, true, false
 }
 
-func listJobs(base string) ([]tracker.JobView, error) {
+func listJobs(base string) ([]job.View, error) {
 	body, status, err := testutil.Get(context.Background(), base+"/api/v2/agent/p1/jobs")
 	if err != nil || status != http.StatusOK {
 		return nil, fmt.Errorf("list jobs: HTTP %d %v", status, err)
 	}
-	var l gateway.JobList
+	var l jobList
 	if err := json.Unmarshal([]byte(body), &l); err != nil {
 		return nil, err
 	}
 	return l.Jobs, nil
+}
+
+// jobsRow is a project's row of the status page's agent jobs (its JSON
+// section "projects").
+type jobsRow struct {
+	Project        string         `json:"project"`
+	ByStatus       map[string]int `json:"by_status"`
+	UnknownCreates int            `json:"unknown_creates"`
 }
 
 // unknownCreates counts the creates of unknown outcome that the replica
@@ -352,7 +359,7 @@ func unknownCreates(t *testing.T, bases []string) int {
 				continue
 			}
 			n = 0
-			for _, p := range r.Jobs.Projects {
+			for _, p := range statusRows[jobsRow](t, r, "projects") {
 				n += p.UnknownCreates
 			}
 			return true

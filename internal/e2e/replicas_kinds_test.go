@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
@@ -42,8 +43,7 @@ func replicasFollow(t *testing.T, k kill9Kind) {
 	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}, APIKey: "mint_test", StaticExportDuration: e2eExportDuration})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "kinds:", lease, "--web.enable-agent-api", "--web.enable-deployment-api",
-		"--web.enable-static-export-api", "--web.enable-automation-api")
+	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "kinds:", lease, k.stallKind)
 	holder := func() (string, string) {
 		t.Helper()
 		var name, other string
@@ -134,29 +134,46 @@ func newest(ids []string, before int) string {
 }
 
 // startOpsReplicas starts two replicas, "a" and "b", of the built binary
-// on the Redis at addr, for project p1 with agent jobs and deployments,
-// polling every 200 ms, with flags (the gateways to enable). Each listens
+// on the Redis at addr, for project p1 taking every kind (and the routes of
+// every kind on: k's flags and keys), polling every 200 ms. Each listens
 // on a second loopback address that it advertises to the other in its own
 // copy of the file: this host's address (the default) does not reach a
 // listener on loopback, and forwarding is what the replica tests test.
-func startOpsReplicas(t *testing.T, addr, api, prefix string, lease time.Duration, flags ...string) map[string]*testutil.Exporter {
+func startOpsReplicas(t *testing.T, addr, api, prefix string, lease time.Duration, k stallKind) map[string]*testutil.Exporter {
 	t.Helper()
 	dir := t.TempDir()
 	cfg, err := os.ReadFile(replicasConfig(t, dir, addr, prefix, lease))
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared := strings.Replace(string(cfg), "    agent_jobs: true\n", "    agent_jobs: true\n    deployments: true\n    static_exports: true\n    automations: [\"*\"]\n", 1)
+	shared := strings.Replace(string(cfg), "    agent_jobs: true\n", k.keys(), 1)
 	replicas := map[string]*testutil.Exporter{}
 	for _, name := range []string{"a", "b"} {
 		fwd := testutil.FreeAddr(t)
 		own := filepath.Join(dir, name+".yml")
 		blackbox.WriteFile(t, own, shared+"  advertise_url: http://"+fwd+"\n")
 		args := append([]string{"--config.file=" + own, "--mintlify.api-url=" + api, "--web.listen-address=" + fwd,
-			"--agent.poll-interval=200ms", "--agent.state-file=" + filepath.Join(dir, name, "agent.db"), "--mintlify.max-retries=0"}, flags...)
-		x := startExporter(t, nil, args...)
+			"--agent.poll-interval=200ms", "--agent.state-file=" + filepath.Join(dir, name, "agent.db"), "--mintlify.max-retries=0"}, k.flags()...)
+		x := testutil.StartExporter(t, k.binary(t), nil, args...)
 		testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
 		replicas[name] = x
 	}
 	return replicas
+}
+
+// keys are a project's keys of every kind (the toy's too, for its row).
+func (k stallKind) keys() string {
+	out := ""
+	for _, kind := range engine.Kinds() {
+		s := kind.Declare().Setting
+		if s.IDs != nil {
+			out += "    " + s.Key + ": [\"" + s.IDs.Any + "\"]\n"
+		} else {
+			out += "    " + s.Key + ": true\n"
+		}
+	}
+	if k.toy {
+		out += "    toys: true\n"
+	}
+	return out
 }

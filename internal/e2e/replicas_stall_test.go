@@ -41,8 +41,7 @@ func redisStall(t *testing.T, k stallKind) {
 	fake := fakeapi.New(fakeapi.Options{Projects: []string{"p1"}, APIKey: "mint_test", StaticExportDuration: e2eExportDuration})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "stall:", lease, "--web.enable-agent-api", "--web.enable-deployment-api",
-		"--web.enable-static-export-api", "--web.enable-automation-api")
+	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "stall:", lease, k)
 	client := &http.Client{Timeout: 90 * time.Second}
 	call := func(x *testutil.Exporter, method, path, body, key string) (int, []byte, http.Header) {
 		return blackbox.Call(t, client, method, x.Base+path, key, body)

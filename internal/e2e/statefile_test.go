@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
@@ -109,7 +108,7 @@ func TestKill9WithIdempotencyKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l gateway.UnknownCreateList
+	var l unknownCreateList
 	if err := json.Unmarshal(body, &l); err != nil || len(l.UnknownCreates) != unknown {
 		t.Errorf("listed %d unknown creates (%v), %d answered 409", len(l.UnknownCreates), err, unknown)
 	}

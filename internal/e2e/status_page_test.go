@@ -81,7 +81,7 @@ func TestStatusPageOfTheSandbox(t *testing.T) {
 	}
 	// The job is in acme-docs' row, still active: the browser shows the
 	// tracker's count, not only the table's headings.
-	row := regexp.MustCompile(`(?s)<tr class="jobrow" data-project="acme-docs">.*?</tr>`).FindString(dom)
+	row := regexp.MustCompile(`(?s)<tr class="row" data-kind="projects" data-project="acme-docs">.*?</tr>`).FindString(dom)
 	if !regexp.MustCompile(`data-label="active">1<`).MatchString(row) {
 		t.Errorf("acme-docs' jobs row does not count the active job: %q", row)
 	}

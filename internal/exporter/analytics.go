@@ -10,7 +10,7 @@ import (
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
@@ -20,8 +20,8 @@ import (
 // stateDirs are where this run keeps its state: each organization's
 // ledger beside the job state, but for the sandbox's, kept apart for this
 // run (see fakeapi.SandboxStateDir). remove deletes the sandbox's.
-func stateDirs(o *Options, sb *fakeapi.Sandbox) (ledgerDir string, trkCfg tracker.Config, remove func(), err error) {
-	trkCfg = o.Tracker.Config
+func stateDirs(o *Options, sb *fakeapi.Sandbox) (ledgerDir string, trkCfg engine.Config, remove func(), err error) {
+	trkCfg = o.Engine.Config
 	ledgerDir, remove = filepath.Dir(trkCfg.StatePath), func() {}
 	if sb == nil {
 		return ledgerDir, trkCfg, remove, nil
@@ -30,7 +30,7 @@ func stateDirs(o *Options, sb *fakeapi.Sandbox) (ledgerDir string, trkCfg tracke
 	if err != nil {
 		return "", trkCfg, nil, err
 	}
-	if !o.Tracker.StateFileSet {
+	if !o.Engine.StateFileSet {
 		trkCfg.StatePath = filepath.Join(dir, "agent.db")
 	}
 	return dir, trkCfg, remove, nil

@@ -118,10 +118,14 @@ func settingsOf(cfg *config.Config) map[string]string {
 		set(p.ID, "organization", p.Organization)
 		set(p.ID, "timezone", p.Loc().String())
 		set(p.ID, "paths", p.Paths.Key())
-		set(p.ID, "agent_jobs", strconv.FormatBool(p.AgentJobs))
-		set(p.ID, "deployments", strconv.FormatBool(p.Deployments))
-		set(p.ID, "static_exports", strconv.FormatBool(p.StaticExports))
-		set(p.ID, "automations", "["+strings.Join(p.Automations, ",")+"]")
+		for _, k := range config.KindSettings() { // a kind's key: true, false or the ids it lists
+			v, on := p.Takes(k.Key)
+			if k.IDs != nil {
+				set(p.ID, k.Key, "["+strings.Join(v, ",")+"]")
+			} else {
+				set(p.ID, k.Key, strconv.FormatBool(on))
+			}
+		}
 		for _, sp := range p.Specs() {
 			out[p.ID+"/"+sp.Name] = "" // kept: a setting given anew is a change
 			for k, v := range sp.Settings {

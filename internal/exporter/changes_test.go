@@ -64,7 +64,7 @@ func TestReloadSaysWhatChanged(t *testing.T) {
 	docs := project("docs", win("1d", "30d:6h"), "visitors", "searches")
 	old = &config.Config{Organizations: []config.Organization{{Name: "acme", AnalyticsBudget: 60, APIKeyFile: "/k"}}, Projects: []config.Project{docs}}
 	docs = project("docs", win("1d", "30d:30h"), "visitors", "searches")
-	docs.Location, docs.Deployments, docs.Automations = berlin, true, []string{"wf_a"}
+	docs.Location, docs.Kinds = berlin, map[string][]string{"deployments": nil, "automations": {"wf_a"}}
 	docs.Sources[1].Settings = map[string]int{"top_queries": 20}
 	next = &config.Config{Organizations: []config.Organization{{Name: "acme", AnalyticsBudget: 90, APIKeyFile: "/k"}, {Name: "globex"}}, Projects: []config.Project{docs}}
 	got = fmt.Sprint(changes(old, next, 41, 41))

@@ -9,10 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,14 +28,14 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/history"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
+	_ "github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds" // every kind of operation, registered
 	"github.com/mintlify-exporter/mintlify_exporter/internal/orgs"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/secrets"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/server"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
 
 const exporterName = "mintlify_exporter"
@@ -52,7 +50,7 @@ type Options struct {
 	Sandbox   bool
 	Client    *orgs.ClientFlags
 	Server    server.Flags
-	Tracker   *tracker.Flags
+	Engine    *engine.Flags
 	Gateway   *gateway.Flags
 	Backfill  *history.Flags
 }
@@ -246,15 +244,15 @@ func Serve(ctx context.Context, o *Options, loggers logging.Loggers) error {
 	// analytics request, so that a second exporter on the same file exits
 	// before it walks. With replicas, the state is in Redis and one
 	// replica at a time runs the gateway; the others forward to it.
-	jobs, err := newJobs(jobsSettings{o: o, cfg: cfg, tracker: trkCfg, shared: shared, owner: owner, api: set, reg: reg, logger: logger})
+	jobs, err := newJobs(jobsSettings{o: o, cfg: cfg, engine: trkCfg, shared: shared, owner: owner, api: set, reg: reg, logger: logger})
 	if err != nil {
 		return err
 	}
 	// The tracker stops first of all, once the server has: requests in
 	// flight finish and every job they acknowledge is recorded.
 	defer jobs.stop()
-	if o.Gateway.On() {
-		logGateway(logger, gatewayName(o.Gateway.Enabled, o.Gateway.Deployments, o.Gateway.StaticExports, o.Gateway.Automations), front.Protected(), o.Sandbox, *o.Server.Web.WebConfigFile)
+	if o.Gateway.Serves() {
+		logGateway(logger, gatewayName(o.Gateway.Kinds()), front.Protected(), o.Sandbox, *o.Server.Web.WebConfigFile)
 	}
 	// The jobs were built from cfg: at the start, the organizations apply it.
 	if err := set.Apply(cfg); err != nil {
@@ -297,39 +295,4 @@ func logGateway(logger log.Logger, name string, protected, sandbox bool, webConf
 	default:
 		level.Warn(logger).Log("msg", name+" enabled under /api/ without basic auth: anyone who can reach it can open pull requests or deploy the documentation; set basic_auth_users in --web.config.file", "web_config_file", webConfig)
 	}
-}
-
-// gatewayName names what the gateway serves, for its log line: the
-// kinds of operation enabled, e.g. "agent job and automation gateway".
-func gatewayName(agent, deployments, exports, automations bool) string {
-	var kinds []string
-	for _, k := range []struct {
-		on   bool
-		name string
-	}{{agent, "agent job"}, {deployments, "deployment"}, {exports, "static export"}, {automations, "automation"}} {
-		if k.on {
-			kinds = append(kinds, k.name)
-		}
-	}
-	if len(kinds) > 1 {
-		return strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1] + " gateway"
-	}
-	return strings.Join(kinds, "") + " gateway"
-}
-
-// links are the status page's: metrics, health, and the jobs of each
-// project that accepts them (agentProjects) and the deployments of each
-// that takes them (deployProjects), as the last reload left them.
-func links(telemetryPath string, agentProjects, deployProjects []string, exportProjects ...string) []status.Link {
-	out := []status.Link{{Text: "Metrics", Href: telemetryPath}, {Text: "Health", Href: "/-/healthy"}}
-	for _, p := range agentProjects {
-		out = append(out, status.Link{Text: "Jobs of " + p, Href: "/api/v2/agent/" + url.PathEscape(p) + "/jobs"})
-	}
-	for _, p := range deployProjects {
-		out = append(out, status.Link{Text: "Deployments of " + p, Href: "/api/v1/project/" + url.PathEscape(p) + "/deployments"})
-	}
-	for _, p := range exportProjects {
-		out = append(out, status.Link{Text: "Static exports of " + p, Href: "/api/v1/static-export/" + url.PathEscape(p) + "/jobs"})
-	}
-	return out
 }

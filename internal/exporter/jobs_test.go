@@ -42,12 +42,10 @@ func TestReloadAppliesDeployments(t *testing.T) {
 	first := parse(orgs + "projects: [{id: p1, organization: a, deployments: true, agent_jobs: true}, {id: p2, organization: b}]\n")
 	next := parse(orgs + "projects: [{id: p1, organization: a}, {id: p2, organization: b, deployments: true}, {id: p3, organization: b, deployments: true}]\n")
 	fj := &followingJobs{}
-	j := &jobsPart{jobs: fj, agentProjects: &atomic.Pointer[[]string]{}, exported: &atomic.Pointer[[]string]{},
-		deployProjects: &atomic.Pointer[[]string]{}, exportProjects: &atomic.Pointer[[]string]{}, orgOf: &atomic.Pointer[map[string]string]{},
-		deploymentsOn: true}
+	j := &jobsPart{ops: fj, on: map[string]bool{"deployment": true}, projects: &atomic.Pointer[[]string]{}}
 	j.store(first)
-	if got := *j.deployProjects.Load(); !slices.Equal(got, []string{"p1"}) || len(*j.agentProjects.Load()) != 0 {
-		t.Errorf("at start: deployments %v, agent jobs %v", got, *j.agentProjects.Load())
+	if got := j.cfg.Load().Taking("deployment"); !slices.Equal(got, []string{"p1"}) {
+		t.Errorf("at start: deployments %v", got)
 	}
 	if err := j.prepare(next); err != nil {
 		t.Fatal(err)
@@ -55,14 +53,14 @@ func TestReloadAppliesDeployments(t *testing.T) {
 	if got := fj.followed[len(fj.followed)-1]; !slices.Contains(got, "p2") || !slices.Contains(got, "p3") {
 		t.Errorf("the reload followed %v, want p2 and p3 read before it is committed", got)
 	}
-	if got := *j.deployProjects.Load(); !slices.Equal(got, []string{"p1"}) {
-		t.Errorf("prepare changed the projects taking deployments: %v", got)
+	if got := j.cfg.Load().Taking("deployment"); !slices.Equal(got, []string{"p1"}) || len(fj.accepted) != 0 {
+		t.Errorf("prepare changed the projects taking deployments: %v, %v", got, fj.accepted)
 	}
 	j.commit(next)
-	if got := *j.deployProjects.Load(); !slices.Equal(got, []string{"p2", "p3"}) {
+	if got := j.cfg.Load().Taking("deployment"); !slices.Equal(got, []string{"p2", "p3"}) || len(fj.accepted) != 1 {
 		t.Errorf("after the reload: deployments %v, want p2 p3", got)
 	}
-	if got := (*j.orgOf.Load())["p3"]; got != "b" {
+	if got := j.cfg.Load().OrganizationOf("p3"); got != "b" {
 		t.Errorf("p3's organization %q", got)
 	}
 	var r status.Report
@@ -81,17 +79,21 @@ func TestReloadAppliesDeployments(t *testing.T) {
 // named three kinds "as enabled" and left automations out).
 func TestGatewayNameNamesEveryKindEnabled(t *testing.T) {
 	for _, c := range []struct {
-		agent, deployments, exports, automations bool
-		want                                     string
+		on   []string
+		want string
 	}{
-		{true, false, false, false, "agent job gateway"},
-		{false, false, false, true, "automation gateway"},
-		{true, true, false, false, "agent job and deployment gateway"},
-		{false, true, true, true, "deployment, static export and automation gateway"},
-		{true, true, true, true, "agent job, deployment, static export and automation gateway"},
+		{[]string{"job"}, "agent job gateway"},
+		{[]string{"automation"}, "automation run gateway"},
+		{[]string{"job", "deployment"}, "agent job and deployment gateway"},
+		{[]string{"deployment", "static_export", "automation"}, "deployment, static export and automation run gateway"},
+		{[]string{"job", "deployment", "static_export", "automation"}, "agent job, deployment, static export and automation run gateway"},
 	} {
-		if got := gatewayName(c.agent, c.deployments, c.exports, c.automations); got != c.want {
-			t.Errorf("gatewayName(%v, %v, %v, %v) = %q, want %q", c.agent, c.deployments, c.exports, c.automations, got, c.want)
+		on := map[string]bool{}
+		for _, k := range c.on {
+			on[k] = true
+		}
+		if got := gatewayName(on); got != c.want {
+			t.Errorf("gatewayName(%v) = %q, want %q", c.on, got, c.want)
 		}
 	}
 }

@@ -44,8 +44,8 @@ func Describe(w io.Writer, cfg *config.Config, plan refresh.Config) error {
 			for _, sp := range p.Sources {
 				ss = append(ss, sp.Name)
 			}
-			fmt.Fprintf(w, "  project %s: windows %s, timezone %s, paths %s, sources %s, agent jobs %s\n",
-				p.ID, strings.Join(ws, " "), p.Loc(), pathsSpec(p), strings.Join(ss, " "), onOff(p.AgentJobs))
+			fmt.Fprintf(w, "  project %s: windows %s, timezone %s, paths %s, sources %s, %s\n",
+				p.ID, strings.Join(ws, " "), p.Loc(), pathsSpec(p), strings.Join(ss, " "), kindsSpec(p))
 		}
 		if len(projects) == 0 {
 			fmt.Fprintf(w, "  no project\n")
@@ -95,9 +95,21 @@ func pathsSpec(p config.Project) string {
 	return strings.Join(parts, ", ")
 }
 
-func onOff(b bool) string {
-	if b {
-		return "on"
+// kindsSpec is every kind of operation's state for p: "agent jobs on,
+// deployments off, ..., automations wf_a wf_b" (a kind with a list names
+// what it lists).
+func kindsSpec(p config.Project) string {
+	var parts []string
+	for _, s := range config.KindSettings() {
+		v, ok := p.Takes(s.Kind)
+		switch {
+		case !ok:
+			parts = append(parts, s.Noun+" off")
+		case len(v) > 0:
+			parts = append(parts, s.Noun+" "+strings.Join(v, " "))
+		default:
+			parts = append(parts, s.Noun+" on")
+		}
 	}
-	return "off"
+	return strings.Join(parts, ", ")
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	// The kinds declare their keys (agent_jobs, ...) to the configuration.
+	_ "github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/refresh"
 )
 
@@ -16,7 +18,7 @@ const describeConfig = `organizations:
   - {name: acme, api_key_file: /etc/mintlify/acme.key, analytics_budget: 50, api_key_expires: 2027-02-24}
   - {name: beta, api_key_env: BETA_KEY}
 projects:
-  - {id: acme-docs, organization: acme, windows: [1d, 7d, "30d:6h"], timezone: Europe/Berlin, agent_jobs: true}
+  - {id: acme-docs, organization: acme, windows: [1d, 7d, "30d:6h"], timezone: Europe/Berlin, agent_jobs: true, automations: [nightly]}
   - {id: beta-docs, organization: beta}
 `
 
@@ -30,7 +32,7 @@ func TestDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"2 organization(s), 2 project(s)", "organization acme: key from file /etc/mintlify/acme.key, analytics budget 50",
-		"project acme-docs: windows 1d 7d 30d:6h, timezone Europe/Berlin", "agent jobs on", "acme-docs/visitors/30d pages every", "acme-docs/visitors/1d site every", "sources visitors views feedback searches", "organization beta: key from environment variable BETA_KEY"} {
+		"project acme-docs: windows 1d 7d 30d:6h, timezone Europe/Berlin", "agent jobs on, deployments off, static exports off, automations nightly", "project beta-docs: windows 1d, timezone UTC, paths at most 1000, sources visitors views feedback searches, agent jobs off, deployments off, static exports off, automations off", "acme-docs/visitors/30d pages every", "acme-docs/visitors/1d site every", "sources visitors views feedback searches", "organization beta: key from environment variable BETA_KEY"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -352,6 +352,25 @@ func (s *Set) Client(project string) (*apiclient.Client, error) {
 	return nil, fmt.Errorf("project %q is not configured", project)
 }
 
+// FollowClient is the client that follows project's operations: its
+// organization's, or for a project a reload removed, its last one's (its
+// operations are followed to their end, with that organization's current
+// key while it is configured). With Client, it makes the Set the
+// engine's upstream (engine.Clients): each kind calls a project's
+// operations with its organization's key.
+func (s *Set) FollowClient(project string) (*apiclient.Client, error) {
+	c, err := s.Client(project)
+	if err != nil {
+		s.mu.RLock()
+		c = s.former[project]
+		s.mu.RUnlock()
+		if c == nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
 // Projects are the configured project ids, in configuration order.
 func (s *Set) Projects() []string {
 	s.mu.RLock()

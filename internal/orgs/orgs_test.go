@@ -124,6 +124,25 @@ func TestOrganizationsUseTheirOwnKeyAndBudget(t *testing.T) {
 	}
 }
 
+// createJob and getJob call the API as the engine does: a create with the
+// project's organization's client, a poll with its FollowClient.
+func createJob(s *Set, project, prompt string) (*apiclient.Job, error) {
+	c, err := s.Client(project)
+	if err != nil {
+		return nil, err
+	}
+	job, _, err := c.CreateJobWithStatus(context.Background(), project, prompt)
+	return job, err
+}
+
+func getJob(s *Set, project, id string) (*apiclient.Job, error) {
+	c, err := s.FollowClient(project)
+	if err != nil {
+		return nil, err
+	}
+	return c.GetJob(context.Background(), project, id)
+}
+
 // Agent job calls go out with the key of the job's project's organization.
 func TestJobCallsUseTheProjectsOrganization(t *testing.T) {
 	fake := fakeapi.New(fakeapi.Options{Organizations: []fakeapi.Organization{
@@ -138,15 +157,15 @@ func TestJobCallsUseTheProjectsOrganization(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"a1", "b1"} {
-		job, _, err := s.CreateJobWithStatus(context.Background(), p, "fix the docs")
+		job, err := createJob(s, p, "fix the docs")
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if _, err := s.GetJob(context.Background(), p, job.ID); err != nil {
+		if _, err := getJob(s, p, job.ID); err != nil {
 			t.Errorf("%s: get: %v", p, err)
 		}
 	}
-	if _, _, err := s.CreateJobWithStatus(context.Background(), "nowhere", "x"); err == nil {
+	if _, err := createJob(s, "nowhere", "x"); err == nil {
 		t.Error("a create for an unconfigured project went through")
 	}
 
@@ -155,7 +174,7 @@ func TestJobCallsUseTheProjectsOrganization(t *testing.T) {
 	// nothing new is created for them.
 	jobs := map[string]string{}
 	for _, p := range []string{"a1", "b1"} {
-		job, _, err := s.CreateJobWithStatus(context.Background(), p, "fix the docs")
+		job, err := createJob(s, p, "fix the docs")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,10 +184,10 @@ func TestJobCallsUseTheProjectsOrganization(t *testing.T) {
 		t.Fatal(err)
 	}
 	for p, id := range jobs {
-		if _, err := s.GetJob(context.Background(), p, id); err != nil {
+		if _, err := getJob(s, p, id); err != nil {
 			t.Errorf("%s, removed by a reload: polling its tracked job: %v", p, err)
 		}
-		if _, _, err := s.CreateJobWithStatus(context.Background(), p, "x"); err == nil {
+		if _, err := createJob(s, p, "x"); err == nil {
 			t.Errorf("%s, removed by a reload: a create went through", p)
 		}
 	}

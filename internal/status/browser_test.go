@@ -86,7 +86,7 @@ func TestBrowserRendersThePage(t *testing.T) {
 		for _, want := range []string{
 			`<strong>8 of 12 refreshes ok, 1 not run yet</strong>`,
 			`data-organization="acme"`, `data-organization="globex"`,
-			`<tr class="jobrow" data-project="acme-docs">`, `<tr class="jobrow" data-project="acme-api">`,
+			`<tr class="row" data-kind="projects" data-project="acme-docs">`, `<tr class="row" data-kind="deployments" data-project="acme-docs">`,
 			`<code>job_7f3a91</code>`,
 		} {
 			if !strings.Contains(dom, want) {

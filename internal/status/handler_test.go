@@ -73,7 +73,7 @@ func TestHTMLShowsTheReport(t *testing.T) {
 		`<li>globex: paused after a 429 until 14:08:20</li>`,
 		`<li>3 refreshes failing</li>`, `<li>1 refresh overdue</li>`,
 		`<li>1 window&#39;s data too old to export</li>`,
-		`<li>an agent job poll is 2m 5s overdue</li>`,
+		`<li>a poll of job job_7f3a91 is 2m 5s overdue</li>`,
 		// Budgets.
 		`<article class="card org ok" data-organization="acme">`,
 		`<article class="card org bad" data-organization="globex">`,
@@ -102,10 +102,13 @@ func TestHTMLShowsTheReport(t *testing.T) {
 		`<h3 class="orggroup">globex <small>2 planned, 2 failing</small></h3>`,
 		`2h 14m`, `1d 7h <span class="tag warn">too old, not exported</span>`, `no data yet`,
 		// Jobs.
+		`<h2 id="projects">Agent jobs</h2>`, `<h2 id="deployments">Deployments</h2>`, `<p class="muted">Newest first.</p>`,
 		`<th class="num">paused</th>`,
-		`<td class="num minor " data-label="completed">41</td>`,
+		`<tr class="row" data-kind="projects" data-project="acme-api">`,
+		`<td class="num minor" data-label="completed">41</td>`,
 		`<td class="num minor warn" data-label="lost">1</td>`,
 		`<td class="num minor warn" data-label="Unknown creates">1</td>`,
+		`<td class=" warn" data-label="Status"><code>failure</code></td>`,
 		`job <code>job_7f3a91</code> of <b>acme-docs</b>`, `<span class="tag warn">2m 5s overdue</span>`,
 		// Exporter.
 		`version 0.9.0 · up 1d 2h`, `<code>/etc/mintlify/exporter.yml</code>`,
@@ -125,14 +128,14 @@ func TestHTMLShowsTheReport(t *testing.T) {
 }
 
 func TestJSONListsAreNeverNull(t *testing.T) {
-	rep := Report{Organizations: []Organization{{Name: "acme"}}, Jobs: &Jobs{Projects: []ProjectJobs{{Project: "p"}}}}
+	rep := Report{Organizations: []Organization{{Name: "acme"}}, Jobs: &Jobs{Sections: []Section{{Key: "things"}}}}
 	_, _, body := get(t, Handler(func(context.Context) Report { return rep }, Options{}), "GET", "/?format=json")
-	for _, want := range []string{`"organizations": [`, `"projects": []`, `"demands": []`, `"by_status": {}`, `"most_overdue_poll": null`} {
+	for _, want := range []string{`"organizations": [`, `"projects": []`, `"demands": []`, `"things": []`, `"most_overdue_poll": null`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("JSON lacks %s:\n%s", want, body)
 		}
 	}
-	if rep.Organizations[0].Projects != nil || rep.Jobs.Projects[0].ByStatus != nil {
+	if rep.Organizations[0].Projects != nil || rep.Jobs.Sections[0].JSON != nil {
 		t.Error("the handler wrote into the source's report")
 	}
 	_, _, body = get(t, Handler(func(context.Context) Report { return Report{} }, Options{}), "GET", "/?format=json")
@@ -150,7 +153,7 @@ func TestHTMLEmptyAndQuietReports(t *testing.T) {
 	for _, want := range []string{
 		`<section class="verdict ok" id="verdict">`, "Nothing planned",
 		"No organization: the exporter reads no analytics.",
-		"The agent job gateway is off", "flags only (no configuration file)",
+		"The gateway is off", "flags only (no configuration file)",
 		`<time datetime="2026-11-23T13:07:30Z"`, // started, from the handler's clock
 	} {
 		if !strings.Contains(body, want) {
@@ -185,8 +188,10 @@ func TestHTMLEscapesUserData(t *testing.T) {
 	rep.Demands[0].Project = evil
 	rep.Demands[0].Window = evil
 	rep.Demands[1].Result = `mintlify API visitors: HTTP 500: {"error":"<b>secret body</b>"}`
-	rep.Jobs.Projects[0].Project = evil
-	rep.Jobs.Projects[0].ByStatus[evil] = 1
+	rep.Jobs.Sections[0].Rows[0].Project = evil
+	rep.Jobs.Sections[0].Rows[0].Cells[0].Text = evil
+	rep.Jobs.Sections[1].Title = evil
+	rep.Jobs.Sections[1].Rows[0].Cells[1].Text = evil
 	rep.Jobs.MostOverduePoll.JobID = evil
 	rep.Exporter.Config.File = evil
 	rep.Exporter.Version = evil
@@ -222,9 +227,17 @@ func TestJSONRoundTrips(t *testing.T) {
 	}
 	want := sampleReport()
 	want.derive(time.Time{})
+	// The sections come back as their JSON (Jobs.Rows reads them), which
+	// the re-encoding below compares.
+	gotJobs := got.Jobs
+	if !reflect.DeepEqual(got.Jobs.MostOverduePoll, want.Jobs.MostOverduePoll) {
+		t.Errorf("decoded poll %+v, want %+v", got.Jobs.MostOverduePoll, want.Jobs.MostOverduePoll)
+	}
+	got.Jobs, want.Jobs = nil, nil
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded report differs:\n got %+v\nwant %+v", got, want)
 	}
+	got.Jobs = gotJobs
 	again, err := json.MarshalIndent(got, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +273,8 @@ func TestJSONRoundTrips(t *testing.T) {
 			"result": "ok", "last_refresh_at": "2026-11-23T14:01:30Z", "duration_seconds": 2.4, "next_refresh_at": "2026-11-23T14:13:30Z", "overdue_seconds": 0.0,
 			"cost": 3.0, "cost_known": true, "interval_seconds": 720.0, "last_success_at": "2026-11-23T14:01:30Z", "data_age_seconds": 360.0, "exported": true, "running": false}},
 		{"demand acme-api feedback 7d", raw.Demands[6], map[string]any{"project": "acme-api", "source": "feedback", "overdue_seconds": 420.0}},
-		{"most overdue poll", raw.Jobs["most_overdue_poll"].(map[string]any), map[string]any{"project": "acme-docs", "job_id": "job_7f3a91", "due_at": "2026-11-23T14:05:25Z", "overdue_seconds": 125.0}},
+		{"most overdue poll", raw.Jobs["most_overdue_poll"].(map[string]any), map[string]any{"project": "acme-docs", "kind": "job", "job_id": "job_7f3a91", "due_at": "2026-11-23T14:05:25Z", "overdue_seconds": 125.0}},
+		{"deployment", raw.Jobs["deployments"].([]any)[1].(map[string]any), map[string]any{"project": "acme-docs", "status": "failure", "branch": "main"}},
 		{"project jobs", raw.Jobs["projects"].([]any)[1].(map[string]any), map[string]any{"project": "acme-api", "unknown_creates": 1.0,
 			"by_status": map[string]any{"completed": 5.0, "lost": 1.0, "paused": 1.0}}},
 	}

@@ -2,8 +2,6 @@ package status
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 )
@@ -19,9 +17,6 @@ const (
 	levelWarn = "warn"
 	levelBad  = "bad"
 )
-
-// knownStatuses come first in the jobs table, in this order, shown even at 0.
-var knownStatuses = []string{"active", "completed", "failed", "archived", "lost"}
 
 // page is what the template renders: the report, with every time and
 // duration already written out for a person.
@@ -98,43 +93,25 @@ type demandView struct {
 }
 
 type jobsView struct {
-	Statuses    []string
-	Rows        []jobRow
-	Poll        *pollView
-	Deployments []deploymentRow
-	Exports     []exportRow
-	Automations []automationRow
+	Sections []sectionView
+	Poll     *pollView
 }
 
-type exportRow struct {
-	StaticExport
-	Created, Updated when
-	Level            string
+type sectionView struct {
+	Section
+	Rows []rowView
 }
 
-type automationRow struct {
-	AutomationRun
-	Triggered when
-	Level     string
+type rowView struct {
+	Project string
+	Cells   []cellView
 }
 
-type deploymentRow struct {
-	Deployment
-	Created, Ended when
-	Level          string
-}
-
-type jobRow struct {
-	Project         string
-	Counts          []count
-	UnknownCreates  int
-	UnknownTriggers int
-	Oldest          when
-}
-
-type count struct {
-	N     int
-	Level string
+type cellView struct {
+	Cell
+	Label string
+	Num   bool
+	When  when
 }
 
 type pollView struct {
@@ -242,51 +219,25 @@ func newDemandView(d Demand, w func(time.Time) when) demandView {
 }
 
 func newJobsView(j Jobs, w func(time.Time) when) *jobsView {
-	v := &jobsView{Statuses: slices.Clone(knownStatuses)}
-	extra := map[string]bool{}
-	for _, p := range j.Projects {
-		for s := range p.ByStatus {
-			if !slices.Contains(knownStatuses, s) {
-				extra[s] = true
+	v := &jobsView{}
+	for _, sec := range j.Sections {
+		sv := sectionView{Section: sec}
+		for _, r := range sec.Rows {
+			rv := rowView{Project: r.Project}
+			for i, c := range r.Cells {
+				cv := cellView{Cell: c, When: w(c.At)}
+				if i < len(sec.Columns) {
+					cv.Label, cv.Num = sec.Columns[i].Name, sec.Columns[i].Num
+				}
+				rv.Cells = append(rv.Cells, cv)
 			}
+			sv.Rows = append(sv.Rows, rv)
 		}
-	}
-	v.Statuses = append(v.Statuses, slices.Sorted(maps.Keys(extra))...)
-	for _, p := range j.Projects {
-		row := jobRow{Project: p.Project, UnknownCreates: p.UnknownCreates, UnknownTriggers: p.UnknownTriggers, Oldest: w(p.OldestActiveAt)}
-		for _, s := range v.Statuses {
-			c := count{N: p.ByStatus[s]}
-			if s == "lost" && c.N > 0 {
-				c.Level = levelWarn
-			}
-			row.Counts = append(row.Counts, c)
-		}
-		v.Rows = append(v.Rows, row)
+		v.Sections = append(v.Sections, sv)
 	}
 	if pl := j.MostOverduePoll; pl != nil {
 		v.Poll = &pollView{Poll: *pl, Due: w(pl.DueAt), Overdue: humanDuration(pl.Overdue),
 			Late: time.Duration(pl.Overdue) > lateAfter}
-	}
-	for _, d := range j.Deployments {
-		row := deploymentRow{Deployment: d, Created: w(d.CreatedAt), Ended: w(d.EndedAt)}
-		if d.Status == "failure" || d.Status == "lost" {
-			row.Level = levelWarn
-		}
-		v.Deployments = append(v.Deployments, row)
-	}
-	for _, x := range j.StaticExports {
-		row := exportRow{StaticExport: x, Created: w(x.CreatedAt), Updated: w(x.UpdatedAt)}
-		if x.Status == "failed" || x.Status == "lost" {
-			row.Level = levelWarn
-		}
-		v.Exports = append(v.Exports, row)
-	}
-	for _, a := range j.Automations {
-		row := automationRow{AutomationRun: a, Triggered: w(a.TriggeredAt)}
-		if a.Follow == "not_followed" || a.Status == "failed" || a.Status == "lost" {
-			row.Level = levelWarn
-		}
-		v.Automations = append(v.Automations, row)
 	}
 	return v
 }
@@ -312,7 +263,7 @@ func newVerdict(p page) verdict {
 		v.add(levelBad, "the last configuration reload failed (see the log); the previous configuration runs")
 	}
 	if p.Jobs != nil && p.Jobs.Poll != nil && p.Jobs.Poll.Late {
-		v.add(levelWarn, "an agent job poll is "+p.Jobs.Poll.Overdue+" overdue")
+		v.add(levelWarn, "a poll of "+p.Jobs.Poll.Kind+" "+p.Jobs.Poll.JobID+" is "+p.Jobs.Poll.Overdue+" overdue")
 	}
 	v.Head = n.headline(v.Level)
 	return v

@@ -31,7 +31,8 @@ type Report struct {
 	// Demands are the refresh plan's (project, source, window)s, in the
 	// plan's priority order.
 	Demands []Demand `json:"demands"`
-	// Jobs are the tracked agent jobs; nil when the job gateway is off.
+	// Jobs are the operations followed, every kind's; nil when the
+	// gateway is off.
 	Jobs *Jobs `json:"jobs"`
 	// Links are the exporter's pages for this configuration, shown in the
 	// page's header: metrics, health, each agent project's jobs (nil =
@@ -166,97 +167,116 @@ type Demand struct {
 	TotalsSkipped bool `json:"totals_skipped,omitempty"`
 }
 
-// Jobs are the agent jobs the gateway tracks.
+// Jobs are the operations the gateway follows: each kind's section (its
+// package makes it), and the poll furthest past its time.
 type Jobs struct {
-	Projects []ProjectJobs `json:"projects"`
+	// Sections are the kinds' parts of the page, in the kinds' order; the
+	// JSON shows each one's rows under its Key.
+	Sections []Section `json:"-"`
 	// MostOverduePoll is the scheduled poll furthest past its time (nil:
 	// none is late).
 	MostOverduePoll *Poll `json:"most_overdue_poll"`
-	// Deployments are the last few deployments followed (at most
-	// MaxDeployments), newest first; empty when none is.
-	Deployments []Deployment `json:"deployments"`
-	// StaticExports are the last few static exports followed (at most
-	// MaxStaticExports), newest first; empty when none is.
-	StaticExports []StaticExport `json:"static_exports"`
-	// Automations are the last few automation runs triggered or handed
-	// over (at most MaxAutomationRuns), newest first.
-	Automations []AutomationRun `json:"automations"`
+	// raw are the sections' rows of a report read from JSON, by key.
+	raw map[string]json.RawMessage
 }
 
-// MaxStaticExports is how many static exports the status page lists.
-const MaxStaticExports = 10
+// MaxRows is how many rows a section lists (the newest).
+const MaxRows = 10
 
-// StaticExport is one static export followed by the tracker. A bundle's
-// URL is never here (it is a secret): Bundle says only "bundle ready,
-// expires at ...".
-type StaticExport struct {
-	Project   string    `json:"project"`
-	JobID     string    `json:"job_id"`
-	Status    string    `json:"status"`
-	Domain    string    `json:"domain,omitempty"`
-	Progress  float64   `json:"progress"`
-	Pages     int64     `json:"pages"`
-	Bundle    string    `json:"bundle,omitempty"`
-	CreatedAt time.Time `json:"created_at,omitzero"`
-	UpdatedAt time.Time `json:"updated_at,omitzero"`
+// Section is one kind of operation's part of the status page: a heading
+// (with its link in the page's header), a table, and what the JSON shows
+// of it under Key.
+type Section struct {
+	// Key is its key in the JSON's jobs, and its anchor on the page.
+	Key string
+	// Title is its heading ("Deployments"), Note a sentence under it ("":
+	// none), Empty what the table says without a row.
+	Title, Note, Empty string
+	Columns            []Column
+	Rows               []Row
+	// JSON is what the JSON shows under Key: the rows in the kind's own
+	// words (its fields are part of the exporter's interface: add fields,
+	// never rename).
+	JSON any
 }
 
-// MaxAutomationRuns is how many automation runs the status page lists.
-const MaxAutomationRuns = 10
-
-// AutomationRun is one automation run: its ids (from the API, bounded),
-// its status (the agent job's while followed as one) and how it is
-// followed: agent_job, pending, or not_followed (get-job does not know
-// its job: the exporter cannot tell how it ends).
-type AutomationRun struct {
-	Project     string    `json:"project"`
-	Automation  string    `json:"automation"`
-	RunID       string    `json:"run_id"`
-	JobID       string    `json:"job_id,omitempty"`
-	Status      string    `json:"status"`
-	Follow      string    `json:"follow"`
-	TriggeredAt time.Time `json:"triggered_at,omitzero"`
+// Column is one column of a section's table: its name, and whether its
+// cells are numbers (right-aligned).
+type Column struct {
+	Name string
+	Num  bool
 }
 
-// MaxDeployments is how many deployments the status page lists.
-const MaxDeployments = 10
-
-// Deployment is one deployment followed by the tracker. Branch, SHA and
-// PreviewURL come from the API or a client: bounded, and escaped by the
-// page's template like every value.
-type Deployment struct {
-	Project    string    `json:"project"`
-	Kind       string    `json:"kind"`
-	StatusID   string    `json:"status_id"`
-	Status     string    `json:"status"`
-	Branch     string    `json:"branch,omitempty"`
-	SHA        string    `json:"sha,omitempty"`
-	PreviewURL string    `json:"preview_url,omitempty"`
-	CreatedAt  time.Time `json:"created_at,omitzero"`
-	EndedAt    time.Time `json:"ended_at,omitzero"`
+// Row is one line of a section's table, of a project.
+type Row struct {
+	Project string
+	Cells   []Cell
 }
 
-// ProjectJobs are one project's tracked jobs.
-type ProjectJobs struct {
-	Project string `json:"project"`
-	// ByStatus counts tracked jobs by status: the API's (active,
-	// completed, failed, archived, undocumented ones as reported) and the
-	// tracker's "lost".
-	ByStatus map[string]int `json:"by_status"`
-	// UnknownCreates counts creates whose outcome is unknown.
-	UnknownCreates int `json:"unknown_creates"`
-	// UnknownTriggers counts deployment triggers whose outcome is unknown
-	// (GET /api/v1/project/{project}/unknown-triggers lists them).
-	UnknownTriggers int `json:"unknown_triggers"`
-	// OldestActiveAt is the creation time of the oldest job still running
-	// (zero: none).
-	OldestActiveAt time.Time `json:"oldest_active_at,omitzero"`
+// Cell is one cell of a row: Text (in a code font when Code), or the time
+// At when Time (zero: none), marked with Level (LevelWarn).
+type Cell struct {
+	Text  string
+	Code  bool
+	Time  bool
+	At    time.Time
+	Level string
 }
 
-// Poll is one scheduled poll of a tracked job.
+// LevelWarn marks a cell (a failed operation, a count that needs an
+// operator).
+const LevelWarn = levelWarn
+
+// MarshalJSON writes the poll and each section's rows under its key.
+func (j Jobs) MarshalJSON() ([]byte, error) {
+	m := map[string]any{"most_overdue_poll": j.MostOverduePoll}
+	for k, v := range j.raw {
+		m[k] = v
+	}
+	for _, s := range j.Sections {
+		m[s.Key] = anySlice(s.JSON)
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads a report's jobs: the poll, and each section's rows
+// as they are (Rows decodes them).
+func (j *Jobs) UnmarshalJSON(data []byte) error {
+	if err := json.Unmarshal(data, &j.raw); err != nil {
+		return err
+	}
+	if p, ok := j.raw["most_overdue_poll"]; ok {
+		delete(j.raw, "most_overdue_poll")
+		return json.Unmarshal(p, &j.MostOverduePoll)
+	}
+	return nil
+}
+
+// Rows decodes the rows of the section key of a report read from JSON
+// into v.
+func (j *Jobs) Rows(key string, v any) error {
+	raw, ok := j.raw[key]
+	if !ok {
+		return fmt.Errorf("no section %q in the report", key)
+	}
+	return json.Unmarshal(raw, v)
+}
+
+// anySlice is v, a slice (nil: an empty one: a list is [] in the JSON,
+// never null).
+func anySlice(v any) any {
+	if v == nil {
+		return []any{}
+	}
+	return v
+}
+
+// Poll is one scheduled poll of an operation, of any kind.
 type Poll struct {
 	Project string `json:"project"`
-	JobID   string `json:"job_id"`
+	// Kind is the operation's kind, JobID its id.
+	Kind  string `json:"kind"`
+	JobID string `json:"job_id"`
 	// DueAt is when the poll was due.
 	DueAt time.Time `json:"due_at"`
 	// Overdue is derived: GeneratedAt - DueAt.
@@ -296,12 +316,7 @@ func (r *Report) derive(now time.Time) {
 	r.Demands = orEmpty(slices.Clone(r.Demands))
 	if r.Jobs != nil {
 		jobs := *r.Jobs
-		jobs.Projects = orEmpty(slices.Clone(jobs.Projects))
-		for i := range jobs.Projects {
-			if jobs.Projects[i].ByStatus == nil {
-				jobs.Projects[i].ByStatus = map[string]int{}
-			}
-		}
+		jobs.Sections = slices.Clone(jobs.Sections)
 		if jobs.MostOverduePoll != nil {
 			poll := *jobs.MostOverduePoll
 			jobs.MostOverduePoll = &poll

@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -79,22 +80,71 @@ func sampleReport() Report {
 		},
 		Demands: demands,
 		Jobs: &Jobs{
-			Projects: []ProjectJobs{
-				{Project: "acme-docs", ByStatus: map[string]int{"active": 2, "completed": 41, "failed": 3, "archived": 7}, OldestActiveAt: ago(18 * m)},
-				{Project: "acme-api", ByStatus: map[string]int{"completed": 5, "lost": 1, "paused": 1}, UnknownCreates: 1},
-			},
-			MostOverduePoll: &Poll{Project: "acme-docs", JobID: "job_7f3a91", DueAt: ago(2*m + 5*time.Second)},
-			Deployments: []Deployment{
-				{Project: "acme-docs", Kind: "preview", StatusID: "dep_5e1c07", Status: "in_progress", Branch: "feat-search",
-					PreviewURL: "https://acme-docs-feat-search.mintlify.app", CreatedAt: ago(40 * time.Second)},
-				{Project: "acme-docs", Kind: "update", StatusID: "dep_5e1c06", Status: "failure", Branch: "main", SHA: "9c41d2e",
-					CreatedAt: ago(26 * m), EndedAt: ago(25 * m)},
-				{Project: "acme-api", Kind: "update", StatusID: "dep_5e1c05", Status: "success", Branch: "main", SHA: "77ab310",
-					CreatedAt: ago(2*h + 3*m), EndedAt: ago(2*h + 2*m)},
-			},
+			Sections:        []Section{sampleJobs(), sampleDeployments()},
+			MostOverduePoll: &Poll{Project: "acme-docs", Kind: "job", JobID: "job_7f3a91", DueAt: ago(2*m + 5*time.Second)},
 		},
 		Links: append(slices.Clone(DefaultLinks), Link{Text: "Jobs of acme-docs", Href: "/api/v2/agent/acme-docs/jobs"}),
 	}
 }
 
 func sampleSource(context.Context) Report { return sampleReport() }
+
+// sampleJobs is a section as the agent jobs' kind makes it: counts by
+// status per project, in its own JSON.
+func sampleJobs() Section {
+	type row struct {
+		Project        string         `json:"project"`
+		ByStatus       map[string]int `json:"by_status"`
+		UnknownCreates int            `json:"unknown_creates"`
+	}
+	rows := []row{{"acme-docs", map[string]int{"active": 2, "completed": 41, "failed": 3, "archived": 7}, 0},
+		{"acme-api", map[string]int{"completed": 5, "lost": 1, "paused": 1}, 1}}
+	s := Section{Key: "projects", Title: "Agent jobs", Empty: "No project is followed.", JSON: rows, Columns: []Column{{Name: "Project"}}}
+	statuses := []string{"active", "completed", "failed", "archived", "lost", "paused"}
+	for _, st := range statuses {
+		s.Columns = append(s.Columns, Column{Name: st, Num: true})
+	}
+	s.Columns = append(s.Columns, Column{Name: "Unknown creates", Num: true}, Column{Name: "Oldest active"})
+	for i, r := range rows {
+		cells := []Cell{{Text: r.Project}}
+		for _, st := range statuses {
+			c := Cell{Text: fmt.Sprint(r.ByStatus[st])}
+			if st == "lost" && r.ByStatus[st] > 0 {
+				c.Level = LevelWarn
+			}
+			cells = append(cells, c)
+		}
+		c := Cell{Text: fmt.Sprint(r.UnknownCreates)}
+		if r.UnknownCreates > 0 {
+			c.Level = LevelWarn
+		}
+		oldest := Cell{Time: true}
+		if i == 0 {
+			oldest.At = ago(18 * time.Minute)
+		}
+		s.Rows = append(s.Rows, Row{Project: r.Project, Cells: append(cells, c, oldest)})
+	}
+	return s
+}
+
+// sampleDeployments is a section of single operations, newest first.
+func sampleDeployments() Section {
+	type row struct {
+		Project  string `json:"project"`
+		StatusID string `json:"status_id"`
+		Status   string `json:"status"`
+		Branch   string `json:"branch"`
+	}
+	rows := []row{{"acme-docs", "dep_5e1c07", "in_progress", "feat-search"}, {"acme-docs", "dep_5e1c06", "failure", "main"}}
+	s := Section{Key: "deployments", Title: "Deployments", Note: "Newest first.", JSON: rows,
+		Columns: []Column{{Name: "Project"}, {Name: "Status"}, {Name: "Branch"}, {Name: "Created"}}}
+	for i, r := range rows {
+		st := Cell{Text: r.Status, Code: true}
+		if r.Status == "failure" {
+			st.Level = LevelWarn
+		}
+		s.Rows = append(s.Rows, Row{Project: r.Project, Cells: []Cell{{Text: r.Project}, st, {Text: r.Branch, Code: true},
+			{Time: true, At: ago(time.Duration(i+1) * time.Minute)}}})
+	}
+	return s
+}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/go-kit/log/level"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 )
 
 // Handing over what a term could not save (issue 36, 4.1). A term that
@@ -28,7 +28,7 @@ import (
 const handoffTimeout = 30 * time.Second
 
 // keepHandoffs adds the operations an ended term could not save.
-func (l *Leader) keepHandoffs(us []tracker.Unsaved) {
+func (l *Leader) keepHandoffs(us []engine.Unsaved) {
 	for _, u := range us {
 		level.Warn(l.opts.Logger).Log("msg", "an operation acknowledged upstream was not saved before this replica stopped running the gateway: handing it to the replica that runs it",
 			"kind", u.Kind, "project", u.Project, u.Kind, u.ID, "intent", u.Intent)
@@ -54,7 +54,7 @@ func (l *Leader) deliverHandoffs(ctx context.Context) {
 // (2xx), or refused for good (4xx: its intent settled or dismissed
 // already, or the API does not know the id; an operator sees the intent
 // under unknown outcomes if it is still there).
-func (l *Leader) handOver(ctx context.Context, u tracker.Unsaved) bool {
+func (l *Leader) handOver(ctx context.Context, u engine.Unsaved) bool {
 	hctx, cancel := context.WithTimeout(ctx, handoffTimeout)
 	defer cancel()
 	req, err := gateway.HandoffRequest(hctx, u)

@@ -7,8 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/leader"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
@@ -23,7 +23,7 @@ func TestHelpTexts(t *testing.T) {
 	}
 	defer c.Close()
 	var reg tu.Registered
-	start := func(context.Context, tracker.StateStore, prometheus.Registerer) (*leader.Term, error) {
+	start := func(context.Context, engine.Store, prometheus.Registerer) (*leader.Term, error) {
 		return nil, nil
 	}
 	if _, err := leader.New(leader.Options{Cluster: c, Owner: "a", Advertise: "http://127.0.0.1:1", LeaseDuration: cfg.LeaseDuration,

@@ -1,16 +1,17 @@
-// Package leader runs the agent job gateway on one replica at a time
-// when replicas share a Redis. The replica holding the "agent" lease opens
-// the job state in Redis (fenced by that lease: a replica that lost it
-// cannot write), polls every active job and answers /api/; every other
-// replica forwards its /api/ requests there. When the holder dies, another
-// replica takes the lease within one lease duration and resumes from the
-// shared state: the same jobs, create intents and Idempotency-Keys, and the
-// create and message limits seeded from the jobs of the last hour.
+// Package leader runs the gateway and its engine (the operations of every
+// kind) on one replica at a time when replicas share a Redis. The replica
+// holding the "agent" lease opens the operations' state in Redis (fenced
+// by that lease: a replica that lost it cannot write), polls every
+// operation not final and answers /api/; every other replica forwards its
+// /api/ requests there. When the holder dies, another replica takes the
+// lease within one lease duration and resumes from the shared state: the
+// same operations, intents and Idempotency-Keys, and the local limits
+// seeded from what was started within their windows.
 //
-// One process runs the jobs at a time because the tracker's counting rules
-// (write before count, an idempotency key reserved before its create) are
-// those of one writer; a takeover is what a restart of a single exporter
-// is, with the state in Redis instead of a file.
+// One process runs the operations at a time because the engine's counting
+// rules (write before count, an idempotency key reserved before its start)
+// are those of one writer; a takeover is what a restart of a single
+// exporter is, with the state in Redis instead of a file.
 package leader
 
 import (
@@ -32,9 +33,9 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 )
@@ -55,13 +56,13 @@ type Term struct {
 	Follow func(ids []string) error
 	// SetProjects changes the projects that accept jobs (a reload).
 	SetProjects func(ids []string)
-	// Stop ends the term: polling stops, creates under way are recorded,
-	// the tracker is closed.
+	// Stop ends the term: polling stops, starts under way are recorded,
+	// the engine is closed.
 	Stop func()
 	// Unsaved lists, once the term is stopped, the operations the API
 	// acknowledged whose record the term could not save (nil: none): the
 	// leader hands each to whoever runs the gateway next (handoff.go).
-	Unsaved func() []tracker.Unsaved
+	Unsaved func() []engine.Unsaved
 }
 
 // Options configure a Leader.
@@ -75,7 +76,7 @@ type Options struct {
 	LeaseDuration time.Duration
 	// Start opens a term on the shared state st; the term's metrics
 	// register with reg (they are exported while the term lasts).
-	Start func(ctx context.Context, st tracker.StateStore, reg prometheus.Registerer) (*Term, error)
+	Start func(ctx context.Context, st engine.Store, reg prometheus.Registerer) (*Term, error)
 	// ForwardSecret is the secret the replicas share outside Redis
 	// (--cluster.forward-secret-file): forwarded requests are signed with
 	// it and forwarded only to a holder that proves it knows it (see
@@ -120,7 +121,7 @@ type Leader struct {
 	// handoffs are the operations ended terms could not save, until the
 	// replica running the gateway took each over (Run's goroutine alone
 	// uses them).
-	handoffs []tracker.Unsaved
+	handoffs []engine.Unsaved
 }
 
 // holderTTL is how long a replica reuses the holder it read.
@@ -130,15 +131,15 @@ const holderTTL = time.Second
 func New(opts Options) (*Leader, error) {
 	switch {
 	case opts.Cluster == nil || opts.Start == nil:
-		return nil, errors.New("agent job gateway on replicas: no shared Redis or no way to start it")
+		return nil, errors.New("gateway on replicas: no shared Redis or no way to start it")
 	case opts.LeaseDuration <= 0:
-		return nil, errors.New("agent job gateway on replicas: the lease duration must be positive")
+		return nil, errors.New("gateway on replicas: the lease duration must be positive")
 	case len(opts.ForwardSecret) < MinSecretBytes:
-		return nil, fmt.Errorf("agent job gateway on replicas: a forward secret of at least %d bytes is required (cluster.forward_secret_file, --cluster.forward-secret-file): "+
+		return nil, fmt.Errorf("gateway on replicas: a forward secret of at least %d bytes is required (cluster.forward_secret_file, --cluster.forward-secret-file): "+
 			"the replicas authenticate each other with it, not with what Redis says", MinSecretBytes)
 	}
 	if _, err := url.Parse(opts.Advertise); err != nil || !strings.Contains(opts.Advertise, "://") || strings.ContainsAny(opts.Advertise, " @") {
-		return nil, fmt.Errorf("agent job gateway on replicas: advertise URL %q: want scheme://host:port", opts.Advertise)
+		return nil, fmt.Errorf("gateway on replicas: advertise URL %q: want scheme://host:port", opts.Advertise)
 	}
 	if opts.Logger == nil {
 		opts.Logger = log.NewNopLogger()
@@ -147,7 +148,7 @@ func New(opts Options) (*Leader, error) {
 		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		role: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mintlify_exporter_cluster_agent_gateway",
-			Help: "Whether this replica runs the agent job gateway (1): it polls the jobs and answers /api/ for every replica.",
+			Help: "Whether this replica runs the gateway (1): it polls the jobs and answers /api/ for every replica.",
 		}),
 		stateLost: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mintlify_exporter_cluster_agent_state_lost",
@@ -156,7 +157,7 @@ func New(opts Options) (*Leader, error) {
 	if opts.Registerer != nil {
 		for _, c := range []prometheus.Collector{l.role, l.stateLost, l.metrics} {
 			if err := opts.Registerer.Register(c); err != nil {
-				return nil, fmt.Errorf("agent job gateway on replicas: metrics: %w", err)
+				return nil, fmt.Errorf("gateway on replicas: metrics: %w", err)
 			}
 		}
 	}
@@ -219,7 +220,7 @@ func (l *Leader) begin(ctx context.Context, leases *sharedredis.Leases) (bool, s
 	if err != nil || !ok {
 		return false, lease
 	}
-	schema, upgrades, buckets := tracker.Layout()
+	schema, upgrades, buckets := engine.Layout()
 	st, err := store.OpenRedis(ctx, l.opts.Cluster, store.RedisOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets, Fence: &lease, Known: l.known})
 	if errors.Is(err, store.ErrStateLost) {
 		l.setLost(err)
@@ -231,7 +232,7 @@ func (l *Leader) begin(ctx context.Context, leases *sharedredis.Leases) (bool, s
 		term, err = l.opts.Start(ctx, st, l.metrics)
 	}
 	if err != nil {
-		level.Error(l.opts.Logger).Log("msg", "could not start the agent job gateway on the shared state; another replica may try", "err", err)
+		level.Error(l.opts.Logger).Log("msg", "could not start the gateway on the shared state; another replica may try", "err", err)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		_ = leases.Release(rctx, lease)
 		cancel()
@@ -241,7 +242,7 @@ func (l *Leader) begin(ctx context.Context, leases *sharedredis.Leases) (bool, s
 	l.term = term
 	l.mu.Unlock()
 	l.role.Set(1)
-	level.Info(l.opts.Logger).Log("msg", "this replica now runs the agent job gateway: it polls the jobs and answers /api/ for every replica", "token", lease.Token)
+	level.Info(l.opts.Logger).Log("msg", "this replica now runs the gateway: it polls the jobs and answers /api/ for every replica", "token", lease.Token)
 	return true, lease
 }
 
@@ -259,7 +260,7 @@ func (l *Leader) checkState(ctx context.Context) bool {
 		l.known = known
 		if l.lost.Swap(nil) != nil {
 			l.stateLost.Set(0)
-			level.Info(l.opts.Logger).Log("msg", "the agent state in Redis was accepted or re-imported by an operator: the agent job gateway runs again")
+			level.Info(l.opts.Logger).Log("msg", "the agent state in Redis was accepted or re-imported by an operator: the gateway runs again")
 		}
 	}
 	return l.lost.Load() != nil
@@ -269,7 +270,7 @@ func (l *Leader) setLost(err error) {
 	msg := err.Error()
 	if l.lost.Swap(&msg) == nil {
 		l.stateLost.Set(1)
-		level.Error(l.opts.Logger).Log("msg", "the agent job gateway refuses jobs: its state in Redis was lost", "err", err)
+		level.Error(l.opts.Logger).Log("msg", "the gateway refuses jobs: its state in Redis was lost", "err", err)
 	}
 }
 
@@ -287,7 +288,7 @@ func (l *Leader) endTerm(why string, err error) {
 		l.keepHandoffs(term.Unsaved())
 	}
 	l.metrics.reset()
-	level.Warn(l.opts.Logger).Log("msg", "this replica no longer runs the agent job gateway", "reason", why, "err", err)
+	level.Warn(l.opts.Logger).Log("msg", "this replica no longer runs the gateway", "reason", why, "err", err)
 }
 
 func (l *Leader) current() *Term {
@@ -348,12 +349,12 @@ func (l *Leader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if fromReplica || r.Header.Get(forwardedHeader) != "" {
-		gateway.WriteUnavailable(w, "the agent job gateway is moving to another replica; retry", retry)
+		gateway.WriteUnavailable(w, "the gateway is moving to another replica; retry", retry)
 		return
 	}
 	target, lease, ok := l.holderURL(r.Context())
 	if !ok {
-		gateway.WriteUnavailable(w, "no replica runs the agent job gateway now (the shared Redis is unreachable, or a replica is taking over); retry", retry)
+		gateway.WriteUnavailable(w, "no replica runs the gateway now (the shared Redis is unreachable, or a replica is taking over); retry", retry)
 		return
 	}
 	if err := l.ensureProven(r.Context(), target, lease); err != nil {
@@ -385,15 +386,15 @@ func (l *Leader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if opErr := (*net.OpError)(nil); errors.As(err, &opErr) && opErr.Op == "dial" {
 				// Nothing was sent: the replica is gone (its lease not
 				// expired yet). Not done, so a plain 503.
-				gateway.WriteUnavailable(w, "the replica running the agent job gateway is unreachable; another takes over within the lease; retry", retry)
+				gateway.WriteUnavailable(w, "the replica running the gateway is unreachable; another takes over within the lease; retry", retry)
 				return
 			}
 			// The request may have reached the gateway before its replica
 			// went away: a create's outcome is unknown, so not a 503 ("not
 			// done"), but a 502. A retry with the same Idempotency-Key is
 			// safe; a create without one shows up in unknown_creates.
-			level.Warn(l.opts.Logger).Log("msg", "the replica running the agent job gateway did not answer a forwarded request", "replica", target.Host, "err", err)
-			gateway.WriteBadGateway(w, "the replica running the agent job gateway did not answer: the outcome is unknown; retry with the same Idempotency-Key, or look for the job (or an unknown create) before creating it again")
+			level.Warn(l.opts.Logger).Log("msg", "the replica running the gateway did not answer a forwarded request", "replica", target.Host, "err", err)
+			gateway.WriteBadGateway(w, "the replica running the gateway did not answer: the outcome is unknown; retry with the same Idempotency-Key, or look for the job (or an unknown create) before creating it again")
 		},
 	}
 	proxy.ServeHTTP(w, r)

@@ -17,10 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/leader"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
 	tu "github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
@@ -87,7 +87,7 @@ func newReplica(t *testing.T, name, addr string) *replica {
 	var h atomic.Pointer[leader.Leader]
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { serve(h.Load(), w, req) }))
 	t.Cleanup(r.srv.Close)
-	start := func(_ context.Context, st tracker.StateStore, treg prometheus.Registerer) (*leader.Term, error) {
+	start := func(_ context.Context, st engine.Store, treg prometheus.Registerer) (*leader.Term, error) {
 		served := prometheus.NewCounter(prometheus.CounterOpts{Name: "test_term_requests_total", Help: "Requests the term served."})
 		treg.MustRegister(served)
 		return &leader.Term{
@@ -396,9 +396,16 @@ func TestLostStateStopsTheGatewayUntilAccepted(t *testing.T) {
 	waitFor(t, "a replica running the gateway again", func() bool { return a.holds() || b.holds() })
 	for _, r := range []*replica{a, b} {
 		waitFor(t, r.name+" clearing the lost state", func() bool { return r.gauge("mintlify_exporter_cluster_agent_state_lost") == 0 })
-		if code, _ := r.get(t, ""); code != http.StatusOK {
-			t.Errorf("request to %s after the accept: %d", r.name, code)
-		}
+		// A 503 "Redis is unreachable" is a read of the lease that took
+		// more than the test replicas' 150 ms (a loaded machine): asked
+		// again. Any other answer but 200 fails.
+		waitFor(t, r.name+" answering after the accept", func() bool {
+			code, body := r.get(t, "")
+			if code != http.StatusOK && !strings.Contains(body, "Redis is unreachable") {
+				t.Errorf("request to %s after the accept: %d %s", r.name, code, body)
+			}
+			return code == http.StatusOK
+		})
 	}
 }
 
@@ -429,7 +436,13 @@ func TestRewrittenLeaseGetsNoCredentials(t *testing.T) {
 	defer evil.Close()
 	holdAs(t, addr, evil.URL)
 	x := newReplica(t, "x", addr)
-	for range 3 {
+	// Three answers past the read of the lease. The test replicas give
+	// Redis 150 ms (their tests stop it); on a loaded machine a read can
+	// take longer, and the answer is then "the shared Redis is
+	// unreachable", which says nothing of the lease: asked again, not
+	// counted (a fixed number of tries once failed under load).
+	answers := 0
+	tu.Eventually(t, 0, "three answers through the rewritten lease", func() bool {
 		req, _ := http.NewRequest(http.MethodPost, x.srv.URL+"/api/v2/agent/p1/job", strings.NewReader(`{"prompt":"the roadmap"}`))
 		req.SetBasicAuth("alice", "her password")
 		req.Header.Set("Cookie", "session=s3cret")
@@ -439,10 +452,15 @@ func TestRewrittenLeaseGetsNoCredentials(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), "Redis is unreachable") {
+			return false
+		}
 		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "did not prove") {
 			t.Errorf("request through a rewritten lease: %d %s, want 503 saying the holder did not prove itself", resp.StatusCode, body)
 		}
-	}
+		answers++
+		return answers == 3
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	for _, r := range seen {
@@ -526,7 +544,7 @@ func TestForwardSecretIsRequired(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	start := func(context.Context, tracker.StateStore, prometheus.Registerer) (*leader.Term, error) {
+	start := func(context.Context, engine.Store, prometheus.Registerer) (*leader.Term, error) {
 		return nil, nil
 	}
 	for _, s := range [][]byte{nil, []byte("short")} {

@@ -1,9 +1,10 @@
-// Package statecmd is the `mintlify_exporter state` command: check a state
-// file of the agent job tracker, and salvage what is readable of a damaged
-// one into a new file (both read the file without bbolt, which panics on
-// some damaged files, and never change it); and, for replicas, decide what
-// becomes of agent state that Redis lost (accept-empty, import) and copy
-// it out of Redis (export).
+// Package statecmd is the `mintlify_exporter state` command: check the
+// state file of the operations the engine follows (of every kind), and
+// salvage what is readable of a damaged one into a new file (both read the
+// file without bbolt, which panics on some damaged files, and never change
+// it); and, for replicas, decide what becomes of the operations' state
+// that Redis lost (accept-empty, import) and copy it out of Redis
+// (export).
 package statecmd
 
 import (
@@ -18,8 +19,10 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
+	// The kinds, whose records check and salvage read.
+	_ "github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 )
 
@@ -75,7 +78,7 @@ var ErrDamaged = errors.New("damaged")
 func (c *Command) Run(cmd string, out io.Writer) error {
 	switch cmd {
 	case c.check.FullCommand():
-		rep, err := tracker.CheckState(c.checkFile)
+		rep, err := engine.CheckState(c.checkFile)
 		if err != nil {
 			return err
 		}
@@ -86,7 +89,7 @@ func (c *Command) Run(cmd string, out io.Writer) error {
 		}
 		return nil
 	case c.salvage.FullCommand():
-		rep, err := tracker.SalvageState(c.src, c.dst)
+		rep, err := engine.SalvageState(c.src, c.dst)
 		if rep != nil {
 			fmt.Fprint(out, rep)
 		}
@@ -114,7 +117,7 @@ func (c *Command) runRedis(cmd string, out io.Writer) error {
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	schema, upgrades, buckets := tracker.Layout()
+	schema, upgrades, buckets := engine.Layout()
 	opts := store.Options{Schema: schema, Upgrades: upgrades, Buckets: buckets, LockTimeout: time.Second}
 	switch cmd {
 	case c.accept.FullCommand():
@@ -126,7 +129,7 @@ func (c *Command) runRedis(cmd string, out io.Writer) error {
 			fmt.Fprintln(out, "the agent state in Redis is not marked lost: nothing to accept")
 			return nil
 		}
-		fmt.Fprintln(out, "accepted the agent state in Redis as it is: the replicas run the agent job gateway on it again within a lease round")
+		fmt.Fprintln(out, "accepted the agent state in Redis as it is: the replicas run the gateway on it again within a lease round")
 		return nil
 	case c.imp.FullCommand():
 		if st, err := os.Stat(c.importFile); err != nil {
@@ -138,15 +141,15 @@ func (c *Command) runRedis(cmd string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
-		fmt.Fprintf(out, "imported %s from %s into the agent state in Redis: the replicas run the agent job gateway on it within a lease round\n",
-			tracker.DescribeCounts(counts), c.importFile)
+		fmt.Fprintf(out, "imported %s from %s into the agent state in Redis: the replicas run the gateway on it within a lease round\n",
+			engine.DescribeCounts(counts), c.importFile)
 		return nil
 	default:
 		counts, err := store.ExportState(ctx, client, c.exportFile, opts)
 		if err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
-		fmt.Fprintf(out, "exported %s from the agent state in Redis into %s\n", tracker.DescribeCounts(counts), c.exportFile)
+		fmt.Fprintf(out, "exported %s from the agent state in Redis into %s\n", engine.DescribeCounts(counts), c.exportFile)
 		return nil
 	}
 }
@@ -167,7 +170,7 @@ func (c *Command) summary(out io.Writer, rep *store.Report) {
 	}
 	fmt.Fprintf(out, "salvaged %s into %s (%d from the file's tree, %d from loose pages, %d rebuilt from their keys); "+
 		"start the exporter with --agent.state-file=%s\n",
-		tracker.DescribeCounts(all), c.dst, sum(rep.Entries), sum(rep.Loose), sum(rep.Rebuilt), c.dst)
+		engine.DescribeCounts(all), c.dst, sum(rep.Entries), sum(rep.Loose), sum(rep.Rebuilt), c.dst)
 	if n := sum(rep.Rebuilt); n > 0 {
 		fmt.Fprintf(out, "warning: %d unreadable value(s) rebuilt from their keys alone: their idempotency keys are lost, so a retry with one "+
 			"would create a second job; rebuilt jobs show \"rebuilt\": true and count in mintlify_agent_state_unreadable_records; "+

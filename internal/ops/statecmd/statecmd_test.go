@@ -12,15 +12,15 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 func TestCheckAndSalvage(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile(filepath.Join("..", "tracker", "testdata", "state-v1.db"))
+	data, err := os.ReadFile(filepath.Join("..", "kinds", "testdata", "state-v1.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestCheckAndSalvage(t *testing.T) {
 		}
 	}
 	out, err = run("state", "salvage", good, filepath.Join(dir, "copy.db"))
-	if err != nil || !strings.Contains(out, "salvaged 8 jobs, 0 create intents and 0 message intents into") || strings.Contains(out, "warning") {
+	if err != nil || !strings.Contains(out, "salvaged 8 jobs, 0 intents, 0 message intents, ") || strings.Contains(out, "warning") {
 		t.Fatalf("salvage: %v\n%s", err, out)
 	}
 	if _, err := run("state", "salvage", good, filepath.Join(dir, "copy.db")); err == nil || !strings.Contains(err.Error(), "exists") {
@@ -159,7 +159,7 @@ func TestRedisCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	schema, upgrades, buckets := tracker.Layout()
+	schema, upgrades, buckets := engine.Layout()
 	if _, err := store.OpenRedis(t.Context(), c, store.RedisOptions{Schema: schema, Upgrades: upgrades, Buckets: buckets}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/store"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/tracker"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
-// stateStore is the tracker's interface, which the Redis store implements.
-type stateStore = tracker.StateStore
+// stateStore is the engine's interface, which the Redis store implements.
+type stateStore = engine.Store
 
 var _ stateStore = (*store.RedisStore)(nil)
 

@@ -1,6 +1,7 @@
-// Package store persists the job tracker's state in a bbolt file.
+// Package store persists the state of the operations the engine follows
+// (internal/ops/engine: every kind's records and intents) in a bbolt file.
 //
-// bbolt gives the crash safety the tracker needs without a temp-file dance:
+// bbolt gives the crash safety the engine needs without a temp-file dance:
 // every committed transaction is fsynced before Put or Delete returns, and a
 // process killed in the middle of a commit leaves the previous commit intact
 // (bbolt keeps two meta pages with checksums and uses the newest valid one).
@@ -8,7 +9,7 @@
 // costs a few fsyncs rather than one each.
 //
 // The store is a few plain key/value maps (buckets) with a schema version.
-// The tracker owns the value format and its version; the store keeps the
+// The engine owns the value format and its version; the store keeps the
 // version in the file, upgrades the stamp of a file of an older version the
 // caller still reads, and refuses any other.
 //
