@@ -434,7 +434,7 @@ func TestAgentKill9DuringFollowUpToARunningJob(t *testing.T) {
 		return true
 	})
 	for i, id := range ids {
-		status, msg, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:12s")
+		status, msg, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job/"+id+"/message", fmt.Sprintf("turn-2-%d", i), "second turn #fake:pr:5s")
 		if err != nil || status != http.StatusConflict || !strings.Contains(msg, "unknown") {
 			t.Errorf("retry of follow-up %d: HTTP %d %v %s", i, status, err, msg)
 		}
@@ -536,9 +536,7 @@ func TestAgentKill9DuringFollowUpAfterAnUnseenEnd(t *testing.T) {
 	}
 	x := start("30s")
 
-	// The second turn outlasts the kill and the restart on a busy machine
-	// (6 s did not under make test's two lanes).
-	const n, secondTurn = 10, 12 * time.Second
+	const n, secondTurn = 10, 6 * time.Second
 	var ids []string
 	for i := range n {
 		status, id, err := blackbox.SubmitKeyed(client, x.Base+"/api/v2/agent/p1/job", fmt.Sprintf("create-%d", i), fmt.Sprintf("first turn %d #fake:nopr:2s", i))
