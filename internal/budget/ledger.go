@@ -56,6 +56,10 @@ func (e *StalledError) Unwrap() error { return e.Err }
 // maxLedgerLine bounds what one line may hold: a Unix time in nanoseconds.
 const maxLedgerLine = 32
 
+// maxLedgerBytes bounds the file read at start: far above a compacted
+// ledger (a line per request of the hold window).
+const maxLedgerBytes = 16 << 20
+
 // openLedger reads the send times younger than hold from path (creating
 // the file and its directory when missing) and opens it for appending.
 func openLedger(path string, now time.Time, hold time.Duration) (*ledger, []time.Time, error) {
@@ -74,7 +78,9 @@ func openLedger(path string, now time.Time, hold time.Duration) (*ledger, []time
 }
 
 func readLedger(path string, now time.Time, hold time.Duration) ([]time.Time, error) {
-	f, err := os.Open(path)
+	// Never an open that blocks (a FIFO in its place) nor a read without
+	// end (a device): such a file is an error that names it.
+	f, _, err := statedir.Open(path, maxLedgerBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -54,6 +55,31 @@ func TestLedgerSurvivesRestart(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if len(strings.TrimSpace(string(data))) != 0 {
 		t.Errorf("ledger not compacted: %q", data)
+	}
+}
+
+// A FIFO in place of the ledger is an error that names it, at once: not an
+// open that waits for a writer for ever (issue 45: the start hung).
+func TestLedgerThatIsNoFileIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.log")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		b, err := New(Config{Limit: 5, LedgerPath: path})
+		if err == nil {
+			_ = b.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "FIFO") {
+			t.Errorf("New = %v, want an error naming the FIFO", err)
+		}
+	case <-time.After(time.Minute): // a hang guard, not a bound
+		t.Fatal("New blocked on a FIFO")
 	}
 }
 

@@ -21,6 +21,10 @@ import (
 // counted one row per id and is read again.
 const stateVersion = 2
 
+// maxStateBytes bounds a state file read: a FIFO, a device or a file over
+// it is damaged (never an open that blocks or a read without end).
+const maxStateBytes = 32 << 20
+
 // assistantState is what the assistant source knows of one project's
 // conversations: counts per local day, and where reading stopped. It is
 // small (a few maps per day) and kept in one JSON file per project.
@@ -95,7 +99,7 @@ func loadState(dir, project, location string) (*assistantState, error) {
 	if dir == "" {
 		return fresh, nil
 	}
-	data, err := os.ReadFile(stateFile(dir, project))
+	data, err := statedir.ReadFile(stateFile(dir, project), maxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fresh, nil
 	}

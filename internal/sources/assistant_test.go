@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -170,6 +171,20 @@ func TestAssistantStateFile(t *testing.T) {
 	checkAssistant(t, e, src, snap, q, "7d")
 	if snap.Meta().Requests < 2 {
 		t.Errorf("a damaged state was trusted: %d requests", snap.Meta().Requests)
+	}
+	// A FIFO in its place is damaged too, at once: not a read that waits
+	// for a writer for ever (issue 45).
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src = e.source(sources.NameAssistant) // a restart: the state is read
+	snap = e.walk(src, q)
+	checkAssistant(t, e, src, snap, q, "7d")
+	if snap.Meta().Requests < 2 {
+		t.Errorf("a FIFO in place of the state: %d requests", snap.Meta().Requests)
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // writeHealthy writes a state file with n entries in Jobs (several pages)
@@ -128,6 +130,37 @@ func TestOpenRefusesDamagedFilesWithoutPanicOrChange(t *testing.T) {
 				t.Errorf("Check says healthy:\n%s", rep)
 			}
 		})
+	}
+}
+
+// A FIFO in place of the state file is damaged, said at once by Open and
+// by Check: not an open that waits for a writer for ever (issue 45).
+func TestAFIFOIsRefusedAtOnce(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "agent.db")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan [2]error, 1)
+	go func() {
+		s, err := Open(path, opts)
+		if err == nil {
+			_ = s.Close()
+		}
+		_, cerr := Check(path, keepAll, pickFirst)
+		done <- [2]error{err, cerr}
+	}()
+	select {
+	case errs := <-done:
+		var de *DamagedError
+		if !errors.As(errs[0], &de) || !strings.Contains(errs[0].Error(), "not a regular file") {
+			t.Errorf("Open = %v, want a DamagedError: not a regular file", errs[0])
+		}
+		if !errors.As(errs[1], &de) {
+			t.Errorf("Check = %v, want a DamagedError", errs[1])
+		}
+	case <-time.After(time.Minute): // a hang guard, not a bound
+		t.Fatal("blocked on a FIFO")
 	}
 }
 

@@ -63,7 +63,7 @@ type found struct {
 
 // read reads the file at path without bbolt; rebuild may be nil.
 func read(path string, classify Classify, pick Pick, rebuild Rebuild) (*Report, *found, error) {
-	f, err := os.Open(path)
+	f, err := openFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("state file: %w", err)
 	}

@@ -155,11 +155,26 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// openFile opens the state file for reading. A FIFO, a socket or a device
+// in its place is damaged, refused before an open that would block or a
+// read without end (a symlink to a regular file is followed: the path is
+// the operator's).
+func openFile(path string) (*os.File, error) {
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+		return nil, &DamagedError{Path: path, Problem: "not a regular file (" + info.Mode().Type().String() + ")"}
+	}
+	return os.Open(path)
+}
+
 // verifyPath checks an existing, non-empty file before bbolt opens it.
 func verifyPath(path string) error {
-	f, err := os.Open(path)
+	f, err := openFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
+	}
+	var damaged *DamagedError
+	if errors.As(err, &damaged) {
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("agent state file %s: %w", path, err)
