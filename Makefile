@@ -97,6 +97,9 @@ lint: cyclo
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@# The tagged tests (make e2e, soak, conformance) are built and vetted
+	@# here too: a rename must not break them only in CI's later steps.
+	$(GO) vet -tags e2e,soak,conformance ./...
 	$(GO) tool staticcheck ./...
 
 # No function above cyclomatic 20 (gocyclo, a `go tool` dependency) in the

@@ -23,7 +23,6 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/internal/exporter"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/logging"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
@@ -298,7 +297,11 @@ func TestSoak(t *testing.T) {
 		if err != nil || status != 200 {
 			t.Fatalf("jobs: HTTP %d %v", status, err)
 		}
-		var l gateway.JobList
+		var l struct {
+			Jobs []struct {
+				ID string `json:"id"`
+			} `json:"jobs"`
+		}
 		if err := json.Unmarshal(body, &l); err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +322,9 @@ func TestSoak(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var l gateway.UnknownCreateList
+		var l struct {
+			UnknownCreates []json.RawMessage `json:"unknownCreates"`
+		}
 		if err := json.Unmarshal(body, &l); err != nil {
 			t.Fatal(err)
 		}

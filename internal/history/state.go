@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/statedir"
 )
 
 // stateVersion changes when what a day file holds does: a state directory
@@ -60,12 +61,17 @@ func paramsOf(cfg Config) params {
 	return out
 }
 
+// maxStateFile bounds a file of the state directory read: a FIFO, a
+// device or a file over it is an error that names it, never an open that
+// blocks or a read without end.
+const maxStateFile = 32 << 20
+
 // checkParams refuses a state directory of other settings, and records
 // the projects it did not know yet.
 func checkParams(cfg Config) error {
 	want := paramsOf(cfg)
 	file := filepath.Join(cfg.StateDir, "params.json")
-	data, err := os.ReadFile(file)
+	data, err := statedir.ReadFile(file, maxStateFile)
 	if errors.Is(err, os.ErrNotExist) {
 		data, _ = json.Marshal(want)
 		return writeAtomic(file, data)
@@ -144,7 +150,7 @@ func record(def *sources.Def, snap sources.Snapshot, project, window string) ([]
 }
 
 func readDay(file string) (*dayFile, error) {
-	data, err := os.ReadFile(file)
+	data, err := statedir.ReadFile(file, maxStateFile)
 	if err != nil {
 		return nil, err
 	}
