@@ -75,7 +75,7 @@ func serve(l *leader.Leader, w http.ResponseWriter, r *http.Request) {
 func newReplica(t *testing.T, name, addr string) *replica {
 	t.Helper()
 	cfg := config.ClusterDefaults()
-	cfg.Address, cfg.Timeout = addr, 150*time.Millisecond
+	cfg.Address, cfg.Timeout = addr, time.Second
 	clusterReg := prometheus.NewRegistry()
 	c, err := sharedredis.New(cfg, clusterReg, nil)
 	if err != nil {
@@ -397,7 +397,7 @@ func TestLostStateStopsTheGatewayUntilAccepted(t *testing.T) {
 	for _, r := range []*replica{a, b} {
 		waitFor(t, r.name+" clearing the lost state", func() bool { return r.gauge("mintlify_exporter_cluster_agent_state_lost") == 0 })
 		// A 503 "Redis is unreachable" is a read of the lease that took
-		// more than the test replicas' 150 ms (a loaded machine): asked
+		// more than the test replicas' second (a loaded machine): asked
 		// again. Any other answer but 200 fails.
 		waitFor(t, r.name+" answering after the accept", func() bool {
 			code, body := r.get(t, "")
@@ -437,7 +437,7 @@ func TestRewrittenLeaseGetsNoCredentials(t *testing.T) {
 	holdAs(t, addr, evil.URL)
 	x := newReplica(t, "x", addr)
 	// Three answers past the read of the lease. The test replicas give
-	// Redis 150 ms (their tests stop it); on a loaded machine a read can
+	// Redis a second (their tests stop it); on a loaded machine a read can
 	// take longer, and the answer is then "the shared Redis is
 	// unreachable", which says nothing of the lease: asked again, not
 	// counted (a fixed number of tries once failed under load).
