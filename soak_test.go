@@ -124,13 +124,16 @@ func settledGoroutines(limit int) int {
 // seconds.
 func walkedWell(t *testing.T, base, what string) {
 	t.Helper()
-	blackbox.Eventually(t, 0, what, func() bool {
+	var late []string // the demands not walked well at the last look, for the failure
+	testutil.Eventually(t, testutil.Slack(testutil.Patience), what, func() bool {
 		body, status, err := blackbox.GetBody(base + "/?format=json")
 		if err != nil || status != http.StatusOK {
 			return false
 		}
 		var r struct {
 			Demands []struct {
+				Project string `json:"project"`
+				Source  string `json:"source"`
 				Window  string `json:"window"`
 				Result  string `json:"result"`
 				Running bool   `json:"running"`
@@ -139,13 +142,17 @@ func walkedWell(t *testing.T, base, what string) {
 		if err := json.Unmarshal(body, &r); err != nil {
 			return false
 		}
+		late = late[:0]
 		for _, d := range r.Demands {
-			if d.Running || (d.Window != "yesterday" && d.Result != "ok") {
-				return false
+			// A walk whose pages did not end (the endless and repeated
+			// cursor faults) waits a budget window by design
+			// (refresh.retryInterval): it serves its last good data.
+			if d.Running || (d.Window != "yesterday" && d.Result != "ok" && d.Result != "pagination") {
+				late = append(late, fmt.Sprintf("%s/%s/%s %s running=%v", d.Project, d.Source, d.Window, d.Result, d.Running))
 			}
 		}
-		return len(r.Demands) > 0
-	})
+		return len(late) == 0 && len(r.Demands) > 0
+	}, func() string { return strings.Join(late, "; ") })
 }
 
 // TestSoak runs the exporter in this process against the fake API for
@@ -346,7 +353,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	// Back to baseline once the load is gone: every demand walked well
-	// again after the last fault.
+	// again after the last fault (or waiting after pages that never ended).
 	walkedWell(t, x.base, "every demand walked well again after the faults")
 	dropConns()
 	endG, endHeap := settledGoroutines(baseG+5), liveHeap()

@@ -152,9 +152,11 @@ func startOpsReplicas(t *testing.T, addr, api, prefix string, lease time.Duratio
 		fwd := testutil.FreeAddr(t)
 		own := filepath.Join(dir, name+".yml")
 		blackbox.WriteFile(t, own, shared+"  advertise_url: http://"+fwd+"\n")
-		args := append([]string{"--config.file=" + own, "--mintlify.api-url=" + api, "--web.listen-address=" + fwd,
+		args := append([]string{"--config.file=" + own, "--mintlify.api-url=" + api,
 			"--agent.poll-interval=200ms", "--agent.state-file=" + filepath.Join(dir, name, "agent.db"), "--mintlify.max-retries=0"}, k.flags()...)
-		x := testutil.StartExporter(t, k.binary(t), nil, args...)
+		// One listener, the advertised one: a second from StartExporter
+		// once drew the same port and the replica failed to start.
+		x := testutil.StartExporterAt(t, k.binary(t), fwd, nil, args...)
 		testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
 		replicas[name] = x
 	}
