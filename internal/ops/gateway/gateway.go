@@ -290,7 +290,6 @@ func HandoffRequest(ctx context.Context, u engine.Unsaved) (*http.Request, error
 	if err != nil {
 		return nil, fmt.Errorf("handing over %s %s: %w", u.Kind, u.ID, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
 	req.RemoteAddr = "handoff"
 	return req, nil
 }

@@ -96,7 +96,7 @@ func TestDeploymentRefusals(t *testing.T) {
 		{"not an object", "POST", "/api/v1/project/update/d1", `[]`, nil, 400, ""},
 		{"two values", "POST", "/api/v1/project/preview/d1", `{"branch":"a"} {}`, nil, 400, ""},
 		{"body too large", "POST", "/api/v1/project/preview/d1", `{"branch": "a", "pad": "` + strings.Repeat("x", 5000) + `"}`, nil, 413, ""},
-		{"not JSON", "POST", "/api/v1/project/update/d1", "", []string{"Content-Type", "text/plain"}, 415, ""},
+		{"not JSON", "POST", "/api/v1/project/update/d1", "x", []string{"Content-Type", "text/plain"}, 415, ""},
 		{"bad Idempotency-Key", "POST", "/api/v1/project/update/d1", "", []string{"Idempotency-Key", strings.Repeat("k", 256)}, 400, ""},
 		{"bad kind", "POST", "/api/v1/project/d1/update-status/x/track", `{"kind": "rollback"}`, nil, 400, ""},
 		{"GET a trigger", "GET", "/api/v1/project/update/d1", "", nil, 405, "POST"},

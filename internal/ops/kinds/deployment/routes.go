@@ -174,9 +174,6 @@ func parseBranch(raw json.RawMessage) (string, error) {
 // an optional {"kind": "update"|"preview"} (with ?intent=, the trigger's
 // intent knows its kind).
 func (r *routes) track(w http.ResponseWriter, req *http.Request, project string) {
-	if !gateway.NeedJSON(w, req) {
-		return
-	}
 	var body struct {
 		Kind *string `json:"kind"`
 	}
