@@ -35,8 +35,7 @@ var gatewayRoutes = map[string][]string{
 // (issue 44, 2: the gateway helper's to fix), as "METHOD /path: why". The
 // test fails when the failures differ from these, either way: fix the
 // gateway, then remove what it fixed here.
-var knownGatewayFailures = []string{
-}
+var knownGatewayFailures = []string{}
 
 // TestGatewayUnderGeneratedRequests, part 3: Portman turns the reference of
 // the routes the gateway serves into requests (one per operation, each with
