@@ -50,6 +50,10 @@ type Config struct {
 	// agent job creates and follow-ups per project in any hour (429 beyond
 	// them, nothing sent); 0 disables one.
 	CreateLimitPerHour, MessageLimitPerHour int
+	// ExportStartLimitPerHour is the local limit of static export starts
+	// per project in any hour (the API documents none: a loop in CI must
+	// not flood it); 0 disables it.
+	ExportStartLimitPerHour int
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 	// Exported says whether the exporter exports a project, so that a
@@ -75,7 +79,9 @@ func Defaults() Config {
 		// hour per project.
 		CreateLimitPerHour:  100,
 		MessageLimitPerHour: 100,
-		UpstreamTimeout:     60 * time.Second,
+		// Ours: the API documents no limit on static exports.
+		ExportStartLimitPerHour: 100,
+		UpstreamTimeout:         60 * time.Second,
 	}
 }
 
@@ -85,6 +91,7 @@ func (c *Config) Validate() error {
 		config.Field("MaxPromptBytes", config.InRange(c.MaxPromptBytes, 1, maxMaxPromptBytes)),
 		config.Field("CreateLimitPerHour", config.AtLeast(c.CreateLimitPerHour, 0)),
 		config.Field("MessageLimitPerHour", config.AtLeast(c.MessageLimitPerHour, 0)),
+		config.Field("ExportStartLimitPerHour", config.AtLeast(c.ExportStartLimitPerHour, 0)),
 		config.Field("UpstreamTimeout", config.Positive(c.UpstreamTimeout)),
 	)
 }

@@ -32,12 +32,14 @@ var listStatuses = []string{apiclient.StaticExportQueued, apiclient.StaticExport
 // routes are the static export routes on a gateway.
 type routes struct {
 	*Kind
-	g *gateway.Gateway
+	g      *gateway.Gateway
+	starts *gateway.Limiter
 }
 
 // Routes adds the static export routes to g.
 func (k *Kind) Routes(g *gateway.Gateway) error {
-	r := &routes{Kind: k, g: g}
+	r := &routes{Kind: k, g: g, starts: g.Limit("static_export_starts", "static export start", "static exports", g.Config().ExportStartLimitPerHour, time.Hour, false)}
+	r.starts.Seed(func(window time.Duration) map[string][]time.Time { return k.ops.Recent(window, nil, nil) })
 	for _, rt := range []struct {
 		pattern, allow string
 		h              func(http.ResponseWriter, *http.Request, string)
@@ -75,8 +77,12 @@ func (r *routes) start(w http.ResponseWriter, req *http.Request, project string)
 	}
 	ctx, cancel := r.g.Context(req)
 	defer cancel()
-	x, err := r.Start(ctx, Request{Project: project, Body: body, IdempotencyKey: key})
+	at, admitted := r.g.Config().Now(), false
+	x, err := r.Start(ctx, Request{Project: project, Body: body, IdempotencyKey: key, Admit: r.starts.Admit(project, at, &admitted)})
 	if err != nil {
+		if admitted && gateway.NothingSent(err) {
+			r.starts.Release(project, at)
+		}
 		r.failed(w, project, "start static export", err)
 		return
 	}
