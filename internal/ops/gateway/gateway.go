@@ -107,9 +107,10 @@ type Gateway struct {
 	// limits are the local limits by name (Limit), shared by the kinds
 	// that draw on one; series pre-create the kinds' series of a project
 	// (SetProjects).
-	mu     sync.Mutex
-	limits map[string]*Limiter
-	series []func(project string)
+	mu       sync.Mutex
+	limits   map[string]*Limiter
+	series   []func(project string)
+	projects []string
 }
 
 // New validates cfg and serves the routes of e's kinds: those whose
@@ -159,12 +160,20 @@ func (g *Gateway) Series(fn func(project string)) {
 func (g *Gateway) SetProjects(projects []string) {
 	g.mu.Lock()
 	series := slices.Clone(g.series)
+	g.projects = slices.Clone(projects)
 	g.mu.Unlock()
 	for _, p := range projects {
 		for _, fn := range series {
 			fn(p)
 		}
 	}
+}
+
+// Projects are the projects the gateway accepts (the last SetProjects).
+func (g *Gateway) Projects() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.projects)
 }
 
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
