@@ -1,6 +1,7 @@
 package kinds_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
@@ -199,5 +201,29 @@ func TestStaticExportStartLimit(t *testing.T) {
 	e.clock.Advance(50 * time.Minute)
 	if r := start("d1"); r.status != http.StatusAccepted {
 		t.Errorf("a start an hour later: HTTP %d %s, want 202", r.status, r.body)
+	}
+}
+
+// TestStaticExportReadThrough (issue 44, 2): an export the gateway does
+// not follow is read from the API with the organization's key and
+// answered as the API answers it, and stays not followed; one the API
+// does not know is the API's 404.
+func TestStaticExportReadThrough(t *testing.T) {
+	t.Parallel()
+	e := newDeployEnv(t, "d1")
+	x, err := e.api.StartStaticExport(context.Background(), apiclient.StaticExportRequest{Domain: "docs.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v apiclient.StaticExportJob
+	r := e.call("GET", "/api/v1/static-export/d1/jobs/"+x.JobID, "")
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &v) != nil || v.JobID != x.JobID || v.Status == "" {
+		t.Errorf("an export not followed: HTTP %d %s, want 200 with the API's answer", r.status, r.body)
+	}
+	if r := e.call("GET", "/api/v1/static-export/d1/jobs", ""); !strings.Contains(string(r.body), `"exports":[]`) {
+		t.Errorf("an export read through is followed: %s", r.body)
+	}
+	if r := e.call("GET", "/api/v1/static-export/d1/jobs/nope", ""); r.status != http.StatusNotFound || r.errorMessage(t) == "" {
+		t.Errorf("an export the API does not know: HTTP %d %s, want 404 JSON", r.status, r.body)
 	}
 }

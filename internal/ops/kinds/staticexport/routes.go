@@ -106,15 +106,27 @@ func (r *routes) failed(w http.ResponseWriter, project, op string, err error) {
 	r.g.Fail(w, project, op, err)
 }
 
-// one handles GET .../jobs/{jobId}.
+// one handles GET .../jobs/{jobId}: an export not followed is read
+// through to the API with the organization's key, and answered as the
+// API answers it (issue 44), not followed (track does that).
 func (r *routes) one(w http.ResponseWriter, req *http.Request, project string) {
-	it, ok := r.ops.One(project, req.PathValue("jobId"))
-	var v any
-	if ok {
-		v = ViewOf(it)
+	id := req.PathValue("jobId")
+	if it, ok := r.ops.One(project, id); ok {
+		gateway.WriteJSON(w, http.StatusOK, ViewOf(it))
+		return
 	}
-	gateway.ServeOne(w, v, ok, "static export not followed by this exporter (POST "+
-		"/api/v1/static-export/{projectId}/jobs/{jobId}/track follows one started elsewhere)")
+	ctx, cancel := r.g.Context(req)
+	defer cancel()
+	c, err := r.ops.Engine().Client(project, true)
+	var x apiclient.StaticExportJob
+	if err == nil {
+		x, err = c.GetStaticExport(ctx, id)
+	}
+	if err != nil {
+		r.failed(w, project, "read static export", err)
+		return
+	}
+	gateway.WriteJSON(w, http.StatusOK, x)
 }
 
 // list handles GET .../jobs?status=&limit=.
