@@ -16,8 +16,8 @@ import (
 // their JSON body. No route demands a Content-Type: a browser's
 // cross-site request is refused before any route (net/http's
 // CrossOriginProtection, internal/server), and a route the API's
-// reference declares no body for (an update, an automation trigger, a
-// bundle) reads none, so that a client of the API works unchanged.
+// reference declares no body for (an update, an automation trigger)
+// takes a POST without one, so that a client of the API works unchanged.
 
 // BadRequest is a refused request: its status, reason and message.
 type BadRequest = Answer
