@@ -21,7 +21,7 @@ import (
 const (
 	ReasonBadRequest           = "bad_request"            // 400: malformed body or value
 	ReasonTooLarge             = "too_large"              // 413: body over its limit
-	ReasonUnsupportedMediaType = "unsupported_media_type" // 415: Content-Type is not application/json
+	ReasonUnsupportedMediaType = "unsupported_media_type" // 415: a body declared another type than JSON
 	ReasonRateLimited          = "rate_limited"           // 429: a local limit, or the API's 429 / Retry-After
 	ReasonUpstreamError        = "upstream_error"         // the API answered an error, or could not be reached
 	ReasonIdempotencyConflict  = "idempotency_conflict"   // 409/422: Idempotency-Key in flight, of unknown outcome, or reused with another body

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"strconv"
+
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 )
@@ -44,11 +46,13 @@ func RegisterFlags(app config.Flagger) *Flags {
 		f.On[d.Name] = on
 	}
 	config.BytesVar(app, "agent.max-prompt-bytes", "Largest request body (and so prompt) the gateway accepts for a job, e.g. 64KiB; larger ones get 413.", &f.Config.MaxPromptBytes)
+	app.Flag("static-export.start-limit", "Static exports the gateway starts per project in any hour; more get 429 and nothing is sent (0: no local limit).").
+		Default(strconv.Itoa(f.Config.ExportStartLimitPerHour)).IntVar(&f.Config.ExportStartLimitPerHour)
 	return f
 }
 
 // ValidateFlags is Validate with each error naming its flag.
 func (f *Flags) ValidateFlags() error {
 	c := f.Config
-	return config.Rename(c.Validate(), map[string]string{"MaxPromptBytes": "--agent.max-prompt-bytes"})
+	return config.Rename(c.Validate(), map[string]string{"MaxPromptBytes": "--agent.max-prompt-bytes", "ExportStartLimitPerHour": "--static-export.start-limit"})
 }

@@ -50,6 +50,10 @@ type Config struct {
 	// agent job creates and follow-ups per project in any hour (429 beyond
 	// them, nothing sent); 0 disables one.
 	CreateLimitPerHour, MessageLimitPerHour int
+	// ExportStartLimitPerHour is the local limit of static export starts
+	// per project in any hour (the API documents none: a loop in CI must
+	// not flood it); 0 disables it.
+	ExportStartLimitPerHour int
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 	// Exported says whether the exporter exports a project, so that a
@@ -75,7 +79,9 @@ func Defaults() Config {
 		// hour per project.
 		CreateLimitPerHour:  100,
 		MessageLimitPerHour: 100,
-		UpstreamTimeout:     60 * time.Second,
+		// Ours: the API documents no limit on static exports.
+		ExportStartLimitPerHour: 100,
+		UpstreamTimeout:         60 * time.Second,
 	}
 }
 
@@ -85,6 +91,7 @@ func (c *Config) Validate() error {
 		config.Field("MaxPromptBytes", config.InRange(c.MaxPromptBytes, 1, maxMaxPromptBytes)),
 		config.Field("CreateLimitPerHour", config.AtLeast(c.CreateLimitPerHour, 0)),
 		config.Field("MessageLimitPerHour", config.AtLeast(c.MessageLimitPerHour, 0)),
+		config.Field("ExportStartLimitPerHour", config.AtLeast(c.ExportStartLimitPerHour, 0)),
 		config.Field("UpstreamTimeout", config.Positive(c.UpstreamTimeout)),
 	)
 }
@@ -100,9 +107,10 @@ type Gateway struct {
 	// limits are the local limits by name (Limit), shared by the kinds
 	// that draw on one; series pre-create the kinds' series of a project
 	// (SetProjects).
-	mu     sync.Mutex
-	limits map[string]*Limiter
-	series []func(project string)
+	mu       sync.Mutex
+	limits   map[string]*Limiter
+	series   []func(project string)
+	projects []string
 }
 
 // New validates cfg and serves the routes of e's kinds: those whose
@@ -152,12 +160,20 @@ func (g *Gateway) Series(fn func(project string)) {
 func (g *Gateway) SetProjects(projects []string) {
 	g.mu.Lock()
 	series := slices.Clone(g.series)
+	g.projects = slices.Clone(projects)
 	g.mu.Unlock()
 	for _, p := range projects {
 		for _, fn := range series {
 			fn(p)
 		}
 	}
+}
+
+// Projects are the projects the gateway accepts (the last SetProjects).
+func (g *Gateway) Projects() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.projects)
 }
 
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
@@ -290,7 +306,6 @@ func HandoffRequest(ctx context.Context, u engine.Unsaved) (*http.Request, error
 	if err != nil {
 		return nil, fmt.Errorf("handing over %s %s: %w", u.Kind, u.ID, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
 	req.RemoteAddr = "handoff"
 	return req, nil
 }

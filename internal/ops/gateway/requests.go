@@ -13,43 +13,22 @@ import (
 )
 
 // Reading the requests of every kind's routes: their Idempotency-Key,
-// their JSON body.
-
-// contentTypeMsg is the answer to a POST that is not JSON.
-const contentTypeMsg = "Content-Type must be application/json"
-
-// JSONContentType reports whether r declares a JSON body. Every POST of the
-// gateway requires it, bodies it ignores included: a browser sends a
-// cross-site form (urlencoded, multipart, text/plain) without asking, but
-// never application/json, so a page cannot make a browser that has the
-// basic-auth credentials cached act on the gateway.
-func JSONContentType(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && mt == "application/json"
-}
-
-// NeedJSON answers 415 and reports false when r is not declared JSON.
-func NeedJSON(w http.ResponseWriter, r *http.Request) bool {
-	if !JSONContentType(r) {
-		WriteError(w, http.StatusUnsupportedMediaType, contentTypeMsg)
-		return false
-	}
-	return true
-}
+// their JSON body. No route demands a Content-Type: a browser's
+// cross-site request is refused before any route (net/http's
+// CrossOriginProtection, internal/server), and a route the API's
+// reference declares no body for (an update, an automation trigger)
+// takes a POST without one, so that a client of the API works unchanged.
 
 // BadRequest is a refused request: its status, reason and message.
 type BadRequest = Answer
 
-// Refuse is the answer to a request refused before anything was done: 415
-// when it is not JSON, 400 for a bad Idempotency-Key; nil when neither.
-// key is its Idempotency-Key ("" without one).
+// Refuse is the answer to a request refused before anything was done: 400
+// for a bad Idempotency-Key; nil when none. key is its Idempotency-Key
+// ("" without one).
 func Refuse(r *http.Request) (key string, bad *BadRequest) {
-	if !JSONContentType(r) {
-		return "", &BadRequest{Status: http.StatusUnsupportedMediaType, Reason: ReasonUnsupportedMediaType, Msg: contentTypeMsg}
-	}
 	key, err := IdempotencyKey(r.Header)
 	if err != nil {
-		return "", &BadRequest{Status: http.StatusBadRequest, Reason: ReasonBadRequest, Msg: err.Error()}
+		return "", badBody(err.Error())
 	}
 	return key, nil
 }
@@ -110,8 +89,10 @@ func badBody(msg string) *BadRequest {
 }
 
 // ReadBody reads the body of a route of any kind into v: a JSON object
-// (an empty body too when emptyOK), at most limit bytes; want names what
-// the object holds in the errors (`{"prompt": "..."}`; "" a JSON object).
+// (an empty body too when emptyOK), at most limit bytes, declared
+// application/json or not declared (415 for a body declared another
+// type); want names what the object holds in the errors
+// (`{"prompt": "..."}`; "" a JSON object).
 func ReadBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool, limit int64, want string) *BadRequest {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
@@ -122,7 +103,14 @@ func ReadBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool, limit
 	}
 	want = OrDefault(want, "a JSON object")
 	text := strings.TrimSpace(string(data))
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
 	switch {
+	case text != "" && ct != "" && mt != "application/json":
+		// Read as JSON when undeclared; declared as something else, it
+		// is not what the route takes.
+		return &BadRequest{Status: http.StatusUnsupportedMediaType, Reason: ReasonUnsupportedMediaType,
+			Msg: "the body must be JSON: send it as Content-Type: application/json (or without a Content-Type)"}
 	case text == "" && emptyOK:
 		return nil
 	case text == "":

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds/deployment"
@@ -70,6 +71,35 @@ func TestDeploymentRoutesFollowToTheEnd(t *testing.T) {
 	}
 }
 
+// TestDeploymentStatusReadThrough (issue 44, 2): the update-status of a
+// deployment the gateway does not follow is answered from the API, as a
+// client of the API reads it, and stays not followed; one the API does
+// not know is the API's 404, after one read per organization.
+func TestDeploymentStatusReadThrough(t *testing.T) {
+	t.Parallel()
+	e := newDeployEnv(t)
+	other, err := e.api.TriggerUpdate(context.Background(), "d2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d apiclient.Deployment
+	r := e.call("GET", "/api/v1/project/update-status/"+other.StatusID, "")
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &d) != nil || d.ID != other.StatusID || d.ProjectID != "d2" || d.Status == "" {
+		t.Errorf("a status not followed: HTTP %d %s, want 200 with the API's answer", r.status, r.body)
+	}
+	if r := e.call("GET", "/api/v1/project/d2/deployments", ""); !strings.Contains(string(r.body), `"deployments":[]`) {
+		t.Errorf("a status read through is followed: %s", r.body)
+	}
+	before := e.fake.Requests(fakeapi.DeploymentStatus)
+	r = e.call("GET", "/api/v1/project/update-status/nope", "")
+	if r.status != http.StatusNotFound || r.errorMessage(t) == "" {
+		t.Errorf("a status the API does not know: HTTP %d %s, want 404 JSON", r.status, r.body)
+	}
+	if n := e.fake.Requests(fakeapi.DeploymentStatus) - before; n != 2 {
+		t.Errorf("%d reads of an unknown status, want 2 (one per organization)", n)
+	}
+}
+
 // TestDeploymentRefusals: every 4xx of the gateway's own is JSON and
 // sends nothing upstream.
 func TestDeploymentRefusals(t *testing.T) {
@@ -96,7 +126,7 @@ func TestDeploymentRefusals(t *testing.T) {
 		{"not an object", "POST", "/api/v1/project/update/d1", `[]`, nil, 400, ""},
 		{"two values", "POST", "/api/v1/project/preview/d1", `{"branch":"a"} {}`, nil, 400, ""},
 		{"body too large", "POST", "/api/v1/project/preview/d1", `{"branch": "a", "pad": "` + strings.Repeat("x", 5000) + `"}`, nil, 413, ""},
-		{"not JSON", "POST", "/api/v1/project/update/d1", "", []string{"Content-Type", "text/plain"}, 415, ""},
+		{"not JSON", "POST", "/api/v1/project/update/d1", "x", []string{"Content-Type", "text/plain"}, 415, ""},
 		{"bad Idempotency-Key", "POST", "/api/v1/project/update/d1", "", []string{"Idempotency-Key", strings.Repeat("k", 256)}, 400, ""},
 		{"bad kind", "POST", "/api/v1/project/d1/update-status/x/track", `{"kind": "rollback"}`, nil, 400, ""},
 		{"GET a trigger", "GET", "/api/v1/project/update/d1", "", nil, 405, "POST"},
@@ -104,7 +134,6 @@ func TestDeploymentRefusals(t *testing.T) {
 		{"POST a status", "POST", "/api/v1/project/update-status/x", "", nil, 405, "GET, HEAD"},
 		{"PUT a list", "PUT", "/api/v1/project/d1/deployments", "", nil, 405, "GET, HEAD"},
 		{"GET a track", "GET", "/api/v1/project/d1/update-status/x/track", "", nil, 405, "POST"},
-		{"status not followed", "GET", "/api/v1/project/update-status/nope", "", nil, 404, ""},
 		{"bad limit", "GET", "/api/v1/project/d1/deployments?limit=0", "", nil, 400, ""},
 		{"agent routes stay", "GET", "/api/v2/agent/jobs-only/jobs", "", nil, 200, ""},
 	}

@@ -1,6 +1,7 @@
 package kinds_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
@@ -165,5 +169,61 @@ func TestStaticExportFollowedForOneProject(t *testing.T) {
 	}
 	if r := e.call("POST", "/api/v1/static-export/d1/jobs/"+v.JobID+"/track", ""); r.status != http.StatusOK {
 		t.Errorf("track for d1, which follows it: HTTP %d %s, want 200", r.status, r.body)
+	}
+}
+
+// TestStaticExportStartLimit (issue 45): the N+1-th start of a project
+// within the hour (--static-export.start-limit, here 3) is refused with
+// 429 and Retry-After, and nothing reaches the API; the limit is per
+// project, and the window rolls.
+func TestStaticExportStartLimit(t *testing.T) {
+	t.Parallel()
+	e := newDeployEnvGW(t, func(*fakeapi.Options) {}, func(c *gateway.Config) { c.ExportStartLimitPerHour = 3 }, "d1")
+	start := func(project string) response {
+		return e.call("POST", "/api/v1/static-export/"+project+"/jobs", `{"domain": "docs.example.com"}`)
+	}
+	for range 3 {
+		if r := start("d1"); r.status != http.StatusAccepted {
+			t.Fatalf("start: HTTP %d %s, want 202", r.status, r.body)
+		}
+	}
+	e.clock.Advance(10 * time.Minute)
+	r := start("d1")
+	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") != "3000" || !strings.Contains(r.errorMessage(t), "at most 3 static exports per 1h0m0s per project") {
+		t.Errorf("4th start within the hour: HTTP %d %s Retry-After %q, want 429 after 3000", r.status, r.body, r.header.Get("Retry-After"))
+	}
+	if n := e.fake.Requests(fakeapi.StartStaticExport); n != 3 {
+		t.Errorf("%d starts reached the API, want 3", n)
+	}
+	if r := start("d2"); r.status != http.StatusAccepted {
+		t.Errorf("another project's start: HTTP %d %s, want 202", r.status, r.body)
+	}
+	e.clock.Advance(50 * time.Minute)
+	if r := start("d1"); r.status != http.StatusAccepted {
+		t.Errorf("a start an hour later: HTTP %d %s, want 202", r.status, r.body)
+	}
+}
+
+// TestStaticExportReadThrough (issue 44, 2): an export the gateway does
+// not follow is read from the API with the organization's key and
+// answered as the API answers it, and stays not followed; one the API
+// does not know is the API's 404.
+func TestStaticExportReadThrough(t *testing.T) {
+	t.Parallel()
+	e := newDeployEnv(t, "d1")
+	x, err := e.api.StartStaticExport(context.Background(), apiclient.StaticExportRequest{Domain: "docs.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v apiclient.StaticExportJob
+	r := e.call("GET", "/api/v1/static-export/d1/jobs/"+x.JobID, "")
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &v) != nil || v.JobID != x.JobID || v.Status == "" {
+		t.Errorf("an export not followed: HTTP %d %s, want 200 with the API's answer", r.status, r.body)
+	}
+	if r := e.call("GET", "/api/v1/static-export/d1/jobs", ""); !strings.Contains(string(r.body), `"exports":[]`) {
+		t.Errorf("an export read through is followed: %s", r.body)
+	}
+	if r := e.call("GET", "/api/v1/static-export/d1/jobs/nope", ""); r.status != http.StatusNotFound || r.errorMessage(t) == "" {
+		t.Errorf("an export the API does not know: HTTP %d %s, want 404 JSON", r.status, r.body)
 	}
 }

@@ -181,9 +181,6 @@ func (r *routes) one(w http.ResponseWriter, req *http.Request, project string) {
 // names the automation); without, it follows a run started elsewhere,
 // whose automation the body names ({"automation": "..."}).
 func (r *routes) track(w http.ResponseWriter, req *http.Request, project string) {
-	if _, ok := gateway.StartHeaders(w, req); !ok {
-		return
-	}
 	var body struct {
 		Automation string `json:"automation"`
 	}

@@ -79,18 +79,56 @@ func (r *routes) get(w http.ResponseWriter, req *http.Request) {
 			_, takes := r.ops.Engine().Takes(Name, rec.Base().Project)
 			return rec.ID() == b && takes
 		})
-		var v any
-		if ok {
-			v = ViewOf(it)
+		if !ok {
+			r.readThrough(w, req, b)
+			return
 		}
-		gateway.ServeOne(w, v, ok,
-			"deployment not followed by this exporter (POST /api/v1/project/{projectId}/update-status/{statusId}/track follows one started elsewhere)")
+		gateway.WriteJSON(w, http.StatusOK, ViewOf(it))
 	case list[b] != nil:
 		req.SetPathValue("projectId", a)
 		r.g.Guard(decl, list[b])(w, req)
 	default:
 		gateway.NotAllowed(w, allowed(a, b))
 	}
+}
+
+// readThrough answers the update-status of a deployment not followed as
+// the API answers it (issue 44: a client that swaps the base URL reads
+// every status): read with the key of the organization of each project
+// that takes deployments, in turn, until the API knows it for one of
+// them; at most one request per such project, nothing followed (track
+// does that) nor kept. A status of a project the gateway does not serve
+// is answered 404, as one the API does not know.
+func (r *routes) readThrough(w http.ResponseWriter, req *http.Request, id string) {
+	ctx, cancel := r.g.Context(req)
+	defer cancel()
+	var err error
+	unknown := map[string]bool{} // organizations that do not know id
+	for _, p := range r.g.Projects() {
+		org := r.g.Organization(p)
+		if _, takes := r.ops.Engine().Takes(Name, p); !takes || unknown[org] {
+			continue
+		}
+		var c *apiclient.Client
+		if c, err = r.ops.Engine().Client(p, true); err != nil {
+			break
+		}
+		d, derr := c.DeploymentStatus(ctx, p, id)
+		if err = derr; err == nil {
+			gateway.WriteJSON(w, http.StatusOK, d)
+			return
+		}
+		apiErr, ok := errors.AsType[*apiclient.APIError](err)
+		if !errors.Is(err, apiclient.ErrOtherProject) && (!ok || apiErr.StatusCode != http.StatusNotFound) {
+			break
+		}
+		unknown[org] = !errors.Is(err, apiclient.ErrOtherProject)
+	}
+	if err == nil || errors.Is(err, apiclient.ErrOtherProject) {
+		gateway.WriteError(w, http.StatusNotFound, "deployment status not found (the API does not know it for the projects this exporter serves)")
+		return
+	}
+	r.g.Fail(w, "", "read deployment status", err)
 }
 
 // allowed are the methods of the paths /api/v1/project/{a}/{b}.
@@ -174,9 +212,6 @@ func parseBranch(raw json.RawMessage) (string, error) {
 // an optional {"kind": "update"|"preview"} (with ?intent=, the trigger's
 // intent knows its kind).
 func (r *routes) track(w http.ResponseWriter, req *http.Request, project string) {
-	if !gateway.NeedJSON(w, req) {
-		return
-	}
 	var body struct {
 		Kind *string `json:"kind"`
 	}

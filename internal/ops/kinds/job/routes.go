@@ -127,8 +127,8 @@ type submission struct {
 	admitted bool
 }
 
-// intake checks a create or follow-up (Content-Type, Idempotency-Key,
-// body and prompt), answering and counting a refusal itself (reject).
+// intake checks a create or follow-up (Idempotency-Key, body and
+// prompt), answering and counting a refusal itself (reject).
 func (r *routes) intake(w http.ResponseWriter, req *http.Request, reject func(a gateway.Answer)) (*submission, bool) {
 	key, bad := gateway.Refuse(req)
 	if bad == nil {
@@ -243,13 +243,9 @@ func (r *routes) list(w http.ResponseWriter, req *http.Request, project string) 
 	gateway.ServeList(w, req, "job", listStatuses, r.j.Jobs(project, ""), func(v View) string { return v.Status }, "jobs")
 }
 
-// track handles POST .../job/{id}/track[?intent=]. The body is ignored,
-// but must be declared JSON (gateway.JSONContentType). Failures are
-// answered but not counted as refused submissions.
+// track handles POST .../job/{id}/track[?intent=]; its body is ignored.
+// Failures are answered but not counted as refused submissions.
 func (r *routes) track(w http.ResponseWriter, req *http.Request, project string) {
-	if !gateway.NeedJSON(w, req) {
-		return
-	}
 	ctx, cancel := r.g.Context(req)
 	defer cancel()
 	intent, id := req.URL.Query().Get("intent"), req.PathValue("id")

@@ -32,12 +32,14 @@ var listStatuses = []string{apiclient.StaticExportQueued, apiclient.StaticExport
 // routes are the static export routes on a gateway.
 type routes struct {
 	*Kind
-	g *gateway.Gateway
+	g      *gateway.Gateway
+	starts *gateway.Limiter
 }
 
 // Routes adds the static export routes to g.
 func (k *Kind) Routes(g *gateway.Gateway) error {
-	r := &routes{Kind: k, g: g}
+	r := &routes{Kind: k, g: g, starts: g.Limit("static_export_starts", "static export start", "static exports", g.Config().ExportStartLimitPerHour, time.Hour, false)}
+	r.starts.Seed(func(window time.Duration) map[string][]time.Time { return k.ops.Recent(window, nil, nil) })
 	for _, rt := range []struct {
 		pattern, allow string
 		h              func(http.ResponseWriter, *http.Request, string)
@@ -75,8 +77,12 @@ func (r *routes) start(w http.ResponseWriter, req *http.Request, project string)
 	}
 	ctx, cancel := r.g.Context(req)
 	defer cancel()
-	x, err := r.Start(ctx, Request{Project: project, Body: body, IdempotencyKey: key})
+	at, admitted := r.g.Config().Now(), false
+	x, err := r.Start(ctx, Request{Project: project, Body: body, IdempotencyKey: key, Admit: r.starts.Admit(project, at, &admitted)})
 	if err != nil {
+		if admitted && gateway.NothingSent(err) {
+			r.starts.Release(project, at)
+		}
 		r.failed(w, project, "start static export", err)
 		return
 	}
@@ -100,15 +106,27 @@ func (r *routes) failed(w http.ResponseWriter, project, op string, err error) {
 	r.g.Fail(w, project, op, err)
 }
 
-// one handles GET .../jobs/{jobId}.
+// one handles GET .../jobs/{jobId}: an export not followed is read
+// through to the API with the organization's key, and answered as the
+// API answers it (issue 44), not followed (track does that).
 func (r *routes) one(w http.ResponseWriter, req *http.Request, project string) {
-	it, ok := r.ops.One(project, req.PathValue("jobId"))
-	var v any
-	if ok {
-		v = ViewOf(it)
+	id := req.PathValue("jobId")
+	if it, ok := r.ops.One(project, id); ok {
+		gateway.WriteJSON(w, http.StatusOK, ViewOf(it))
+		return
 	}
-	gateway.ServeOne(w, v, ok, "static export not followed by this exporter (POST "+
-		"/api/v1/static-export/{projectId}/jobs/{jobId}/track follows one started elsewhere)")
+	ctx, cancel := r.g.Context(req)
+	defer cancel()
+	c, err := r.ops.Engine().Client(project, true)
+	var x apiclient.StaticExportJob
+	if err == nil {
+		x, err = c.GetStaticExport(ctx, id)
+	}
+	if err != nil {
+		r.failed(w, project, "read static export", err)
+		return
+	}
+	gateway.WriteJSON(w, http.StatusOK, x)
 }
 
 // list handles GET .../jobs?status=&limit=.
