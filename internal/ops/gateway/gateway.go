@@ -109,6 +109,7 @@ type Gateway struct {
 	// (SetProjects).
 	mu       sync.Mutex
 	limits   map[string]*Limiter
+	limited  *prometheus.CounterVec
 	series   []func(project string)
 	projects []string
 }
@@ -126,7 +127,10 @@ func New(e *engine.Engine, reg prometheus.Registerer, cfg Config, logger log.Log
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	g := &Gateway{engine: e, cfg: cfg, logger: logger, reg: reg, mux: http.NewServeMux(), limits: map[string]*Limiter{}}
+	g := &Gateway{engine: e, cfg: cfg, logger: logger, reg: reg, mux: http.NewServeMux(), limits: map[string]*Limiter{}, limited: newLimited()}
+	if err := g.Register(g.limited); err != nil {
+		return nil, err
+	}
 	for _, k := range e.Kinds() {
 		d := k.Declare()
 		if !e.Config().On[d.Name] {
@@ -144,6 +148,14 @@ func New(e *engine.Engine, reg prometheus.Registerer, cfg Config, logger log.Log
 	g.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { WriteError(w, http.StatusNotFound, "not found") })
 	g.SetProjects(e.Accepts(cfg.Projects))
 	return g, nil
+}
+
+// newLimited counts the requests each local limit (Limit) refused.
+func newLimited() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mintlify_gateway_requests_limited_total",
+		Help: "Requests a local limit of the gateway refused (429, nothing sent upstream), by limit.",
+	}, []string{"limit"})
 }
 
 // Series adds what pre-creates a kind's series of its routes of a project

@@ -10,6 +10,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Limiter is a local limit the gateway applies before a request leaves:
@@ -28,6 +29,7 @@ type Limiter struct {
 	limit      int
 	window     time.Duration
 	byOrg      bool
+	refused    prometheus.Counter
 
 	mu      sync.Mutex
 	logs    map[string]*budget.Log
@@ -44,7 +46,8 @@ func (g *Gateway) Limit(name, what, noun string, limit int, window time.Duration
 	if l := g.limits[name]; l != nil {
 		return l
 	}
-	l := &Limiter{g: g, what: what, noun: noun, limit: limit, window: window, byOrg: byOrg, logs: map[string]*budget.Log{}, seeded: map[string]bool{}}
+	l := &Limiter{g: g, what: what, noun: noun, limit: limit, window: window, byOrg: byOrg, logs: map[string]*budget.Log{}, seeded: map[string]bool{},
+		refused: g.limited.WithLabelValues(name)}
 	g.limits[name] = l
 	return l
 }
@@ -143,6 +146,7 @@ func (l *Limiter) Admit(project string, at time.Time, admitted *bool) func() err
 		defer l.mu.Unlock()
 		ok, next := l.logLocked(l.scope(project)).Take(at, l.limit)
 		if !ok {
+			l.refused.Inc()
 			per := fmt.Sprintf("%s per %s per project", l.noun, l.window)
 			if l.byOrg {
 				per = fmt.Sprintf("%s per %s per organization", l.noun, l.window)

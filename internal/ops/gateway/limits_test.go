@@ -25,7 +25,7 @@ func admit(t *testing.T, l *Limiter, project string, at time.Time) (bool, time.D
 func TestLimiter(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	newGateway := func() *Gateway { return &Gateway{limits: map[string]*Limiter{}} }
+	newGateway := func() *Gateway { return &Gateway{limits: map[string]*Limiter{}, limited: newLimited()} }
 	l := newGateway().Limit("creates", "create", "jobs", 3, time.Hour, false)
 	for i := range 3 {
 		if ok, _ := admit(t, l, "p", t0.Add(time.Duration(i)*time.Minute)); !ok {

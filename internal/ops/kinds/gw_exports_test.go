@@ -195,6 +195,9 @@ func TestStaticExportStartLimit(t *testing.T) {
 	if n := e.fake.Requests(fakeapi.StartStaticExport); n != 3 {
 		t.Errorf("%d starts reached the API, want 3", n)
 	}
+	if v, _ := e.value("mintlify_gateway_requests_limited_total", "limit", "static_export_starts"); v != 1 {
+		t.Errorf("mintlify_gateway_requests_limited_total{limit=static_export_starts} = %v, want 1", v)
+	}
 	if r := start("d2"); r.status != http.StatusAccepted {
 		t.Errorf("another project's start: HTTP %d %s, want 202", r.status, r.body)
 	}
