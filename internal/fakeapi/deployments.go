@@ -316,17 +316,6 @@ func (s *Server) Deployments(project, kind string) int {
 	return n
 }
 
-// DeploymentStatusOf is the status the next read would not move: the
-// deployment's status after the reads so far ("" for none).
-func (s *Server) DeploymentStatusOf(id string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d := s.deployments[id]; d != nil {
-		return d.statusAt(s.holdDeploys)
-	}
-	return ""
-}
-
 // DeploymentIDs are the status ids of project's deployments of kind,
 // sorted: what an operator finds in the platform's dashboard.
 func (s *Server) DeploymentIDs(project, kind string) []string {
