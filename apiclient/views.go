@@ -55,18 +55,8 @@ func (p *ViewsPage) UnmarshalJSON(b []byte) error {
 // ViewsPageAt fetches one page of page views: limit 1..MaxPageSize (0 is
 // the API's default of 50), offset >= 0.
 func (c *Client) ViewsPageAt(ctx context.Context, projectID string, r DateRange, limit, offset int) (*ViewsPage, error) {
-	path, err := analyticsPath("views", projectID, "/views")
-	if err != nil {
-		return nil, err
-	}
 	var page ViewsPage
-	if err := c.do(ctx, request{
-		endpoint:   EndpointViews,
-		method:     "GET",
-		path:       path,
-		query:      offsetValues(r, limit, offset),
-		idempotent: true,
-	}, &page); err != nil {
+	if err := c.getOffsetPage(ctx, EndpointViews, projectID, r, limit, offset, &page); err != nil {
 		return nil, err
 	}
 	return &page, nil
