@@ -304,17 +304,7 @@ func (s *Server) HoldDeployments(hold bool) {
 // Deployments counts the deployments triggered, by project and kind
 // ("update", "preview"): a test finds one triggered twice, or one that
 // should never have left the exporter.
-func (s *Server) Deployments(project, kind string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, d := range s.deployments {
-		if d.project == project && d.kind == kind {
-			n++
-		}
-	}
-	return n
-}
+func (s *Server) Deployments(project, kind string) int { return len(s.DeploymentIDs(project, kind)) }
 
 // DeploymentIDs are the status ids of project's deployments of kind,
 // sorted: what an operator finds in the platform's dashboard.

@@ -112,14 +112,9 @@ func (s *Server) handleViews(w http.ResponseWriter, r *http.Request, project str
 	if !ok {
 		return
 	}
-	offset := 0
-	if v := q.Get("offset"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, "offset must be an integer >= 0")
-			return
-		}
-		offset = n
+	offset, ok := parseOffset(w, q)
+	if !ok {
+		return
 	}
 	var c cursorQuery
 	if !s.parseRangeOrAnswer(w, q, &c) {

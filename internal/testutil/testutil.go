@@ -51,16 +51,18 @@ const minPickedPort = 10000
 // ephemeralLow is the first port of the kernel's ephemeral range (Linux),
 // 0 when unknown.
 func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	lo, _ := strconv.Atoi(f[0])
+	lo, _ := strconv.Atoi(procField("/proc/sys/net/ipv4/ip_local_port_range"))
 	return lo
+}
+
+// procField is the first field of a file of /proc ("" when unknown).
+func procField(path string) string {
+	b, err := os.ReadFile(path)
+	f := strings.Fields(string(b))
+	if err != nil || len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 // WaitHTTP polls url until it answers 200 or Slack(timeout) passes, and
