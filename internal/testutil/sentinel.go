@@ -62,18 +62,11 @@ func StartSentinel(t testing.TB, masterName, masterAddr string, extra ...string)
 	return startSentinel(t, sentinelBin(t), masterName, masterAddr, 30*time.Second, extra...)
 }
 
-// sentinelBin is redis-sentinel's path. Outside CI a missing one skips
-// the test; under CI=true it fails, so CI cannot pass silently.
+// sentinelBin is redis-sentinel's path (tool: skipped outside CI when
+// missing).
 func sentinelBin(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-sentinel")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-sentinel not found; CI must install Debian's redis-sentinel package (.ci/run does)")
-		}
-		t.Skip("redis-sentinel not found: install Debian's redis-sentinel package to run this test (apt-get install redis-sentinel)")
-	}
-	return bin
+	return tool(t, "redis-sentinel", "redis-sentinel")
 }
 
 // startSentinel starts one sentinel on a free port and returns its
