@@ -3,7 +3,6 @@ package apiclient
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 )
 
 // EndpointViews is /views: content view events per page.
@@ -83,10 +82,5 @@ func (c *Client) viewsFetch(projectID string, r DateRange) func(ctx context.Cont
 
 // ViewsTotals fetches only the site totals of a date range: one request.
 func (c *Client) ViewsTotals(ctx context.Context, projectID string, r DateRange) (OffsetWalk, error) {
-	w, err := offsetTotals(ctx, c.viewsFetch(projectID, r))
-	c.reportSkipped(EndpointViews, projectID, w.Skipped)
-	if err != nil {
-		return w, fmt.Errorf("view totals for project %s: %w", projectID, err)
-	}
-	return w, nil
+	return offsetTotals(ctx, c, EndpointViews, "view", projectID, c.viewsFetch(projectID, r))
 }

@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 )
 
@@ -75,12 +74,7 @@ type OffsetWalk struct {
 // VisitorsTotals fetches only the site totals of a date range: one request
 // (a page of one row), whatever the number of paths.
 func (c *Client) VisitorsTotals(ctx context.Context, projectID string, q VisitorsQuery) (OffsetWalk, error) {
-	w, err := offsetTotals(ctx, c.visitorsFetch(projectID, q))
-	c.reportSkipped(EndpointVisitors, projectID, w.Skipped)
-	if err != nil {
-		return w, fmt.Errorf("visitor totals for project %s: %w", projectID, err)
-	}
-	return w, nil
+	return offsetTotals(ctx, c, EndpointVisitors, "visitor", projectID, c.visitorsFetch(projectID, q))
 }
 
 // getOffsetPage reads into page the page of limit rows at offset of an
