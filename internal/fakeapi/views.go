@@ -120,8 +120,7 @@ func (s *Server) handleViews(w http.ResponseWriter, r *http.Request, project str
 	if !s.parseRangeOrAnswer(w, q, &c) {
 		return
 	}
-	from, to, now := c.from, c.to, c.now
-	site, pages := s.Views(project, from, to, now)
+	site, pages := s.Views(project, c.from, c.to, c.now)
 	lo, hi, more := pageOf(len(pages), offset, limit)
 	body := viewsBody{Totals: counts(site), Views: make([]pageRow, 0, hi-lo), HasMore: more}
 	for _, p := range pages[lo:hi] {

@@ -41,7 +41,7 @@ func NewSentinelSetup(t testing.TB, masterName string, downAfter time.Duration) 
 		s.Sentinels = append(s.Sentinels, startSentinel(t, bin, masterName, s.Primary.Addr, downAfter))
 	}
 	Eventually(t, 0, "the replica in sync, as the primary sees it", func() bool {
-		return strings.Contains(redisInfo(s.Primary.Addr, "replication"), ",state=online,")
+		return strings.Contains(mustCLI(s.Primary.Addr, "INFO", "replication"), ",state=online,")
 	})
 	for _, addr := range s.Sentinels {
 		Eventually(t, 0, "sentinel "+addr+" knowing the replica and the other sentinels", func() bool {
@@ -129,12 +129,7 @@ func (s *SentinelSetup) MasterAddr(addr string) string {
 	return net.JoinHostPort(f[0], f[1])
 }
 
-// redisInfo is INFO section of the Redis at addr ("" when it does not answer).
-func redisInfo(addr, section string) string {
-	out, _ := redisCLI(addr, "INFO", section)
-	return out
-}
-
+// mustCLI is redisCLI's output ("" when the Redis at addr does not answer).
 func mustCLI(addr string, args ...string) string {
 	out, _ := redisCLI(addr, args...)
 	return out
