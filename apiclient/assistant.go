@@ -91,16 +91,6 @@ type assistantPage struct {
 	HasMore    bool                  `json:"hasMore"`
 }
 
-// AssistantPage fetches one page of turns; cursor "" is the first. The API
-// does not promise any order.
-func (c *Client) AssistantPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (turns []Turn, next *string, hasMore bool, err error) {
-	page, err := c.assistantPage(ctx, projectID, r, limit, cursor)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return page.items, page.next, page.hasMore, nil
-}
-
 func (c *Client) assistantPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (cursorPage[Turn], error) {
 	req, err := cursorRequest(EndpointAssistant, projectID, "/assistant", r, limit, MaxAssistantLimit, cursor)
 	if err != nil {

@@ -90,9 +90,9 @@ func TestEveryAnalyticsEndpointPaysTheBudget(t *testing.T) {
 			_, err := c.FeedbackByPage(ctx, testProject, apiclient.FeedbackByPageQuery{DateRange: r, Limit: 10})
 			return err
 		},
-		apiclient.EndpointFeedback:             func() error { _, _, _, err := c.FeedbackPage(ctx, testProject, r, 1, ""); return err },
-		apiclient.EndpointSearches:             func() error { _, _, _, err := c.SearchesPage(ctx, testProject, r, 1, ""); return err },
-		apiclient.EndpointAssistant:            func() error { _, _, _, err := c.AssistantPage(ctx, testProject, r, 1, ""); return err },
+		apiclient.EndpointFeedback:             func() error { _, err := c.FeedbackPage(ctx, testProject, r, 1, ""); return err },
+		apiclient.EndpointSearches:             func() error { _, err := c.SearchesPage(ctx, testProject, r, 1, ""); return err },
+		apiclient.EndpointAssistant:            func() error { _, err := c.AssistantPage(ctx, testProject, r, 1, ""); return err },
 		apiclient.EndpointAssistantCallerStats: func() error { _, err := c.AssistantCallerStats(ctx, testProject, r); return err },
 	}
 	fakeNames := map[string]string{

@@ -83,15 +83,6 @@ type feedbackPage struct {
 	HasMore    bool                              `json:"hasMore"`
 }
 
-// FeedbackPage fetches one page of feedback items; cursor "" is the first.
-func (c *Client) FeedbackPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (items []FeedbackItem, next *string, hasMore bool, err error) {
-	page, err := c.feedbackPage(ctx, projectID, r, limit, cursor)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return page.items, page.next, page.hasMore, nil
-}
-
 func (c *Client) feedbackPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (cursorPage[FeedbackItem], error) {
 	req, err := cursorRequest(EndpointFeedback, projectID, "/feedback", r, limit, MaxFeedbackLimit, cursor)
 	if err != nil {

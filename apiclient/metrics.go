@@ -44,10 +44,6 @@ func analyticsEndpoint(name string) string {
 // analytics ones (sorted), then the operations'.
 func Endpoints() []string { return slices.Concat(AnalyticsEndpoints, operationEndpoints) }
 
-// PrecreatedCodes are the codes whose request series exist at 0 for every
-// endpoint before any request.
-func PrecreatedCodes() []string { return slices.Clone(precreatedCodes) }
-
 // precreatedCodes are pre-created so that alerts built on increase() see the
 // first 401 or 429, which a series born at 1 would hide.
 var precreatedCodes = []string{"200", "401", "403", "429", "500", "502", "503", "error"}

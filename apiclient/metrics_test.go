@@ -28,7 +28,7 @@ func TestMetrics(t *testing.T) {
 	// from the client's endpoints, not written here (a new endpoint would
 	// otherwise edit this test).
 	endpoints := apiclient.Endpoints()
-	combos := len(endpoints) * len(apiclient.PrecreatedCodes())
+	combos := len(endpoints) * len(apiclient.PrecreatedCodes)
 	if len(endpoints) < 10 || !slices.Contains(endpoints, apiclient.EndpointCreateJob) || !slices.Contains(endpoints, "visitors") {
 		t.Fatalf("endpoints %v: the analytics and the operations' expected", endpoints)
 	}
@@ -39,7 +39,7 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("%d duration series, want %d (one per endpoint)", n, len(endpoints))
 	}
 	for _, e := range endpoints {
-		for _, c := range apiclient.PrecreatedCodes() {
+		for _, c := range apiclient.PrecreatedCodes {
 			if got := testutil.ToFloat64(requests.WithLabelValues(e, c)); got != 0 {
 				t.Errorf("{%s,%s} = %v before any request", e, c, got)
 			}

@@ -137,15 +137,17 @@ func walkOffset[R pathRow](ctx context.Context, what, projectID string, pageSize
 	}
 }
 
-// offsetTotals reads the site totals of an offset endpoint alone: its
-// first page of one row.
-func offsetTotals[R pathRow](ctx context.Context, fetch func(ctx context.Context, limit, offset int) (offsetPage[R], error)) (OffsetWalk, error) {
+// offsetTotals reads the site totals of an offset endpoint alone (what
+// they count: "visitor", "view"): its first page of one row.
+func offsetTotals[R pathRow](ctx context.Context, c *Client, endpoint, what, projectID string,
+	fetch func(ctx context.Context, limit, offset int) (offsetPage[R], error)) (OffsetWalk, error) {
 	page, err := fetch(ctx, 1, 0)
 	if err != nil {
-		return OffsetWalk{}, err
+		return OffsetWalk{}, fmt.Errorf("%s totals for project %s: %w", what, projectID, err)
 	}
 	w := OffsetWalk{Requests: 1}
 	w.setTotals(page.totals, page.totalsSkip)
+	c.reportSkipped(endpoint, projectID, w.Skipped)
 	return w, nil
 }
 

@@ -67,16 +67,6 @@ type SearchesReport struct {
 	Skipped Skips
 }
 
-// SearchesPage fetches one page of searches; cursor "" is the first. The
-// endpoint has no hasMore: a nil (or empty) next cursor is the end.
-func (c *Client) SearchesPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (queries []SearchQuery, total int64, next *string, err error) {
-	page, err := c.searchesPage(ctx, projectID, r, limit, cursor)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	return page.Searches.rows, int64(page.TotalSearches.v), page.NextCursor, nil
-}
-
 func (c *Client) searchesPage(ctx context.Context, projectID string, r DateRange, limit int, cursor string) (*searchesPage, error) {
 	req, err := cursorRequest(EndpointSearches, projectID, "/searches", r, limit, MaxSearchesLimit, cursor)
 	if err != nil {

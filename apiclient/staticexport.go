@@ -72,9 +72,11 @@ type StaticExportRequest struct {
 // labels, as the reference asks for ("the hostname only").
 var hostname = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
 
-// check refuses, before anything is sent, what the reference says the API
-// refuses or what could not be sent as asked.
-func (r StaticExportRequest) check() error {
+// Check refuses, before anything is sent, what the reference says the API
+// refuses or what could not be sent as asked: StartStaticExport calls it,
+// and so does a gateway that refuses a body before it takes anything of
+// it further.
+func (r StaticExportRequest) Check() error {
 	if r.Domain == "" {
 		return errors.New("empty domain")
 	}
@@ -97,10 +99,6 @@ func (r StaticExportRequest) check() error {
 	}
 	return nil
 }
-
-// Check is check, for a gateway that refuses a body before it takes
-// anything of it further.
-func (r StaticExportRequest) Check() error { return r.check() }
 
 // checkText refuses a value over max bytes or with a character that is
 // not printable (a newline, a NUL).
@@ -214,7 +212,7 @@ func (s *StaticExportBundle) UnmarshalJSON(b []byte) error {
 // (as on every endpoint) a key without the write scope or used from
 // outside its IP allowlist; its Message is the API's text.
 func (c *Client) StartStaticExport(ctx context.Context, req StaticExportRequest) (StaticExportJob, error) {
-	if err := req.check(); err != nil {
+	if err := req.Check(); err != nil {
 		return StaticExportJob{}, fmt.Errorf("start static export: %w", err)
 	}
 	body, err := json.Marshal(req)

@@ -267,7 +267,7 @@ func TestTolerantReaderTimeForms(t *testing.T) {
 		fmt.Fprintf(w, `{"conversations":[%s],"nextCursor":null,"hasMore":false}`, strings.Join(rows, ","))
 	})
 	c := newClient(t, srv.URL, nil)
-	turns, _, _, err := c.AssistantPage(testCtx(t), testProject, turnsDay, 100, "")
+	turns, err := c.AssistantPage(testCtx(t), testProject, turnsDay, 100, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package apiclient
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 )
 
 // EndpointViews is /views: content view events per page.
@@ -55,18 +54,8 @@ func (p *ViewsPage) UnmarshalJSON(b []byte) error {
 // ViewsPageAt fetches one page of page views: limit 1..MaxPageSize (0 is
 // the API's default of 50), offset >= 0.
 func (c *Client) ViewsPageAt(ctx context.Context, projectID string, r DateRange, limit, offset int) (*ViewsPage, error) {
-	path, err := analyticsPath("views", projectID, "/views")
-	if err != nil {
-		return nil, err
-	}
 	var page ViewsPage
-	if err := c.do(ctx, request{
-		endpoint:   EndpointViews,
-		method:     "GET",
-		path:       path,
-		query:      offsetValues(r, limit, offset),
-		idempotent: true,
-	}, &page); err != nil {
+	if err := c.getOffsetPage(ctx, EndpointViews, projectID, r, limit, offset, &page); err != nil {
 		return nil, err
 	}
 	return &page, nil
@@ -93,10 +82,5 @@ func (c *Client) viewsFetch(projectID string, r DateRange) func(ctx context.Cont
 
 // ViewsTotals fetches only the site totals of a date range: one request.
 func (c *Client) ViewsTotals(ctx context.Context, projectID string, r DateRange) (OffsetWalk, error) {
-	w, err := offsetTotals(ctx, c.viewsFetch(projectID, r))
-	c.reportSkipped(EndpointViews, projectID, w.Skipped)
-	if err != nil {
-		return w, fmt.Errorf("view totals for project %s: %w", projectID, err)
-	}
-	return w, nil
+	return offsetTotals(ctx, c, EndpointViews, "view", projectID, c.viewsFetch(projectID, r))
 }

@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 )
 
@@ -19,19 +18,8 @@ const DefaultMaxPages = 2000
 
 // VisitorsPage fetches one page of unique visitors of a project.
 func (c *Client) VisitorsPage(ctx context.Context, projectID string, q VisitorsQuery) (*VisitorsPage, error) {
-	path, err := analyticsPath("visitors", projectID, "/visitors")
-	if err != nil {
-		return nil, err
-	}
 	var page VisitorsPage
-	err = c.do(ctx, request{
-		endpoint:   EndpointVisitors,
-		method:     "GET",
-		path:       path,
-		query:      offsetValues(DateRange{q.DateFrom, q.DateTo}, q.Limit, q.Offset),
-		idempotent: true,
-	}, &page)
-	if err != nil {
+	if err := c.getOffsetPage(ctx, EndpointVisitors, projectID, DateRange{q.DateFrom, q.DateTo}, q.Limit, q.Offset, &page); err != nil {
 		return nil, err
 	}
 	return &page, nil
@@ -86,17 +74,17 @@ type OffsetWalk struct {
 // VisitorsTotals fetches only the site totals of a date range: one request
 // (a page of one row), whatever the number of paths.
 func (c *Client) VisitorsTotals(ctx context.Context, projectID string, q VisitorsQuery) (OffsetWalk, error) {
-	w, err := offsetTotals(ctx, c.visitorsFetch(projectID, q))
-	c.reportSkipped(EndpointVisitors, projectID, w.Skipped)
-	if err != nil {
-		return w, fmt.Errorf("visitor totals for project %s: %w", projectID, err)
-	}
-	return w, nil
+	return offsetTotals(ctx, c, EndpointVisitors, "visitor", projectID, c.visitorsFetch(projectID, q))
 }
 
-// offsetValues are the query of an offset-paged request; zero limit and
-// offset are left to the API's defaults.
-func offsetValues(r DateRange, limit, offset int) map[string][]string {
+// getOffsetPage reads into page the page of limit rows at offset of an
+// offset-paged endpoint (its path is its name); zero limit and offset are
+// left to the API's defaults.
+func (c *Client) getOffsetPage(ctx context.Context, endpoint, projectID string, r DateRange, limit, offset int, page any) error {
+	path, err := analyticsPath(endpoint, projectID, "/"+endpoint)
+	if err != nil {
+		return err
+	}
 	v := r.values()
 	if limit > 0 {
 		v.Set("limit", strconv.Itoa(limit))
@@ -104,5 +92,5 @@ func offsetValues(r DateRange, limit, offset int) map[string][]string {
 	if offset > 0 {
 		v.Set("offset", strconv.Itoa(offset))
 	}
-	return v
+	return c.do(ctx, request{endpoint: endpoint, method: "GET", path: path, query: v, idempotent: true}, page)
 }

@@ -11,6 +11,8 @@ package e2e
 import (
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -66,11 +68,56 @@ func startExporter(t *testing.T, env []string, args ...string) *testutil.Exporte
 	return testutil.StartExporter(t, exporterBin, env, args...)
 }
 
-// makeRunArgs returns the exporter's arguments in the Makefile's run
-// target, without its --web.listen-address.
+// makeRunArgs returns the exporter's arguments of the Makefile's run
+// target (its RUN_FLAGS), without a --web.listen-address: the tests of
+// the quick start run what `make run` runs.
 func makeRunArgs(t *testing.T) []string {
 	t.Helper()
-	return testutil.MakeRunArgs(t, filepath.Join(repoRoot(), "Makefile"))
+	makefile := filepath.Join(repoRoot(), "Makefile")
+	data, err := os.ReadFile(makefile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(data), "\\\n", " ")
+	if !strings.Contains(text, "\nrun: build\n\t./$(BIN) $(RUN_FLAGS) ") {
+		t.Fatalf("%s: the run target does not run ./$(BIN) $(RUN_FLAGS)", makefile)
+	}
+	_, flags, ok := strings.Cut(text, "\nRUN_FLAGS = ")
+	if !ok {
+		t.Fatalf("%s: no RUN_FLAGS", makefile)
+	}
+	flags, _, _ = strings.Cut(flags, "\n")
+	var args []string
+	for _, f := range strings.Fields(flags) {
+		if !strings.HasPrefix(f, "--web.listen-address=") {
+			args = append(args, f)
+		}
+	}
+	return args
+}
+
+// call sends method to url with an optional Idempotency-Key and a JSON
+// body, and returns the answer's status, body and headers; a request that
+// gets no answer (the exporter killed or stalled) returns status 0, which
+// the caller's condition treats as "not yet".
+func call(t *testing.T, client *http.Client, method, url, key, body string) (int, []byte, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Error(err)
+		return 0, nil, nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, nil
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, resp.Header
 }
 
 // withPrefix keeps the series whose name starts with prefix.

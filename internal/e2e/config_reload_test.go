@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -46,7 +48,7 @@ func TestReloadAddsAndRemovesProjects(t *testing.T) {
 	before := blackbox.Scrape(t, x.Base)
 	docs := blackbox.DataSeries(before, "docs")
 	if len(docs) == 0 || len(seriesOf(before, "api")) == 0 {
-		t.Fatalf("no data series for docs or api:\n%v", blackbox.Keys(before))
+		t.Fatalf("no data series for docs or api:\n%v", slices.Sorted(maps.Keys(before)))
 	}
 	planned := demands(blackbox.StatusReport(t, x.Base))
 	if n := len(api.Analytics("")); n != 3 {

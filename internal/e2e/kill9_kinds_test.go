@@ -124,7 +124,7 @@ func kill9Operation(t *testing.T, k kill9Kind) {
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	call := func(x *testutil.Exporter, method, path, key, body string) (int, []byte, http.Header) {
-		return blackbox.Call(t, client, method, x.Base+path, key, body)
+		return call(t, client, method, x.Base+path, key, body)
 	}
 	statusOf := func(x *testutil.Exporter, id string) string {
 		code, data, _ := call(x, "GET", k.view(id), "", "")

@@ -44,7 +44,7 @@ func redisStall(t *testing.T, k stallKind) {
 	replicas := startOpsReplicas(t, redis.Addr, srv.URL, "stall:", lease, k)
 	client := &http.Client{Timeout: 90 * time.Second}
 	call := func(x *testutil.Exporter, method, path, body, key string) (int, []byte, http.Header) {
-		return blackbox.Call(t, client, method, x.Base+path, key, body)
+		return call(t, client, method, x.Base+path, key, body)
 	}
 	var holder string
 	blackbox.Eventually(t, 4*lease, "one replica running the gateway", func() bool {

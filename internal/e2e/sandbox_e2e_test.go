@@ -28,7 +28,7 @@ func TestQuickStartFillsEveryDashboard(t *testing.T) {
 	promBin := lookTool(t, "prometheus", "prometheus")
 	bin := exporterBin
 	addr := testutil.FreeAddr(t)
-	args := append(testutil.MakeRunArgs(t, filepath.Join(repoRoot(), "Makefile")), "--web.listen-address="+addr)
+	args := append(makeRunArgs(t), "--web.listen-address="+addr)
 	exporter := startProc(t, "exporter", bin, args, nil)
 	started := time.Now()
 	procs := []*proc{exporter}

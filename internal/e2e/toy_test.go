@@ -129,7 +129,7 @@ func TestToyKind(t *testing.T) {
 		"--web.enable-toy-api", "--agent.state-file="+filepath.Join(t.TempDir(), "agent.db"), "--agent.poll-interval=200ms", "--agent.retention=3s")
 	testutil.WaitHTTP(t, x.Base+"/-/ready", 15*time.Second, nil)
 	client := &http.Client{Timeout: 30 * time.Second}
-	code, data, _ := blackbox.Call(t, client, "POST", x.Base+"/api/v1/toy/p1/ops", "toy-1", `{"prompt":"toy #fake:pr:1s"}`)
+	code, data, _ := call(t, client, "POST", x.Base+"/api/v1/toy/p1/ops", "toy-1", `{"prompt":"toy #fake:pr:1s"}`)
 	var v struct{ ID, Status string }
 	if code/100 != 2 || json.Unmarshal(data, &v) != nil || v.ID == "" {
 		t.Fatalf("start a toy: HTTP %d %s", code, data)
@@ -158,7 +158,7 @@ func TestToyKind(t *testing.T) {
 		t.Errorf("config check does not show the project's toys (%v):\n%s", err, out)
 	}
 	blackbox.Eventually(t, 0, "the toy forgotten after the retention", func() bool {
-		code, _, _ := blackbox.Call(t, client, "GET", x.Base+"/api/v1/toy/p1/ops/"+v.ID, "", "")
+		code, _, _ := call(t, client, "GET", x.Base+"/api/v1/toy/p1/ops/"+v.ID, "", "")
 		return code == http.StatusNotFound
 	})
 	x.Stop(t)

@@ -63,15 +63,21 @@ func (s *Server) eventDays(from, to time.Time) []time.Time {
 // the client must not rely on).
 func (s *Server) parseRange(q url.Values, now time.Time) (from, to time.Time, err error) {
 	today := s.dateValue(now)
-	from, to = s.dayStart(today.AddDate(0, 0, -29)), s.dayStart(today.AddDate(0, 0, 1))
+	return rangeOf(q, s.dayStart(today.AddDate(0, 0, -29)), s.dayStart(today.AddDate(0, 0, 1)), s.parseBound)
+}
+
+// rangeOf reads dateFrom and dateTo with parse, each optional (from and
+// to when absent), or says what is wrong with them.
+func rangeOf(q url.Values, from, to time.Time, parse func(string) (time.Time, error)) (time.Time, time.Time, error) {
 	var problems []string
+	var err error
 	if v := q.Get("dateFrom"); v != "" {
-		if from, err = s.parseBound(v); err != nil {
+		if from, err = parse(v); err != nil {
 			problems = append(problems, "dateFrom must be a date (YYYY-MM-DD) or an ISO 8601 time")
 		}
 	}
 	if v := q.Get("dateTo"); v != "" {
-		if to, err = s.parseBound(v); err != nil {
+		if to, err = parse(v); err != nil {
 			problems = append(problems, "dateTo must be a date (YYYY-MM-DD) or an ISO 8601 time")
 		}
 	}

@@ -219,8 +219,7 @@ func (s *Server) handleAssistant(w http.ResponseWriter, r *http.Request, project
 	if !s.parseRangeOrAnswer(w, q, &c) {
 		return
 	}
-	from, to, now := c.from, c.to, c.now
-	all := s.Conversations(project, from, to, now)
+	all := s.Conversations(project, c.from, c.to, c.now)
 	cursor := q.Get("cursor")
 	lo := 0
 	if cursor != "" {

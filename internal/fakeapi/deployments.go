@@ -220,12 +220,7 @@ func (s *Server) spendTrigger(w http.ResponseWriter, r *http.Request, kind strin
 	if kind == "preview" {
 		limit, window, log, what = orDefault(s.opts.PreviewLimit, PreviewLimit), PreviewWindow, s.previews, "preview"
 	}
-	ok, retry := takeSlotIn(log, s.quotaKey(org, token), limit, window, now)
-	if !ok {
-		w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds())+1))
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: %d %s triggers per %s per organization", limit, what, window))
-	}
-	return ok
+	return takeSlot(w, log, s.quotaKey(org, token), limit, window, now, fmt.Sprintf("%d %s triggers per %s per organization", limit, what, window))
 }
 
 // PreviewURL is the preview URL the fake answers for a branch.
@@ -266,10 +261,11 @@ func orDefault(v, def int) int {
 	return v
 }
 
-// takeSlotIn spends one use of a limit of limit per window kept in log
-// under key (negative limit: none), or returns how long until one frees.
-// s.mu is held.
-func takeSlotIn(log map[string][]time.Time, key string, limit int, window time.Duration, now time.Time) (bool, time.Duration) {
+// takeSlot spends one use of a limit of limit per window kept in log
+// under key (negative limit: none). When none is free it answers 429 with
+// Retry-After and "rate limit: " and what the limit is, and returns
+// false. s.mu is held.
+func takeSlot(w http.ResponseWriter, log map[string][]time.Time, key string, limit int, window time.Duration, now time.Time, what string) bool {
 	recent := log[key][:0]
 	for _, t := range log[key] {
 		if now.Sub(t) < window {
@@ -278,10 +274,12 @@ func takeSlotIn(log map[string][]time.Time, key string, limit int, window time.D
 	}
 	log[key] = recent
 	if limit > 0 && len(recent) >= limit {
-		return false, recent[0].Add(window).Sub(now)
+		w.Header().Set("Retry-After", fmt.Sprint(int(recent[0].Add(window).Sub(now).Seconds())+1))
+		writeError(w, http.StatusTooManyRequests, "rate limit: "+what)
+		return false
 	}
 	log[key] = append(recent, now)
-	return true, 0
+	return true
 }
 
 // SetDeploymentBranch sets the branch an update of project deploys (its
@@ -304,28 +302,7 @@ func (s *Server) HoldDeployments(hold bool) {
 // Deployments counts the deployments triggered, by project and kind
 // ("update", "preview"): a test finds one triggered twice, or one that
 // should never have left the exporter.
-func (s *Server) Deployments(project, kind string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, d := range s.deployments {
-		if d.project == project && d.kind == kind {
-			n++
-		}
-	}
-	return n
-}
-
-// DeploymentStatusOf is the status the next read would not move: the
-// deployment's status after the reads so far ("" for none).
-func (s *Server) DeploymentStatusOf(id string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d := s.deployments[id]; d != nil {
-		return d.statusAt(s.holdDeploys)
-	}
-	return ""
-}
+func (s *Server) Deployments(project, kind string) int { return len(s.DeploymentIDs(project, kind)) }
 
 // DeploymentIDs are the status ids of project's deployments of kind,
 // sorted: what an operator finds in the platform's dashboard.

@@ -516,12 +516,7 @@ func (s *Server) projectExists(p string) bool {
 	if len(s.opts.Projects) == 0 {
 		return p != ""
 	}
-	for _, q := range s.opts.Projects {
-		if q == p {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s.opts.Projects, p)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

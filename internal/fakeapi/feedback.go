@@ -203,8 +203,7 @@ func (s *Server) handleFeedbackByPage(w http.ResponseWriter, r *http.Request, pr
 	if !s.parseRangeOrAnswer(w, q, &c) {
 		return
 	}
-	from, to, now := c.from, c.to, c.now
-	pages := s.FeedbackByPage(project, from, to, now, source, status)
+	pages := s.FeedbackByPage(project, c.from, c.to, c.now, source, status)
 	_, hi, more := pageOf(len(pages), 0, limit)
 	rows := make([]pageFeedbackJSON, 0, hi)
 	for _, p := range pages[:hi] {

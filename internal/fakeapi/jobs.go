@@ -205,26 +205,12 @@ func readPrompt(w http.ResponseWriter, r *http.Request) (string, bool) {
 	return *req.Prompt, true
 }
 
-// takeSlot spends one use of a per-project hourly limit kept in log, or
-// returns how long until one frees. s.mu is held.
-func takeSlot(log map[string][]time.Time, project string, limit int, now time.Time) (bool, time.Duration) {
-	return takeSlotIn(log, project, limit, time.Hour, now)
-}
-
 // rateLimited spends a slot of a per-project hourly limit kept in log
 // (limit 0 is def, negative is none); when none is free it answers 429
 // with Retry-After and returns true. s.mu is held.
 func (s *Server) rateLimited(w http.ResponseWriter, log map[string][]time.Time, project string, limit, def int, what string, now time.Time) bool {
-	if limit == 0 {
-		limit = def
-	}
-	ok, retry := takeSlot(log, project, limit, now)
-	if ok {
-		return false
-	}
-	w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds())+1))
-	writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: %d %s per hour per project", limit, what))
-	return true
+	limit = orDefault(limit, def)
+	return !takeSlot(w, log, project, limit, time.Hour, now, fmt.Sprintf("%d %s per hour per project", limit, what))
 }
 
 // handleMessage is POST .../job/{id}/message: a follow-up starts a new turn

@@ -112,21 +112,15 @@ func (s *Server) handleViews(w http.ResponseWriter, r *http.Request, project str
 	if !ok {
 		return
 	}
-	offset := 0
-	if v := q.Get("offset"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, "offset must be an integer >= 0")
-			return
-		}
-		offset = n
+	offset, ok := parseOffset(w, q)
+	if !ok {
+		return
 	}
 	var c cursorQuery
 	if !s.parseRangeOrAnswer(w, q, &c) {
 		return
 	}
-	from, to, now := c.from, c.to, c.now
-	site, pages := s.Views(project, from, to, now)
+	site, pages := s.Views(project, c.from, c.to, c.now)
 	lo, hi, more := pageOf(len(pages), offset, limit)
 	body := viewsBody{Totals: counts(site), Views: make([]pageRow, 0, hi-lo), HasMore: more}
 	for _, p := range pages[lo:hi] {

@@ -256,24 +256,9 @@ func parseOffset(w http.ResponseWriter, q url.Values) (int, bool) {
 // on). It answers 400 and returns false when invalid.
 func parseVisitorsRange(w http.ResponseWriter, q url.Values, now time.Time) (from, to time.Time, ok bool) {
 	to = now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-	from = to.AddDate(0, 0, -30)
-	var problems []string
-	var err error
-	if v := q.Get("dateFrom"); v != "" {
-		if from, err = parseDate(v); err != nil {
-			problems = append(problems, "dateFrom must be a date (YYYY-MM-DD) or an ISO 8601 time")
-		}
-	}
-	if v := q.Get("dateTo"); v != "" {
-		if to, err = parseDate(v); err != nil {
-			problems = append(problems, "dateTo must be a date (YYYY-MM-DD) or an ISO 8601 time")
-		}
-	}
-	if len(problems) == 0 && !to.After(from) {
-		problems = append(problems, "dateFrom must be before dateTo")
-	}
-	if len(problems) > 0 {
-		writeAnalyticsError(w, http.StatusBadRequest, &rangeError{problems})
+	from, to, err := rangeOf(q, to.AddDate(0, 0, -30), to, parseDate)
+	if err != nil {
+		writeAnalyticsError(w, http.StatusBadRequest, err)
 		return from, to, false
 	}
 	return from, to, true

@@ -12,20 +12,10 @@ import (
 	"time"
 )
 
-// Chromium finds Debian's chromium. Outside CI a missing browser skips the
-// test; under CI=true it fails, so CI cannot pass without the test.
+// Chromium finds Debian's chromium (tool: skipped outside CI when missing).
 func Chromium(t testing.TB) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium not found; CI must install Debian's chromium package (.ci/run does)")
-	}
-	t.Skip("chromium not found: install Debian's chromium package to run this test (apt-get install chromium)")
-	return ""
+	return tool(t, "chromium", "chromium", "chromium-browser")
 }
 
 // RunChromium runs headless chromium bin with args and returns its stdout.

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -41,17 +40,10 @@ func StartRedis(t testing.TB) string {
 
 // NewRedis starts a redis-server for the test with extra arguments (such as
 // "--requirepass", "secret"). Outside CI a missing redis-server skips the
-// test; under CI=true it fails, so CI cannot pass silently.
+// test (tool); under CI=true it fails.
 func NewRedis(t testing.TB, args ...string) *RedisServer {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server not found; CI must install Debian's redis-server package (.ci/run does)")
-		}
-		t.Skip("redis-server not found: install Debian's redis-server package to run this test (apt-get install redis-server)")
-	}
-	r := &RedisServer{t: t, bin: bin, dir: t.TempDir(), args: args}
+	r := &RedisServer{t: t, bin: tool(t, "redis-server", "redis-server"), dir: t.TempDir(), args: args}
 	// A port free a moment ago may be taken by another test before
 	// redis-server binds it: try a few.
 	for try := 0; ; try++ {

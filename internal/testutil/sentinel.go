@@ -41,7 +41,7 @@ func NewSentinelSetup(t testing.TB, masterName string, downAfter time.Duration) 
 		s.Sentinels = append(s.Sentinels, startSentinel(t, bin, masterName, s.Primary.Addr, downAfter))
 	}
 	Eventually(t, 0, "the replica in sync, as the primary sees it", func() bool {
-		return strings.Contains(redisInfo(s.Primary.Addr, "replication"), ",state=online,")
+		return strings.Contains(mustCLI(s.Primary.Addr, "INFO", "replication"), ",state=online,")
 	})
 	for _, addr := range s.Sentinels {
 		Eventually(t, 0, "sentinel "+addr+" knowing the replica and the other sentinels", func() bool {
@@ -62,18 +62,11 @@ func StartSentinel(t testing.TB, masterName, masterAddr string, extra ...string)
 	return startSentinel(t, sentinelBin(t), masterName, masterAddr, 30*time.Second, extra...)
 }
 
-// sentinelBin is redis-sentinel's path. Outside CI a missing one skips
-// the test; under CI=true it fails, so CI cannot pass silently.
+// sentinelBin is redis-sentinel's path (tool: skipped outside CI when
+// missing).
 func sentinelBin(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-sentinel")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-sentinel not found; CI must install Debian's redis-sentinel package (.ci/run does)")
-		}
-		t.Skip("redis-sentinel not found: install Debian's redis-sentinel package to run this test (apt-get install redis-sentinel)")
-	}
-	return bin
+	return tool(t, "redis-sentinel", "redis-sentinel")
 }
 
 // startSentinel starts one sentinel on a free port and returns its
@@ -136,12 +129,7 @@ func (s *SentinelSetup) MasterAddr(addr string) string {
 	return net.JoinHostPort(f[0], f[1])
 }
 
-// redisInfo is INFO section of the Redis at addr ("" when it does not answer).
-func redisInfo(addr, section string) string {
-	out, _ := redisCLI(addr, "INFO", section)
-	return out
-}
-
+// mustCLI is redisCLI's output ("" when the Redis at addr does not answer).
 func mustCLI(addr string, args ...string) string {
 	out, _ := redisCLI(addr, args...)
 	return out

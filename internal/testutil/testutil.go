@@ -51,16 +51,18 @@ const minPickedPort = 10000
 // ephemeralLow is the first port of the kernel's ephemeral range (Linux),
 // 0 when unknown.
 func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	lo, _ := strconv.Atoi(f[0])
+	lo, _ := strconv.Atoi(procField("/proc/sys/net/ipv4/ip_local_port_range"))
 	return lo
+}
+
+// procField is the first field of a file of /proc ("" when unknown).
+func procField(path string) string {
+	b, err := os.ReadFile(path)
+	f := strings.Fields(string(b))
+	if err != nil || len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 // WaitHTTP polls url until it answers 200 or Slack(timeout) passes, and
@@ -126,19 +128,27 @@ func StatusAs(t testing.TB, method, url, user, pass string, body io.Reader) int 
 	return resp.StatusCode
 }
 
-// Promtool returns promtool's path. Outside CI a missing promtool skips the
-// test with a message; under CI=true it fails, so CI cannot pass silently.
-func Promtool(t testing.TB) string {
+// tool returns the path of the first of names found, a command of Debian's
+// package pkg. Outside CI a missing one skips the test with a message;
+// under CI=true it fails, so CI cannot pass silently.
+func tool(t testing.TB, pkg string, names ...string) string {
 	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err == nil {
-		return p
+	for _, name := range names {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatal("promtool not found; CI must install Debian's prometheus package (.ci/run does)")
+		t.Fatalf("%s not found; CI must install Debian's %s package (.ci/run does)", names[0], pkg)
 	}
-	t.Skip("promtool not found: install Debian's prometheus package to run this test (apt-get install prometheus)")
+	t.Skipf("%s not found: install Debian's %s package to run this test (apt-get install %s)", names[0], pkg, pkg)
 	return ""
+}
+
+// Promtool returns promtool's path (tool: skipped outside CI when missing).
+func Promtool(t testing.TB) string {
+	t.Helper()
+	return tool(t, "prometheus", "promtool")
 }
 
 // PromtoolStep returns the promtool command a backfill's progress prints

@@ -1,10 +1,8 @@
 package testutil
 
 import (
-	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -57,15 +55,7 @@ func Slack(d time.Duration) time.Duration {
 // loadPerCore is the load average of the last minute over the cores this
 // process may use (0 when unknown).
 func loadPerCore() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	load, _ := strconv.ParseFloat(f[0], 64)
+	load, _ := strconv.ParseFloat(procField("/proc/loadavg"), 64)
 	return load / float64(runtime.NumCPU())
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -70,7 +71,7 @@ func TryScrape(ctx context.Context, base string) (map[string]float64, error) {
 func WaitMetrics(t *testing.T, base string, timeout time.Duration, want map[string]float64) map[string]float64 {
 	t.Helper()
 	var m map[string]float64
-	Eventually(t, timeout, "metrics "+strings.Join(Keys(want), " "), func() bool {
+	Eventually(t, timeout, "metrics "+strings.Join(slices.Sorted(maps.Keys(want)), " "), func() bool {
 		var err error
 		if m, err = TryScrape(t.Context(), base); err != nil {
 			return false
@@ -83,16 +84,6 @@ func WaitMetrics(t *testing.T, base string, timeout time.Duration, want map[stri
 		return true
 	})
 	return m
-}
-
-// Keys are the series of m, sorted.
-func Keys(m map[string]float64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // Refreshed is the series saying project's window was walked with success.
@@ -222,28 +213,4 @@ func GetBody(url string) ([]byte, int, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return b, resp.StatusCode, err
-}
-
-// Call sends method to url with an optional Idempotency-Key and a JSON
-// body, and returns the answer's status, body and headers; a request that
-// gets no answer (the exporter killed or stalled) returns status 0, which
-// the caller's condition treats as "not yet".
-func Call(t *testing.T, client *http.Client, method, url, key, body string) (int, []byte, http.Header) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Error(err)
-		return 0, nil, nil
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, nil
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data, resp.Header
 }

@@ -1,4 +1,6 @@
-package main
+//go:build scalebench
+
+package scalebench
 
 import (
 	"fmt"

@@ -1,4 +1,6 @@
-// Command scalebench measures the built exporter binary as a user runs it,
+//go:build scalebench
+
+// Package scalebench measures the built exporter binary as a user runs it,
 // at the scale the README promises (issue 32): 10 organizations × 10
 // projects, every analytics source, windows 1d, 7d and 30d, 1,000 paths a
 // project, against the in-repo fake API (in this process, without its
@@ -20,10 +22,13 @@
 // windows), the whole binary's CPU per cached gzip scrape against the
 // floor's.
 //
-//	make scale-bench   (scripts/scale-bench.sh: builds, then runs this)
+//	make scale-bench   (scripts/scale-bench.sh: builds both, then runs this)
 //
-// Listens on 127.0.0.1 only. Timings depend on the machine and its load.
-package main
+// It is a test binary (tag scalebench) rather than a command because
+// nothing of it ships: TestScale prints Markdown, and the binary starts
+// itself again as the floor server (-floor). Listens on 127.0.0.1 only.
+// Timings depend on the machine and its load.
+package scalebench
 
 import (
 	"bytes"
@@ -43,6 +48,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
@@ -68,15 +74,18 @@ var (
 	floorGzip   = flag.Bool("floor-gzip", false, "internal: the floor's body is gzipped")
 )
 
-func main() {
+func TestMain(m *testing.M) {
 	flag.Parse()
 	if *floorBody != "" {
 		serveFloor(*floorBody, *floorGzip)
 		return
 	}
+	os.Exit(m.Run())
+}
+
+func TestScale(t *testing.T) {
 	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "scalebench:", err)
-		os.Exit(1)
+		t.Fatal(err)
 	}
 }
 
