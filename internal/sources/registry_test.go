@@ -16,7 +16,7 @@ import (
 
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	// visitors comes first (collector.DataFamilies), the rest in their
+	// visitors comes first (tests read its families), the rest in their
 	// Order, each once.
 	all := sources.All()
 	if len(all) == 0 || all[0].Name != sources.NameVisitors {
