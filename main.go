@@ -150,14 +150,13 @@ func main() {
 }
 
 func run(args []string) int {
-	f, err := parseFlags(args)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: error: %v\n", exporterName, err)
-		return 2
-	}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(os.Stderr, "%s: error: %v\n", exporterName, err)
 		return code
+	}
+	f, err := parseFlags(args)
+	if err != nil {
+		return fail(2, err)
 	}
 	switch {
 	case f.state.Handles(f.command):
@@ -204,11 +203,10 @@ func configCheck(f *flags) int {
 		return 1
 	}
 	cfg, err := f.config.Build(f.plan.MinInterval, nil)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%v\nFAILED: %s\n", err, f.config.File)
-		return 1
+	if err == nil {
+		err = orgs.Describe(os.Stdout, cfg, f.plan)
 	}
-	if err := orgs.Describe(os.Stdout, cfg, f.plan); err != nil {
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "%v\nFAILED: %s\n", err, f.config.File)
 		return 1
 	}

@@ -226,7 +226,7 @@ func BenchmarkScrapeCached(b *testing.B) {
 // allDescs are the descriptors of the Visitors collector.
 func allDescs() []*prometheus.Desc {
 	var out []*prometheus.Desc
-	for _, f := range DataFamilies {
+	for _, f := range sources.All()[0].Families { // visitors
 		out = append(out, f.Desc())
 	}
 	return append(out, statusDescs...)
@@ -270,7 +270,8 @@ func (c *perCollectCollector) Collect(ch chan<- prometheus.Metric) {
 	}{{refreshSuccessDesc, 1}, {refreshDurationDesc, 0}, {refreshIntervalDesc, 3600}, {lastRefreshDesc, 1}, {pathsDesc, float64(len(c.paths))}, {pathsDroppedDesc, 0}} {
 		ch <- prometheus.MustNewConstMetric(m.d, g, m.v, p, w)
 	}
-	site, siteDedup, page, pageDedup := DataFamilies[0].Desc(), DataFamilies[1].Desc(), DataFamilies[2].Desc(), DataFamilies[3].Desc()
+	fams := sources.All()[0].Families // visitors: site before page
+	site, siteDedup, page, pageDedup := fams[0].Desc(), fams[1].Desc(), fams[2].Desc(), fams[3].Desc()
 	ch <- prometheus.MustNewConstMetric(site, g, c.site.Human, p, w, TrafficHuman)
 	ch <- prometheus.MustNewConstMetric(site, g, c.site.AI, p, w, TrafficAI)
 	ch <- prometheus.MustNewConstMetric(siteDedup, g, c.site.Total, p, w)

@@ -62,12 +62,6 @@ func (e Encoding) String() string {
 // NumEncodings is len(Encodings).
 const NumEncodings = 4
 
-// GaugeHeader returns the HELP and TYPE lines of a gauge family exactly as
-// expfmt writes them in format f.
-func GaugeHeader(f Format, name, help string) ([]byte, error) {
-	return Header(f, name, help, false)
-}
-
 // Header returns the HELP and TYPE lines of a gauge family, or of a counter
 // family when counter is set (name ending in _total, which OpenMetrics
 // leaves out of these lines), exactly as expfmt writes them in format f.

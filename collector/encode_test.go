@@ -65,7 +65,7 @@ func TestAppendGaugeMatchesExpfmt(t *testing.T) {
 		math.NaN(), math.Inf(1), math.Inf(-1), 42}
 	for _, f := range []Format{Text, OpenMetrics} {
 		wantHeader, wantBody := expfmtLines(t, f, name, help, labels, values, vs)
-		header, err := GaugeHeader(f, name, help)
+		header, err := Header(f, name, help, false)
 		if err != nil {
 			t.Fatal(err)
 		}

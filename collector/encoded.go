@@ -35,7 +35,7 @@ const statusGzipLevel = gzip.BestSpeed
 // changed: the most a new snapshot waits before scrapes serve it.
 const DefaultEncodeInterval = 500 * time.Millisecond
 
-// Encoded serves the status series and the DataFamilies of a ViewSource's
+// Encoded serves the status series and the data families of a ViewSource's
 // servable snapshots for collector, as bytes encoded once per
 // change rather than once per scrape.
 //

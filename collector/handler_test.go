@@ -46,7 +46,7 @@ func (s *stubSource) Answer(e Encoding) Answer {
 		<-s.block
 	}
 	g, _ := NewGauge("stub_value", []string{"k"})
-	h, _ := GaugeHeader(e.Format, "stub_value", "A stub.")
+	h, _ := Header(e.Format, "stub_value", "A stub.", false)
 	c := g.Append(nil, e.Format, []string{"a"}, 2)
 	if e.Gzip {
 		h, c = Gzip(h, 1), Gzip(c, 1)

@@ -15,7 +15,6 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
@@ -42,28 +41,6 @@ var familyIndex = func() map[*sources.Family]int {
 		m[f] = i
 	}
 	return m
-}()
-
-// DataFamily is one family of unique visitor data, emitted from a visitors
-// snapshot (the collector's benchmarks read them).
-type DataFamily struct {
-	*sources.Family
-}
-
-// Samples calls emit once per sample of the family in snapshot s, with the
-// label values in the order of Labels.
-func (f *DataFamily) Samples(project, window string, s *analytics.Snapshot, emit func(value float64, labelValues ...string)) {
-	f.Emit(&sources.TrafficSnapshot{Snapshot: s}, project, window, sources.Emit(emit))
-}
-
-// DataFamilies are the visitor data families, site before page.
-var DataFamilies = func() []*DataFamily {
-	d := sources.All()[0] // visitors: first in the registry (sources.TestRegistry)
-	out := make([]*DataFamily, len(d.Families))
-	for i, f := range d.Families {
-		out[i] = &DataFamily{f}
-	}
-	return out
 }()
 
 var statusLabels = []string{"project", "source", "window", "scope"}

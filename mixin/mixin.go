@@ -8,13 +8,15 @@ package mixin
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -295,25 +297,15 @@ func normalize(rf RuleFile) RuleFile {
 
 // orderedKeys returns summary, description and runbook_url first, then the other keys sorted.
 func orderedKeys(m map[string]string) []string {
-	rank := map[string]int{"summary": 1, "description": 2, "runbook_url": 3}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	rank := func(k string) int {
+		if r := slices.Index([]string{"summary", "description", "runbook_url"}, k); r >= 0 {
+			return r
+		}
+		return 3
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		ri, rj := rank[keys[i]], rank[keys[j]]
-		if ri == 0 {
-			ri = 4
-		}
-		if rj == 0 {
-			rj = 4
-		}
-		if ri != rj {
-			return ri < rj
-		}
-		return keys[i] < keys[j]
+	return slices.SortedFunc(maps.Keys(m), func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
 	})
-	return keys
 }
 
 func comment(b *strings.Builder, indent, text string) {

@@ -79,7 +79,7 @@ func Sources() []SourceInfo { return slices.Clone(known) }
 func RegisterSource(info SourceInfo) {
 	for _, o := range known {
 		if o.Name == info.Name || o.Order == info.Order {
-			panic(fmt.Sprintf("visitors: source %s registered beside %s with the same name or order", info.Name, o.Name))
+			panic(fmt.Sprintf("analytics: source %s registered beside %s with the same name or order", info.Name, o.Name))
 		}
 	}
 	at, _ := slices.BinarySearchFunc(known, info, func(a, b SourceInfo) int { return cmp.Compare(a.Order, b.Order) })

@@ -192,30 +192,20 @@ var ClusterFlagNames = map[string]string{
 	"TLS.InsecureSkipVerify": "--cluster.redis-tls-insecure-skip-verify",
 }
 
-// ClusterFileKeys names the configuration file key of each Cluster field.
-var ClusterFileKeys = map[string]string{
-	"Address":                "cluster.address",
-	"Sentinel.MasterName":    "cluster.sentinel.master_name",
-	"Sentinel.Addresses":     "cluster.sentinel.addresses",
-	"Sentinel.Username":      "cluster.sentinel.username",
-	"Sentinel.PasswordFile":  "cluster.sentinel.password_file",
-	"WaitReplicas":           "cluster.wait_replicas",
-	"WaitTimeout":            "cluster.wait_timeout",
-	"Username":               "cluster.username",
-	"PasswordFile":           "cluster.password_file",
-	"DB":                     "cluster.db",
-	"KeyPrefix":              "cluster.key_prefix",
-	"Timeout":                "cluster.timeout",
-	"LeaseDuration":          "cluster.lease_duration",
-	"AdvertiseURL":           "cluster.advertise_url",
-	"ForwardSecretFile":      "cluster.forward_secret_file",
-	"TLS.Enabled":            "cluster.tls.enabled",
-	"TLS.CAFile":             "cluster.tls.ca_file",
-	"TLS.CertFile":           "cluster.tls.cert_file",
-	"TLS.KeyFile":            "cluster.tls.key_file",
-	"TLS.ServerName":         "cluster.tls.server_name",
-	"TLS.InsecureSkipVerify": "cluster.tls.insecure_skip_verify",
-}
+// ClusterFileKeys names the configuration file key of each Cluster field,
+// from the fields' yaml tags.
+var ClusterFileKeys = func() map[string]string {
+	keys := map[string]string{}
+	for field := range ClusterFlagNames {
+		t, key := reflect.TypeFor[Cluster](), "cluster"
+		for name := range strings.SplitSeq(field, ".") {
+			f, _ := t.FieldByName(name)
+			t, key = f.Type, key+"."+f.Tag.Get("yaml")
+		}
+		keys[field] = key
+	}
+	return keys
+}()
 
 // Validate reports the first invalid field as a *FieldError
 // (Rename with ClusterFlagNames or ClusterFileKeys names it for

@@ -165,13 +165,6 @@ func checkOrgName(name string) error {
 	return nil
 }
 
-func checkBudget(n int) error {
-	if n < 1 || n > maxBudget {
-		return fmt.Errorf("must be between 1 and %d, got %d", maxBudget, n)
-	}
-	return nil
-}
-
 // ParseKeyExpiry reads an API key's expiry: an RFC 3339 time, or a date,
 // which means the start of that day in UTC (the earliest moment a key
 // shown to expire that day can stop working, so an alert is never late).

@@ -322,7 +322,7 @@ func (b *builder) organization(key string, o fileOrganization, orgs map[string]b
 		b.problem(key, "give api_key_file or api_key_env, not both")
 	}
 	if o.AnalyticsBudget != nil {
-		if err := checkBudget(*o.AnalyticsBudget); err != nil {
+		if err := InRange(*o.AnalyticsBudget, 1, maxBudget); err != nil {
 			b.problem(key+".analytics_budget", "%v", err)
 		}
 		org.AnalyticsBudget = *o.AnalyticsBudget

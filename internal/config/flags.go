@@ -67,17 +67,18 @@ func RegisterFlags(app Flagger) *Flags {
 		f.set["--"+c.Model().Name] = b
 		return c.IsSetByUser(b)
 	}
+	intFlag := func(name, help string, def int) *int {
+		n := new(int)
+		track(app.Flag(name, help)).Default(strconv.Itoa(def)).SetValue(&intValue{name: name, n: n})
+		return n
+	}
 	track(app.Flag("mintlify.api-key-file", "File holding the Mintlify admin API key (else the "+DefaultAPIKeyEnv+" environment variable).")).PlaceHolder("PATH").StringVar(&f.keyFile)
 	track(app.Flag("mintlify.api-key-expires", "When the admin API key expires: a date (2027-02-24, read as its start in UTC) or an RFC 3339 time; exported for an alert two weeks before.")).PlaceHolder("DATE").StringVar(&f.expires)
 	track(app.Flag("mintlify.project", "Mintlify project id to export (repeatable).")).PlaceHolder("ID").StringsVar(&f.projects)
-	f.budget = Int(app, "mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", strconv.Itoa(DefaultBudget))
-	f.set["--mintlify.analytics-budget"] = new(bool)
-	trackSet(app, "mintlify.analytics-budget", f.set["--mintlify.analytics-budget"])
+	f.budget = intFlag("mintlify.analytics-budget", "Analytics requests this process may send per rolling hour, for all projects, windows, pages and retries together. The API allows 100 per organization (one admin key) per hour, shared with every other tool of the organization.", DefaultBudget)
 	track(app.Flag("analytics.window", "Date window to export, Nd = the last N calendar days including today, optionally with its own shortest refresh interval, Nd:INTERVAL (repeatable).")).Default(DefaultWindow).StringsVar(&f.windows)
 	track(app.Flag("analytics.timezone", "IANA time zone that decides where a day starts for the windows.")).Default(DefaultTimezone).StringVar(&f.timezone)
-	f.maxPaths = Int(app, "analytics.max-paths", "Keep at most this many paths per project, source and window, the most visited first. 0 = no cap.", strconv.Itoa(DefaultMaxPaths))
-	f.set["--analytics.max-paths"] = new(bool)
-	trackSet(app, "analytics.max-paths", f.set["--analytics.max-paths"])
+	f.maxPaths = intFlag("analytics.max-paths", "Keep at most this many paths per project, source and window, the most visited first. 0 = no cap.", DefaultMaxPaths)
 	track(app.Flag("analytics.path-include", "Only export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.include)
 	track(app.Flag("analytics.path-exclude", "Do not export paths matching this regular expression.")).PlaceHolder("REGEXP").StringVar(&f.exclude)
 	track(app.Flag("analytics.source", "Analytics source to export, one of "+strings.Join(analytics.SourceNames(false), ", ")+" (repeatable; default: "+strings.Join(analytics.SourceNames(true), ", ")+"), each over the --analytics.window windows.")).PlaceHolder("SOURCE").StringsVar(&f.sources)
@@ -86,10 +87,7 @@ func RegisterFlags(app Flagger) *Flags {
 			if s.Flag == "" {
 				continue
 			}
-			sf := settingFlag{source: def.Name, setting: s, value: Int(app, s.Flag, s.Help, "0")}
-			f.set["--"+s.Flag] = new(bool)
-			trackSet(app, s.Flag, f.set["--"+s.Flag])
-			f.settings = append(f.settings, sf)
+			f.settings = append(f.settings, settingFlag{source: def.Name, setting: s, value: intFlag(s.Flag, s.Help, 0)})
 		}
 	}
 	// The old names: every analytics flag was --visitors.* when visitors
@@ -111,18 +109,6 @@ type settingFlag struct {
 	source  string
 	setting analytics.Setting
 	value   *int
-}
-
-// trackSet marks *set when the flag name was given, for flags whose clause
-// input built.
-func trackSet(app Flagger, name string, set *bool) {
-	if a, ok := app.(interface {
-		GetFlag(string) *kingpin.FlagClause
-	}); ok {
-		if c := a.GetFlag(name); c != nil {
-			c.IsSetByUser(set)
-		}
-	}
 }
 
 // Build returns the validated Config the flags describe (keys not read

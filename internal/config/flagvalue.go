@@ -21,19 +21,11 @@ type Flagger interface {
 	Flag(name, help string) *kingpin.FlagClause
 }
 
-// Duration adds a flag taking a Prometheus duration ("30s", "5m", "7d").
-// Negative durations are rejected by the syntax itself.
-func Duration(app Flagger, name, help, def string) *time.Duration {
-	d := new(time.Duration)
-	durationFlag(app, name, help, def, d)
-	return d
-}
-
 // DurationVar adds a duration flag that sets *d, with *d's current value as
 // its default: the default stays with the Config that owns it. The default
 // is shown by FormatDuration (24h, 7d), as the README writes it.
 func DurationVar(app Flagger, name, help string, d *time.Duration) {
-	durationFlag(app, name, help, FormatDuration(*d), d)
+	app.Flag(name, help+" A duration such as 30s, 5m or 7d.").Default(FormatDuration(*d)).SetValue(&durationValue{name: name, d: d})
 }
 
 // FormatDuration writes d as people write such durations: in hours up to
@@ -66,10 +58,6 @@ func FormatDuration(d time.Duration) string {
 	return b.String()
 }
 
-func durationFlag(app Flagger, name, help, def string, d *time.Duration) {
-	app.Flag(name, help+" A duration such as 30s, 5m or 7d.").Default(def).SetValue(&durationValue{name: name, d: d})
-}
-
 type durationValue struct {
 	name string
 	d    *time.Duration
@@ -85,13 +73,6 @@ func (v *durationValue) Set(s string) error {
 }
 
 func (v *durationValue) String() string { return FormatDuration(*v.d) }
-
-// Int adds an integer flag.
-func Int(app Flagger, name, help, def string) *int {
-	n := new(int)
-	app.Flag(name, help).Default(def).SetValue(&intValue{name: name, n: n})
-	return n
-}
 
 // IntVar adds an integer flag that sets *n, with *n's current value as its
 // default.
@@ -140,13 +121,6 @@ func (v *enumValue) Set(s string) error {
 
 func (v *enumValue) String() string { return *v.s }
 
-// Bytes adds a size flag taking base-2 units ("64KiB", "1MiB", "65536").
-func Bytes(app Flagger, name, help, def string) *int64 {
-	n := new(int64)
-	app.Flag(name, help).Default(def).SetValue(&bytesValue{name: name, n: n})
-	return n
-}
-
 // BytesVar adds a size flag that sets *n, with *n's current value as its
 // default (shown in base-2 units, e.g. 64KiB).
 func BytesVar(app Flagger, name, help string, n *int64) {
@@ -182,9 +156,3 @@ func (v *bytesValue) Set(s string) error {
 }
 
 func (v *bytesValue) String() string { return strconv.FormatInt(*v.n, 10) }
-
-// NewDuration is a duration value for a flag clause built by hand (e.g. a
-// hidden, deprecated alias), whose errors name the flag.
-func NewDuration(name string, d *time.Duration) kingpin.Value {
-	return &durationValue{name: name, d: d}
-}

@@ -15,21 +15,22 @@ import (
 func TestValuesParseAndNameTheirFlagOnError(t *testing.T) {
 	t.Parallel()
 	app := kingpin.New("t", "")
-	d := Duration(app, "d", "", "5m")
-	n := Int(app, "n", "", "3")
+	d, n, b := 5*time.Minute, 3, int64(64<<10)
+	DurationVar(app, "d", "", &d)
+	IntVar(app, "n", "", &n)
 	e := Enum(app, "e", "", "b", "a", "b")
-	b := Bytes(app, "b", "", "64KiB")
+	BytesVar(app, "b", "", &b)
 	if _, err := app.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if *d != 5*time.Minute || *n != 3 || *e != "b" || *b != 64<<10 {
-		t.Fatalf("defaults: %v %v %v %v", *d, *n, *e, *b)
+	if d != 5*time.Minute || n != 3 || *e != "b" || b != 64<<10 {
+		t.Fatalf("defaults: %v %v %v %v", d, n, *e, b)
 	}
 	if _, err := app.Parse([]string{"--d=7d", "--n=-2", "--e=a", "--b=1000"}); err != nil {
 		t.Fatal(err)
 	}
-	if *d != 7*24*time.Hour || *n != -2 || *e != "a" || *b != 1000 {
-		t.Fatalf("parsed: %v %v %v %v", *d, *n, *e, *b)
+	if d != 7*24*time.Hour || n != -2 || *e != "a" || b != 1000 {
+		t.Fatalf("parsed: %v %v %v %v", d, n, *e, b)
 	}
 	for _, bad := range []string{"--d=-5m", "--d=abc", "--n=1.5", "--e=c", "--b=lots"} {
 		_, err := app.Parse([]string{bad})

@@ -18,7 +18,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/mintlify-exporter/mintlify_exporter/collector"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/budget"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
@@ -54,7 +53,7 @@ func TestScrapeReadsTheRoleOnce(t *testing.T) {
 	// What each kind of series is recognised by.
 	kinds := map[string]string{
 		"status": "mintlify_analytics_refresh_success",
-		"data":   collector.DataFamilies[0].Name,
+		"data":   sources.All()[0].Families[0].Name, // visitors
 		"budget": "mintlify_api_budget_spent_requests",
 	}
 	accepts := map[string]string{

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
@@ -44,7 +45,7 @@ func BenchmarkBackfillYear(b *testing.B) {
 				out := &countingWriter{}
 				names := bc.sources
 				if names == nil {
-					names = sources.Defaults()
+					names = analytics.SourceNames(true)
 				}
 				projects := withSources(nil, nil, names, "docs")
 				cfg := Config{Projects: projects, From: day("2025-03-20"), To: day("2026-03-19"), Format: format,

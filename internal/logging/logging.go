@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -116,22 +117,13 @@ func leadingFirst(next log.Logger) log.Logger {
 			return next.Log(keyvals...)
 		}
 		for i := 0; i < len(keyvals); i += 2 {
-			if k, ok := keyvals[i].(string); ok && isLeading(k) && i+1 < len(keyvals) {
+			if k, ok := keyvals[i].(string); ok && slices.Contains(leadingKeys, k) && i+1 < len(keyvals) {
 				continue
 			}
 			out = append(out, keyvals[i:min(i+2, len(keyvals))]...)
 		}
 		return next.Log(out...)
 	})
-}
-
-func isLeading(k string) bool {
-	for _, l := range leadingKeys {
-		if k == l {
-			return true
-		}
-	}
-	return false
 }
 
 // redacting masks r's secrets in every text value: strings, errors and

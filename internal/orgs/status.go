@@ -26,12 +26,10 @@ func (s *Set) Status(published []refresh.View) ([]status.Organization, []status.
 			ReducedUntil: st.HalvedUntil, Window: status.Duration(st.Window), Spent: st.Spent, NextRequestAt: st.NextFree,
 			PausedUntil: st.PausedUntil, Rejections: st.Rejections, Planned: plannedOf(o), KeyExpiresAt: o.keyExpires,
 		})
-		if o.sched != nil {
-			orgs[len(orgs)-1].Notice = o.sched.PlanNotice()
-		}
 		if o.sched == nil {
 			continue
 		}
+		orgs[len(orgs)-1].Notice = o.sched.PlanNotice()
 		for _, v := range o.sched.Views() {
 			if p, ok := pub[keyOf(v)]; ok {
 				v = p

@@ -29,12 +29,9 @@ const MaxBytes = 4 << 10
 // pipe never ends), and fails when there were more, or when the secret is
 // empty. Errors are one line, for the caller to prefix with its flag or key.
 func Read(path string, maxBytes int64) (string, error) {
-	data, err := read(path, maxBytes)
+	data, err := ReadAtMost(path, maxBytes)
 	if err != nil {
 		return "", err
-	}
-	if int64(len(data)) > maxBytes {
-		return "", fmt.Errorf("%s is longer than %d bytes: not a secret file (wrong path?)", path, maxBytes)
 	}
 	secret := strings.TrimSpace(string(data))
 	if secret == "" {
@@ -49,18 +46,6 @@ func Read(path string, maxBytes int64) (string, error) {
 // ReadAtMost returns the content of path, reading at most maxBytes+1 bytes
 // whatever the file is, and fails with one line when there were more.
 func ReadAtMost(path string, maxBytes int64) ([]byte, error) {
-	data, err := read(path, maxBytes)
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > maxBytes {
-		return nil, fmt.Errorf("%s is longer than %d bytes (wrong path?)", path, maxBytes)
-	}
-	return data, nil
-}
-
-// read reads at most maxBytes+1 bytes of path, a regular file.
-func read(path string, maxBytes int64) ([]byte, error) {
 	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
@@ -69,6 +54,9 @@ func read(path string, maxBytes int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, fmt.Errorf("%s is longer than %d bytes (wrong path?)", path, maxBytes)
 	}
 	return data, nil
 }

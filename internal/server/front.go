@@ -229,12 +229,6 @@ func (f *AuthFront) ListenAndServe(srv *http.Server, flags *web.FlagConfig, logg
 	return web.ListenAndServe(srv, f.toolkitFlags(flags), logger)
 }
 
-// Serve is exporter-toolkit's web.Serve on l, given the front's copy of
-// the web config.
-func (f *AuthFront) Serve(l net.Listener, srv *http.Server, flags *web.FlagConfig, logger *slog.Logger) error {
-	return web.Serve(l, srv, f.toolkitFlags(flags), logger)
-}
-
 func (f *AuthFront) toolkitFlags(flags *web.FlagConfig) *web.FlagConfig {
 	fc := *flags
 	path := f.derived

@@ -55,7 +55,7 @@ func serveFront(t testing.TB, config string, o AuthOptions, next http.Handler) *
 	srv := &http.Server{Handler: f.Wrap(next), ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan error, 1)
 	go func() {
-		done <- f.Serve(ln, srv, &web.FlagConfig{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		done <- web.Serve(ln, srv, f.toolkitFlags(&web.FlagConfig{}), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	t.Cleanup(func() {
 		_ = srv.Close()

@@ -117,25 +117,9 @@ func ByName(name string) (*Def, bool) {
 	return registry[i], true
 }
 
-// Names lists every source name, in registry order.
-func Names() []string {
-	out := make([]string, len(registry))
-	for i, d := range registry {
-		out[i] = d.Name
-	}
-	return out
-}
-
-// Defaults lists the names of the sources on by default.
-func Defaults() []string {
-	var out []string
-	for _, d := range registry {
-		if d.DefaultOn {
-			out = append(out, d.Name)
-		}
-	}
-	return out
-}
+// Names lists every source name, in registry order (the order register
+// declares them to analytics in).
+func Names() []string { return analytics.SourceNames(false) }
 
 // registry is every source, by Order.
 var registry []*Def
@@ -144,12 +128,8 @@ var registry []*Def
 // its name and settings to the configuration; a name or order given twice
 // is a programming error.
 func register(d *Def) *Def {
+	// It panics on a name or order given twice.
 	analytics.RegisterSource(analytics.SourceInfo{Name: d.Name, Order: d.Order, DefaultOn: d.DefaultOn, Settings: d.Settings})
-	for _, o := range registry {
-		if o.Name == d.Name || o.Order == d.Order {
-			panic(fmt.Sprintf("sources: %s registered beside %s with the same name or order", d.Name, o.Name))
-		}
-	}
 	i, _ := slices.BinarySearchFunc(registry, d, func(a, b *Def) int { return cmp.Compare(a.Order, b.Order) })
 	registry = slices.Insert(registry, i, d)
 	return d

@@ -9,13 +9,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/analytics"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 )
 
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	// visitors comes first (collector.DataFamilies), the rest in their
+	// visitors comes first (tests read its families), the rest in their
 	// Order, each once.
 	all := sources.All()
 	if len(all) == 0 || all[0].Name != sources.NameVisitors {
@@ -26,7 +27,12 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s (order %d) before %s (order %d)", all[i-1].Name, all[i-1].Order, all[i].Name, all[i].Order)
 		}
 	}
-	if got := sources.Defaults(); !slices.Contains(got, "visitors") || !slices.Contains(got, "views") {
+	for i, name := range sources.Names() {
+		if all[i].Name != name {
+			t.Errorf("Names()[%d] = %s, want %s (registry order)", i, name, all[i].Name)
+		}
+	}
+	if got := analytics.SourceNames(true); !slices.Contains(got, "visitors") || !slices.Contains(got, "views") {
 		t.Errorf("defaults %v lack visitors and views", got)
 	}
 	if _, ok := sources.ByName("nope"); ok {

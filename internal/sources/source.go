@@ -10,6 +10,7 @@ package sources
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -182,13 +183,15 @@ func (c Config) now() time.Time {
 // label makes a string from the API a label value: secrets masked by the
 // path policy's Redact (the process's redactor: a feedback page's path, a
 // search query or a category that echoes an API key, whole, cut or
-// escaped, never becomes a label), then labelValue. Masking comes first so
-// that the cut of labelValue cannot leave a longer piece of a key.
+// escaped, never becomes a label), then bounded.Label (valid UTF-8, at most
+// 256 bytes, a longer value cut with a hash suffix so that distinct values
+// stay distinct). Masking comes first so that the cut cannot leave a longer
+// piece of a key.
 func (c Config) label(s string) string {
 	if c.Paths.Redact != nil {
 		s = c.Paths.Redact(strings.ToValidUTF8(s, "\uFFFD"))
 	}
-	return labelValue(s)
+	return bounded.Label(s)
 }
 
 func (c Config) location() *time.Location {
@@ -222,12 +225,7 @@ func (b *base) Name() string        { return b.def.Name }
 func (b *base) Families() []*Family { return b.def.Families }
 func (b *base) TotalsOnly() bool    { return b.def.TotalsOnly }
 func (b *base) Additive() bool {
-	for _, f := range b.def.Families {
-		if f.Additive {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(b.def.Families, func(f *Family) bool { return f.Additive })
 }
 
 func keyOf(q Query) costKey {
@@ -258,11 +256,6 @@ func (b *base) learn(q Query, requests int) {
 	b.cost[keyOf(q)] = requests
 	b.mu.Unlock()
 }
-
-// labelValue makes a string from the API a valid, bounded label value
-// (bounded.Label: valid UTF-8, at most 256 bytes, a longer value cut with a
-// hash suffix so that distinct values stay distinct).
-func labelValue(s string) string { return bounded.Label(s) }
 
 // checkRange refuses a query without a valid date range.
 func checkRange(name string, q Query) error {

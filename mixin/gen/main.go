@@ -10,9 +10,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/mintlify-exporter/mintlify_exporter/mixin"
 )
@@ -39,11 +40,6 @@ func run(entry, out string, jpath []string) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	// Dashboards the mixin no longer defines.
 	old, _ := filepath.Glob(filepath.Join(out, mixin.DashboardsDir, "*.json"))
 	for _, path := range old {
@@ -57,7 +53,7 @@ func run(entry, out string, jpath []string) error {
 			}
 		}
 	}
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		path := filepath.Join(out, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
