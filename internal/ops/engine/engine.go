@@ -284,23 +284,19 @@ func (e *Engine) Follow(ids []string) error {
 }
 
 // Run polls until ctx is done, then returns once every poll it started has
-// finished. The first round starts at once, so operations followed before
-// a restart resume immediately.
+// finished. Each kind polls in its own lane (lane). The first round starts
+// at once, so operations followed before a restart resume immediately.
 func (e *Engine) Run(ctx context.Context) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return errors.New("engine: Run called twice")
 	}
 	defer e.running.Store(false)
-	t := time.NewTicker(e.cfg.PollInterval)
-	defer t.Stop()
-	for {
-		e.Round(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	var wg sync.WaitGroup
+	for _, o := range e.kinds {
+		wg.Go(func() { e.lane(ctx, o) })
 	}
+	wg.Wait()
+	return nil
 }
 
 // checkStateFile checks, once per poll round, that the state file's path
@@ -604,12 +600,12 @@ func (e *Engine) MostOverdue() (Due, bool) {
 	defer e.mu.RUnlock()
 	for _, o := range e.kinds {
 		for _, en := range o.records {
-			op := en.rec.Base()
-			if !e.projects[op.Project] || en.nextPoll.IsZero() || !en.nextPoll.Before(now) || !(en.pending || en.polled(now, &e.cfg)) {
+			op, at := en.rec.Base(), en.dueAt(&e.cfg)
+			if !e.projects[op.Project] || at.IsZero() || !at.Before(now) || !(en.pending || en.polled(now, &e.cfg)) {
 				continue
 			}
-			if d.Kind == "" || en.nextPoll.Before(d.At) {
-				d = Due{Kind: o.decl.Name, Project: op.Project, ID: en.rec.ID(), At: en.nextPoll}
+			if d.Kind == "" || at.Before(d.At) {
+				d = Due{Kind: o.decl.Name, Project: op.Project, ID: en.rec.ID(), At: at}
 			}
 		}
 	}

@@ -56,6 +56,16 @@ func (e *entry) polled(now time.Time, cfg *Config) bool {
 	return e.recheck || e.rec.Polled(now, cfg)
 }
 
+// dueAt is when e's next poll is due: its schedule, or for one never
+// polled (due at the next round) a poll interval after it was followed,
+// so that a first poll a stalled round holds back shows as late too.
+func (e *entry) dueAt(cfg *Config) time.Time {
+	if t := e.rec.Base().TrackedAt; e.nextPoll.IsZero() && e.lastPolled.IsZero() && !t.IsZero() {
+		return t.Add(cfg.PollInterval)
+	}
+	return e.nextPoll
+}
+
 // intentOps are the extra operations of the next write of the record:
 // the deletion of its intent (in bucket) when its first write failed and
 // the intent is still in the state.
