@@ -80,6 +80,9 @@ type Engine struct {
 	wmu sync.Mutex
 
 	running atomic.Bool
+	// started is when the engine opened: no operation's first poll here
+	// was due before (entry.dueAt).
+	started time.Time
 	// fileReplaced is what checkStateFile last logged.
 	fileReplaced atomic.Bool
 	// inflight counts starts and tracks under way: they outlive their HTTP
@@ -139,7 +142,7 @@ func New(api any, reg prometheus.Registerer, cfg Config, logger log.Logger) (*En
 			return nil, err
 		}
 	}
-	e := &Engine{cfg: cfg, api: api, store: st, logger: logger, projects: map[string]bool{}, keys: map[string]Ref{}}
+	e := &Engine{cfg: cfg, api: api, store: st, logger: logger, projects: map[string]bool{}, keys: map[string]Ref{}, started: cfg.Now()}
 	for _, k := range cfg.Kinds {
 		o := &Ops{e: e, decl: k.Declare(), records: map[string]*entry{}, intents: map[string]Intent{}}
 		o.kind = k.Open(o)
@@ -600,7 +603,7 @@ func (e *Engine) MostOverdue() (Due, bool) {
 	defer e.mu.RUnlock()
 	for _, o := range e.kinds {
 		for _, en := range o.records {
-			op, at := en.rec.Base(), en.dueAt(&e.cfg)
+			op, at := en.rec.Base(), en.dueAt(e)
 			if !e.projects[op.Project] || at.IsZero() || !at.Before(now) || !(en.pending || en.polled(now, &e.cfg)) {
 				continue
 			}

@@ -56,14 +56,18 @@ func (e *entry) polled(now time.Time, cfg *Config) bool {
 	return e.recheck || e.rec.Polled(now, cfg)
 }
 
-// dueAt is when e's next poll is due: its schedule, or for one never
-// polled (due at the next round) a poll interval after it was followed,
-// so that a first poll a stalled round holds back shows as late too.
-func (e *entry) dueAt(cfg *Config) time.Time {
-	if t := e.rec.Base().TrackedAt; e.nextPoll.IsZero() && e.lastPolled.IsZero() && !t.IsZero() {
-		return t.Add(cfg.PollInterval)
+// dueAt is when en's next poll is due: its schedule, or for one never
+// polled here (due at the next round) a poll interval after it was
+// followed or the engine opened, so that a first poll a stalled round
+// holds back shows as late too.
+func (en *entry) dueAt(e *Engine) time.Time {
+	if t := en.rec.Base().TrackedAt; en.nextPoll.IsZero() && en.lastPolled.IsZero() && !t.IsZero() {
+		if t.Before(e.started) {
+			t = e.started
+		}
+		return t.Add(e.cfg.PollInterval)
 	}
-	return e.nextPoll
+	return en.nextPoll
 }
 
 // intentOps are the extra operations of the next write of the record:

@@ -130,3 +130,23 @@ func TestFirstPollLateShows(t *testing.T) {
 		t.Errorf("overdue gauge %v, want %v", got, want)
 	}
 }
+
+// TestFirstPollAfterRestartNotLate: an operation followed long before a
+// restart and not yet polled since is due a poll interval after the
+// engine opened, not since it was followed.
+func TestFirstPollAfterRestartNotLate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Options{})
+	cfg := e.config()
+	e.open(cfg)
+	e.create("p1", "#fake:pr:1h")
+	e.clock.Advance(time.Hour)
+	e.open(cfg)
+	if d, ok := e.trk.MostOverdue(); ok {
+		t.Errorf("a job just loaded is overdue: %+v", d)
+	}
+	e.clock.Advance(2 * cfg.PollInterval)
+	if got, want := e.metric("mintlify_agent_poll_max_overdue_seconds", "project", "p1"), cfg.PollInterval.Seconds(); got != want {
+		t.Errorf("overdue gauge %v, want %v (since the restart, not the hour before)", got, want)
+	}
+}
