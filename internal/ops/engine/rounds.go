@@ -36,15 +36,12 @@ type pollTask struct {
 	write bool
 }
 
-// Round polls every due operation of every kind and returns when all
-// polls are done: tests run it on their own clock; Run runs each kind's
-// rounds in its own lane.
+// Round runs a round of every kind, one after the other: tests run it on
+// their own clock; Run runs each kind's rounds in its own lane.
 func (e *Engine) Round(ctx context.Context) {
-	var wg sync.WaitGroup
 	for _, o := range e.kinds {
-		wg.Go(func() { e.roundOf(ctx, o) })
+		e.roundOf(ctx, o)
 	}
-	wg.Wait()
 }
 
 // lane runs o's rounds, one per poll interval (or at the next tick after
