@@ -110,6 +110,9 @@ type Client struct {
 	// (via Retry-After) to send nothing. Per endpoint because the API's limits
 	// are per operation: a create-job limit must not stall analytics.
 	notBefore map[string]time.Time
+	// clampWarned holds the endpoint and field of each value refused
+	// (reportClamped) that was warned of.
+	clampWarned sync.Map
 }
 
 // New validates cfg and returns a Client.
@@ -217,6 +220,9 @@ func (c *Client) do(ctx context.Context, req request, out any) error {
 	for attempt := 0; ; attempt++ {
 		status, retryable, err := c.attempt(ctx, req, out)
 		if err == nil {
+			if cl, ok := out.(clamper); ok {
+				c.reportClamped(req.endpoint, cl.clamp())
+			}
 			if req.status != nil {
 				*req.status = status
 			}

@@ -183,3 +183,14 @@ func (c *Client) DeploymentStatus(ctx context.Context, projectID, statusID strin
 	}
 	return &d, nil
 }
+
+// clamp refuses a deployment's dates outside 2000-2199 (clamper).
+func (d *Deployment) clamp() (fields []string) {
+	if !plausible(d.CreatedAt.Time) {
+		d.CreatedAt, fields = APITime{}, append(fields, "createdAt")
+	}
+	if !plausible(d.EndedAt.Time) {
+		d.EndedAt, fields = APITime{}, append(fields, "endedAt")
+	}
+	return fields
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // The agent job endpoints.
@@ -118,4 +119,15 @@ func (c *Client) SendMessage(ctx context.Context, projectID, jobID, prompt strin
 		return nil, status, nil
 	}
 	return &job, status, nil
+}
+
+// clamp refuses a job's dates outside 2000-2199 (clamper).
+func (j *Job) clamp() (fields []string) {
+	if !plausible(j.CreatedAt) {
+		j.CreatedAt, fields = time.Time{}, append(fields, "createdAt")
+	}
+	if j.ArchivedAt != nil && !plausible(*j.ArchivedAt) {
+		j.ArchivedAt, fields = nil, append(fields, "archivedAt")
+	}
+	return fields
 }

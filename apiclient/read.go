@@ -36,7 +36,8 @@ const (
 	// SkipNegative: the row holds a negative count: nothing is counted
 	// below zero.
 	SkipNegative = "negative"
-	// SkipOutOfRange: the row holds a ratio outside 0..1.
+	// SkipOutOfRange: the row holds a ratio outside 0..1, or a poll's
+	// answer a value no real answer can mean (clamper).
 	SkipOutOfRange = "out_of_range"
 	// SkipNoNextPage is not a row: the answer said there was more but gave
 	// no way to it (hasMore with a null or empty cursor, a cursor handed

@@ -338,3 +338,18 @@ func printable(s string, n int) string {
 	}, strings.ToValidUTF8(s, string(unicode.ReplacementChar)))
 	return truncate(s, n)
 }
+
+// clamp refuses an export's page count beyond 2^53 and dates outside
+// 2000-2199 (clamper).
+func (j *StaticExportJob) clamp() (fields []string) {
+	if j.PageCount > maxExactCount {
+		j.PageCount, fields = 0, append(fields, "pageCount")
+	}
+	if !plausible(j.CreatedAt.Time) {
+		j.CreatedAt, fields = APITime{}, append(fields, "createdAt")
+	}
+	if !plausible(j.UpdatedAt.Time) {
+		j.UpdatedAt, fields = APITime{}, append(fields, "updatedAt")
+	}
+	return fields
+}

@@ -32,7 +32,8 @@ type Config struct {
 	// PollInterval is how often each operation not final is polled (at
 	// least 10ms).
 	PollInterval time.Duration
-	// MaxConcurrentPolls bounds concurrent reads upstream (1 to 1000).
+	// MaxConcurrentPolls bounds concurrent reads upstream, per kind (1 to
+	// 1000).
 	MaxConcurrentPolls int
 	// ArchiveWatch is how long after completion a completed agent job is
 	// still re-checked, so that a later archive is counted; 0 disables it.
@@ -135,7 +136,7 @@ func RegisterFlags(app config.Flagger) *Flags {
 	f := &Flags{Config: Defaults()}
 	c := &f.Config
 	config.DurationVar(app, "agent.poll-interval", "How often each operation followed (of every kind) is polled while it is not final.", &c.PollInterval)
-	config.IntVar(app, "agent.max-concurrent-polls", "Maximum number of polls of operations (of every kind) in flight at once.", &c.MaxConcurrentPolls)
+	config.IntVar(app, "agent.max-concurrent-polls", "Maximum number of polls in flight at once, per kind of operation: a kind whose reads stall delays no other.", &c.MaxConcurrentPolls)
 	config.DurationVar(app, "agent.archive-watch", "How long a completed job is re-checked, slowly, so that a later archive is counted. 0 disables the re-checks.", &c.ArchiveWatch)
 	config.DurationVar(app, "agent.retention", "How long final operations (of every kind) are kept before they are forgotten.", &c.Retention)
 	app.Flag("agent.state-file", "File where the operations followed (of every kind) and each organization's analytics ledger, beside it, are persisted across restarts, relative to the working directory; with --mintlify.sandbox the ledger is always temporary, and with no value the file too.").

@@ -80,6 +80,9 @@ type Engine struct {
 	wmu sync.Mutex
 
 	running atomic.Bool
+	// started is when the engine opened: no operation's first poll here
+	// was due before (entry.dueAt).
+	started time.Time
 	// fileReplaced is what checkStateFile last logged.
 	fileReplaced atomic.Bool
 	// inflight counts starts and tracks under way: they outlive their HTTP
@@ -139,7 +142,7 @@ func New(api any, reg prometheus.Registerer, cfg Config, logger log.Logger) (*En
 			return nil, err
 		}
 	}
-	e := &Engine{cfg: cfg, api: api, store: st, logger: logger, projects: map[string]bool{}, keys: map[string]Ref{}}
+	e := &Engine{cfg: cfg, api: api, store: st, logger: logger, projects: map[string]bool{}, keys: map[string]Ref{}, started: cfg.Now()}
 	for _, k := range cfg.Kinds {
 		o := &Ops{e: e, decl: k.Declare(), records: map[string]*entry{}, intents: map[string]Intent{}}
 		o.kind = k.Open(o)
@@ -284,23 +287,19 @@ func (e *Engine) Follow(ids []string) error {
 }
 
 // Run polls until ctx is done, then returns once every poll it started has
-// finished. The first round starts at once, so operations followed before
-// a restart resume immediately.
+// finished. Each kind polls in its own lane (lane). The first round starts
+// at once, so operations followed before a restart resume immediately.
 func (e *Engine) Run(ctx context.Context) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return errors.New("engine: Run called twice")
 	}
 	defer e.running.Store(false)
-	t := time.NewTicker(e.cfg.PollInterval)
-	defer t.Stop()
-	for {
-		e.Round(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	var wg sync.WaitGroup
+	for _, o := range e.kinds {
+		wg.Go(func() { e.lane(ctx, o) })
 	}
+	wg.Wait()
+	return nil
 }
 
 // checkStateFile checks, once per poll round, that the state file's path
@@ -604,12 +603,12 @@ func (e *Engine) MostOverdue() (Due, bool) {
 	defer e.mu.RUnlock()
 	for _, o := range e.kinds {
 		for _, en := range o.records {
-			op := en.rec.Base()
-			if !e.projects[op.Project] || en.nextPoll.IsZero() || !en.nextPoll.Before(now) || !(en.pending || en.polled(now, &e.cfg)) {
+			op, at := en.rec.Base(), en.dueAt(e)
+			if !e.projects[op.Project] || at.IsZero() || !at.Before(now) || !(en.pending || en.polled(now, &e.cfg)) {
 				continue
 			}
-			if d.Kind == "" || en.nextPoll.Before(d.At) {
-				d = Due{Kind: o.decl.Name, Project: op.Project, ID: en.rec.ID(), At: en.nextPoll}
+			if d.Kind == "" || at.Before(d.At) {
+				d = Due{Kind: o.decl.Name, Project: op.Project, ID: en.rec.ID(), At: at}
 			}
 		}
 	}

@@ -117,8 +117,8 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, o := range e.kinds {
 		for _, en := range o.records {
 			// A poll picked by a round but not sent yet is late as well.
-			if p := en.rec.Base().Project; !en.nextPoll.IsZero() && (en.pending || en.polled(now, &e.cfg)) {
-				overdue[p] = max(overdue[p], now.Sub(en.nextPoll))
+			if p, at := en.rec.Base().Project, en.dueAt(e); !at.IsZero() && (en.pending || en.polled(now, &e.cfg)) {
+				overdue[p] = max(overdue[p], now.Sub(at))
 			}
 		}
 	}

@@ -56,6 +56,20 @@ func (e *entry) polled(now time.Time, cfg *Config) bool {
 	return e.recheck || e.rec.Polled(now, cfg)
 }
 
+// dueAt is when en's next poll is due: its schedule, or for one never
+// polled here (due at the next round) a poll interval after it was
+// followed or the engine opened, so that a first poll a stalled round
+// holds back shows as late too.
+func (en *entry) dueAt(e *Engine) time.Time {
+	if t := en.rec.Base().TrackedAt; en.nextPoll.IsZero() && en.lastPolled.IsZero() && !t.IsZero() {
+		if t.Before(e.started) {
+			t = e.started
+		}
+		return t.Add(e.cfg.PollInterval)
+	}
+	return en.nextPoll
+}
+
 // intentOps are the extra operations of the next write of the record:
 // the deletion of its intent (in bucket) when its first write failed and
 // the intent is still in the state.

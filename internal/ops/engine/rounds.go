@@ -36,20 +36,42 @@ type pollTask struct {
 	write bool
 }
 
-// Round forgets what is past retention and polls every due operation, of
-// every kind, at most MaxConcurrentPolls at a time, and returns when all
-// polls are done. Run runs one per poll interval (tests run them on their
-// own clock).
+// Round runs a round of every kind, one after the other: tests run it on
+// their own clock; Run runs each kind's rounds in its own lane.
 func (e *Engine) Round(ctx context.Context) {
+	for _, o := range e.kinds {
+		e.roundOf(ctx, o)
+	}
+}
+
+// lane runs o's rounds, one per poll interval (or at the next tick after
+// one that overran). Each kind has its own lane and its own
+// MaxConcurrentPolls reads: a kind whose status endpoint stalls holds
+// only its own slots and delays only its own rounds.
+func (e *Engine) lane(ctx context.Context, o *Ops) {
+	t := time.NewTicker(e.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		e.roundOf(ctx, o)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// roundOf forgets what of o is past retention and polls every due
+// operation of o, at most MaxConcurrentPolls at a time, and returns when
+// all polls are done.
+func (e *Engine) roundOf(ctx context.Context, o *Ops) {
 	if ctx.Err() != nil {
 		return
 	}
 	e.checkStateFile()
 	now := e.cfg.Now()
-	for _, o := range e.kinds {
-		o.forgetExpired(now)
-	}
-	tasks := e.due(now)
+	o.forgetExpired(now)
+	tasks := e.due(o, now)
 	// A fixed pool of workers rather than a goroutine per operation:
 	// cheaper with thousands of them, and the bound is the same.
 	work := make(chan pollTask)
@@ -74,7 +96,7 @@ func (e *Engine) Round(ctx context.Context) {
 	if sent < len(tasks) {
 		e.mu.Lock()
 		for _, t := range tasks[sent:] {
-			if en := t.o.records[t.key]; en != nil {
+			if en := o.records[t.key]; en != nil {
 				en.pending = false
 			}
 		}
@@ -82,25 +104,23 @@ func (e *Engine) Round(ctx context.Context) {
 	}
 }
 
-// due picks the operations to poll in a round starting at now: those
+// due picks o's operations to poll in a round starting at now: those
 // still polled (or whose record is not written: the poll writes it) whose
 // time has come. Half a poll interval of slack keeps one scheduled for
 // "next round" from slipping one more round because the ticker fired a
 // hair early.
-func (e *Engine) due(now time.Time) []pollTask {
+func (e *Engine) due(o *Ops, now time.Time) []pollTask {
 	limit := now.Add(e.cfg.PollInterval / 2)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var tasks []pollTask
-	for _, o := range e.kinds {
-		for key, en := range o.records {
-			if en.pending || !(en.dirty || en.polled(now, &e.cfg)) || en.nextPoll.After(limit) {
-				continue
-			}
-			en.pending = true
-			tasks = append(tasks, pollTask{o: o, key: key, rec: en.rec.Clone(), due: en.nextPoll, gen: en.gen, project: en.rec.Base().Project,
-				write: !en.polled(now, &e.cfg)})
+	for key, en := range o.records {
+		if en.pending || !(en.dirty || en.polled(now, &e.cfg)) || en.nextPoll.After(limit) {
+			continue
 		}
+		en.pending = true
+		tasks = append(tasks, pollTask{o: o, key: key, rec: en.rec.Clone(), due: en.nextPoll, gen: en.gen, project: en.rec.Base().Project,
+			write: !en.polled(now, &e.cfg)})
 	}
 	return tasks
 }
