@@ -1,6 +1,7 @@
 package kinds_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -239,5 +240,29 @@ func TestAutomationUnknownOutcomeOfARunNotFollowed(t *testing.T) {
 	}
 	if v, _ := e.value("mintlify_automation_runs_total", "project", "d3", "automation", fakeapi.AutomationUnfollowed, "follow", "not_followed"); v != 1 {
 		t.Errorf("runs_total{follow=not_followed} = %v, want 1", v)
+	}
+}
+
+// TestAutomationRunReadThrough (issue 44, 2): a run the gateway does not
+// follow (an agent job started elsewhere) is read from the API with the
+// organization's key and answered as the API answers it, and stays not
+// followed; one the API does not know is the API's 404.
+func TestAutomationRunReadThrough(t *testing.T) {
+	t.Parallel()
+	e := newDeployEnv(t, "d1")
+	j, err := e.api.CreateJob(context.Background(), "d1", "started elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v apiclient.Job
+	r := e.call("GET", "/api/v1/workflow/d1/runs/"+j.ID, "")
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &v) != nil || v.ID != j.ID || v.Status == "" {
+		t.Errorf("a run not followed: HTTP %d %s, want 200 with the API's answer", r.status, r.body)
+	}
+	if r := e.call("GET", "/api/v1/workflow/d1/runs", ""); !strings.Contains(string(r.body), `"runs":[]`) {
+		t.Errorf("a run read through is followed: %s", r.body)
+	}
+	if r := e.call("GET", "/api/v1/workflow/d1/runs/nope", ""); r.status != http.StatusNotFound || r.errorMessage(t) == "" {
+		t.Errorf("a run the API does not know: HTTP %d %s, want 404 JSON", r.status, r.body)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/engine"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/status"
@@ -168,12 +169,26 @@ func result(a gateway.Answer, err error) string {
 
 // one handles GET .../runs/{jobId}.
 func (r *routes) one(w http.ResponseWriter, req *http.Request, project string) {
-	it, ok := r.ops.One(project, req.PathValue("jobId"))
-	var v any
-	if ok {
-		v = r.View(it)
+	id := req.PathValue("jobId")
+	if it, ok := r.ops.One(project, id); ok {
+		gateway.WriteJSON(w, http.StatusOK, r.View(it))
+		return
 	}
-	gateway.ServeOne(w, v, ok, "automation run not followed by this exporter (POST /api/v1/workflow/{projectId}/runs/{jobId}/track follows one started elsewhere)")
+	// A run not followed is an agent job of the API's: read through with
+	// the organization's key and answered as the API answers it (issue
+	// 44), not followed (track does that).
+	ctx, cancel := r.g.Context(req)
+	defer cancel()
+	c, err := r.ops.Engine().Client(project, true)
+	var j *apiclient.Job
+	if err == nil {
+		j, err = c.GetJob(ctx, project, id)
+	}
+	if err != nil {
+		r.g.Fail(w, project, "read automation run", err)
+		return
+	}
+	gateway.WriteJSON(w, http.StatusOK, j)
 }
 
 // track handles POST .../{projectId}/runs/{jobId}/track: with ?intent= it
