@@ -154,21 +154,21 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "%s: error: %v\n", exporterName, err)
 		return code
 	}
+	exit := func(err error) int {
+		if err != nil {
+			return fail(1, err)
+		}
+		return 0
+	}
 	f, err := parseFlags(args)
 	if err != nil {
 		return fail(2, err)
 	}
 	switch {
 	case f.state.Handles(f.command):
-		if err := f.state.Run(f.command, os.Stdout); err != nil {
-			return fail(1, err)
-		}
-		return 0
+		return exit(f.state.Run(f.command, os.Stdout))
 	case f.command == cmdHashPassword:
-		if err := server.HashPassword(os.Stdin, os.Stdout); err != nil {
-			return fail(1, err)
-		}
-		return 0
+		return exit(server.HashPassword(os.Stdin, os.Stdout))
 	case f.command == cmdConfigCheck:
 		return configCheck(f)
 	}
@@ -187,12 +187,9 @@ func run(args []string) int {
 	if f.command == cmdBackfill {
 		run = exporter.Backfill
 	}
-	if err := run(ctx, f.options(), loggers); err != nil {
-		// In the flag errors' form: one line a person reads once, whatever
-		// --log.format (the last line of a crash loop).
-		return fail(1, err)
-	}
-	return 0
+	// An error ends in the flag errors' form: one line a person reads
+	// once, whatever --log.format (the last line of a crash loop).
+	return exit(run(ctx, f.options(), loggers))
 }
 
 // configCheck validates the configuration without reading keys or

@@ -6,13 +6,12 @@
 package alerts
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v2"
@@ -101,12 +100,12 @@ func (f *File) Alerts() []Rule {
 
 // Alert returns the alerting rule with the given name.
 func (f *File) Alert(name string) (Rule, bool) {
-	for _, r := range f.Alerts() {
-		if r.Alert == name {
-			return r, true
-		}
+	alerts := f.Alerts()
+	i := slices.IndexFunc(alerts, func(r Rule) bool { return r.Alert == name })
+	if i < 0 {
+		return Rule{}, false
 	}
-	return Rule{}, false
+	return alerts[i], true
 }
 
 // Threshold is one row of the THRESHOLDS table in the rule file's header comment (generated from the
@@ -127,18 +126,14 @@ func Thresholds(path string) ([]Threshold, error) {
 		return nil, err
 	}
 	var out []Threshold
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := sc.Text()
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSuffix(line, "\n")
 		if !strings.HasPrefix(line, "#") {
 			break // the header ends at the first line that is not a comment
 		}
 		if m := thresholdRow.FindStringSubmatch(line); m != nil {
 			out = append(out, Threshold{Alert: m[1], Field: m[2], Value: m[3], Meaning: strings.TrimSpace(m[4])})
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no THRESHOLDS table in the header comment", path)

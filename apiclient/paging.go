@@ -102,7 +102,7 @@ func (out *offsetReport[R]) collectRows(rows []R) {
 // claims hasMore ends the walk (SkipNoNextPage). It fails rather than end
 // early after maxPages pages (ErrTooManyPages); a caller then drops what
 // visit gathered.
-func walkOffset[R pathRow](ctx context.Context, what, projectID string, pageSize, maxPages int,
+func walkOffset[R any](ctx context.Context, what, projectID string, pageSize, maxPages int,
 	fetch func(ctx context.Context, limit, offset int) (offsetPage[R], error),
 	visit func(rows []R)) (w OffsetWalk, err error) {
 	if err := checkLimit(what, pageSize, MaxPageSize); err != nil {
@@ -139,7 +139,7 @@ func walkOffset[R pathRow](ctx context.Context, what, projectID string, pageSize
 
 // offsetTotals reads the site totals of an offset endpoint alone (what
 // they count: "visitor", "view"): its first page of one row.
-func offsetTotals[R pathRow](ctx context.Context, c *Client, endpoint, what, projectID string,
+func offsetTotals[R any](ctx context.Context, c *Client, endpoint, what, projectID string,
 	fetch func(ctx context.Context, limit, offset int) (offsetPage[R], error)) (OffsetWalk, error) {
 	page, err := fetch(ctx, 1, 0)
 	if err != nil {
@@ -159,7 +159,7 @@ func (w *OffsetWalk) setTotals(totals TrafficCounts, skip string) {
 }
 
 // offsetPage is one page of an offset-paged endpoint.
-type offsetPage[R pathRow] struct {
+type offsetPage[R any] struct {
 	totals TrafficCounts
 	// totalsSkip is why the totals were skipped ("": read).
 	totalsSkip string

@@ -23,8 +23,6 @@ func (w viewsRow) row() (PathViews, error) {
 	return PathViews{path, c}, err
 }
 
-func (p PathViews) pathAndCounts() (string, TrafficCounts) { return p.Path, p.TrafficCounts }
-
 // ViewsPage is one page of the views endpoint.
 type ViewsPage struct {
 	Totals TrafficCounts `json:"totals"`

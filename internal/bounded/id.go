@@ -32,9 +32,6 @@ func CheckID(what, id string) error {
 	return nil
 }
 
-// ValidID reports whether CheckID accepts id.
-func ValidID(id string) bool { return CheckID("id", id) == nil }
-
 // excerptBytes is how much of a refused value Excerpt shows.
 const excerptBytes = 40
 

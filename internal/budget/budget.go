@@ -194,26 +194,10 @@ func (b *Budget) effective(now time.Time) int {
 
 // Effective is the limit in force now: the configured one, or half of it
 // for a window after the API answered 429.
-func (b *Budget) Effective() int {
-	if b.shared != nil {
-		_, st, _ := b.sharedView(1)
-		return st.Effective
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.effective(b.now())
-}
+func (b *Budget) Effective() int { return b.State().Effective }
 
 // Spent is how many requests were sent in the last window.
-func (b *Budget) Spent() int {
-	if b.shared != nil {
-		_, st, _ := b.sharedView(1)
-		return st.Spent
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sent.Len(b.now())
-}
+func (b *Budget) Spent() int { return b.State().Spent }
 
 // Free is how many requests may be sent right now.
 func (b *Budget) Free() int {
@@ -222,8 +206,7 @@ func (b *Budget) Free() int {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.now()
-	return b.free(now)
+	return b.free(b.now())
 }
 
 func (b *Budget) free(now time.Time) int {
@@ -367,20 +350,7 @@ func (b *Budget) Rejected(retryAfter time.Duration) {
 }
 
 // PausedUntil is when a pause after a 429 ends (zero when none is on).
-func (b *Budget) PausedUntil() time.Time {
-	if b.shared != nil {
-		if now, st, _ := b.sharedView(1); st.PausedFor > 0 {
-			return now.Add(st.PausedFor)
-		}
-		return time.Time{}
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.now().Before(b.pausedUntil) {
-		return b.pausedUntil
-	}
-	return time.Time{}
-}
+func (b *Budget) PausedUntil() time.Time { return b.State().PausedUntil }
 
 // Wake tells waiters to look again, e.g. after the clock of a test moved.
 func (b *Budget) Wake() {
@@ -419,12 +389,11 @@ func (b *Budget) Describe(ch chan<- *prometheus.Desc) {
 // to an hour when a test shortens the window.
 func (b *Budget) Collect(ch chan<- prometheus.Metric) {
 	st := b.State()
-	limit, eff, spent, rej := st.Limit, st.Effective, st.Spent, st.Rejections
 	perHour := float64(time.Hour) / float64(b.window)
-	ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(limit)*perHour, b.org)
-	ch <- prometheus.MustNewConstMetric(effectiveDesc, prometheus.GaugeValue, float64(eff)*perHour, b.org)
-	ch <- prometheus.MustNewConstMetric(spentDesc, prometheus.GaugeValue, float64(spent), b.org)
-	ch <- prometheus.MustNewConstMetric(rejectionsDesc, prometheus.CounterValue, float64(rej), b.org)
+	ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(st.Limit)*perHour, b.org)
+	ch <- prometheus.MustNewConstMetric(effectiveDesc, prometheus.GaugeValue, float64(st.Effective)*perHour, b.org)
+	ch <- prometheus.MustNewConstMetric(spentDesc, prometheus.GaugeValue, float64(st.Spent), b.org)
+	ch <- prometheus.MustNewConstMetric(rejectionsDesc, prometheus.CounterValue, float64(st.Rejections), b.org)
 }
 
 // Set is a prometheus.Collector of the budgets list returns, for a process

@@ -111,19 +111,19 @@ func readLedger(path string, now time.Time, hold time.Duration) ([]time.Time, er
 
 // rewrite replaces the file with sent, atomically, and reopens it.
 func (l *ledger) rewrite(sent []time.Time) error {
-	var b strings.Builder
+	var b []byte
 	for _, t := range sent {
-		b.WriteString(strconv.FormatInt(t.UnixNano(), 10))
-		b.WriteByte('\n')
+		b = append(strconv.AppendInt(b, t.UnixNano(), 10), '\n')
 	}
 	tmp := l.path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o640); err != nil {
-		return fmt.Errorf("analytics ledger: %w", err)
+	err := os.WriteFile(tmp, b, 0o640)
+	if err == nil {
+		err = l.syncFile(tmp)
 	}
-	if err := l.syncFile(tmp); err != nil {
-		return err
+	if err == nil {
+		err = os.Rename(tmp, l.path)
 	}
-	if err := os.Rename(tmp, l.path); err != nil {
+	if err != nil {
 		return fmt.Errorf("analytics ledger: %w", err)
 	}
 	if l.f != nil {
@@ -140,13 +140,10 @@ func (l *ledger) rewrite(sent []time.Time) error {
 func (l *ledger) syncFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
-		return fmt.Errorf("analytics ledger: %w", err)
+		return err
 	}
 	defer f.Close()
-	if err := l.sync(f); err != nil {
-		return fmt.Errorf("analytics ledger: %w", err)
-	}
-	return nil
+	return l.sync(f)
 }
 
 // record appends t and syncs it, within the write bound; times gives the
@@ -166,10 +163,11 @@ func (l *ledger) write(t time.Time, times func() []time.Time, limit int) error {
 	if l.lines >= 4*max(limit, 16) {
 		return l.rewrite(times())
 	}
-	if _, err := l.f.WriteString(strconv.FormatInt(t.UnixNano(), 10) + "\n"); err != nil {
-		return fmt.Errorf("analytics ledger: %w", err)
+	_, err := l.f.WriteString(strconv.FormatInt(t.UnixNano(), 10) + "\n")
+	if err == nil {
+		err = l.sync(l.f)
 	}
-	if err := l.sync(l.f); err != nil {
+	if err != nil {
 		return fmt.Errorf("analytics ledger: %w", err)
 	}
 	l.lines++

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/prometheus/exporter-toolkit/web"
 	"go.yaml.in/yaml/v2"
@@ -64,8 +65,7 @@ func parseConfig(path string, raw []byte, derivedPath string) (*webConfig, error
 			if !ok {
 				break
 			}
-			abs := make(yaml.MapSlice, len(tls))
-			copy(abs, tls)
+			abs := slices.Clone(tls)
 			for i, f := range abs {
 				name, isString := f.Value.(string)
 				switch f.Key {
@@ -86,7 +86,7 @@ func parseConfig(path string, raw []byte, derivedPath string) (*webConfig, error
 	if len(derived) == 0 {
 		out = nil // "{}" would be a valid but odd file; empty is the same
 	}
-	if err := writeAtomic(derivedPath, out, func(tmp string) error { return web.Validate(tmp) }); err != nil {
+	if err := writeAtomic(derivedPath, out, web.Validate); err != nil {
 		return nil, err
 	}
 	return &webConfig{raw: bytes.Clone(raw), users: users.Users}, nil
@@ -101,19 +101,16 @@ func writeAtomic(path string, data []byte, validate func(string) error) error {
 		return err
 	}
 	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp)
-		return err
+	_, err = f.Write(data)
+	err = errors.Join(err, f.Close())
+	if err == nil {
+		err = validate(tmp)
 	}
-	if err := validate(tmp); err != nil {
-		_ = os.Remove(tmp)
-		return err
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err != nil {
 		_ = os.Remove(tmp)
-		return err
 	}
-	return nil
+	return err
 }

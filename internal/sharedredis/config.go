@@ -76,27 +76,25 @@ func ForwardSecret(c *config.Cluster) ([]byte, error) {
 	return []byte(s), nil
 }
 
-// sentinelPassword reads the sentinels' password file ("" when none is
-// configured). go-redis takes it as a string, so it is read once, here.
-func sentinelPassword(c *config.Cluster) (string, error) {
-	if c.Sentinel.PasswordFile == "" {
+// readPassword reads the password file path, what names it in errors (""
+// when none is configured). go-redis takes it as a string.
+func readPassword(path, what string) (string, error) {
+	if path == "" {
 		return "", nil
 	}
-	pw, err := secrets.Read(c.Sentinel.PasswordFile, secrets.MaxBytes)
+	pw, err := secrets.Read(path, secrets.MaxBytes)
 	if err != nil {
-		return "", fmt.Errorf("sentinel password file: %w", err)
+		return "", fmt.Errorf("%s: %w", what, err)
 	}
 	return pw, nil
 }
 
-// password reads the password file ("" when none is configured).
+// sentinelPassword reads the sentinels' password file, once.
+func sentinelPassword(c *config.Cluster) (string, error) {
+	return readPassword(c.Sentinel.PasswordFile, "sentinel password file")
+}
+
+// password reads the Redis password file.
 func password(c *config.Cluster) (string, error) {
-	if c.PasswordFile == "" {
-		return "", nil
-	}
-	pw, err := secrets.Read(c.PasswordFile, secrets.MaxBytes)
-	if err != nil {
-		return "", fmt.Errorf("redis password file: %w", err)
-	}
-	return pw, nil
+	return readPassword(c.PasswordFile, "redis password file")
 }

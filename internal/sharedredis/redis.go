@@ -223,39 +223,25 @@ func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...any)
 // that names what came.
 
 // AsInt is an integer reply.
-func AsInt(v any, err error) (int64, error) {
-	if err != nil {
-		return 0, err
-	}
-	n, ok := v.(int64)
-	if !ok {
-		return 0, fmt.Errorf("want an integer reply, got %T", v)
-	}
-	return n, nil
-}
+func AsInt(v any, err error) (int64, error) { return as[int64](v, err, "an integer") }
 
 // AsString is a string reply.
-func AsString(v any, err error) (string, error) {
-	if err != nil {
-		return "", err
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("want a string reply, got %T", v)
-	}
-	return s, nil
-}
+func AsString(v any, err error) (string, error) { return as[string](v, err, "a string") }
 
 // AsArray is an array reply.
-func AsArray(v any, err error) ([]any, error) {
+func AsArray(v any, err error) ([]any, error) { return as[[]any](v, err, "an array") }
+
+// as is a reply of type T; shape names it in the error for another.
+func as[T any](v any, err error, shape string) (T, error) {
+	t, ok := v.(T)
+	if err == nil && !ok {
+		err = fmt.Errorf("want %s reply, got %T", shape, v)
+	}
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	a, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("want an array reply, got %T", v)
-	}
-	return a, nil
+	return t, nil
 }
 
 // AsInts is an array reply of integers.

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -83,13 +84,9 @@ func (r *Root) KeepOrgs(keep []string) error {
 	if err != nil {
 		return fmt.Errorf("analytics snapshots: %w", err)
 	}
-	kept := map[string]bool{}
-	for _, o := range keep {
-		kept[o] = true
-	}
 	var errs []error
 	for _, e := range ents {
-		if e.IsDir() && !kept[e.Name()] {
+		if e.IsDir() && !slices.Contains(keep, e.Name()) {
 			if err := os.RemoveAll(filepath.Join(r.dir, e.Name())); err != nil {
 				errs = append(errs, fmt.Errorf("analytics snapshots of a former organization: %w", err))
 			}

@@ -77,20 +77,15 @@ func mac(secret []byte, fields ...string) []byte {
 	return h.Sum(nil)
 }
 
-func newNonce() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return hex.EncodeToString(b[:])
-}
-
 // signed is a forwarded request's signature, as parsed by the holder.
+// Its nonce is a rand.Text: 26 characters.
 type signed struct {
 	ts, nonce, sum string
 }
 
 func parseSigned(v string) (signed, bool) {
 	f := strings.Fields(v)
-	if len(f) != 4 || f[0] != "v1" || len(f[2]) != 32 || len(f[3]) != 64 {
+	if len(f) != 4 || f[0] != "v1" || len(f[2]) != 26 || len(f[3]) != 64 {
 		return signed{}, false
 	}
 	return signed{ts: f[1], nonce: f[2], sum: f[3]}, true
@@ -108,7 +103,7 @@ func proofMAC(secret []byte, nonce, holder string) []byte {
 // client (address, user) of the original request; it returns the nonce,
 // whose proof the answer must carry.
 func (l *Leader) sign(out *http.Request, uri, client, user, holder string) string {
-	s := signed{ts: strconv.FormatInt(time.Now().UnixMilli(), 10), nonce: newNonce()}
+	s := signed{ts: strconv.FormatInt(time.Now().UnixMilli(), 10), nonce: rand.Text()}
 	sum := requestMAC(l.opts.ForwardSecret, s, out.Method, uri, client, user, holder)
 	out.Header.Set(forwardedHeader, "v1 "+s.ts+" "+s.nonce+" "+hex.EncodeToString(sum))
 	out.Header.Set(clientHeader, client)

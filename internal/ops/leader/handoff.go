@@ -3,6 +3,7 @@ package leader
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -40,14 +41,9 @@ func (l *Leader) keepHandoffs(us []engine.Unsaved) {
 // cannot be delivered now (no replica runs it, Redis unreachable: 5xx or
 // 429) are kept for the next tick, the others are done.
 func (l *Leader) deliverHandoffs(ctx context.Context) {
-	kept := l.handoffs[:0]
-	for _, u := range l.handoffs {
-		if ctx.Err() != nil || !l.handOver(ctx, u) {
-			kept = append(kept, u)
-		}
-	}
-	clear(l.handoffs[len(kept):])
-	l.handoffs = kept
+	l.handoffs = slices.DeleteFunc(l.handoffs, func(u engine.Unsaved) bool {
+		return ctx.Err() == nil && l.handOver(ctx, u)
+	})
 }
 
 // handOver sends u once and reports whether it is done with: taken over

@@ -23,7 +23,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,9 +108,9 @@ type Leader struct {
 	// holderLease is the last holder read from Redis, kept for holderTTL.
 	holderLease sharedredis.Lease
 	holderAt    time.Time
-	// proven is the lease value whose holder proved it knows the forward
-	// secret.
-	proven string
+	// proven is the lease whose holder proved it knows the forward secret
+	// (its Token and Owner: the lease's value).
+	proven sharedredis.Lease
 
 	// client sends the probes (forwarded requests go through a
 	// ReverseProxy); nonces are the signatures this replica accepted.
@@ -188,9 +187,7 @@ func (l *Leader) Run(ctx context.Context) {
 		}
 		if ctx.Err() == nil && l.checkState(ctx) && held {
 			l.endTerm("the agent state in Redis was lost", nil)
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			_ = leases.Release(rctx, lease)
-			cancel()
+			release(ctx, leases, lease)
 			held = false
 		}
 		if !held && ctx.Err() == nil && l.lost.Load() == nil {
@@ -203,9 +200,7 @@ func (l *Leader) Run(ctx context.Context) {
 		case <-ctx.Done():
 			if held {
 				l.endTerm("shutting down", nil)
-				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-				_ = leases.Release(rctx, lease)
-				cancel()
+				release(ctx, leases, lease)
 			}
 			return
 		case <-t.C:
@@ -233,9 +228,7 @@ func (l *Leader) begin(ctx context.Context, leases *sharedredis.Leases) (bool, s
 	}
 	if err != nil {
 		level.Error(l.opts.Logger).Log("msg", "could not start the gateway on the shared state; another replica may try", "err", err)
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		_ = leases.Release(rctx, lease)
-		cancel()
+		release(ctx, leases, lease)
 		return false, lease
 	}
 	l.mu.Lock()
@@ -244,6 +237,14 @@ func (l *Leader) begin(ctx context.Context, leases *sharedredis.Leases) (bool, s
 	l.role.Set(1)
 	level.Info(l.opts.Logger).Log("msg", "this replica now runs the gateway: it polls the jobs and answers /api/ for every replica", "token", lease.Token)
 	return true, lease
+}
+
+// release gives the lease up at once, even when ctx ended (shutdown), so
+// that another replica need not wait for it to expire.
+func release(ctx context.Context, leases *sharedredis.Leases, lease sharedredis.Lease) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = leases.Release(rctx, lease)
 }
 
 // checkState compares the shared state's marker with the one this replica
@@ -404,9 +405,8 @@ func (l *Leader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // a lease rewritten in Redis is a new value, and its holder must prove
 // again that it knows the forward secret.
 func (l *Leader) ensureProven(ctx context.Context, target *url.URL, lease sharedredis.Lease) error {
-	key := leaseKey(lease)
 	l.mu.RLock()
-	ok := l.proven == key
+	ok := l.proven.Token == lease.Token && l.proven.Owner == lease.Owner
 	l.mu.RUnlock()
 	if ok {
 		return nil
@@ -418,13 +418,9 @@ func (l *Leader) ensureProven(ctx context.Context, target *url.URL, lease shared
 		return err
 	}
 	l.mu.Lock()
-	l.proven = key
+	l.proven = lease
 	l.mu.Unlock()
 	return nil
-}
-
-func leaseKey(lease sharedredis.Lease) string {
-	return strconv.FormatInt(lease.Token, 10) + " " + lease.Owner
 }
 
 // holderURL is the base URL of the replica that runs the gateway, and its

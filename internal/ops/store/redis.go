@@ -3,9 +3,9 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sharedredis"
@@ -101,18 +101,11 @@ var ErrStateLost = errors.New("agent state in Redis lost")
 // Is makes errors.Is(err, ErrStateLost) true.
 func (e *LostStateError) Is(target error) bool { return target == ErrStateLost }
 
-// newMarker is a random marker for a new state.
-func newMarker() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return hex.EncodeToString(b[:])
-}
-
 // runOpen runs openScript; stamp is false to look only.
 func runOpen(ctx context.Context, c *sharedredis.Client, known string, stamp bool, schema string, upgrades []string) (kind, value string, err error) {
 	fresh := ""
 	if stamp {
-		fresh = newMarker()
+		fresh = rand.Text()
 	}
 	err = c.Call(ctx, sharedredis.OpStoreApply, func(ctx context.Context) (bool, error) {
 		args := append([]any{known, fresh, schema}, anySlice(upgrades)...)
@@ -158,10 +151,7 @@ func OpenRedis(ctx context.Context, c *sharedredis.Client, opts RedisOptions) (*
 	if opts.Fence != nil && opts.Fence.Name != AgentLease {
 		return nil, fmt.Errorf("agent state in Redis: fenced by lease %q, want %q", opts.Fence.Name, AgentLease)
 	}
-	s := &RedisStore{c: c, buckets: map[string]bool{Jobs: true}, fence: opts.Fence}
-	for _, b := range opts.Buckets {
-		s.buckets[b] = true
-	}
+	s := &RedisStore{c: c, buckets: bucketSet(opts.Buckets), fence: opts.Fence}
 	kind, value, err := runOpen(ctx, c, opts.Known, true, opts.Schema, opts.Upgrades)
 	switch {
 	case err != nil:
@@ -288,12 +278,7 @@ func (s *RedisStore) ForEachIn(bucket string, fn func(key, value []byte) error) 
 	if err != nil {
 		return err
 	}
-	keys := make([]string, 0, len(all))
-	for k := range all {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(all)) {
 		if err := fn([]byte(k), []byte(all[k])); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
@@ -42,7 +43,7 @@ func AcceptLostState(ctx context.Context, c *sharedredis.Client) (bool, error) {
 func accept(ctx context.Context, c *sharedredis.Client, schema string) (bool, error) {
 	var accepted bool
 	err := c.Call(ctx, sharedredis.OpStoreApply, func(ctx context.Context) (bool, error) {
-		_, err := acceptScript.Run(ctx, c, []string{metaKey(c)}, newMarker(), schema)
+		_, err := acceptScript.Run(ctx, c, []string{metaKey(c)}, rand.Text(), schema)
 		if errors.Is(err, sharedredis.Nil) {
 			return true, nil
 		}
@@ -105,10 +106,8 @@ func ImportState(ctx context.Context, c *sharedredis.Client, path string, opts O
 		}
 		counts[b] = len(fields)
 	}
-	if _, err := accept(ctx, c, opts.Schema); err != nil {
-		return counts, err
-	}
-	return counts, nil
+	_, err = accept(ctx, c, opts.Schema)
+	return counts, err
 }
 
 // writeBucket sets fields of bucket, a bounded number per call.
@@ -138,10 +137,7 @@ func ExportState(ctx context.Context, c *sharedredis.Client, path string, opts O
 	if err := refuseExisting(path); err != nil {
 		return nil, err
 	}
-	src := &RedisStore{c: c, buckets: map[string]bool{Jobs: true}}
-	for _, b := range opts.Buckets {
-		src.buckets[b] = true
-	}
+	src := &RedisStore{c: c, buckets: bucketSet(opts.Buckets)}
 	dst, err := Open(path, opts)
 	if err != nil {
 		return nil, err

@@ -1,10 +1,8 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 )
@@ -141,16 +139,17 @@ func read(path string, classify Classify, pick Pick, rebuild Rebuild) (*Report, 
 }
 
 func finish(rep *Report, fd *found) *Report {
-	for b, m := range fd.tree {
-		rep.Entries[b] = len(m)
-	}
-	for b, m := range fd.loose {
-		rep.Loose[b] = len(m)
-	}
-	for b, m := range fd.rebuilt {
-		rep.Rebuilt[b] = len(m)
-	}
+	rep.Entries, rep.Loose, rep.Rebuilt = sizes(fd.tree), sizes(fd.loose), sizes(fd.rebuilt)
 	return rep
+}
+
+// sizes counts the values of each bucket.
+func sizes(m map[string]map[string][]byte) map[string]int {
+	n := make(map[string]int, len(m))
+	for b, values := range m {
+		n[b] = len(values)
+	}
+	return n
 }
 
 // Check reads the file at path without bbolt and without changing it, and
@@ -169,9 +168,7 @@ func Check(path string, classify Classify, pick Pick) (*Report, error) {
 // schema or one of opts.Upgrades, or have lost its stamp. With nothing to
 // copy it fails, and writes nothing.
 func Salvage(src, dst string, opts Options, classify Classify, pick Pick, rebuild Rebuild) (*Report, error) {
-	if _, err := os.Lstat(dst); err == nil {
-		return nil, fmt.Errorf("salvage: %s exists already; give a new file", dst)
-	} else if !errors.Is(err, os.ErrNotExist) {
+	if err := refuseExisting(dst); err != nil {
 		return nil, fmt.Errorf("salvage: %w", err)
 	}
 	rep, fd, err := read(src, classify, pick, rebuild)

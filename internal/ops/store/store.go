@@ -119,10 +119,7 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("agent state file %s: %w", path, err)
 	}
-	buckets := map[string]bool{Jobs: true}
-	for _, b := range opts.Buckets {
-		buckets[b] = true
-	}
+	buckets := bucketSet(opts.Buckets)
 	err = db.Update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
@@ -141,11 +138,10 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("agent state file %s: %w", path, err)
+	var opened os.FileInfo
+	if err == nil {
+		opened, err = os.Stat(path)
 	}
-	opened, err := os.Stat(path)
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("agent state file %s: %w", path, err)
@@ -201,6 +197,15 @@ func guard(fn func() error) (err error) {
 		}
 	}()
 	return fn()
+}
+
+// bucketSet is Jobs and the buckets a caller adds.
+func bucketSet(names []string) map[string]bool {
+	set := map[string]bool{Jobs: true}
+	for _, b := range names {
+		set[b] = true
+	}
+	return set
 }
 
 // Path is the file's path.
@@ -281,19 +286,6 @@ func (s *Store) Put(key string, value []byte) error {
 		value = []byte{}
 	}
 	return s.Apply(Op{Bucket: Jobs, Key: key, Value: value})
-}
-
-// Delete removes keys from Jobs durably in one transaction. Missing keys
-// are ignored.
-func (s *Store) Delete(keys ...string) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	ops := make([]Op, len(keys))
-	for i, k := range keys {
-		ops[i] = Op{Bucket: Jobs, Key: k}
-	}
-	return s.Apply(ops...)
 }
 
 // ForEach calls fn for every entry of Jobs in key order. The slices are

@@ -32,7 +32,7 @@ func TestStoreRoundTrip(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if err := s.Delete("k00", "k01", "missing"); err != nil {
+	if err := s.Apply(Op{Bucket: Jobs, Key: "k00"}, Op{Bucket: Jobs, Key: "k01"}, Op{Bucket: Jobs, Key: "missing"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

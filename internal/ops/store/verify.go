@@ -182,6 +182,16 @@ type page struct {
 // readPage reads page id of a file whose meta is m, checking that it lies
 // within the high water mark and the file.
 func (fl *file) readPage(m *meta, id uint64) (*page, error) {
+	data, err := fl.readRaw(m, id)
+	if err != nil {
+		return nil, err
+	}
+	return parsePage(id, data)
+}
+
+// readRaw reads page id with its overflow, checked as readPage says, and
+// that its header names it.
+func (fl *file) readRaw(m *meta, id uint64) ([]byte, error) {
 	ps := int64(m.pageSize)
 	if id < 2 || id >= m.pgid {
 		return nil, fmt.Errorf("page %d outside the file's pages (2 to %d)", id, m.pgid-1)
@@ -206,7 +216,7 @@ func (fl *file) readPage(m *meta, id uint64) (*page, error) {
 	if _, err := fl.r.ReadAt(data, off); err != nil {
 		return nil, fmt.Errorf("reading page %d: %w", id, err)
 	}
-	return parsePage(id, data)
+	return data, nil
 }
 
 func parsePage(id uint64, data []byte) (*page, error) {
@@ -418,22 +428,12 @@ func (fl *file) checkFreelist() error {
 	if m.freelist == noFreelist {
 		return nil
 	}
-	ps := int64(m.pageSize)
-	off := int64(m.freelist) * ps
-	if off+ps > fl.size {
-		return fmt.Errorf("the freelist (page %d) lies past the end of the file (%d bytes): the file was cut short", m.freelist, fl.size)
+	data, err := fl.readRaw(m, m.freelist)
+	if err != nil {
+		return fmt.Errorf("the freelist: %w", err)
 	}
-	hdr := make([]byte, pageHeaderSize)
-	if _, err := fl.r.ReadAt(hdr, off); err != nil {
-		return fmt.Errorf("reading the freelist: %w", err)
-	}
-	le := binary.LittleEndian
-	if le.Uint16(hdr[8:]) != flagFreelist || le.Uint64(hdr) != m.freelist {
+	if binary.LittleEndian.Uint16(data[8:]) != flagFreelist {
 		return fmt.Errorf("page %d is not the freelist the header names: overwritten", m.freelist)
-	}
-	overflow := int64(le.Uint32(hdr[12:]))
-	if off+(overflow+1)*ps > fl.size {
-		return fmt.Errorf("the freelist overflows past the end of the file: the file was cut short")
 	}
 	return nil
 }
