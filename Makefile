@@ -72,11 +72,11 @@ test-race: test-bin
 
 # The API's public reference as the judge (docs/development.md, "The API's
 # reference"): every answer the fake serves and every request the client
-# sends validated against internal/apiref/reference/. These tests are also
+# sends validated against internal/conformance/reference/. These tests are also
 # part of `make test`; this target re-runs them alone, e.g. after a refresh
 # of the vendored files.
 reference:
-	$(GO) test -count=1 -run 'Reference|APIRef|TolerantReader' ./internal/apiref/ ./internal/fakeapi/ ./apiclient/
+	$(GO) test -count=1 -run 'Reference|APIRef|TolerantReader' ./internal/conformance/ ./apiclient/
 
 # Tools nobody here wrote judge the exporter and its gateway against the
 # vendored reference (docs/development.md, "The API's reference"): Prism's

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make conformance (issue 44, 3): the exporter and its gateway judged
-# against the API's vendored reference (internal/apiref/reference/) by tools
+# against the API's vendored reference (internal/conformance/reference/) by tools
 # nobody here wrote, pinned below and installed from the npm registry into
 # $CONFORMANCE_NPM (default .build/npm, kept between runs):
 #  1. every source against `prism mock -d` (random schema-valid answers):

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/apiref"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 )
 
@@ -85,7 +84,7 @@ func TestGatewayUnderGeneratedRequests(t *testing.T) {
 	}
 
 	// A gateway answering 415 to everything fails every request.
-	ref, err := apiref.Load()
+	ref, err := Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +159,7 @@ func portman(t *testing.T, bin, spec string, paths []string, out string) error {
 // requests were sent.
 func judgeGateway(t *testing.T, rt *router, url string, collections []string) (failures []string, requests int) {
 	t.Helper()
-	ref, err := apiref.Load()
+	ref, err := Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +192,7 @@ func judgeGateway(t *testing.T, rt *router, url string, collections []string) (f
 		if op == "" {
 			op = x.Method + " " + x.Path
 		}
-		if file, _, ok := apiref.FileOf(x.Path); ok {
+		if file, _, ok := FileOf(x.Path); ok {
 			documented, _ := ref.Documented(file, strings.SplitN(op, " ", 2)[1])
 			if !slices.Contains(documented, fmt.Sprintf("%s %d", op, x.Status)) {
 				failures = append(failures, fmt.Sprintf("%s: undocumented status %d", op, x.Status))
@@ -240,7 +239,7 @@ func newmanFailures(file string) ([]string, error) {
 		if op, what, ok := strings.Cut(test, " - "); ok {
 			m, p, _ := strings.Cut(strings.TrimPrefix(op, "["), "]::")
 			p = colonVars(p)
-			if _, base, ok := apiref.FileOf(p); ok {
+			if _, base, ok := FileOf(p); ok {
 				p = strings.TrimPrefix(p, base)
 			}
 			test = m + " " + p + ": contract test: " + what

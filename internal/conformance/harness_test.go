@@ -31,7 +31,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mintlify-exporter/mintlify_exporter/internal/apiref"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil/blackbox"
 )
@@ -143,7 +142,7 @@ func prism(t *testing.T, args ...string) string {
 
 // reference is the vendored reference's directory.
 func reference() string {
-	return filepath.Join(testutil.ModuleRoot(), "internal", "apiref", "reference")
+	return filepath.Join(testutil.ModuleRoot(), "internal", "conformance", "reference")
 }
 
 // rootedSpec writes the reference file into dir with its paths from the
@@ -199,12 +198,12 @@ type exchange struct {
 }
 
 // router fronts one Prism per reference file on one base URL, routing by
-// path as internal/apiref maps paths to files, and records every
+// path as the reference (reference_test.go) maps paths to files, and records every
 // exchange with the violations Prism reported (--errors: a request
 // refused 422, an answer refused 500, both in application/problem+json;
 // warnings in the sl-violations header).
 type router struct {
-	ref    *apiref.Reference
+	ref    *Reference
 	byFile map[string]*httputil.ReverseProxy
 	// plant, when set, may answer a request itself (a test's planted
 	// fault) instead of the Prism behind it.
@@ -218,7 +217,7 @@ type router struct {
 // file; "" for every file) until the test ends.
 func newRouter(t *testing.T, upstreams map[string]string) (*router, string) {
 	t.Helper()
-	ref, err := apiref.Load()
+	ref, err := Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +240,7 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.plant != nil && rt.plant(w, r) {
 		return
 	}
-	file, _, ok := apiref.FileOf(r.URL.Path)
+	file, _, ok := FileOf(r.URL.Path)
 	p := rt.byFile[file]
 	if p == nil {
 		p = rt.byFile[""]

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/apiref"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/sources"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
@@ -33,7 +32,7 @@ func validatedAPI(t *testing.T, fake *fakeapi.Server) (*router, string) {
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	upstreams := map[string]string{}
-	for _, file := range apiref.Files() {
+	for _, file := range Files() {
 		upstreams[file] = prism(t, "proxy", "--errors", rootedSpec(t, dir, file, nil), srv.URL)
 	}
 	return newRouter(t, upstreams)

@@ -1,4 +1,4 @@
-package fakeapi_test
+package conformance_test
 
 import (
 	"context"
@@ -10,38 +10,54 @@ import (
 	"time"
 
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
-	"github.com/mintlify-exporter/mintlify_exporter/internal/apiref"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/conformance"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
 // refEnv is the fake behind a transport that validates every exchange
 // against the API's reference: what the client sends, what the fake
 // answers.
+const key = "mint_fake_test"
+
+func fixedNow() time.Time { return time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC) }
+
 type refEnv struct {
 	t      *testing.T
 	fake   *fakeapi.Server
 	url    string
-	tr     *apiref.Transport
+	tr     *conformance.Transport
 	client *apiclient.Client
 	// answers checks the answers to raw's requests.
-	answers *apiref.Transport
+	answers *conformance.Transport
 }
 
 func startRef(t *testing.T, opts fakeapi.Options) *refEnv {
 	t.Helper()
-	ref, err := apiref.Load()
+	ref, err := conformance.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := start(t, opts)
-	tr := &apiref.Transport{Ref: ref, Fail: t.Errorf}
-	c, err := apiclient.New(apiclient.Config{BaseURL: e.url, APIKey: key, HTTPClient: &http.Client{Transport: tr}, Timeout: time.Minute,
+	if opts.APIKey == "" {
+		opts.APIKey = key
+	}
+	if opts.Projects == nil {
+		opts.Projects = []string{"docs"}
+	}
+	if opts.Now == nil {
+		opts.Now = fixedNow
+	}
+	fake := fakeapi.New(opts)
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	tr := &conformance.Transport{Ref: ref, Fail: t.Errorf}
+	c, err := apiclient.New(apiclient.Config{BaseURL: srv.URL, APIKey: key, HTTPClient: &http.Client{Transport: tr}, Timeout: time.Minute,
 		BackoffBase: time.Millisecond, BackoffMax: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &refEnv{t: t, fake: e.fake, url: e.url, tr: tr, client: c,
-		answers: &apiref.Transport{Ref: ref, Fail: t.Errorf, AnswersOnly: true}}
+	return &refEnv{t: t, fake: fake, url: srv.URL, tr: tr, client: c,
+		answers: &conformance.Transport{Ref: ref, Fail: t.Errorf, AnswersOnly: true}}
 }
 
 // raw sends a request of our own (for the error answers the client never
@@ -213,7 +229,7 @@ func TestReferenceOperations(t *testing.T) {
 // status never answered fails the test.
 func TestReferenceAutomationsAndStaticExports(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
+	clk := testutil.NewClock(fixedNow())
 	e := startRef(t, fakeapi.Options{Now: clk.Now, StaticExportDuration: time.Minute})
 	ctx := t.Context()
 
@@ -257,7 +273,7 @@ func TestReferenceAutomationsAndStaticExports(t *testing.T) {
 // requests the reference does not allow (bounds, bodies, no key).
 func TestReferenceRefusesWhatItShould(t *testing.T) {
 	t.Parallel()
-	ref, err := apiref.Load()
+	ref, err := conformance.Load()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,15 @@
-// Package apiref holds the API's public reference (the OpenAPI files of
-// mintlify/docs, vendored under reference/) and validates HTTP exchanges
-// against it: every answer the fake serves and every request the client
-// sends must be one the reference allows. It is for tests only: nothing
-// the exporter's binary imports may import it (TestBinaryDoesNotImportAPIRef
-// in this package checks that), so its validator stays out of the binary.
+// The API's public reference (the OpenAPI files of mintlify/docs,
+// vendored under reference/) and a check of HTTP exchanges against it:
+// every answer the fake serves and every request the client sends must be
+// one the reference allows. It lives in test files, so neither the
+// reference nor its validator can reach the exporter's binary.
 //
 // The validator is pb33f/libopenapi-validator, picked over
 // getkin/kin-openapi because analytics.openapi.json is OpenAPI 3.1 (type
 // arrays such as ["string", "null"]), which libopenapi-validator is built
 // for while kin-openapi's openapi3 model is a 3.0 one (docs/development.md).
-package apiref
+
+package conformance
 
 import (
 	"bytes"
