@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -276,19 +277,22 @@ func Disabled() http.Handler {
 	return mux
 }
 
-// idParams are the path values of every kind's routes that carry an id,
-// and what each is called: each is checked (bounded.CheckID) before a
-// handler runs, so no route stores, logs, answers or sends an id of 10,000
-// characters, or one with a NUL or a newline.
-var idParams = map[string]string{"id": "job id", "statusId": "status id", "jobId": "job id", "intentId": "intent id",
-	"workflowSchemaId": "automation id"}
-
-// badIDs answers 400 and reports true when a path value or the ?intent=
-// of r is not an id any operation can have.
+// badIDs answers 400 and reports true when a path value of the route
+// that matched r (its pattern's wildcards, apart from the project, which
+// Takes checks) or the ?intent= of r is not an id any operation can have,
+// before a handler runs: no route stores, logs, answers or sends an id of
+// 10,000 characters, or one with a NUL or a newline. The wildcards come
+// from the pattern, so a kind's new route is checked without a list here.
 func badIDs(w http.ResponseWriter, r *http.Request) bool {
-	for name, what := range idParams {
-		if v := r.PathValue(name); v != "" {
-			if err := bounded.CheckID(what, v); err != nil {
+	for rest := r.Pattern; ; {
+		open, end := strings.IndexByte(rest, '{'), strings.IndexByte(rest, '}')
+		if open < 0 || end < open {
+			break
+		}
+		name := strings.TrimSuffix(rest[open+1:end], "...")
+		rest = rest[end+1:]
+		if v := r.PathValue(name); name != "projectId" && v != "" {
+			if err := bounded.CheckID(name, v); err != nil {
 				WriteError(w, http.StatusBadRequest, err.Error())
 				return true
 			}

@@ -118,10 +118,14 @@ func TestIDsFromClientsAreChecked(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/api/v2/agent/d1/job/" + strings.Repeat("a", 200), "/api/v1/project/update-status/a%0Ab",
-		"/api/v2/agent/d1/unknown-creates/" + strings.Repeat("i", 200)} {
+		"/api/v2/agent/d1/unknown-creates/" + strings.Repeat("i", 200), "/api/v1/static-export/d1/jobs/" + strings.Repeat("s", 200),
+		triggerPath("d1", strings.Repeat("w", 200))} {
 		method := "GET"
-		if strings.Contains(path, "unknown-creates") {
+		switch {
+		case strings.Contains(path, "unknown-creates"):
 			method = "DELETE"
+		case strings.HasSuffix(path, "/trigger"):
+			method = "POST"
 		}
 		if r := e.call(method, path, ""); r.status != http.StatusBadRequest {
 			t.Errorf("%s %.60s: HTTP %d, want 400", method, path, r.status)
