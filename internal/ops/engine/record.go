@@ -193,7 +193,7 @@ func (it *Item) Followed(polled bool) Followed {
 type OpView struct {
 	ProjectID string            `json:"projectId"`
 	Status    string            `json:"status"`
-	CreatedAt apiclient.APITime `json:"createdAt"`
+	CreatedAt apiclient.APITime `json:"createdAt,omitzero"`
 	Tracking  Followed          `json:"tracking"`
 }
 

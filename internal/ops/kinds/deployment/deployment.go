@@ -298,7 +298,7 @@ func (k *Kind) Recent(kind string) func(window time.Duration) map[string][]time.
 type View struct {
 	ID         string            `json:"_id"`
 	Kind       string            `json:"kind"`
-	EndedAt    apiclient.APITime `json:"endedAt"`
+	EndedAt    apiclient.APITime `json:"endedAt,omitzero"`
 	Commit     Commit            `json:"commit"`
 	PreviewURL string            `json:"previewUrl,omitempty"`
 	engine.OpView

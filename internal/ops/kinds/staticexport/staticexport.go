@@ -288,6 +288,11 @@ func ViewOf(it engine.Item) View {
 	r := it.Rec.(*Record)
 	v := View{JobID: r.JobID, Domain: r.Domain, Version: r.Version, Progress: r.Progress, PageCount: r.Pages,
 		UpdatedAt: apiclient.APITime{Time: r.UpdatedAt}, Error: r.Error, OpView: it.View(apiclient.StaticExportQueued)}
+	if v.UpdatedAt.IsZero() {
+		// Not read since it started: the API's updatedAt is required, and
+		// an export not updated since was last updated when created.
+		v.UpdatedAt = v.CreatedAt
+	}
 	if t := r.BundleExpiresAt; !t.IsZero() {
 		v.BundleExpiresAt = &t
 	}
