@@ -65,3 +65,30 @@ func TestParseFlagsDefaultsAndWindows(t *testing.T) {
 		t.Errorf("--visitors.cache-ttl=10m gave %s, %q, %v", old.plan.MinInterval, old.notice, err)
 	}
 }
+
+// TestKindStartLimitFlags: a kind that declares a start limit
+// (engine.Routes.StartLimit) gets its flag from the gateway: given, it
+// reaches the gateway's configuration; left out, the kind's default holds.
+func TestKindStartLimitFlags(t *testing.T) {
+	t.Parallel()
+	for _, k := range engine.Kinds() {
+		d := k.Declare()
+		l := d.Routes.StartLimit
+		if l == nil {
+			continue
+		}
+		c, err := parseFlags([]string{"--mintlify.project=p", "--" + l.Flag + "=7"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.gateway.Config.StartLimits[d.Name]; got != 7 {
+			t.Errorf("--%s=7: start limit of %s = %d", l.Flag, d.Name, got)
+		}
+		if c, err = parseFlags([]string{"--mintlify.project=p"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.gateway.Config.StartLimits[d.Name]; got != l.PerHour || l.PerHour <= 0 {
+			t.Errorf("default start limit of %s = %d, want the declared %d", d.Name, got, l.PerHour)
+		}
+	}
+}

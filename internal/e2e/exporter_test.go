@@ -63,6 +63,8 @@ func TestBadFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{"prompt bytes over 16MiB", []string{"--mintlify.project=p", "--agent.max-prompt-bytes=17MiB"}, withKey, "--agent.max-prompt-bytes"},
 		{"empty state file", []string{"--mintlify.project=p", "--agent.state-file="}, withKey, "--agent.state-file"},
 		{"prompt bytes", []string{"--mintlify.project=p", "--agent.max-prompt-bytes=0"}, withKey, "--agent.max-prompt-bytes"},
+		{"static export start limit negative", []string{"--mintlify.project=p", "--static-export.start-limit=-1"}, withKey, "--static-export.start-limit"},
+		{"static export start limit not a number", []string{"--mintlify.project=p", "--static-export.start-limit=many"}, withKey, "--static-export.start-limit"},
 		{"api url", []string{"--mintlify.project=p", "--mintlify.api-url=ftp://x"}, withKey, "--mintlify.api-url"},
 		{"max requests", []string{"--mintlify.project=p", "--web.max-requests=-1"}, withKey, "--web.max-requests"},
 		{"telemetry path", []string{"--mintlify.project=p", "--web.telemetry-path=metrics"}, withKey, "--web.telemetry-path"},

@@ -160,6 +160,17 @@ type Routes struct {
 	// Title names the kind's operations on the status page
 	// ("Deployments").
 	Title string
+	// StartLimit, when set, is the kind's local limit of starts per
+	// project in any hour (gateway.Gateway.StartLimit), for an API that
+	// documents none: a loop in CI must not flood it.
+	StartLimit *StartLimit
+}
+
+// StartLimit is a kind's local limit of starts per project in any hour:
+// the flag that sets it (without "--"), its help, and its default.
+type StartLimit struct {
+	Flag, Help string
+	PerHour    int
 }
 
 // registered are the kinds, by Order.

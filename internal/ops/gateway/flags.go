@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/mintlify-exporter/mintlify_exporter/internal/config"
@@ -13,6 +14,8 @@ type Flags struct {
 	// On are the kinds whose routes are served, by name: each kind's
 	// flag (engine.Routes.Flag, --web.enable-...-api).
 	On map[string]*bool
+	// names are the flags of Config's fields, for ValidateFlags.
+	names map[string]string
 }
 
 // Serves reports whether the gateway serves any kind's routes: the
@@ -46,13 +49,39 @@ func RegisterFlags(app config.Flagger) *Flags {
 		f.On[d.Name] = on
 	}
 	config.BytesVar(app, "agent.max-prompt-bytes", "Largest request body (and so prompt) the gateway accepts for a job, e.g. 64KiB; larger ones get 413.", &f.Config.MaxPromptBytes)
-	app.Flag("static-export.start-limit", "Static exports the gateway starts per project in any hour; more get 429 and nothing is sent (0: no local limit).").
-		Default(strconv.Itoa(f.Config.ExportStartLimitPerHour)).IntVar(&f.Config.ExportStartLimitPerHour)
+	f.Config.StartLimits = map[string]int{}
+	f.names = map[string]string{"MaxPromptBytes": "--agent.max-prompt-bytes"}
+	for _, k := range engine.Kinds() {
+		if d := k.Declare(); d.Routes.StartLimit != nil {
+			l := d.Routes.StartLimit
+			app.Flag(l.Flag, l.Help).Default(strconv.Itoa(l.PerHour)).SetValue(startLimitValue{flag: l.Flag, kind: d.Name, limits: f.Config.StartLimits})
+			f.names[startLimitField(d.Name)] = "--" + l.Flag
+		}
+	}
 	return f
 }
 
 // ValidateFlags is Validate with each error naming its flag.
 func (f *Flags) ValidateFlags() error {
 	c := f.Config
-	return config.Rename(c.Validate(), map[string]string{"MaxPromptBytes": "--agent.max-prompt-bytes", "ExportStartLimitPerHour": "--static-export.start-limit"})
+	return config.Rename(c.Validate(), f.names)
 }
+
+// startLimitValue is the flag of a kind's start limit
+// (engine.Routes.StartLimit): it sets the kind's entry of
+// Config.StartLimits.
+type startLimitValue struct {
+	flag, kind string
+	limits     map[string]int
+}
+
+func (v startLimitValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("--%s: %q is not a whole number", v.flag, s)
+	}
+	v.limits[v.kind] = n
+	return nil
+}
+
+func (v startLimitValue) String() string { return strconv.Itoa(v.limits[v.kind]) }

@@ -15,6 +15,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -51,10 +52,10 @@ type Config struct {
 	// agent job creates and follow-ups per project in any hour (429 beyond
 	// them, nothing sent); 0 disables one.
 	CreateLimitPerHour, MessageLimitPerHour int
-	// ExportStartLimitPerHour is the local limit of static export starts
-	// per project in any hour (the API documents none: a loop in CI must
-	// not flood it); 0 disables it.
-	ExportStartLimitPerHour int
+	// StartLimits are the kinds' local limits of starts per project in
+	// any hour (Routes.StartLimit), by kind: 0 disables one, a kind not
+	// named has its declared default.
+	StartLimits map[string]int
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 	// Exported says whether the exporter exports a project, so that a
@@ -80,21 +81,36 @@ func Defaults() Config {
 		// hour per project.
 		CreateLimitPerHour:  100,
 		MessageLimitPerHour: 100,
-		// Ours: the API documents no limit on static exports.
-		ExportStartLimitPerHour: 100,
-		UpstreamTimeout:         60 * time.Second,
+		UpstreamTimeout:     60 * time.Second,
 	}
 }
 
 // Validate reports the first invalid field as a *config.FieldError.
 func (c *Config) Validate() error {
-	return config.First(
+	errs := []error{
 		config.Field("MaxPromptBytes", config.InRange(c.MaxPromptBytes, 1, maxMaxPromptBytes)),
 		config.Field("CreateLimitPerHour", config.AtLeast(c.CreateLimitPerHour, 0)),
 		config.Field("MessageLimitPerHour", config.AtLeast(c.MessageLimitPerHour, 0)),
-		config.Field("ExportStartLimitPerHour", config.AtLeast(c.ExportStartLimitPerHour, 0)),
 		config.Field("UpstreamTimeout", config.Positive(c.UpstreamTimeout)),
-	)
+	}
+	for _, kind := range slices.Sorted(maps.Keys(c.StartLimits)) {
+		errs = append(errs, config.Field(startLimitField(kind), config.AtLeast(c.StartLimits[kind], 0)))
+	}
+	return config.First(errs...)
+}
+
+// startLimitField is the field of Validate's error of kind's start limit.
+func startLimitField(kind string) string { return "StartLimits." + kind }
+
+// StartLimit is the local limit of kind's starts per project in any hour
+// (its Routes.StartLimit, as configured), named after the kind
+// (its name and "_starts" in mintlify_gateway_requests_limited_total).
+func (g *Gateway) StartLimit(kind *engine.Decl) *Limiter {
+	perHour, set := g.cfg.StartLimits[kind.Name]
+	if !set && kind.Routes.StartLimit != nil {
+		perHour = kind.Routes.StartLimit.PerHour
+	}
+	return g.Limit(kind.Name+"_starts", kind.Request, kind.What+"s", perHour, time.Hour, false)
 }
 
 // Gateway is the HTTP handler of /api/.

@@ -12,6 +12,7 @@ import (
 	"github.com/mintlify-exporter/mintlify_exporter/apiclient"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/fakeapi"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/gateway"
+	"github.com/mintlify-exporter/mintlify_exporter/internal/ops/kinds/staticexport"
 	"github.com/mintlify-exporter/mintlify_exporter/internal/testutil"
 )
 
@@ -178,7 +179,7 @@ func TestStaticExportFollowedForOneProject(t *testing.T) {
 // project, and the window rolls.
 func TestStaticExportStartLimit(t *testing.T) {
 	t.Parallel()
-	e := newDeployEnvGW(t, func(*fakeapi.Options) {}, func(c *gateway.Config) { c.ExportStartLimitPerHour = 3 }, "d1")
+	e := newDeployEnvGW(t, func(*fakeapi.Options) {}, func(c *gateway.Config) { c.StartLimits = map[string]int{staticexport.Name: 3} }, "d1")
 	start := func(project string) response {
 		return e.call("POST", "/api/v1/static-export/"+project+"/jobs", `{"domain": "docs.example.com"}`)
 	}

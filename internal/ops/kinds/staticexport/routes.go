@@ -38,7 +38,7 @@ type routes struct {
 
 // Routes adds the static export routes to g.
 func (k *Kind) Routes(g *gateway.Gateway) error {
-	r := &routes{Kind: k, g: g, starts: g.Limit("static_export_starts", "static export start", "static exports", g.Config().ExportStartLimitPerHour, time.Hour, false)}
+	r := &routes{Kind: k, g: g, starts: g.StartLimit(decl)}
 	r.starts.Seed(func(window time.Duration) map[string][]time.Time { return k.ops.Recent(window, nil, nil) })
 	for _, rt := range []struct {
 		pattern, allow string

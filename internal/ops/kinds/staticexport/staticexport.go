@@ -117,7 +117,9 @@ var decl = &engine.Decl{Order: 30, Name: Name, What: "static export", Request: "
 	Routes: engine.Routes{Prefix: "/api/v1/static-export/", Track: "/api/v1/static-export/%[1]s/jobs/%[2]s/track",
 		List: "/api/v1/static-export/%[1]s/jobs", Unknown: "/api/v1/static-export/%[1]s/unknown-starts", Flag: "web.enable-static-export-api",
 		Title: "Static exports",
-		Help:  "Serve the static export routes under /api/v1/static-export/: start exports of the projects with static_exports: true, follow each to its end, make bundles. Protect them with --web.config.file."},
+		StartLimit: &engine.StartLimit{Flag: "static-export.start-limit", PerHour: 100,
+			Help: "Static exports the gateway starts per project in any hour; more get 429 and nothing is sent (0: no local limit)."},
+		Help: "Serve the static export routes under /api/v1/static-export/: start exports of the projects with static_exports: true, follow each to its end, make bundles. Protect them with --web.config.file."},
 	Setting: engine.Setting{Key: "static_exports", Noun: "static exports"},
 }
 
