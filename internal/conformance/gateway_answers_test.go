@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -87,18 +88,27 @@ func TestGatewayAnswersWhileInProgress(t *testing.T) {
 		return s
 	}
 
-	status := id(call("POST", "/api/v1/project/update/docs", "/v1/project/update/docs", ""), "statusId")
-	// Read at once and after the first poll: queued, then in progress.
-	call("GET", "/api/v1/project/update-status/"+status, "/v1/project/update-status/"+status, "")
-	time.Sleep(300 * time.Millisecond) // a few polls of 100 ms; the fake holds the build
-	if got := call("GET", "/api/v1/project/update-status/"+status, "/v1/project/update-status/"+status, ""); got["status"] == "success" {
-		t.Errorf("the deployment ended at once: this test reads it in progress (%v)", got)
+	// polled reads path until the exporter has polled the operation (its
+	// tracking has lastPolledAt) and it shows status, checking every
+	// answer on the way.
+	polled := func(path, refPath, status string) {
+		t.Helper()
+		var got map[string]any
+		testutil.Eventually(t, 0, "a poll of "+path+" answering "+status, func() bool {
+			got = call("GET", path, refPath, "")
+			tracking, _ := got["tracking"].(map[string]any)
+			return tracking["lastPolledAt"] != nil && got["status"] == status
+		}, func() string { return fmt.Sprint(got) })
 	}
+
+	// Read at once (queued, never read) and once polled (in progress).
+	status := id(call("POST", "/api/v1/project/update/docs", "/v1/project/update/docs", ""), "statusId")
+	call("GET", "/api/v1/project/update-status/"+status, "/v1/project/update-status/"+status, "")
+	polled("/api/v1/project/update-status/"+status, "/v1/project/update-status/"+status, "in_progress")
 
 	export := id(call("POST", "/api/v1/static-export/docs/jobs", "/v1/static-export/jobs", `{"domain":"docs.example.com"}`), "jobId")
 	call("GET", "/api/v1/static-export/docs/jobs/"+export, "/v1/static-export/jobs/"+export, "")
-	time.Sleep(300 * time.Millisecond)
-	call("GET", "/api/v1/static-export/docs/jobs/"+export, "/v1/static-export/jobs/"+export, "")
+	polled("/api/v1/static-export/docs/jobs/"+export, "/v1/static-export/jobs/"+export, "running")
 
 	job := id(call("POST", "/api/v2/agent/docs/job", "/v2/agent/docs/job", `{"prompt":"document the reload"}`), "id")
 	call("GET", "/api/v2/agent/docs/job/"+job, "/v2/agent/docs/job/"+job, "")
