@@ -253,6 +253,8 @@ func (l *Leader) checkState(ctx context.Context) bool {
 	known, err := store.CheckRedis(ctx, l.opts.Cluster, l.known)
 	switch {
 	case errors.Is(err, store.ErrStateLost):
+		// The marker the state was lost from: the one an accept supersedes.
+		l.known = known
 		l.setLost(err)
 	case err != nil:
 		// Redis unreachable: nothing is known, nothing changes (the lease

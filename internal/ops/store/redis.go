@@ -129,13 +129,21 @@ func runOpen(ctx context.Context, c *sharedredis.Client, known string, stamp boo
 // is then marked lost for every replica). Every replica calls it on every
 // round of the lease, so the loss is noticed even by replicas that do not
 // run the gateway.
+//
+// With a *LostStateError it answers the marker the state was marked lost
+// from, to remember in place of known: the operator's accept or import
+// supersedes that one, so every replica takes the accepted state, also
+// one that knew another marker (one it stamped on the emptied Redis
+// before another replica noticed the loss) or none; and should Redis
+// lose the lost mark too before the operator decides, the replica still
+// finds the state lost.
 func CheckRedis(ctx context.Context, c *sharedredis.Client, known string) (string, error) {
 	kind, value, err := runOpen(ctx, c, known, false, "", nil)
 	if err != nil {
 		return known, fmt.Errorf("agent state in Redis: %w", err)
 	}
 	if kind == "lost" {
-		return known, &LostStateError{Where: statePath(c)}
+		return value, &LostStateError{Where: statePath(c)}
 	}
 	return value, nil
 }

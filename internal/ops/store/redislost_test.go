@@ -135,3 +135,41 @@ func TestLostStateIsImportedFromABackup(t *testing.T) {
 		t.Errorf("intents after the import: %q", got)
 	}
 }
+
+// A replica that stamped its own marker on the emptied Redis before
+// another replica noticed the loss (it never learned the old marker: its
+// first check timed out on a loaded machine) takes the accepted state
+// like the others: it remembers the marker the state was lost from, the
+// one the accept supersedes. It once marked the accepted state lost again,
+// and its gateway never ran (leader's TestLostStateStopsTheGatewayUntilAccepted
+// under -race and load).
+func TestLostStateAcceptedByAReplicaThatStampedItsOwnMarker(t *testing.T) {
+	t.Parallel()
+	addr := testutil.StartRedis(t)
+	ctx := context.Background()
+	a, b, c := testutil.NewSharedRedis(t, addr), testutil.NewSharedRedis(t, addr), testutil.NewSharedRedis(t, addr)
+	sa, err := store.OpenRedis(ctx, a.Client, stateOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flushAll(t, addr)
+	sc, err := store.OpenRedis(ctx, c.Client, stateOpts) // knows no marker: stamps a new one
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.CheckRedis(ctx, b.Client, sa.Marker()); !errors.Is(err, store.ErrStateLost) {
+		t.Fatalf("CheckState by a replica that knew the first marker: %v, want ErrStateLost", err)
+	}
+	known, err := store.CheckRedis(ctx, c.Client, sc.Marker())
+	if !errors.Is(err, store.ErrStateLost) || known != sa.Marker() {
+		t.Fatalf("CheckState by the replica that stamped its own marker = %q, %v; want ErrStateLost and the lost marker %q", known, err, sa.Marker())
+	}
+	if ok, err := store.AcceptLostState(ctx, a.Client); err != nil || !ok {
+		t.Fatalf("AcceptLostState = %v, %v", ok, err)
+	}
+	for name, k := range map[string]string{"the stamping replica": known, "a replica that knew the first marker": sa.Marker()} {
+		if m, err := store.CheckRedis(ctx, c.Client, k); err != nil || m == "" || m == k {
+			t.Errorf("CheckState by %s after the accept = %q, %v; want the accepted state's new marker", name, m, err)
+		}
+	}
+}
